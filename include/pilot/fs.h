@@ -1,0 +1,54 @@
+// The file-system seam. Everything pilot writes into a run folder, and every input it
+// reads, goes through a FileSystem so that tests can inject faults (fail the Nth write,
+// refuse a read). RealFileSystem() is stateless and thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "pilot/status.h"
+
+namespace pilot {
+
+namespace stdfs = std::filesystem;
+
+struct FileStat {
+  bool exists = false;
+  bool regular = false;
+  std::uint64_t size = 0;
+};
+
+// An append-only file: Append() buffers nothing beyond the OS; Sync() is fsync.
+class AppendFile {
+ public:
+  virtual ~AppendFile() = default;
+  // On success all of `data` was handed to the OS; on failure the file may hold a prefix.
+  virtual Status Append(std::string_view data) = 0;
+  // On success everything appended so far is on stable storage.
+  virtual Status Sync() = 0;
+};
+
+class FileSystem {
+ public:
+  virtual ~FileSystem() = default;
+  // Stat without following a failure into an error: a missing file is exists=false.
+  virtual Result<FileStat> Stat(const stdfs::path& file) = 0;
+  // Reads a whole file. Fails (naming the file) if it cannot be opened or read.
+  virtual Result<std::string> ReadFile(const stdfs::path& file) = 0;
+  // Creates one directory; fails if it already exists (never reuses a folder).
+  virtual Status CreateDirectoryExclusive(const stdfs::path& dir) = 0;
+  // Creates a directory and its parents; an existing directory is fine.
+  virtual Status CreateDirectories(const stdfs::path& dir) = 0;
+  // Durable replace: write a temp file beside `file`, fsync, rename, fsync the folder.
+  // On failure `file` is either absent or holds its previous contents, never a part.
+  virtual Status WriteFileAtomic(const stdfs::path& file, std::string_view data) = 0;
+  // Opens (creating if needed) a file for appending.
+  virtual Result<std::unique_ptr<AppendFile>> OpenAppend(const stdfs::path& file) = 0;
+};
+
+FileSystem& RealFileSystem();
+
+}  // namespace pilot

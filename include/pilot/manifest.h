@@ -1,0 +1,42 @@
+// The manifest: the immutable, sha256-pinned list of inputs of a pilot (DESIGN.md, "Inputs").
+// Loading either yields a fully valid manifest or refuses the whole file (exit 2): nothing
+// runs on a manifest with a duplicate id, a missing field or a parse error.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "pilot/status.h"
+
+namespace pilot {
+
+struct ManifestItem {
+  std::string id;
+  std::string path;    // as written: relative to the manifest's folder
+  std::string sha256;  // lower-case hex
+  std::optional<std::string> expected;
+  std::optional<std::string> expected_rejection;
+};
+
+struct Manifest {
+  std::string name;
+  std::vector<ManifestItem> items;
+};
+
+// 1-128 characters of [A-Za-z0-9._-].
+bool IsValidItemId(std::string_view id);
+
+// Parses manifest text; `jsonl` selects JSON Lines (one item per line). `source` names the
+// file in messages.
+Result<Manifest> ParseManifest(std::string_view text, bool jsonl, const std::string& source);
+
+// Reads and parses a manifest file (.json or .jsonl by extension).
+Result<Manifest> LoadManifest(const std::filesystem::path& file);
+
+// Serialises a manifest as pretty JSON (the form `pilot manifest` writes).
+std::string ManifestToJson(const Manifest& manifest);
+
+}  // namespace pilot

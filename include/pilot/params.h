@@ -1,0 +1,58 @@
+// The parameter file: what a run is asked to do (DESIGN.md, "Parameters"). Paths are
+// resolved against the file's own folder; unknown keys and anything that looks like a
+// credential are refused (exit 2).
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "pilot/status.h"
+
+namespace pilot {
+
+struct StageParams {
+  std::string kind;
+  std::filesystem::path model;          // resolved against the parameter file's folder
+  std::optional<std::string> model_sha256;
+  nlohmann::json options = nlohmann::json::object();  // validated by the stage kind
+};
+
+struct Acceptance {
+  std::optional<double> min_accuracy;        // on items with `expected`, 0..1
+  std::optional<double> max_p95_latency_ms;
+  std::optional<double> max_peak_rss_mb;
+  std::optional<double> min_accepted_fraction;  // accepted / manifest count, 0..1
+  bool empty() const {
+    return !min_accuracy && !max_p95_latency_ms && !max_peak_rss_mb && !min_accepted_fraction;
+  }
+};
+
+struct Params {
+  std::filesystem::path manifest;  // resolved
+  StageParams stage;
+  std::vector<std::string> allowed_categories;
+  std::string device = "auto";  // auto | cpu | cuda | rocm
+  int batch_size = 8;
+  int threads = 0;  // 0: libtorch's default
+  std::uint64_t seed = 0;
+  std::uint64_t max_bytes = 1 << 20;
+  Acceptance acceptance;
+};
+
+inline constexpr std::string_view kDefaultParamsPath = "config/pilot.json";
+
+// Parses parameter text; relative paths are resolved against `base_dir`; `source` names
+// the file in messages.
+Result<Params> ParseParams(std::string_view text, const std::filesystem::path& base_dir,
+                           const std::string& source);
+Result<Params> LoadParams(const std::filesystem::path& file);
+
+bool IsKnownDevice(std::string_view device);
+
+}  // namespace pilot

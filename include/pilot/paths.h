@@ -1,0 +1,21 @@
+// Path confinement: an item path must stay inside the manifest's folder, lexically and
+// after following symlinks. Checked before any file is opened.
+#pragma once
+
+#include <filesystem>
+#include <string>
+
+#include "pilot/status.h"
+
+namespace pilot {
+
+struct ConfinedPath {
+  bool inside = false;
+  std::filesystem::path resolved;  // canonical where the file exists, lexical otherwise
+  std::string why;                 // when !inside: what escapes
+};
+
+// `root` must be an existing directory. Never opens the target file.
+ConfinedPath ConfinePath(const std::filesystem::path& root, const std::string& relative);
+
+}  // namespace pilot

@@ -1,0 +1,24 @@
+// The closed set of rejection reason codes (DESIGN.md, "Result records").
+#pragma once
+
+#include <string_view>
+#include <vector>
+
+namespace pilot::reason {
+
+inline constexpr std::string_view kMissingFile = "missing_file";
+inline constexpr std::string_view kUnreadable = "unreadable";
+inline constexpr std::string_view kPathOutsideRoot = "path_outside_root";
+inline constexpr std::string_view kInputChanged = "input_changed";
+inline constexpr std::string_view kEmptyInput = "empty_input";
+inline constexpr std::string_view kTooLarge = "too_large";
+inline constexpr std::string_view kInvalidEncoding = "invalid_encoding";
+inline constexpr std::string_view kLowConfidence = "low_confidence";
+inline constexpr std::string_view kCategoryNotAllowed = "category_not_allowed";
+inline constexpr std::string_view kStageError = "stage_error";
+inline constexpr std::string_view kDeviceOutOfMemory = "device_out_of_memory";
+
+const std::vector<std::string_view>& All();
+bool IsKnown(std::string_view code);
+
+}  // namespace pilot::reason

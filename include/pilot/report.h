@@ -1,0 +1,57 @@
+// The report of a run: counts, quality, latency, throughput, memory and the acceptance
+// verdict, computed from the result records alone (so verify can recompute the counts).
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "pilot/manifest.h"
+#include "pilot/params.h"
+#include "pilot/results.h"
+
+namespace pilot {
+
+struct RunMetrics {
+  double wall_seconds = 0;    // processing time of all items
+  double peak_rss_mb = 0;
+};
+
+struct Criterion {
+  std::string name;
+  double limit = 0;
+  double value = 0;
+  bool measured = false;  // false: no data to judge (e.g. no labelled item)
+  bool met = false;
+};
+
+struct Report {
+  std::size_t total = 0, accepted = 0, rejected = 0;
+  std::map<std::string, std::size_t> by_reason, by_category;
+  std::size_t labelled = 0, correct = 0;
+  std::size_t expected_rejections = 0, expected_rejections_met = 0;
+  std::vector<std::string> expected_rejections_unmet;  // ids
+  double p50_ms = 0, p95_ms = 0, p99_ms = 0;
+  std::size_t latency_samples = 0;
+  double items_per_second = 0;
+  double peak_rss_mb = 0;
+  std::vector<Criterion> criteria;
+  bool acceptance_met = true;
+
+  double accuracy() const { return labelled ? static_cast<double>(correct) / labelled : 0; }
+};
+
+// `records` must be in manifest order, one per item.
+Report BuildReport(const Manifest& manifest, const std::vector<ResultRecord>& records,
+                   const Acceptance& acceptance, const RunMetrics& metrics);
+
+nlohmann::ordered_json ReportToJson(const Report& report);
+std::string ReportToMarkdown(const Report& report, const std::string& run_id,
+                             const std::vector<ResultRecord>& records);
+
+// Nearest-rank percentile of unsorted samples; 0 for none.
+double Percentile(std::vector<double> samples, double p);
+
+}  // namespace pilot

@@ -1,0 +1,65 @@
+// Errors as values: every fallible library call returns a Status or a Result<T> that says
+// what failed, where (file, item id or key) and what to do. Exceptions from third-party
+// libraries are caught where they arise and turned into these. Not thread-safe to share a
+// single instance across threads while it is being assigned; values are cheap to copy.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <variant>
+
+namespace pilot {
+
+// Process exit codes, the contract in DESIGN.md.
+enum class ExitCode : int {
+  kOk = 0,
+  kVerifyFailed = 1,
+  kBadInput = 2,
+  kEnvironment = 3,
+  kAcceptanceFailed = 4,
+  kInterrupted = 130,
+};
+
+struct Error {
+  ExitCode code = ExitCode::kBadInput;
+  std::string what;   // what is wrong
+  std::string where;  // the file, item id or key at fault
+  std::string hint;   // what to do about it; may be empty
+
+  // "<what> (<where>) — <hint>"
+  std::string ToString() const;
+};
+
+Error BadInput(std::string what, std::string where, std::string hint = {});
+Error EnvironmentError(std::string what, std::string where, std::string hint = {});
+
+class Status {
+ public:
+  Status() = default;
+  Status(Error error) : error_(std::move(error)) {}  // NOLINT: implicit by design
+  bool ok() const { return !error_.has_value(); }
+  const Error& error() const { return *error_; }
+  std::string ToString() const { return ok() ? "ok" : error_->ToString(); }
+
+ private:
+  std::optional<Error> error_;
+};
+
+template <typename T>
+class Result {
+ public:
+  Result(T value) : v_(std::move(value)) {}      // NOLINT: implicit by design
+  Result(Error error) : v_(std::move(error)) {}  // NOLINT: implicit by design
+  bool ok() const { return std::holds_alternative<T>(v_); }
+  const T& value() const& { return std::get<T>(v_); }
+  T& value() & { return std::get<T>(v_); }
+  T&& value() && { return std::get<T>(std::move(v_)); }
+  const Error& error() const { return std::get<Error>(v_); }
+  Status status() const { return ok() ? Status() : Status(error()); }
+
+ private:
+  std::variant<T, Error> v_;
+};
+
+}  // namespace pilot

@@ -1,0 +1,18 @@
+// Strict UTF-8 validation (RFC 3629: no overlongs, no surrogates, nothing above U+10FFFF).
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+namespace pilot {
+
+struct Utf8Check {
+  bool valid = true;
+  std::size_t offset = 0;  // first bad byte
+  std::string detail;      // e.g. "byte 0xff at offset 17 is not UTF-8"
+};
+
+Utf8Check CheckUtf8(std::string_view bytes);
+
+}  // namespace pilot

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Installs the Debian packages in requirements-rebuild.txt that are missing. As root it runs
+# apt-get; otherwise it prints the exact apt-get line to run and fails.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+missing=()
+while IFS= read -r line; do
+  line=${line%%#*}
+  [ -n "${line// }" ] || continue
+  pkg=${line%%=*}
+  want=${line#*=}
+  have=$(dpkg-query -W -f='${Status} ${Version}' "$pkg" 2>/dev/null || true)
+  case "$have" in
+    "install ok installed "*)
+      have=${have#install ok installed }
+      [ "$have" = "$want" ] || echo "pilot: note: $pkg $have is installed; requirements-rebuild.txt pins $want" >&2 ;;
+    *) missing+=("$pkg") ;;
+  esac
+done <"$root/requirements-rebuild.txt"
+[ ${#missing[@]} -eq 0 ] && exit 0
+if [ "$(id -u)" -ne 0 ]; then
+  echo "pilot: error: missing Debian packages: ${missing[*]}" >&2
+  echo "  run: sudo apt-get update && sudo apt-get install -y --no-install-recommends ${missing[*]}" >&2
+  exit 1
+fi
+echo "pilot: installing ${missing[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -q
+apt-get install -y -q --no-install-recommends "${missing[@]}"

@@ -1,0 +1,130 @@
+#include "pilot/bag.h"
+
+#include <algorithm>
+#include <ctime>
+#include <sstream>
+
+#include "pilot/hash.h"
+
+namespace pilot {
+
+namespace fs = std::filesystem;
+
+std::vector<std::string> ListFilesRelative(const fs::path& base, const fs::path& dir) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) return out;
+  for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::recursive_directory_iterator();
+       it.increment(ec)) {
+    if (it->is_regular_file(ec) || it->is_symlink(ec)) {
+      out.push_back(it->path().lexically_relative(base).generic_string());
+    }
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::string EncodeManifestPath(const std::string& path) {
+  std::string out;
+  for (char c : path) {
+    if (c == '%') out += "%25";
+    else if (c == '\n') out += "%0A";
+    else if (c == '\r') out += "%0D";
+    else out += c;
+  }
+  return out;
+}
+
+std::string DecodeManifestPath(const std::string& path) {
+  std::string out;
+  for (std::size_t i = 0; i < path.size(); ++i) {
+    if (path[i] == '%' && i + 2 < path.size()) {
+      std::string code = path.substr(i, 3);
+      if (code == "%25") { out += '%'; i += 2; continue; }
+      if (code == "%0A" || code == "%0a") { out += '\n'; i += 2; continue; }
+      if (code == "%0D" || code == "%0d") { out += '\r'; i += 2; continue; }
+    }
+    out += path[i];
+  }
+  return out;
+}
+
+Result<std::vector<ManifestLine>> ParseManifestLines(const std::string& text, const std::string& source) {
+  std::vector<ManifestLine> out;
+  std::istringstream in(text);
+  std::string line;
+  std::size_t n = 0;
+  while (std::getline(in, line)) {
+    ++n;
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.empty()) continue;
+    auto sep = line.find_first_of(" \t");
+    auto start = sep == std::string::npos ? sep : line.find_first_not_of(" \t*", sep);
+    if (sep == std::string::npos || start == std::string::npos || !IsSha256Hex(line.substr(0, sep))) {
+      return BadInput("malformed manifest line " + std::to_string(n) + ": expected '<sha256>  <path>'",
+                      source);
+    }
+    out.push_back({line.substr(0, sep), DecodeManifestPath(line.substr(start))});
+  }
+  return out;
+}
+
+Status WriteBagDeclaration(FileSystem& fs, const fs::path& bag) {
+  return fs.WriteFileAtomic(bag / "bagit.txt", "BagIt-Version: 1.0\nTag-File-Character-Encoding: UTF-8\n");
+}
+
+namespace {
+
+Result<std::string> HashLines(const fs::path& bag, const std::vector<std::string>& files) {
+  std::string out;
+  for (const auto& rel : files) {
+    auto digest = Sha256File(bag / rel);
+    if (!digest.ok()) return digest.error();
+    out += digest.value() + "  " + EncodeManifestPath(rel) + "\n";
+  }
+  return out;
+}
+
+std::string Today() {
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[16];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d", &tm);
+  return buf;
+}
+
+}  // namespace
+
+Status FinalizeBag(FileSystem& fs, const fs::path& bag,
+                   const std::vector<std::pair<std::string, std::string>>& info) {
+  std::vector<std::string> payload = ListFilesRelative(bag, bag / "data");
+  std::uintmax_t octets = 0;
+  for (const auto& rel : payload) {
+    std::error_code ec;
+    octets += fs::file_size(bag / rel, ec);
+  }
+  auto manifest = HashLines(bag, payload);
+  if (!manifest.ok()) return manifest.error();
+  if (Status st = fs.WriteFileAtomic(bag / "manifest-sha256.txt", manifest.value()); !st.ok()) return st;
+
+  std::string bag_info = "Bagging-Date: " + Today() + "\n";
+  bag_info += "Payload-Oxum: " + std::to_string(octets) + "." + std::to_string(payload.size()) + "\n";
+  for (const auto& [k, v] : info) bag_info += k + ": " + v + "\n";
+  if (Status st = fs.WriteFileAtomic(bag / "bag-info.txt", bag_info); !st.ok()) return st;
+
+  // Every tag file at the top level, except the tag manifests themselves.
+  std::vector<std::string> tags;
+  for (const auto& entry : fs::directory_iterator(bag)) {
+    std::string name = entry.path().filename().string();
+    if (entry.is_regular_file() && name.rfind("tagmanifest-", 0) != 0 && name.find(".tmp-") == std::string::npos) {
+      tags.push_back(name);
+    }
+  }
+  std::sort(tags.begin(), tags.end());
+  auto tagmanifest = HashLines(bag, tags);
+  if (!tagmanifest.ok()) return tagmanifest.error();
+  return fs.WriteFileAtomic(bag / "tagmanifest-sha256.txt", tagmanifest.value());
+}
+
+}  // namespace pilot

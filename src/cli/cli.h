@@ -1,0 +1,36 @@
+// The command-line interface: parses, dispatches to one file per subcommand, prints.
+// Holds no business logic. Errors are printed once, as `pilot: error: ...`.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include "pilot/status.h"
+
+namespace pilot::cli {
+
+int Main(int argc, char** argv);
+
+// Options every subcommand shares.
+struct Common {
+  bool json = false;
+  bool quiet = false;
+};
+void AddCommonOptions(CLI::App& cmd, Common& common);
+void ApplyLogLevel(const Common& common);
+
+// Prints `pilot: error: <what> (<where>) — <hint>` to stderr (and, with --json, an
+// {"ok": false, "error": ...} object to stdout); returns the exit code.
+int ReportError(const Error& error, const Common& common);
+
+void PrintJson(const nlohmann::ordered_json& doc);
+
+// Each subcommand registers itself; `exit_code` receives its result.
+void AddRunCommand(CLI::App& app, int& exit_code, const std::vector<std::string>& argv);
+void AddVerifyCommand(CLI::App& app, int& exit_code);
+void AddManifestCommand(CLI::App& app, int& exit_code);
+
+}  // namespace pilot::cli

@@ -1,0 +1,108 @@
+// `pilot manifest DIR`: writes a sha256-pinned manifest for a folder of inputs.
+#include <algorithm>
+#include <iostream>
+#include <set>
+
+#include "cli/cli.h"
+#include "pilot/bag.h"
+#include "pilot/fs.h"
+#include "pilot/hash.h"
+#include "pilot/manifest.h"
+
+namespace pilot::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct ManifestCliOptions {
+  Common common;
+  std::string dir;
+  std::string out;
+  std::string name;
+  bool force = false;
+};
+
+// An id from a relative path without its extension: '/' becomes '__', other disallowed
+// characters '_'.
+std::string IdFromPath(const std::string& rel) {
+  std::string id;
+  std::string stem = (fs::path(rel).parent_path() / fs::path(rel).stem()).generic_string();
+  for (char c : stem) {
+    if (c == '/') id += "__";
+    else if (std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-') id += c;
+    else id += '_';
+  }
+  if (id.size() > 128) id = id.substr(0, 111) + "-" + Sha256Hex(rel).substr(0, 16);
+  return id;
+}
+
+int Execute(const ManifestCliOptions& o) {
+  ApplyLogLevel(o.common);
+  std::error_code ec;
+  if (!fs::is_directory(o.dir, ec)) {
+    return ReportError(BadInput("not a folder", o.dir, "give the folder that holds the inputs"), o.common);
+  }
+  const bool to_stdout = o.out == "-";
+  fs::path out = o.out.empty() ? fs::path(o.dir) / "manifest.json" : fs::path(o.out);
+  fs::path root = fs::canonical(o.dir);
+  fs::path out_dir = to_stdout ? root : fs::weakly_canonical(fs::absolute(out).parent_path());
+  auto rel_root = root.lexically_relative(out_dir);
+  if (!to_stdout && (rel_root.empty() || *rel_root.begin() == "..")) {
+    return ReportError(BadInput("the manifest must sit in the inputs' folder or above it", out.string(),
+                                "manifest paths are relative to the manifest's folder and may not climb out"),
+                       o.common);
+  }
+  if (!to_stdout && fs::exists(out) && !o.force) {
+    return ReportError(BadInput("refusing to overwrite an existing manifest", out.string(),
+                                "a manifest is immutable: write a new file with --out, or pass --force"),
+                       o.common);
+  }
+  Manifest manifest;
+  manifest.name = o.name.empty() ? root.filename().string() : o.name;
+  std::set<std::string> ids;
+  fs::path out_abs = to_stdout ? fs::path() : fs::weakly_canonical(fs::absolute(out));
+  for (const auto& rel : ListFilesRelative(root, root)) {
+    fs::path file = root / rel;
+    if (file == out_abs || rel.find("/.") != std::string::npos || rel[0] == '.') continue;
+    if (!fs::is_regular_file(file, ec)) continue;
+    auto digest = Sha256File(file);
+    if (!digest.ok()) return ReportError(digest.error(), o.common);
+    std::string id = IdFromPath(rel);
+    for (int n = 2; !ids.insert(id).second; ++n) id = IdFromPath(rel) + "-" + std::to_string(n);
+    std::string path = (rel_root == "." ? fs::path(rel) : rel_root / rel).generic_string();
+    manifest.items.push_back({id, path, digest.value(), std::nullopt, std::nullopt});
+  }
+  if (manifest.items.empty()) {
+    return ReportError(BadInput("no input files found", o.dir, "put the inputs in the folder first"), o.common);
+  }
+  std::string text = ManifestToJson(manifest);
+  if (to_stdout) {
+    std::cout << text;
+    return 0;
+  }
+  if (Status st = RealFileSystem().WriteFileAtomic(out, text); !st.ok()) return ReportError(st.error(), o.common);
+  if (o.common.json) {
+    PrintJson({{"ok", true}, {"manifest", out.string()}, {"items", manifest.items.size()}});
+  } else {
+    std::printf("wrote %s: %zu items pinned by sha256\n", out.c_str(), manifest.items.size());
+  }
+  return 0;
+}
+
+}  // namespace
+
+void AddManifestCommand(CLI::App& app, int& exit_code) {
+  auto o = std::make_shared<ManifestCliOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "manifest",
+      "Write a manifest pinning every file under DIR by sha256 (hidden files skipped). Add `expected`\n"
+      "or `expected_rejection` to items by hand afterwards.");
+  cmd->add_option("DIR", o->dir, "Folder of inputs")->required();
+  cmd->add_option("--out", o->out, "Manifest to write (default DIR/manifest.json; '-' for stdout)");
+  cmd->add_option("--name", o->name, "Manifest name (default: the folder's name)");
+  cmd->add_flag("--force", o->force, "Overwrite an existing manifest file");
+  AddCommonOptions(*cmd, o->common);
+  cmd->callback([o, &exit_code] { exit_code = Execute(*o); });
+}
+
+}  // namespace pilot::cli

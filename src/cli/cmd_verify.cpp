@@ -1,0 +1,61 @@
+// `pilot verify RUN_DIR`: re-verifies a run folder (or a copy of one) and lists every finding.
+#include <cstdio>
+
+#include "cli/cli.h"
+#include "pilot/verify.h"
+
+namespace pilot::cli {
+namespace {
+
+struct VerifyCliOptions {
+  Common common;
+  std::string run_dir;
+  bool fast = false;
+  bool inputs = false;
+  std::string inputs_root;
+};
+
+int Execute(const VerifyCliOptions& o) {
+  ApplyLogLevel(o.common);
+  if (!std::filesystem::is_directory(o.run_dir)) {
+    return ReportError(BadInput("not a folder", o.run_dir, "give the path of a run folder, e.g. runs/<run-id>"),
+                       o.common);
+  }
+  VerifyOptions options;
+  options.fast = o.fast;
+  options.inputs = o.inputs || !o.inputs_root.empty();
+  if (!o.inputs_root.empty()) options.inputs_root = std::filesystem::path(o.inputs_root);
+  VerifyResult result = VerifyRunFolder(o.run_dir, options);
+  if (o.common.json) {
+    PrintJson(VerifyResultToJson(o.run_dir, result));
+  } else if (result.ok()) {
+    std::printf("verify: ok %s: %zu items, %zu accepted + %zu rejected; %zu files checked%s\n", o.run_dir.c_str(),
+                result.items, result.accepted, result.rejected, result.files_checked,
+                o.fast ? " (--fast: payload not re-hashed)" : "");
+  } else {
+    std::fprintf(stderr, "verify: FAILED %s: %zu finding(s)\n", o.run_dir.c_str(), result.findings.size());
+    for (const auto& f : result.findings) {
+      std::fprintf(stderr, "  [%s] %s: %s\n", f.check.c_str(), f.where.c_str(), f.what.c_str());
+    }
+  }
+  return static_cast<int>(result.ok() ? ExitCode::kOk : ExitCode::kVerifyFailed);
+}
+
+}  // namespace
+
+void AddVerifyCommand(CLI::App& app, int& exit_code) {
+  auto o = std::make_shared<VerifyCliOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "verify",
+      "Re-verify a run folder, possibly a copy on another machine: BagIt structure, completeness and\n"
+      "sha256 fixity, the copies of manifest and parameters, then exactly-once accounting of every\n"
+      "manifest id and the report's counts. Needs nothing outside the folder unless --inputs.");
+  cmd->add_option("RUN_DIR", o->run_dir, "The run folder")->required();
+  cmd->add_flag("--fast", o->fast, "Skip re-hashing the payload (structure, Payload-Oxum and completeness only)");
+  cmd->add_flag("--inputs", o->inputs, "Also re-hash the inputs the manifest names (from the recorded inputs root)");
+  cmd->add_option("--inputs-root", o->inputs_root, "Where the inputs are now (implies --inputs)");
+  AddCommonOptions(*cmd, o->common);
+  cmd->callback([o, &exit_code] { exit_code = Execute(*o); });
+}
+
+}  // namespace pilot::cli

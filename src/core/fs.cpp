@@ -1,0 +1,125 @@
+#include "pilot/fs.h"
+
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <sstream>
+
+namespace pilot {
+namespace {
+
+Error IoError(const std::string& what, const stdfs::path& file, int err) {
+  return Error{ExitCode::kBadInput, what + ": " + std::strerror(err), file.string(),
+               "check the disk (space, permissions) and retry"};
+}
+
+Status WriteAll(int fd, std::string_view data, const stdfs::path& file) {
+  while (!data.empty()) {
+    ssize_t n = ::write(fd, data.data(), data.size());
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return IoError("write failed", file, errno);
+    }
+    data.remove_prefix(static_cast<size_t>(n));
+  }
+  return {};
+}
+
+Status SyncDirectory(const stdfs::path& dir) {
+  int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return IoError("cannot open folder to sync", dir, errno);
+  int rc = ::fsync(fd);
+  int err = errno;
+  ::close(fd);
+  if (rc != 0) return IoError("fsync of folder failed", dir, err);
+  return {};
+}
+
+class PosixAppendFile : public AppendFile {
+ public:
+  PosixAppendFile(int fd, stdfs::path file) : fd_(fd), file_(std::move(file)) {}
+  ~PosixAppendFile() override { ::close(fd_); }
+  Status Append(std::string_view data) override { return WriteAll(fd_, data, file_); }
+  Status Sync() override {
+    if (::fsync(fd_) != 0) return IoError("fsync failed", file_, errno);
+    return {};
+  }
+
+ private:
+  int fd_;
+  stdfs::path file_;
+};
+
+class PosixFileSystem : public FileSystem {
+ public:
+  Result<FileStat> Stat(const stdfs::path& file) override {
+    struct stat st {};
+    if (::stat(file.c_str(), &st) != 0) {
+      if (errno == ENOENT || errno == ENOTDIR) return FileStat{};
+      return IoError("cannot stat", file, errno);
+    }
+    return FileStat{true, S_ISREG(st.st_mode), static_cast<std::uint64_t>(st.st_size)};
+  }
+
+  Result<std::string> ReadFile(const stdfs::path& file) override {
+    std::ifstream in(file, std::ios::binary);
+    if (!in) return IoError("cannot open", file, errno);
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    if (in.bad()) return IoError("read failed", file, errno);
+    return ss.str();
+  }
+
+  Status CreateDirectoryExclusive(const stdfs::path& dir) override {
+    if (::mkdir(dir.c_str(), 0777) != 0) {
+      if (errno == EEXIST) {
+        return BadInput("run folder already exists; pilot never reuses or overwrites one",
+                        dir.string(), "choose another --run-id or leave it out");
+      }
+      return IoError("cannot create folder", dir, errno);
+    }
+    return {};
+  }
+
+  Status CreateDirectories(const stdfs::path& dir) override {
+    std::error_code ec;
+    stdfs::create_directories(dir, ec);
+    if (ec) return IoError("cannot create folder", dir, ec.value());
+    return {};
+  }
+
+  Status WriteFileAtomic(const stdfs::path& file, std::string_view data) override {
+    stdfs::path tmp = file;
+    tmp += ".tmp-" + std::to_string(::getpid());
+    int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+    if (fd < 0) return IoError("cannot create", tmp, errno);
+    Status st = WriteAll(fd, data, tmp);
+    if (st.ok() && ::fsync(fd) != 0) st = IoError("fsync failed", tmp, errno);
+    ::close(fd);
+    if (st.ok() && ::rename(tmp.c_str(), file.c_str()) != 0) st = IoError("rename failed", file, errno);
+    if (!st.ok()) {
+      ::unlink(tmp.c_str());
+      return st;
+    }
+    return SyncDirectory(file.has_parent_path() ? file.parent_path() : stdfs::path("."));
+  }
+
+  Result<std::unique_ptr<AppendFile>> OpenAppend(const stdfs::path& file) override {
+    int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0666);
+    if (fd < 0) return IoError("cannot open for append", file, errno);
+    return std::unique_ptr<AppendFile>(std::make_unique<PosixAppendFile>(fd, file));
+  }
+};
+
+}  // namespace
+
+FileSystem& RealFileSystem() {
+  static PosixFileSystem fs;
+  return fs;
+}
+
+}  // namespace pilot

@@ -1,0 +1,70 @@
+#include "pilot/hash.h"
+
+#include <openssl/evp.h>
+
+#include <array>
+#include <cstdio>
+#include <fstream>
+#include <memory>
+
+namespace pilot {
+namespace {
+
+struct MdCtxDeleter {
+  void operator()(EVP_MD_CTX* ctx) const { EVP_MD_CTX_free(ctx); }
+};
+using MdCtx = std::unique_ptr<EVP_MD_CTX, MdCtxDeleter>;
+
+std::string ToHex(const unsigned char* digest, unsigned int len) {
+  static const char* kHex = "0123456789abcdef";
+  std::string out(len * 2, '0');
+  for (unsigned int i = 0; i < len; ++i) {
+    out[2 * i] = kHex[digest[i] >> 4];
+    out[2 * i + 1] = kHex[digest[i] & 0xf];
+  }
+  return out;
+}
+
+MdCtx NewSha256() {
+  MdCtx ctx(EVP_MD_CTX_new());
+  if (!ctx || EVP_DigestInit_ex(ctx.get(), EVP_sha256(), nullptr) != 1) return nullptr;
+  return ctx;
+}
+
+std::string Finish(EVP_MD_CTX* ctx) {
+  std::array<unsigned char, EVP_MAX_MD_SIZE> digest{};
+  unsigned int len = 0;
+  EVP_DigestFinal_ex(ctx, digest.data(), &len);
+  return ToHex(digest.data(), len);
+}
+
+}  // namespace
+
+std::string Sha256Hex(std::string_view bytes) {
+  MdCtx ctx = NewSha256();
+  EVP_DigestUpdate(ctx.get(), bytes.data(), bytes.size());
+  return Finish(ctx.get());
+}
+
+Result<std::string> Sha256File(const std::filesystem::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) return BadInput("cannot open file to hash", file.string());
+  MdCtx ctx = NewSha256();
+  std::array<char, 1 << 16> buf{};
+  while (in) {
+    in.read(buf.data(), buf.size());
+    if (in.gcount() > 0) EVP_DigestUpdate(ctx.get(), buf.data(), static_cast<size_t>(in.gcount()));
+  }
+  if (in.bad()) return BadInput("read error while hashing", file.string());
+  return Finish(ctx.get());
+}
+
+bool IsSha256Hex(std::string_view s) {
+  if (s.size() != 64) return false;
+  for (char c : s) {
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
+  }
+  return true;
+}
+
+}  // namespace pilot

@@ -1,0 +1,188 @@
+#include "pilot/params.h"
+
+#include <set>
+
+#include "pilot/credentials.h"
+#include "pilot/fs.h"
+#include "pilot/hash.h"
+#include "pilot/json_util.h"
+
+namespace pilot {
+namespace {
+
+using nlohmann::json;
+
+// Checks the keys of one object against the allowed ones; `where` is its key path.
+Status CheckKeys(const json& obj, std::initializer_list<const char*> allowed,
+                 const std::string& where, const std::string& source) {
+  if (!obj.is_object()) {
+    return BadInput("'" + where + "' must be an object", source, "see config/pilot.json");
+  }
+  for (const auto& [key, _] : obj.items()) {
+    bool ok = false;
+    std::string list;
+    for (const char* a : allowed) {
+      ok = ok || key == a;
+      list += (list.empty() ? "" : ", ") + std::string(a);
+    }
+    if (!ok) {
+      std::string path = where.empty() ? key : where + "." + key;
+      return BadInput("unknown key '" + path + "'", source,
+                      "a typo must not fall back to a default; allowed here: " + list);
+    }
+  }
+  return {};
+}
+
+class Reader {
+ public:
+  Reader(const json& obj, std::string prefix, std::string source)
+      : obj_(obj), prefix_(std::move(prefix)), source_(std::move(source)) {}
+
+  std::string Key(const char* key) const { return prefix_.empty() ? key : prefix_ + "." + key; }
+
+  Error Wrong(const char* key, const std::string& what) const {
+    return BadInput("'" + Key(key) + "' " + what, source_, "see the parameters section of the README");
+  }
+
+  Status String(const char* key, std::string& out, bool required) const {
+    auto it = obj_.find(key);
+    if (it == obj_.end()) return required ? Status(Wrong(key, "is required")) : Status();
+    if (!it->is_string() || it->get<std::string>().empty()) return Wrong(key, "must be a non-empty string");
+    out = it->get<std::string>();
+    return {};
+  }
+
+  template <typename T>
+  Status Number(const char* key, T& out, double lo, double hi) const {
+    auto it = obj_.find(key);
+    if (it == obj_.end()) return {};
+    if (!it->is_number()) return Wrong(key, "must be a number");
+    double v = it->get<double>();
+    if constexpr (std::is_integral_v<T>) {
+      if (!it->is_number_integer()) return Wrong(key, "must be a whole number");
+    }
+    if (v < lo || v > hi) {
+      return Wrong(key, "must be between " + json(lo).dump() + " and " + json(hi).dump());
+    }
+    out = it->get<T>();
+    return {};
+  }
+
+  Status Optional(const char* key, std::optional<double>& out, double lo, double hi) const {
+    if (!obj_.contains(key)) return {};
+    double v = 0;
+    if (Status st = Number(key, v, lo, hi); !st.ok()) return st;
+    out = v;
+    return {};
+  }
+
+ private:
+  const json& obj_;
+  std::string prefix_;
+  std::string source_;
+};
+
+#define PILOT_TRY(expr)                \
+  do {                                 \
+    if (Status _st = (expr); !_st.ok()) \
+      return _st.error();              \
+  } while (0)
+
+}  // namespace
+
+bool IsKnownDevice(std::string_view device) {
+  return device == "auto" || device == "cpu" || device == "cuda" || device == "rocm";
+}
+
+Result<Params> ParseParams(std::string_view text, const std::filesystem::path& base_dir,
+                           const std::string& source) {
+  auto parsed = ParseJson(text, source);
+  if (!parsed.ok()) return parsed.error();
+  const json& doc = parsed.value();
+  if (!doc.is_object()) return BadInput("parameters must be a JSON object", source);
+  // Credentials first: the message must be about the secret, not about an unknown key.
+  PILOT_TRY(CheckNoCredentials(doc, source));
+  PILOT_TRY(CheckKeys(doc,
+                      {"description", "manifest", "stage", "allowed_categories", "device",
+                       "batch_size", "threads", "seed", "limits", "acceptance"},
+                      "", source));
+  Params p;
+  Reader top(doc, "", source);
+  std::string manifest;
+  PILOT_TRY(top.String("manifest", manifest, true));
+  p.manifest = (base_dir / manifest).lexically_normal();
+
+  if (!doc.contains("stage")) return top.Wrong("stage", "is required");
+  const json& stage = doc["stage"];
+  PILOT_TRY(CheckKeys(stage, {"kind", "model", "model_sha256", "options"}, "stage", source));
+  Reader st(stage, "stage", source);
+  std::string model;
+  PILOT_TRY(st.String("kind", p.stage.kind, true));
+  PILOT_TRY(st.String("model", model, true));
+  p.stage.model = (base_dir / model).lexically_normal();
+  if (stage.contains("model_sha256")) {
+    std::string pin;
+    PILOT_TRY(st.String("model_sha256", pin, true));
+    if (!IsSha256Hex(pin)) return st.Wrong("model_sha256", "must be 64 lower-case hex digits");
+    p.stage.model_sha256 = pin;
+  }
+  if (stage.contains("options")) {
+    if (!stage["options"].is_object()) return st.Wrong("options", "must be an object");
+    p.stage.options = stage["options"];
+  }
+
+  if (!doc.contains("allowed_categories")) return top.Wrong("allowed_categories", "is required");
+  const json& allowed = doc["allowed_categories"];
+  if (!allowed.is_array() || allowed.empty()) {
+    return top.Wrong("allowed_categories", "must be a non-empty array of labels");
+  }
+  std::set<std::string> seen;
+  for (const auto& c : allowed) {
+    if (!c.is_string() || c.get<std::string>().empty()) {
+      return top.Wrong("allowed_categories", "must hold non-empty strings");
+    }
+    if (!seen.insert(c.get<std::string>()).second) {
+      return top.Wrong("allowed_categories", "lists '" + c.get<std::string>() + "' twice");
+    }
+    p.allowed_categories.push_back(c.get<std::string>());
+  }
+
+  if (doc.contains("device")) {
+    PILOT_TRY(top.String("device", p.device, true));
+    if (!IsKnownDevice(p.device)) return top.Wrong("device", "must be one of auto, cpu, cuda, rocm");
+  }
+  PILOT_TRY(top.Number("batch_size", p.batch_size, 1, 65536));
+  PILOT_TRY(top.Number("threads", p.threads, 0, 1024));
+  PILOT_TRY(top.Number("seed", p.seed, 0, 9007199254740991.0));
+  if (doc.contains("limits")) {
+    PILOT_TRY(CheckKeys(doc["limits"], {"max_bytes"}, "limits", source));
+    PILOT_TRY(Reader(doc["limits"], "limits", source).Number("max_bytes", p.max_bytes, 1, 1e12));
+  }
+  if (doc.contains("acceptance")) {
+    const json& acc = doc["acceptance"];
+    PILOT_TRY(CheckKeys(acc,
+                        {"min_accuracy", "max_p95_latency_ms", "max_peak_rss_mb",
+                         "min_accepted_fraction"},
+                        "acceptance", source));
+    Reader a(acc, "acceptance", source);
+    PILOT_TRY(a.Optional("min_accuracy", p.acceptance.min_accuracy, 0, 1));
+    PILOT_TRY(a.Optional("max_p95_latency_ms", p.acceptance.max_p95_latency_ms, 0, 1e9));
+    PILOT_TRY(a.Optional("max_peak_rss_mb", p.acceptance.max_peak_rss_mb, 0, 1e9));
+    PILOT_TRY(a.Optional("min_accepted_fraction", p.acceptance.min_accepted_fraction, 0, 1));
+  }
+  return p;
+}
+
+Result<Params> LoadParams(const std::filesystem::path& file) {
+  auto text = RealFileSystem().ReadFile(file);
+  if (!text.ok()) {
+    return BadInput("cannot read parameter file", file.string(),
+                    "check the path given with --params (default config/pilot.json)");
+  }
+  std::filesystem::path base = file.parent_path();
+  if (base.empty()) base = ".";
+  return ParseParams(text.value(), std::filesystem::absolute(base), file.string());
+}
+
+}  // namespace pilot

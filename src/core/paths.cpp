@@ -1,0 +1,46 @@
+#include "pilot/paths.h"
+
+#include <algorithm>
+
+namespace pilot {
+
+ConfinedPath ConfinePath(const std::filesystem::path& root, const std::string& relative) {
+  namespace fs = std::filesystem;
+  ConfinedPath out;
+  fs::path rel(relative);
+  if (relative.empty()) {
+    out.why = "empty path";
+    return out;
+  }
+  if (rel.is_absolute() || rel.has_root_name() || rel.has_root_directory()) {
+    out.why = "absolute path '" + relative + "' is not allowed; paths are relative to the manifest's folder";
+    return out;
+  }
+  for (const auto& part : rel) {
+    if (part == "..") {
+      out.why = "path '" + relative + "' climbs out with '..'";
+      return out;
+    }
+  }
+  std::error_code ec;
+  fs::path canon_root = fs::canonical(root, ec);
+  if (ec) {
+    out.why = "manifest folder cannot be resolved: " + root.string();
+    return out;
+  }
+  fs::path lexical = canon_root / rel;
+  // weakly_canonical follows every symlink that exists along the path.
+  fs::path resolved = fs::weakly_canonical(lexical, ec);
+  if (ec) resolved = lexical.lexically_normal();
+  auto [r_end, _] = std::mismatch(canon_root.begin(), canon_root.end(), resolved.begin(), resolved.end());
+  if (r_end != canon_root.end() || resolved == canon_root) {
+    out.why = "path '" + relative + "' resolves through a symlink to '" + resolved.string() +
+              "', outside the manifest's folder";
+    return out;
+  }
+  out.inside = true;
+  out.resolved = resolved;
+  return out;
+}
+
+}  // namespace pilot

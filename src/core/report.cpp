@@ -1,0 +1,151 @@
+#include "pilot/report.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+
+namespace pilot {
+
+double Percentile(std::vector<double> samples, double p) {
+  if (samples.empty()) return 0;
+  std::sort(samples.begin(), samples.end());
+  auto rank = static_cast<std::size_t>(std::ceil(p / 100.0 * samples.size()));
+  rank = std::clamp<std::size_t>(rank, 1, samples.size());
+  return samples[rank - 1];
+}
+
+Report BuildReport(const Manifest& manifest, const std::vector<ResultRecord>& records,
+                   const Acceptance& acceptance, const RunMetrics& metrics) {
+  Report r;
+  r.total = manifest.items.size();
+  std::vector<double> latencies;
+  for (std::size_t i = 0; i < records.size() && i < manifest.items.size(); ++i) {
+    const ResultRecord& rec = records[i];
+    const ManifestItem& item = manifest.items[i];
+    if (rec.accepted) {
+      ++r.accepted;
+      ++r.by_category[rec.category];
+    } else {
+      ++r.rejected;
+      ++r.by_reason[rec.reason];
+    }
+    if (item.expected) {
+      ++r.labelled;
+      if (rec.accepted && rec.category == *item.expected) ++r.correct;
+    }
+    if (item.expected_rejection) {
+      ++r.expected_rejections;
+      if (!rec.accepted && rec.reason == *item.expected_rejection) {
+        ++r.expected_rejections_met;
+      } else {
+        r.expected_rejections_unmet.push_back(item.id);
+      }
+    }
+    if (rec.latency_ms) latencies.push_back(*rec.latency_ms);
+  }
+  r.latency_samples = latencies.size();
+  r.p50_ms = Percentile(latencies, 50);
+  r.p95_ms = Percentile(latencies, 95);
+  r.p99_ms = Percentile(latencies, 99);
+  r.items_per_second = metrics.wall_seconds > 0 ? r.total / metrics.wall_seconds : 0;
+  r.peak_rss_mb = metrics.peak_rss_mb;
+
+  auto add = [&](const char* name, std::optional<double> limit, double value, bool measured,
+                 bool higher_is_better) {
+    if (!limit) return;
+    Criterion c{name, *limit, value, measured, false};
+    c.met = measured && (higher_is_better ? value >= *limit : value <= *limit);
+    r.acceptance_met = r.acceptance_met && c.met;
+    r.criteria.push_back(c);
+  };
+  add("min_accuracy", acceptance.min_accuracy, r.accuracy(), r.labelled > 0, true);
+  add("min_accepted_fraction", acceptance.min_accepted_fraction,
+      r.total ? static_cast<double>(r.accepted) / r.total : 0, r.total > 0, true);
+  add("max_p95_latency_ms", acceptance.max_p95_latency_ms, r.p95_ms, r.latency_samples > 0, false);
+  add("max_peak_rss_mb", acceptance.max_peak_rss_mb, r.peak_rss_mb, r.peak_rss_mb > 0, false);
+  return r;
+}
+
+nlohmann::ordered_json ReportToJson(const Report& r) {
+  nlohmann::ordered_json j;
+  j["counts"] = {{"total", r.total}, {"accepted", r.accepted}, {"rejected", r.rejected}};
+  j["by_reason"] = r.by_reason;
+  j["by_category"] = r.by_category;
+  j["quality"] = {{"labelled", r.labelled},
+                  {"correct", r.correct},
+                  {"accuracy", r.labelled ? nlohmann::ordered_json(r.accuracy()) : nlohmann::ordered_json()}};
+  j["expected_rejections"] = {{"total", r.expected_rejections},
+                              {"met", r.expected_rejections_met},
+                              {"unmet_ids", r.expected_rejections_unmet}};
+  j["latency_ms"] = {{"samples", r.latency_samples}, {"p50", r.p50_ms}, {"p95", r.p95_ms}, {"p99", r.p99_ms}};
+  j["throughput_items_per_s"] = r.items_per_second;
+  j["peak_rss_mb"] = r.peak_rss_mb;
+  auto crit = nlohmann::ordered_json::array();
+  for (const auto& c : r.criteria) {
+    crit.push_back({{"criterion", c.name}, {"limit", c.limit}, {"value", c.value},
+                    {"measured", c.measured}, {"met", c.met}});
+  }
+  j["acceptance"] = {{"criteria", crit}, {"met", r.acceptance_met}};
+  j["verdict"] = r.acceptance_met ? "accepted" : "acceptance_not_met";
+  return j;
+}
+
+std::string ReportToMarkdown(const Report& r, const std::string& run_id,
+                             const std::vector<ResultRecord>& records) {
+  std::ostringstream md;
+  char buf[256];
+  md << "# Pilot run " << run_id << "\n\n";
+  md << "Verdict: **" << (r.acceptance_met ? "acceptance criteria met" : "acceptance criteria NOT met")
+     << "**\n\n";
+  md << "| items | accepted | rejected |\n|---:|---:|---:|\n";
+  md << "| " << r.total << " | " << r.accepted << " | " << r.rejected << " |\n\n";
+  if (!r.by_category.empty()) {
+    md << "## Accepted by category\n\n| category | items |\n|---|---:|\n";
+    for (const auto& [k, v] : r.by_category) md << "| " << k << " | " << v << " |\n";
+    md << "\n";
+  }
+  if (!r.by_reason.empty()) {
+    md << "## Rejected by reason\n\n| reason | items |\n|---|---:|\n";
+    for (const auto& [k, v] : r.by_reason) md << "| " << k << " | " << v << " |\n";
+    md << "\n";
+  }
+  md << "## Quality\n\n";
+  if (r.labelled) {
+    std::snprintf(buf, sizeof buf, "Accuracy on labelled items: %zu / %zu = %.1f%%\n\n", r.correct,
+                  r.labelled, 100.0 * r.accuracy());
+    md << buf;
+  } else {
+    md << "No item carries an `expected` label.\n\n";
+  }
+  std::snprintf(buf, sizeof buf, "Expected rejections met: %zu / %zu\n\n", r.expected_rejections_met,
+                r.expected_rejections);
+  md << buf;
+  md << "## Performance\n\n";
+  std::snprintf(buf, sizeof buf,
+                "| p50 ms | p95 ms | p99 ms | items/s | peak RSS MB |\n|---:|---:|---:|---:|---:|\n"
+                "| %.2f | %.2f | %.2f | %.1f | %.1f |\n\n",
+                r.p50_ms, r.p95_ms, r.p99_ms, r.items_per_second, r.peak_rss_mb);
+  md << buf;
+  if (!r.criteria.empty()) {
+    md << "## Acceptance criteria\n\n| criterion | limit | value | met |\n|---|---:|---:|---|\n";
+    for (const auto& c : r.criteria) {
+      std::snprintf(buf, sizeof buf, "| %s | %g | %s | %s |\n", c.name.c_str(), c.limit,
+                    c.measured ? std::to_string(c.value).c_str() : "not measured", c.met ? "yes" : "**no**");
+      md << buf;
+    }
+    md << "\n";
+  }
+  md << "## Items\n\n| id | status | category / reason | detail |\n|---|---|---|---|\n";
+  for (const auto& rec : records) {
+    std::string detail = rec.accepted ? "confidence " + std::to_string(rec.confidence) : rec.detail;
+    for (char& c : detail) {
+      if (c == '|' || c == '\n') c = ' ';
+    }
+    md << "| " << rec.id << " | " << (rec.accepted ? "accepted" : "rejected") << " | "
+       << (rec.accepted ? rec.category : rec.reason) << " | " << detail << " |\n";
+  }
+  return md.str();
+}
+
+}  // namespace pilot

@@ -1,0 +1,80 @@
+#include "pilot/results.h"
+
+#include <algorithm>
+
+#include "pilot/json_util.h"
+#include "pilot/reasons.h"
+
+namespace pilot {
+
+namespace reason {
+
+const std::vector<std::string_view>& All() {
+  static const std::vector<std::string_view> kAll = {
+      kMissingFile,   kUnreadable,         kPathOutsideRoot,    kInputChanged,
+      kEmptyInput,    kTooLarge,           kInvalidEncoding,    kLowConfidence,
+      kCategoryNotAllowed, kStageError,    kDeviceOutOfMemory};
+  return kAll;
+}
+
+bool IsKnown(std::string_view code) {
+  const auto& all = All();
+  return std::find(all.begin(), all.end(), code) != all.end();
+}
+
+}  // namespace reason
+
+ResultRecord ResultRecord::Rejected(std::string id, std::string_view reason, std::string detail) {
+  ResultRecord r;
+  r.id = std::move(id);
+  r.accepted = false;
+  r.reason = std::string(reason);
+  r.detail = std::move(detail);
+  return r;
+}
+
+std::string ToJsonLine(const ResultRecord& r) { return ToJson(r).dump(); }
+
+nlohmann::ordered_json ToJson(const ResultRecord& r, nlohmann::ordered_json j) {
+  j["id"] = r.id;
+  j["status"] = r.accepted ? "accepted" : "rejected";
+  if (r.accepted) {
+    j["category"] = r.category;
+    j["confidence"] = r.confidence;
+  } else {
+    j["reason"] = r.reason;
+    j["detail"] = r.detail;
+  }
+  if (!r.model.empty()) j["model"] = r.model;
+  if (r.latency_ms) j["latency_ms"] = *r.latency_ms;
+  return j;
+}
+
+Result<ResultRecord> ParseResultRecord(std::string_view line, const std::string& where) {
+  auto parsed = ParseJson(line, where);
+  if (!parsed.ok()) return parsed.error();
+  const auto& j = parsed.value();
+  auto str = [&](const char* key) -> std::string {
+    auto it = j.find(key);
+    return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
+  };
+  if (!j.is_object() || str("id").empty()) return BadInput("result record without an id", where);
+  ResultRecord r;
+  r.id = str("id");
+  std::string status = str("status");
+  if (status == "accepted") {
+    r.accepted = true;
+    r.category = str("category");
+    if (j.contains("confidence") && j["confidence"].is_number()) r.confidence = j["confidence"].get<double>();
+  } else if (status == "rejected") {
+    r.reason = str("reason");
+    r.detail = str("detail");
+  } else {
+    return BadInput("status must be 'accepted' or 'rejected', got '" + status + "'", where + " id " + r.id);
+  }
+  r.model = str("model");
+  if (j.contains("latency_ms") && j["latency_ms"].is_number()) r.latency_ms = j["latency_ms"].get<double>();
+  return r;
+}
+
+}  // namespace pilot

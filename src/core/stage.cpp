@@ -1,0 +1,26 @@
+#include "pilot/stage.h"
+
+namespace pilot {
+
+void StageRegistry::Register(const std::string& kind, Factory factory) {
+  factories_[kind] = std::move(factory);
+}
+
+Result<std::unique_ptr<Stage>> StageRegistry::Create(const StageConfig& config) const {
+  auto it = factories_.find(config.kind);
+  if (it == factories_.end()) {
+    std::string kinds;
+    for (const auto& k : Kinds()) kinds += (kinds.empty() ? "" : ", ") + k;
+    return BadInput("unknown stage kind '" + config.kind + "'", "stage.kind",
+                    "registered kinds: " + kinds);
+  }
+  return it->second(config);
+}
+
+std::vector<std::string> StageRegistry::Kinds() const {
+  std::vector<std::string> out;
+  for (const auto& [k, _] : factories_) out.push_back(k);
+  return out;
+}
+
+}  // namespace pilot

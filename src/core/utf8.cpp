@@ -1,0 +1,47 @@
+#include "pilot/utf8.h"
+
+#include <cstdio>
+
+namespace pilot {
+
+Utf8Check CheckUtf8(std::string_view bytes) {
+  const auto* s = reinterpret_cast<const unsigned char*>(bytes.data());
+  const std::size_t n = bytes.size();
+  std::size_t i = 0;
+  auto fail = [&](std::size_t at, const char* why) {
+    char buf[96];
+    std::snprintf(buf, sizeof buf, "byte 0x%02x at offset %zu is not UTF-8 (%s)", s[at], at, why);
+    return Utf8Check{false, at, buf};
+  };
+  while (i < n) {
+    unsigned char c = s[i];
+    if (c < 0x80) {
+      ++i;
+      continue;
+    }
+    std::size_t len;
+    unsigned char lo = 0x80, hi = 0xBF;  // bounds of the second byte
+    if (c >= 0xC2 && c <= 0xDF) {
+      len = 2;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+      len = 3;
+      if (c == 0xE0) lo = 0xA0;  // no overlongs
+      if (c == 0xED) hi = 0x9F;  // no surrogates
+    } else if (c >= 0xF0 && c <= 0xF4) {
+      len = 4;
+      if (c == 0xF0) lo = 0x90;
+      if (c == 0xF4) hi = 0x8F;  // <= U+10FFFF
+    } else {
+      return fail(i, "invalid lead byte");
+    }
+    if (i + len > n) return fail(i, "truncated sequence");
+    if (s[i + 1] < lo || s[i + 1] > hi) return fail(i + 1, "invalid continuation");
+    for (std::size_t k = 2; k < len; ++k) {
+      if ((s[i + k] & 0xC0) != 0x80) return fail(i + k, "invalid continuation");
+    }
+    i += len;
+  }
+  return {};
+}
+
+}  // namespace pilot

@@ -1,0 +1,183 @@
+// The "torchscript-classifier" stage kind: a TorchScript module that declares its own
+// labels and input contract as attributes. One of the two files that include torch.
+//
+// Module attributes:
+//   labels: List[str]          the categories, in output column order
+//   input_kind: str            "text" (forward(texts: List[str])) or "hashed_char_ngrams"
+//                              (forward(ids: Tensor[int64], offsets: Tensor[int64]))
+//   output: str                "probabilities" (default) or "logits"
+//   ngram_min, ngram_max, buckets, max_chars: int   for hashed_char_ngrams
+#include <ATen/Context.h>
+#include <ATen/Parallel.h>
+#include <torch/script.h>
+
+#include "pilot/text_features.h"
+#include "pilot/torch_stage.h"
+
+namespace pilot {
+namespace {
+
+// c10 errors carry a C++ backtrace in what(); users need the message alone.
+std::string Message(const std::exception& e) {
+  if (const auto* c10e = dynamic_cast<const c10::Error*>(&e)) return c10e->what_without_backtrace();
+  return e.what();
+}
+
+class TorchScriptClassifier : public Stage {
+ public:
+  static Result<std::unique_ptr<Stage>> Create(const StageConfig& config) {
+    auto stage = std::unique_ptr<TorchScriptClassifier>(new TorchScriptClassifier());
+    if (Status st = stage->Init(config); !st.ok()) return st.error();
+    return std::unique_ptr<Stage>(std::move(stage));
+  }
+
+  const StageDescription& Describe() const override { return desc_; }
+
+  std::vector<StageOutput> Classify(const std::vector<std::string_view>& texts) override {
+    try {
+      return Forward(texts);
+    } catch (const std::exception& e) {
+      std::string what = Message(e);
+      if (texts.size() > 1) {
+        // Isolate the failing item(s): one bad input must not reject its whole batch.
+        std::vector<StageOutput> out;
+        for (auto t : texts) out.push_back(Classify({t}).front());
+        return out;
+      }
+      StageOutput o;
+      o.error = what;
+      o.out_of_memory = what.find("out of memory") != std::string::npos;
+      return {o};
+    }
+  }
+
+ private:
+  TorchScriptClassifier() : device_(torch::kCPU) {}
+
+  Status Init(const StageConfig& config) {
+    const std::string where = config.model.string();
+    for (const auto& [key, value] : config.options.items()) {
+      if (key != "min_confidence") {
+        return BadInput("unknown stage option 'stage.options." + key + "'", "stage.options",
+                        "the torchscript-classifier takes: min_confidence");
+      }
+      if (!value.is_number() || value.get<double>() < 0 || value.get<double>() > 1) {
+        return BadInput("'stage.options.min_confidence' must be a number in [0, 1]", "stage.options");
+      }
+      desc_.min_confidence = value.get<double>();
+    }
+    if (config.threads > 0) at::set_num_threads(config.threads);
+    at::manual_seed(config.seed);
+    device_ = torch::Device(config.device);
+    try {
+      module_ = torch::jit::load(config.model.string(), device_);
+      module_.eval();
+    } catch (const std::exception& e) {
+      return BadInput("cannot load the TorchScript model: " + Message(e), where,
+                      "give a file saved with torch.jit.save / torch::jit::Module::save");
+    }
+    auto missing = [&](const std::string& attr, const char* type) {
+      return BadInput("the model has no '" + attr + "' attribute of type " + type, where,
+                      "declare it on the module before saving (see the README, 'Bring your own model')");
+    };
+    try {
+      if (!module_.hasattr("labels")) return missing("labels", "List[str]");
+      for (const auto& l : module_.attr("labels").toListRef()) desc_.labels.push_back(l.toStringRef());
+      if (desc_.labels.empty()) return missing("labels", "List[str] (non-empty)");
+      if (!module_.hasattr("input_kind")) return missing("input_kind", "str");
+      input_kind_ = module_.attr("input_kind").toStringRef();
+      if (module_.hasattr("output")) logits_ = module_.attr("output").toStringRef() == "logits";
+      if (input_kind_ == "hashed_char_ngrams") {
+        for (auto [name, dest] : {std::pair{"ngram_min", &ngram_min_}, std::pair{"ngram_max", &ngram_max_},
+                                  std::pair{"max_chars", &max_chars_}}) {
+          if (!module_.hasattr(name)) return missing(name, "int");
+          *dest = module_.attr(name).toInt();
+        }
+        if (!module_.hasattr("buckets")) return missing("buckets", "int");
+        contract_.buckets = module_.attr("buckets").toInt();
+        contract_.ngram_min = static_cast<int>(ngram_min_);
+        contract_.ngram_max = static_cast<int>(ngram_max_);
+        contract_.max_chars = static_cast<int>(max_chars_);
+        if (contract_.ngram_min < 1 || contract_.ngram_max < contract_.ngram_min || contract_.buckets < 1) {
+          return BadInput("the model's n-gram contract is inconsistent", where);
+        }
+      } else if (input_kind_ != "text") {
+        return BadInput("unknown input_kind '" + input_kind_ + "'", where, "use 'text' or 'hashed_char_ngrams'");
+      }
+    } catch (const std::exception& e) {
+      return BadInput("the model's attributes are malformed: " + Message(e), where);
+    }
+    desc_.kind = kTorchScriptClassifier;
+    desc_.model_sha256 = config.model_sha256;
+    desc_.device = config.device;
+    desc_.details["input_kind"] = input_kind_;
+    desc_.details["output"] = logits_ ? "logits" : "probabilities";
+    if (input_kind_ == "hashed_char_ngrams") {
+      desc_.details["ngram_min"] = contract_.ngram_min;
+      desc_.details["ngram_max"] = contract_.ngram_max;
+      desc_.details["buckets"] = contract_.buckets;
+      desc_.details["max_chars"] = contract_.max_chars;
+    }
+    return {};
+  }
+
+  std::vector<StageOutput> Forward(const std::vector<std::string_view>& texts) {
+    c10::InferenceMode guard;
+    std::vector<torch::jit::IValue> inputs;
+    std::vector<std::int64_t> ids;  // outlive forward(): from_blob does not copy on CPU
+    std::vector<std::int64_t> offsets;
+    if (input_kind_ == "text") {
+      c10::List<std::string> list;
+      for (auto t : texts) list.push_back(std::string(t));
+      inputs.emplace_back(list);
+    } else {
+      for (auto t : texts) {
+        offsets.push_back(static_cast<std::int64_t>(ids.size()));
+        AppendNgramIds(t, contract_, ids);
+      }
+      auto opts = torch::TensorOptions().dtype(torch::kInt64);
+      inputs.emplace_back(torch::from_blob(ids.data(), {static_cast<std::int64_t>(ids.size())}, opts).to(device_));
+      inputs.emplace_back(
+          torch::from_blob(offsets.data(), {static_cast<std::int64_t>(offsets.size())}, opts).to(device_));
+    }
+    torch::jit::IValue result = module_.forward(inputs);
+    if (!result.isTensor()) throw std::runtime_error("the model's forward() did not return a Tensor");
+    torch::Tensor out = result.toTensor().to(torch::kCPU, torch::kFloat64);
+    const auto n = static_cast<std::int64_t>(texts.size());
+    const auto l = static_cast<std::int64_t>(desc_.labels.size());
+    if (out.dim() != 2 || out.size(0) != n || out.size(1) != l) {
+      throw std::runtime_error("the model returned shape " + c10::str(out.sizes()) + ", expected [" +
+                               std::to_string(n) + ", " + std::to_string(l) + "]");
+    }
+    if (logits_) out = torch::softmax(out, 1);
+    auto [best, index] = out.max(1);
+    std::vector<StageOutput> outputs(static_cast<std::size_t>(n));
+    for (std::int64_t i = 0; i < n; ++i) {
+      auto& o = outputs[static_cast<std::size_t>(i)];
+      o.ok = true;
+      o.label = desc_.labels[static_cast<std::size_t>(index[i].item<std::int64_t>())];
+      o.confidence = best[i].item<double>();
+      if (!std::isfinite(o.confidence)) {
+        o.ok = false;
+        o.error = "the model produced a non-finite score";
+      }
+    }
+    return outputs;
+  }
+
+  torch::jit::Module module_;
+  torch::Device device_;
+  StageDescription desc_;
+  std::string input_kind_;
+  bool logits_ = false;
+  NgramContract contract_;
+  std::int64_t ngram_min_ = 1, ngram_max_ = 4, max_chars_ = 2048;
+};
+
+}  // namespace
+
+void RegisterTorchStages(StageRegistry& registry) {
+  registry.Register(kTorchScriptClassifier, &TorchScriptClassifier::Create);
+}
+
+}  // namespace pilot
