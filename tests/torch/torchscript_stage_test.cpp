@@ -1,0 +1,177 @@
+// The torchscript-classifier stage on real TorchScript files: the bundled model, and small
+// modules built here from C++ to exercise each part of the model contract.
+#include <gtest/gtest.h>
+#include <torch/script.h>
+#include <torch/cuda.h>
+
+#include <filesystem>
+#include <fstream>
+#include <random>
+
+#include "pilot/hash.h"
+#include "pilot/torch_stage.h"
+
+namespace pilot {
+namespace {
+
+namespace fs = std::filesystem;
+
+const fs::path kBundled = fs::path(PILOT_SOURCE_DIR) / "data/models/langid/langid.pt";
+
+class StageTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    RegisterTorchStages(registry_);
+    dir_ = fs::temp_directory_path() / ("pilot-torch-test-" + std::to_string(std::random_device()()));
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  Result<std::unique_ptr<Stage>> Create(const fs::path& model, nlohmann::json options = nlohmann::json::object()) {
+    StageConfig c;
+    c.kind = kTorchScriptClassifier;
+    c.model = model;
+    c.model_sha256 = Sha256File(model).ok() ? Sha256File(model).value() : "";
+    c.options = std::move(options);
+    c.threads = 1;
+    return registry_.Create(c);
+  }
+
+  // A "text" model: labels [short, long] by length; an op fails on texts containing "boom".
+  fs::path SaveTextModel(const std::string& body, bool with_labels = true) {
+    torch::jit::Module m("TextModel");
+    if (with_labels) {
+      c10::List<std::string> labels({"short", "long"});
+      m.register_attribute("labels", c10::ListType::ofStrings(), labels);
+    }
+    m.register_attribute("input_kind", c10::StringType::get(), std::string("text"));
+    m.define(body);
+    fs::path p = dir_ / ("m" + std::to_string(counter_++) + ".pt");
+    m.save(p.string());
+    return p;
+  }
+
+  static constexpr const char* kLengthModel = R"(
+def forward(self, texts: List[str]) -> Tensor:
+    out = torch.zeros([len(texts), 2])
+    for i in range(len(texts)):
+        if "boom" in texts[i]:
+            out = out.view([-1, 7])
+        if len(texts[i]) > 5:
+            out[i, 1] = 0.8
+            out[i, 0] = 0.2
+        else:
+            out[i, 0] = 0.7
+            out[i, 1] = 0.3
+    return out
+)";
+
+  StageRegistry registry_;
+  fs::path dir_;
+  int counter_ = 0;
+};
+
+TEST_F(StageTest, BundledModelDeclaresItsLabelsAndContract) {
+  auto stage = Create(kBundled);
+  ASSERT_TRUE(stage.ok()) << stage.error().ToString();
+  const auto& d = stage.value()->Describe();
+  EXPECT_GE(d.labels.size(), 12u);
+  for (const char* l : {"en", "fr", "de", "es", "it", "pt", "nl", "ja"}) {
+    EXPECT_NE(std::find(d.labels.begin(), d.labels.end(), l), d.labels.end()) << l;
+  }
+  EXPECT_EQ(d.details["input_kind"], "hashed_char_ngrams");
+  EXPECT_EQ(d.device, "cpu");
+}
+
+TEST_F(StageTest, BundledModelIdentifiesLanguagesAndBatchingDoesNotChangeResults) {
+  auto stage = Create(kBundled);
+  ASSERT_TRUE(stage.ok());
+  std::vector<std::pair<std::string, std::string>> cases = {
+      {"Le comité a décidé de reporter la réunion à la semaine prochaine.", "fr"},
+      {"Die Bauarbeiten an der Brücke beginnen im Frühjahr.", "de"},
+      {"The meeting has been moved to next week because several members are away.", "en"},
+      {"設定ファイルを読み込んでからデータを処理します。", "ja"},
+      {"De gemeente heeft besloten om het park opnieuw in te richten.", "nl"}};
+  std::vector<std::string_view> texts;
+  for (const auto& c : cases) texts.push_back(c.first);
+  auto batch = stage.value()->Classify(texts);
+  ASSERT_EQ(batch.size(), cases.size());
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    ASSERT_TRUE(batch[i].ok) << batch[i].error;
+    EXPECT_EQ(batch[i].label, cases[i].second) << cases[i].first;
+    auto single = stage.value()->Classify({texts[i]});
+    EXPECT_EQ(single[0].label, batch[i].label);
+    EXPECT_NEAR(single[0].confidence, batch[i].confidence, 1e-6);
+  }
+}
+
+TEST_F(StageTest, TextInputModelAndPerItemFailureIsolation) {
+  auto stage = Create(SaveTextModel(kLengthModel), {{"min_confidence", 0.6}});
+  ASSERT_TRUE(stage.ok()) << stage.error().ToString();
+  EXPECT_DOUBLE_EQ(stage.value()->Describe().min_confidence, 0.6);
+  auto out = stage.value()->Classify({"hi", "a boom here", "a longer text"});
+  ASSERT_EQ(out.size(), 3u);
+  EXPECT_TRUE(out[0].ok);
+  EXPECT_EQ(out[0].label, "short");
+  EXPECT_NEAR(out[0].confidence, 0.7, 1e-6);
+  EXPECT_FALSE(out[1].ok);
+  EXPECT_NE(out[1].error.find("is invalid for input of size"), std::string::npos) << out[1].error;
+  EXPECT_EQ(out[1].error.find("Traceback of C++"), std::string::npos);
+  EXPECT_TRUE(out[2].ok);
+  EXPECT_EQ(out[2].label, "long");
+}
+
+TEST_F(StageTest, WrongOutputShapeIsAStageErrorPerItem) {
+  auto stage = Create(SaveTextModel(R"(
+def forward(self, texts: List[str]) -> Tensor:
+    return torch.zeros([len(texts), 3])
+)"));
+  ASSERT_TRUE(stage.ok());
+  auto out = stage.value()->Classify({"a", "b"});
+  ASSERT_EQ(out.size(), 2u);
+  for (const auto& o : out) {
+    EXPECT_FALSE(o.ok);
+    EXPECT_NE(o.error.find("expected [1, 2]"), std::string::npos) << o.error;
+  }
+}
+
+TEST_F(StageTest, ContractViolationsAreRefusedAtLoad) {
+  auto no_labels = Create(SaveTextModel(kLengthModel, false));
+  ASSERT_FALSE(no_labels.ok());
+  EXPECT_EQ(no_labels.error().code, ExitCode::kBadInput);
+  EXPECT_NE(no_labels.error().what.find("'labels'"), std::string::npos);
+
+  auto bad_option = Create(SaveTextModel(kLengthModel), {{"min_confidance", 0.5}});
+  ASSERT_FALSE(bad_option.ok());
+  EXPECT_NE(bad_option.error().what.find("min_confidance"), std::string::npos);
+
+  fs::path junk = dir_ / "junk.pt";
+  std::ofstream(junk) << "not a model";
+  auto not_model = Create(junk);
+  ASSERT_FALSE(not_model.ok());
+  EXPECT_EQ(not_model.error().where, junk.string());
+
+  StageConfig unknown;
+  unknown.kind = "onnx";
+  auto r = registry_.Create(unknown);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().hint.find(kTorchScriptClassifier), std::string::npos);
+}
+
+TEST(Device, ResolutionAndAbsentBackends) {
+  EXPECT_EQ(ResolveDevice("cpu").value(), "cpu");
+  if (torch::cuda::is_available()) GTEST_SKIP() << "a GPU is present; the absent-backend path cannot be shown";
+  EXPECT_EQ(ResolveDevice("auto").value(), "cpu");
+  for (const char* asked : {"cuda", "rocm"}) {
+    auto r = ResolveDevice(asked);
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.error().code, ExitCode::kEnvironment);
+    EXPECT_NE(r.error().what.find("0 GPU(s)"), std::string::npos) << r.error().what;
+  }
+  auto info = TorchRuntimeInfo();
+  EXPECT_FALSE(info["libtorch_version"].get<std::string>().empty());
+  EXPECT_EQ(info["gpu_count"], 0);
+}
+
+}  // namespace
+}  // namespace pilot

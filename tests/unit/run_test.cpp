@@ -1,0 +1,129 @@
+#include <gtest/gtest.h>
+
+#include "pilot/run.h"
+#include "test_support.h"
+
+namespace pilot {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::FakeStage;
+using testing::FaultyFileSystem;
+using testing::Fixture;
+using testing::ReadText;
+
+std::vector<std::string> ResultLines(const fs::path& run) {
+  std::vector<std::string> out;
+  std::istringstream in(ReadText(run / "data/results.jsonl"));
+  for (std::string l; std::getline(in, l);) out.push_back(l);
+  return out;
+}
+
+TEST(Run, EveryIdOnceInManifestOrderAndTheFolderVerifies) {
+  Fixture f({{"a", "fr salut"}, {"b", "en hi"}, {"c", ""}, {"d", "ru privet"}, {"e", "fail now"}, {"f", "low x"}});
+  f.Expect("a", "fr");
+  f.ExpectRejection("c", "empty_input");
+  FakeStage stage;
+  auto out = ExecuteRun(f.plan, stage, RealFileSystem(), SystemClock());
+  ASSERT_TRUE(out.ok()) << out.error().ToString();
+  EXPECT_EQ(out.value().exit_code, ExitCode::kOk);
+  EXPECT_TRUE(out.value().verify.ok());
+  auto lines = ResultLines(out.value().run_dir);
+  ASSERT_EQ(lines.size(), 6u);
+  const char* want[] = {R"("id":"a","status":"accepted","category":"fr")", R"("id":"b","status":"accepted")",
+                        R"("id":"c","status":"rejected","reason":"empty_input")",
+                        R"("id":"d","status":"rejected","reason":"category_not_allowed")",
+                        R"("id":"e","status":"rejected","reason":"stage_error","detail":"scripted failure")",
+                        R"("id":"f","status":"rejected","reason":"low_confidence")"};
+  for (std::size_t i = 0; i < 6; ++i) EXPECT_NE(lines[i].find(want[i]), std::string::npos) << lines[i];
+  EXPECT_EQ(out.value().report.accepted + out.value().report.rejected, 6u);
+  // batch_size 2; the empty item never reaches the stage.
+  EXPECT_EQ(stage.batch_sizes, (std::vector<std::size_t>{2, 1, 2}));
+  for (const char* f_name : {"bagit.txt", "bag-info.txt", "manifest-sha256.txt", "tagmanifest-sha256.txt",
+                             "data/run.json", "data/manifest.json", "data/params.json", "data/environment.json",
+                             "data/journal.jsonl", "data/results.jsonl", "data/report.json", "data/report.md"}) {
+    EXPECT_TRUE(fs::exists(out.value().run_dir / f_name)) << f_name;
+  }
+  EXPECT_EQ(ReadText(out.value().run_dir / "data/manifest.json"), f.manifest_bytes);
+  EXPECT_EQ(ReadText(out.value().run_dir / "data/params.json"), f.plan.params_bytes);
+}
+
+TEST(Run, AnExistingRunFolderIsNeverTouched) {
+  Fixture f(testing::Items{{"a", "fr salut"}});
+  FakeStage stage;
+  fs::create_directories(f.plan.runs_dir / "test-run");
+  testing::WriteText(f.plan.runs_dir / "test-run/keep.txt", "precious");
+  auto out = ExecuteRun(f.plan, stage, RealFileSystem(), SystemClock());
+  ASSERT_FALSE(out.ok());
+  EXPECT_EQ(out.error().code, ExitCode::kBadInput);
+  EXPECT_NE(out.error().what.find("already exists"), std::string::npos);
+  EXPECT_EQ(ReadText(f.plan.runs_dir / "test-run/keep.txt"), "precious");
+  EXPECT_EQ(std::distance(fs::directory_iterator(f.plan.runs_dir / "test-run"), fs::directory_iterator()), 1);
+  EXPECT_TRUE(stage.batch_sizes.empty());
+}
+
+TEST(Run, InvalidRunIdIsRefusedBeforeAnythingIsCreated) {
+  Fixture f(testing::Items{{"a", "fr salut"}});
+  FakeStage stage;
+  for (const char* bad : {"../escape", ".hidden", "a/b", ""}) {
+    f.plan.run_id = bad;
+    if (f.plan.run_id.empty()) continue;  // empty means "generate one"
+    auto out = ExecuteRun(f.plan, stage, RealFileSystem(), SystemClock());
+    ASSERT_FALSE(out.ok()) << bad;
+    EXPECT_FALSE(fs::exists(f.plan.runs_dir)) << bad;
+  }
+}
+
+TEST(Run, GeneratedRunIdsAreFreshAndValid) {
+  std::string a = NewRunId(SystemClock()), b = NewRunId(SystemClock());
+  EXPECT_NE(a, b);
+  EXPECT_TRUE(IsValidRunId(a));
+  EXPECT_EQ(a.size(), std::string("20261129T191036Z-3f9a1c").size());
+}
+
+TEST(Run, AcceptanceNotMetExitsFourButVerifies) {
+  Fixture f({{"a", "fr salut"}, {"b", "en hello"}});
+  f.Expect("a", "de");
+  f.plan.params.acceptance.min_accuracy = 0.5;
+  FakeStage stage;
+  auto out = ExecuteRun(f.plan, stage, RealFileSystem(), SystemClock());
+  ASSERT_TRUE(out.ok());
+  EXPECT_EQ(out.value().exit_code, ExitCode::kAcceptanceFailed);
+  EXPECT_TRUE(out.value().verify.ok());
+}
+
+TEST(Run, UnmetExpectedRejectionFailsVerification) {
+  Fixture f(testing::Items{{"a", "fr salut"}});
+  f.ExpectRejection("a", "invalid_encoding");
+  FakeStage stage;
+  auto out = ExecuteRun(f.plan, stage, RealFileSystem(), SystemClock());
+  ASSERT_TRUE(out.ok());
+  EXPECT_EQ(out.value().exit_code, ExitCode::kVerifyFailed);
+  ASSERT_EQ(out.value().verify.findings.size(), 1u);
+  EXPECT_EQ(out.value().verify.findings[0].where, "a");
+}
+
+// Fail every write in turn: the run stops with a clear error, and whatever was left can
+// never pass for a finished run (no bag manifests, verify fails).
+TEST(Run, AFailedWriteNeverLeavesSomethingThatPassesForFinished) {
+  Fixture probe({{"a", "fr salut"}, {"b", "en hi"}, {"c", "de hallo"}});
+  FakeStage s0;
+  FaultyFileSystem counting;
+  ASSERT_TRUE(ExecuteRun(probe.plan, s0, counting, SystemClock()).ok());
+  const int total_writes = counting.writes;
+  ASSERT_GT(total_writes, 10);
+  for (int n = 1; n <= total_writes; ++n) {
+    Fixture f({{"a", "fr salut"}, {"b", "en hi"}, {"c", "de hallo"}});
+    FakeStage stage;
+    FaultyFileSystem faulty(n);
+    auto out = ExecuteRun(f.plan, stage, faulty, SystemClock());
+    ASSERT_FALSE(out.ok()) << "write " << n;
+    EXPECT_NE(out.error().what.find("injected"), std::string::npos);
+    fs::path run = f.plan.runs_dir / "test-run";
+    EXPECT_FALSE(fs::exists(run / "tagmanifest-sha256.txt")) << "write " << n;
+    EXPECT_FALSE(VerifyRunFolder(run, {}).ok()) << "write " << n;
+  }
+}
+
+}  // namespace
+}  // namespace pilot

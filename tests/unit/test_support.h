@@ -1,0 +1,84 @@
+// Test doubles for the core: a scripted fake stage, a fault-injecting file system and a
+// temporary folder that removes itself.
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "pilot/fs.h"
+#include "pilot/manifest.h"
+#include "pilot/run.h"
+#include "pilot/stage.h"
+
+namespace pilot::testing {
+
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  const std::filesystem::path& path() const { return path_; }
+  std::filesystem::path operator/(const std::string& rel) const { return path_ / rel; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+void WriteText(const std::filesystem::path& file, const std::string& text);
+std::string ReadText(const std::filesystem::path& file);
+
+// Labels a text by its first word ("fr bonjour" -> fr at 0.9). Scripted by text:
+// a text starting with "fail" fails that item; "low" gives confidence 0.1.
+class FakeStage : public Stage {
+ public:
+  FakeStage();
+  const StageDescription& Describe() const override { return desc_; }
+  std::vector<StageOutput> Classify(const std::vector<std::string_view>& texts) override;
+  std::vector<std::size_t> batch_sizes;  // what the harness handed over
+
+ private:
+  StageDescription desc_;
+};
+
+// Wraps the real file system; fails the Nth WriteFileAtomic/Append (1-based) and records
+// which files were read.
+class FaultyFileSystem : public FileSystem {
+ public:
+  explicit FaultyFileSystem(int fail_write_number = 0) : fail_at_(fail_write_number) {}
+  Result<FileStat> Stat(const stdfs::path& file) override { return RealFileSystem().Stat(file); }
+  Result<std::string> ReadFile(const stdfs::path& file) override;
+  Status CreateDirectoryExclusive(const stdfs::path& dir) override {
+    return RealFileSystem().CreateDirectoryExclusive(dir);
+  }
+  Status CreateDirectories(const stdfs::path& dir) override { return RealFileSystem().CreateDirectories(dir); }
+  Status WriteFileAtomic(const stdfs::path& file, std::string_view data) override;
+  Result<std::unique_ptr<AppendFile>> OpenAppend(const stdfs::path& file) override;
+
+  bool NextWriteFails();
+  std::set<std::string> reads;
+  int writes = 0;
+
+ private:
+  int fail_at_;
+};
+
+// A folder of inputs with a manifest, and a plan to run it with FakeStage.
+using Items = std::vector<std::pair<std::string, std::string>>;
+
+struct Fixture {
+  TempDir dir;
+  std::filesystem::path inputs;
+  Manifest manifest;
+  std::string manifest_bytes;
+  RunPlan plan;
+
+  // items: id -> contents; writes files and a pinned manifest.
+  explicit Fixture(const std::vector<std::pair<std::string, std::string>>& items);
+  void Expect(const std::string& id, const std::string& category);
+  void ExpectRejection(const std::string& id, const std::string& reason);
+  void Refresh();  // re-serialise the manifest into the plan after edits
+};
+
+}  // namespace pilot::testing
