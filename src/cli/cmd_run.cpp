@@ -95,7 +95,12 @@ void PrintSummary(const RunOutcome& out) {
     std::printf("verify: ok (every manifest id accounted for exactly once)\n");
   }
   for (const auto& c : r.criteria) {
-    if (!c.met) std::printf("acceptance: %s not met (limit %g, value %g)\n", c.name.c_str(), c.limit, c.value);
+    if (!c.measured) {
+      std::printf("acceptance: %s not met: nothing to measure it on (e.g. no item has an `expected` label)\n",
+                  c.name.c_str());
+    } else if (!c.met) {
+      std::printf("acceptance: %s not met (limit %g, value %g)\n", c.name.c_str(), c.limit, c.value);
+    }
   }
   std::printf("run folder: %s\n", out.run_dir.string().c_str());
 }
