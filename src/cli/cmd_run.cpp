@@ -102,7 +102,7 @@ void PrintSummary(const RunOutcome& out) {
       std::printf("acceptance: %s not met (limit %g, value %g)\n", c.name.c_str(), c.limit, c.value);
     }
   }
-  std::printf("run folder: %s\n", out.run_dir.string().c_str());
+  std::printf("run folder: %s\n", std::filesystem::absolute(out.run_dir).lexically_normal().c_str());
 }
 
 int Execute(const RunOptions& o) {
@@ -149,7 +149,7 @@ int Execute(const RunOptions& o) {
     j["ok"] = out.exit_code == ExitCode::kOk;
     j["exit_code"] = static_cast<int>(out.exit_code);
     j["run_id"] = out.run_id;
-    j["run_dir"] = out.run_dir.string();
+    j["run_dir"] = std::filesystem::absolute(out.run_dir).lexically_normal().string();
     j["report"] = ReportToJson(out.report);
     j["verify"] = VerifyResultToJson(out.run_dir, out.verify);
     PrintJson(j);

@@ -121,18 +121,17 @@ TEST_F(StageTest, TextInputModelAndPerItemFailureIsolation) {
   EXPECT_EQ(out[2].label, "long");
 }
 
-TEST_F(StageTest, WrongOutputShapeIsAStageErrorPerItem) {
+// A model that cannot produce [batch, labels] is found at load (warm-up), before any run
+// folder exists, not item by item mid-run.
+TEST_F(StageTest, WrongOutputShapeIsRefusedAtLoad) {
   auto stage = Create(SaveTextModel(R"(
 def forward(self, texts: List[str]) -> Tensor:
     return torch.zeros([len(texts), 3])
 )"));
-  ASSERT_TRUE(stage.ok());
-  auto out = stage.value()->Classify({"a", "b"});
-  ASSERT_EQ(out.size(), 2u);
-  for (const auto& o : out) {
-    EXPECT_FALSE(o.ok);
-    EXPECT_NE(o.error.find("expected [1, 2]"), std::string::npos) << o.error;
-  }
+  ASSERT_FALSE(stage.ok());
+  EXPECT_EQ(stage.error().code, ExitCode::kBadInput);
+  EXPECT_NE(stage.error().what.find("warm-up"), std::string::npos) << stage.error().what;
+  EXPECT_NE(stage.error().what.find("expected [1, 2]"), std::string::npos) << stage.error().what;
 }
 
 TEST_F(StageTest, ContractViolationsAreRefusedAtLoad) {
