@@ -93,10 +93,11 @@ int Execute(const ManifestCliOptions& o) {
 
 void AddManifestCommand(CLI::App& app, int& exit_code) {
   auto o = std::make_shared<ManifestCliOptions>();
-  CLI::App* cmd = app.add_subcommand(
-      "manifest",
-      "Write a manifest pinning every file under DIR by sha256 (hidden files skipped). Add `expected`\n"
-      "or `expected_rejection` to items by hand afterwards.");
+  CLI::App* cmd = app.add_subcommand("manifest", "Write a sha256-pinned manifest for a folder of inputs");
+  cmd->footer(
+      "Pins every file under DIR (hidden files skipped); ids come from the paths without extension.\n"
+      "Add `expected` or `expected_rejection` to items by hand afterwards. Never overwrites a manifest\n"
+      "unless --force.");
   cmd->add_option("DIR", o->dir, "Folder of inputs")->required();
   cmd->add_option("--out", o->out, "Manifest to write (default DIR/manifest.json; '-' for stdout)");
   cmd->add_option("--name", o->name, "Manifest name (default: the folder's name)");

@@ -45,11 +45,11 @@ int Execute(const VerifyCliOptions& o) {
 
 void AddVerifyCommand(CLI::App& app, int& exit_code) {
   auto o = std::make_shared<VerifyCliOptions>();
-  CLI::App* cmd = app.add_subcommand(
-      "verify",
-      "Re-verify a run folder, possibly a copy on another machine: BagIt structure, completeness and\n"
-      "sha256 fixity, the copies of manifest and parameters, then exactly-once accounting of every\n"
-      "manifest id and the report's counts. Needs nothing outside the folder unless --inputs.");
+  CLI::App* cmd = app.add_subcommand("verify", "Re-verify a run folder, or a copy of one on another machine");
+  cmd->footer(
+      "Checks BagIt structure, completeness and sha256 fixity, the copies of manifest and parameters,\n"
+      "then exactly-once accounting of every manifest id and the report's counts, listing every\n"
+      "finding. Needs nothing outside the folder unless --inputs. Exit 0 verified, 1 findings.");
   cmd->add_option("RUN_DIR", o->run_dir, "The run folder")->required();
   cmd->add_flag("--fast", o->fast, "Skip re-hashing the payload (structure, Payload-Oxum and completeness only)");
   cmd->add_flag("--inputs", o->inputs, "Also re-hash the inputs the manifest names (from the recorded inputs root)");
