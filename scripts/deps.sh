@@ -6,6 +6,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 missing=()
 while IFS= read -r line; do
   line=${line%%#*}
+  line=${line%%[[:space:]]*}
   [ -n "${line// }" ] || continue
   pkg=${line%%=*}
   want=${line#*=}
@@ -20,10 +21,10 @@ done <"$root/requirements-rebuild.txt"
 [ ${#missing[@]} -eq 0 ] && exit 0
 if [ "$(id -u)" -ne 0 ]; then
   echo "pilot: error: missing Debian packages: ${missing[*]}" >&2
-  echo "  run: sudo apt-get update && sudo apt-get install -y --no-install-recommends ${missing[*]}" >&2
+  echo "  run: sudo apt-get update && sudo apt-get install -y ${missing[*]}" >&2
   exit 1
 fi
 echo "pilot: installing ${missing[*]}" >&2
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -q
-apt-get install -y -q --no-install-recommends "${missing[@]}"
+apt-get install -y -q "${missing[@]}"
