@@ -45,8 +45,14 @@ class FileSystem {
   // Durable replace: write a temp file beside `file`, fsync, rename, fsync the folder.
   // On failure `file` is either absent or holds its previous contents, never a part.
   virtual Status WriteFileAtomic(const stdfs::path& file, std::string_view data) = 0;
+  // Durable copy of `from` to `to` (streamed, then as WriteFileAtomic).
+  virtual Status CopyFileAtomic(const stdfs::path& from, const stdfs::path& to) = 0;
   // Opens (creating if needed) a file for appending.
   virtual Result<std::unique_ptr<AppendFile>> OpenAppend(const stdfs::path& file) = 0;
+  // Cuts a file to `size` bytes and fsyncs it.
+  virtual Status Truncate(const stdfs::path& file, std::uint64_t size) = 0;
+  // Removes a file; a missing file is fine.
+  virtual Status RemoveFile(const stdfs::path& file) = 0;
 };
 
 FileSystem& RealFileSystem();

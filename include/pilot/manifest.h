@@ -4,6 +4,7 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -35,6 +36,27 @@ Result<Manifest> ParseManifest(std::string_view text, bool jsonl, const std::str
 
 // Reads and parses a manifest file (.json or .jsonl by extension).
 Result<Manifest> LoadManifest(const std::filesystem::path& file);
+
+// A validated manifest file, read item by item. A .json manifest is held in memory (a JSON
+// document is parsed whole anyway); a .jsonl manifest is streamed, so that memory does not
+// grow with its length: opening it validates every line (ids unique: the only state kept,
+// and only while validating) and ForEach reads it again.
+class ManifestSource {
+ public:
+  static Result<ManifestSource> Open(const std::filesystem::path& file);
+  std::size_t size() const { return count_; }
+  const std::string& name() const { return name_; }
+  const std::filesystem::path& file() const { return file_; }
+  // Calls fn for each item in order; stops at the first error fn returns.
+  Status ForEach(const std::function<Status(const ManifestItem&)>& fn) const;
+
+ private:
+  std::filesystem::path file_;
+  bool jsonl_ = false;
+  std::optional<Manifest> loaded_;
+  std::size_t count_ = 0;
+  std::string name_;
+};
 
 // Serialises a manifest as pretty JSON (the form `pilot manifest` writes).
 std::string ManifestToJson(const Manifest& manifest);

@@ -15,8 +15,8 @@
 namespace pilot {
 
 struct RunMetrics {
-  double wall_seconds = 0;    // processing time of all items
-  double peak_rss_mb = 0;
+  double processing_seconds = 0;  // summed over every session that worked on the run
+  double peak_rss_mb = 0;         // the highest of any session
 };
 
 struct Criterion {
@@ -43,13 +43,26 @@ struct Report {
   double accuracy() const { return labelled ? static_cast<double>(correct) / labelled : 0; }
 };
 
+// Accumulates a report item by item (constant memory but for one latency per item).
+class ReportBuilder {
+ public:
+  void Add(const ManifestItem& item, const ResultRecord& record);
+  Report Finish(const Acceptance& acceptance, const RunMetrics& metrics);
+
+ private:
+  Report r_;
+  std::vector<double> latencies_;
+};
+
 // `records` must be in manifest order, one per item.
 Report BuildReport(const Manifest& manifest, const std::vector<ResultRecord>& records,
                    const Acceptance& acceptance, const RunMetrics& metrics);
 
 nlohmann::ordered_json ReportToJson(const Report& report);
+// `records`: the first items (the table is capped); `total` how many there are in all.
 std::string ReportToMarkdown(const Report& report, const std::string& run_id,
                              const std::vector<ResultRecord>& records);
+inline constexpr std::size_t kMarkdownItemRows = 1000;
 
 // Nearest-rank percentile of unsorted samples; 0 for none.
 double Percentile(std::vector<double> samples, double p);

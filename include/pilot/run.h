@@ -1,9 +1,17 @@
 // A run: a fresh run folder, every manifest item through the stage, the report, the bag,
-// then a self-verification. The caller has validated parameters and manifest, resolved the
-// device and built the stage (the effective plan).
+// then a self-verification; and the resumption of an interrupted one. The caller has
+// validated the parameters and manifest, resolved the device and built the stage.
+//
+// Durability: the journal's header is the first thing written into a new folder; results
+// are journaled and fsynced per batch before anything derived from them; every other file
+// is written atomically; the bag manifests come last. A process killed at any instant
+// leaves a folder that `ResumeRun` finishes (unless it died before the header was written,
+// when no item had been processed and the folder says it never started).
 #pragma once
 
 #include <filesystem>
+#include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -11,9 +19,11 @@
 
 #include "pilot/clock.h"
 #include "pilot/fs.h"
+#include "pilot/journal.h"
 #include "pilot/manifest.h"
 #include "pilot/params.h"
 #include "pilot/report.h"
+#include "pilot/run_lock.h"
 #include "pilot/stage.h"
 #include "pilot/status.h"
 #include "pilot/verify.h"
@@ -22,24 +32,38 @@ namespace pilot {
 
 struct RunPlan {
   Params params;
-  std::filesystem::path params_file;    // the file read (copied byte for byte)
-  std::string params_bytes;
-  std::filesystem::path manifest_file;  // resolved
-  std::string manifest_bytes;
-  Manifest manifest;
-  std::filesystem::path inputs_root;    // the manifest's folder, canonical
+  std::filesystem::path params_file;  // the file read, absolute
+  std::string params_bytes;           // copied byte for byte
+  ManifestSource manifest;
+  std::string manifest_sha256;
+  std::filesystem::path inputs_root;  // the manifest's folder, canonical
   std::string model_sha256;
   std::filesystem::path runs_dir;
-  std::string run_id;                   // empty: generated
+  std::string run_id;  // empty: generated
   std::vector<std::string> command_line;
-  nlohmann::ordered_json environment;   // what was received (host + runtime + device)
+  nlohmann::ordered_json environment;  // what was received (host + runtime + device)
+};
+
+struct Progress {
+  std::size_t done = 0, total = 0, accepted = 0, rejected = 0;
+  double items_per_second = 0;  // this session
+  double eta_seconds = 0;
+};
+
+struct RunControl {
+  std::function<bool()> should_stop;  // polled between batches (SIGINT/SIGTERM)
+  std::size_t stop_after = 0;         // test hook: stop as if interrupted after N items
+  std::function<void(const Progress&)> on_progress;  // after every batch
 };
 
 struct RunOutcome {
   std::filesystem::path run_dir;
   std::string run_id;
-  Report report;
-  VerifyResult verify;
+  bool interrupted = false;
+  Progress progress;
+  Report report;        // when finished
+  VerifyResult verify;  // when finished
+  std::vector<std::string> notes;  // recoveries worth telling (torn journal record, stale lock)
   ExitCode exit_code = ExitCode::kOk;
 };
 
@@ -48,7 +72,42 @@ std::string NewRunId(Clock& clock);
 bool IsValidRunId(const std::string& id);
 
 // Fails before creating anything if the run folder exists (exit 2) or cannot be created.
-// Once the folder exists, a failure leaves it without bag manifests: never a finished run.
-Result<RunOutcome> ExecuteRun(const RunPlan& plan, Stage& stage, FileSystem& fs, Clock& clock);
+// Once the folder exists, a failure leaves it resumable and without bag manifests.
+Result<RunOutcome> ExecuteRun(const RunPlan& plan, Stage& stage, FileSystem& fs, Clock& clock,
+                              const RunControl& control = {});
+
+// What resuming needs, all read from the run folder: the copies of manifest and parameters
+// (checked against the journal's header), the journal's state, and the lock.
+struct ResumeSetup {
+  std::filesystem::path run_dir;
+  JournalState journal;
+  RunPlan plan;  // rebuilt from the folder: params, manifest copy, inputs root, model
+  std::optional<RunLock> lock;
+  bool already_finished = false;  // complete but left with a stale lock: only re-finalise
+  std::vector<std::string> notes;
+};
+
+// Locks the folder, repairs a torn last journal record, refuses (exit 2, naming it) a
+// finished run, a changed copy of manifest or parameters, or a changed model file.
+// Reads only the journal, the copies and the model file — never the inputs or results.
+Result<ResumeSetup> PrepareResume(const std::filesystem::path& run_dir, FileSystem& fs);
+
+// Processes only the items without a result record, then finishes the folder exactly as a
+// straight-through run would.
+Result<RunOutcome> ResumeRun(ResumeSetup& setup, Stage& stage, FileSystem& fs, Clock& clock,
+                             const RunControl& control = {});
+
+// A run folder's state for `pilot status`, read from its journal (no lock taken).
+struct RunStatus {
+  std::string state;  // running | interrupted | finished
+  std::string run_id;
+  std::optional<long> writer_pid;
+  std::size_t done = 0, total = 0, accepted = 0, rejected = 0;
+  double items_per_second = 0;  // the latest session
+  std::optional<double> eta_seconds;
+  std::uint64_t torn_bytes = 0;
+};
+Result<RunStatus> ReadRunStatus(const std::filesystem::path& run_dir);
+nlohmann::ordered_json RunStatusToJson(const RunStatus& status);
 
 }  // namespace pilot

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "pilot/hash.h"
+#include "pilot/run_lock.h"
 
 namespace pilot {
 
@@ -117,7 +118,9 @@ Status FinalizeBag(FileSystem& fs, const fs::path& bag,
   std::vector<std::string> tags;
   for (const auto& entry : fs::directory_iterator(bag)) {
     std::string name = entry.path().filename().string();
-    if (entry.is_regular_file() && name.rfind("tagmanifest-", 0) != 0 && name.find(".tmp-") == std::string::npos) {
+    // Not the tag manifests themselves, nor the writer's lock (removed once the bag is done).
+    if (entry.is_regular_file() && name.rfind("tagmanifest-", 0) != 0 && name != kLockFile &&
+        name.find(".tmp-") == std::string::npos) {
       tags.push_back(name);
     }
   }

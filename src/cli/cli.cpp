@@ -47,6 +47,8 @@ int Main(int argc, char** argv) {
   int exit_code = 0;
   const std::vector<std::string> args(argv, argv + argc);
   AddRunCommand(app, exit_code, args);
+  AddResumeCommand(app, exit_code, args);
+  AddStatusCommand(app, exit_code);
   AddVerifyCommand(app, exit_code);
   AddManifestCommand(app, exit_code);
   try {

@@ -1,15 +1,11 @@
 // `pilot run`: validate everything, check the environment, then hand over to ExecuteRun.
-#include <cstdio>
-#include <iostream>
-
 #include "cli/cli.h"
+#include "cli/session.h"
 #include "pilot/fs.h"
 #include "pilot/hash.h"
-#include "pilot/host.h"
 #include "pilot/manifest.h"
 #include "pilot/params.h"
 #include "pilot/run.h"
-#include "pilot/torch_stage.h"
 
 namespace pilot::cli {
 namespace {
@@ -23,19 +19,19 @@ struct RunOptions {
   std::string runs_dir = "runs";
   std::string run_id;
   std::string device;
+  std::size_t stop_after = 0;
   std::vector<std::string> argv;
 };
 
 Result<RunPlan> BuildPlan(const RunOptions& o) {
   RunPlan plan;
-  plan.params_file = o.params;
+  plan.params_file = fs::absolute(o.params);
   auto params_bytes = RealFileSystem().ReadFile(o.params);
   if (!params_bytes.ok()) {
     return BadInput("cannot read the parameter file", o.params, "give an existing file with --params");
   }
   plan.params_bytes = params_bytes.value();
-  fs::path base = fs::absolute(plan.params_file).parent_path();
-  auto params = ParseParams(plan.params_bytes, base, o.params);
+  auto params = ParseParams(plan.params_bytes, plan.params_file.parent_path(), o.params);
   if (!params.ok()) return params.error();
   plan.params = std::move(params).value();
   if (!o.device.empty()) {
@@ -44,19 +40,14 @@ Result<RunPlan> BuildPlan(const RunOptions& o) {
   }
   if (!o.manifest.empty()) plan.params.manifest = fs::absolute(o.manifest);
 
-  plan.manifest_file = plan.params.manifest;
-  auto manifest_bytes = RealFileSystem().ReadFile(plan.manifest_file);
-  if (!manifest_bytes.ok()) {
-    return BadInput("cannot read the manifest", plan.manifest_file.string(),
-                    "check 'manifest' in the parameters or --manifest");
-  }
-  plan.manifest_bytes = manifest_bytes.value();
-  auto manifest = ParseManifest(plan.manifest_bytes, plan.manifest_file.extension() == ".jsonl",
-                                plan.manifest_file.string());
+  auto manifest = ManifestSource::Open(plan.params.manifest);
   if (!manifest.ok()) return manifest.error();
   plan.manifest = std::move(manifest).value();
+  auto manifest_sha = Sha256File(plan.params.manifest);
+  if (!manifest_sha.ok()) return manifest_sha.error();
+  plan.manifest_sha256 = manifest_sha.value();
   std::error_code ec;
-  plan.inputs_root = fs::canonical(fs::absolute(plan.manifest_file).parent_path(), ec);
+  plan.inputs_root = fs::canonical(fs::absolute(plan.params.manifest).parent_path(), ec);
 
   const fs::path& model = plan.params.stage.model;
   if (!fs::is_regular_file(model, ec)) {
@@ -77,86 +68,18 @@ Result<RunPlan> BuildPlan(const RunOptions& o) {
   return plan;
 }
 
-void PrintSummary(const RunOutcome& out) {
-  const Report& r = out.report;
-  std::printf("run %s: %zu items, %zu accepted, %zu rejected\n", out.run_id.c_str(), r.total, r.accepted,
-              r.rejected);
-  for (const auto& [reason, n] : r.by_reason) std::printf("  rejected %-22s %zu\n", reason.c_str(), n);
-  if (r.labelled) {
-    std::printf("accuracy on labelled items: %zu/%zu (%.1f%%); expected rejections met: %zu/%zu\n", r.correct,
-                r.labelled, 100.0 * r.accuracy(), r.expected_rejections_met, r.expected_rejections);
-  }
-  std::printf("latency p50 %.2f ms, p95 %.2f ms; %.1f items/s; peak RSS %.0f MB\n", r.p50_ms, r.p95_ms,
-              r.items_per_second, r.peak_rss_mb);
-  if (!out.verify.ok()) {
-    std::printf("verify: FAILED with %zu finding(s):\n", out.verify.findings.size());
-    for (const auto& f : out.verify.findings) std::printf("  [%s] %s: %s\n", f.check.c_str(), f.where.c_str(), f.what.c_str());
-  } else {
-    std::printf("verify: ok (every manifest id accounted for exactly once)\n");
-  }
-  for (const auto& c : r.criteria) {
-    if (!c.measured) {
-      std::printf("acceptance: %s not met: nothing to measure it on (e.g. no item has an `expected` label)\n",
-                  c.name.c_str());
-    } else if (!c.met) {
-      std::printf("acceptance: %s not met (limit %g, value %g)\n", c.name.c_str(), c.limit, c.value);
-    }
-  }
-  std::printf("run folder: %s\n", std::filesystem::absolute(out.run_dir).lexically_normal().c_str());
-}
-
 int Execute(const RunOptions& o) {
   ApplyLogLevel(o.common);
   auto plan = BuildPlan(o);
   if (!plan.ok()) return ReportError(plan.error(), o.common);
-  auto device = ResolveDevice(plan.value().params.device);
-  if (!device.ok()) return ReportError(device.error(), o.common);
-
-  StageRegistry registry;
-  RegisterTorchStages(registry);
-  StageConfig config;
-  config.kind = plan.value().params.stage.kind;
-  config.model = plan.value().params.stage.model;
-  config.model_sha256 = plan.value().model_sha256;
-  config.options = plan.value().params.stage.options;
-  config.device = device.value();
-  config.threads = plan.value().params.threads;
-  config.seed = plan.value().params.seed;
-  auto stage = registry.Create(config);
-  if (!stage.ok()) return ReportError(stage.error(), o.common);
-  const auto& labels = stage.value()->Describe().labels;
-  for (const auto& c : plan.value().params.allowed_categories) {
-    if (std::find(labels.begin(), labels.end(), c) == labels.end()) {
-      std::string all;
-      for (const auto& l : labels) all += (all.empty() ? "" : " ") + l;
-      return ReportError(BadInput("allowed category '" + c + "' is not a label of the model",
-                                  "allowed_categories", "the model's labels are: " + all),
-                         o.common);
-    }
-  }
-  nlohmann::ordered_json env;
-  env["host"] = HostInfo();
-  env["libtorch"] = TorchRuntimeInfo();
-  env["device_requested"] = plan.value().params.device;
-  env["device_used"] = device.value();
-  plan.value().environment = env;
-
-  auto outcome = ExecuteRun(plan.value(), *stage.value(), RealFileSystem(), SystemClock());
+  auto built = BuildStage(plan.value().params, plan.value().model_sha256);
+  if (!built.ok()) return ReportError(built.error(), o.common);
+  plan.value().environment = built.value().environment;
+  InstallInterruptHandlers();
+  auto outcome = ExecuteRun(plan.value(), *built.value().stage, CliFileSystem(), SystemClock(),
+                            MakeRunControl(o.common, o.stop_after));
   if (!outcome.ok()) return ReportError(outcome.error(), o.common);
-  const RunOutcome& out = outcome.value();
-  if (o.common.json) {
-    nlohmann::ordered_json j;
-    j["ok"] = out.exit_code == ExitCode::kOk;
-    j["exit_code"] = static_cast<int>(out.exit_code);
-    j["run_id"] = out.run_id;
-    j["run_dir"] = std::filesystem::absolute(out.run_dir).lexically_normal().string();
-    j["report"] = ReportToJson(out.report);
-    j["verify"] = VerifyResultToJson(out.run_dir, out.verify);
-    PrintJson(j);
-  } else {
-    PrintSummary(out);
-  }
-  return static_cast<int>(out.exit_code);
+  return PrintOutcome(outcome.value(), o.common);
 }
 
 }  // namespace
@@ -170,7 +93,12 @@ void AddRunCommand(CLI::App& app, int& exit_code, const std::vector<std::string>
   cmd->add_option("--runs-dir", o->runs_dir, "Folder that receives the run folder")->capture_default_str();
   cmd->add_option("--run-id", o->run_id, "Name of the run folder (default: UTC time + random suffix); never reused");
   cmd->add_option("--device", o->device, "auto | cpu | cuda | rocm (default: the parameters' device)");
+  cmd->add_option("--stop-after", o->stop_after,
+                  "Stop as if interrupted once N items are done (exit 130; for tests and rehearsals)");
   AddCommonOptions(*cmd, o->common);
+  cmd->footer(
+      "Ctrl-C (or SIGTERM) stops after the current batch with exit 130 and a resumable folder;\n"
+      "a second Ctrl-C stops at once (still resumable). Finish with `pilot resume RUN_DIR`.");
   cmd->callback([o, &exit_code, &argv] {
     o->argv = argv;
     exit_code = Execute(*o);

@@ -108,6 +108,55 @@ class PosixFileSystem : public FileSystem {
     return SyncDirectory(file.has_parent_path() ? file.parent_path() : stdfs::path("."));
   }
 
+  Status CopyFileAtomic(const stdfs::path& from, const stdfs::path& to) override {
+    int in = ::open(from.c_str(), O_RDONLY | O_CLOEXEC);
+    if (in < 0) return IoError("cannot open", from, errno);
+    stdfs::path tmp = to;
+    tmp += ".tmp-" + std::to_string(::getpid());
+    int out = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+    if (out < 0) {
+      int err = errno;
+      ::close(in);
+      return IoError("cannot create", tmp, err);
+    }
+    Status st;
+    char buf[1 << 16];
+    for (;;) {
+      ssize_t n = ::read(in, buf, sizeof buf);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) {
+        st = IoError("read failed", from, errno);
+        break;
+      }
+      if (n == 0) break;
+      st = WriteAll(out, std::string_view(buf, static_cast<size_t>(n)), tmp);
+      if (!st.ok()) break;
+    }
+    if (st.ok() && ::fsync(out) != 0) st = IoError("fsync failed", tmp, errno);
+    ::close(in);
+    ::close(out);
+    if (st.ok() && ::rename(tmp.c_str(), to.c_str()) != 0) st = IoError("rename failed", to, errno);
+    if (!st.ok()) {
+      ::unlink(tmp.c_str());
+      return st;
+    }
+    return SyncDirectory(to.has_parent_path() ? to.parent_path() : stdfs::path("."));
+  }
+
+  Status Truncate(const stdfs::path& file, std::uint64_t size) override {
+    int fd = ::open(file.c_str(), O_WRONLY | O_CLOEXEC);
+    if (fd < 0) return IoError("cannot open to truncate", file, errno);
+    Status st;
+    if (::ftruncate(fd, static_cast<off_t>(size)) != 0 || ::fsync(fd) != 0) st = IoError("truncate failed", file, errno);
+    ::close(fd);
+    return st;
+  }
+
+  Status RemoveFile(const stdfs::path& file) override {
+    if (::unlink(file.c_str()) != 0 && errno != ENOENT) return IoError("cannot remove", file, errno);
+    return {};
+  }
+
   Result<std::unique_ptr<AppendFile>> OpenAppend(const stdfs::path& file) override {
     int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0666);
     if (fd < 0) return IoError("cannot open for append", file, errno);

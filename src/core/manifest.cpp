@@ -1,7 +1,9 @@
 #include "pilot/manifest.h"
 
+#include <fstream>
 #include <set>
 #include <sstream>
+#include <unordered_set>
 
 #include "pilot/fs.h"
 #include "pilot/hash.h"
@@ -66,6 +68,22 @@ Result<ManifestItem> ParseItem(const nlohmann::json& j, const std::string& where
   return item;
 }
 
+// Calls fn(parsed line, "file:line") for each non-blank line.
+Status StreamJsonLines(std::istream& in, const std::string& source,
+                       const std::function<Status(const nlohmann::json&, const std::string&)>& fn) {
+  std::string line;
+  std::size_t line_no = 0;
+  while (std::getline(in, line)) {
+    ++line_no;
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    std::string where = source + ":" + std::to_string(line_no);
+    auto j = ParseJson(line, where);
+    if (!j.ok()) return j.error();
+    if (Status st = fn(j.value(), where); !st.ok()) return st;
+  }
+  return {};
+}
+
 }  // namespace
 
 bool IsValidItemId(std::string_view id) {
@@ -92,20 +110,11 @@ Result<Manifest> ParseManifest(std::string_view text, bool jsonl, const std::str
     return {};
   };
   if (jsonl) {
-    std::size_t line_no = 0;
-    std::size_t start = 0;
-    while (start <= text.size()) {
-      std::size_t end = text.find('\n', start);
-      if (end == std::string_view::npos) end = text.size();
-      std::string_view line = text.substr(start, end - start);
-      ++line_no;
-      start = end + 1;
-      if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
-      std::string where = source + ":" + std::to_string(line_no);
-      auto j = ParseJson(line, where);
-      if (!j.ok()) return j.error();
-      if (Status st = add(j.value(), where); !st.ok()) return st.error();
-    }
+    std::istringstream in{std::string(text)};
+    Status st = StreamJsonLines(in, source, [&](const nlohmann::json& j, const std::string& where) {
+      return add(j, where);
+    });
+    if (!st.ok()) return st.error();
     manifest.name = std::filesystem::path(source).stem().string();
   } else {
     auto j = ParseJson(text, source);
@@ -140,6 +149,52 @@ Result<Manifest> LoadManifest(const std::filesystem::path& file) {
     return BadInput("cannot read manifest", file.string(), "check the path (--manifest or params)");
   }
   return ParseManifest(text.value(), file.extension() == ".jsonl", file.string());
+}
+
+Result<ManifestSource> ManifestSource::Open(const std::filesystem::path& file) {
+  ManifestSource src;
+  src.file_ = file;
+  src.jsonl_ = file.extension() == ".jsonl";
+  if (!src.jsonl_) {
+    auto m = LoadManifest(file);
+    if (!m.ok()) return m.error();
+    src.count_ = m.value().items.size();
+    src.name_ = m.value().name;
+    src.loaded_ = std::move(m).value();
+    return src;
+  }
+  std::ifstream in(file, std::ios::binary);
+  if (!in) return BadInput("cannot read manifest", file.string(), "check the path (--manifest or params)");
+  std::unordered_set<std::string> ids;
+  Status st = StreamJsonLines(in, file.string(), [&](const nlohmann::json& j, const std::string& where) -> Status {
+    auto item = ParseItem(j, where);
+    if (!item.ok()) return item.error();
+    if (!ids.insert(item.value().id).second) {
+      return BadInput("duplicate id '" + item.value().id + "'", where, "every id must be unique; nothing was run");
+    }
+    return {};
+  });
+  if (!st.ok()) return st.error();
+  if (ids.empty()) return BadInput("the manifest has no items", file.string(), kFix);
+  src.count_ = ids.size();
+  src.name_ = file.stem().string();
+  return src;
+}
+
+Status ManifestSource::ForEach(const std::function<Status(const ManifestItem&)>& fn) const {
+  if (loaded_) {
+    for (const auto& item : loaded_->items) {
+      if (Status st = fn(item); !st.ok()) return st;
+    }
+    return {};
+  }
+  std::ifstream in(file_, std::ios::binary);
+  if (!in) return BadInput("cannot read manifest", file_.string());
+  return StreamJsonLines(in, file_.string(), [&](const nlohmann::json& j, const std::string& where) -> Status {
+    auto item = ParseItem(j, where);
+    if (!item.ok()) return item.error();
+    return fn(item.value());
+  });
 }
 
 std::string ManifestToJson(const Manifest& manifest) {

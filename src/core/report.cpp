@@ -15,40 +15,44 @@ double Percentile(std::vector<double> samples, double p) {
   return samples[rank - 1];
 }
 
+void ReportBuilder::Add(const ManifestItem& item, const ResultRecord& rec) {
+  ++r_.total;
+  if (rec.accepted) {
+    ++r_.accepted;
+    ++r_.by_category[rec.category];
+  } else {
+    ++r_.rejected;
+    ++r_.by_reason[rec.reason];
+  }
+  if (item.expected) {
+    ++r_.labelled;
+    if (rec.accepted && rec.category == *item.expected) ++r_.correct;
+  }
+  if (item.expected_rejection) {
+    ++r_.expected_rejections;
+    if (!rec.accepted && rec.reason == *item.expected_rejection) {
+      ++r_.expected_rejections_met;
+    } else {
+      r_.expected_rejections_unmet.push_back(item.id);
+    }
+  }
+  if (rec.latency_ms) latencies_.push_back(*rec.latency_ms);
+}
+
 Report BuildReport(const Manifest& manifest, const std::vector<ResultRecord>& records,
                    const Acceptance& acceptance, const RunMetrics& metrics) {
-  Report r;
-  r.total = manifest.items.size();
-  std::vector<double> latencies;
-  for (std::size_t i = 0; i < records.size() && i < manifest.items.size(); ++i) {
-    const ResultRecord& rec = records[i];
-    const ManifestItem& item = manifest.items[i];
-    if (rec.accepted) {
-      ++r.accepted;
-      ++r.by_category[rec.category];
-    } else {
-      ++r.rejected;
-      ++r.by_reason[rec.reason];
-    }
-    if (item.expected) {
-      ++r.labelled;
-      if (rec.accepted && rec.category == *item.expected) ++r.correct;
-    }
-    if (item.expected_rejection) {
-      ++r.expected_rejections;
-      if (!rec.accepted && rec.reason == *item.expected_rejection) {
-        ++r.expected_rejections_met;
-      } else {
-        r.expected_rejections_unmet.push_back(item.id);
-      }
-    }
-    if (rec.latency_ms) latencies.push_back(*rec.latency_ms);
-  }
-  r.latency_samples = latencies.size();
-  r.p50_ms = Percentile(latencies, 50);
-  r.p95_ms = Percentile(latencies, 95);
-  r.p99_ms = Percentile(latencies, 99);
-  r.items_per_second = metrics.wall_seconds > 0 ? r.total / metrics.wall_seconds : 0;
+  ReportBuilder b;
+  for (std::size_t i = 0; i < records.size() && i < manifest.items.size(); ++i) b.Add(manifest.items[i], records[i]);
+  return b.Finish(acceptance, metrics);
+}
+
+Report ReportBuilder::Finish(const Acceptance& acceptance, const RunMetrics& metrics) {
+  Report r = r_;
+  r.latency_samples = latencies_.size();
+  r.p50_ms = Percentile(latencies_, 50);
+  r.p95_ms = Percentile(latencies_, 95);
+  r.p99_ms = Percentile(latencies_, 99);
+  r.items_per_second = metrics.processing_seconds > 0 ? r.total / metrics.processing_seconds : 0;
   r.peak_rss_mb = metrics.peak_rss_mb;
 
   auto add = [&](const char* name, std::optional<double> limit, double value, bool measured,
@@ -136,7 +140,11 @@ std::string ReportToMarkdown(const Report& r, const std::string& run_id,
     }
     md << "\n";
   }
-  md << "## Items\n\n| id | status | category / reason | detail |\n|---|---|---|---|\n";
+  md << "## Items\n\n";
+  if (r.total > records.size()) {
+    md << "The first " << records.size() << " of " << r.total << " items; all are in `results.jsonl`.\n\n";
+  }
+  md << "| id | status | category / reason | detail |\n|---|---|---|---|\n";
   for (const auto& rec : records) {
     std::string detail = rec.accepted ? "confidence " + std::to_string(rec.confidence) : rec.detail;
     for (char& c : detail) {

@@ -1,11 +1,16 @@
 #include "pilot/run.h"
 
+#include <algorithm>
+#include <fstream>
 #include <random>
+#include <unistd.h>
+
+#include <unordered_map>
 
 #include <spdlog/spdlog.h>
 
-#include "pilot/build_info.h"
 #include "pilot/bag.h"
+#include "pilot/build_info.h"
 #include "pilot/hash.h"
 #include "pilot/host.h"
 #include "pilot/json_util.h"
@@ -18,25 +23,26 @@ namespace fs = std::filesystem;
 
 namespace {
 
-#define PILOT_RETURN_IF_ERROR(expr)      \
-  do {                                   \
-    if (Status _st = (expr); !_st.ok())  \
-      return _st.error();                \
+#define PILOT_RETURN_IF_ERROR(expr)     \
+  do {                                  \
+    if (Status _st = (expr); !_st.ok()) \
+      return _st.error();               \
   } while (0)
+
+const char* kJournal = "data/journal.jsonl";
 
 ResultRecord FromStage(const ManifestItem& item, const StageOutput& out, const StageDescription& desc,
                        const std::vector<std::string>& allowed, double latency_ms) {
   ResultRecord r;
+  char buf[160];
   if (!out.ok) {
     r = ResultRecord::Rejected(item.id, out.out_of_memory ? reason::kDeviceOutOfMemory : reason::kStageError,
                                out.error);
   } else if (std::find(allowed.begin(), allowed.end(), out.label) == allowed.end()) {
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%.3f", out.confidence);
-    r = ResultRecord::Rejected(item.id, reason::kCategoryNotAllowed,
-                               "model says '" + out.label + "' (" + buf + "), not in allowed_categories");
+    std::snprintf(buf, sizeof buf, "model says '%s' (%.3f), not in allowed_categories", out.label.c_str(),
+                  out.confidence);
+    r = ResultRecord::Rejected(item.id, reason::kCategoryNotAllowed, buf);
   } else if (out.confidence < desc.min_confidence) {
-    char buf[96];
     std::snprintf(buf, sizeof buf, "top label '%s' at %.3f is below min_confidence %.3f", out.label.c_str(),
                   out.confidence, desc.min_confidence);
     r = ResultRecord::Rejected(item.id, reason::kLowConfidence, buf);
@@ -57,69 +63,113 @@ std::string JoinCommandLine(const std::vector<std::string>& args) {
   return s;
 }
 
-class RunWriter {
- public:
-  RunWriter(const RunPlan& plan, Stage& stage, FileSystem& fs, Clock& clock)
-      : plan_(plan), stage_(stage), fs_(fs), clock_(clock) {}
+Error Interrupted() { return Error{ExitCode::kInterrupted, "interrupted", "", ""}; }
 
-  Result<RunOutcome> Execute() {
-    outcome_.run_id = plan_.run_id.empty() ? NewRunId(clock_) : plan_.run_id;
-    if (!IsValidRunId(outcome_.run_id)) {
-      return BadInput("invalid run id '" + outcome_.run_id + "'", "--run-id",
-                      "use 1-128 characters of [A-Za-z0-9._-], not starting with '.'");
-    }
-    PILOT_RETURN_IF_ERROR(fs_.CreateDirectories(plan_.runs_dir));
-    dir_ = plan_.runs_dir / outcome_.run_id;
+// Drives one process's session on a run folder: processes the items without a result,
+// then finishes the folder. Shared by a fresh run and a resumed one.
+class Driver {
+ public:
+  Driver(const fs::path& dir, const RunPlan& plan, const JournalHeader& header, Stage& stage, FileSystem& fs,
+         Clock& clock, const RunControl& control)
+      : dir_(dir), plan_(plan), header_(header), stage_(stage), fs_(fs), clock_(clock), control_(control) {}
+
+  Result<RunOutcome> Drive(JournalWriter& journal, RunLock& lock, const JournalState* previous, bool resumed,
+                           std::vector<std::string> notes) {
     outcome_.run_dir = dir_;
-    PILOT_RETURN_IF_ERROR(fs_.CreateDirectoryExclusive(dir_));
-    spdlog::info("run {}: {} items, stage {} on {}", outcome_.run_id, plan_.manifest.items.size(),
-                 stage_.Describe().kind, stage_.Describe().device);
-    PILOT_RETURN_IF_ERROR(fs_.CreateDirectoryExclusive(dir_ / "data"));
-    PILOT_RETURN_IF_ERROR(WriteBagDeclaration(fs_, dir_));
-    PILOT_RETURN_IF_ERROR(fs_.WriteFileAtomic(dir_ / ManifestCopy(), plan_.manifest_bytes));
-    PILOT_RETURN_IF_ERROR(fs_.WriteFileAtomic(dir_ / "data/params.json", plan_.params_bytes));
-    started_at_ = clock_.UtcNowIso();
-    PILOT_RETURN_IF_ERROR(WriteRunRecord("running"));
-    PILOT_RETURN_IF_ERROR(fs_.WriteFileAtomic(dir_ / "data/environment.json", PrettyJson(plan_.environment)));
-    PILOT_RETURN_IF_ERROR(OpenJournal());
-    PILOT_RETURN_IF_ERROR(ProcessAll());
-    PILOT_RETURN_IF_ERROR(WriteResultsAndReport());
-    PILOT_RETURN_IF_ERROR(WriteRunRecord("finished"));
-    PILOT_RETURN_IF_ERROR(FinalizeBag(fs_, dir_,
-                                      {{"Bag-Software-Agent", std::string("pilot ") + build::kVersion},
-                                       {"External-Identifier", outcome_.run_id}}));
-    outcome_.verify = VerifyRunFolder(dir_, VerifyOptions{});
-    if (!outcome_.verify.ok()) {
-      outcome_.exit_code = ExitCode::kVerifyFailed;
-    } else if (!outcome_.report.acceptance_met) {
-      outcome_.exit_code = ExitCode::kAcceptanceFailed;
+    outcome_.run_id = header_.run_id;
+    outcome_.notes = std::move(notes);
+    journal_ = &journal;
+    if (previous) {
+      done_ = &previous->done;
+      progress_.accepted = previous->accepted;
+      progress_.rejected = previous->rejected;
     }
+    progress_.total = plan_.manifest.size();
+    progress_.done = progress_.accepted + progress_.rejected;
+    sessions_ = (previous ? previous->sessions : 0) + 1;
+    Status st = Work(resumed);
+    if (!st.ok() && st.error().code == ExitCode::kInterrupted) {
+      lock.RemoveFile();  // a clean stop: everything done is journaled
+      outcome_.interrupted = true;
+      outcome_.exit_code = ExitCode::kInterrupted;
+      outcome_.progress = progress_;
+      return std::move(outcome_);
+    }
+    if (!st.ok()) {
+      Error e = st.error();
+      e.hint += std::string(e.hint.empty() ? "" : "; ") + "the run folder is unfinished but resumable: pilot resume " +
+                dir_.string();
+      return e;
+    }
+    st = Finish(lock);
+    if (!st.ok()) {
+      Error e = st.error();
+      e.hint += std::string(e.hint.empty() ? "" : "; ") + "the run folder is unfinished but resumable: pilot resume " +
+                dir_.string();
+      return e;
+    }
+    outcome_.progress = progress_;
     return std::move(outcome_);
   }
 
  private:
-  std::string ManifestCopy() const {
-    return plan_.manifest_file.extension() == ".jsonl" ? "data/manifest.jsonl" : "data/manifest.json";
+  Status Work(bool resumed) {
+    const StageDescription& d = stage_.Describe();
+    PILOT_RETURN_IF_ERROR(journal_->AppendSession({{"pid", static_cast<long>(::getpid())},
+                                                   {"resumed", resumed},
+                                                   {"device", d.device},
+                                                   {"pilot_version", build::kVersion}}));
+    session_start_ = clock_.MonotonicSeconds();
+    last_log_ = session_start_;
+    PILOT_RETURN_IF_ERROR(EnsureFolderFiles());
+    PILOT_RETURN_IF_ERROR(WriteRunRecord("running"));
+    std::vector<ManifestItem> pending;
+    const auto batch = static_cast<std::size_t>(plan_.params.batch_size);
+    PILOT_RETURN_IF_ERROR(plan_.manifest.ForEach([&](const ManifestItem& item) -> Status {
+      if (done_ && done_->count(item.id)) return {};
+      pending.push_back(item);
+      if (pending.size() < batch) return {};
+      return Flush(pending);
+    }));
+    if (!pending.empty()) PILOT_RETURN_IF_ERROR(Flush(pending));
+    return {};
+  }
+
+  // Copies, declaration and environment: written at the start of a fresh run; a resumed
+  // run writes whichever a kill prevented.
+  Status EnsureFolderFiles() {
+    fs::path manifest_copy = dir_ / header_.manifest_copy;
+    if (!fs::exists(manifest_copy)) PILOT_RETURN_IF_ERROR(fs_.CopyFileAtomic(plan_.manifest.file(), manifest_copy));
+    if (!fs::exists(dir_ / "data/params.json")) {
+      PILOT_RETURN_IF_ERROR(fs_.WriteFileAtomic(dir_ / "data/params.json", plan_.params_bytes));
+    }
+    if (!fs::exists(dir_ / "bagit.txt")) PILOT_RETURN_IF_ERROR(WriteBagDeclaration(fs_, dir_));
+    if (!fs::exists(dir_ / "data/environment.json")) {
+      PILOT_RETURN_IF_ERROR(fs_.WriteFileAtomic(dir_ / "data/environment.json", PrettyJson(plan_.environment)));
+    }
+    return {};
   }
 
   Status WriteRunRecord(const std::string& state) {
+    const StageDescription& d = stage_.Describe();
     nlohmann::ordered_json j;
-    j["run_id"] = outcome_.run_id;
+    j["run_id"] = header_.run_id;
     j["pilot_version"] = build::kVersion;
     j["source_revision"] = build::kSourceRevision;
     j["command_line"] = JoinCommandLine(plan_.command_line);
     j["state"] = state;
-    j["started_at"] = started_at_;
+    j["started_at"] = header_.started_at;
     j["finished_at"] = state == "finished" ? nlohmann::ordered_json(clock_.UtcNowIso()) : nlohmann::ordered_json();
-    j["manifest_copy"] = ManifestCopy();
-    j["manifest_sha256"] = Sha256Hex(plan_.manifest_bytes);
-    j["params_sha256"] = Sha256Hex(plan_.params_bytes);
-    j["model_sha256"] = plan_.model_sha256;
-    const StageDescription& d = stage_.Describe();
-    j["plan"] = {{"manifest", fs::absolute(plan_.manifest_file).string()},
-                 {"inputs_root", plan_.inputs_root.string()},
-                 {"params", fs::absolute(plan_.params_file).string()},
-                 {"model", fs::absolute(plan_.params.stage.model).string()},
+    j["sessions"] = sessions_;
+    j["manifest_copy"] = header_.manifest_copy;
+    j["manifest_sha256"] = header_.manifest_sha256;
+    j["params_sha256"] = header_.params_sha256;
+    j["model_sha256"] = header_.model_sha256;
+    j["plan"] = {{"manifest", header_.manifest_path},
+                 {"inputs_root", header_.inputs_root},
+                 {"params", header_.params_path},
+                 {"model", header_.model_path},
+                 {"items", header_.items},
                  {"stage_kind", d.kind},
                  {"device_requested", plan_.params.device},
                  {"device", d.device},
@@ -134,94 +184,135 @@ class RunWriter {
     return fs_.WriteFileAtomic(dir_ / "data/run.json", PrettyJson(j));
   }
 
-  Status OpenJournal() {
-    auto file = fs_.OpenAppend(dir_ / "data/journal.jsonl");
-    if (!file.ok()) return file.error();
-    journal_ = std::move(file).value();
-    nlohmann::ordered_json header;
-    header["type"] = "header";
-    header["run_id"] = outcome_.run_id;
-    header["manifest_sha256"] = Sha256Hex(plan_.manifest_bytes);
-    header["params_sha256"] = Sha256Hex(plan_.params_bytes);
-    header["model_sha256"] = plan_.model_sha256;
-    header["items"] = plan_.manifest.items.size();
-    header["started_at"] = started_at_;
-    if (Status st = journal_->Append(header.dump() + "\n"); !st.ok()) return st;
-    return journal_->Sync();
-  }
-
-  Status ProcessAll() {
-    const auto& items = plan_.manifest.items;
-    const std::size_t batch = static_cast<std::size_t>(plan_.params.batch_size);
-    records_.reserve(items.size());
-    double start = clock_.MonotonicSeconds();
-    double last_log = start;
-    for (std::size_t begin = 0; begin < items.size(); begin += batch) {
-      std::size_t end = std::min(items.size(), begin + batch);
-      std::vector<std::optional<ResultRecord>> slot(end - begin);
-      std::vector<std::string> texts;
-      std::vector<std::size_t> staged;  // indexes into slot
-      for (std::size_t i = begin; i < end; ++i) {
-        Precheck pre = PrecheckItem(fs_, plan_.inputs_root, items[i], plan_.params.max_bytes);
-        if (pre.rejection) {
-          slot[i - begin] = std::move(pre.rejection);
-        } else {
-          texts.push_back(std::move(pre.text));
-          staged.push_back(i - begin);
-        }
-      }
-      if (!texts.empty()) {
-        std::vector<std::string_view> views(texts.begin(), texts.end());
-        double t0 = clock_.MonotonicSeconds();
-        std::vector<StageOutput> outs = stage_.Classify(views);
-        double latency_ms = (clock_.MonotonicSeconds() - t0) * 1000.0;
-        for (std::size_t k = 0; k < staged.size(); ++k) {
-          StageOutput out = k < outs.size() ? outs[k] : StageOutput{false, "", 0, "the stage returned too few outputs", false};
-          slot[staged[k]] = FromStage(items[begin + staged[k]], out, stage_.Describe(),
-                                      plan_.params.allowed_categories, latency_ms);
-        }
-      }
-      std::string lines;
-      for (auto& rec : slot) {
-        lines += ToJson(*rec, {{"type", "result"}}).dump() + "\n";
-        records_.push_back(std::move(*rec));
-      }
-      // Journaled and synced before anything derived from these results is written.
-      if (Status st = journal_->Append(lines); !st.ok()) return st;
-      if (Status st = journal_->Sync(); !st.ok()) return st;
-      double now = clock_.MonotonicSeconds();
-      if (now - last_log >= 5.0) {
-        last_log = now;
-        double rate = records_.size() / std::max(1e-9, now - start);
-        spdlog::info("progress: {}/{} items, {:.1f} items/s, ETA {:.0f} s", records_.size(), items.size(), rate,
-                     (items.size() - records_.size()) / std::max(1e-9, rate));
+  Status Flush(std::vector<ManifestItem>& items) {
+    std::vector<std::optional<ResultRecord>> slot(items.size());
+    std::vector<std::string> texts;
+    std::vector<std::size_t> staged;
+    for (std::size_t i = 0; i < items.size(); ++i) {
+      Precheck pre = PrecheckItem(fs_, plan_.inputs_root, items[i], plan_.params.max_bytes);
+      if (pre.rejection) {
+        slot[i] = std::move(pre.rejection);
+      } else {
+        texts.push_back(std::move(pre.text));
+        staged.push_back(i);
       }
     }
-    wall_seconds_ = clock_.MonotonicSeconds() - start;
+    if (!texts.empty()) {
+      std::vector<std::string_view> views(texts.begin(), texts.end());
+      double t0 = clock_.MonotonicSeconds();
+      std::vector<StageOutput> outs = stage_.Classify(views);
+      double latency_ms = (clock_.MonotonicSeconds() - t0) * 1000.0;
+      for (std::size_t k = 0; k < staged.size(); ++k) {
+        StageOutput out = k < outs.size() ? outs[k] : StageOutput{false, "", 0, "the stage returned too few outputs", false};
+        slot[staged[k]] = FromStage(items[staged[k]], out, stage_.Describe(), plan_.params.allowed_categories, latency_ms);
+      }
+    }
+    std::vector<ResultRecord> records;
+    records.reserve(slot.size());
+    for (auto& r : slot) {
+      (r->accepted ? progress_.accepted : progress_.rejected)++;
+      records.push_back(std::move(*r));
+    }
+    // Journaled and synced before anything derived from these results is written.
+    PILOT_RETURN_IF_ERROR(journal_->AppendResults(records, UnixSeconds(), PeakRssMegabytes()));
+    processed_ += records.size();
+    progress_.done += records.size();
+    items.clear();
+    Report();
+    if ((control_.should_stop && control_.should_stop()) ||
+        (control_.stop_after > 0 && processed_ >= control_.stop_after)) {
+      return Interrupted();
+    }
     return {};
   }
 
-  Status WriteResultsAndReport() {
-    std::string results;
-    for (const auto& r : records_) results += ToJsonLine(r) + "\n";
-    PILOT_RETURN_IF_ERROR(fs_.WriteFileAtomic(dir_ / "data/results.jsonl", results));
-    outcome_.report = BuildReport(plan_.manifest, records_, plan_.params.acceptance,
-                                  RunMetrics{wall_seconds_, PeakRssMegabytes()});
-    PILOT_RETURN_IF_ERROR(fs_.WriteFileAtomic(dir_ / "data/report.json", PrettyJson(ReportToJson(outcome_.report))));
-    return fs_.WriteFileAtomic(dir_ / "data/report.md", ReportToMarkdown(outcome_.report, outcome_.run_id, records_));
+  void Report() {
+    double now = clock_.MonotonicSeconds();
+    double elapsed = std::max(1e-9, now - session_start_);
+    progress_.items_per_second = processed_ / elapsed;
+    std::size_t left = progress_.total - std::min(progress_.total, progress_.done);
+    progress_.eta_seconds = progress_.items_per_second > 0 ? left / progress_.items_per_second : 0;
+    if (control_.on_progress) control_.on_progress(progress_);
+    if (now - last_log_ >= 10.0) {
+      last_log_ = now;
+      spdlog::info("progress: {}/{} items ({} rejected), {:.1f} items/s, ETA {:.0f} s", progress_.done,
+                   progress_.total, progress_.rejected, progress_.items_per_second, progress_.eta_seconds);
+    }
   }
 
+  Status Finish(RunLock& lock) {
+    const fs::path journal_file = dir_ / kJournal;
+    auto journal = LoadJournal(fs_, journal_file, false);
+    if (!journal.ok()) return journal.error();
+    const JournalState& js = journal.value();
+    std::ifstream in(journal_file, std::ios::binary);
+    ReportBuilder builder;
+    std::string results;
+    std::vector<ResultRecord> rows;
+    std::size_t n = 0;
+    PILOT_RETURN_IF_ERROR(plan_.manifest.ForEach([&](const ManifestItem& item) -> Status {
+      auto at = js.done.find(item.id);
+      if (at == js.done.end()) return BadInput("no result was journaled for this item", item.id);
+      auto rec = ReadJournalResult(in, at->second, journal_file.string());
+      if (!rec.ok()) return rec.error();
+      results += ToJsonLine(rec.value());
+      results += '\n';
+      builder.Add(item, rec.value());
+      if (rows.size() < kMarkdownItemRows) rows.push_back(std::move(rec).value());
+      ++n;
+      return {};
+    }));
+    if (js.done.size() != n) {
+      return BadInput("the journal holds results for ids that are not in the manifest", journal_file.string());
+    }
+    PILOT_RETURN_IF_ERROR(fs_.WriteFileAtomic(dir_ / "data/results.jsonl", results));
+    outcome_.report = builder.Finish(plan_.params.acceptance,
+                                     RunMetrics{js.processing_seconds, std::max(js.peak_rss_mb, PeakRssMegabytes())});
+    PILOT_RETURN_IF_ERROR(fs_.WriteFileAtomic(dir_ / "data/report.json", PrettyJson(ReportToJson(outcome_.report))));
+    PILOT_RETURN_IF_ERROR(
+        fs_.WriteFileAtomic(dir_ / "data/report.md", ReportToMarkdown(outcome_.report, header_.run_id, rows)));
+    PILOT_RETURN_IF_ERROR(WriteRunRecord("finished"));
+    PILOT_RETURN_IF_ERROR(FinalizeBag(fs_, dir_,
+                                      {{"Bag-Software-Agent", std::string("pilot ") + build::kVersion},
+                                       {"External-Identifier", header_.run_id}}));
+    lock.RemoveFile();
+    outcome_.verify = VerifyRunFolder(dir_, VerifyOptions{});
+    if (!outcome_.verify.ok()) {
+      outcome_.exit_code = ExitCode::kVerifyFailed;
+    } else if (!outcome_.report.acceptance_met) {
+      outcome_.exit_code = ExitCode::kAcceptanceFailed;
+    }
+    return {};
+  }
+
+  const fs::path dir_;
   const RunPlan& plan_;
+  const JournalHeader& header_;
   Stage& stage_;
   FileSystem& fs_;
   Clock& clock_;
-  fs::path dir_;
+  const RunControl& control_;
+  JournalWriter* journal_ = nullptr;
+  const std::unordered_map<std::string, std::uint64_t>* done_ = nullptr;
   RunOutcome outcome_;
-  std::string started_at_;
-  std::unique_ptr<AppendFile> journal_;
-  std::vector<ResultRecord> records_;
-  double wall_seconds_ = 0;
+  Progress progress_;
+  std::size_t processed_ = 0;
+  std::size_t sessions_ = 1;
+  double session_start_ = 0, last_log_ = 0;
 };
+
+std::string ManifestCopyName(const fs::path& manifest) {
+  return manifest.extension() == ".jsonl" ? "data/manifest.jsonl" : "data/manifest.json";
+}
+
+void RemoveStaleTempFiles(const fs::path& dir) {
+  for (const fs::path& d : {dir, dir / "data"}) {
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(d, ec)) {
+      if (e.path().filename().string().find(".tmp-") != std::string::npos) fs::remove(e.path(), ec);
+    }
+  }
+}
 
 }  // namespace
 
@@ -234,8 +325,170 @@ std::string NewRunId(Clock& clock) {
 
 bool IsValidRunId(const std::string& id) { return IsValidItemId(id) && id[0] != '.'; }
 
-Result<RunOutcome> ExecuteRun(const RunPlan& plan, Stage& stage, FileSystem& fs, Clock& clock) {
-  return RunWriter(plan, stage, fs, clock).Execute();
+Result<RunOutcome> ExecuteRun(const RunPlan& plan, Stage& stage, FileSystem& fs, Clock& clock,
+                              const RunControl& control) {
+  std::string run_id = plan.run_id.empty() ? NewRunId(clock) : plan.run_id;
+  if (!IsValidRunId(run_id)) {
+    return BadInput("invalid run id '" + run_id + "'", "--run-id",
+                    "use 1-128 characters of [A-Za-z0-9._-], not starting with '.'");
+  }
+  PILOT_RETURN_IF_ERROR(fs.CreateDirectories(plan.runs_dir));
+  const fs::path dir = plan.runs_dir / run_id;
+  PILOT_RETURN_IF_ERROR(fs.CreateDirectoryExclusive(dir));
+  auto lock = RunLock::Acquire(dir);
+  if (!lock.ok()) return lock.error();
+  spdlog::info("run {}: {} items, stage {} on {}", run_id, plan.manifest.size(), stage.Describe().kind,
+               stage.Describe().device);
+  PILOT_RETURN_IF_ERROR(fs.CreateDirectoryExclusive(dir / "data"));
+
+  JournalHeader header;
+  header.run_id = run_id;
+  header.manifest_sha256 = plan.manifest_sha256;
+  header.params_sha256 = Sha256Hex(plan.params_bytes);
+  header.model_sha256 = plan.model_sha256;
+  header.items = plan.manifest.size();
+  header.manifest_copy = ManifestCopyName(plan.manifest.file());
+  header.manifest_path = fs::absolute(plan.manifest.file()).lexically_normal().string();
+  header.params_path = fs::absolute(plan.params_file).lexically_normal().string();
+  header.model_path = fs::absolute(plan.params.stage.model).lexically_normal().string();
+  header.inputs_root = plan.inputs_root.string();
+  header.started_at = clock.UtcNowIso();
+  auto journal = JournalWriter::Open(fs, dir / kJournal);
+  if (!journal.ok()) return journal.error();
+  if (Status st = journal.value().AppendHeader(header); !st.ok()) {
+    Error e = st.error();
+    e.hint = "nothing was processed; remove " + dir.string() + " and start a new run";
+    return e;
+  }
+  return Driver(dir, plan, header, stage, fs, clock, control).Drive(journal.value(), lock.value(), nullptr, false, {});
+}
+
+Result<ResumeSetup> PrepareResume(const fs::path& run_dir, FileSystem& fsys) {
+  if (!fs::is_directory(run_dir)) {
+    return BadInput("not a folder", run_dir.string(), "give the path of a run folder, e.g. runs/<run-id>");
+  }
+  const bool bagged = fs::exists(run_dir / "tagmanifest-sha256.txt");
+  if (bagged && !fs::exists(run_dir / kLockFile)) {
+    return BadInput("the run already finished; there is nothing to resume", run_dir.string(),
+                    "check it with `pilot verify`, or start a new run");
+  }
+  ResumeSetup s;
+  s.run_dir = run_dir;
+  auto lock = RunLock::Acquire(run_dir);
+  if (!lock.ok()) return lock.error();
+  s.lock.emplace(std::move(lock).value());
+  if (s.lock->stale_taken_over()) s.notes.push_back("took over the lock left by a process that is gone");
+  s.already_finished = bagged;
+
+  const fs::path journal_file = run_dir / kJournal;
+  auto journal = LoadJournal(fsys, journal_file, true);
+  if (!journal.ok()) return journal.error();
+  s.journal = std::move(journal).value();
+  if (s.journal.torn_bytes > 0) {
+    s.notes.push_back("journal: dropped a torn last record (" + std::to_string(s.journal.torn_bytes) +
+                      " bytes); recovered to the last whole record");
+  }
+  RemoveStaleTempFiles(run_dir);
+  const JournalHeader& h = s.journal.header;
+
+  // The copies (or, if a kill came before they were written, the originals) must be the
+  // very files the journal's header binds the run to.
+  auto pinned_bytes = [&](const std::string& copy, const std::string& original, const std::string& want,
+                          const char* what) -> Result<fs::path> {
+    fs::path file = fs::exists(run_dir / copy) ? run_dir / copy : fs::path(original);
+    auto digest = Sha256File(file);
+    if (!digest.ok()) return BadInput(std::string("the ") + what + " is missing", file.string(), "the run cannot be resumed");
+    if (digest.value() != want) {
+      return BadInput(std::string("the ") + what + " changed since the run started (sha256 " + digest.value() +
+                          ", the journal binds " + want + ")",
+                      file.string(), "restore it, or start a new run");
+    }
+    return file;
+  };
+  auto manifest_file = pinned_bytes(h.manifest_copy, h.manifest_path, h.manifest_sha256, "manifest");
+  if (!manifest_file.ok()) return manifest_file.error();
+  auto params_file = pinned_bytes("data/params.json", h.params_path, h.params_sha256, "parameter file");
+  if (!params_file.ok()) return params_file.error();
+  auto model = Sha256File(h.model_path);
+  if (!model.ok()) return BadInput("the model file is missing", h.model_path, "restore it to resume the run");
+  if (model.value() != h.model_sha256) {
+    return BadInput("the model file changed since the run started (sha256 " + model.value() + ", the run used " +
+                        h.model_sha256 + ")",
+                    h.model_path, "restore the model the run used, or start a new run");
+  }
+
+  RunPlan& p = s.plan;
+  auto bytes = fsys.ReadFile(params_file.value());
+  if (!bytes.ok()) return bytes.error();
+  p.params_bytes = std::move(bytes).value();
+  auto params = ParseParams(p.params_bytes, fs::path(h.params_path).parent_path(), "data/params.json");
+  if (!params.ok()) return params.error();
+  p.params = std::move(params).value();
+  p.params.stage.model = h.model_path;
+  p.params_file = h.params_path;
+  auto manifest = ManifestSource::Open(manifest_file.value());
+  if (!manifest.ok()) return manifest.error();
+  p.manifest = std::move(manifest).value();
+  if (p.manifest.size() != h.items) {
+    return BadInput("the manifest holds " + std::to_string(p.manifest.size()) + " items, the journal " +
+                        std::to_string(h.items),
+                    manifest_file.value().string());
+  }
+  p.manifest_sha256 = h.manifest_sha256;
+  p.inputs_root = h.inputs_root;
+  p.model_sha256 = h.model_sha256;
+  p.runs_dir = run_dir.parent_path();
+  p.run_id = h.run_id;
+  return s;
+}
+
+Result<RunOutcome> ResumeRun(ResumeSetup& setup, Stage& stage, FileSystem& fs, Clock& clock,
+                             const RunControl& control) {
+  auto journal = JournalWriter::Open(fs, setup.run_dir / kJournal);
+  if (!journal.ok()) return journal.error();
+  spdlog::info("resume {}: {} of {} items already done", setup.journal.header.run_id, setup.journal.done.size(),
+               setup.journal.header.items);
+  return Driver(setup.run_dir, setup.plan, setup.journal.header, stage, fs, clock, control)
+      .Drive(journal.value(), *setup.lock, &setup.journal, true, setup.notes);
+}
+
+Result<RunStatus> ReadRunStatus(const fs::path& run_dir) {
+  if (!fs::is_directory(run_dir)) {
+    return BadInput("not a folder", run_dir.string(), "give the path of a run folder, e.g. runs/<run-id>");
+  }
+  auto journal = LoadJournal(RealFileSystem(), run_dir / kJournal, false);
+  if (!journal.ok()) return journal.error();
+  const JournalState& js = journal.value();
+  RunStatus st;
+  st.run_id = js.header.run_id;
+  st.writer_pid = LockHolder(run_dir);
+  bool finished = fs::exists(run_dir / "tagmanifest-sha256.txt") && !fs::exists(run_dir / kLockFile);
+  st.state = st.writer_pid ? "running" : finished ? "finished" : "interrupted";
+  st.total = js.header.items;
+  st.accepted = js.accepted;
+  st.rejected = js.rejected;
+  st.done = js.accepted + js.rejected;
+  st.torn_bytes = js.torn_bytes;
+  double span = js.last_batch_at - js.session_started;
+  if (js.done_in_session > 0 && span > 0) st.items_per_second = js.done_in_session / span;
+  if (st.state == "running" && st.items_per_second > 0) {
+    st.eta_seconds = (st.total - std::min(st.total, st.done)) / st.items_per_second;
+  }
+  return st;
+}
+
+nlohmann::ordered_json RunStatusToJson(const RunStatus& s) {
+  nlohmann::ordered_json j;
+  j["run_id"] = s.run_id;
+  j["state"] = s.state;
+  j["writer_pid"] = s.writer_pid ? nlohmann::ordered_json(*s.writer_pid) : nlohmann::ordered_json();
+  j["done"] = s.done;
+  j["total"] = s.total;
+  j["accepted"] = s.accepted;
+  j["rejected"] = s.rejected;
+  j["items_per_second"] = s.items_per_second;
+  j["eta_seconds"] = s.eta_seconds ? nlohmann::ordered_json(*s.eta_seconds) : nlohmann::ordered_json();
+  return j;
 }
 
 }  // namespace pilot

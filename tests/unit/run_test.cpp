@@ -44,7 +44,7 @@ TEST(Run, EveryIdOnceInManifestOrderAndTheFolderVerifies) {
                              "data/journal.jsonl", "data/results.jsonl", "data/report.json", "data/report.md"}) {
     EXPECT_TRUE(fs::exists(out.value().run_dir / f_name)) << f_name;
   }
-  EXPECT_EQ(ReadText(out.value().run_dir / "data/manifest.json"), f.manifest_bytes);
+  EXPECT_EQ(ReadText(out.value().run_dir / "data/manifest.json"), ReadText(f.inputs / "manifest.json"));
   EXPECT_EQ(ReadText(out.value().run_dir / "data/params.json"), f.plan.params_bytes);
 }
 

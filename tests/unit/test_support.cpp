@@ -75,26 +75,53 @@ Status FaultyFileSystem::WriteFileAtomic(const stdfs::path& file, std::string_vi
   return RealFileSystem().WriteFileAtomic(file, data);
 }
 
+Status FaultyFileSystem::CopyFileAtomic(const stdfs::path& from, const stdfs::path& to) {
+  if (NextWriteFails()) return BadInput("injected write failure: No space left on device", to.string());
+  return RealFileSystem().CopyFileAtomic(from, to);
+}
+
+Status FaultyFileSystem::Truncate(const stdfs::path& file, std::uint64_t size) {
+  if (NextWriteFails()) return BadInput("injected truncate failure", file.string());
+  return RealFileSystem().Truncate(file, size);
+}
+
 namespace {
 class FaultyAppend : public AppendFile {
  public:
-  FaultyAppend(std::unique_ptr<AppendFile> inner, FaultyFileSystem& fs) : inner_(std::move(inner)), fs_(fs) {}
+  FaultyAppend(std::unique_ptr<AppendFile> inner, FaultyFileSystem& fs, stdfs::path file)
+      : inner_(std::move(inner)), fs_(fs), file_(std::move(file)) {}
   Status Append(std::string_view data) override {
-    if (fs_.NextWriteFails()) return BadInput("injected append failure: No space left on device", "journal");
+    if (fs_.NextWriteFails()) {
+      // A full disk: part of the data made it.
+      (void)inner_->Append(data.substr(0, data.size() / 2));
+      return BadInput("injected append failure: No space left on device", file_.string());
+    }
     return inner_->Append(data);
   }
-  Status Sync() override { return inner_->Sync(); }
+  Status Sync() override {
+    Status st = inner_->Sync();
+    if (st.ok()) fs_.synced_size[file_.string()] = stdfs::file_size(file_);
+    return st;
+  }
 
  private:
   std::unique_ptr<AppendFile> inner_;
   FaultyFileSystem& fs_;
+  stdfs::path file_;
 };
 }  // namespace
 
 Result<std::unique_ptr<AppendFile>> FaultyFileSystem::OpenAppend(const stdfs::path& file) {
   auto inner = RealFileSystem().OpenAppend(file);
   if (!inner.ok()) return inner.error();
-  return std::unique_ptr<AppendFile>(std::make_unique<FaultyAppend>(std::move(inner).value(), *this));
+  if (!synced_size.count(file.string())) synced_size[file.string()] = stdfs::file_size(file);
+  return std::unique_ptr<AppendFile>(std::make_unique<FaultyAppend>(std::move(inner).value(), *this, file));
+}
+
+void FaultyFileSystem::DropUnsynced() {
+  for (const auto& [file, size] : synced_size) {
+    if (stdfs::exists(file) && stdfs::file_size(file) > size) stdfs::resize_file(file, size);
+  }
 }
 
 Fixture::Fixture(const std::vector<std::pair<std::string, std::string>>& items) {
@@ -109,12 +136,12 @@ Fixture::Fixture(const std::vector<std::pair<std::string, std::string>>& items) 
     "stage": {"kind": "fake", "model": "model.bin"},
     "allowed_categories": ["en", "fr", "de"], "batch_size": 2})";
   WriteText(dir / "params.json", params_text);
+  WriteText(dir / "model.bin", "fake model");
   plan.params = ParseParams(params_text, dir.path(), "params.json").value();
   plan.params_file = dir / "params.json";
   plan.params_bytes = params_text;
-  plan.manifest_file = inputs / "manifest.json";
   plan.inputs_root = fs::canonical(inputs);
-  plan.model_sha256 = std::string(64, 'a');
+  plan.model_sha256 = Sha256Hex("fake model");
   plan.runs_dir = dir / "runs";
   plan.run_id = "test-run";
   plan.command_line = {"pilot", "run"};
@@ -137,10 +164,10 @@ void Fixture::ExpectRejection(const std::string& id, const std::string& reason) 
 }
 
 void Fixture::Refresh() {
-  manifest_bytes = ManifestToJson(manifest);
-  WriteText(inputs / "manifest.json", manifest_bytes);
-  plan.manifest = manifest;
-  plan.manifest_bytes = manifest_bytes;
+  std::string text = ManifestToJson(manifest);
+  WriteText(inputs / "manifest.json", text);
+  plan.manifest = ManifestSource::Open(inputs / "manifest.json").value();
+  plan.manifest_sha256 = Sha256Hex(text);
 }
 
 }  // namespace pilot::testing

@@ -42,8 +42,9 @@ class FakeStage : public Stage {
   StageDescription desc_;
 };
 
-// Wraps the real file system; fails the Nth WriteFileAtomic/Append (1-based) and records
-// which files were read.
+// Wraps the real file system; fails the Nth write (WriteFileAtomic, CopyFileAtomic, Append,
+// Truncate; 1-based), records which files were read, and can drop whatever was appended
+// but not fsynced, as a power cut would.
 class FaultyFileSystem : public FileSystem {
  public:
   explicit FaultyFileSystem(int fail_write_number = 0) : fail_at_(fail_write_number) {}
@@ -54,10 +55,16 @@ class FaultyFileSystem : public FileSystem {
   }
   Status CreateDirectories(const stdfs::path& dir) override { return RealFileSystem().CreateDirectories(dir); }
   Status WriteFileAtomic(const stdfs::path& file, std::string_view data) override;
+  Status CopyFileAtomic(const stdfs::path& from, const stdfs::path& to) override;
   Result<std::unique_ptr<AppendFile>> OpenAppend(const stdfs::path& file) override;
+  Status Truncate(const stdfs::path& file, std::uint64_t size) override;
+  Status RemoveFile(const stdfs::path& file) override { return RealFileSystem().RemoveFile(file); }
 
   bool NextWriteFails();
+  // Truncates every appended file to its size at its last successful Sync().
+  void DropUnsynced();
   std::set<std::string> reads;
+  std::map<std::string, std::uint64_t> synced_size;
   int writes = 0;
 
  private:
@@ -71,7 +78,6 @@ struct Fixture {
   TempDir dir;
   std::filesystem::path inputs;
   Manifest manifest;
-  std::string manifest_bytes;
   RunPlan plan;
 
   // items: id -> contents; writes files and a pinned manifest.

@@ -1,0 +1,77 @@
+// The run journal, data/journal.jsonl: append-only, the source of truth for resume and
+// status. Its first record (the header) binds the run to the sha256 of its manifest,
+// parameters and model and records the effective plan; then one "session" record per
+// process that worked on the run, and one "result" record per finished item. Records are
+// appended per batch and fsynced before anything derived from them is written.
+//
+// Loading tolerates a torn last record (a process killed mid-append): it recovers to the
+// last whole record and says so. Anything worse (a damaged record before the last, a
+// missing header, an id twice) is refused.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "pilot/fs.h"
+#include "pilot/results.h"
+#include "pilot/status.h"
+
+namespace pilot {
+
+struct JournalHeader {
+  std::string run_id;
+  std::string manifest_sha256, params_sha256, model_sha256;
+  std::size_t items = 0;
+  std::string manifest_copy;  // "data/manifest.json" or "data/manifest.jsonl"
+  // The effective plan: resolved paths as the run used them.
+  std::string manifest_path, params_path, model_path, inputs_root;
+  std::string started_at;
+
+  nlohmann::ordered_json ToJson() const;
+  static Result<JournalHeader> FromJson(const nlohmann::json& j, const std::string& where);
+};
+
+struct JournalState {
+  JournalHeader header;
+  std::unordered_map<std::string, std::uint64_t> done;  // id -> byte offset of its record
+  std::size_t accepted = 0, rejected = 0;
+  std::uint64_t valid_bytes = 0;  // length of the whole-record prefix
+  std::uint64_t torn_bytes = 0;   // bytes of a torn last record (dropped)
+  std::size_t sessions = 0;
+  double session_started = 0;      // unix seconds of the last session record
+  std::size_t done_in_session = 0;  // results since the last session record
+  double last_batch_at = 0;        // unix seconds of the last batch
+  double processing_seconds = 0;   // summed over sessions: session start -> its last batch
+  double peak_rss_mb = 0;          // the highest any session recorded
+};
+
+// Reads a journal. A torn last record is reported in torn_bytes; with `repair`, the file
+// is truncated to valid_bytes through `fs` so that appends continue after whole records.
+Result<JournalState> LoadJournal(FileSystem& fs, const std::filesystem::path& file, bool repair);
+
+// Reads one result record at `offset` (as recorded in JournalState::done).
+Result<ResultRecord> ReadJournalResult(std::istream& journal, std::uint64_t offset, const std::string& where);
+
+class JournalWriter {
+ public:
+  static Result<JournalWriter> Open(FileSystem& fs, const std::filesystem::path& file);
+  Status AppendHeader(const JournalHeader& header);
+  Status AppendSession(const nlohmann::ordered_json& session);
+  // Appends the batch's records in order and a batch record (time, peak RSS), then
+  // fsyncs: durable on success.
+  Status AppendResults(const std::vector<ResultRecord>& records, double unix_seconds, double peak_rss_mb);
+
+ private:
+  explicit JournalWriter(std::unique_ptr<AppendFile> file) : file_(std::move(file)) {}
+  Status AppendSynced(const std::string& lines);
+  std::unique_ptr<AppendFile> file_;
+};
+
+double UnixSeconds();
+
+}  // namespace pilot

@@ -1,0 +1,38 @@
+// One writer per run folder: an exclusive flock on RUN_DIR/.lock, which also holds the
+// writer's pid. The kernel drops the lock when its process dies, so a lock left by a dead
+// process is simply taken over. The lock file is never part of the bag: it is removed
+// before the run is declared finished.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+
+#include "pilot/status.h"
+
+namespace pilot {
+
+inline constexpr const char* kLockFile = ".lock";
+
+class RunLock {
+ public:
+  // Fails (exit 2) naming the pid that holds the lock.
+  static Result<RunLock> Acquire(const std::filesystem::path& run_dir);
+  RunLock(RunLock&& other) noexcept;
+  RunLock& operator=(RunLock&&) = delete;
+  ~RunLock();
+  // Removes the lock file (keeps the lock held until destruction).
+  void RemoveFile();
+  bool stale_taken_over() const { return stale_; }
+
+ private:
+  RunLock(int fd, std::filesystem::path file, bool stale) : fd_(fd), file_(std::move(file)), stale_(stale) {}
+  int fd_ = -1;
+  std::filesystem::path file_;
+  bool stale_ = false;
+};
+
+// The pid holding the folder's lock, if a live process holds it.
+std::optional<long> LockHolder(const std::filesystem::path& run_dir);
+
+}  // namespace pilot

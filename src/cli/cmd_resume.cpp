@@ -1,0 +1,54 @@
+// `pilot resume RUN_DIR`: finishes an interrupted run in a new process.
+#include "cli/cli.h"
+#include "cli/session.h"
+#include "pilot/run.h"
+
+namespace pilot::cli {
+namespace {
+
+struct ResumeOptions {
+  Common common;
+  std::string run_dir;
+  std::string device;
+  std::size_t stop_after = 0;
+  std::vector<std::string> argv;
+};
+
+int Execute(const ResumeOptions& o) {
+  ApplyLogLevel(o.common);
+  auto setup = PrepareResume(o.run_dir, CliFileSystem());
+  if (!setup.ok()) return ReportError(setup.error(), o.common);
+  ResumeSetup& s = setup.value();
+  if (!o.device.empty()) s.plan.params.device = o.device;
+  auto built = BuildStage(s.plan.params, s.plan.model_sha256);
+  if (!built.ok()) return ReportError(built.error(), o.common);
+  s.plan.environment = built.value().environment;
+  s.plan.command_line = o.argv;
+  InstallInterruptHandlers();
+  auto outcome = ResumeRun(s, *built.value().stage, CliFileSystem(), SystemClock(),
+                           MakeRunControl(o.common, o.stop_after));
+  if (!outcome.ok()) return ReportError(outcome.error(), o.common);
+  return PrintOutcome(outcome.value(), o.common);
+}
+
+}  // namespace
+
+void AddResumeCommand(CLI::App& app, int& exit_code, const std::vector<std::string>& argv) {
+  auto o = std::make_shared<ResumeOptions>();
+  CLI::App* cmd = app.add_subcommand("resume", "Finish an interrupted run: only items without a result are processed");
+  cmd->add_option("RUN_DIR", o->run_dir, "The run folder")->required();
+  cmd->add_option("--device", o->device, "auto | cpu | cuda | rocm (default: the run's parameters)");
+  cmd->add_option("--stop-after", o->stop_after, "Stop as if interrupted once N more items are done");
+  AddCommonOptions(*cmd, o->common);
+  cmd->footer(
+      "Works from the folder alone: the copies of manifest and parameters (checked against the\n"
+      "journal's header), the journal, and the model file the parameters name (re-hashed). Refuses\n"
+      "(exit 2) a finished run, a changed manifest, parameters or model, and a folder another\n"
+      "process is writing.");
+  cmd->callback([o, &exit_code, &argv] {
+    o->argv = argv;
+    exit_code = Execute(*o);
+  });
+}
+
+}  // namespace pilot::cli

@@ -1,0 +1,44 @@
+// `pilot status RUN_DIR`: progress of a running or stopped run, from its journal.
+#include <cstdio>
+
+#include "cli/cli.h"
+#include "pilot/run.h"
+
+namespace pilot::cli {
+namespace {
+
+struct StatusOptions {
+  Common common;
+  std::string run_dir;
+};
+
+int Execute(const StatusOptions& o) {
+  ApplyLogLevel(o.common);
+  auto st = ReadRunStatus(o.run_dir);
+  if (!st.ok()) return ReportError(st.error(), o.common);
+  const RunStatus& s = st.value();
+  if (o.common.json) {
+    PrintJson(RunStatusToJson(s));
+    return 0;
+  }
+  std::printf("run %s: %s%s\n", s.run_id.c_str(), s.state.c_str(),
+              s.writer_pid ? (" (pid " + std::to_string(*s.writer_pid) + ")").c_str() : "");
+  std::printf("  %zu/%zu items done: %zu accepted, %zu rejected\n", s.done, s.total, s.accepted, s.rejected);
+  if (s.items_per_second > 0) std::printf("  rate %.1f items/s (latest session)\n", s.items_per_second);
+  if (s.eta_seconds) std::printf("  ETA %.0f s\n", *s.eta_seconds);
+  if (s.state == "interrupted") std::printf("  resume with: pilot resume %s\n", o.run_dir.c_str());
+  return 0;
+}
+
+}  // namespace
+
+void AddStatusCommand(CLI::App& app, int& exit_code) {
+  auto o = std::make_shared<StatusOptions>();
+  CLI::App* cmd = app.add_subcommand("status", "Progress of a running or stopped run, from any terminal");
+  cmd->add_option("RUN_DIR", o->run_dir, "The run folder")->required();
+  AddCommonOptions(*cmd, o->common);
+  cmd->footer("Reads the journal only (and whether a live process holds the folder's lock); works on a copy too.");
+  cmd->callback([o, &exit_code] { exit_code = Execute(*o); });
+}
+
+}  // namespace pilot::cli

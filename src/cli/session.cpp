@@ -1,0 +1,210 @@
+#include "cli/session.h"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+
+#include "pilot/clock.h"
+#include "pilot/host.h"
+#include "pilot/torch_stage.h"
+
+namespace pilot::cli {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::atomic<int> g_interrupts{0};
+
+void OnSignal(int sig) {
+  int n = ++g_interrupts;
+  if (n > 1 && sig == SIGINT) {
+    const char msg[] = "\npilot: stopping now; the run folder stays resumable\n";
+    [[maybe_unused]] auto w = ::write(STDERR_FILENO, msg, sizeof msg - 1);
+    ::_exit(130);
+  }
+  const char msg[] = "\npilot: stopping after the current batch (Ctrl-C again to stop at once)\n";
+  [[maybe_unused]] auto w = ::write(STDERR_FILENO, msg, sizeof msg - 1);
+}
+
+// Test hook: counts durable operations and SIGKILLs the process after the Nth.
+class KillingFileSystem : public FileSystem {
+ public:
+  explicit KillingFileSystem(long kill_after) : kill_after_(kill_after) {}
+  Result<FileStat> Stat(const stdfs::path& f) override { return Real().Stat(f); }
+  Result<std::string> ReadFile(const stdfs::path& f) override { return Real().ReadFile(f); }
+  Status CreateDirectoryExclusive(const stdfs::path& d) override { return Real().CreateDirectoryExclusive(d); }
+  Status CreateDirectories(const stdfs::path& d) override { return Real().CreateDirectories(d); }
+  Status WriteFileAtomic(const stdfs::path& f, std::string_view data) override {
+    return Count(Real().WriteFileAtomic(f, data));
+  }
+  Status CopyFileAtomic(const stdfs::path& from, const stdfs::path& to) override {
+    return Count(Real().CopyFileAtomic(from, to));
+  }
+  Status Truncate(const stdfs::path& f, std::uint64_t size) override { return Count(Real().Truncate(f, size)); }
+  Status RemoveFile(const stdfs::path& f) override { return Real().RemoveFile(f); }
+  Result<std::unique_ptr<AppendFile>> OpenAppend(const stdfs::path& f) override {
+    auto inner = Real().OpenAppend(f);
+    if (!inner.ok()) return inner.error();
+    return std::unique_ptr<AppendFile>(std::make_unique<KillingAppend>(std::move(inner).value(), *this));
+  }
+  Status Count(Status st) {
+    if (++writes_ == kill_after_) ::kill(::getpid(), SIGKILL);
+    return st;
+  }
+
+ private:
+  class KillingAppend : public AppendFile {
+   public:
+    KillingAppend(std::unique_ptr<AppendFile> inner, KillingFileSystem& fs) : inner_(std::move(inner)), fs_(fs) {}
+    Status Append(std::string_view d) override {
+      // Kill half-way through a multi-record append too: a torn last record.
+      if (fs_.writes_ + 1 == fs_.kill_after_ && d.size() > 1) {
+        Status st = inner_->Append(d.substr(0, d.size() / 2));
+        return fs_.Count(st);
+      }
+      return fs_.Count(inner_->Append(d));
+    }
+    Status Sync() override { return inner_->Sync(); }
+
+   private:
+    std::unique_ptr<AppendFile> inner_;
+    KillingFileSystem& fs_;
+  };
+  static FileSystem& Real() { return RealFileSystem(); }
+  long kill_after_;
+  long writes_ = 0;
+};
+
+}  // namespace
+
+Result<BuiltStage> BuildStage(const Params& params, const std::string& model_sha256) {
+  auto device = ResolveDevice(params.device);
+  if (!device.ok()) return device.error();
+  StageRegistry registry;
+  RegisterTorchStages(registry);
+  StageConfig config;
+  config.kind = params.stage.kind;
+  config.model = params.stage.model;
+  config.model_sha256 = model_sha256;
+  config.options = params.stage.options;
+  config.device = device.value();
+  config.threads = params.threads;
+  config.seed = params.seed;
+  auto stage = registry.Create(config);
+  if (!stage.ok()) return stage.error();
+  const auto& labels = stage.value()->Describe().labels;
+  for (const auto& c : params.allowed_categories) {
+    if (std::find(labels.begin(), labels.end(), c) == labels.end()) {
+      std::string all;
+      for (const auto& l : labels) all += (all.empty() ? "" : " ") + l;
+      return BadInput("allowed category '" + c + "' is not a label of the model", "allowed_categories",
+                      "the model's labels are: " + all);
+    }
+  }
+  BuiltStage built;
+  built.stage = std::move(stage).value();
+  built.environment["host"] = HostInfo();
+  built.environment["libtorch"] = TorchRuntimeInfo();
+  built.environment["device_requested"] = params.device;
+  built.environment["device_used"] = device.value();
+  return built;
+}
+
+void InstallInterruptHandlers() {
+  struct sigaction sa {};
+  sa.sa_handler = OnSignal;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+}
+
+bool InterruptRequested() { return g_interrupts.load() > 0; }
+
+RunControl MakeRunControl(const Common& common, std::size_t stop_after) {
+  RunControl control;
+  control.should_stop = InterruptRequested;
+  control.stop_after = stop_after;
+  if (!common.quiet && !common.json && ::isatty(STDERR_FILENO)) {
+    auto last = std::make_shared<double>(0);
+    control.on_progress = [last](const Progress& p) {
+      double now = SystemClock().MonotonicSeconds();
+      if (now - *last < 0.2 && p.done < p.total) return;
+      *last = now;
+      std::fprintf(stderr, "\r\033[Kpilot: %zu/%zu items, %zu rejected, %.1f items/s, ETA %.0f s", p.done, p.total,
+                   p.rejected, p.items_per_second, p.eta_seconds);
+      if (p.done >= p.total) std::fputc('\n', stderr);
+      std::fflush(stderr);
+    };
+  }
+  return control;
+}
+
+FileSystem& CliFileSystem() {
+  static FileSystem* fs = [] () -> FileSystem* {
+    const char* n = std::getenv("PILOT_TEST_KILL_AFTER_WRITE");
+    if (n && std::atol(n) > 0) return new KillingFileSystem(std::atol(n));
+    return &RealFileSystem();
+  }();
+  return *fs;
+}
+
+int PrintOutcome(const RunOutcome& out, const Common& common) {
+  const std::string dir = fs::absolute(out.run_dir).lexically_normal().string();
+  for (const auto& note : out.notes) std::fprintf(stderr, "pilot: note: %s\n", note.c_str());
+  if (common.json) {
+    nlohmann::ordered_json j;
+    j["ok"] = out.exit_code == ExitCode::kOk;
+    j["exit_code"] = static_cast<int>(out.exit_code);
+    j["run_id"] = out.run_id;
+    j["run_dir"] = dir;
+    j["state"] = out.interrupted ? "interrupted" : "finished";
+    j["done"] = out.progress.done;
+    j["total"] = out.progress.total;
+    if (!out.interrupted) {
+      j["report"] = ReportToJson(out.report);
+      j["verify"] = VerifyResultToJson(out.run_dir, out.verify);
+    }
+    j["notes"] = out.notes;
+    PrintJson(j);
+    return static_cast<int>(out.exit_code);
+  }
+  if (out.interrupted) {
+    std::fprintf(stderr, "pilot: interrupted: %zu of %zu items done and journaled; resume with:\n  pilot resume %s\n",
+                 out.progress.done, out.progress.total, dir.c_str());
+    return static_cast<int>(out.exit_code);
+  }
+  const Report& r = out.report;
+  std::printf("run %s: %zu items, %zu accepted, %zu rejected\n", out.run_id.c_str(), r.total, r.accepted, r.rejected);
+  for (const auto& [reason, n] : r.by_reason) std::printf("  rejected %-22s %zu\n", reason.c_str(), n);
+  if (r.labelled) {
+    std::printf("accuracy on labelled items: %zu/%zu (%.1f%%); expected rejections met: %zu/%zu\n", r.correct,
+                r.labelled, 100.0 * r.accuracy(), r.expected_rejections_met, r.expected_rejections);
+  }
+  std::printf("latency p50 %.2f ms, p95 %.2f ms; %.1f items/s; peak RSS %.0f MB\n", r.p50_ms, r.p95_ms,
+              r.items_per_second, r.peak_rss_mb);
+  if (!out.verify.ok()) {
+    std::printf("verify: FAILED with %zu finding(s):\n", out.verify.findings.size());
+    for (const auto& f : out.verify.findings) {
+      std::printf("  [%s] %s: %s\n", f.check.c_str(), f.where.c_str(), f.what.c_str());
+    }
+  } else {
+    std::printf("verify: ok (every manifest id accounted for exactly once)\n");
+  }
+  for (const auto& c : r.criteria) {
+    if (!c.measured) {
+      std::printf("acceptance: %s not met: nothing to measure it on (e.g. no item has an `expected` label)\n",
+                  c.name.c_str());
+    } else if (!c.met) {
+      std::printf("acceptance: %s not met (limit %g, value %g)\n", c.name.c_str(), c.limit, c.value);
+    }
+  }
+  std::printf("run folder: %s\n", dir.c_str());
+  return static_cast<int>(out.exit_code);
+}
+
+}  // namespace pilot::cli

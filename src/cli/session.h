@@ -1,0 +1,43 @@
+// What `run` and `resume` share: building the stage on the resolved device, describing the
+// environment received, signal handling, the progress line, the test hooks, and printing
+// an outcome.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "cli/cli.h"
+#include "pilot/fs.h"
+#include "pilot/params.h"
+#include "pilot/run.h"
+#include "pilot/stage.h"
+
+namespace pilot::cli {
+
+struct BuiltStage {
+  std::unique_ptr<Stage> stage;
+  nlohmann::ordered_json environment;
+};
+
+// Resolves the device (exit 3 when absent), loads the model through the registry (exit 2),
+// and checks that allowed_categories are labels of the model.
+Result<BuiltStage> BuildStage(const Params& params, const std::string& model_sha256);
+
+// SIGINT/SIGTERM: the first asks the run to stop after the current batch; a second SIGINT
+// exits at once (130). Both leave the folder resumable.
+void InstallInterruptHandlers();
+bool InterruptRequested();
+
+// Signals, the live progress line (stderr on a TTY, unless --quiet/--json) and the
+// --stop-after test hook.
+RunControl MakeRunControl(const Common& common, std::size_t stop_after);
+
+// The file system the CLI writes through: the real one, or, when the environment variable
+// PILOT_TEST_KILL_AFTER_WRITE=N is set (a test hook), one that SIGKILLs this process
+// right after its Nth write, append or truncate.
+FileSystem& CliFileSystem();
+
+// Prints the outcome (summary, or --json) and returns the exit code.
+int PrintOutcome(const RunOutcome& outcome, const Common& common);
+
+}  // namespace pilot::cli
