@@ -15,7 +15,8 @@ struct ConfinedPath {
   std::string why;                 // when !inside: what escapes
 };
 
-// `root` must be an existing directory. Never opens the target file.
+// `root` must be canonical (as std::filesystem::canonical returns it: absolute, no symlink);
+// callers resolve it once, not per item. Never opens the target file.
 ConfinedPath ConfinePath(const std::filesystem::path& root, const std::string& relative);
 
 }  // namespace pilot

@@ -18,7 +18,7 @@ struct Precheck {
   std::string text;                       // otherwise: its contents, valid UTF-8
 };
 
-// `root` is the manifest's folder. A file over `max_bytes` is rejected from its size alone
+// `root` is the manifest's folder, canonical (see ConfinePath). A file over `max_bytes` is rejected from its size alone
 // and never read; a path outside `root` is never opened.
 Precheck PrecheckItem(FileSystem& fs, const std::filesystem::path& root, const ManifestItem& item,
                       std::uint64_t max_bytes);

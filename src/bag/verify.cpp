@@ -290,10 +290,11 @@ class Verifier {
       Add("inputs", root.string(), "inputs folder not found; give it with --inputs-root");
       return;
     }
+    std::error_code ec;
+    root = fs::canonical(root, ec);
     for (const auto& item : manifest.value().items) {
       ConfinedPath p = ConfinePath(root, item.path);
       if (!p.inside) continue;  // never opened, by rule; its rejection says so
-      std::error_code ec;
       if (!fs::is_regular_file(p.resolved, ec)) {
         if (!item.expected_rejection) Add("inputs", item.id, "input '" + item.path + "' is missing");
         continue;

@@ -66,12 +66,25 @@ class PosixFileSystem : public FileSystem {
   }
 
   Result<std::string> ReadFile(const stdfs::path& file) override {
-    std::ifstream in(file, std::ios::binary);
-    if (!in) return IoError("cannot open", file, errno);
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    if (in.bad()) return IoError("read failed", file, errno);
-    return ss.str();
+    int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return IoError("cannot open", file, errno);
+    struct stat st {};
+    std::string out;
+    if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) out.reserve(static_cast<size_t>(st.st_size));
+    char buf[1 << 16];
+    for (;;) {
+      ssize_t n = ::read(fd, buf, sizeof buf);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) {
+        int err = errno;
+        ::close(fd);
+        return IoError("read failed", file, err);
+      }
+      if (n == 0) break;
+      out.append(buf, static_cast<size_t>(n));
+    }
+    ::close(fd);
+    return out;
   }
 
   Status CreateDirectoryExclusive(const stdfs::path& dir) override {

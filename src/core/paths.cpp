@@ -1,5 +1,7 @@
 #include "pilot/paths.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 
 namespace pilot {
@@ -23,20 +25,33 @@ ConfinedPath ConfinePath(const std::filesystem::path& root, const std::string& r
     }
   }
   std::error_code ec;
-  fs::path canon_root = fs::canonical(root, ec);
-  if (ec) {
-    out.why = "manifest folder cannot be resolved: " + root.string();
-    return out;
-  }
+  const fs::path& canon_root = root;
   fs::path lexical = canon_root / rel;
-  // weakly_canonical follows every symlink that exists along the path.
-  fs::path resolved = fs::weakly_canonical(lexical, ec);
-  if (ec) resolved = lexical.lexically_normal();
-  auto [r_end, _] = std::mismatch(canon_root.begin(), canon_root.end(), resolved.begin(), resolved.end());
-  if (r_end != canon_root.end() || resolved == canon_root) {
-    out.why = "path '" + relative + "' resolves through a symlink to '" + resolved.string() +
-              "', outside the manifest's folder";
-    return out;
+  // Fast path: no component of the relative part is a symlink, so the lexical path is the
+  // real one (one lstat per component instead of resolving the whole absolute path).
+  bool has_link = false;
+  fs::path prefix = canon_root;
+  for (const auto& part : rel) {
+    if (part == ".") continue;
+    prefix /= part;
+    struct stat st {};
+    if (::lstat(prefix.c_str(), &st) != 0) break;  // missing: nothing further to follow
+    if (S_ISLNK(st.st_mode)) {
+      has_link = true;
+      break;
+    }
+  }
+  fs::path resolved = lexical.lexically_normal();
+  if (has_link) {
+    // weakly_canonical follows every symlink that exists along the path.
+    resolved = fs::weakly_canonical(lexical, ec);
+    if (ec) resolved = lexical.lexically_normal();
+    auto [r_end, _] = std::mismatch(canon_root.begin(), canon_root.end(), resolved.begin(), resolved.end());
+    if (r_end != canon_root.end() || resolved == canon_root) {
+      out.why = "path '" + relative + "' resolves through a symlink to '" + resolved.string() +
+                "', outside the manifest's folder";
+      return out;
+    }
   }
   out.inside = true;
   out.resolved = resolved;

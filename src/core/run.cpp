@@ -71,7 +71,11 @@ class Driver {
  public:
   Driver(const fs::path& dir, const RunPlan& plan, const JournalHeader& header, Stage& stage, FileSystem& fs,
          Clock& clock, const RunControl& control)
-      : dir_(dir), plan_(plan), header_(header), stage_(stage), fs_(fs), clock_(clock), control_(control) {}
+      : dir_(dir), plan_(plan), header_(header), stage_(stage), fs_(fs), clock_(clock), control_(control) {
+    std::error_code ec;
+    inputs_root_ = fs::canonical(plan.inputs_root, ec);
+    if (ec) inputs_root_ = plan.inputs_root;  // gone: every item will be missing_file
+  }
 
   Result<RunOutcome> Drive(JournalWriter& journal, RunLock& lock, const JournalState* previous, bool resumed,
                            std::vector<std::string> notes) {
@@ -189,7 +193,7 @@ class Driver {
     std::vector<std::string> texts;
     std::vector<std::size_t> staged;
     for (std::size_t i = 0; i < items.size(); ++i) {
-      Precheck pre = PrecheckItem(fs_, plan_.inputs_root, items[i], plan_.params.max_bytes);
+      Precheck pre = PrecheckItem(fs_, inputs_root_, items[i], plan_.params.max_bytes);
       if (pre.rejection) {
         slot[i] = std::move(pre.rejection);
       } else {
@@ -246,6 +250,8 @@ class Driver {
     if (!journal.ok()) return journal.error();
     const JournalState& js = journal.value();
     std::ifstream in(journal_file, std::ios::binary);
+    std::uint64_t position = 0;  // of `in`: records are read in order, so seeks are rare
+    std::string line;
     ReportBuilder builder;
     std::string results;
     std::vector<ResultRecord> rows;
@@ -253,7 +259,13 @@ class Driver {
     PILOT_RETURN_IF_ERROR(plan_.manifest.ForEach([&](const ManifestItem& item) -> Status {
       auto at = js.done.find(item.id);
       if (at == js.done.end()) return BadInput("no result was journaled for this item", item.id);
-      auto rec = ReadJournalResult(in, at->second, journal_file.string());
+      if (at->second != position) {
+        in.clear();
+        in.seekg(static_cast<std::streamoff>(at->second));
+      }
+      if (!std::getline(in, line)) return BadInput("cannot read the journal", journal_file.string());
+      position = at->second + line.size() + 1;
+      auto rec = ParseResultRecord(line, journal_file.string());
       if (!rec.ok()) return rec.error();
       results += ToJsonLine(rec.value());
       results += '\n';
@@ -286,6 +298,7 @@ class Driver {
   }
 
   const fs::path dir_;
+  fs::path inputs_root_;
   const RunPlan& plan_;
   const JournalHeader& header_;
   Stage& stage_;

@@ -15,6 +15,7 @@ TempDir::TempDir() {
   std::random_device rd;
   path_ = fs::temp_directory_path() / ("pilot-test-" + std::to_string(rd()) + std::to_string(rd()));
   fs::create_directories(path_);
+  path_ = fs::canonical(path_);
 }
 
 TempDir::~TempDir() {

@@ -1,0 +1,122 @@
+// pilot-bench: the programs behind bench/run-bench.sh.
+//   gen N DIR         writes N synthetic documents and DIR/manifest.jsonl (sha256-pinned)
+//   manifest N FILE   writes a manifest of N items only (no files), for validation figures
+//   bare PARAMS MANIFEST   the same reading, featurisation and model calls as `pilot run`,
+//                     in the same batches, with no journal, bag, prechecks or report
+//   validate MANIFEST opens (validates) a manifest as `pilot run` does
+// Each prints one JSON line of figures (items, seconds, items/s, peak RSS).
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <string>
+
+#include "pilot/fs.h"
+#include "pilot/hash.h"
+#include "pilot/host.h"
+#include "pilot/manifest.h"
+#include "pilot/params.h"
+#include "pilot/torch_stage.h"
+
+namespace fs = std::filesystem;
+using namespace pilot;
+
+namespace {
+
+const char* kTexts[] = {
+    "Please check the invoice before you send it to the customer.",
+    "Le comité a décidé de reporter la réunion à la semaine prochaine.",
+    "Die Stadtverwaltung hat angekündigt, dass die Bauarbeiten im Frühjahr beginnen.",
+    "El informe anual muestra que las ventas crecieron en todas las regiones.",
+    "La biblioteca comunale resterà chiusa per lavori di ristrutturazione.",
+    "O relatório técnico descreve os resultados dos testes realizados no laboratório.",
+    "De gemeente heeft besloten om het park aan de rand van de stad opnieuw in te richten.",
+    "このソフトウェアは、設定ファイルを読み込んでからデータを処理します。",
+};
+
+double Now() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+int Gen(long n, const fs::path& dir) {
+  fs::create_directories(dir / "docs");
+  std::ofstream manifest(dir / "manifest.jsonl");
+  for (long i = 0; i < n; ++i) {
+    std::string text;
+    for (long k = 0; k <= i % 4; ++k) text += std::string(kTexts[(i + k) % 8]) + " ";
+    text += std::to_string(i) + "\n";
+    std::string name = "docs/d" + std::to_string(i) + ".txt";
+    std::ofstream(dir / name, std::ios::binary) << text;
+    manifest << "{\"id\":\"d" << i << "\",\"path\":\"" << name << "\",\"sha256\":\"" << Sha256Hex(text) << "\"}\n";
+  }
+  std::printf("{\"generated\": %ld}\n", n);
+  return 0;
+}
+
+int ManifestOnly(long n, const fs::path& file) {
+  std::ofstream out(file);
+  const std::string sha(64, 'a');
+  for (long i = 0; i < n; ++i) {
+    out << "{\"id\":\"item-" << i << "\",\"path\":\"docs/d" << i << ".txt\",\"sha256\":\"" << sha << "\"}\n";
+  }
+  return 0;
+}
+
+int Bare(const fs::path& params_file, const fs::path& manifest_file) {
+  auto params = LoadParams(params_file);
+  if (!params.ok()) return std::fprintf(stderr, "%s\n", params.error().ToString().c_str()), 2;
+  auto manifest = ManifestSource::Open(manifest_file);
+  if (!manifest.ok()) return std::fprintf(stderr, "%s\n", manifest.error().ToString().c_str()), 2;
+  StageRegistry registry;
+  RegisterTorchStages(registry);
+  StageConfig c;
+  c.kind = params.value().stage.kind;
+  c.model = params.value().stage.model;
+  c.options = params.value().stage.options;
+  c.threads = params.value().threads;
+  c.device = ResolveDevice(params.value().device).value();
+  auto stage = registry.Create(c);
+  if (!stage.ok()) return std::fprintf(stderr, "%s\n", stage.error().ToString().c_str()), 2;
+  const fs::path root = manifest_file.parent_path();
+  std::vector<std::string> texts;
+  std::size_t items = 0, accepted = 0;
+  auto flush = [&] {
+    std::vector<std::string_view> views(texts.begin(), texts.end());
+    for (const auto& o : stage.value()->Classify(views)) accepted += o.ok;
+    texts.clear();
+  };
+  double t0 = Now();
+  Status st = manifest.value().ForEach([&](const ManifestItem& item) -> Status {
+    auto bytes = RealFileSystem().ReadFile(root / item.path);
+    texts.push_back(bytes.ok() ? std::move(bytes).value() : std::string());
+    ++items;
+    if (texts.size() == static_cast<std::size_t>(params.value().batch_size)) flush();
+    return {};
+  });
+  if (!texts.empty()) flush();
+  double secs = Now() - t0;
+  std::printf("{\"bare_items\": %zu, \"bare_seconds\": %.3f, \"bare_items_per_s\": %.1f, \"ok\": %zu}\n", items, secs,
+              items / secs, accepted);
+  return st.ok() ? 0 : 2;
+}
+
+int Validate(const fs::path& manifest_file) {
+  double t0 = Now();
+  auto m = ManifestSource::Open(manifest_file);
+  if (!m.ok()) return std::fprintf(stderr, "%s\n", m.error().ToString().c_str()), 2;
+  std::printf("{\"validated_items\": %zu, \"seconds\": %.3f, \"peak_rss_mb\": %.1f}\n", m.value().size(), Now() - t0,
+              PeakRssMegabytes());
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string cmd = argc > 1 ? argv[1] : "";
+  if (cmd == "gen" && argc == 4) return Gen(std::atol(argv[2]), argv[3]);
+  if (cmd == "manifest" && argc == 4) return ManifestOnly(std::atol(argv[2]), argv[3]);
+  if (cmd == "bare" && argc == 4) return Bare(argv[2], argv[3]);
+  if (cmd == "validate" && argc == 3) return Validate(argv[2]);
+  std::fprintf(stderr, "usage: pilot-bench gen N DIR | manifest N FILE | bare PARAMS MANIFEST | validate MANIFEST\n");
+  return 2;
+}

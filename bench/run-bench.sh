@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# Scale benchmark of pilot (issue: runs of 100k+ items). Prints figures; asserts nothing.
+#   bench/run-bench.sh [N] [WORK_DIR]     (default N=100000)
+# 1. items/s of `pilot run` on N synthetic documents vs a bare loop doing the same reading,
+#    featurisation and model calls with no journal, bag, prechecks or report (target >= 0.9);
+# 2. time to resume a run stopped at 99% vs the full run (target <= 2%);
+# 3. peak RSS of the run at N, and of validating a manifest of 1,000,000 items.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+n=${1:-100000}
+work=${2:-$(mktemp -d)}
+cd "$root"
+cmake --preset release >/dev/null
+cmake --build --preset release --target pilot pilot-bench >/dev/null
+pilot=$root/build/release/pilot
+bench=$root/build/release/pilot-bench
+mkdir -p "$work"
+cd "$work"
+rss() { sed -n 's/.*"peak_rss_mb": \([0-9.]*\).*/\1/p' "$1" | head -1; }
+now() { date +%s.%N; }
+calc() { awk "BEGIN { print $1 }"; }
+
+[ -f corpus/manifest.jsonl ] || "$bench" gen "$n" corpus >/dev/null
+cat >params.json <<EOT
+{"manifest": "corpus/manifest.jsonl",
+ "stage": {"kind": "torchscript-classifier", "model": "$root/data/models/langid/langid.pt"},
+ "allowed_categories": ["en", "fr", "de", "es", "it", "pt", "nl", "ja"],
+ "device": "cpu", "batch_size": 64, "threads": 1}
+EOT
+sync
+rm -rf runs
+
+# 1. Throughput: the bare loop first (warms the page cache for both), then pilot.
+"$bench" bare params.json corpus/manifest.jsonl >bare.json
+t0=$(now)
+"$pilot" run --params params.json --runs-dir runs --run-id full --quiet >/dev/null
+t1=$(now)
+full_s=$(calc "$t1 - $t0")
+bare_ips=$(sed -n 's/.*"bare_items_per_s": \([0-9.]*\).*/\1/p' bare.json)
+run_ips=$(sed -n 's/.*"throughput_items_per_s": \([0-9.]*\).*/\1/p' runs/full/data/report.json)
+wall_ips=$(calc "$n / $full_s")
+
+# 2. Resume of a run stopped at 99%.
+stop=$((n * 99 / 100))
+"$pilot" run --params params.json --runs-dir runs --run-id part --stop-after "$stop" --quiet >/dev/null 2>&1 || true
+t0=$(now)
+"$pilot" resume runs/part --quiet >/dev/null
+t1=$(now)
+resume_s=$(calc "$t1 - $t0")
+
+# 3. Validation of a manifest of 1,000,000 items.
+[ -f big.jsonl ] || "$bench" manifest 1000000 big.jsonl
+"$bench" validate big.jsonl >validate.json
+
+printf '\npilot scale benchmark, N=%d items, batch 64, 1 thread, %s\n' "$n" "$(nproc) cores"
+printf '  bare loop (read + featurise + model):        %10.1f items/s\n' "$bare_ips"
+printf '  pilot run (processing, from report.json):     %10.1f items/s   ratio %.3f (target >= 0.9)\n' \
+  "$run_ips" "$(calc "$run_ips / $bare_ips")"
+printf '  pilot run (whole command: load, run, bag, verify): %7.1f items/s   %.1f s\n' "$wall_ips" "$full_s"
+printf '  resume at 99%% (%d of %d done):              %10.2f s        %.2f%% of the full run (target <= 2%%)\n' \
+  "$stop" "$n" "$resume_s" "$(calc "100 * $resume_s / $full_s")"
+printf '  peak RSS, run of %d items:                  %10.1f MB\n' "$n" "$(rss runs/full/data/report.json)"
+printf '  peak RSS, validating 1,000,000 items:         %10.1f MB (%s s)\n' "$(rss validate.json)" \
+  "$(sed -n 's/.*"seconds": \([0-9.]*\).*/\1/p' validate.json)"
+"$pilot" verify runs/full --fast >/dev/null && "$pilot" verify runs/part --fast >/dev/null && echo "  both runs verify"
