@@ -47,8 +47,11 @@ class ManifestSource {
   std::size_t size() const { return count_; }
   const std::string& name() const { return name_; }
   const std::filesystem::path& file() const { return file_; }
-  // Calls fn for each item in order; stops at the first error fn returns.
-  Status ForEach(const std::function<Status(const ManifestItem&)>& fn) const;
+  // Calls fn for each item in order; stops at the first error fn returns. Items for which
+  // `skip(id)` is true are passed over, on JSON Lines without parsing the whole line when it
+  // starts with its id (as pilot writes them): what makes resuming a long run cheap.
+  Status ForEach(const std::function<Status(const ManifestItem&)>& fn,
+                 const std::function<bool(std::string_view)>& skip = nullptr) const;
 
  private:
   std::filesystem::path file_;

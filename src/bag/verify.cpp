@@ -2,6 +2,7 @@
 
 #include <map>
 #include <set>
+#include <unordered_map>
 #include <sstream>
 
 #include "pilot/bag.h"
@@ -186,10 +187,10 @@ class Verifier {
     }
     std::set<std::string> allowed(params.value().allowed_categories.begin(),
                                   params.value().allowed_categories.end());
-    std::map<std::string, const ManifestItem*> by_id;
+    std::unordered_map<std::string, const ManifestItem*> by_id;
     for (const auto& item : manifest.value().items) by_id[item.id] = &item;
 
-    std::map<std::string, std::size_t> seen;
+    std::unordered_map<std::string, std::size_t> seen;
     std::map<std::string, std::size_t> by_reason, by_category;
     std::vector<std::string> order;
     std::istringstream in(*results_text);

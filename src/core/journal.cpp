@@ -75,6 +75,28 @@ Result<JournalState> LoadJournal(FileSystem& fsys, const fs::path& file, bool re
     if (!pending_error.empty()) {
       return BadInput(pending_error, where, "the journal is damaged before its end; the run folder cannot be resumed");
     }
+    // Fast path for the result records pilot writes: {"type":"result","id":"…","status":"…"
+    // (ids cannot hold quotes): no JSON parse for the bulk of a long journal.
+    constexpr std::string_view kResult = "{\"type\":\"result\",\"id\":\"";
+    if (complete && line_no > 1 && line.compare(0, kResult.size(), kResult) == 0 && line.back() == '}') {
+      auto id_end = line.find('"', kResult.size());
+      constexpr std::string_view kStatus = "\",\"status\":\"";
+      if (id_end != std::string::npos && line.compare(id_end, kStatus.size(), kStatus) == 0) {
+        std::string id = line.substr(kResult.size(), id_end - kResult.size());
+        bool accepted = line.compare(id_end + kStatus.size(), 9, "accepted\"") == 0;
+        bool rejected = line.compare(id_end + kStatus.size(), 9, "rejected\"") == 0;
+        if (accepted || rejected) {
+          if (!st.done.emplace(id, start).second) {
+            return BadInput("item '" + id + "' has two results (record " + std::to_string(line_no) + ")", where,
+                            "the journal is inconsistent; the run folder cannot be resumed");
+          }
+          (accepted ? st.accepted : st.rejected)++;
+          ++st.done_in_session;
+          st.valid_bytes = offset;
+          continue;
+        }
+      }
+    }
     nlohmann::json j;
     bool parsed = complete;
     if (complete) {

@@ -68,13 +68,28 @@ Result<ManifestItem> ParseItem(const nlohmann::json& j, const std::string& where
   return item;
 }
 
-// Calls fn(parsed line, "file:line") for each non-blank line.
+// The id of a line that starts {"id":"<id>", without parsing it; empty if it does not.
+std::string_view LeadingId(std::string_view line) {
+  constexpr std::string_view kPrefix = "{\"id\":\"";
+  if (line.substr(0, kPrefix.size()) != kPrefix) return {};
+  auto end = line.find('"', kPrefix.size());
+  if (end == std::string_view::npos) return {};
+  std::string_view id = line.substr(kPrefix.size(), end - kPrefix.size());
+  return IsValidItemId(id) ? id : std::string_view();
+}
+
+// Calls fn(parsed line, "file:line") for each non-blank line not skipped.
 Status StreamJsonLines(std::istream& in, const std::string& source,
-                       const std::function<Status(const nlohmann::json&, const std::string&)>& fn) {
+                       const std::function<Status(const nlohmann::json&, const std::string&)>& fn,
+                       const std::function<bool(std::string_view)>& skip = nullptr) {
   std::string line;
   std::size_t line_no = 0;
   while (std::getline(in, line)) {
     ++line_no;
+    if (skip) {
+      std::string_view id = LeadingId(line);
+      if (!id.empty() && skip(id)) continue;
+    }
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
     std::string where = source + ":" + std::to_string(line_no);
     auto j = ParseJson(line, where);
@@ -181,9 +196,11 @@ Result<ManifestSource> ManifestSource::Open(const std::filesystem::path& file) {
   return src;
 }
 
-Status ManifestSource::ForEach(const std::function<Status(const ManifestItem&)>& fn) const {
+Status ManifestSource::ForEach(const std::function<Status(const ManifestItem&)>& fn,
+                               const std::function<bool(std::string_view)>& skip) const {
   if (loaded_) {
     for (const auto& item : loaded_->items) {
+      if (skip && skip(item.id)) continue;
       if (Status st = fn(item); !st.ok()) return st;
     }
     return {};
@@ -193,8 +210,9 @@ Status ManifestSource::ForEach(const std::function<Status(const ManifestItem&)>&
   return StreamJsonLines(in, file_.string(), [&](const nlohmann::json& j, const std::string& where) -> Status {
     auto item = ParseItem(j, where);
     if (!item.ok()) return item.error();
+    if (skip && skip(item.value().id)) return {};
     return fn(item.value());
-  });
+  }, skip);
 }
 
 std::string ManifestToJson(const Manifest& manifest) {

@@ -129,12 +129,14 @@ class Driver {
     PILOT_RETURN_IF_ERROR(WriteRunRecord("running"));
     std::vector<ManifestItem> pending;
     const auto batch = static_cast<std::size_t>(plan_.params.batch_size);
-    PILOT_RETURN_IF_ERROR(plan_.manifest.ForEach([&](const ManifestItem& item) -> Status {
-      if (done_ && done_->count(item.id)) return {};
-      pending.push_back(item);
-      if (pending.size() < batch) return {};
-      return Flush(pending);
-    }));
+    auto is_done = [&](std::string_view id) { return done_ && done_->count(std::string(id)) > 0; };
+    PILOT_RETURN_IF_ERROR(plan_.manifest.ForEach(
+        [&](const ManifestItem& item) -> Status {
+          pending.push_back(item);
+          if (pending.size() < batch) return {};
+          return Flush(pending);
+        },
+        is_done));
     if (!pending.empty()) PILOT_RETURN_IF_ERROR(Flush(pending));
     return {};
   }
