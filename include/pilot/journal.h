@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -48,6 +49,7 @@ struct JournalState {
   double last_batch_at = 0;        // unix seconds of the last batch
   double processing_seconds = 0;   // summed over sessions: session start -> its last batch
   double peak_rss_mb = 0;          // the highest any session recorded
+  std::optional<double> device_peak_mb;  // caching-allocator peak, when on a GPU
 };
 
 // Reads a journal. A torn last record is reported in torn_bytes; with `repair`, the file
@@ -64,7 +66,8 @@ class JournalWriter {
   Status AppendSession(const nlohmann::ordered_json& session);
   // Appends the batch's records in order and a batch record (time, peak RSS), then
   // fsyncs: durable on success.
-  Status AppendResults(const std::vector<ResultRecord>& records, double unix_seconds, double peak_rss_mb);
+  Status AppendResults(const std::vector<ResultRecord>& records, double unix_seconds, double peak_rss_mb,
+                       std::optional<double> device_peak_mb = std::nullopt);
 
  private:
   explicit JournalWriter(std::unique_ptr<AppendFile> file) : file_(std::move(file)) {}

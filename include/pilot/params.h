@@ -33,6 +33,18 @@ struct Acceptance {
   }
 };
 
+// What the environment must provide before any item is processed (exit 3 otherwise).
+struct Requires {
+  std::optional<std::string> backend;  // cpu | cuda | rocm: the device the run uses
+  std::optional<int> min_device_count;  // GPUs visible
+  std::optional<double> min_device_memory_mb;  // total memory of the smallest GPU used
+  std::optional<std::string> min_libtorch_version;  // e.g. "1.13" or "2.4.1"
+  std::optional<double> min_free_disk_mb;  // under the runs directory
+  bool empty() const {
+    return !backend && !min_device_count && !min_device_memory_mb && !min_libtorch_version && !min_free_disk_mb;
+  }
+};
+
 struct Params {
   std::filesystem::path manifest;  // resolved
   StageParams stage;
@@ -43,6 +55,7 @@ struct Params {
   std::uint64_t seed = 0;
   std::uint64_t max_bytes = 1 << 20;
   Acceptance acceptance;
+  Requires requires_;
 };
 
 inline constexpr std::string_view kDefaultParamsPath = "config/pilot.json";
@@ -54,5 +67,8 @@ Result<Params> ParseParams(std::string_view text, const std::filesystem::path& b
 Result<Params> LoadParams(const std::filesystem::path& file);
 
 bool IsKnownDevice(std::string_view device);
+
+// "2.4.1+cu121" -> {2, 4, 1}; nullopt if it is not a version.
+std::optional<std::vector<int>> ParseVersion(std::string_view version);
 
 }  // namespace pilot

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,7 @@ namespace pilot {
 struct RunMetrics {
   double processing_seconds = 0;  // summed over every session that worked on the run
   double peak_rss_mb = 0;         // the highest of any session
+  std::optional<double> device_peak_mb;  // caching-allocator peak on the GPU, if one was used
 };
 
 struct Criterion {
@@ -37,6 +39,7 @@ struct Report {
   std::size_t latency_samples = 0;
   double items_per_second = 0;
   double peak_rss_mb = 0;
+  std::optional<double> device_peak_mb;
   std::vector<Criterion> criteria;
   bool acceptance_met = true;
 

@@ -8,6 +8,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -24,6 +25,7 @@ struct StageOutput {
   double confidence = 0;  // ok: its probability
   std::string error;      // !ok: what failed for this item
   bool out_of_memory = false;
+  std::vector<float> scores;  // ok: the probability of every label (for device comparisons)
 };
 
 struct StageDescription {
@@ -41,6 +43,8 @@ class Stage {
   virtual const StageDescription& Describe() const = 0;
   // One output per text, same order. Never throws: a failure is reported per item.
   virtual std::vector<StageOutput> Classify(const std::vector<std::string_view>& texts) = 0;
+  // Peak device memory (MB) allocated since the stage was created; none on CPU.
+  virtual std::optional<double> PeakDeviceMemoryMb() const { return std::nullopt; }
 };
 
 struct StageConfig {

@@ -3,10 +3,13 @@
 // src/stage/*.cpp include torch headers.
 #pragma once
 
+#include <filesystem>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
+#include "pilot/doctor.h"
+#include "pilot/requirements.h"
 #include "pilot/stage.h"
 #include "pilot/status.h"
 
@@ -21,7 +24,24 @@ void RegisterTorchStages(StageRegistry& registry);
 // when the requested backend is not present, saying what was found.
 Result<std::string> ResolveDevice(const std::string& requested);
 
-// libtorch version and flavour, backends and devices, thread settings.
+// libtorch version and flavour, backends and devices, thread settings, GPU runtime
+// versions and the visible GPUs (name, memory, capability or arch).
 nlohmann::ordered_json TorchRuntimeInfo();
+
+// The environment in the terms of `requires`, for the device `requested` would resolve to
+// ("none" if it cannot) and the runs directory.
+Received ReceivedEnvironment(const std::string& requested, const std::filesystem::path& runs_dir);
+
+struct ComputeCheckResult {
+  double matmul_rel_error = 0;
+  double sum_rel_error = 0;
+  std::string error;  // set if the device failed to compute at all
+};
+// A float32 matrix product and a sum on `device` ("cpu", "cuda:0"), synchronised, against
+// a float64 CPU reference. `corrupt_reference` perturbs the reference (a test seam).
+ComputeCheckResult CheckCompute(const std::string& device, bool corrupt_reference = false);
+
+// Every check of `pilot doctor`.
+DoctorReport RunDoctor(const DoctorOptions& options);
 
 }  // namespace pilot

@@ -49,6 +49,7 @@ int Main(int argc, char** argv) {
   AddRunCommand(app, exit_code, args);
   AddResumeCommand(app, exit_code, args);
   AddStatusCommand(app, exit_code);
+  AddDoctorCommand(app, exit_code);
   AddVerifyCommand(app, exit_code);
   AddManifestCommand(app, exit_code);
   try {

@@ -30,6 +30,7 @@ void PrintJson(const nlohmann::ordered_json& doc);
 
 // Each subcommand registers itself; `exit_code` receives its result.
 void AddRunCommand(CLI::App& app, int& exit_code, const std::vector<std::string>& argv);
+void AddDoctorCommand(CLI::App& app, int& exit_code);
 void AddResumeCommand(CLI::App& app, int& exit_code, const std::vector<std::string>& argv);
 void AddStatusCommand(CLI::App& app, int& exit_code);
 void AddVerifyCommand(CLI::App& app, int& exit_code);

@@ -20,7 +20,8 @@ int Execute(const ResumeOptions& o) {
   if (!setup.ok()) return ReportError(setup.error(), o.common);
   ResumeSetup& s = setup.value();
   if (!o.device.empty()) s.plan.params.device = o.device;
-  auto built = BuildStage(s.plan.params, s.plan.model_sha256);
+  if (Status env = CheckEnvironment(s.plan.params, s.plan.runs_dir); !env.ok()) return ReportError(env.error(), o.common);
+  auto built = BuildStage(s.plan.params, s.plan.model_sha256, s.plan.runs_dir);
   if (!built.ok()) return ReportError(built.error(), o.common);
   s.plan.environment = built.value().environment;
   s.plan.command_line = o.argv;

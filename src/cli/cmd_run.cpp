@@ -72,7 +72,10 @@ int Execute(const RunOptions& o) {
   ApplyLogLevel(o.common);
   auto plan = BuildPlan(o);
   if (!plan.ok()) return ReportError(plan.error(), o.common);
-  auto built = BuildStage(plan.value().params, plan.value().model_sha256);
+  if (Status env = CheckEnvironment(plan.value().params, plan.value().runs_dir); !env.ok()) {
+    return ReportError(env.error(), o.common);
+  }
+  auto built = BuildStage(plan.value().params, plan.value().model_sha256, plan.value().runs_dir);
   if (!built.ok()) return ReportError(built.error(), o.common);
   plan.value().environment = built.value().environment;
   InstallInterruptHandlers();

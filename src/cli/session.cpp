@@ -82,7 +82,20 @@ class KillingFileSystem : public FileSystem {
 
 }  // namespace
 
-Result<BuiltStage> BuildStage(const Params& params, const std::string& model_sha256) {
+Status CheckEnvironment(const Params& params, const fs::path& runs_dir) {
+  Received got = ReceivedEnvironment(params.device, runs_dir);
+  std::vector<std::string> unmet = UnmetRequirements(params.requires_, got);
+  auto device = ResolveDevice(params.device);
+  if (!device.ok()) unmet.insert(unmet.begin(), "device: " + device.error().what);
+  if (unmet.empty()) return {};
+  std::string what = std::to_string(unmet.size()) + " requirement(s) not met by this machine:";
+  for (const auto& u : unmet) what += "\n  - " + u;
+  return EnvironmentError(what, "requires / --device",
+                          "run `pilot doctor` for details; use a machine that provides them, or revise the "
+                          "parameters; no run folder was created");
+}
+
+Result<BuiltStage> BuildStage(const Params& params, const std::string& model_sha256, const fs::path& runs_dir) {
   auto device = ResolveDevice(params.device);
   if (!device.ok()) return device.error();
   StageRegistry registry;
@@ -112,6 +125,7 @@ Result<BuiltStage> BuildStage(const Params& params, const std::string& model_sha
   built.environment["libtorch"] = TorchRuntimeInfo();
   built.environment["device_requested"] = params.device;
   built.environment["device_used"] = device.value();
+  built.environment["received"] = ReceivedEnvironment(params.device, runs_dir).ToJson();
   return built;
 }
 
@@ -185,8 +199,10 @@ int PrintOutcome(const RunOutcome& out, const Common& common) {
     std::printf("accuracy on labelled items: %zu/%zu (%.1f%%); expected rejections met: %zu/%zu\n", r.correct,
                 r.labelled, 100.0 * r.accuracy(), r.expected_rejections_met, r.expected_rejections);
   }
-  std::printf("latency p50 %.2f ms, p95 %.2f ms; %.1f items/s; peak RSS %.0f MB\n", r.p50_ms, r.p95_ms,
+  std::printf("latency p50 %.2f ms, p95 %.2f ms; %.1f items/s; peak RSS %.0f MB", r.p50_ms, r.p95_ms,
               r.items_per_second, r.peak_rss_mb);
+  if (r.device_peak_mb) std::printf("; device peak %.0f MB", *r.device_peak_mb);
+  std::printf("\n");
   if (!out.verify.ok()) {
     std::printf("verify: FAILED with %zu finding(s):\n", out.verify.findings.size());
     for (const auto& f : out.verify.findings) {

@@ -19,9 +19,14 @@ struct BuiltStage {
   nlohmann::ordered_json environment;
 };
 
+// The parameters' `requires` and the device asked for against what this machine has:
+// exit 3 listing every unmet requirement at once. Nothing is created.
+Status CheckEnvironment(const Params& params, const std::filesystem::path& runs_dir);
+
 // Resolves the device (exit 3 when absent), loads the model through the registry (exit 2),
 // and checks that allowed_categories are labels of the model.
-Result<BuiltStage> BuildStage(const Params& params, const std::string& model_sha256);
+Result<BuiltStage> BuildStage(const Params& params, const std::string& model_sha256,
+                              const std::filesystem::path& runs_dir);
 
 // SIGINT/SIGTERM: the first asks the run to stop after the current batch; a second SIGINT
 // exits at once (130). Both leave the folder resumable.

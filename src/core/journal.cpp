@@ -129,6 +129,9 @@ Result<JournalState> LoadJournal(FileSystem& fsys, const fs::path& file, bool re
       if (st.session_started > 0 && at >= since) st.processing_seconds += at - since;
       st.last_batch_at = at;
       st.peak_rss_mb = std::max(st.peak_rss_mb, j.value("peak_rss_mb", 0.0));
+      if (j.contains("device_peak_mb") && j["device_peak_mb"].is_number()) {
+        st.device_peak_mb = std::max(st.device_peak_mb.value_or(0.0), j["device_peak_mb"].get<double>());
+      }
     } else if (type == "result") {
       auto id = j.value("id", "");
       if (id.empty()) return BadInput("record " + std::to_string(line_no) + " has no id", where);
@@ -182,11 +185,12 @@ Status JournalWriter::AppendSession(const nlohmann::ordered_json& session) {
 }
 
 Status JournalWriter::AppendResults(const std::vector<ResultRecord>& records, double unix_seconds,
-                                    double peak_rss_mb) {
+                                    double peak_rss_mb, std::optional<double> device_peak_mb) {
   std::string lines;
   for (const auto& r : records) lines += ToJson(r, {{"type", "result"}}).dump() + "\n";
   nlohmann::ordered_json batch = {
       {"type", "batch"}, {"at_unix", unix_seconds}, {"items", records.size()}, {"peak_rss_mb", peak_rss_mb}};
+  if (device_peak_mb) batch["device_peak_mb"] = *device_peak_mb;
   lines += batch.dump() + "\n";
   return AppendSynced(lines);
 }

@@ -105,7 +105,7 @@ Result<Params> ParseParams(std::string_view text, const std::filesystem::path& b
   PILOT_TRY(CheckNoCredentials(doc, source));
   PILOT_TRY(CheckKeys(doc,
                       {"description", "manifest", "stage", "allowed_categories", "device",
-                       "batch_size", "threads", "seed", "limits", "acceptance"},
+                       "batch_size", "threads", "seed", "limits", "acceptance", "requires"},
                       "", source));
   Params p;
   Reader top(doc, "", source);
@@ -171,7 +171,54 @@ Result<Params> ParseParams(std::string_view text, const std::filesystem::path& b
     PILOT_TRY(a.Optional("max_peak_rss_mb", p.acceptance.max_peak_rss_mb, 0, 1e9));
     PILOT_TRY(a.Optional("min_accepted_fraction", p.acceptance.min_accepted_fraction, 0, 1));
   }
+  if (doc.contains("requires")) {
+    const json& req = doc["requires"];
+    PILOT_TRY(CheckKeys(req,
+                        {"backend", "min_device_count", "min_device_memory_mb", "min_libtorch_version",
+                         "min_free_disk_mb"},
+                        "requires", source));
+    Reader r(req, "requires", source);
+    if (req.contains("backend")) {
+      std::string b;
+      PILOT_TRY(r.String("backend", b, true));
+      if (b != "cpu" && b != "cuda" && b != "rocm") return r.Wrong("backend", "must be one of cpu, cuda, rocm");
+      p.requires_.backend = b;
+    }
+    if (req.contains("min_device_count")) {
+      int n = 0;
+      PILOT_TRY(r.Number("min_device_count", n, 0, 1024));
+      p.requires_.min_device_count = n;
+    }
+    PILOT_TRY(r.Optional("min_device_memory_mb", p.requires_.min_device_memory_mb, 0, 1e9));
+    PILOT_TRY(r.Optional("min_free_disk_mb", p.requires_.min_free_disk_mb, 0, 1e12));
+    if (req.contains("min_libtorch_version")) {
+      std::string v;
+      PILOT_TRY(r.String("min_libtorch_version", v, true));
+      if (!ParseVersion(v)) return r.Wrong("min_libtorch_version", "must look like 1.13 or 2.4.1");
+      p.requires_.min_libtorch_version = v;
+    }
+  }
   return p;
+}
+
+std::optional<std::vector<int>> ParseVersion(std::string_view v) {
+  std::vector<int> parts;
+  int cur = -1;
+  for (char c : v) {
+    if (c >= '0' && c <= '9') {
+      cur = (cur < 0 ? 0 : cur * 10) + (c - '0');
+    } else if (c == '.' && cur >= 0) {
+      parts.push_back(cur);
+      cur = -1;
+    } else if ((c == '+' || c == 'a' || c == '-') && cur >= 0) {
+      break;  // 2.4.1+cu121, 2.5.0a0: local and pre-release parts do not order here
+    } else {
+      return std::nullopt;
+    }
+  }
+  if (cur >= 0) parts.push_back(cur);
+  if (parts.empty()) return std::nullopt;
+  return parts;
 }
 
 Result<Params> LoadParams(const std::filesystem::path& file) {

@@ -54,6 +54,7 @@ Report ReportBuilder::Finish(const Acceptance& acceptance, const RunMetrics& met
   r.p99_ms = Percentile(latencies_, 99);
   r.items_per_second = metrics.processing_seconds > 0 ? r.total / metrics.processing_seconds : 0;
   r.peak_rss_mb = metrics.peak_rss_mb;
+  r.device_peak_mb = metrics.device_peak_mb;
 
   auto add = [&](const char* name, std::optional<double> limit, double value, bool measured,
                  bool higher_is_better) {
@@ -85,6 +86,7 @@ nlohmann::ordered_json ReportToJson(const Report& r) {
   j["latency_ms"] = {{"samples", r.latency_samples}, {"p50", r.p50_ms}, {"p95", r.p95_ms}, {"p99", r.p99_ms}};
   j["throughput_items_per_s"] = r.items_per_second;
   j["peak_rss_mb"] = r.peak_rss_mb;
+  j["device_peak_memory_mb"] = r.device_peak_mb ? nlohmann::ordered_json(*r.device_peak_mb) : nlohmann::ordered_json();
   auto crit = nlohmann::ordered_json::array();
   for (const auto& c : r.criteria) {
     crit.push_back({{"criterion", c.name}, {"limit", c.limit}, {"value", c.value},
@@ -131,6 +133,10 @@ std::string ReportToMarkdown(const Report& r, const std::string& run_id,
                 "| %.2f | %.2f | %.2f | %.1f | %.1f |\n\n",
                 r.p50_ms, r.p95_ms, r.p99_ms, r.items_per_second, r.peak_rss_mb);
   md << buf;
+  if (r.device_peak_mb) {
+    std::snprintf(buf, sizeof buf, "Device peak memory (caching allocator): %.1f MB\n\n", *r.device_peak_mb);
+    md << buf;
+  }
   if (!r.criteria.empty()) {
     md << "## Acceptance criteria\n\n| criterion | limit | value | met |\n|---|---:|---:|---|\n";
     for (const auto& c : r.criteria) {

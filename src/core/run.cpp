@@ -209,7 +209,12 @@ class Driver {
       std::vector<StageOutput> outs = stage_.Classify(views);
       double latency_ms = (clock_.MonotonicSeconds() - t0) * 1000.0;
       for (std::size_t k = 0; k < staged.size(); ++k) {
-        StageOutput out = k < outs.size() ? outs[k] : StageOutput{false, "", 0, "the stage returned too few outputs", false};
+        StageOutput out;
+        if (k < outs.size()) {
+          out = outs[k];
+        } else {
+          out.error = "the stage returned too few outputs";
+        }
         slot[staged[k]] = FromStage(items[staged[k]], out, stage_.Describe(), plan_.params.allowed_categories, latency_ms);
       }
     }
@@ -220,7 +225,8 @@ class Driver {
       records.push_back(std::move(*r));
     }
     // Journaled and synced before anything derived from these results is written.
-    PILOT_RETURN_IF_ERROR(journal_->AppendResults(records, UnixSeconds(), PeakRssMegabytes()));
+    PILOT_RETURN_IF_ERROR(
+        journal_->AppendResults(records, UnixSeconds(), PeakRssMegabytes(), stage_.PeakDeviceMemoryMb()));
     processed_ += records.size();
     progress_.done += records.size();
     items.clear();
@@ -281,7 +287,8 @@ class Driver {
     }
     PILOT_RETURN_IF_ERROR(fs_.WriteFileAtomic(dir_ / "data/results.jsonl", results));
     outcome_.report = builder.Finish(plan_.params.acceptance,
-                                     RunMetrics{js.processing_seconds, std::max(js.peak_rss_mb, PeakRssMegabytes())});
+                                     RunMetrics{js.processing_seconds, std::max(js.peak_rss_mb, PeakRssMegabytes()),
+                                                js.device_peak_mb});
     PILOT_RETURN_IF_ERROR(fs_.WriteFileAtomic(dir_ / "data/report.json", PrettyJson(ReportToJson(outcome_.report))));
     PILOT_RETURN_IF_ERROR(
         fs_.WriteFileAtomic(dir_ / "data/report.md", ReportToMarkdown(outcome_.report, header_.run_id, rows)));

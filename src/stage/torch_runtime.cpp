@@ -7,6 +7,7 @@
 
 #include "pilot/build_info.h"
 #include "pilot/torch_stage.h"
+#include "torch_device.h"
 
 namespace pilot {
 namespace {
@@ -61,7 +62,25 @@ nlohmann::ordered_json TorchRuntimeInfo() {
   j["gpu_count"] = b.gpus;
   j["intra_op_threads"] = at::get_num_threads();
   j["inter_op_threads"] = at::get_num_interop_threads();
+  j["gpu_runtime"] = GpuRuntimeVersions();
+  j["gpus"] = GpuInventory();
   return j;
+}
+
+Received ReceivedEnvironment(const std::string& requested, const std::filesystem::path& runs_dir) {
+  Backends b = Probe();
+  Received r;
+  auto device = ResolveDevice(requested);
+  r.backend = !device.ok() ? "none" : device.value() == "cpu" ? "cpu" : (b.rocm ? "rocm" : "cuda");
+  r.device_count = b.gpus;
+  auto gpus = GpuInventory();
+  for (const auto& g : gpus) {
+    double mb = g.value("total_memory_mb", 0.0);
+    if (r.min_device_memory_mb == 0 || mb < r.min_device_memory_mb) r.min_device_memory_mb = mb;
+  }
+  r.libtorch_version = TORCH_VERSION;
+  r.free_disk_mb = FreeDiskMegabytes(runs_dir);
+  return r;
 }
 
 }  // namespace pilot

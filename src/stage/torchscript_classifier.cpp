@@ -15,6 +15,7 @@
 
 #include "pilot/text_features.h"
 #include "pilot/torch_stage.h"
+#include "torch_device.h"
 
 namespace pilot {
 namespace {
@@ -34,6 +35,7 @@ class TorchScriptClassifier : public Stage {
   }
 
   const StageDescription& Describe() const override { return desc_; }
+  std::optional<double> PeakDeviceMemoryMb() const override { return DevicePeakMemoryMb(device_); }
 
   std::vector<StageOutput> Classify(const std::vector<std::string_view>& texts) override {
     try {
@@ -71,6 +73,7 @@ class TorchScriptClassifier : public Stage {
     if (config.threads > 0) at::set_num_threads(config.threads);
     at::manual_seed(config.seed);
     device_ = torch::Device(config.device);
+    ResetDevicePeakMemory(device_);
     try {
       module_ = torch::jit::load(config.model.string(), device_);
       module_.eval();
@@ -165,12 +168,15 @@ class TorchScriptClassifier : public Stage {
     }
     if (logits_) out = torch::softmax(out, 1);
     auto [best, index] = out.max(1);
+    auto scores = out.to(torch::kFloat32).contiguous();
+    const float* all = scores.data_ptr<float>();
     std::vector<StageOutput> outputs(static_cast<std::size_t>(n));
     for (std::int64_t i = 0; i < n; ++i) {
       auto& o = outputs[static_cast<std::size_t>(i)];
       o.ok = true;
       o.label = desc_.labels[static_cast<std::size_t>(index[i].item<std::int64_t>())];
       o.confidence = best[i].item<double>();
+      o.scores.assign(all + i * l, all + (i + 1) * l);
       if (!std::isfinite(o.confidence)) {
         o.ok = false;
         o.error = "the model produced a non-finite score";

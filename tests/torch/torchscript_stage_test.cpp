@@ -8,7 +8,9 @@
 #include <fstream>
 #include <random>
 
+#include "pilot/doctor.h"
 #include "pilot/hash.h"
+#include "pilot/params.h"
 #include "pilot/torch_stage.h"
 
 namespace pilot {
@@ -170,6 +172,68 @@ TEST(Device, ResolutionAndAbsentBackends) {
   auto info = TorchRuntimeInfo();
   EXPECT_FALSE(info["libtorch_version"].get<std::string>().empty());
   EXPECT_EQ(info["gpu_count"], 0);
+}
+
+}  // namespace
+}  // namespace pilot
+
+namespace pilot {
+namespace {
+
+TEST(Doctor, ComputeCheckAgainstFloat64Reference) {
+  ComputeCheckResult ok = CheckCompute("cpu");
+  EXPECT_TRUE(ok.error.empty()) << ok.error;
+  EXPECT_LT(ok.matmul_rel_error, kComputeTolerance);
+  EXPECT_LT(ok.sum_rel_error, kComputeTolerance);
+  // The seam: a wrong reference must make the check fail.
+  ComputeCheckResult bad = CheckCompute("cpu", true);
+  EXPECT_GT(bad.matmul_rel_error, kComputeTolerance);
+  EXPECT_GT(bad.sum_rel_error, kComputeTolerance);
+}
+
+const DoctorCheck* Find(const DoctorReport& r, const std::string& name) {
+  for (const auto& c : r.checks) {
+    if (c.name == name) return &c;
+  }
+  return nullptr;
+}
+
+TEST(Doctor, CpuChecksPassAndTheModelRunsCpuAgainstCpu) {
+  auto params = LoadParams(std::string(PILOT_SOURCE_DIR) + "/config/pilot.json");
+  ASSERT_TRUE(params.ok()) << params.error().ToString();
+  DoctorOptions o;
+  o.params = params.value();
+  o.device = "cpu";
+  o.runs_dir = fs::temp_directory_path();
+  DoctorReport r = RunDoctor(o);
+  EXPECT_TRUE(r.ok()) << r.ToJson().dump(1);
+  const DoctorCheck* model = Find(r, "model on cpu");
+  ASSERT_NE(model, nullptr);
+  EXPECT_EQ(model->status, kPass);
+  EXPECT_GE(model->data["inputs"].get<int>(), 1);
+  EXPECT_EQ(model->data["max_abs_difference"].get<double>(), 0.0);
+  EXPECT_EQ(Find(r, "compute on cpu")->status, kPass);
+  EXPECT_EQ(Find(r, "disk")->status, kPass);
+
+  o.corrupt_reference = true;
+  DoctorReport bad = RunDoctor(o);
+  EXPECT_FALSE(bad.ok());
+  EXPECT_EQ(Find(bad, "compute on cpu")->status, kFail);
+  EXPECT_EQ(bad.ToJson()["exit_code"], 3);
+}
+
+TEST(Doctor, AbsentGpuIsCouldNotRunNotFail) {
+  if (torch::cuda::is_available()) GTEST_SKIP() << "a GPU is present";
+  DoctorOptions o;
+  o.device = "cuda";
+  DoctorReport r = RunDoctor(o);
+  EXPECT_FALSE(r.ok());
+  const DoctorCheck* c = Find(r, "compute on cuda");
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ(c->status, kCouldNotRun);
+  EXPECT_NE(c->detail.find("not present"), std::string::npos);
+  EXPECT_EQ(Find(r, "gpus")->status, kCouldNotRun);
+  for (const auto& check : r.checks) EXPECT_NE(check.status, kFail) << check.name;
 }
 
 }  // namespace

@@ -37,7 +37,7 @@ TEST(Report, CountsQualityExpectedRejectionsAndCriteria) {
   Acceptance acc;
   acc.min_accuracy = 0.75;
   acc.max_p95_latency_ms = 10;
-  Report r = BuildReport(m, recs, acc, RunMetrics{2.0, 100});
+  Report r = BuildReport(m, recs, acc, RunMetrics{2.0, 100, std::nullopt});
   EXPECT_EQ(r.total, 4u);
   EXPECT_EQ(r.accepted, 2u);
   EXPECT_EQ(r.rejected, 2u);
@@ -56,6 +56,7 @@ TEST(Report, CountsQualityExpectedRejectionsAndCriteria) {
   auto j = ReportToJson(r);
   EXPECT_EQ(j["counts"]["accepted"], 2);
   EXPECT_EQ(j["verdict"], "acceptance_not_met");
+  EXPECT_TRUE(j["device_peak_memory_mb"].is_null()) << "no GPU, no device figure";
 }
 
 TEST(Report, CriterionWithoutDataIsNotMet) {
@@ -63,10 +64,11 @@ TEST(Report, CriterionWithoutDataIsNotMet) {
   m.items = {{"a", "a", "", std::nullopt, std::nullopt}};
   Acceptance acc;
   acc.min_accuracy = 0.5;
-  Report r = BuildReport(m, {Accepted("a", "fr", 1)}, acc, RunMetrics{1, 1});
+  Report r = BuildReport(m, {Accepted("a", "fr", 1)}, acc, RunMetrics{1, 1, 250.0});
   ASSERT_EQ(r.criteria.size(), 1u);
   EXPECT_FALSE(r.criteria[0].measured);
   EXPECT_FALSE(r.acceptance_met);
+  EXPECT_EQ(ReportToJson(r)["device_peak_memory_mb"], 250.0);
 }
 
 }  // namespace

@@ -1,0 +1,85 @@
+// GPU-only code. Compiled against CUDA or ROCm headers only when CMake found a CUDA
+// (torch_cuda) or ROCm (torch_hip) libtorch; Debian's CPU libtorch has neither.
+#include "torch_device.h"
+
+#if defined(PILOT_WITH_CUDA) || defined(PILOT_WITH_ROCM)
+#include <ATen/cuda/CUDAContext.h>
+#include <c10/cuda/CUDACachingAllocator.h>
+#include <c10/cuda/CUDAGuard.h>
+#endif
+#if defined(PILOT_WITH_CUDA)
+#include <cuda_runtime_api.h>
+#endif
+#if defined(PILOT_WITH_ROCM)
+#include <hip/hip_runtime_api.h>
+#endif
+
+namespace pilot {
+
+#if defined(PILOT_WITH_CUDA) || defined(PILOT_WITH_ROCM)
+
+std::optional<double> DevicePeakMemoryMb(const torch::Device& device) {
+  if (!device.is_cuda()) return std::nullopt;
+  auto idx = static_cast<c10::DeviceIndex>(device.has_index() ? device.index() : 0);
+  auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(idx);
+  return static_cast<double>(stats.allocated_bytes[0].peak) / (1024.0 * 1024.0);
+}
+
+void ResetDevicePeakMemory(const torch::Device& device) {
+  if (!device.is_cuda()) return;
+  auto idx = static_cast<c10::DeviceIndex>(device.has_index() ? device.index() : 0);
+  c10::cuda::CUDACachingAllocator::resetPeakStats(idx);
+}
+
+nlohmann::ordered_json GpuInventory() {
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+  int n = static_cast<int>(at::cuda::device_count());
+  for (int i = 0; i < n; ++i) {
+    const auto* p = at::cuda::getDeviceProperties(i);
+    size_t free_b = 0, total_b = 0;
+    {
+      c10::cuda::CUDAGuard guard(static_cast<c10::DeviceIndex>(i));
+#if defined(PILOT_WITH_ROCM)
+      (void)hipMemGetInfo(&free_b, &total_b);
+#else
+      (void)cudaMemGetInfo(&free_b, &total_b);
+#endif
+    }
+    nlohmann::ordered_json d;
+    d["index"] = i;
+    d["name"] = p->name;
+    d["total_memory_mb"] = static_cast<double>(p->totalGlobalMem) / (1024.0 * 1024.0);
+    d["free_memory_mb"] = static_cast<double>(free_b) / (1024.0 * 1024.0);
+#if defined(PILOT_WITH_ROCM)
+    d["gcn_arch"] = p->gcnArchName;
+#else
+    d["compute_capability"] = std::to_string(p->major) + "." + std::to_string(p->minor);
+#endif
+    out.push_back(d);
+  }
+  return out;
+}
+
+nlohmann::ordered_json GpuRuntimeVersions() {
+  int runtime = 0, driver = 0;
+#if defined(PILOT_WITH_ROCM)
+  (void)hipRuntimeGetVersion(&runtime);
+  (void)hipDriverGetVersion(&driver);
+  return {{"hip_runtime", runtime}, {"hip_driver", driver}};
+#else
+  (void)cudaRuntimeGetVersion(&runtime);
+  (void)cudaDriverGetVersion(&driver);
+  return {{"cuda_runtime", runtime}, {"cuda_driver", driver}};
+#endif
+}
+
+#else  // a CPU build of libtorch
+
+std::optional<double> DevicePeakMemoryMb(const torch::Device&) { return std::nullopt; }
+void ResetDevicePeakMemory(const torch::Device&) {}
+nlohmann::ordered_json GpuInventory() { return nlohmann::ordered_json::array(); }
+nlohmann::ordered_json GpuRuntimeVersions() { return nlohmann::ordered_json::object(); }
+
+#endif
+
+}  // namespace pilot
