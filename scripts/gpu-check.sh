@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# Checks pilot on a GPU machine that has PyTorch (with its CUDA libtorch) and nvcc but no
+# package registry. Builds pilot against that PyTorch's libtorch, then runs `pilot doctor`,
+# the bundled pilot and `pilot verify` on the device, and a small batch-size series, writing
+# every output and log under OUT_DIR (summary.txt first).
+#
+#   scripts/gpu-check.sh OUT_DIR [--device cuda|rocm|cpu] [--debs DIR]
+#   scripts/gpu-check.sh --fetch-debs DIR      (on a Debian 12 machine: the .debs to carry)
+#
+# Header-only and small dependencies missing on the GPU machine come from .deb files carried
+# along (--debs DIR, default third_party/debs): they are unpacked under OUT_DIR/prefix, and
+# pilot is built with header-only logging so that nothing from them is needed at run time.
+# Without an importable torch (e.g. --device cpu on a CPU machine), the system libtorch is
+# used: that is how the script's CPU path is exercised here.
+set -uo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+debs_pkgs=(libcli11-dev nlohmann-json3-dev libspdlog-dev libspdlog1.10 libfmt-dev libfmt9 libssl-dev libssl3)
+
+if [ "${1:-}" = "--fetch-debs" ]; then
+  dir=${2:?usage: gpu-check.sh --fetch-debs DIR}
+  mkdir -p "$dir" && cd "$dir" && apt-get download "${debs_pkgs[@]}" && ls -1 "$dir"
+  exit $?
+fi
+
+out=${1:?usage: gpu-check.sh OUT_DIR [--device cuda|rocm|cpu] [--debs DIR]}
+shift
+device=cuda
+debs=$root/third_party/debs
+while [ $# -gt 0 ]; do
+  case $1 in
+    --device) device=$2; shift 2 ;;
+    --debs) debs=$2; shift 2 ;;
+    *) echo "gpu-check: unknown option $1" >&2; exit 2 ;;
+  esac
+done
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+summary=$out/summary.txt
+: >"$summary"
+note() { echo "$*" | tee -a "$summary"; }
+failed=0
+step() {  # step NAME COMMAND...: runs, logs to OUT/NAME.log, records the exit code
+  local name=$1; shift
+  local t0=$(date +%s.%N) rc=0
+  "$@" >"$out/$name.log" 2>&1 || rc=$?
+  note "$(printf '%-22s exit %-3s %6.1f s' "$name" "$rc" "$(awk "BEGIN{print $(date +%s.%N) - $t0}")")"
+  return $rc
+}
+
+note "pilot gpu-check on $(hostname) at $(date -u +%FT%TZ); device $device; source $(git -C "$root" describe --always --dirty 2>/dev/null || echo unknown)"
+{ command -v nvidia-smi >/dev/null && nvidia-smi; command -v rocm-smi >/dev/null && rocm-smi; } >"$out/smi.txt" 2>&1
+nproc >"$out/nproc.txt"; uname -a >"$out/uname.txt"
+
+# libtorch: PyTorch's when importable, the system's otherwise.
+prefix_path=""
+if torch_prefix=$(python3 -c 'import torch;print(torch.utils.cmake_prefix_path)' 2>/dev/null); then
+  python3 -c 'import torch;print("torch", torch.__version__, "cuda", torch.version.cuda, "hip", torch.version.hip, "cxx11abi", torch._C._GLIBCXX_USE_CXX11_ABI, "gpus", torch.cuda.device_count())' >"$out/torch.txt" 2>&1
+  note "libtorch: $(cat "$out/torch.txt")"
+  prefix_path=$torch_prefix
+else
+  note "libtorch: no importable PyTorch; using the system libtorch"
+fi
+
+# Carried .debs: unpack into OUT/prefix.
+cmake_extra=()
+if ls "$debs"/*.deb >/dev/null 2>&1; then
+  mkdir -p "$out/prefix"
+  for d in "$debs"/*.deb; do
+    if command -v dpkg-deb >/dev/null; then dpkg-deb -x "$d" "$out/prefix"
+    else (cd "$out/prefix" && ar p "$d" data.tar.xz | tar xJ 2>/dev/null || ar p "$d" data.tar.zst | tar --zstd -x); fi
+  done
+  prefix_path="${prefix_path:+$prefix_path;}$out/prefix/usr"
+  cmake_extra+=(-DPILOT_HEADER_ONLY_LOGGING=ON)
+  # The machine's own OpenSSL when it has the headers; the carried one only otherwise.
+  [ -f /usr/include/openssl/evp.h ] || cmake_extra+=("-DOPENSSL_ROOT_DIR=$out/prefix/usr")
+  note "unpacked $(ls "$debs"/*.deb | wc -l) carried .deb files into $out/prefix"
+fi
+
+gen=()
+command -v ninja >/dev/null && gen=(-G Ninja)
+build=$out/build
+step configure cmake -S "$root" -B "$build" "${gen[@]}" -DCMAKE_BUILD_TYPE=Release -DPILOT_BUILD_TESTS=OFF \
+  "-DCMAKE_PREFIX_PATH=$prefix_path" "${cmake_extra[@]}" || failed=1
+grep -E "pilot: libtorch" "$out/configure.log" | tee -a "$summary"
+step build cmake --build "$build" --target pilot pilot-bench -j "$(nproc)" || failed=1
+pilot=$build/pilot
+if [ ! -x "$pilot" ]; then
+  note "gpu-check: the build failed; see $out/configure.log and $out/build.log"
+  exit 1
+fi
+
+cd "$root"
+step doctor "$pilot" doctor --device "$device" --runs-dir "$out/runs" || failed=1
+"$pilot" doctor --device "$device" --runs-dir "$out/runs" --json >"$out/doctor.json" 2>/dev/null
+sed -n 's/^  \(pass\|fail\|could-not-run\) */  \1 /p' "$out/doctor.log" | tee -a "$summary"
+step pilot "$pilot" run --device "$device" --runs-dir "$out/runs" --run-id pilot-$device || failed=1
+grep -E "^run |latency|verify:|acceptance" "$out/pilot.log" | tee -a "$summary"
+step verify "$pilot" verify "$out/runs/pilot-$device" || failed=1
+tail -1 "$out/verify.log" | tee -a "$summary"
+
+# A batch-size series on 20,000 synthetic documents (pilot's own sweep is a later issue).
+"$build/pilot-bench" gen 20000 "$out/corpus" >/dev/null 2>&1
+note "batch series (20000 synthetic documents, device $device):"
+for b in 1 16 64 256 1024; do
+  cat >"$out/sweep-$b.json" <<EOT
+{"manifest": "$out/corpus/manifest.jsonl",
+ "stage": {"kind": "torchscript-classifier", "model": "$root/data/models/langid/langid.pt"},
+ "allowed_categories": ["en", "fr", "de", "es", "it", "pt", "nl", "ja"], "device": "$device", "batch_size": $b}
+EOT
+  if step "sweep-$b" "$pilot" run --params "$out/sweep-$b.json" --runs-dir "$out/runs" --run-id "sweep-$b" --quiet; then
+    sed -n 's/.*\(latency.*\)/    batch '"$b"': \1/p' "$out/sweep-$b.log" | tee -a "$summary"
+  else
+    failed=1
+  fi
+done
+note "gpu-check: $([ $failed -eq 0 ] && echo "all steps passed" || echo "SOME STEPS FAILED") — logs in $out"
+exit $failed

@@ -1,0 +1,16 @@
+# scripts/gpu-check.sh as far as a machine without a GPU allows: its CPU path builds pilot
+# afresh in OUT_DIR, runs doctor, the bundled pilot, verify and the batch series on cpu,
+# and leaves every log and a summary.
+source "$(dirname "$0")/lib.sh"
+bash "$SRC/scripts/gpu-check.sh" "$WORK/gc" --device cpu --debs "$WORK/no-debs" >gc.txt 2>&1 \
+  || { cat gc.txt; fail "gpu-check.sh failed on its CPU path"; }
+expect_in gc/summary.txt "all steps passed"
+expect_in gc/summary.txt "pass compute on cpu"
+expect_in gc/summary.txt "pass model on cpu"
+expect_in gc/summary.txt "verify: ok"
+expect_in gc/summary.txt "batch 1024:"
+for f in configure.log build.log doctor.log doctor.json pilot.log verify.log smi.txt; do
+  [ -f "gc/$f" ] || fail "gpu-check.sh left no $f"
+done
+expect_in gc/doctor.json '"ok": true'
+echo PASS
