@@ -24,6 +24,9 @@
 
 namespace pilot {
 
+// Where the journal lives in a run folder.
+inline constexpr const char* kJournal = "data/journal.jsonl";
+
 struct JournalHeader {
   std::string run_id;
   std::string manifest_sha256, params_sha256, model_sha256;

@@ -4,6 +4,8 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
+#include <thread>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
@@ -153,6 +155,16 @@ RunControl MakeRunControl(const Common& common, std::size_t stop_after) {
                    p.rejected, p.items_per_second, p.eta_seconds);
       if (p.done >= p.total) std::fputc('\n', stderr);
       std::fflush(stderr);
+    };
+  }
+  // Test hook: PILOT_TEST_BATCH_DELAY_MS=N sleeps after each batch, so that tests can act
+  // on a run that is still going.
+  if (const char* ms = std::getenv("PILOT_TEST_BATCH_DELAY_MS"); ms && std::atol(ms) > 0) {
+    auto inner = control.on_progress;
+    std::chrono::milliseconds delay(std::atol(ms));
+    control.on_progress = [inner, delay](const Progress& p) {
+      if (inner) inner(p);
+      std::this_thread::sleep_for(delay);  // the full delay, even when a signal arrives
     };
   }
   return control;

@@ -33,8 +33,8 @@ Result<BuiltStage> BuildStage(const Params& params, const std::string& model_sha
 void InstallInterruptHandlers();
 bool InterruptRequested();
 
-// Signals, the live progress line (stderr on a TTY, unless --quiet/--json) and the
-// --stop-after test hook.
+// Signals, the live progress line (stderr on a TTY, unless --quiet/--json), the
+// --stop-after option and the PILOT_TEST_BATCH_DELAY_MS test hook.
 RunControl MakeRunControl(const Common& common, std::size_t stop_after);
 
 // The file system the CLI writes through: the real one, or, when the environment variable

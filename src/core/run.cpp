@@ -29,8 +29,6 @@ namespace {
       return _st.error();               \
   } while (0)
 
-const char* kJournal = "data/journal.jsonl";
-
 ResultRecord FromStage(const ManifestItem& item, const StageOutput& out, const StageDescription& desc,
                        const std::vector<std::string>& allowed, double latency_ms) {
   ResultRecord r;
@@ -99,13 +97,7 @@ class Driver {
       outcome_.progress = progress_;
       return std::move(outcome_);
     }
-    if (!st.ok()) {
-      Error e = st.error();
-      e.hint += std::string(e.hint.empty() ? "" : "; ") + "the run folder is unfinished but resumable: pilot resume " +
-                dir_.string();
-      return e;
-    }
-    st = Finish(lock);
+    if (st.ok()) st = Finish(lock);
     if (!st.ok()) {
       Error e = st.error();
       e.hint += std::string(e.hint.empty() ? "" : "; ") + "the run folder is unfinished but resumable: pilot resume " +
@@ -327,89 +319,6 @@ std::string ManifestCopyName(const fs::path& manifest) {
   return manifest.extension() == ".jsonl" ? "data/manifest.jsonl" : "data/manifest.json";
 }
 
-void RemoveStaleTempFiles(const fs::path& dir) {
-  for (const fs::path& d : {dir, dir / "data"}) {
-    std::error_code ec;
-    for (const auto& e : fs::directory_iterator(d, ec)) {
-      if (e.path().filename().string().find(".tmp-") != std::string::npos) fs::remove(e.path(), ec);
-    }
-  }
-}
-
-// The checks of PrepareResume: the journal, and the copies and model it binds. Reads only.
-Result<ResumeSetup> CheckAgainstJournal(const fs::path& run_dir, ResumeSetup& s) {
-  auto journal = LoadJournal(RealFileSystem(), run_dir / kJournal, false);
-  if (!journal.ok()) return journal.error();
-  s.journal = std::move(journal).value();
-  const JournalHeader& h = s.journal.header;
-
-  // The copies (or, if a kill came before they were written, the originals) must be the
-  // very files the journal's header binds the run to.
-  auto pinned_bytes = [&](const std::string& copy, const std::string& original, const std::string& want,
-                          const char* what) -> Result<fs::path> {
-    fs::path file = fs::exists(run_dir / copy) ? run_dir / copy : fs::path(original);
-    auto digest = Sha256File(file);
-    if (!digest.ok()) return BadInput(std::string("the ") + what + " is missing", file.string(), "the run cannot be resumed");
-    if (digest.value() != want) {
-      return BadInput(std::string("the ") + what + " changed since the run started (sha256 " + digest.value() +
-                          ", the journal binds " + want + ")",
-                      file.string(), "restore it, or start a new run");
-    }
-    return file;
-  };
-  auto manifest_file = pinned_bytes(h.manifest_copy, h.manifest_path, h.manifest_sha256, "manifest");
-  if (!manifest_file.ok()) return manifest_file.error();
-  auto params_file = pinned_bytes("data/params.json", h.params_path, h.params_sha256, "parameter file");
-  if (!params_file.ok()) return params_file.error();
-  auto model = Sha256File(h.model_path);
-  if (!model.ok()) return BadInput("the model file is missing", h.model_path, "restore it to resume the run");
-  if (model.value() != h.model_sha256) {
-    return BadInput("the model file changed since the run started (sha256 " + model.value() + ", the run used " +
-                        h.model_sha256 + ")",
-                    h.model_path, "restore the model the run used, or start a new run");
-  }
-
-  RunPlan& p = s.plan;
-  auto bytes = RealFileSystem().ReadFile(params_file.value());
-  if (!bytes.ok()) return bytes.error();
-  p.params_bytes = std::move(bytes).value();
-  auto params = ParseParams(p.params_bytes, fs::path(h.params_path).parent_path(), "data/params.json");
-  if (!params.ok()) return params.error();
-  p.params = std::move(params).value();
-  p.params.stage.model = h.model_path;
-  p.params_file = h.params_path;
-  auto manifest = ManifestSource::Open(manifest_file.value());
-  if (!manifest.ok()) return manifest.error();
-  p.manifest = std::move(manifest).value();
-  if (p.manifest.size() != h.items) {
-    return BadInput("the manifest holds " + std::to_string(p.manifest.size()) + " items, the journal " +
-                        std::to_string(h.items),
-                    manifest_file.value().string());
-  }
-  p.manifest_sha256 = h.manifest_sha256;
-  p.inputs_root = h.inputs_root;
-  p.model_sha256 = h.model_sha256;
-  p.runs_dir = run_dir.parent_path();
-  p.run_id = h.run_id;
-  return Result<ResumeSetup>(std::move(s));
-}
-
-// Takes the lock, then checks; on refusal the folder is left as it was (a lock file this
-// call created is removed).
-Result<ResumeSetup> LockAndCheck(const fs::path& run_dir, bool bagged) {
-  const bool lock_existed = fs::exists(run_dir / kLockFile);
-  ResumeSetup s;
-  s.run_dir = run_dir;
-  auto lock = RunLock::Acquire(run_dir);
-  if (!lock.ok()) return lock.error();
-  s.lock.emplace(std::move(lock).value());
-  if (s.lock->stale_taken_over()) s.notes.push_back("took over the lock left by a process that is gone");
-  s.already_finished = bagged;
-  auto r = CheckAgainstJournal(run_dir, s);
-  if (!r.ok() && !lock_existed) s.lock->RemoveFile();
-  return r;
-}
-
 }  // namespace
 
 std::string NewRunId(Clock& clock) {
@@ -459,30 +368,6 @@ Result<RunOutcome> ExecuteRun(const RunPlan& plan, Stage& stage, FileSystem& fs,
   return Driver(dir, plan, header, stage, fs, clock, control).Drive(journal.value(), lock.value(), nullptr, false, {});
 }
 
-Result<ResumeSetup> PrepareResume(const fs::path& run_dir, FileSystem& fsys) {
-  if (!fs::is_directory(run_dir)) {
-    return BadInput("not a folder", run_dir.string(), "give the path of a run folder, e.g. runs/<run-id>");
-  }
-  const bool bagged = fs::exists(run_dir / "tagmanifest-sha256.txt");
-  if (bagged && !fs::exists(run_dir / kLockFile)) {
-    return BadInput("the run already finished; there is nothing to resume", run_dir.string(),
-                    "check it with `pilot verify`, or start a new run");
-  }
-  auto checked = LockAndCheck(run_dir, bagged);
-  if (!checked.ok()) return checked.error();
-  ResumeSetup& s = checked.value();
-  // Only now, with every check passed, is the folder touched.
-  const fs::path journal_file = run_dir / kJournal;
-  if (s.journal.torn_bytes > 0) {
-    if (Status st = fsys.Truncate(journal_file, s.journal.valid_bytes); !st.ok()) return st.error();
-    s.notes.push_back("journal: dropped a torn last record (" + std::to_string(s.journal.torn_bytes) +
-                      " bytes); recovered to the last whole record");
-  }
-  RemoveStaleTempFiles(run_dir);
-  return std::move(s);
-}
-
-
 Result<RunOutcome> ResumeRun(ResumeSetup& setup, Stage& stage, FileSystem& fs, Clock& clock,
                              const RunControl& control) {
   auto journal = JournalWriter::Open(fs, setup.run_dir / kJournal);
@@ -491,45 +376,6 @@ Result<RunOutcome> ResumeRun(ResumeSetup& setup, Stage& stage, FileSystem& fs, C
                setup.journal.header.items);
   return Driver(setup.run_dir, setup.plan, setup.journal.header, stage, fs, clock, control)
       .Drive(journal.value(), *setup.lock, &setup.journal, true, setup.notes);
-}
-
-Result<RunStatus> ReadRunStatus(const fs::path& run_dir) {
-  if (!fs::is_directory(run_dir)) {
-    return BadInput("not a folder", run_dir.string(), "give the path of a run folder, e.g. runs/<run-id>");
-  }
-  auto journal = LoadJournal(RealFileSystem(), run_dir / kJournal, false);
-  if (!journal.ok()) return journal.error();
-  const JournalState& js = journal.value();
-  RunStatus st;
-  st.run_id = js.header.run_id;
-  st.writer_pid = LockHolder(run_dir);
-  bool finished = fs::exists(run_dir / "tagmanifest-sha256.txt") && !fs::exists(run_dir / kLockFile);
-  st.state = st.writer_pid ? "running" : finished ? "finished" : "interrupted";
-  st.total = js.header.items;
-  st.accepted = js.accepted;
-  st.rejected = js.rejected;
-  st.done = js.accepted + js.rejected;
-  st.torn_bytes = js.torn_bytes;
-  double span = js.last_batch_at - js.session_started;
-  if (js.done_in_session > 0 && span > 0) st.items_per_second = js.done_in_session / span;
-  if (st.state == "running" && st.items_per_second > 0) {
-    st.eta_seconds = (st.total - std::min(st.total, st.done)) / st.items_per_second;
-  }
-  return st;
-}
-
-nlohmann::ordered_json RunStatusToJson(const RunStatus& s) {
-  nlohmann::ordered_json j;
-  j["run_id"] = s.run_id;
-  j["state"] = s.state;
-  j["writer_pid"] = s.writer_pid ? nlohmann::ordered_json(*s.writer_pid) : nlohmann::ordered_json();
-  j["done"] = s.done;
-  j["total"] = s.total;
-  j["accepted"] = s.accepted;
-  j["rejected"] = s.rejected;
-  j["items_per_second"] = s.items_per_second;
-  j["eta_seconds"] = s.eta_seconds ? nlohmann::ordered_json(*s.eta_seconds) : nlohmann::ordered_json();
-  return j;
 }
 
 }  // namespace pilot

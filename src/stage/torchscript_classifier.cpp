@@ -83,7 +83,7 @@ class TorchScriptClassifier : public Stage {
     }
     auto missing = [&](const std::string& attr, const char* type) {
       return BadInput("the model has no '" + attr + "' attribute of type " + type, where,
-                      "declare it on the module before saving (see the README, 'Bring your own model')");
+                      "declare it on the module before saving (see the README, 'The stage and bringing your own model')");
     };
     try {
       if (!module_.hasattr("labels")) return missing("labels", "List[str]");

@@ -4,10 +4,10 @@
 # shows on a terminal only.
 source "$(dirname "$0")/lib.sh"
 make_corpus 3000 corpus
-write_params p.json corpus/manifest.json 1   # one fsync per item: slow enough to catch
+write_params p.json corpus/manifest.json 1
 
-start_run() {  # start_run ID: a background run; waits until it has journaled a batch
-  "$PILOT" run --params p.json --runs-dir runs --run-id "$1" >"$1.out" 2>"$1.err" &
+start_run() {  # start_run ID [DELAY_MS]: a background run (3000 batches of 1 item, >= 6 s) that has journaled a batch
+  PILOT_TEST_BATCH_DELAY_MS=${2:-2} "$PILOT" run --params p.json --runs-dir runs --run-id "$1" >"$1.out" 2>"$1.err" &
   pid=$!
   wait_for "runs/$1/data/journal.jsonl" '"type":"batch"'
 }
@@ -62,8 +62,10 @@ start_run int1
 kill -INT $pid
 rc=0; wait $pid || rc=$?
 [ "$rc" -eq 130 ] || fail "SIGINT: exit $rc, expected 130"
-start_run int2
-kill -INT $pid; sleep 0.05; kill -INT $pid
+start_run int2 400   # it lingers 400 ms after each batch: time for a second Ctrl-C
+kill -INT $pid
+wait_for int2.err "stopping after the current batch"
+kill -INT $pid
 rc=0; wait $pid || rc=$?
 [ "$rc" -eq 130 ] || fail "double SIGINT: exit $rc, expected 130"
 expect_in int2.err "stopping now"

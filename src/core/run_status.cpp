@@ -1,0 +1,49 @@
+// `pilot status`: a run folder's state from its journal and lock, without taking the lock.
+#include <algorithm>
+
+#include "pilot/run.h"
+
+namespace pilot {
+
+namespace fs = std::filesystem;
+
+Result<RunStatus> ReadRunStatus(const fs::path& run_dir) {
+  if (!fs::is_directory(run_dir)) {
+    return BadInput("not a folder", run_dir.string(), "give the path of a run folder, e.g. runs/<run-id>");
+  }
+  auto journal = LoadJournal(RealFileSystem(), run_dir / kJournal, false);
+  if (!journal.ok()) return journal.error();
+  const JournalState& js = journal.value();
+  RunStatus st;
+  st.run_id = js.header.run_id;
+  st.writer_pid = LockHolder(run_dir);
+  bool finished = fs::exists(run_dir / "tagmanifest-sha256.txt") && !fs::exists(run_dir / kLockFile);
+  st.state = st.writer_pid ? "running" : finished ? "finished" : "interrupted";
+  st.total = js.header.items;
+  st.accepted = js.accepted;
+  st.rejected = js.rejected;
+  st.done = js.accepted + js.rejected;
+  st.torn_bytes = js.torn_bytes;
+  double span = js.last_batch_at - js.session_started;
+  if (js.done_in_session > 0 && span > 0) st.items_per_second = js.done_in_session / span;
+  if (st.state == "running" && st.items_per_second > 0) {
+    st.eta_seconds = (st.total - std::min(st.total, st.done)) / st.items_per_second;
+  }
+  return st;
+}
+
+nlohmann::ordered_json RunStatusToJson(const RunStatus& s) {
+  nlohmann::ordered_json j;
+  j["run_id"] = s.run_id;
+  j["state"] = s.state;
+  j["writer_pid"] = s.writer_pid ? nlohmann::ordered_json(*s.writer_pid) : nlohmann::ordered_json();
+  j["done"] = s.done;
+  j["total"] = s.total;
+  j["accepted"] = s.accepted;
+  j["rejected"] = s.rejected;
+  j["items_per_second"] = s.items_per_second;
+  j["eta_seconds"] = s.eta_seconds ? nlohmann::ordered_json(*s.eta_seconds) : nlohmann::ordered_json();
+  return j;
+}
+
+}  // namespace pilot
