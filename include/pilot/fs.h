@@ -57,4 +57,30 @@ class FileSystem {
 
 FileSystem& RealFileSystem();
 
+// Forwards every call to another FileSystem, so that a fault-injecting or counting file
+// system overrides only the calls it changes (as leveldb's EnvWrapper).
+class FileSystemWrapper : public FileSystem {
+ public:
+  explicit FileSystemWrapper(FileSystem& target) : target_(target) {}
+  Result<FileStat> Stat(const stdfs::path& f) override { return target_.Stat(f); }
+  Result<std::string> ReadFile(const stdfs::path& f) override { return target_.ReadFile(f); }
+  Status CreateDirectoryExclusive(const stdfs::path& d) override { return target_.CreateDirectoryExclusive(d); }
+  Status CreateDirectories(const stdfs::path& d) override { return target_.CreateDirectories(d); }
+  Status WriteFileAtomic(const stdfs::path& f, std::string_view data) override {
+    return target_.WriteFileAtomic(f, data);
+  }
+  Status CopyFileAtomic(const stdfs::path& from, const stdfs::path& to) override {
+    return target_.CopyFileAtomic(from, to);
+  }
+  Result<std::unique_ptr<AppendFile>> OpenAppend(const stdfs::path& f) override { return target_.OpenAppend(f); }
+  Status Truncate(const stdfs::path& f, std::uint64_t size) override { return target_.Truncate(f, size); }
+  Status RemoveFile(const stdfs::path& f) override { return target_.RemoveFile(f); }
+
+ protected:
+  FileSystem& target() { return target_; }
+
+ private:
+  FileSystem& target_;
+};
+
 }  // namespace pilot

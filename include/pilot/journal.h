@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <fstream>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -59,8 +60,19 @@ struct JournalState {
 // is truncated to valid_bytes through `fs` so that appends continue after whole records.
 Result<JournalState> LoadJournal(FileSystem& fs, const std::filesystem::path& file, bool repair);
 
-// Reads one result record at `offset` (as recorded in JournalState::done).
-Result<ResultRecord> ReadJournalResult(std::istream& journal, std::uint64_t offset, const std::string& where);
+// Reads result records at the offsets JournalState::done records. Records read in journal
+// order need no seek (the common case: results are journaled in manifest order).
+class JournalReader {
+ public:
+  explicit JournalReader(const std::filesystem::path& file);
+  Result<ResultRecord> Read(std::uint64_t offset);
+
+ private:
+  std::string where_;
+  std::ifstream in_;
+  std::uint64_t position_ = 0;
+  std::string line_;
+};
 
 class JournalWriter {
  public:

@@ -62,7 +62,8 @@ Report BuildReport(const Manifest& manifest, const std::vector<ResultRecord>& re
                    const Acceptance& acceptance, const RunMetrics& metrics);
 
 nlohmann::ordered_json ReportToJson(const Report& report);
-// `records`: the first items (the table is capped); `total` how many there are in all.
+// `records`: the first items (the table is capped at kMarkdownItemRows); the report's total
+// says how many there are in all.
 std::string ReportToMarkdown(const Report& report, const std::string& run_id,
                              const std::vector<ResultRecord>& records);
 inline constexpr std::size_t kMarkdownItemRows = 1000;

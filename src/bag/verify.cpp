@@ -174,12 +174,14 @@ class Verifier {
     auto manifest_text = Read(manifest_copy_, "accounting");
     auto params_text = Read("data/params.json", "accounting");
     auto results_text = Read("data/results.jsonl", "accounting");
-    if (!manifest_text || !params_text || !results_text) return;
-    auto manifest = ParseManifest(*manifest_text, fs::path(manifest_copy_).extension() == ".jsonl", manifest_copy_);
-    if (!manifest.ok()) {
-      Add("accounting", manifest_copy_, manifest.error().what);
+    if (!manifest_text) return;
+    auto parsed = ParseManifest(*manifest_text, fs::path(manifest_copy_).extension() == ".jsonl", manifest_copy_);
+    if (!parsed.ok()) {
+      Add("accounting", manifest_copy_, parsed.error().what);
       return;
     }
+    manifest_ = std::move(parsed).value();
+    if (!params_text || !results_text) return;
     auto params = ParseParams(*params_text, dir_, "data/params.json");
     if (!params.ok()) {
       Add("accounting", "data/params.json", params.error().what);
@@ -188,7 +190,7 @@ class Verifier {
     std::set<std::string> allowed(params.value().allowed_categories.begin(),
                                   params.value().allowed_categories.end());
     std::unordered_map<std::string, const ManifestItem*> by_id;
-    for (const auto& item : manifest.value().items) by_id[item.id] = &item;
+    for (const auto& item : manifest_->items) by_id[item.id] = &item;
 
     std::unordered_map<std::string, std::size_t> seen;
     std::map<std::string, std::size_t> by_reason, by_category;
@@ -230,12 +232,12 @@ class Verifier {
             "expected rejection '" + *want + "' but got " + (r.accepted ? "accepted" : "'" + r.reason + "'"));
       }
     }
-    result_.items = manifest.value().items.size();
-    for (const auto& item : manifest.value().items) {
+    result_.items = manifest_->items.size();
+    for (const auto& item : manifest_->items) {
       if (!seen.count(item.id)) Add("accounting", item.id, "manifest id has no result in data/results.jsonl");
     }
-    bool in_order = order.size() == manifest.value().items.size();
-    for (std::size_t i = 0; in_order && i < order.size(); ++i) in_order = order[i] == manifest.value().items[i].id;
+    bool in_order = order.size() == manifest_->items.size();
+    for (std::size_t i = 0; in_order && i < order.size(); ++i) in_order = order[i] == manifest_->items[i].id;
     if (!in_order && seen.size() == by_id.size()) Add("accounting", "data/results.jsonl", "results are not in manifest order");
     CheckReport(by_reason, by_category);
   }
@@ -283,17 +285,14 @@ class Verifier {
   void CheckInputs() {
     fs::path root = options_.inputs_root ? *options_.inputs_root
                                          : fs::path(run_.value("plan", nlohmann::json::object()).value("inputs_root", ""));
-    auto text = RealFileSystem().ReadFile(dir_ / manifest_copy_);
-    if (!text.ok()) return;
-    auto manifest = ParseManifest(text.value(), fs::path(manifest_copy_).extension() == ".jsonl", manifest_copy_);
-    if (!manifest.ok()) return;
+    if (!manifest_) return;  // unreadable: already a finding of the accounting check
     if (root.empty() || !fs::is_directory(root)) {
       Add("inputs", root.string(), "inputs folder not found; give it with --inputs-root");
       return;
     }
     std::error_code ec;
     root = fs::canonical(root, ec);
-    for (const auto& item : manifest.value().items) {
+    for (const auto& item : manifest_->items) {
       ConfinedPath p = ConfinePath(root, item.path);
       if (!p.inside) continue;  // never opened, by rule; its rejection says so
       if (!fs::is_regular_file(p.resolved, ec)) {
@@ -312,6 +311,7 @@ class Verifier {
   VerifyResult result_;
   nlohmann::json run_ = nlohmann::json::object();
   std::string manifest_copy_ = "data/manifest.json";
+  std::optional<Manifest> manifest_;  // the run's copy, parsed once by CheckAccounting
 };
 
 }  // namespace

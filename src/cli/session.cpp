@@ -34,23 +34,18 @@ void OnSignal(int sig) {
 }
 
 // Test hook: counts durable operations and SIGKILLs the process after the Nth.
-class KillingFileSystem : public FileSystem {
+class KillingFileSystem : public FileSystemWrapper {
  public:
-  explicit KillingFileSystem(long kill_after) : kill_after_(kill_after) {}
-  Result<FileStat> Stat(const stdfs::path& f) override { return Real().Stat(f); }
-  Result<std::string> ReadFile(const stdfs::path& f) override { return Real().ReadFile(f); }
-  Status CreateDirectoryExclusive(const stdfs::path& d) override { return Real().CreateDirectoryExclusive(d); }
-  Status CreateDirectories(const stdfs::path& d) override { return Real().CreateDirectories(d); }
+  explicit KillingFileSystem(long kill_after) : FileSystemWrapper(RealFileSystem()), kill_after_(kill_after) {}
   Status WriteFileAtomic(const stdfs::path& f, std::string_view data) override {
-    return Count(Real().WriteFileAtomic(f, data));
+    return Count(target().WriteFileAtomic(f, data));
   }
   Status CopyFileAtomic(const stdfs::path& from, const stdfs::path& to) override {
-    return Count(Real().CopyFileAtomic(from, to));
+    return Count(target().CopyFileAtomic(from, to));
   }
-  Status Truncate(const stdfs::path& f, std::uint64_t size) override { return Count(Real().Truncate(f, size)); }
-  Status RemoveFile(const stdfs::path& f) override { return Real().RemoveFile(f); }
+  Status Truncate(const stdfs::path& f, std::uint64_t size) override { return Count(target().Truncate(f, size)); }
   Result<std::unique_ptr<AppendFile>> OpenAppend(const stdfs::path& f) override {
-    auto inner = Real().OpenAppend(f);
+    auto inner = target().OpenAppend(f);
     if (!inner.ok()) return inner.error();
     return std::unique_ptr<AppendFile>(std::make_unique<KillingAppend>(std::move(inner).value(), *this));
   }
@@ -77,7 +72,6 @@ class KillingFileSystem : public FileSystem {
     std::unique_ptr<AppendFile> inner_;
     KillingFileSystem& fs_;
   };
-  static FileSystem& Real() { return RealFileSystem(); }
   long kill_after_;
   long writes_ = 0;
 };

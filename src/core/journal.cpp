@@ -150,19 +150,24 @@ Result<JournalState> LoadJournal(FileSystem& fsys, const fs::path& file, bool re
     return BadInput("the journal has no header: the run never started (no item was processed)", where,
                     "start a new run with `pilot run`");
   }
-  if (st.torn_bytes == 0) st.valid_bytes = offset;
   if (st.torn_bytes > 0 && repair) {
     if (Status s = fsys.Truncate(file, st.valid_bytes); !s.ok()) return s.error();
   }
   return st;
 }
 
-Result<ResultRecord> ReadJournalResult(std::istream& journal, std::uint64_t offset, const std::string& where) {
-  journal.clear();
-  journal.seekg(static_cast<std::streamoff>(offset));
-  std::string line;
-  if (!std::getline(journal, line)) return BadInput("cannot read the journal at offset " + std::to_string(offset), where);
-  return ParseResultRecord(line, where);
+JournalReader::JournalReader(const fs::path& file) : where_(file.string()), in_(file, std::ios::binary) {}
+
+Result<ResultRecord> JournalReader::Read(std::uint64_t offset) {
+  if (offset != position_) {
+    in_.clear();
+    in_.seekg(static_cast<std::streamoff>(offset));
+  }
+  if (!std::getline(in_, line_)) {
+    return BadInput("cannot read the journal at offset " + std::to_string(offset), where_);
+  }
+  position_ = offset + line_.size() + 1;
+  return ParseResultRecord(line_, where_);
 }
 
 Result<JournalWriter> JournalWriter::Open(FileSystem& fsys, const fs::path& file) {

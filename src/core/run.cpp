@@ -75,7 +75,8 @@ class Driver {
     if (ec) inputs_root_ = plan.inputs_root;  // gone: every item will be missing_file
   }
 
-  Result<RunOutcome> Drive(JournalWriter& journal, RunLock& lock, const JournalState* previous, bool resumed,
+  // `previous`: the journal's state when resuming, null for a fresh run.
+  Result<RunOutcome> Drive(JournalWriter& journal, RunLock& lock, const JournalState* previous,
                            std::vector<std::string> notes) {
     outcome_.run_dir = dir_;
     outcome_.run_id = header_.run_id;
@@ -89,7 +90,7 @@ class Driver {
     progress_.total = plan_.manifest.size();
     progress_.done = progress_.accepted + progress_.rejected;
     sessions_ = (previous ? previous->sessions : 0) + 1;
-    Status st = Work(resumed);
+    Status st = Work(previous != nullptr);
     if (!st.ok() && st.error().code == ExitCode::kInterrupted) {
       lock.RemoveFile();  // a clean stop: everything done is journaled
       outcome_.interrupted = true;
@@ -249,9 +250,7 @@ class Driver {
     auto journal = LoadJournal(fs_, journal_file, false);
     if (!journal.ok()) return journal.error();
     const JournalState& js = journal.value();
-    std::ifstream in(journal_file, std::ios::binary);
-    std::uint64_t position = 0;  // of `in`: records are read in order, so seeks are rare
-    std::string line;
+    JournalReader reader(journal_file);
     ReportBuilder builder;
     std::string results;
     std::vector<ResultRecord> rows;
@@ -259,13 +258,7 @@ class Driver {
     PILOT_RETURN_IF_ERROR(plan_.manifest.ForEach([&](const ManifestItem& item) -> Status {
       auto at = js.done.find(item.id);
       if (at == js.done.end()) return BadInput("no result was journaled for this item", item.id);
-      if (at->second != position) {
-        in.clear();
-        in.seekg(static_cast<std::streamoff>(at->second));
-      }
-      if (!std::getline(in, line)) return BadInput("cannot read the journal", journal_file.string());
-      position = at->second + line.size() + 1;
-      auto rec = ParseResultRecord(line, journal_file.string());
+      auto rec = reader.Read(at->second);
       if (!rec.ok()) return rec.error();
       results += ToJsonLine(rec.value());
       results += '\n';
@@ -365,7 +358,7 @@ Result<RunOutcome> ExecuteRun(const RunPlan& plan, Stage& stage, FileSystem& fs,
     e.hint = "nothing was processed; remove " + dir.string() + " and start a new run";
     return e;
   }
-  return Driver(dir, plan, header, stage, fs, clock, control).Drive(journal.value(), lock.value(), nullptr, false, {});
+  return Driver(dir, plan, header, stage, fs, clock, control).Drive(journal.value(), lock.value(), nullptr, {});
 }
 
 Result<RunOutcome> ResumeRun(ResumeSetup& setup, Stage& stage, FileSystem& fs, Clock& clock,
@@ -375,7 +368,7 @@ Result<RunOutcome> ResumeRun(ResumeSetup& setup, Stage& stage, FileSystem& fs, C
   spdlog::info("resume {}: {} of {} items already done", setup.journal.header.run_id, setup.journal.done.size(),
                setup.journal.header.items);
   return Driver(setup.run_dir, setup.plan, setup.journal.header, stage, fs, clock, control)
-      .Drive(journal.value(), *setup.lock, &setup.journal, true, setup.notes);
+      .Drive(journal.value(), *setup.lock, &setup.journal, setup.notes);
 }
 
 }  // namespace pilot

@@ -45,20 +45,15 @@ class FakeStage : public Stage {
 // Wraps the real file system; fails the Nth write (WriteFileAtomic, CopyFileAtomic, Append,
 // Truncate; 1-based), records which files were read, and can drop whatever was appended
 // but not fsynced, as a power cut would.
-class FaultyFileSystem : public FileSystem {
+class FaultyFileSystem : public FileSystemWrapper {
  public:
-  explicit FaultyFileSystem(int fail_write_number = 0) : fail_at_(fail_write_number) {}
-  Result<FileStat> Stat(const stdfs::path& file) override { return RealFileSystem().Stat(file); }
+  explicit FaultyFileSystem(int fail_write_number = 0)
+      : FileSystemWrapper(RealFileSystem()), fail_at_(fail_write_number) {}
   Result<std::string> ReadFile(const stdfs::path& file) override;
-  Status CreateDirectoryExclusive(const stdfs::path& dir) override {
-    return RealFileSystem().CreateDirectoryExclusive(dir);
-  }
-  Status CreateDirectories(const stdfs::path& dir) override { return RealFileSystem().CreateDirectories(dir); }
   Status WriteFileAtomic(const stdfs::path& file, std::string_view data) override;
   Status CopyFileAtomic(const stdfs::path& from, const stdfs::path& to) override;
   Result<std::unique_ptr<AppendFile>> OpenAppend(const stdfs::path& file) override;
   Status Truncate(const stdfs::path& file, std::uint64_t size) override;
-  Status RemoveFile(const stdfs::path& file) override { return RealFileSystem().RemoveFile(file); }
 
   bool NextWriteFails();
   // Truncates every appended file to its size at its last successful Sync().
