@@ -87,7 +87,7 @@ int Bare(const fs::path& params_file, const fs::path& manifest_file) {
   };
   double t0 = Now();
   Status st = manifest.value().ForEach([&](const ManifestItem& item) -> Status {
-    auto bytes = RealFileSystem().ReadFile(root / item.path);
+    auto bytes = RealFileSystem().ReadFile(root / item.path, params.value().max_bytes);
     texts.push_back(bytes.ok() ? std::move(bytes).value() : std::string());
     ++items;
     if (texts.size() == static_cast<std::size_t>(params.value().batch_size)) flush();

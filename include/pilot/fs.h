@@ -1,6 +1,10 @@
 // The file-system seam. Everything pilot writes into a run folder, and every input it
 // reads, goes through a FileSystem so that tests can inject faults (fail the Nth write,
 // refuse a read). RealFileSystem() is stateless and thread-safe.
+//
+// Hostile folders: no write follows a symlink. The files written (and their folder) must be
+// absent or real regular files / folders; a symlink or a FIFO in their place is refused.
+// Reads open only regular files and never block on a FIFO or a device.
 #pragma once
 
 #include <cstdint>
@@ -18,6 +22,8 @@ namespace stdfs = std::filesystem;
 struct FileStat {
   bool exists = false;
   bool regular = false;
+  bool symlink = false;  // LinkStat only: the name itself is a symlink
+  bool directory = false;
   std::uint64_t size = 0;
 };
 
@@ -36,8 +42,12 @@ class FileSystem {
   virtual ~FileSystem() = default;
   // Stat without following a failure into an error: a missing file is exists=false.
   virtual Result<FileStat> Stat(const stdfs::path& file) = 0;
-  // Reads a whole file. Fails (naming the file) if it cannot be opened or read.
-  virtual Result<std::string> ReadFile(const stdfs::path& file) = 0;
+  // As Stat, of the name itself (lstat): a symlink is reported, not followed.
+  virtual Result<FileStat> LinkStat(const stdfs::path& file) = 0;
+  // Reads a regular file, at most `max_bytes` + 1 bytes of it: a result longer than
+  // max_bytes means the file is larger than the caller allows (it may have grown since a
+  // Stat). Fails (naming the file) if it cannot be opened or read, or is not a regular file.
+  virtual Result<std::string> ReadFile(const stdfs::path& file, std::uint64_t max_bytes) = 0;
   // Creates one directory; fails if it already exists (never reuses a folder).
   virtual Status CreateDirectoryExclusive(const stdfs::path& dir) = 0;
   // Creates a directory and its parents; an existing directory is fine.
@@ -57,13 +67,57 @@ class FileSystem {
 
 FileSystem& RealFileSystem();
 
+// Reads a whole regular file of at most `max_bytes`; a larger one, a non-regular one or an
+// unreadable one is refused (exit 2) naming the file and `what` it is ("parameter file").
+Result<std::string> ReadCapped(FileSystem& fs, const stdfs::path& file, std::uint64_t max_bytes,
+                               const std::string& what);
+
+// Opens a file for reading only if it is a regular file: O_NONBLOCK (a FIFO or device never
+// blocks the open), then fstat. With follow_symlinks false a symlink is refused. Returns the
+// descriptor (the caller closes it).
+Result<int> OpenRegularForRead(const stdfs::path& file, bool follow_symlinks);
+
+// Reads a file line by line with a cap on each line's length (constant memory on any
+// input, /dev/zero included). Lines are returned without their '\n'.
+class LineReader {
+ public:
+  static Result<LineReader> Open(const stdfs::path& file, std::uint64_t max_line, bool follow_symlinks = true);
+  LineReader(LineReader&& other) noexcept;
+  LineReader& operator=(LineReader&&) = delete;
+  LineReader(const LineReader&) = delete;
+  ~LineReader();
+  // The next line into `line`; false at the end of the file. `complete` says whether the
+  // line ended with '\n' (only the last line of a file may not). A line longer than the cap
+  // is an error naming the file and the line number.
+  Result<bool> Next(std::string& line, bool* complete = nullptr);
+  // Bytes consumed so far: the offset of the next line.
+  std::uint64_t offset() const { return offset_; }
+  std::size_t line_number() const { return line_no_; }
+  // Continues reading at byte `offset` (the start of a line).
+  Status Seek(std::uint64_t offset);
+
+ private:
+  LineReader(int fd, stdfs::path file, std::uint64_t max_line) : fd_(fd), file_(std::move(file)), max_line_(max_line) {}
+  int fd_ = -1;
+  stdfs::path file_;
+  std::uint64_t max_line_;
+  std::string buf_;
+  std::size_t pos_ = 0;
+  bool eof_ = false;
+  std::uint64_t offset_ = 0;
+  std::size_t line_no_ = 0;
+};
+
 // Forwards every call to another FileSystem, so that a fault-injecting or counting file
 // system overrides only the calls it changes (as leveldb's EnvWrapper).
 class FileSystemWrapper : public FileSystem {
  public:
   explicit FileSystemWrapper(FileSystem& target) : target_(target) {}
   Result<FileStat> Stat(const stdfs::path& f) override { return target_.Stat(f); }
-  Result<std::string> ReadFile(const stdfs::path& f) override { return target_.ReadFile(f); }
+  Result<FileStat> LinkStat(const stdfs::path& f) override { return target_.LinkStat(f); }
+  Result<std::string> ReadFile(const stdfs::path& f, std::uint64_t max_bytes) override {
+    return target_.ReadFile(f, max_bytes);
+  }
   Status CreateDirectoryExclusive(const stdfs::path& d) override { return target_.CreateDirectoryExclusive(d); }
   Status CreateDirectories(const stdfs::path& d) override { return target_.CreateDirectories(d); }
   Status WriteFileAtomic(const stdfs::path& f, std::string_view data) override {

@@ -12,8 +12,24 @@ namespace pilot {
 // Lower-case hex SHA-256 of bytes.
 std::string Sha256Hex(std::string_view bytes);
 
-// Lower-case hex SHA-256 of a file's contents, streamed (constant memory).
-Result<std::string> Sha256File(const std::filesystem::path& file);
+// Lower-case hex SHA-256 of a regular file's contents, streamed (constant memory). A FIFO,
+// device or folder is refused (never read); with follow_symlinks false, so is a symlink.
+Result<std::string> Sha256File(const std::filesystem::path& file, bool follow_symlinks = true);
+
+// Incremental SHA-256 (streamed input). Not copyable.
+class Sha256Stream {
+ public:
+  Sha256Stream();
+  ~Sha256Stream();
+  Sha256Stream(const Sha256Stream&) = delete;
+  Sha256Stream& operator=(const Sha256Stream&) = delete;
+  void Update(std::string_view bytes);
+  // Lower-case hex digest of everything added; call once.
+  std::string Finish();
+
+ private:
+  void* ctx_;  // EVP_MD_CTX
+};
 
 // True for exactly 64 lower-case hex digits.
 bool IsSha256Hex(std::string_view s);

@@ -11,7 +11,6 @@
 
 #include <cstdint>
 #include <filesystem>
-#include <fstream>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -56,6 +55,11 @@ struct JournalState {
   std::optional<double> device_peak_mb;  // caching-allocator peak, when on a GPU
 };
 
+// Parses journal text (the whole file's bytes) without touching any file: what LoadJournal
+// does after reading, and the fuzzing entry point. Every field's type is checked; a wrong
+// type is an error naming the record, never an exception.
+Result<JournalState> ParseJournal(std::string_view text, const std::string& where);
+
 // Reads a journal. A torn last record is reported in torn_bytes; with `repair`, the file
 // is truncated to valid_bytes through `fs` so that appends continue after whole records.
 Result<JournalState> LoadJournal(FileSystem& fs, const std::filesystem::path& file, bool repair);
@@ -69,8 +73,8 @@ class JournalReader {
 
  private:
   std::string where_;
-  std::ifstream in_;
-  std::uint64_t position_ = 0;
+  std::optional<LineReader> in_;
+  std::optional<Error> open_error_;
   std::string line_;
 };
 

@@ -1,19 +1,44 @@
-// Small helpers around nlohmann::json that turn its exceptions into pilot Errors.
+// Small helpers around nlohmann::json that turn its exceptions into pilot Errors, and the
+// one JSON parser every file pilot reads goes through (DESIGN.md, "What pilot trusts").
 #pragma once
 
+#include <cstddef>
+#include <optional>
 #include <string>
 #include <string_view>
 
 #include <nlohmann/json.hpp>
 
+#include "pilot/limits.h"
 #include "pilot/status.h"
 
 namespace pilot {
 
-// Parses JSON; a syntax error names `source` and the byte position.
-Result<nlohmann::json> ParseJson(std::string_view text, const std::string& source);
+// Parses JSON text. Refuses, naming `source`:
+// - a syntax error, by line and column only (no byte of the text is echoed: it may hold a
+//   secret);
+// - nesting deeper than `max_depth` objects/arrays (checked while parsing, so a hostile
+//   document never builds a deep tree);
+// - a key that appears twice in one object, naming its JSON path (the last one would
+//   otherwise silently win, hiding the first from every check).
+Result<nlohmann::json> ParseJson(std::string_view text, const std::string& source,
+                                 std::size_t max_depth = limits::kJsonDepth);
 
 // Pretty JSON with a trailing newline (the form of every JSON file in a run folder).
+// Invalid UTF-8 in a string (a file name, an argument) is replaced, never a throw.
 std::string PrettyJson(const nlohmann::ordered_json& doc);
+// One line, no trailing newline; invalid UTF-8 replaced as above.
+std::string JsonLine(const nlohmann::ordered_json& doc);
+
+// A key as it may be shown in a message: itself when it is plainly a name (1-64
+// characters of [A-Za-z0-9_.-] that do not look like a credential), otherwise a mask that
+// gives its length only.
+std::string KeyForMessage(std::string_view key);
+
+// Typed access to an object's member: nullopt when the document is not an object, the key
+// is absent or holds another type. Never throws.
+std::optional<std::string> StringAt(const nlohmann::json& j, const char* key);
+std::optional<double> NumberAt(const nlohmann::json& j, const char* key);
+std::optional<std::uint64_t> UnsignedAt(const nlohmann::json& j, const char* key);
 
 }  // namespace pilot

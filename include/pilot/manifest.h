@@ -47,6 +47,11 @@ class ManifestSource {
   std::size_t size() const { return count_; }
   const std::string& name() const { return name_; }
   const std::filesystem::path& file() const { return file_; }
+  // The sha256 of exactly the bytes that were validated (read once: hashed as validated).
+  const std::string& sha256() const { return sha256_; }
+  // Reads items from now on from `copy`, a byte copy of the validated file whose sha256 the
+  // caller has checked: a run iterates its own pinned copy, never the original again.
+  void Rebind(const std::filesystem::path& copy);
   // Calls fn for each item in order; stops at the first error fn returns. Items for which
   // `skip(id)` is true are passed over, on JSON Lines without parsing the whole line when it
   // starts with its id (as pilot writes them): what makes resuming a long run cheap.
@@ -59,6 +64,7 @@ class ManifestSource {
   std::optional<Manifest> loaded_;
   std::size_t count_ = 0;
   std::string name_;
+  std::string sha256_;
 };
 
 // Serialises a manifest as pretty JSON (the form `pilot manifest` writes).

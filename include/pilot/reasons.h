@@ -17,6 +17,8 @@ inline constexpr std::string_view kLowConfidence = "low_confidence";
 inline constexpr std::string_view kCategoryNotAllowed = "category_not_allowed";
 inline constexpr std::string_view kStageError = "stage_error";
 inline constexpr std::string_view kDeviceOutOfMemory = "device_out_of_memory";
+// The model's output for this item is not finite, outside [0, 1], or names no valid label.
+inline constexpr std::string_view kInvalidOutput = "invalid_output";
 
 const std::vector<std::string_view>& All();
 bool IsKnown(std::string_view code);

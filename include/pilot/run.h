@@ -34,8 +34,7 @@ struct RunPlan {
   Params params;
   std::filesystem::path params_file;  // the file read, absolute
   std::string params_bytes;           // copied byte for byte
-  ManifestSource manifest;
-  std::string manifest_sha256;
+  ManifestSource manifest;  // validated; its sha256() is what the run is bound to
   std::filesystem::path inputs_root;  // the manifest's folder, canonical
   std::string model_sha256;
   std::filesystem::path runs_dir;
@@ -65,6 +64,9 @@ struct RunOutcome {
   VerifyResult verify;  // when finished
   std::vector<std::string> notes;  // recoveries worth telling (torn journal record, stale lock)
   ExitCode exit_code = ExitCode::kOk;
+  // When finished: sha256 of tagmanifest-sha256.txt, which `verify --expect` checks a copy
+  // against. It cannot live inside the bag it fingerprints: the caller prints it.
+  std::string fingerprint;
 };
 
 // A run id: UTC time plus a short random suffix, e.g. 20261129T191036Z-3f9a1c.
@@ -83,12 +85,16 @@ struct ResumeSetup {
   JournalState journal;
   RunPlan plan;  // rebuilt from the folder: params, manifest copy, inputs root, model
   std::optional<RunLock> lock;
-  bool already_finished = false;  // complete but left with a stale lock: only re-finalise
+  // The folder was already a finished bag, left with a stale lock by a process killed
+  // before it removed it: the lock was removed, nothing else touched; this is the bag's
+  // verification. Nothing is to be resumed.
+  bool already_finished = false;
+  std::optional<VerifyResult> finished_verify;
   std::vector<std::string> notes;
 };
 
 // Locks the folder, repairs a torn last journal record, refuses (exit 2, naming it) a
-// finished run, a changed copy of manifest or parameters, or a changed model file.
+// symlink or non-regular file inside the folder, a finished run, a changed copy of manifest or parameters, or a changed model file.
 // Reads only the journal, the copies and the model file — never the inputs or results.
 Result<ResumeSetup> PrepareResume(const std::filesystem::path& run_dir, FileSystem& fs);
 

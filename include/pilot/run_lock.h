@@ -21,7 +21,8 @@ class RunLock {
   RunLock(RunLock&& other) noexcept;
   RunLock& operator=(RunLock&&) = delete;
   ~RunLock();
-  // Removes the lock file (keeps the lock held until destruction).
+  // Removes the lock file (keeps the lock held until destruction). Without it, the
+  // destructor removes the file only if this process created it.
   void RemoveFile();
   bool stale_taken_over() const { return stale_; }
 

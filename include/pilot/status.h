@@ -18,6 +18,7 @@ enum class ExitCode : int {
   kBadInput = 2,
   kEnvironment = 3,
   kAcceptanceFailed = 4,
+  kWorkFailed = 5,  // a failure during work (a write failed, the disk is full): resumable
   kInterrupted = 130,
 };
 

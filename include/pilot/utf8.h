@@ -15,4 +15,8 @@ struct Utf8Check {
 
 Utf8Check CheckUtf8(std::string_view bytes);
 
+// At most `max_bytes` of `text`, cut at a character boundary (never inside a UTF-8
+// sequence), with "…" appended when cut.
+std::string TruncateUtf8(std::string_view text, std::size_t max_bytes);
+
 }  // namespace pilot

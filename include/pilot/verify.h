@@ -13,7 +13,7 @@
 namespace pilot {
 
 struct Finding {
-  std::string check;  // bag | fixity | completeness | copies | accounting | report | inputs
+  std::string check;  // bag | fixity | completeness | copies | journal | accounting | report | inputs | fingerprint
   std::string where;  // file or item id
   std::string what;
 };
@@ -22,12 +22,16 @@ struct VerifyOptions {
   bool fast = false;    // skip payload hashing (structure, Oxum and completeness only)
   bool inputs = false;  // also re-hash the inputs the manifest names
   std::optional<std::filesystem::path> inputs_root;  // default: the root recorded in run.json
+  // The copy must have this fingerprint (sha256 of tagmanifest-sha256.txt), as noted at the
+  // end of the run: a bag re-hashed consistently passes every other check.
+  std::optional<std::string> expect_fingerprint;
 };
 
 struct VerifyResult {
   std::vector<Finding> findings;
   std::size_t files_checked = 0;
   std::size_t items = 0, accepted = 0, rejected = 0;
+  std::string fingerprint;  // sha256 of tagmanifest-sha256.txt; empty when there is none
   bool ok() const { return findings.empty(); }
 };
 

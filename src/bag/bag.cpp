@@ -17,7 +17,8 @@ std::vector<std::string> ListFilesRelative(const fs::path& base, const fs::path&
   if (!fs::is_directory(dir, ec)) return out;
   for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::recursive_directory_iterator();
        it.increment(ec)) {
-    if (it->is_regular_file(ec) || it->is_symlink(ec)) {
+    // Regular files only, and the walk never follows a symlink: a run folder holds no links.
+    if (!it->is_symlink(ec) && it->is_regular_file(ec)) {
       out.push_back(it->path().lexically_relative(base).generic_string());
     }
   }
@@ -51,21 +52,31 @@ std::string DecodeManifestPath(const std::string& path) {
 }
 
 Result<std::vector<ManifestLine>> ParseManifestLines(const std::string& text, const std::string& source) {
+  // Strict: exactly the form pilot writes ("<sha256> <path>" with one or more spaces, one
+  // line per file, every line ending in LF). A blank line, a CR, or a '*' (binary mode
+  // marker of sha256sum) is a sign that the file was edited by hand.
   std::vector<ManifestLine> out;
-  std::istringstream in(text);
-  std::string line;
   std::size_t n = 0;
-  while (std::getline(in, line)) {
+  if (!text.empty() && text.back() != '\n') {
+    return BadInput("the last line does not end with a newline", source);
+  }
+  for (std::size_t start = 0; start < text.size();) {
+    std::size_t nl = text.find('\n', start);
+    std::string line = text.substr(start, nl - start);
+    start = nl + 1;
     ++n;
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (line.empty()) continue;
+    const std::string where = "line " + std::to_string(n);
+    if (line.empty()) return BadInput("malformed manifest " + where + ": blank line", source);
+    if (line.find('\r') != std::string::npos) return BadInput("malformed manifest " + where + ": carriage return", source);
     auto sep = line.find_first_of(" \t");
-    auto start = sep == std::string::npos ? sep : line.find_first_not_of(" \t*", sep);
-    if (sep == std::string::npos || start == std::string::npos || !IsSha256Hex(line.substr(0, sep))) {
-      return BadInput("malformed manifest line " + std::to_string(n) + ": expected '<sha256>  <path>'",
-                      source);
+    auto path_start = sep == std::string::npos ? sep : line.find_first_not_of(" \t", sep);
+    if (sep == std::string::npos || path_start == std::string::npos || !IsSha256Hex(line.substr(0, sep))) {
+      return BadInput("malformed manifest " + where + ": expected '<sha256>  <path>'", source);
     }
-    out.push_back({line.substr(0, sep), DecodeManifestPath(line.substr(start))});
+    if (line[path_start] == '*') {
+      return BadInput("malformed manifest " + where + ": a '*' (binary mode) marker", source);
+    }
+    out.push_back({line.substr(0, sep), DecodeManifestPath(line.substr(path_start))});
   }
   return out;
 }
@@ -79,7 +90,7 @@ namespace {
 Result<std::string> HashLines(const fs::path& bag, const std::vector<std::string>& files) {
   std::string out;
   for (const auto& rel : files) {
-    auto digest = Sha256File(bag / rel);
+    auto digest = Sha256File(bag / rel, /*follow_symlinks=*/false);
     if (!digest.ok()) return digest.error();
     out += digest.value() + "  " + EncodeManifestPath(rel) + "\n";
   }
@@ -116,14 +127,18 @@ Status FinalizeBag(FileSystem& fs, const fs::path& bag,
 
   // Every tag file at the top level, except the tag manifests themselves.
   std::vector<std::string> tags;
-  for (const auto& entry : fs::directory_iterator(bag)) {
+  std::error_code ec;
+  for (fs::directory_iterator it(bag, ec), end; !ec && it != end; it.increment(ec)) {
+    const auto& entry = *it;
     std::string name = entry.path().filename().string();
     // Not the tag manifests themselves, nor the writer's lock (removed once the bag is done).
-    if (entry.is_regular_file() && name.rfind("tagmanifest-", 0) != 0 && name != kLockFile &&
+    std::error_code e2;
+    if (!entry.is_symlink(e2) && entry.is_regular_file(e2) && name.rfind("tagmanifest-", 0) != 0 && name != kLockFile &&
         name.find(".tmp-") == std::string::npos) {
       tags.push_back(name);
     }
   }
+  if (ec) return Error{ExitCode::kWorkFailed, "cannot list the run folder: " + ec.message(), bag.string(), ""};
   std::sort(tags.begin(), tags.end());
   auto tagmanifest = HashLines(bag, tags);
   if (!tagmanifest.ok()) return tagmanifest.error();

@@ -1,19 +1,25 @@
 #include "pilot/verify.h"
 
+#include <algorithm>
 #include <map>
 #include <set>
+#include <tuple>
 #include <unordered_map>
-#include <sstream>
+#include <sys/stat.h>
 
 #include "pilot/bag.h"
 #include "pilot/fs.h"
 #include "pilot/hash.h"
+#include "pilot/journal.h"
 #include "pilot/json_util.h"
+#include "pilot/limits.h"
 #include "pilot/manifest.h"
 #include "pilot/params.h"
 #include "pilot/paths.h"
 #include "pilot/reasons.h"
 #include "pilot/results.h"
+#include "pilot/run_lock.h"
+#include "pilot/run_record.h"
 
 namespace pilot {
 
@@ -26,13 +32,15 @@ class Verifier {
   Verifier(fs::path dir, VerifyOptions options) : dir_(std::move(dir)), options_(std::move(options)) {}
 
   VerifyResult Run() {
-    if (!fs::is_directory(dir_)) {
+    std::error_code ec;
+    if (!fs::is_directory(dir_, ec)) {
       Add("bag", dir_.string(), "not a folder");
       return std::move(result_);
     }
     CheckDeclaration();
     CheckPayload();
     CheckTagFiles();
+    CheckFingerprint();
     CheckRunRecord();
     CheckAccounting();
     if (options_.inputs) CheckInputs();
@@ -44,17 +52,51 @@ class Verifier {
     result_.findings.push_back({std::move(check), std::move(where), std::move(what)});
   }
 
-  std::optional<std::string> Read(const std::string& rel, const char* check) {
-    auto text = RealFileSystem().ReadFile(dir_ / rel);
+  // What a name inside the bag is, without following it.
+  struct Entry {
+    bool exists = false, regular = false, symlink = false, directory = false;
+    std::uint64_t size = 0;
+  };
+  Entry Look(const std::string& rel) const {
+    struct stat st {};
+    Entry e;
+    if (::lstat((dir_ / rel).c_str(), &st) != 0) return e;
+    e.exists = true;
+    e.regular = S_ISREG(st.st_mode);
+    e.symlink = S_ISLNK(st.st_mode);
+    e.directory = S_ISDIR(st.st_mode);
+    e.size = static_cast<std::uint64_t>(st.st_size);
+    return e;
+  }
+
+  // A file of the bag that verify may open: a regular file, not through a symlink. Anything
+  // else is a finding, and is never opened (a FIFO would hang, /dev/zero never end).
+  bool Openable(const std::string& rel, const char* check, bool report_missing = true) {
+    Entry e = Look(rel);
+    if (!e.exists) {
+      if (report_missing) Add(check, rel, "missing");
+    } else if (e.symlink) {
+      Add(check, rel, "is a symlink; a bag holds files, and verify never follows a link");
+    } else if (!e.regular) {
+      Add(check, rel, e.directory ? "is a folder where a file belongs" : "is not a regular file (a FIFO or device?)");
+    } else {
+      return true;
+    }
+    return false;
+  }
+
+  std::optional<std::string> Read(const std::string& rel, const char* check, std::uint64_t cap) {
+    if (!Openable(rel, check)) return std::nullopt;
+    auto text = ReadCapped(RealFileSystem(), dir_ / rel, cap, "file");
     if (!text.ok()) {
-      Add(check, rel, "missing or unreadable");
+      Add(check, rel, text.error().what);
       return std::nullopt;
     }
     return std::move(text).value();
   }
 
   void CheckDeclaration() {
-    auto text = Read("bagit.txt", "bag");
+    auto text = Read("bagit.txt", "bag", limits::kTagFileBytes);
     if (text && *text != "BagIt-Version: 1.0\nTag-File-Character-Encoding: UTF-8\n") {
       Add("bag", "bagit.txt", "not a BagIt 1.0 declaration with UTF-8 tag files");
     }
@@ -63,7 +105,7 @@ class Verifier {
   // Verifies "<sha256>  <path>" lines; returns the paths listed.
   std::set<std::string> CheckManifestFile(const std::string& name, const char* check) {
     std::set<std::string> listed;
-    auto text = Read(name, check);
+    auto text = Read(name, check, limits::kTagFileBytes);
     if (!text) {
       if (name == "manifest-sha256.txt") {
         Add("bag", name, "no payload manifest: the run did not finish (in progress or interrupted)");
@@ -78,18 +120,21 @@ class Verifier {
     for (const auto& line : lines.value()) {
       if (!listed.insert(line.path).second) Add(check, name, "lists '" + line.path + "' twice");
       fs::path file = dir_ / line.path;
-      if (line.path.find("..") != std::string::npos || fs::path(line.path).is_absolute()) {
-        Add(check, line.path, "path in " + name + " escapes the bag");
+      bool escapes = line.path.empty() || line.path[0] == '/' || line.path.find('\0') != std::string::npos;
+      for (const auto& part : fs::path(line.path)) escapes = escapes || part == "..";
+      if (escapes) {
+        Add(check, KeyForMessage(line.path), "path in " + name + " escapes the bag");
         continue;
       }
-      std::error_code ec;
-      if (!fs::is_regular_file(file, ec)) {
+      Entry e = Look(line.path);
+      if (!e.exists) {
         Add("completeness", line.path, "listed in " + name + " but missing");
         continue;
       }
+      if (!Openable(line.path, "completeness")) continue;
       ++result_.files_checked;
       if (options_.fast && name == "manifest-sha256.txt") continue;
-      auto digest = Sha256File(file);
+      auto digest = Sha256File(file, /*follow_symlinks=*/false);
       if (!digest.ok()) {
         Add("fixity", line.path, "unreadable");
       } else if (digest.value() != line.sha256) {
@@ -99,13 +144,44 @@ class Verifier {
     return listed;
   }
 
+  // Every name under data/, without following links: regular files are the payload;
+  // links, FIFOs, devices and empty folders are findings (never opened).
+  std::vector<std::string> WalkPayload() {
+    std::vector<std::string> files;
+    Entry data = Look("data");
+    if (!data.exists) {
+      Add("completeness", "data", "missing: a bag's payload folder");
+      return files;
+    }
+    if (!data.directory) {
+      Add("completeness", "data", data.symlink ? "is a symlink; verify never follows a link" : "is not a folder");
+      return files;
+    }
+    std::error_code ec;
+    for (fs::recursive_directory_iterator it(dir_ / "data", ec), end; !ec && it != end; it.increment(ec)) {
+      std::string rel = it->path().lexically_relative(dir_).generic_string();
+      Entry e = Look(rel);
+      if (e.regular) {
+        files.push_back(rel);
+      } else if (e.directory) {
+        std::error_code dec;
+        if (fs::is_empty(it->path(), dec)) Add("completeness", rel, "an empty folder in the payload (unexpected)");
+      } else {
+        Add("completeness", rel, e.symlink ? "is a symlink in the payload; verify never follows a link"
+                                           : "is not a regular file (a FIFO or device?)");
+      }
+    }
+    if (ec) Add("completeness", "data", "cannot list the payload: " + ec.message());
+    std::sort(files.begin(), files.end());
+    return files;
+  }
+
   void CheckPayload() {
     std::set<std::string> listed = CheckManifestFile("manifest-sha256.txt", "fixity");
-    std::vector<std::string> actual = ListFilesRelative(dir_, dir_ / "data");
+    std::vector<std::string> actual = WalkPayload();
     std::uintmax_t octets = 0;
     for (const auto& rel : actual) {
-      std::error_code ec;
-      octets += fs::file_size(dir_ / rel, ec);
+      octets += Look(rel).size;
       if (!listed.empty() && !listed.count(rel)) {
         Add("completeness", rel, "payload file not listed in manifest-sha256.txt (unexpected file)");
       }
@@ -113,25 +189,29 @@ class Verifier {
     for (const auto& rel : listed) {
       if (rel.rfind("data/", 0) != 0) Add("completeness", rel, "manifest-sha256.txt lists a file outside data/");
     }
-    auto info = Read("bag-info.txt", "bag");
+    auto info = Read("bag-info.txt", "bag", limits::kTagFileBytes);
     if (!info) return;
-    std::istringstream in(*info);
-    std::string line;
     std::string oxum;
-    while (std::getline(in, line)) {
-      if (line.rfind("Payload-Oxum:", 0) == 0) oxum = line.substr(line.find_first_not_of(" ", 13));
+    for (std::size_t start = 0; start < info->size();) {
+      std::size_t nl = info->find('\n', start);
+      std::string line = info->substr(start, nl == std::string::npos ? std::string::npos : nl - start);
+      start = nl == std::string::npos ? info->size() : nl + 1;
+      if (line.rfind("Payload-Oxum:", 0) == 0) {
+        auto v = line.find_first_not_of(" ", 13);
+        oxum = v == std::string::npos ? "" : line.substr(v);
+      }
     }
     std::string want = std::to_string(octets) + "." + std::to_string(actual.size());
     if (oxum.empty()) {
       Add("bag", "bag-info.txt", "no Payload-Oxum");
     } else if (oxum != want) {
       Add("completeness", "bag-info.txt",
-          "Payload-Oxum is " + oxum + " but the payload holds " + want + " (octets.files)");
+          "Payload-Oxum is " + KeyForMessage(oxum) + " but the payload holds " + want + " (octets.files)");
     }
   }
 
   void CheckTagFiles() {
-    if (!fs::exists(dir_ / "tagmanifest-sha256.txt")) {
+    if (!Look("tagmanifest-sha256.txt").exists) {
       Add("bag", "tagmanifest-sha256.txt", "missing: the run did not finish");
       return;
     }
@@ -139,41 +219,96 @@ class Verifier {
     for (const char* required : {"bagit.txt", "bag-info.txt", "manifest-sha256.txt"}) {
       if (!listed.count(required)) Add("bag", "tagmanifest-sha256.txt", std::string("does not cover ") + required);
     }
-    for (const auto& entry : fs::directory_iterator(dir_)) {
-      std::string name = entry.path().filename().string();
+    std::error_code ec;
+    for (fs::directory_iterator it(dir_, ec), end; !ec && it != end; it.increment(ec)) {
+      std::string name = it->path().filename().string();
       if (name == "data" || name == "tagmanifest-sha256.txt") continue;
-      if (!listed.count(name)) Add("completeness", name, "not covered by tagmanifest-sha256.txt (unexpected file)");
+      if (name == kLockFile) {
+        Add("completeness", name,
+            "a writer's lock: a run may still be writing this folder (`pilot status`), or `pilot resume` "
+            "removes one left by a process that is gone");
+      } else if (!listed.count(name)) {
+        Add("completeness", KeyForMessage(name), "not covered by tagmanifest-sha256.txt (unexpected file)");
+      }
+    }
+  }
+
+  void CheckFingerprint() {
+    if (!Look("tagmanifest-sha256.txt").regular) return;
+    auto digest = Sha256File(dir_ / "tagmanifest-sha256.txt", /*follow_symlinks=*/false);
+    if (!digest.ok()) return;
+    result_.fingerprint = digest.value();
+    if (options_.expect_fingerprint && *options_.expect_fingerprint != digest.value()) {
+      Add("fingerprint", "tagmanifest-sha256.txt",
+          "fingerprint is " + digest.value() + ", expected " + *options_.expect_fingerprint +
+              ": this is not the folder that was fingerprinted (or it was re-hashed)");
     }
   }
 
   void CheckRunRecord() {
-    auto text = Read("data/run.json", "copies");
+    auto text = Read("data/run.json", "copies", limits::kRunRecordBytes);
     if (!text) return;
-    auto parsed = ParseJson(*text, "data/run.json");
-    if (!parsed.ok() || !parsed.value().is_object()) {
-      Add("copies", "data/run.json", "not a JSON object");
+    auto parsed = ParseRunRecord(*text, "data/run.json");
+    if (!parsed.ok()) {
+      Add("copies", "data/run.json", parsed.error().what);
       return;
     }
-    run_ = parsed.value();
-    if (run_.value("state", "") != "finished") {
-      Add("bag", "data/run.json", "state is '" + run_.value("state", "") + "', not 'finished'");
+    run_ = std::move(parsed).value();
+    if (run_->state != "finished") {
+      Add("bag", "data/run.json", "state is '" + KeyForMessage(run_->state) + "', not 'finished'");
     }
-    manifest_copy_ = run_.value("manifest_copy", "data/manifest.json");
-    for (auto [file, key] : {std::pair{manifest_copy_, "manifest_sha256"},
-                             std::pair{std::string("data/params.json"), "params_sha256"}}) {
-      auto bytes = Read(file, "copies");
-      if (!bytes) continue;
-      std::string want = run_.value(key, "");
-      if (Sha256Hex(*bytes) != want) {
+    manifest_copy_ = run_->manifest_copy;
+    for (auto [file, want, key] : {std::tuple{manifest_copy_, run_->manifest_sha256, "manifest_sha256"},
+                                   std::tuple{std::string("data/params.json"), run_->params_sha256, "params_sha256"}}) {
+      if (!Openable(file, "copies")) continue;
+      auto digest = Sha256File(dir_ / file, /*follow_symlinks=*/false);
+      if (!digest.ok() || digest.value() != want) {
         Add("copies", file, std::string("does not match ") + key + " in data/run.json");
       }
     }
   }
 
+  // The journal is the run's own account of every item; results.jsonl is derived from it.
+  // A result that differs from its journal record was changed after the fact, even when
+  // the bag was re-hashed consistently.
+  class Journal {
+   public:
+    Journal() = default;
+    Journal(JournalState state, const fs::path& file) : state_(std::move(state)), reader_(file) {}
+    void Compare(const ResultRecord& r, Verifier& v) {
+      if (!state_) return;
+      auto at = state_->done.find(r.id);
+      if (at == state_->done.end()) {
+        v.Add("accounting", r.id, "has a result but no record in data/journal.jsonl");
+        return;
+      }
+      auto rec = reader_->Read(at->second);
+      if (!rec.ok()) {
+        v.Add("journal", r.id, rec.error().what);
+      } else if (ToJsonLine(rec.value()) != ToJsonLine(r)) {
+        v.Add("accounting", r.id, "its result differs from its record in data/journal.jsonl (changed after the run)");
+      }
+    }
+
+   private:
+    std::optional<JournalState> state_;
+    std::optional<JournalReader> reader_;
+  };
+
+  Journal OpenJournal() {
+    if (!Openable(kJournal, "journal")) return {};
+    auto state = LoadJournal(RealFileSystem(), dir_ / kJournal, false);
+    if (!state.ok()) {
+      Add("journal", kJournal, state.error().what);
+      return {};
+    }
+    if (state.value().torn_bytes > 0) Add("journal", kJournal, "ends in a torn record");
+    return Journal(std::move(state).value(), dir_ / kJournal);
+  }
+
   void CheckAccounting() {
-    auto manifest_text = Read(manifest_copy_, "accounting");
-    auto params_text = Read("data/params.json", "accounting");
-    auto results_text = Read("data/results.jsonl", "accounting");
+    auto manifest_text = Read(manifest_copy_, "accounting", limits::kManifestJsonBytes);
+    auto params_text = Read("data/params.json", "accounting", limits::kParamsBytes);
     if (!manifest_text) return;
     auto parsed = ParseManifest(*manifest_text, fs::path(manifest_copy_).extension() == ".jsonl", manifest_copy_);
     if (!parsed.ok()) {
@@ -181,7 +316,13 @@ class Verifier {
       return;
     }
     manifest_ = std::move(parsed).value();
-    if (!params_text || !results_text) return;
+    if (!params_text || !Openable("data/results.jsonl", "accounting")) return;
+    auto results = LineReader::Open(dir_ / "data/results.jsonl", limits::kResultLineBytes, /*follow_symlinks=*/false);
+    if (!results.ok()) {
+      Add("accounting", "data/results.jsonl", results.error().what);
+      return;
+    }
+    Journal journal = OpenJournal();
     auto params = ParseParams(*params_text, dir_, "data/params.json");
     if (!params.ok()) {
       Add("accounting", "data/params.json", params.error().what);
@@ -195,12 +336,15 @@ class Verifier {
     std::unordered_map<std::string, std::size_t> seen;
     std::map<std::string, std::size_t> by_reason, by_category;
     std::vector<std::string> order;
-    std::istringstream in(*results_text);
     std::string line;
-    std::size_t line_no = 0;
-    while (std::getline(in, line)) {
-      ++line_no;
-      std::string where = "data/results.jsonl:" + std::to_string(line_no);
+    for (;;) {
+      auto more = results.value().Next(line);
+      if (!more.ok()) {
+        Add("accounting", "data/results.jsonl", more.error().what);
+        break;
+      }
+      if (!more.value()) break;
+      std::string where = "data/results.jsonl:" + std::to_string(results.value().line_number());
       auto rec = ParseResultRecord(line, where);
       if (!rec.ok()) {
         Add("accounting", where, rec.error().what);
@@ -213,6 +357,7 @@ class Verifier {
         continue;
       }
       if (++seen[r.id] == 2) Add("accounting", r.id, "appears more than once in data/results.jsonl");
+      journal.Compare(r, *this);
       order.push_back(r.id);
       if (r.accepted) {
         ++result_.accepted;
@@ -244,7 +389,7 @@ class Verifier {
 
   void CheckReport(const std::map<std::string, std::size_t>& by_reason,
                    const std::map<std::string, std::size_t>& by_category) {
-    auto text = Read("data/report.json", "report");
+    auto text = Read("data/report.json", "report", limits::kReportBytes);
     if (!text) return;
     auto parsed = ParseJson(*text, "data/report.json");
     if (!parsed.ok()) {
@@ -252,8 +397,13 @@ class Verifier {
       return;
     }
     const auto& j = parsed.value();
+    if (!j.is_object()) {
+      Add("report", "data/report.json", "not a JSON object");
+      return;
+    }
+    const nlohmann::json no_counts = nlohmann::json::object();
+    const nlohmann::json& c = j.contains("counts") && j["counts"].is_object() ? j["counts"] : no_counts;
     auto count = [&](const char* key) -> long long {
-      const auto& c = j.value("counts", nlohmann::json::object());
       return c.contains(key) && c[key].is_number_integer() ? c[key].get<long long>() : -1;
     };
     auto expect = [&](const char* key, std::size_t actual) {
@@ -283,10 +433,10 @@ class Verifier {
   }
 
   void CheckInputs() {
-    fs::path root = options_.inputs_root ? *options_.inputs_root
-                                         : fs::path(run_.value("plan", nlohmann::json::object()).value("inputs_root", ""));
+    fs::path root = options_.inputs_root ? *options_.inputs_root : fs::path(run_ ? run_->inputs_root : "");
     if (!manifest_) return;  // unreadable: already a finding of the accounting check
-    if (root.empty() || !fs::is_directory(root)) {
+    std::error_code dir_ec;
+    if (root.empty() || !fs::is_directory(root, dir_ec)) {
       Add("inputs", root.string(), "inputs folder not found; give it with --inputs-root");
       return;
     }
@@ -309,7 +459,7 @@ class Verifier {
   fs::path dir_;
   VerifyOptions options_;
   VerifyResult result_;
-  nlohmann::json run_ = nlohmann::json::object();
+  std::optional<RunRecord> run_;
   std::string manifest_copy_ = "data/manifest.json";
   std::optional<Manifest> manifest_;  // the run's copy, parsed once by CheckAccounting
 };
@@ -328,6 +478,7 @@ nlohmann::ordered_json VerifyResultToJson(const fs::path& run_dir, const VerifyR
   j["accepted"] = result.accepted;
   j["rejected"] = result.rejected;
   j["files_checked"] = result.files_checked;
+  j["fingerprint"] = result.fingerprint.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(result.fingerprint);
   auto findings = nlohmann::ordered_json::array();
   for (const auto& f : result.findings) findings.push_back({{"check", f.check}, {"where", f.where}, {"what", f.what}});
   j["findings"] = findings;

@@ -1,11 +1,14 @@
 #include "cli/cli.h"
 
+#include <cstdio>
 #include <iostream>
 
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
 #include "pilot/build_info.h"
+#include "pilot/json_util.h"
+#include "pilot/utf8.h"
 
 namespace pilot::cli {
 
@@ -18,7 +21,7 @@ void ApplyLogLevel(const Common& common) {
   spdlog::set_level(common.quiet || common.json ? spdlog::level::warn : spdlog::level::info);
 }
 
-void PrintJson(const nlohmann::ordered_json& doc) { std::cout << doc.dump(2) << std::endl; }
+void PrintJson(const nlohmann::ordered_json& doc) { std::cout << PrettyJson(doc) << std::flush; }
 
 int ReportError(const Error& error, const Common& common) {
   std::cerr << "pilot: error: " << error.ToString() << std::endl;
@@ -30,7 +33,9 @@ int ReportError(const Error& error, const Common& common) {
   return static_cast<int>(error.code);
 }
 
-int Main(int argc, char** argv) {
+namespace {
+
+int Dispatch(int argc, char** argv) {
   auto logger = spdlog::stderr_color_st("pilot");
   logger->set_pattern("pilot: %^%l%$: %v");
   spdlog::set_default_logger(logger);
@@ -40,7 +45,8 @@ int Main(int argc, char** argv) {
       "stage, writes a fresh run folder (a BagIt bag) and verifies that every manifest id is\n"
       "accounted for exactly once.\n\n"
       "Exit codes: 0 ok, 1 verification failed, 2 bad input, 3 environment lacks what is asked,\n"
-      "4 acceptance criteria not met, 130 interrupted."};
+      "4 acceptance criteria not met, 5 failure during work (the folder stays resumable),\n"
+      "130 interrupted."};
   app.name("pilot");
   app.set_version_flag("--version", std::string("pilot ") + build::kVersion + " (" + build::kSourceRevision + ")");
   app.require_subcommand(1);
@@ -65,6 +71,25 @@ int Main(int argc, char** argv) {
     return static_cast<int>(ExitCode::kBadInput);
   }
   return exit_code;
+}
+
+}  // namespace
+
+int Main(int argc, char** argv) {
+  // The one place where anything unexpected ends: a clear message and a documented exit
+  // code, never std::terminate. Library code returns errors as values; reaching here is a
+  // defect in pilot, reported as bad input because no folder was trusted with it.
+  try {
+    return Dispatch(argc, argv);
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "pilot: error: out of memory — an input is far larger than it should be\n");
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "pilot: error: unexpected failure: %s — please report this as a bug in pilot\n",
+                 TruncateUtf8(e.what(), 500).c_str());
+  } catch (...) {
+    std::fprintf(stderr, "pilot: error: unexpected failure — please report this as a bug in pilot\n");
+  }
+  return static_cast<int>(ExitCode::kBadInput);
 }
 
 }  // namespace pilot::cli

@@ -18,9 +18,14 @@ struct DoctorCliOptions {
 
 int Execute(const DoctorCliOptions& o) {
   ApplyLogLevel(o.common);
+  if (o.runs_dir.empty()) {
+    return ReportError(BadInput("--runs-dir is empty", "--runs-dir", "give the folder that receives run folders"),
+                       o.common);
+  }
   DoctorOptions options;
   std::string params_file = o.params;
-  if (params_file.empty() && std::filesystem::exists(kDefaultParamsPath)) params_file = std::string(kDefaultParamsPath);
+  std::error_code ec;
+  if (params_file.empty() && std::filesystem::exists(kDefaultParamsPath, ec)) params_file = std::string(kDefaultParamsPath);
   if (!params_file.empty()) {
     auto params = LoadParams(params_file);
     if (!params.ok()) return ReportError(params.error(), o.common);

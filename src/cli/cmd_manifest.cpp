@@ -8,6 +8,10 @@
 #include "pilot/fs.h"
 #include "pilot/hash.h"
 #include "pilot/manifest.h"
+#include "pilot/paths.h"
+#include "pilot/utf8.h"
+
+#include <spdlog/spdlog.h>
 
 namespace pilot::cli {
 namespace {
@@ -23,8 +27,9 @@ struct ManifestCliOptions {
 };
 
 // An id from a relative path without its extension: '/' becomes '__', other disallowed
-// characters '_'.
-std::string IdFromPath(const std::string& rel) {
+// characters '_'; `suffix` (to tell apart two paths that map alike) is kept within the
+// 128-character limit of an id.
+std::string IdFromPath(const std::string& rel, const std::string& suffix = "") {
   std::string id;
   std::string stem = (fs::path(rel).parent_path() / fs::path(rel).stem()).generic_string();
   for (char c : stem) {
@@ -32,8 +37,8 @@ std::string IdFromPath(const std::string& rel) {
     else if (std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-') id += c;
     else id += '_';
   }
-  if (id.size() > 128) id = id.substr(0, 111) + "-" + Sha256Hex(rel).substr(0, 16);
-  return id;
+  if (id.size() + suffix.size() > 128) id = id.substr(0, 111 - suffix.size()) + "-" + Sha256Hex(rel).substr(0, 16);
+  return id + suffix;
 }
 
 int Execute(const ManifestCliOptions& o) {
@@ -44,15 +49,16 @@ int Execute(const ManifestCliOptions& o) {
   }
   const bool to_stdout = o.out == "-";
   fs::path out = o.out.empty() ? fs::path(o.dir) / "manifest.json" : fs::path(o.out);
-  fs::path root = fs::canonical(o.dir);
-  fs::path out_dir = to_stdout ? root : fs::weakly_canonical(fs::absolute(out).parent_path());
+  fs::path root = fs::canonical(o.dir, ec);
+  fs::path out_dir = to_stdout ? root : fs::weakly_canonical(fs::absolute(out, ec).parent_path(), ec);
+  if (ec) return ReportError(BadInput("cannot resolve the paths: " + ec.message(), o.dir), o.common);
   auto rel_root = root.lexically_relative(out_dir);
   if (!to_stdout && (rel_root.empty() || *rel_root.begin() == "..")) {
     return ReportError(BadInput("the manifest must sit in the inputs' folder or above it", out.string(),
                                 "manifest paths are relative to the manifest's folder and may not climb out"),
                        o.common);
   }
-  if (!to_stdout && fs::exists(out) && !o.force) {
+  if (!to_stdout && fs::exists(fs::symlink_status(out, ec)) && !o.force) {
     return ReportError(BadInput("refusing to overwrite an existing manifest", out.string(),
                                 "a manifest is immutable: write a new file with --out, or pass --force"),
                        o.common);
@@ -60,15 +66,27 @@ int Execute(const ManifestCliOptions& o) {
   Manifest manifest;
   manifest.name = o.name.empty() ? root.filename().string() : o.name;
   std::set<std::string> ids;
-  fs::path out_abs = to_stdout ? fs::path() : fs::weakly_canonical(fs::absolute(out));
+  fs::path out_abs = to_stdout ? fs::path() : fs::weakly_canonical(fs::absolute(out, ec), ec);
   for (const auto& rel : ListFilesRelative(root, root)) {
     fs::path file = root / rel;
     if (file == out_abs || rel.find("/.") != std::string::npos || rel[0] == '.') continue;
-    if (!fs::is_regular_file(file, ec)) continue;
+    if (!CheckUtf8(rel).valid) {
+      // A manifest is JSON text: a name that is not UTF-8 cannot be written into it faithfully.
+      return ReportError(BadInput("a file name is not valid UTF-8: " + CheckUtf8(rel).detail, root.string(),
+                                  "rename the file (e.g. with `convmv`) and run `pilot manifest` again"),
+                         o.common);
+    }
+    // `pilot run` rejects a path that resolves outside the folder (path_outside_root):
+    // such a file is not pinned.
+    ConfinedPath confined = ConfinePath(root, rel);
+    if (!confined.inside) {
+      spdlog::warn("not pinned: {}", confined.why);
+      continue;
+    }
     auto digest = Sha256File(file);
     if (!digest.ok()) return ReportError(digest.error(), o.common);
     std::string id = IdFromPath(rel);
-    for (int n = 2; !ids.insert(id).second; ++n) id = IdFromPath(rel) + "-" + std::to_string(n);
+    for (int n = 2; !ids.insert(id).second; ++n) id = IdFromPath(rel, "-" + std::to_string(n));
     std::string path = (rel_root == "." ? fs::path(rel) : rel_root / rel).generic_string();
     manifest.items.push_back({id, path, digest.value(), std::nullopt, std::nullopt});
   }

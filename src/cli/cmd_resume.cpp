@@ -1,6 +1,8 @@
 // `pilot resume RUN_DIR`: finishes an interrupted run in a new process.
 #include "cli/cli.h"
 #include "cli/session.h"
+#include "pilot/json_util.h"
+#include "pilot/params.h"
 #include "pilot/run.h"
 
 namespace pilot::cli {
@@ -16,9 +18,15 @@ struct ResumeOptions {
 
 int Execute(const ResumeOptions& o) {
   ApplyLogLevel(o.common);
+  if (!o.device.empty() && !IsKnownDevice(o.device)) {
+    return ReportError(BadInput("unknown device '" + KeyForMessage(o.device) + "'", "--device",
+                                "use auto, cpu, cuda or rocm; the run folder was not touched"),
+                       o.common);
+  }
   auto setup = PrepareResume(o.run_dir, CliFileSystem());
   if (!setup.ok()) return ReportError(setup.error(), o.common);
   ResumeSetup& s = setup.value();
+  if (s.already_finished) return PrintAlreadyFinished(s, o.common);
   if (!o.device.empty()) s.plan.params.device = o.device;
   if (Status env = CheckEnvironment(s.plan.params, s.plan.runs_dir); !env.ok()) return ReportError(env.error(), o.common);
   auto built = BuildStage(s.plan.params, s.plan.model_sha256, s.plan.runs_dir);
@@ -39,7 +47,8 @@ void AddResumeCommand(CLI::App& app, int& exit_code, const std::vector<std::stri
   CLI::App* cmd = app.add_subcommand("resume", "Finish an interrupted run: only items without a result are processed");
   cmd->add_option("RUN_DIR", o->run_dir, "The run folder")->required();
   cmd->add_option("--device", o->device, "auto | cpu | cuda | rocm (default: the run's parameters)");
-  cmd->add_option("--stop-after", o->stop_after, "Stop as if interrupted once N more items are done");
+  cmd->add_option("--stop-after", o->stop_after, "Stop as if interrupted once N more items are done")
+      ->check(CLI::NonNegativeNumber);
   AddCommonOptions(*cmd, o->common);
   cmd->footer(
       "Works from the folder alone: the copies of manifest and parameters (checked against the\n"

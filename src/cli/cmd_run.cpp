@@ -3,6 +3,8 @@
 #include "cli/session.h"
 #include "pilot/fs.h"
 #include "pilot/hash.h"
+#include "pilot/json_util.h"
+#include "pilot/limits.h"
 #include "pilot/manifest.h"
 #include "pilot/params.h"
 #include "pilot/run.h"
@@ -21,16 +23,25 @@ struct RunOptions {
   std::string device;
   std::size_t stop_after = 0;
   std::vector<std::string> argv;
+  const CLI::Option* run_id_option = nullptr;
 };
 
 Result<RunPlan> BuildPlan(const RunOptions& o) {
-  RunPlan plan;
-  plan.params_file = fs::absolute(o.params);
-  auto params_bytes = RealFileSystem().ReadFile(o.params);
-  if (!params_bytes.ok()) {
-    return BadInput("cannot read the parameter file", o.params, "give an existing file with --params");
+  if (o.runs_dir.empty()) return BadInput("--runs-dir is empty", "--runs-dir", "give the folder that receives run folders");
+  if (o.run_id_option && o.run_id_option->count() > 0 && o.run_id.empty()) {
+    return BadInput("--run-id is empty", "--run-id", "leave the option out for a generated id, or give one");
   }
-  plan.params_bytes = params_bytes.value();
+  if (!o.run_id.empty() && !IsValidRunId(o.run_id)) {
+    return BadInput("invalid run id '" + KeyForMessage(o.run_id) + "'", "--run-id",
+                    "use 1-128 characters of [A-Za-z0-9._-], not starting with '.'");
+  }
+  RunPlan plan;
+  std::error_code ec;
+  plan.params_file = fs::absolute(o.params, ec);
+  if (ec) return BadInput("cannot resolve the parameter file's path: " + ec.message(), o.params);
+  auto params_bytes = ReadCapped(RealFileSystem(), o.params, limits::kParamsBytes, "parameter file");
+  if (!params_bytes.ok()) return params_bytes.error();
+  plan.params_bytes = std::move(params_bytes).value();
   auto params = ParseParams(plan.params_bytes, plan.params_file.parent_path(), o.params);
   if (!params.ok()) return params.error();
   plan.params = std::move(params).value();
@@ -38,20 +49,22 @@ Result<RunPlan> BuildPlan(const RunOptions& o) {
     if (!IsKnownDevice(o.device)) return BadInput("unknown device '" + o.device + "'", "--device", "use auto, cpu, cuda or rocm");
     plan.params.device = o.device;
   }
-  if (!o.manifest.empty()) plan.params.manifest = fs::absolute(o.manifest);
+  if (!o.manifest.empty()) {
+    plan.params.manifest = fs::absolute(o.manifest, ec);
+    if (ec) return BadInput("cannot resolve the manifest's path: " + ec.message(), o.manifest);
+  }
 
+  // Validated and hashed in one read: the run is bound to exactly the bytes validated.
   auto manifest = ManifestSource::Open(plan.params.manifest);
   if (!manifest.ok()) return manifest.error();
   plan.manifest = std::move(manifest).value();
-  auto manifest_sha = Sha256File(plan.params.manifest);
-  if (!manifest_sha.ok()) return manifest_sha.error();
-  plan.manifest_sha256 = manifest_sha.value();
-  std::error_code ec;
-  plan.inputs_root = fs::canonical(fs::absolute(plan.params.manifest).parent_path(), ec);
+  plan.inputs_root = fs::canonical(fs::absolute(plan.params.manifest, ec).parent_path(), ec);
+  if (ec) return BadInput("cannot resolve the manifest's folder: " + ec.message(), plan.params.manifest.string());
 
   const fs::path& model = plan.params.stage.model;
   if (!fs::is_regular_file(model, ec)) {
-    return BadInput("model file not found", model.string(), "check 'stage.model' in the parameters");
+    return BadInput("model file not found, or not a regular file", model.string(),
+                    "check 'stage.model' in the parameters");
   }
   auto digest = Sha256File(model);
   if (!digest.ok()) return digest.error();
@@ -94,10 +107,12 @@ void AddRunCommand(CLI::App& app, int& exit_code, const std::vector<std::string>
   cmd->add_option("--params", o->params, "Parameter file")->capture_default_str();
   cmd->add_option("--manifest", o->manifest, "Manifest to use instead of the one the parameters name");
   cmd->add_option("--runs-dir", o->runs_dir, "Folder that receives the run folder")->capture_default_str();
-  cmd->add_option("--run-id", o->run_id, "Name of the run folder (default: UTC time + random suffix); never reused");
+  o->run_id_option =
+      cmd->add_option("--run-id", o->run_id, "Name of the run folder (default: UTC time + random suffix); never reused");
   cmd->add_option("--device", o->device, "auto | cpu | cuda | rocm (default: the parameters' device)");
   cmd->add_option("--stop-after", o->stop_after,
-                  "Stop as if interrupted once N items are done (exit 130; for tests and rehearsals)");
+                  "Stop as if interrupted once N items are done (exit 130; for tests and rehearsals)")
+      ->check(CLI::NonNegativeNumber);
   AddCommonOptions(*cmd, o->common);
   cmd->footer(
       "Ctrl-C (or SIGTERM) stops after the current batch with exit 130 and a resumable folder;\n"

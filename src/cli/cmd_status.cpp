@@ -26,7 +26,11 @@ int Execute(const StatusOptions& o) {
   std::printf("  %zu/%zu items done: %zu accepted, %zu rejected\n", s.done, s.total, s.accepted, s.rejected);
   if (s.items_per_second > 0) std::printf("  rate %.1f items/s (latest session)\n", s.items_per_second);
   if (s.eta_seconds) std::printf("  ETA %.0f s\n", *s.eta_seconds);
-  if (s.state == "interrupted") std::printf("  resume with: pilot resume %s\n", o.run_dir.c_str());
+  if (s.state == "interrupted") {
+    std::error_code ec;
+    std::printf("  resume with: pilot resume %s\n",
+                std::filesystem::absolute(o.run_dir, ec).lexically_normal().string().c_str());
+  }
   return 0;
 }
 

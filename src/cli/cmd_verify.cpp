@@ -2,6 +2,7 @@
 #include <cstdio>
 
 #include "cli/cli.h"
+#include "pilot/hash.h"
 #include "pilot/verify.h"
 
 namespace pilot::cli {
@@ -13,11 +14,13 @@ struct VerifyCliOptions {
   bool fast = false;
   bool inputs = false;
   std::string inputs_root;
+  std::string expect;
 };
 
 int Execute(const VerifyCliOptions& o) {
   ApplyLogLevel(o.common);
-  if (!std::filesystem::is_directory(o.run_dir)) {
+  std::error_code ec;
+  if (o.run_dir.empty() || !std::filesystem::is_directory(o.run_dir, ec)) {
     return ReportError(BadInput("not a folder", o.run_dir, "give the path of a run folder, e.g. runs/<run-id>"),
                        o.common);
   }
@@ -25,6 +28,14 @@ int Execute(const VerifyCliOptions& o) {
   options.fast = o.fast;
   options.inputs = o.inputs || !o.inputs_root.empty();
   if (!o.inputs_root.empty()) options.inputs_root = std::filesystem::path(o.inputs_root);
+  if (!o.expect.empty()) {
+    if (!IsSha256Hex(o.expect)) {
+      return ReportError(BadInput("--expect takes a fingerprint: 64 lower-case hex digits", "--expect",
+                                  "the one `pilot run` printed, or `sha256sum tagmanifest-sha256.txt`"),
+                         o.common);
+    }
+    options.expect_fingerprint = o.expect;
+  }
   VerifyResult result = VerifyRunFolder(o.run_dir, options);
   if (o.common.json) {
     PrintJson(VerifyResultToJson(o.run_dir, result));
@@ -32,6 +43,7 @@ int Execute(const VerifyCliOptions& o) {
     std::printf("verify: ok %s: %zu items, %zu accepted + %zu rejected; %zu files checked%s\n", o.run_dir.c_str(),
                 result.items, result.accepted, result.rejected, result.files_checked,
                 o.fast ? " (--fast: payload not re-hashed)" : "");
+    std::printf("fingerprint: %s%s\n", result.fingerprint.c_str(), o.expect.empty() ? "" : " (as expected)");
   } else {
     std::fprintf(stderr, "verify: FAILED %s: %zu finding(s)\n", o.run_dir.c_str(), result.findings.size());
     for (const auto& f : result.findings) {
@@ -49,11 +61,15 @@ void AddVerifyCommand(CLI::App& app, int& exit_code) {
   cmd->footer(
       "Checks BagIt structure, completeness and sha256 fixity, the copies of manifest and parameters,\n"
       "then exactly-once accounting of every manifest id and the report's counts, listing every\n"
-      "finding. Needs nothing outside the folder unless --inputs. Exit 0 verified, 1 findings.");
+      "finding. Needs nothing outside the folder unless --inputs. A symlink, FIFO or device inside the\n"
+      "folder is a finding and is never opened. Exit 0 verified, 1 findings, 2 not a folder.");
   cmd->add_option("RUN_DIR", o->run_dir, "The run folder")->required();
   cmd->add_flag("--fast", o->fast, "Skip re-hashing the payload (structure, Payload-Oxum and completeness only)");
   cmd->add_flag("--inputs", o->inputs, "Also re-hash the inputs the manifest names (from the recorded inputs root)");
   cmd->add_option("--inputs-root", o->inputs_root, "Where the inputs are now (implies --inputs)");
+  cmd->add_option("--expect", o->expect,
+                  "The fingerprint noted when the run finished (sha256 of tagmanifest-sha256.txt); a copy with "
+                  "another one fails (exit 1), even if it was re-hashed consistently");
   AddCommonOptions(*cmd, o->common);
   cmd->callback([o, &exit_code] { exit_code = Execute(*o); });
 }

@@ -174,7 +174,8 @@ FileSystem& CliFileSystem() {
 }
 
 int PrintOutcome(const RunOutcome& out, const Common& common) {
-  const std::string dir = fs::absolute(out.run_dir).lexically_normal().string();
+  std::error_code ec;
+  const std::string dir = fs::absolute(out.run_dir, ec).lexically_normal().string();
   for (const auto& note : out.notes) std::fprintf(stderr, "pilot: note: %s\n", note.c_str());
   if (common.json) {
     nlohmann::ordered_json j;
@@ -189,6 +190,7 @@ int PrintOutcome(const RunOutcome& out, const Common& common) {
       j["report"] = ReportToJson(out.report);
       j["verify"] = VerifyResultToJson(out.run_dir, out.verify);
     }
+    if (!out.fingerprint.empty()) j["fingerprint"] = out.fingerprint;
     j["notes"] = out.notes;
     PrintJson(j);
     return static_cast<int>(out.exit_code);
@@ -226,7 +228,38 @@ int PrintOutcome(const RunOutcome& out, const Common& common) {
     }
   }
   std::printf("run folder: %s\n", dir.c_str());
+  if (!out.fingerprint.empty()) {
+    std::printf("fingerprint: %s  (check a copy with: pilot verify COPY --expect %s)\n", out.fingerprint.c_str(),
+                out.fingerprint.c_str());
+  }
   return static_cast<int>(out.exit_code);
+}
+
+int PrintAlreadyFinished(const ResumeSetup& s, const Common& common) {
+  const VerifyResult& v = *s.finished_verify;
+  for (const auto& note : s.notes) std::fprintf(stderr, "pilot: note: %s\n", note.c_str());
+  const int code = static_cast<int>(v.ok() ? ExitCode::kOk : ExitCode::kVerifyFailed);
+  if (common.json) {
+    nlohmann::ordered_json j;
+    j["ok"] = v.ok();
+    j["exit_code"] = code;
+    j["run_dir"] = s.run_dir.string();
+    j["state"] = "finished";
+    j["verify"] = VerifyResultToJson(s.run_dir, v);
+    if (!v.fingerprint.empty()) j["fingerprint"] = v.fingerprint;
+    j["notes"] = s.notes;
+    PrintJson(j);
+    return code;
+  }
+  if (v.ok()) {
+    std::printf("verify: ok (every manifest id accounted for exactly once)\n");
+  } else {
+    std::printf("verify: FAILED with %zu finding(s):\n", v.findings.size());
+    for (const auto& f : v.findings) std::printf("  [%s] %s: %s\n", f.check.c_str(), f.where.c_str(), f.what.c_str());
+  }
+  std::printf("run folder: %s\n", s.run_dir.c_str());
+  if (!v.fingerprint.empty()) std::printf("fingerprint: %s\n", v.fingerprint.c_str());
+  return code;
 }
 
 }  // namespace pilot::cli

@@ -42,7 +42,12 @@ RunControl MakeRunControl(const Common& common, std::size_t stop_after);
 // right after its Nth write, append or truncate.
 FileSystem& CliFileSystem();
 
-// Prints the outcome (summary, or --json) and returns the exit code.
+// Prints the outcome (summary, or --json) and returns the exit code. A finished run prints
+// its fingerprint (the sha256 of tagmanifest-sha256.txt) for `verify --expect`.
 int PrintOutcome(const RunOutcome& outcome, const Common& common);
+
+// `resume` of a folder that had already finished (only a stale lock was left and removed):
+// prints its verification; 0 when it verifies, 1 otherwise.
+int PrintAlreadyFinished(const ResumeSetup& setup, const Common& common);
 
 }  // namespace pilot::cli

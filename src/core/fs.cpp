@@ -6,14 +6,16 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <fstream>
-#include <sstream>
-
 namespace pilot {
 namespace {
 
-Error IoError(const std::string& what, const stdfs::path& file, int err) {
-  return Error{ExitCode::kBadInput, what + ": " + std::strerror(err), file.string(),
+// A read that fails is bad input (exit 2); a write that fails is a failure during work
+// (exit 5): the folder it was writing stays resumable.
+Error ReadError(const std::string& what, const stdfs::path& file, int err) {
+  return Error{ExitCode::kBadInput, what + ": " + std::strerror(err), file.string(), "check the file and retry"};
+}
+Error WriteError(const std::string& what, const stdfs::path& file, int err) {
+  return Error{ExitCode::kWorkFailed, what + ": " + std::strerror(err), file.string(),
                "check the disk (space, permissions) and retry"};
 }
 
@@ -22,21 +24,64 @@ Status WriteAll(int fd, std::string_view data, const stdfs::path& file) {
     ssize_t n = ::write(fd, data.data(), data.size());
     if (n < 0) {
       if (errno == EINTR) continue;
-      return IoError("write failed", file, errno);
+      return WriteError("write failed", file, errno);
     }
     data.remove_prefix(static_cast<size_t>(n));
   }
   return {};
 }
 
+stdfs::path ParentOf(const stdfs::path& file) { return file.has_parent_path() ? file.parent_path() : stdfs::path("."); }
+
 Status SyncDirectory(const stdfs::path& dir) {
-  int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return IoError("cannot open folder to sync", dir, errno);
+  int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) return WriteError("cannot open folder to sync", dir, errno);
   int rc = ::fsync(fd);
   int err = errno;
   ::close(fd);
-  if (rc != 0) return IoError("fsync of folder failed", dir, err);
+  if (rc != 0) return WriteError("fsync of folder failed", dir, err);
   return {};
+}
+
+// A file pilot is about to write must be absent or a regular file, and its folder a real
+// folder: never a symlink (that would write outside the run folder) nor a FIFO or device.
+Status CheckWritable(const stdfs::path& file) {
+  struct stat st {};
+  const stdfs::path dir = ParentOf(file);
+  if (::lstat(dir.c_str(), &st) == 0 && !S_ISDIR(st.st_mode)) {
+    return Error{ExitCode::kBadInput,
+                 S_ISLNK(st.st_mode) ? "the folder is a symlink; pilot never writes through one"
+                                     : "not a folder",
+                 dir.string(), "replace it with a real folder (a hostile or damaged run folder?)"};
+  }
+  if (::lstat(file.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
+    return Error{ExitCode::kBadInput,
+                 S_ISLNK(st.st_mode) ? "is a symlink; pilot never writes through one" : "is not a regular file",
+                 file.string(), "remove it (a hostile or damaged run folder?)"};
+  }
+  return {};
+}
+
+// Opens a new temp file beside `file` (never an existing one, never through a symlink).
+Result<int> CreateTemp(const stdfs::path& file, stdfs::path& tmp) {
+  if (Status st = CheckWritable(file); !st.ok()) return st.error();
+  tmp = file;
+  tmp += ".tmp-" + std::to_string(::getpid());
+  ::unlink(tmp.c_str());  // a stale one of a dead process with a recycled pid
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+  if (fd < 0) return WriteError("cannot create", tmp, errno);
+  return fd;
+}
+
+Status SyncRenameSync(int fd, Status st, const stdfs::path& tmp, const stdfs::path& file) {
+  if (st.ok() && ::fsync(fd) != 0) st = WriteError("fsync failed", tmp, errno);
+  ::close(fd);
+  if (st.ok() && ::rename(tmp.c_str(), file.c_str()) != 0) st = WriteError("rename failed", file, errno);
+  if (!st.ok()) {
+    ::unlink(tmp.c_str());
+    return st;
+  }
+  return SyncDirectory(ParentOf(file));
 }
 
 class PosixAppendFile : public AppendFile {
@@ -45,7 +90,7 @@ class PosixAppendFile : public AppendFile {
   ~PosixAppendFile() override { ::close(fd_); }
   Status Append(std::string_view data) override { return WriteAll(fd_, data, file_); }
   Status Sync() override {
-    if (::fsync(fd_) != 0) return IoError("fsync failed", file_, errno);
+    if (::fsync(fd_) != 0) return WriteError("fsync failed", file_, errno);
     return {};
   }
 
@@ -54,46 +99,53 @@ class PosixAppendFile : public AppendFile {
   stdfs::path file_;
 };
 
+FileStat FromStat(const struct stat& st) {
+  FileStat out;
+  out.exists = true;
+  out.regular = S_ISREG(st.st_mode);
+  out.symlink = S_ISLNK(st.st_mode);
+  out.directory = S_ISDIR(st.st_mode);
+  out.size = static_cast<std::uint64_t>(st.st_size);
+  return out;
+}
+
 class PosixFileSystem : public FileSystem {
  public:
-  Result<FileStat> Stat(const stdfs::path& file) override {
-    struct stat st {};
-    if (::stat(file.c_str(), &st) != 0) {
-      if (errno == ENOENT || errno == ENOTDIR) return FileStat{};
-      return IoError("cannot stat", file, errno);
-    }
-    return FileStat{true, S_ISREG(st.st_mode), static_cast<std::uint64_t>(st.st_size)};
-  }
+  Result<FileStat> Stat(const stdfs::path& file) override { return DoStat(file, ::stat); }
+  Result<FileStat> LinkStat(const stdfs::path& file) override { return DoStat(file, ::lstat); }
 
-  Result<std::string> ReadFile(const stdfs::path& file) override {
-    int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return IoError("cannot open", file, errno);
-    struct stat st {};
+  Result<std::string> ReadFile(const stdfs::path& file, std::uint64_t max_bytes) override {
+    auto fd = OpenRegularForRead(file, true);
+    if (!fd.ok()) return fd.error();
     std::string out;
-    if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) out.reserve(static_cast<size_t>(st.st_size));
+    struct stat st {};
+    if (::fstat(fd.value(), &st) == 0) {
+      out.reserve(static_cast<size_t>(std::min<std::uint64_t>(static_cast<std::uint64_t>(st.st_size), max_bytes) + 1));
+    }
     char buf[1 << 16];
-    for (;;) {
-      ssize_t n = ::read(fd, buf, sizeof buf);
+    while (out.size() <= max_bytes) {
+      size_t want = static_cast<size_t>(std::min<std::uint64_t>(sizeof buf, max_bytes + 1 - out.size()));
+      ssize_t n = ::read(fd.value(), buf, want);
       if (n < 0 && errno == EINTR) continue;
       if (n < 0) {
         int err = errno;
-        ::close(fd);
-        return IoError("read failed", file, err);
+        ::close(fd.value());
+        return ReadError("read failed", file, err);
       }
       if (n == 0) break;
       out.append(buf, static_cast<size_t>(n));
     }
-    ::close(fd);
+    ::close(fd.value());
     return out;
   }
 
   Status CreateDirectoryExclusive(const stdfs::path& dir) override {
     if (::mkdir(dir.c_str(), 0777) != 0) {
       if (errno == EEXIST) {
-        return BadInput("run folder already exists; pilot never reuses or overwrites one",
-                        dir.string(), "choose another --run-id or leave it out");
+        return BadInput("run folder already exists; pilot never reuses or overwrites one", dir.string(),
+                        "choose another --run-id or leave it out");
       }
-      return IoError("cannot create folder", dir, errno);
+      return WriteError("cannot create folder", dir, errno);
     }
     return {};
   }
@@ -101,79 +153,83 @@ class PosixFileSystem : public FileSystem {
   Status CreateDirectories(const stdfs::path& dir) override {
     std::error_code ec;
     stdfs::create_directories(dir, ec);
-    if (ec) return IoError("cannot create folder", dir, ec.value());
+    if (ec) return WriteError("cannot create folder", dir, ec.value());
     return {};
   }
 
   Status WriteFileAtomic(const stdfs::path& file, std::string_view data) override {
-    stdfs::path tmp = file;
-    tmp += ".tmp-" + std::to_string(::getpid());
-    int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-    if (fd < 0) return IoError("cannot create", tmp, errno);
-    Status st = WriteAll(fd, data, tmp);
-    if (st.ok() && ::fsync(fd) != 0) st = IoError("fsync failed", tmp, errno);
-    ::close(fd);
-    if (st.ok() && ::rename(tmp.c_str(), file.c_str()) != 0) st = IoError("rename failed", file, errno);
-    if (!st.ok()) {
-      ::unlink(tmp.c_str());
-      return st;
-    }
-    return SyncDirectory(file.has_parent_path() ? file.parent_path() : stdfs::path("."));
+    stdfs::path tmp;
+    auto fd = CreateTemp(file, tmp);
+    if (!fd.ok()) return fd.error();
+    return SyncRenameSync(fd.value(), WriteAll(fd.value(), data, tmp), tmp, file);
   }
 
   Status CopyFileAtomic(const stdfs::path& from, const stdfs::path& to) override {
-    int in = ::open(from.c_str(), O_RDONLY | O_CLOEXEC);
-    if (in < 0) return IoError("cannot open", from, errno);
-    stdfs::path tmp = to;
-    tmp += ".tmp-" + std::to_string(::getpid());
-    int out = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-    if (out < 0) {
-      int err = errno;
-      ::close(in);
-      return IoError("cannot create", tmp, err);
+    auto in = OpenRegularForRead(from, true);
+    if (!in.ok()) return in.error();
+    stdfs::path tmp;
+    auto out = CreateTemp(to, tmp);
+    if (!out.ok()) {
+      ::close(in.value());
+      return out.error();
     }
     Status st;
     char buf[1 << 16];
     for (;;) {
-      ssize_t n = ::read(in, buf, sizeof buf);
+      ssize_t n = ::read(in.value(), buf, sizeof buf);
       if (n < 0 && errno == EINTR) continue;
       if (n < 0) {
-        st = IoError("read failed", from, errno);
+        st = ReadError("read failed", from, errno);
         break;
       }
       if (n == 0) break;
-      st = WriteAll(out, std::string_view(buf, static_cast<size_t>(n)), tmp);
+      st = WriteAll(out.value(), std::string_view(buf, static_cast<size_t>(n)), tmp);
       if (!st.ok()) break;
     }
-    if (st.ok() && ::fsync(out) != 0) st = IoError("fsync failed", tmp, errno);
-    ::close(in);
-    ::close(out);
-    if (st.ok() && ::rename(tmp.c_str(), to.c_str()) != 0) st = IoError("rename failed", to, errno);
-    if (!st.ok()) {
-      ::unlink(tmp.c_str());
-      return st;
-    }
-    return SyncDirectory(to.has_parent_path() ? to.parent_path() : stdfs::path("."));
+    ::close(in.value());
+    return SyncRenameSync(out.value(), st, tmp, to);
   }
 
   Status Truncate(const stdfs::path& file, std::uint64_t size) override {
-    int fd = ::open(file.c_str(), O_WRONLY | O_CLOEXEC);
-    if (fd < 0) return IoError("cannot open to truncate", file, errno);
-    Status st;
-    if (::ftruncate(fd, static_cast<off_t>(size)) != 0 || ::fsync(fd) != 0) st = IoError("truncate failed", file, errno);
+    if (Status st = CheckWritable(file); !st.ok()) return st;
+    int fd = ::open(file.c_str(), O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) return WriteError("cannot open to truncate", file, errno);
+    struct stat st {};
+    Status result;
+    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+      result = BadInput("is not a regular file; not truncated", file.string());
+    } else if (::ftruncate(fd, static_cast<off_t>(size)) != 0 || ::fsync(fd) != 0) {
+      result = WriteError("truncate failed", file, errno);
+    }
     ::close(fd);
-    return st;
+    return result;
   }
 
   Status RemoveFile(const stdfs::path& file) override {
-    if (::unlink(file.c_str()) != 0 && errno != ENOENT) return IoError("cannot remove", file, errno);
+    if (::unlink(file.c_str()) != 0 && errno != ENOENT) return WriteError("cannot remove", file, errno);
     return {};
   }
 
   Result<std::unique_ptr<AppendFile>> OpenAppend(const stdfs::path& file) override {
-    int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0666);
-    if (fd < 0) return IoError("cannot open for append", file, errno);
+    if (Status st = CheckWritable(file); !st.ok()) return st.error();
+    int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0666);
+    if (fd < 0) return WriteError("cannot open for append", file, errno);
+    struct stat st {};
+    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+      ::close(fd);
+      return BadInput("is not a regular file; pilot appends only to one", file.string());
+    }
     return std::unique_ptr<AppendFile>(std::make_unique<PosixAppendFile>(fd, file));
+  }
+
+ private:
+  static Result<FileStat> DoStat(const stdfs::path& file, int (*fn)(const char*, struct stat*)) {
+    struct stat st {};
+    if (fn(file.c_str(), &st) != 0) {
+      if (errno == ENOENT || errno == ENOTDIR) return FileStat{};
+      return ReadError("cannot stat", file, errno);
+    }
+    return FromStat(st);
   }
 };
 
@@ -182,6 +238,101 @@ class PosixFileSystem : public FileSystem {
 FileSystem& RealFileSystem() {
   static PosixFileSystem fs;
   return fs;
+}
+
+Result<std::string> ReadCapped(FileSystem& fs, const stdfs::path& file, std::uint64_t max_bytes,
+                               const std::string& what) {
+  auto text = fs.ReadFile(file, max_bytes);
+  if (!text.ok()) {
+    return BadInput("cannot read the " + what + ": " + text.error().what, file.string(),
+                    "give an existing regular file");
+  }
+  if (text.value().size() > max_bytes) {
+    return BadInput("the " + what + " is larger than pilot's cap of " + std::to_string(max_bytes) + " bytes",
+                    file.string(), "a file this large is damaged or not what was meant");
+  }
+  return text;
+}
+
+Result<int> OpenRegularForRead(const stdfs::path& file, bool follow_symlinks) {
+  int flags = O_RDONLY | O_NONBLOCK | O_CLOEXEC | (follow_symlinks ? 0 : O_NOFOLLOW);
+  int fd = ::open(file.c_str(), flags);
+  if (fd < 0) {
+    int err = errno;
+    if (err == ELOOP && !follow_symlinks) return BadInput("is a symlink; pilot does not follow it here", file.string());
+    return ReadError("cannot open", file, err);
+  }
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return BadInput(S_ISDIR(st.st_mode) ? "is a folder, not a regular file" : "is not a regular file (a FIFO, device or socket?)",
+                    file.string(), "give a regular file");
+  }
+  // Back to blocking reads: O_NONBLOCK only kept the open itself from hanging.
+  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+  return fd;
+}
+
+Result<LineReader> LineReader::Open(const stdfs::path& file, std::uint64_t max_line, bool follow_symlinks) {
+  auto fd = OpenRegularForRead(file, follow_symlinks);
+  if (!fd.ok()) return fd.error();
+  return LineReader(fd.value(), file, max_line);
+}
+
+LineReader::LineReader(LineReader&& o) noexcept
+    : fd_(o.fd_), file_(std::move(o.file_)), max_line_(o.max_line_), buf_(std::move(o.buf_)), pos_(o.pos_),
+      eof_(o.eof_), offset_(o.offset_), line_no_(o.line_no_) {
+  o.fd_ = -1;
+}
+
+LineReader::~LineReader() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+Result<bool> LineReader::Next(std::string& line, bool* complete) {
+  line.clear();
+  for (;;) {
+    auto nl = buf_.find('\n', pos_);
+    std::size_t avail = (nl == std::string::npos ? buf_.size() : nl) - pos_;
+    if (line.size() + avail > max_line_) {
+      return BadInput("line " + std::to_string(line_no_ + 1) + " is longer than pilot's cap of " +
+                          std::to_string(max_line_) + " bytes",
+                      file_.string(), "a line this long is damaged or not what was meant");
+    }
+    line.append(buf_, pos_, avail);
+    if (nl != std::string::npos) {
+      pos_ = nl + 1;
+      offset_ += line.size() + 1;
+      ++line_no_;
+      if (complete) *complete = true;
+      return true;
+    }
+    pos_ = buf_.size();
+    if (eof_) {
+      if (line.empty()) return false;
+      offset_ += line.size();
+      ++line_no_;
+      if (complete) *complete = false;
+      return true;
+    }
+    buf_.resize(1 << 16);
+    pos_ = 0;
+    ssize_t n;
+    do n = ::read(fd_, buf_.data(), buf_.size());
+    while (n < 0 && errno == EINTR);
+    if (n < 0) return ReadError("read failed", file_, errno);
+    buf_.resize(static_cast<size_t>(n));
+    if (n == 0) eof_ = true;
+  }
+}
+
+Status LineReader::Seek(std::uint64_t offset) {
+  if (::lseek(fd_, static_cast<off_t>(offset), SEEK_SET) < 0) return ReadError("cannot seek", file_, errno);
+  buf_.clear();
+  pos_ = 0;
+  eof_ = false;
+  offset_ = offset;
+  return {};
 }
 
 }  // namespace pilot

@@ -1,10 +1,14 @@
 #include "pilot/hash.h"
 
+#include "pilot/fs.h"
+
 #include <openssl/evp.h>
 
 #include <array>
 #include <cstdio>
-#include <fstream>
+#include <unistd.h>
+
+#include <cerrno>
 #include <memory>
 
 namespace pilot {
@@ -46,18 +50,31 @@ std::string Sha256Hex(std::string_view bytes) {
   return Finish(ctx.get());
 }
 
-Result<std::string> Sha256File(const std::filesystem::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) return BadInput("cannot open file to hash", file.string());
+Result<std::string> Sha256File(const std::filesystem::path& file, bool follow_symlinks) {
+  auto fd = OpenRegularForRead(file, follow_symlinks);
+  if (!fd.ok()) return fd.error();
   MdCtx ctx = NewSha256();
   std::array<char, 1 << 16> buf{};
-  while (in) {
-    in.read(buf.data(), buf.size());
-    if (in.gcount() > 0) EVP_DigestUpdate(ctx.get(), buf.data(), static_cast<size_t>(in.gcount()));
+  for (;;) {
+    ssize_t n = ::read(fd.value(), buf.data(), buf.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      ::close(fd.value());
+      return BadInput("read error while hashing", file.string());
+    }
+    if (n == 0) break;
+    EVP_DigestUpdate(ctx.get(), buf.data(), static_cast<size_t>(n));
   }
-  if (in.bad()) return BadInput("read error while hashing", file.string());
+  ::close(fd.value());
   return Finish(ctx.get());
 }
+
+Sha256Stream::Sha256Stream() : ctx_(NewSha256().release()) {}
+Sha256Stream::~Sha256Stream() { EVP_MD_CTX_free(static_cast<EVP_MD_CTX*>(ctx_)); }
+void Sha256Stream::Update(std::string_view bytes) {
+  EVP_DigestUpdate(static_cast<EVP_MD_CTX*>(ctx_), bytes.data(), bytes.size());
+}
+std::string Sha256Stream::Finish() { return pilot::Finish(static_cast<EVP_MD_CTX*>(ctx_)); }
 
 bool IsSha256Hex(std::string_view s) {
   if (s.size() != 64) return false;

@@ -2,9 +2,12 @@
 
 #include <algorithm>
 #include <chrono>
-#include <fstream>
+#include <cmath>
 
+#include "pilot/hash.h"
 #include "pilot/json_util.h"
+#include "pilot/limits.h"
+#include "pilot/manifest.h"
 
 namespace pilot {
 
@@ -47,7 +50,21 @@ Result<JournalHeader> JournalHeader::FromJson(const nlohmann::json& j, const std
     h.params_path = plan.at("params").get<std::string>();
     h.model_path = plan.at("model").get<std::string>();
     h.inputs_root = plan.at("inputs_root").get<std::string>();
-    h.started_at = j.value("started_at", "");
+    h.started_at = StringAt(j, "started_at").value_or("");
+    if (!j.at("items").is_number_unsigned()) throw std::runtime_error("'items' is not a count");
+    // The header steers what resume reads and writes: nothing in it may point elsewhere.
+    if (h.manifest_copy != "data/manifest.json" && h.manifest_copy != "data/manifest.jsonl") {
+      throw std::runtime_error("'manifest_copy' is neither data/manifest.json nor data/manifest.jsonl");
+    }
+    if (!IsValidItemId(h.run_id)) throw std::runtime_error("'run_id' is not a valid run id");
+    for (const std::string* sha : {&h.manifest_sha256, &h.params_sha256, &h.model_sha256}) {
+      if (!IsSha256Hex(*sha)) throw std::runtime_error("a sha256 is not 64 lower-case hex digits");
+    }
+    for (const std::string* path : {&h.manifest_path, &h.params_path, &h.model_path, &h.inputs_root}) {
+      if (path->empty() || (*path)[0] != '/' || path->find('\0') != std::string::npos) {
+        throw std::runtime_error("a plan path is not an absolute path");
+      }
+    }
     return h;
   } catch (const std::exception& e) {
     return BadInput(std::string("the journal's header is damaged: ") + e.what(), where,
@@ -55,118 +72,199 @@ Result<JournalHeader> JournalHeader::FromJson(const nlohmann::json& j, const std
   }
 }
 
+namespace {
+
+// Builds a JournalState record by record; shared by LoadJournal (a file, streamed) and
+// ParseJournal (bytes in memory).
+class JournalParser {
+ public:
+  explicit JournalParser(std::string where) : where_(std::move(where)) {}
+
+  // One line without its '\n'; `complete` when it had one; `end` is the offset after it.
+  Status Add(const std::string& line, bool complete, std::uint64_t end) {
+    const std::uint64_t start = end - line.size() - (complete ? 1 : 0);
+    ++line_no_;
+    if (!pending_error_.empty()) {
+      return BadInput(pending_error_, where_, "the journal is damaged before its end; the run folder cannot be resumed");
+    }
+    if (complete && line_no_ > 1 && FastResult(line, start)) {
+      st_.valid_bytes = end;
+      return {};
+    }
+    std::optional<nlohmann::json> j;
+    if (complete) {
+      auto parsed = ParseJson(line, where_ + ":" + std::to_string(line_no_));
+      if (parsed.ok() && parsed.value().is_object() && parsed.value().contains("type")) j = std::move(parsed).value();
+    }
+    if (!j) {
+      // Torn (no newline) or unreadable: acceptable only as the very last record.
+      pending_error_ = "record " + std::to_string(line_no_) + " is damaged";
+      st_.torn_bytes = end - start;
+      return {};
+    }
+    if (Status s = Record(*j, start); !s.ok()) return s;
+    st_.valid_bytes = end;
+    return {};
+  }
+
+  Result<JournalState> Finish() {
+    if (line_no_ == 0 || st_.valid_bytes == 0) {
+      return BadInput("the journal has no header: the run never started (no item was processed)", where_,
+                      "start a new run with `pilot run`");
+    }
+    return std::move(st_);
+  }
+
+ private:
+  Error Bad(const std::string& what) const {
+    return BadInput("record " + std::to_string(line_no_) + " " + what, where_,
+                    "the journal is damaged; the run folder cannot be resumed");
+  }
+
+  // Result records as pilot writes them: {"type":"result","id":"…","status":"…"
+  // (ids cannot hold quotes): no JSON parse for the bulk of a long journal.
+  bool FastResult(const std::string& line, std::uint64_t start) {
+    constexpr std::string_view kResult = "{\"type\":\"result\",\"id\":\"";
+    constexpr std::string_view kStatus = "\",\"status\":\"";
+    if (line.compare(0, kResult.size(), kResult) != 0 || line.back() != '}') return false;
+    auto id_end = line.find('"', kResult.size());
+    if (id_end == std::string::npos || line.compare(id_end, kStatus.size(), kStatus) != 0) return false;
+    std::string_view id(line.data() + kResult.size(), id_end - kResult.size());
+    bool accepted = line.compare(id_end + kStatus.size(), 9, "accepted\"") == 0;
+    bool rejected = line.compare(id_end + kStatus.size(), 9, "rejected\"") == 0;
+    if (!(accepted || rejected) || !IsValidItemId(id)) return false;  // the slow path names the fault
+    return AddResult(std::string(id), accepted, start).ok();
+  }
+
+  Status AddResult(std::string id, bool accepted, std::uint64_t start) {
+    if (!st_.done.emplace(id, start).second) {
+      return BadInput("item '" + id + "' has two results (record " + std::to_string(line_no_) + ")", where_,
+                      "the journal is inconsistent; the run folder cannot be resumed");
+    }
+    (accepted ? st_.accepted : st_.rejected)++;
+    ++st_.done_in_session;
+    return {};
+  }
+
+  Status Record(const nlohmann::json& j, std::uint64_t start) {
+    auto type = StringAt(j, "type");
+    if (!type) return Bad("has a 'type' that is not a string");
+    if (line_no_ == 1) {
+      auto header = JournalHeader::FromJson(j, where_);
+      if (!header.ok()) return header.error();
+      st_.header = std::move(header).value();
+      return {};
+    }
+    auto number = [&](const char* key, double& out, bool required) -> Status {
+      if (!j.contains(key)) return required ? Status(Bad(std::string("has no '") + key + "'")) : Status();
+      auto v = NumberAt(j, key);
+      if (!v || !std::isfinite(*v)) return Bad(std::string("has a '") + key + "' that is not a number");
+      out = *v;
+      return {};
+    };
+    if (*type == "session") {
+      double at = 0;
+      if (Status s = number("at_unix", at, true); !s.ok()) return s;
+      ++st_.sessions;
+      st_.session_started = at;
+      st_.done_in_session = 0;
+    } else if (*type == "batch") {
+      double at = 0, rss = 0, device = 0;
+      if (Status s = number("at_unix", at, true); !s.ok()) return s;
+      if (Status s = number("peak_rss_mb", rss, false); !s.ok()) return s;
+      if (Status s = number("device_peak_mb", device, false); !s.ok()) return s;
+      // Time since the previous batch of this session (or its start) is processing time.
+      double since = st_.last_batch_at > st_.session_started ? st_.last_batch_at : st_.session_started;
+      if (st_.session_started > 0 && at >= since) st_.processing_seconds += at - since;
+      st_.last_batch_at = at;
+      st_.peak_rss_mb = std::max(st_.peak_rss_mb, rss);
+      if (j.contains("device_peak_mb")) st_.device_peak_mb = std::max(st_.device_peak_mb.value_or(0.0), device);
+    } else if (*type == "result") {
+      auto id = StringAt(j, "id");
+      auto status = StringAt(j, "status");
+      if (!id || !IsValidItemId(*id)) return Bad("has no valid id");
+      if (!status || (*status != "accepted" && *status != "rejected")) {
+        return Bad("has a status that is neither 'accepted' nor 'rejected'");
+      }
+      return AddResult(*id, *status == "accepted", start);
+    } else {
+      return Bad("has unknown type '" + KeyForMessage(*type) + "'");
+    }
+    return {};
+  }
+
+  std::string where_;
+  JournalState st_;
+  std::size_t line_no_ = 0;
+  std::string pending_error_;  // a bad record is fatal unless it turns out to be the last
+};
+
+}  // namespace
+
+Result<JournalState> ParseJournal(std::string_view text, const std::string& where) {
+  JournalParser parser(where);
+  std::string line;
+  for (std::size_t start = 0; start < text.size();) {
+    auto nl = text.find('\n', start);
+    bool complete = nl != std::string_view::npos;
+    std::size_t stop = complete ? nl : text.size();
+    if (stop - start > limits::kJournalLineBytes) {
+      return BadInput("a record is longer than pilot's cap of " + std::to_string(limits::kJournalLineBytes) + " bytes",
+                      where, "the journal is damaged; the run folder cannot be resumed");
+    }
+    line.assign(text.substr(start, stop - start));
+    start = complete ? nl + 1 : text.size();
+    if (Status st = parser.Add(line, complete, start); !st.ok()) return st.error();
+  }
+  return parser.Finish();
+}
+
 Result<JournalState> LoadJournal(FileSystem& fsys, const fs::path& file, bool repair) {
   const std::string where = file.string();
-  std::ifstream in(file, std::ios::binary);
-  if (!in) {
+  auto stat = fsys.LinkStat(file);
+  if (stat.ok() && !stat.value().exists) {
     return BadInput("no journal: the run never started (no item was processed)", where,
                     "start a new run with `pilot run`");
   }
-  JournalState st;
+  auto in = LineReader::Open(file, limits::kJournalLineBytes, /*follow_symlinks=*/false);
+  if (!in.ok()) {
+    return BadInput("cannot read the journal: " + in.error().what, where,
+                    "a journal must be a regular file inside the run folder");
+  }
+  JournalParser parser(where);
   std::string line;
-  std::uint64_t offset = 0;
-  std::size_t line_no = 0;
-  std::string pending_error;  // a bad record is fatal unless it turns out to be the last
-  while (std::getline(in, line)) {
-    const bool complete = !in.eof();  // getline stopped at a '\n'
-    const std::uint64_t start = offset;
-    offset += line.size() + (complete ? 1 : 0);
-    ++line_no;
-    if (!pending_error.empty()) {
-      return BadInput(pending_error, where, "the journal is damaged before its end; the run folder cannot be resumed");
-    }
-    // Fast path for the result records pilot writes: {"type":"result","id":"…","status":"…"
-    // (ids cannot hold quotes): no JSON parse for the bulk of a long journal.
-    constexpr std::string_view kResult = "{\"type\":\"result\",\"id\":\"";
-    if (complete && line_no > 1 && line.compare(0, kResult.size(), kResult) == 0 && line.back() == '}') {
-      auto id_end = line.find('"', kResult.size());
-      constexpr std::string_view kStatus = "\",\"status\":\"";
-      if (id_end != std::string::npos && line.compare(id_end, kStatus.size(), kStatus) == 0) {
-        std::string id = line.substr(kResult.size(), id_end - kResult.size());
-        bool accepted = line.compare(id_end + kStatus.size(), 9, "accepted\"") == 0;
-        bool rejected = line.compare(id_end + kStatus.size(), 9, "rejected\"") == 0;
-        if (accepted || rejected) {
-          if (!st.done.emplace(id, start).second) {
-            return BadInput("item '" + id + "' has two results (record " + std::to_string(line_no) + ")", where,
-                            "the journal is inconsistent; the run folder cannot be resumed");
-          }
-          (accepted ? st.accepted : st.rejected)++;
-          ++st.done_in_session;
-          st.valid_bytes = offset;
-          continue;
-        }
-      }
-    }
-    nlohmann::json j;
-    bool parsed = complete;
-    if (complete) {
-      try {
-        j = nlohmann::json::parse(line);
-        parsed = j.is_object() && j.contains("type");
-      } catch (const nlohmann::json::exception&) {
-        parsed = false;
-      }
-    }
-    if (!parsed) {
-      // Torn (no newline) or unreadable: acceptable only as the very last record.
-      pending_error = "record " + std::to_string(line_no) + " is damaged";
-      st.torn_bytes = offset - start;
-      continue;
-    }
-    const std::string type = j["type"].get<std::string>();
-    if (line_no == 1) {
-      auto header = JournalHeader::FromJson(j, where);
-      if (!header.ok()) return header.error();
-      st.header = std::move(header).value();
-    } else if (type == "session") {
-      ++st.sessions;
-      st.session_started = j.value("at_unix", 0.0);
-      st.done_in_session = 0;
-    } else if (type == "batch") {
-      double at = j.value("at_unix", 0.0);
-      // Time since the previous batch of this session (or its start) is processing time.
-      double since = st.last_batch_at > st.session_started ? st.last_batch_at : st.session_started;
-      if (st.session_started > 0 && at >= since) st.processing_seconds += at - since;
-      st.last_batch_at = at;
-      st.peak_rss_mb = std::max(st.peak_rss_mb, j.value("peak_rss_mb", 0.0));
-      if (j.contains("device_peak_mb") && j["device_peak_mb"].is_number()) {
-        st.device_peak_mb = std::max(st.device_peak_mb.value_or(0.0), j["device_peak_mb"].get<double>());
-      }
-    } else if (type == "result") {
-      auto id = j.value("id", "");
-      if (id.empty()) return BadInput("record " + std::to_string(line_no) + " has no id", where);
-      if (!st.done.emplace(id, start).second) {
-        return BadInput("item '" + id + "' has two results (record " + std::to_string(line_no) + ")", where,
-                        "the journal is inconsistent; the run folder cannot be resumed");
-      }
-      (j.value("status", "") == "accepted" ? st.accepted : st.rejected)++;
-      ++st.done_in_session;
-    } else {
-      return BadInput("record " + std::to_string(line_no) + " has unknown type '" + type + "'", where);
-    }
-    st.valid_bytes = offset;
+  for (;;) {
+    bool complete = false;
+    auto more = in.value().Next(line, &complete);
+    if (!more.ok()) return more.error();
+    if (!more.value()) break;
+    if (Status st = parser.Add(line, complete, in.value().offset()); !st.ok()) return st.error();
   }
-  if (line_no == 0 || st.valid_bytes == 0) {
-    return BadInput("the journal has no header: the run never started (no item was processed)", where,
-                    "start a new run with `pilot run`");
-  }
-  if (st.torn_bytes > 0 && repair) {
-    if (Status s = fsys.Truncate(file, st.valid_bytes); !s.ok()) return s.error();
+  auto st = parser.Finish();
+  if (!st.ok()) return st;
+  if (st.value().torn_bytes > 0 && repair) {
+    if (Status s = fsys.Truncate(file, st.value().valid_bytes); !s.ok()) return s.error();
   }
   return st;
 }
 
-JournalReader::JournalReader(const fs::path& file) : where_(file.string()), in_(file, std::ios::binary) {}
+JournalReader::JournalReader(const fs::path& file) : where_(file.string()) {
+  auto in = LineReader::Open(file, limits::kJournalLineBytes, /*follow_symlinks=*/false);
+  if (in.ok()) {
+    in_.emplace(std::move(in).value());
+  } else {
+    open_error_ = in.error();
+  }
+}
 
 Result<ResultRecord> JournalReader::Read(std::uint64_t offset) {
-  if (offset != position_) {
-    in_.clear();
-    in_.seekg(static_cast<std::streamoff>(offset));
+  if (!in_) return *open_error_;
+  if (offset != in_->offset()) {
+    if (Status st = in_->Seek(offset); !st.ok()) return st.error();
   }
-  if (!std::getline(in_, line_)) {
-    return BadInput("cannot read the journal at offset " + std::to_string(offset), where_);
-  }
-  position_ = offset + line_.size() + 1;
+  auto more = in_->Next(line_);
+  if (!more.ok()) return more.error();
+  if (!more.value()) return BadInput("cannot read the journal at offset " + std::to_string(offset), where_);
   return ParseResultRecord(line_, where_);
 }
 
@@ -181,22 +279,22 @@ Status JournalWriter::AppendSynced(const std::string& lines) {
   return file_->Sync();
 }
 
-Status JournalWriter::AppendHeader(const JournalHeader& header) { return AppendSynced(header.ToJson().dump() + "\n"); }
+Status JournalWriter::AppendHeader(const JournalHeader& header) { return AppendSynced(JsonLine(header.ToJson()) + "\n"); }
 
 Status JournalWriter::AppendSession(const nlohmann::ordered_json& session) {
   nlohmann::ordered_json j = {{"type", "session"}, {"at_unix", UnixSeconds()}};
   for (const auto& [k, v] : session.items()) j[k] = v;
-  return AppendSynced(j.dump() + "\n");
+  return AppendSynced(JsonLine(j) + "\n");
 }
 
 Status JournalWriter::AppendResults(const std::vector<ResultRecord>& records, double unix_seconds,
                                     double peak_rss_mb, std::optional<double> device_peak_mb) {
   std::string lines;
-  for (const auto& r : records) lines += ToJson(r, {{"type", "result"}}).dump() + "\n";
+  for (const auto& r : records) lines += JsonLine(ToJson(r, {{"type", "result"}})) + "\n";
   nlohmann::ordered_json batch = {
       {"type", "batch"}, {"at_unix", unix_seconds}, {"items", records.size()}, {"peak_rss_mb", peak_rss_mb}};
   if (device_peak_mb) batch["device_peak_mb"] = *device_peak_mb;
-  lines += batch.dump() + "\n";
+  lines += JsonLine(batch) + "\n";
   return AppendSynced(lines);
 }
 

@@ -1,15 +1,152 @@
 #include "pilot/json_util.h"
 
-namespace pilot {
+#include <set>
+#include <vector>
 
-Result<nlohmann::json> ParseJson(std::string_view text, const std::string& source) {
+#include "pilot/credentials.h"
+
+namespace pilot {
+namespace {
+
+using nlohmann::json;
+
+// Thrown from the parser callback to stop parsing; caught in ParseJson.
+struct Refusal {
+  std::string what;
+};
+
+// Tracks where the parser is (for duplicate keys and their path) and how deep.
+class Tracker {
+ public:
+  explicit Tracker(std::size_t max_depth) : max_depth_(max_depth) {}
+
+  bool operator()(int depth, json::parse_event_t event, json& parsed) {
+    switch (event) {
+      case json::parse_event_t::object_start:
+      case json::parse_event_t::array_start:
+        if (static_cast<std::size_t>(depth) >= max_depth_) {
+          throw Refusal{"nested deeper than pilot's cap of " + std::to_string(max_depth_) + " levels (at " +
+                        Path() + ")"};
+        }
+        StartElement();
+        frames_.push_back(Frame{event == json::parse_event_t::object_start, {}, {}, 0});
+        break;
+      case json::parse_event_t::key: {
+        Frame& f = frames_.back();
+        const std::string& key = parsed.get_ref<const std::string&>();
+        if (!f.keys.insert(key).second) {
+          f.key = key;
+          throw Refusal{"duplicate key '" + Path() + "': a key may appear once in an object"};
+        }
+        f.key = key;
+        break;
+      }
+      case json::parse_event_t::value:
+        StartElement();
+        break;
+      case json::parse_event_t::object_end:
+      case json::parse_event_t::array_end:
+        frames_.pop_back();
+        break;
+    }
+    return true;
+  }
+
+ private:
+  struct Frame {
+    bool object;
+    std::set<std::string> keys;
+    std::string key;  // object: the current key
+    std::size_t next = 0;  // array: index of the next element
+  };
+
+  void StartElement() {
+    if (!frames_.empty() && !frames_.back().object) ++frames_.back().next;
+  }
+
+  std::string Path() const {
+    std::string p;
+    for (const Frame& f : frames_) {
+      if (f.object) {
+        p += (p.empty() ? "" : ".") + KeyForMessage(f.key);
+      } else {
+        p += "[" + std::to_string(f.next == 0 ? 0 : f.next - 1) + "]";
+      }
+    }
+    return p.empty() ? "the top level" : p;
+  }
+
+  std::size_t max_depth_;
+  std::vector<Frame> frames_;
+};
+
+std::string Position(std::string_view text, std::size_t byte) {
+  std::size_t line = 1, column = 1;
+  for (std::size_t i = 0; i < byte && i < text.size(); ++i) {
+    if (text[i] == '\n') {
+      ++line;
+      column = 1;
+    } else {
+      ++column;
+    }
+  }
+  return "line " + std::to_string(line) + ", column " + std::to_string(column);
+}
+
+}  // namespace
+
+Result<json> ParseJson(std::string_view text, const std::string& source, std::size_t max_depth) {
+  Tracker tracker(max_depth);
   try {
-    return nlohmann::json::parse(text.begin(), text.end());
-  } catch (const nlohmann::json::parse_error& e) {
-    return BadInput(std::string("not valid JSON: ") + e.what(), source, "fix the file's syntax");
+    return json::parse(text.begin(), text.end(), std::ref(tracker));
+  } catch (const Refusal& r) {
+    return BadInput(r.what, source, "fix the file");
+  } catch (const json::parse_error& e) {
+    // e.what() quotes the text near the error ("last read: ..."), which may be a secret.
+    return BadInput("not valid JSON: syntax error at " + Position(text, e.byte == 0 ? 0 : e.byte - 1), source,
+                    "fix the file's syntax");
+  } catch (const json::exception& e) {
+    return BadInput("not valid JSON (error " + std::to_string(e.id) + ")", source, "fix the file");
   }
 }
 
-std::string PrettyJson(const nlohmann::ordered_json& doc) { return doc.dump(2) + "\n"; }
+std::string PrettyJson(const nlohmann::ordered_json& doc) {
+  return doc.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
+}
+
+std::string JsonLine(const nlohmann::ordered_json& doc) {
+  return doc.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+std::string KeyForMessage(std::string_view key) {
+  bool plain = !key.empty() && key.size() <= 64;
+  for (char c : key) {
+    plain = plain && ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+                      c == '-' || c == '.');
+  }
+  if (plain && !ValueLooksLikeCredential(key)) return std::string(key);
+  return "<a key of " + std::to_string(key.size()) + " bytes, not shown>";
+}
+
+std::optional<std::string> StringAt(const json& j, const char* key) {
+  if (!j.is_object()) return std::nullopt;
+  auto it = j.find(key);
+  if (it == j.end() || !it->is_string()) return std::nullopt;
+  return it->get<std::string>();
+}
+
+std::optional<double> NumberAt(const json& j, const char* key) {
+  if (!j.is_object()) return std::nullopt;
+  auto it = j.find(key);
+  if (it == j.end() || !it->is_number()) return std::nullopt;
+  return it->get<double>();
+}
+
+std::optional<std::uint64_t> UnsignedAt(const json& j, const char* key) {
+  if (!j.is_object()) return std::nullopt;
+  auto it = j.find(key);
+  if (it == j.end() || !it->is_number_unsigned()) return std::nullopt;
+  return it->get<std::uint64_t>();
+}
 
 }  // namespace pilot

@@ -1,13 +1,12 @@
 #include "pilot/manifest.h"
 
-#include <fstream>
 #include <set>
-#include <sstream>
 #include <unordered_set>
 
 #include "pilot/fs.h"
 #include "pilot/hash.h"
 #include "pilot/json_util.h"
+#include "pilot/limits.h"
 #include "pilot/reasons.h"
 
 namespace pilot {
@@ -45,6 +44,12 @@ Result<ManifestItem> ParseItem(const nlohmann::json& j, const std::string& where
     return BadInput("invalid id '" + item.id + "': 1-128 characters of [A-Za-z0-9._-]", where, kFix);
   }
   if (item.path.empty()) return BadInput("empty path", where, kFix);
+  for (unsigned char c : item.path) {
+    if (c < 0x20 || c == 0x7f) {
+      // A NUL would silently cut the path short; other control bytes are never meant.
+      return BadInput("the path holds a control character (byte " + std::to_string(c) + ")", where, kFix);
+    }
+  }
   if (!IsSha256Hex(item.sha256)) {
     return BadInput("sha256 must be 64 lower-case hex digits", where,
                     "pin the file with `sha256sum` or `pilot manifest`");
@@ -78,25 +83,32 @@ std::string_view LeadingId(std::string_view line) {
   return IsValidItemId(id) ? id : std::string_view();
 }
 
-// Calls fn(parsed line, "file:line") for each non-blank line not skipped.
-Status StreamJsonLines(std::istream& in, const std::string& source,
-                       const std::function<Status(const nlohmann::json&, const std::string&)>& fn,
-                       const std::function<bool(std::string_view)>& skip = nullptr) {
+using ItemFn = std::function<Status(const nlohmann::json&, const std::string&)>;
+
+// Calls fn(parsed line, "file:line") for each non-blank line not skipped. With `hash`,
+// every byte read is hashed: the sha256 of exactly what was validated.
+Status StreamJsonLines(LineReader& in, const std::string& source, const ItemFn& fn,
+                       const std::function<bool(std::string_view)>& skip = nullptr, Sha256Stream* hash = nullptr) {
   std::string line;
-  std::size_t line_no = 0;
-  while (std::getline(in, line)) {
-    ++line_no;
+  for (;;) {
+    bool complete = false;
+    auto more = in.Next(line, &complete);
+    if (!more.ok()) return more.error();
+    if (!more.value()) return {};
+    if (hash) {
+      hash->Update(line);
+      if (complete) hash->Update("\n");
+    }
     if (skip) {
       std::string_view id = LeadingId(line);
       if (!id.empty() && skip(id)) continue;
     }
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-    std::string where = source + ":" + std::to_string(line_no);
+    std::string where = source + ":" + std::to_string(in.line_number());
     auto j = ParseJson(line, where);
     if (!j.ok()) return j.error();
     if (Status st = fn(j.value(), where); !st.ok()) return st;
   }
-  return {};
 }
 
 }  // namespace
@@ -125,11 +137,23 @@ Result<Manifest> ParseManifest(std::string_view text, bool jsonl, const std::str
     return {};
   };
   if (jsonl) {
-    std::istringstream in{std::string(text)};
-    Status st = StreamJsonLines(in, source, [&](const nlohmann::json& j, const std::string& where) {
-      return add(j, where);
-    });
-    if (!st.ok()) return st.error();
+    std::size_t line_no = 0;
+    for (std::size_t start = 0; start < text.size();) {
+      auto nl = text.find('\n', start);
+      std::string_view line = text.substr(start, nl == std::string_view::npos ? nl : nl - start);
+      start = nl == std::string_view::npos ? text.size() : nl + 1;
+      ++line_no;
+      if (line.size() > limits::kManifestLineBytes) {
+        return BadInput("line " + std::to_string(line_no) + " is longer than pilot's cap of " +
+                            std::to_string(limits::kManifestLineBytes) + " bytes",
+                        source, kFix);
+      }
+      if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
+      std::string where = source + ":" + std::to_string(line_no);
+      auto j = ParseJson(line, where);
+      if (!j.ok()) return j.error();
+      if (Status st = add(j.value(), where); !st.ok()) return st.error();
+    }
     manifest.name = std::filesystem::path(source).stem().string();
   } else {
     auto j = ParseJson(text, source);
@@ -159,10 +183,8 @@ Result<Manifest> ParseManifest(std::string_view text, bool jsonl, const std::str
 }
 
 Result<Manifest> LoadManifest(const std::filesystem::path& file) {
-  auto text = RealFileSystem().ReadFile(file);
-  if (!text.ok()) {
-    return BadInput("cannot read manifest", file.string(), "check the path (--manifest or params)");
-  }
+  auto text = ReadCapped(RealFileSystem(), file, limits::kManifestJsonBytes, "manifest");
+  if (!text.ok()) return text.error();
   return ParseManifest(text.value(), file.extension() == ".jsonl", file.string());
 }
 
@@ -171,30 +193,37 @@ Result<ManifestSource> ManifestSource::Open(const std::filesystem::path& file) {
   src.file_ = file;
   src.jsonl_ = file.extension() == ".jsonl";
   if (!src.jsonl_) {
-    auto m = LoadManifest(file);
+    auto text = ReadCapped(RealFileSystem(), file, limits::kManifestJsonBytes, "manifest");
+    if (!text.ok()) return text.error();
+    auto m = ParseManifest(text.value(), false, file.string());
     if (!m.ok()) return m.error();
+    src.sha256_ = Sha256Hex(text.value());
     src.count_ = m.value().items.size();
     src.name_ = m.value().name;
     src.loaded_ = std::move(m).value();
     return src;
   }
-  std::ifstream in(file, std::ios::binary);
-  if (!in) return BadInput("cannot read manifest", file.string(), "check the path (--manifest or params)");
+  auto in = LineReader::Open(file, limits::kManifestLineBytes);
+  if (!in.ok()) return BadInput("cannot read the manifest: " + in.error().what, file.string(), "check the path (--manifest or params)");
   std::unordered_set<std::string> ids;
-  Status st = StreamJsonLines(in, file.string(), [&](const nlohmann::json& j, const std::string& where) -> Status {
+  Sha256Stream hash;
+  Status st = StreamJsonLines(in.value(), file.string(), [&](const nlohmann::json& j, const std::string& where) -> Status {
     auto item = ParseItem(j, where);
     if (!item.ok()) return item.error();
     if (!ids.insert(item.value().id).second) {
       return BadInput("duplicate id '" + item.value().id + "'", where, "every id must be unique; nothing was run");
     }
     return {};
-  });
+  }, nullptr, &hash);
   if (!st.ok()) return st.error();
   if (ids.empty()) return BadInput("the manifest has no items", file.string(), kFix);
+  src.sha256_ = hash.Finish();
   src.count_ = ids.size();
   src.name_ = file.stem().string();
   return src;
 }
+
+void ManifestSource::Rebind(const std::filesystem::path& copy) { file_ = copy; }
 
 Status ManifestSource::ForEach(const std::function<Status(const ManifestItem&)>& fn,
                                const std::function<bool(std::string_view)>& skip) const {
@@ -205,9 +234,9 @@ Status ManifestSource::ForEach(const std::function<Status(const ManifestItem&)>&
     }
     return {};
   }
-  std::ifstream in(file_, std::ios::binary);
-  if (!in) return BadInput("cannot read manifest", file_.string());
-  return StreamJsonLines(in, file_.string(), [&](const nlohmann::json& j, const std::string& where) -> Status {
+  auto in = LineReader::Open(file_, limits::kManifestLineBytes);
+  if (!in.ok()) return in.error();
+  return StreamJsonLines(in.value(), file_.string(), [&](const nlohmann::json& j, const std::string& where) -> Status {
     auto item = ParseItem(j, where);
     if (!item.ok()) return item.error();
     if (skip && skip(item.value().id)) return {};

@@ -26,7 +26,7 @@ Status CheckKeys(const json& obj, std::initializer_list<const char*> allowed,
       list += (list.empty() ? "" : ", ") + std::string(a);
     }
     if (!ok) {
-      std::string path = where.empty() ? key : where + "." + key;
+      std::string path = (where.empty() ? "" : where + ".") + KeyForMessage(key);
       return BadInput("unknown key '" + path + "'", source,
                       "a typo must not fall back to a default; allowed here: " + list);
     }
@@ -222,11 +222,8 @@ std::optional<std::vector<int>> ParseVersion(std::string_view v) {
 }
 
 Result<Params> LoadParams(const std::filesystem::path& file) {
-  auto text = RealFileSystem().ReadFile(file);
-  if (!text.ok()) {
-    return BadInput("cannot read parameter file", file.string(),
-                    "check the path given with --params (default config/pilot.json)");
-  }
+  auto text = ReadCapped(RealFileSystem(), file, limits::kParamsBytes, "parameter file");
+  if (!text.ok()) return text.error();
   std::filesystem::path base = file.parent_path();
   if (base.empty()) base = ".";
   return ParseParams(text.value(), std::filesystem::absolute(base), file.string());

@@ -25,8 +25,12 @@ Precheck PrecheckItem(FileSystem& fs, const std::filesystem::path& root, const M
     return reject(reason::kTooLarge, std::to_string(stat.value().size) + " bytes exceeds limits.max_bytes " +
                                          std::to_string(max_bytes));
   }
-  auto bytes = fs.ReadFile(where.resolved);
+  auto bytes = fs.ReadFile(where.resolved, max_bytes);
   if (!bytes.ok()) return reject(reason::kUnreadable, bytes.error().what);
+  if (bytes.value().size() > max_bytes) {  // it grew after the size check: never read past the cap
+    return reject(reason::kTooLarge, "more than limits.max_bytes " + std::to_string(max_bytes) +
+                                         " bytes (the file grew while it was being read)");
+  }
   std::string digest = Sha256Hex(bytes.value());
   if (digest != item.sha256) {
     return reject(reason::kInputChanged, "sha256 is " + digest + ", the manifest pins " + item.sha256);

@@ -46,8 +46,10 @@ std::vector<std::string> UnmetRequirements(const Requires& req, const Received& 
 }
 
 double FreeDiskMegabytes(const std::filesystem::path& dir) {
-  std::filesystem::path p = std::filesystem::absolute(dir);
-  while (!p.empty() && !std::filesystem::exists(p)) p = p.parent_path();
+  std::error_code ec;
+  std::filesystem::path p = std::filesystem::absolute(dir, ec);
+  if (ec) return -1;
+  while (!p.empty() && p != p.parent_path() && !std::filesystem::exists(p, ec)) p = p.parent_path();
   struct statvfs st {};
   if (p.empty() || ::statvfs(p.c_str(), &st) != 0) return -1;
   return static_cast<double>(st.f_bavail) * st.f_frsize / (1024.0 * 1024.0);

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "pilot/json_util.h"
+#include "pilot/manifest.h"
 #include "pilot/reasons.h"
 
 namespace pilot {
@@ -13,7 +14,7 @@ const std::vector<std::string_view>& All() {
   static const std::vector<std::string_view> kAll = {
       kMissingFile,   kUnreadable,         kPathOutsideRoot,    kInputChanged,
       kEmptyInput,    kTooLarge,           kInvalidEncoding,    kLowConfidence,
-      kCategoryNotAllowed, kStageError,    kDeviceOutOfMemory};
+      kCategoryNotAllowed, kStageError,    kDeviceOutOfMemory, kInvalidOutput};
   return kAll;
 }
 
@@ -33,7 +34,7 @@ ResultRecord ResultRecord::Rejected(std::string id, std::string_view reason, std
   return r;
 }
 
-std::string ToJsonLine(const ResultRecord& r) { return ToJson(r).dump(); }
+std::string ToJsonLine(const ResultRecord& r) { return JsonLine(ToJson(r)); }
 
 nlohmann::ordered_json ToJson(const ResultRecord& r, nlohmann::ordered_json j) {
   j["id"] = r.id;
@@ -58,7 +59,7 @@ Result<ResultRecord> ParseResultRecord(std::string_view line, const std::string&
     auto it = j.find(key);
     return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
   };
-  if (!j.is_object() || str("id").empty()) return BadInput("result record without an id", where);
+  if (!j.is_object() || !IsValidItemId(str("id"))) return BadInput("result record without a valid id", where);
   ResultRecord r;
   r.id = str("id");
   std::string status = str("status");
@@ -70,7 +71,7 @@ Result<ResultRecord> ParseResultRecord(std::string_view line, const std::string&
     r.reason = str("reason");
     r.detail = str("detail");
   } else {
-    return BadInput("status must be 'accepted' or 'rejected', got '" + status + "'", where + " id " + r.id);
+    return BadInput("status must be 'accepted' or 'rejected', got '" + KeyForMessage(status) + "'", where + " id " + r.id);
   }
   r.model = str("model");
   if (j.contains("latency_ms") && j["latency_ms"].is_number()) r.latency_ms = j["latency_ms"].get<double>();

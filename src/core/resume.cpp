@@ -1,5 +1,10 @@
-// Resuming a run folder: every check before anything is touched, then the repairs.
+// Resuming a run folder: every check before anything is touched, then the repairs. The
+// folder is untrusted (it may be a copy from a rented machine): nothing in it is followed
+// through a symlink, and nothing its journal names may point inside it elsewhere.
+#include <sys/stat.h>
+
 #include "pilot/hash.h"
+#include "pilot/limits.h"
 #include "pilot/run.h"
 
 namespace pilot {
@@ -11,10 +16,43 @@ namespace {
 void RemoveStaleTempFiles(const fs::path& dir) {
   for (const fs::path& d : {dir, dir / "data"}) {
     std::error_code ec;
-    for (const auto& e : fs::directory_iterator(d, ec)) {
-      if (e.path().filename().string().find(".tmp-") != std::string::npos) fs::remove(e.path(), ec);
+    for (fs::directory_iterator it(d, ec), end; !ec && it != end; it.increment(ec)) {
+      std::error_code rm;
+      if (it->path().filename().string().find(".tmp-") != std::string::npos) fs::remove(it->path(), rm);
     }
   }
+}
+
+// Every entry of the folder and of data/ must be a regular file (data/ itself a real
+// folder): a symlink would make resume read or write outside the folder, a FIFO would hang it.
+Status CheckEntries(const fs::path& run_dir) {
+  struct stat st {};
+  const fs::path data = run_dir / "data";
+  if (::lstat(data.c_str(), &st) == 0 && !S_ISDIR(st.st_mode)) {
+    return BadInput(S_ISLNK(st.st_mode) ? "data/ is a symlink; pilot never follows one inside a run folder"
+                                        : "data/ is not a folder",
+                    data.string(), "the folder is damaged or hostile; it cannot be resumed");
+  }
+  for (const fs::path& d : {run_dir, data}) {
+    std::error_code ec;
+    for (fs::directory_iterator it(d, ec), end; !ec && it != end; it.increment(ec)) {
+      const fs::path& p = it->path();
+      if (p == data) continue;
+      if (::lstat(p.c_str(), &st) != 0) continue;
+      if (S_ISLNK(st.st_mode) || !S_ISREG(st.st_mode)) {
+        return BadInput(std::string(S_ISLNK(st.st_mode) ? "is a symlink" : "is not a regular file") +
+                            "; pilot never follows or writes one inside a run folder",
+                        p.string(), "the folder is damaged or hostile; remove it or start a new run");
+      }
+    }
+    if (ec) return BadInput("cannot list the folder: " + ec.message(), d.string());
+  }
+  return {};
+}
+
+bool Exists(const fs::path& p) {
+  struct stat st {};
+  return ::lstat(p.c_str(), &st) == 0;
 }
 
 // The checks of PrepareResume: the journal, and the copies and model it binds. Reads only.
@@ -28,9 +66,13 @@ Result<ResumeSetup> CheckAgainstJournal(const fs::path& run_dir, ResumeSetup& s)
   // very files the journal's header binds the run to.
   auto pinned_bytes = [&](const std::string& copy, const std::string& original, const std::string& want,
                           const char* what) -> Result<fs::path> {
-    fs::path file = fs::exists(run_dir / copy) ? run_dir / copy : fs::path(original);
-    auto digest = Sha256File(file);
-    if (!digest.ok()) return BadInput(std::string("the ") + what + " is missing", file.string(), "the run cannot be resumed");
+    const bool in_folder = Exists(run_dir / copy);
+    fs::path file = in_folder ? run_dir / copy : fs::path(original);
+    auto digest = Sha256File(file, /*follow_symlinks=*/!in_folder);
+    if (!digest.ok()) {
+      return BadInput(std::string("the ") + what + " is missing or unreadable: " + digest.error().what, file.string(),
+                      "the run cannot be resumed");
+    }
     if (digest.value() != want) {
       return BadInput(std::string("the ") + what + " changed since the run started (sha256 " + digest.value() +
                           ", the journal binds " + want + ")",
@@ -43,7 +85,10 @@ Result<ResumeSetup> CheckAgainstJournal(const fs::path& run_dir, ResumeSetup& s)
   auto params_file = pinned_bytes("data/params.json", h.params_path, h.params_sha256, "parameter file");
   if (!params_file.ok()) return params_file.error();
   auto model = Sha256File(h.model_path);
-  if (!model.ok()) return BadInput("the model file is missing", h.model_path, "restore it to resume the run");
+  if (!model.ok()) {
+    return BadInput("the model file is missing or unreadable: " + model.error().what, h.model_path,
+                    "restore it to resume the run");
+  }
   if (model.value() != h.model_sha256) {
     return BadInput("the model file changed since the run started (sha256 " + model.value() + ", the run used " +
                         h.model_sha256 + ")",
@@ -51,7 +96,7 @@ Result<ResumeSetup> CheckAgainstJournal(const fs::path& run_dir, ResumeSetup& s)
   }
 
   RunPlan& p = s.plan;
-  auto bytes = RealFileSystem().ReadFile(params_file.value());
+  auto bytes = ReadCapped(RealFileSystem(), params_file.value(), limits::kParamsBytes, "parameter file");
   if (!bytes.ok()) return bytes.error();
   p.params_bytes = std::move(bytes).value();
   auto params = ParseParams(p.params_bytes, fs::path(h.params_path).parent_path(), "data/params.json");
@@ -67,7 +112,6 @@ Result<ResumeSetup> CheckAgainstJournal(const fs::path& run_dir, ResumeSetup& s)
                         std::to_string(h.items),
                     manifest_file.value().string());
   }
-  p.manifest_sha256 = h.manifest_sha256;
   p.inputs_root = h.inputs_root;
   p.model_sha256 = h.model_sha256;
   p.runs_dir = run_dir.parent_path();
@@ -76,33 +120,48 @@ Result<ResumeSetup> CheckAgainstJournal(const fs::path& run_dir, ResumeSetup& s)
 }
 
 // Takes the lock, then checks; on refusal the folder is left as it was (a lock file this
-// call created is removed).
-Result<ResumeSetup> LockAndCheck(const fs::path& run_dir, bool bagged) {
-  const bool lock_existed = fs::exists(run_dir / kLockFile);
+// call created goes with the lock).
+Result<ResumeSetup> LockAndCheck(const fs::path& run_dir) {
   ResumeSetup s;
   s.run_dir = run_dir;
   auto lock = RunLock::Acquire(run_dir);
   if (!lock.ok()) return lock.error();
   s.lock.emplace(std::move(lock).value());
   if (s.lock->stale_taken_over()) s.notes.push_back("took over the lock left by a process that is gone");
-  s.already_finished = bagged;
-  auto r = CheckAgainstJournal(run_dir, s);
-  if (!r.ok() && !lock_existed) s.lock->RemoveFile();
-  return r;
+  return CheckAgainstJournal(run_dir, s);
 }
 
 }  // namespace
 
-Result<ResumeSetup> PrepareResume(const fs::path& run_dir, FileSystem& fsys) {
-  if (!fs::is_directory(run_dir)) {
-    return BadInput("not a folder", run_dir.string(), "give the path of a run folder, e.g. runs/<run-id>");
+Result<ResumeSetup> PrepareResume(const fs::path& given, FileSystem& fsys) {
+  std::error_code ec;
+  // Absolute from the start: `cd runs && pilot resume <id>` has no parent in its argument.
+  const fs::path run_dir = given.empty() ? fs::path() : fs::absolute(given, ec).lexically_normal();
+  if (given.empty() || ec || !fs::is_directory(run_dir, ec)) {
+    return BadInput("not a folder", given.string(), "give the path of a run folder, e.g. runs/<run-id>");
   }
-  const bool bagged = fs::exists(run_dir / "tagmanifest-sha256.txt");
-  if (bagged && !fs::exists(run_dir / kLockFile)) {
-    return BadInput("the run already finished; there is nothing to resume", run_dir.string(),
-                    "check it with `pilot verify`, or start a new run");
+  if (Status st = CheckEntries(run_dir); !st.ok()) return st.error();
+  const bool bagged = Exists(run_dir / "tagmanifest-sha256.txt");
+  if (bagged) {
+    // Finished: never rewritten. A lock left behind by a process killed after its last
+    // write (before removing the lock) is the only thing a finished folder may lack.
+    if (!Exists(run_dir / kLockFile)) {
+      return BadInput("the run already finished; there is nothing to resume", run_dir.string(),
+                      "check it with `pilot verify`, or start a new run");
+    }
+    if (auto pid = LockHolder(run_dir)) {
+      return BadInput("the run folder is being written by another process (pid " + std::to_string(*pid) + ")",
+                      run_dir.string(), "wait for it to finish");
+    }
+    ResumeSetup s;
+    s.run_dir = run_dir;
+    s.already_finished = true;
+    fsys.RemoveFile(run_dir / kLockFile);
+    s.finished_verify = VerifyRunFolder(run_dir, VerifyOptions{});
+    s.notes.push_back("the run had already finished; removed the lock left by a process that is gone");
+    return s;
   }
-  auto checked = LockAndCheck(run_dir, bagged);
+  auto checked = LockAndCheck(run_dir);
   if (!checked.ok()) return checked.error();
   ResumeSetup& s = checked.value();
   // Only now, with every check passed, is the folder touched.
@@ -115,6 +174,5 @@ Result<ResumeSetup> PrepareResume(const fs::path& run_dir, FileSystem& fsys) {
   RemoveStaleTempFiles(run_dir);
   return std::move(s);
 }
-
 
 }  // namespace pilot

@@ -1,6 +1,7 @@
 #include "pilot/run.h"
 
 #include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <random>
 #include <unistd.h>
@@ -16,6 +17,7 @@
 #include "pilot/json_util.h"
 #include "pilot/precheck.h"
 #include "pilot/reasons.h"
+#include "pilot/utf8.h"
 
 namespace pilot {
 
@@ -29,21 +31,45 @@ namespace {
       return _st.error();               \
   } while (0)
 
+std::string Score(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3f", v);
+  return buf;
+}
+
+// What the engine demands of any stage's output, whatever the stage: a label the model
+// declared and a probability in [0, 1]. Anything else is the model's fault, not the item's
+// data, and gets its own reason so that it is never mistaken for a verdict.
+std::optional<std::string> InvalidOutput(const StageOutput& out, const StageDescription& desc) {
+  if (!std::isfinite(out.confidence) || out.confidence < 0 || out.confidence > 1) {
+    return "the model's score is " + (std::isfinite(out.confidence) ? Score(out.confidence) : std::string("not finite")) +
+           ", not a probability in [0, 1]";
+  }
+  if (std::find(desc.labels.begin(), desc.labels.end(), out.label) == desc.labels.end()) {
+    return "the model's label is not one of its declared labels";
+  }
+  for (float p : out.scores) {
+    if (!std::isfinite(p) || p < 0 || p > 1.0f + 1e-5f) return "a score of the model is not a probability in [0, 1]";
+  }
+  return std::nullopt;
+}
+
 ResultRecord FromStage(const ManifestItem& item, const StageOutput& out, const StageDescription& desc,
                        const std::vector<std::string>& allowed, double latency_ms) {
   ResultRecord r;
-  char buf[160];
+  std::optional<std::string> invalid = out.ok ? InvalidOutput(out, desc) : std::nullopt;
   if (!out.ok) {
     r = ResultRecord::Rejected(item.id, out.out_of_memory ? reason::kDeviceOutOfMemory : reason::kStageError,
-                               out.error);
+                               TruncateUtf8(out.error.empty() ? "the stage failed without a message" : out.error, 2000));
+  } else if (invalid) {
+    r = ResultRecord::Rejected(item.id, reason::kInvalidOutput, *invalid);
   } else if (std::find(allowed.begin(), allowed.end(), out.label) == allowed.end()) {
-    std::snprintf(buf, sizeof buf, "model says '%s' (%.3f), not in allowed_categories", out.label.c_str(),
-                  out.confidence);
-    r = ResultRecord::Rejected(item.id, reason::kCategoryNotAllowed, buf);
+    r = ResultRecord::Rejected(item.id, reason::kCategoryNotAllowed,
+                               "model says '" + out.label + "' (" + Score(out.confidence) + "), not in allowed_categories");
   } else if (out.confidence < desc.min_confidence) {
-    std::snprintf(buf, sizeof buf, "top label '%s' at %.3f is below min_confidence %.3f", out.label.c_str(),
-                  out.confidence, desc.min_confidence);
-    r = ResultRecord::Rejected(item.id, reason::kLowConfidence, buf);
+    r = ResultRecord::Rejected(item.id, reason::kLowConfidence,
+                               "top label '" + out.label + "' at " + Score(out.confidence) + " is below min_confidence " +
+                                   Score(desc.min_confidence));
   } else {
     r.id = item.id;
     r.accepted = true;
@@ -69,7 +95,8 @@ class Driver {
  public:
   Driver(const fs::path& dir, const RunPlan& plan, const JournalHeader& header, Stage& stage, FileSystem& fs,
          Clock& clock, const RunControl& control)
-      : dir_(dir), plan_(plan), header_(header), stage_(stage), fs_(fs), clock_(clock), control_(control) {
+      : dir_(dir), plan_(plan), manifest_(plan.manifest), header_(header), stage_(stage), fs_(fs), clock_(clock),
+        control_(control) {
     std::error_code ec;
     inputs_root_ = fs::canonical(plan.inputs_root, ec);
     if (ec) inputs_root_ = plan.inputs_root;  // gone: every item will be missing_file
@@ -100,7 +127,10 @@ class Driver {
     }
     if (st.ok()) st = Finish(lock);
     if (!st.ok()) {
+      // The folder exists: whatever failed, it failed during work (exit 5), and the folder
+      // keeps everything journaled so far.
       Error e = st.error();
+      e.code = ExitCode::kWorkFailed;
       e.hint += std::string(e.hint.empty() ? "" : "; ") + "the run folder is unfinished but resumable: pilot resume " +
                 dir_.string();
       return e;
@@ -123,7 +153,7 @@ class Driver {
     std::vector<ManifestItem> pending;
     const auto batch = static_cast<std::size_t>(plan_.params.batch_size);
     auto is_done = [&](std::string_view id) { return done_ && done_->count(std::string(id)) > 0; };
-    PILOT_RETURN_IF_ERROR(plan_.manifest.ForEach(
+    PILOT_RETURN_IF_ERROR(manifest_.ForEach(
         [&](const ManifestItem& item) -> Status {
           pending.push_back(item);
           if (pending.size() < batch) return {};
@@ -137,13 +167,27 @@ class Driver {
   // Copies, declaration and environment: written at the start of a fresh run; a resumed
   // run writes whichever a kill prevented.
   Status EnsureFolderFiles() {
+    auto missing = [&](const char* rel) {
+      auto st = fs_.LinkStat(dir_ / rel);
+      return st.ok() && !st.value().exists;
+    };
     fs::path manifest_copy = dir_ / header_.manifest_copy;
-    if (!fs::exists(manifest_copy)) PILOT_RETURN_IF_ERROR(fs_.CopyFileAtomic(plan_.manifest.file(), manifest_copy));
-    if (!fs::exists(dir_ / "data/params.json")) {
+    if (missing(header_.manifest_copy.c_str())) {
+      PILOT_RETURN_IF_ERROR(fs_.CopyFileAtomic(plan_.manifest.file(), manifest_copy));
+      auto copied = Sha256File(manifest_copy, false);
+      if (!copied.ok()) return copied.error();
+      if (copied.value() != header_.manifest_sha256) {
+        return BadInput("the manifest changed while pilot was copying it (its copy's sha256 is " + copied.value() +
+                            ", the run is bound to " + header_.manifest_sha256 + ")",
+                        plan_.manifest.file().string(), "leave the manifest alone while a run starts");
+      }
+    }
+    manifest_.Rebind(manifest_copy);
+    if (missing("data/params.json")) {
       PILOT_RETURN_IF_ERROR(fs_.WriteFileAtomic(dir_ / "data/params.json", plan_.params_bytes));
     }
-    if (!fs::exists(dir_ / "bagit.txt")) PILOT_RETURN_IF_ERROR(WriteBagDeclaration(fs_, dir_));
-    if (!fs::exists(dir_ / "data/environment.json")) {
+    if (missing("bagit.txt")) PILOT_RETURN_IF_ERROR(WriteBagDeclaration(fs_, dir_));
+    if (missing("data/environment.json")) {
       PILOT_RETURN_IF_ERROR(fs_.WriteFileAtomic(dir_ / "data/environment.json", PrettyJson(plan_.environment)));
     }
     return {};
@@ -255,7 +299,7 @@ class Driver {
     std::string results;
     std::vector<ResultRecord> rows;
     std::size_t n = 0;
-    PILOT_RETURN_IF_ERROR(plan_.manifest.ForEach([&](const ManifestItem& item) -> Status {
+    PILOT_RETURN_IF_ERROR(manifest_.ForEach([&](const ManifestItem& item) -> Status {
       auto at = js.done.find(item.id);
       if (at == js.done.end()) return BadInput("no result was journaled for this item", item.id);
       auto rec = reader.Read(at->second);
@@ -282,6 +326,8 @@ class Driver {
                                       {{"Bag-Software-Agent", std::string("pilot ") + build::kVersion},
                                        {"External-Identifier", header_.run_id}}));
     lock.RemoveFile();
+    auto fingerprint = Sha256File(dir_ / "tagmanifest-sha256.txt", false);
+    if (fingerprint.ok()) outcome_.fingerprint = fingerprint.value();
     outcome_.verify = VerifyRunFolder(dir_, VerifyOptions{});
     if (!outcome_.verify.ok()) {
       outcome_.exit_code = ExitCode::kVerifyFailed;
@@ -294,6 +340,7 @@ class Driver {
   const fs::path dir_;
   fs::path inputs_root_;
   const RunPlan& plan_;
+  ManifestSource manifest_;  // iterates the run folder's copy once it exists
   const JournalHeader& header_;
   Stage& stage_;
   FileSystem& fs_;
@@ -330,9 +377,17 @@ Result<RunOutcome> ExecuteRun(const RunPlan& plan, Stage& stage, FileSystem& fs,
     return BadInput("invalid run id '" + run_id + "'", "--run-id",
                     "use 1-128 characters of [A-Za-z0-9._-], not starting with '.'");
   }
-  PILOT_RETURN_IF_ERROR(fs.CreateDirectories(plan.runs_dir));
+  if (Status st = fs.CreateDirectories(plan.runs_dir); !st.ok()) {
+    Error e = st.error();
+    e.code = ExitCode::kBadInput;  // nothing was created: a bad --runs-dir, not a failure during work
+    return e;
+  }
   const fs::path dir = plan.runs_dir / run_id;
-  PILOT_RETURN_IF_ERROR(fs.CreateDirectoryExclusive(dir));
+  if (Status st = fs.CreateDirectoryExclusive(dir); !st.ok()) {
+    Error e = st.error();
+    e.code = ExitCode::kBadInput;
+    return e;
+  }
   auto lock = RunLock::Acquire(dir);
   if (!lock.ok()) return lock.error();
   spdlog::info("run {}: {} items, stage {} on {}", run_id, plan.manifest.size(), stage.Describe().kind,
@@ -341,7 +396,7 @@ Result<RunOutcome> ExecuteRun(const RunPlan& plan, Stage& stage, FileSystem& fs,
 
   JournalHeader header;
   header.run_id = run_id;
-  header.manifest_sha256 = plan.manifest_sha256;
+  header.manifest_sha256 = plan.manifest.sha256();
   header.params_sha256 = Sha256Hex(plan.params_bytes);
   header.model_sha256 = plan.model_sha256;
   header.items = plan.manifest.size();

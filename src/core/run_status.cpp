@@ -8,7 +8,8 @@ namespace pilot {
 namespace fs = std::filesystem;
 
 Result<RunStatus> ReadRunStatus(const fs::path& run_dir) {
-  if (!fs::is_directory(run_dir)) {
+  std::error_code ec;
+  if (run_dir.empty() || !fs::is_directory(run_dir, ec)) {
     return BadInput("not a folder", run_dir.string(), "give the path of a run folder, e.g. runs/<run-id>");
   }
   auto journal = LoadJournal(RealFileSystem(), run_dir / kJournal, false);
@@ -17,7 +18,7 @@ Result<RunStatus> ReadRunStatus(const fs::path& run_dir) {
   RunStatus st;
   st.run_id = js.header.run_id;
   st.writer_pid = LockHolder(run_dir);
-  bool finished = fs::exists(run_dir / "tagmanifest-sha256.txt") && !fs::exists(run_dir / kLockFile);
+  bool finished = fs::exists(fs::symlink_status(run_dir / "tagmanifest-sha256.txt", ec));
   st.state = st.writer_pid ? "running" : finished ? "finished" : "interrupted";
   st.total = js.header.items;
   st.accepted = js.accepted;

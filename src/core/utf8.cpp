@@ -44,4 +44,11 @@ Utf8Check CheckUtf8(std::string_view bytes) {
   return {};
 }
 
+std::string TruncateUtf8(std::string_view text, std::size_t max_bytes) {
+  if (text.size() <= max_bytes) return std::string(text);
+  std::size_t cut = max_bytes;
+  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;  // back to a lead byte
+  return std::string(text.substr(0, cut)) + "\u2026";
+}
+
 }  // namespace pilot

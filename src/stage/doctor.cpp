@@ -198,13 +198,15 @@ DoctorReport RunDoctor(const DoctorOptions& o) {
   }
 
   // Disk under the runs directory.
-  fs::path probe = fs::absolute(o.runs_dir);
-  while (!probe.empty() && !fs::exists(probe)) probe = probe.parent_path();
+  std::error_code ec;
+  const fs::path runs_abs = fs::absolute(o.runs_dir, ec);
+  fs::path probe = ec ? fs::path() : runs_abs;
+  while (!probe.empty() && probe != probe.parent_path() && !fs::exists(probe, ec)) probe = probe.parent_path();
   double free_mb = FreeDiskMegabytes(o.runs_dir);
   bool writable = !probe.empty() && ::access(probe.c_str(), W_OK) == 0;
   DoctorCheck disk{"disk", writable ? kPass : kFail, "", true,
-                   {{"runs_dir", fs::absolute(o.runs_dir).string()}, {"free_mb", free_mb}, {"writable", writable}}};
-  disk.detail = Fmt("%.0f MB free under ", free_mb) + fs::absolute(o.runs_dir).string() +
+                   {{"runs_dir", runs_abs.string()}, {"free_mb", free_mb}, {"writable", writable}}};
+  disk.detail = Fmt("%.0f MB free under ", free_mb) + runs_abs.string() +
                 (writable ? ", writable" : ", NOT writable (" + probe.string() + ")");
   rep.checks.push_back(disk);
 

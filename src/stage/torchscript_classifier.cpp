@@ -11,14 +11,21 @@
 #include <ATen/Parallel.h>
 #include <torch/script.h>
 
+#include <algorithm>
 #include <chrono>
+#include <set>
 
 #include "pilot/text_features.h"
 #include "pilot/torch_stage.h"
+#include "pilot/utf8.h"
 #include "torch_device.h"
 
 namespace pilot {
 namespace {
+
+constexpr std::int64_t kMaxNgram = 16;
+constexpr std::int64_t kMaxBuckets = (std::int64_t{1} << 31) - 1;
+constexpr std::int64_t kMaxChars = 1 << 20;
 
 // c10 errors carry a C++ backtrace in what(); users need the message alone.
 std::string Message(const std::exception& e) {
@@ -89,6 +96,20 @@ class TorchScriptClassifier : public Stage {
       if (!module_.hasattr("labels")) return missing("labels", "List[str]");
       for (const auto& l : module_.attr("labels").toListRef()) desc_.labels.push_back(l.toStringRef());
       if (desc_.labels.empty()) return missing("labels", "List[str] (non-empty)");
+      // Labels go into every result record: they must be text, short, and distinct.
+      std::set<std::string> distinct;
+      for (std::size_t i = 0; i < desc_.labels.size(); ++i) {
+        const std::string& l = desc_.labels[i];
+        if (l.empty() || l.size() > 256 || !CheckUtf8(l).valid ||
+            std::any_of(l.begin(), l.end(), [](char c) { return static_cast<unsigned char>(c) < 0x20; })) {
+          return BadInput("the model's label " + std::to_string(i) +
+                              " is not 1-256 bytes of printable UTF-8 text",
+                          where, "labels are categories written into every result record");
+        }
+        if (!distinct.insert(l).second) {
+          return BadInput("the model's label " + std::to_string(i) + " appears twice", where, "labels must be distinct");
+        }
+      }
       if (!module_.hasattr("input_kind")) return missing("input_kind", "str");
       input_kind_ = module_.attr("input_kind").toStringRef();
       if (module_.hasattr("output")) logits_ = module_.attr("output").toStringRef() == "logits";
@@ -100,11 +121,16 @@ class TorchScriptClassifier : public Stage {
         }
         if (!module_.hasattr("buckets")) return missing("buckets", "int");
         contract_.buckets = module_.attr("buckets").toInt();
-        contract_.ngram_min = static_cast<int>(ngram_min_);
-        contract_.ngram_max = static_cast<int>(ngram_max_);
-        contract_.max_chars = static_cast<int>(max_chars_);
-        if (contract_.ngram_min < 1 || contract_.ngram_max < contract_.ngram_min || contract_.buckets < 1) {
-          return BadInput("the model's n-gram contract is inconsistent", where);
+        contract_.ngram_min = static_cast<int>(std::clamp<std::int64_t>(ngram_min_, 0, kMaxNgram + 1));
+        contract_.ngram_max = static_cast<int>(std::clamp<std::int64_t>(ngram_max_, 0, kMaxNgram + 1));
+        contract_.max_chars = static_cast<int>(std::clamp<std::int64_t>(max_chars_, 0, kMaxChars + 1));
+        // Checked before any narrowing: buckets = 2^32 would become 0 as a 32-bit modulus.
+        if (ngram_min_ < 1 || ngram_max_ < ngram_min_ || ngram_max_ > kMaxNgram || contract_.buckets < 1 ||
+            contract_.buckets > kMaxBuckets || max_chars_ < 1 || max_chars_ > kMaxChars) {
+          return BadInput("the model's n-gram contract is out of range (need 1 <= ngram_min <= ngram_max <= " +
+                              std::to_string(kMaxNgram) + ", 1 <= buckets <= " + std::to_string(kMaxBuckets) +
+                              ", 1 <= max_chars <= " + std::to_string(kMaxChars) + ")",
+                          where, "fix the model's attributes");
         }
       } else if (input_kind_ != "text") {
         return BadInput("unknown input_kind '" + input_kind_ + "'", where, "use 'text' or 'hashed_char_ngrams'");
@@ -177,10 +203,8 @@ class TorchScriptClassifier : public Stage {
       o.label = desc_.labels[static_cast<std::size_t>(index[i].item<std::int64_t>())];
       o.confidence = best[i].item<double>();
       o.scores.assign(all + i * l, all + (i + 1) * l);
-      if (!std::isfinite(o.confidence)) {
-        o.ok = false;
-        o.error = "the model produced a non-finite score";
-      }
+      // Whether these are probabilities is the engine's check (invalid_output), for every
+      // stage kind alike; the stage reports what the model said.
     }
     return outputs;
   }

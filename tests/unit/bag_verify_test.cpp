@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+
 #include <fstream>
 
 #include "pilot/bag.h"
@@ -67,7 +69,7 @@ TEST_F(VerifyTest, OneChangedByteIsAFixityFinding) {
   WriteText(run_ / "data/report.md", text);
   auto r = VerifyRunFolder(run_, {});
   EXPECT_TRUE(Has(r, "fixity", "data/report.md", "sha256 is")) << Dump(r);
-  EXPECT_TRUE(VerifyRunFolder(run_, {true, false, {}}).ok()) << "--fast does not re-hash";
+  EXPECT_TRUE(VerifyRunFolder(run_, {true, false, {}, {}}).ok()) << "--fast does not re-hash";
 }
 
 TEST_F(VerifyTest, EveryFailingFileIsListed) {
@@ -139,10 +141,96 @@ TEST_F(VerifyTest, AnUnfinishedRunNeverPasses) {
 }
 
 TEST_F(VerifyTest, InputsOptionRehashesTheInputs) {
-  EXPECT_TRUE(VerifyRunFolder(run_, {false, true, {}}).ok());
+  EXPECT_TRUE(VerifyRunFolder(run_, {false, true, {}, {}}).ok());
   WriteText(fixture_->inputs / "b.txt", "en changed");
-  auto r = VerifyRunFolder(run_, {false, true, {}});
+  auto r = VerifyRunFolder(run_, {false, true, {}, {}});
   EXPECT_TRUE(Has(r, "inputs", "b", "no longer matches")) << Dump(r);
+}
+
+// A bag from a rented machine may lie in ways a consistent re-hash hides; none of them
+// passes, and verify never follows a link or opens a non-regular file.
+TEST_F(VerifyTest, ASymlinkToIdenticalBytesOutsideIsAFinding) {
+  testing::TempDir outside;
+  fs::copy_file(run_ / "data/report.md", outside / "report.md");
+  fs::remove(run_ / "data/report.md");
+  fs::create_symlink(outside / "report.md", run_ / "data/report.md");
+  auto r = VerifyRunFolder(run_, {});
+  EXPECT_TRUE(Has(r, "completeness", "data/report.md", "symlink")) << Dump(r);
+}
+
+TEST_F(VerifyTest, AConsistentlyRehashedLinkToASystemFileIsAFindingAndNeverRead) {
+  fs::create_symlink("/etc/passwd", run_ / "data/passwd");
+  // Hashes the link's target as a careless tool would: a bag that is consistent.
+  const std::string sha = Sha256File("/etc/passwd").value();
+  WriteText(run_ / "manifest-sha256.txt", ReadText(run_ / "manifest-sha256.txt") + sha + "  data/passwd\n");
+  auto r = VerifyRunFolder(run_, {});
+  EXPECT_TRUE(Has(r, "completeness", "data/passwd", "symlink")) << Dump(r);
+}
+
+TEST_F(VerifyTest, AFifoInsteadOfATagFileIsAFindingNotAHang) {
+  fs::remove(run_ / "bagit.txt");
+  ASSERT_EQ(::mkfifo((run_ / "bagit.txt").c_str(), 0600), 0);
+  auto r = VerifyRunFolder(run_, {});
+  EXPECT_TRUE(Has(r, "bag", "bagit.txt", "not a regular file")) << Dump(r);
+}
+
+TEST_F(VerifyTest, ARunRecordLinkedToADeviceIsAFinding) {
+  fs::remove(run_ / "data/run.json");
+  fs::create_symlink("/dev/zero", run_ / "data/run.json");
+  auto r = VerifyRunFolder(run_, {});
+  EXPECT_TRUE(Has(r, "copies", "data/run.json", "symlink")) << Dump(r);
+}
+
+TEST_F(VerifyTest, WellFormedButWrongJsonIsAFindingNotACrash) {
+  std::string run_json = ReadText(run_ / "data/run.json");
+  run_json.replace(run_json.find("\"finished\""), 10, "1");
+  WriteText(run_ / "data/run.json", run_json);
+  WriteText(run_ / "data/report.json", "[]\n");
+  Rebag();
+  auto r = VerifyRunFolder(run_, {});
+  EXPECT_TRUE(Has(r, "copies", "data/run.json", "'state'")) << Dump(r);
+  EXPECT_TRUE(Has(r, "report", "data/report.json", "not a JSON object")) << Dump(r);
+}
+
+TEST_F(VerifyTest, AnEmptyFolderInThePayloadIsAFinding) {
+  fs::create_directory(run_ / "data/extra");
+  auto r = VerifyRunFolder(run_, {});
+  EXPECT_TRUE(Has(r, "completeness", "data/extra", "empty folder")) << Dump(r);
+}
+
+TEST_F(VerifyTest, AHandEditedTagManifestIsAFinding) {
+  const std::string tags = ReadText(run_ / "tagmanifest-sha256.txt");
+  for (const std::string& edited : {tags + "\n", std::string(tags).insert(tags.find('\n'), "\r"),
+                                   std::string(tags).insert(66, "*")}) {
+    WriteText(run_ / "tagmanifest-sha256.txt", edited);
+    auto r = VerifyRunFolder(run_, {});
+    EXPECT_TRUE(Has(r, "fixity", "tagmanifest-sha256.txt", "malformed")) << Dump(r);
+  }
+}
+
+TEST_F(VerifyTest, AFlippedResultRehashedConsistentlyDisagreesWithTheJournal) {
+  std::string results = ReadText(run_ / "data/results.jsonl");
+  auto at = results.find("\"category\":\"fr\"");
+  ASSERT_NE(at, std::string::npos);
+  results.replace(at, 15, "\"category\":\"en\"");
+  WriteText(run_ / "data/results.jsonl", results);
+  Rebag();
+  auto r = VerifyRunFolder(run_, {});
+  EXPECT_TRUE(Has(r, "accounting", "a", "differs from its record in data/journal.jsonl")) << Dump(r);
+}
+
+TEST_F(VerifyTest, TheFingerprintTellsACopyFromARehashedOne) {
+  const std::string fingerprint = Sha256File(run_ / "tagmanifest-sha256.txt").value();
+  VerifyOptions expect;
+  expect.expect_fingerprint = fingerprint;
+  auto same = VerifyRunFolder(run_, expect);
+  EXPECT_TRUE(same.ok()) << Dump(same);
+  EXPECT_EQ(same.fingerprint, fingerprint);
+  WriteText(run_ / "bag-info.txt", ReadText(run_ / "bag-info.txt") + "Contact-Name: someone\n");
+  Rebag();
+  ASSERT_TRUE(VerifyRunFolder(run_, {}).ok()) << "consistent on its own";
+  auto r = VerifyRunFolder(run_, expect);
+  EXPECT_TRUE(Has(r, "fingerprint", "tagmanifest-sha256.txt", "expected " + fingerprint)) << Dump(r);
 }
 
 TEST(BagManifest, PathsWithSpecialCharactersRoundTrip) {

@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+
 #include <sstream>
 
 #include "pilot/run.h"
@@ -13,6 +15,7 @@ using testing::FakeStage;
 using testing::FaultyFileSystem;
 using testing::Fixture;
 using testing::ReadText;
+using testing::TempDir;
 using testing::WriteText;
 
 testing::Items TenItems() {
@@ -134,6 +137,96 @@ TEST_F(ResumeRefusal, FinishedRun) {
   journal_before_ = ReadText(dir_ / "data/journal.jsonl");
   ExpectRefused("already finished", dir_.string());
   EXPECT_FALSE(fs::exists(dir_ / ".lock")) << "a refused resume leaves a finished folder untouched";
+}
+
+TEST_F(ResumeRefusal, ALockThatIsASymlinkTouchesNothingOutside) {
+  TempDir outside;
+  WriteText(outside / "victim.txt", "precious\n");
+  fs::create_symlink(outside / "victim.txt", dir_ / ".lock");
+  ExpectRefused("is a symlink", ".lock");
+  EXPECT_EQ(ReadText(outside / "victim.txt"), "precious\n");
+}
+
+TEST_F(ResumeRefusal, AJournalThatIsASymlinkIsNeitherAppendedNorTruncated) {
+  TempDir outside;
+  const std::string copy = journal_before_ + "{\"type\":\"batch\"";  // a torn record: resume would truncate
+  WriteText(outside / "journal.jsonl", copy);
+  fs::remove(dir_ / "data/journal.jsonl");
+  fs::create_symlink(outside / "journal.jsonl", dir_ / "data/journal.jsonl");
+  journal_before_ = copy;
+  ExpectRefused("is a symlink", "journal.jsonl");
+  EXPECT_EQ(ReadText(outside / "journal.jsonl"), copy);
+  EXPECT_FALSE(fs::exists(dir_ / ".lock")) << "a refused resume leaves no lock behind";
+}
+
+TEST_F(ResumeRefusal, ADataFolderThatIsASymlink) {
+  TempDir outside;
+  fs::rename(dir_ / "data", outside / "data");
+  fs::create_directory_symlink(outside / "data", dir_ / "data");
+  ExpectRefused("data/ is a symlink", "data");
+}
+
+TEST_F(ResumeRefusal, AFifoInTheFolder) {
+  ASSERT_EQ(::mkfifo((dir_ / "data/report.json").c_str(), 0600), 0);
+  ExpectRefused("not a regular file", "report.json");
+}
+
+TEST_F(ResumeRefusal, AHeaderNamingADeviceAsTheModel) {
+  std::string j = journal_before_;
+  auto at = j.find("\"model\":\"");
+  ASSERT_NE(at, std::string::npos);
+  auto end = j.find('"', at + 9);
+  j.replace(at + 9, end - at - 9, "/dev/zero");
+  WriteText(dir_ / "data/journal.jsonl", j);
+  journal_before_ = j;
+  ExpectRefused("the model file is missing or unreadable", "/dev/zero");
+}
+
+TEST(Resume, ARelativeFolderNameWorksFromInsideTheRunsFolder) {
+  Fixture f(TenItems());
+  FakeStage stage;
+  RunControl stop;
+  stop.stop_after = 2;
+  auto part = ExecuteRun(f.plan, stage, RealFileSystem(), SystemClock(), stop);
+  ASSERT_TRUE(part.ok());
+  const fs::path cwd = fs::current_path();
+  fs::current_path(f.plan.runs_dir);
+  auto setup = PrepareResume(part.value().run_id, RealFileSystem());
+  fs::current_path(cwd);
+  ASSERT_TRUE(setup.ok()) << setup.error().ToString();
+  EXPECT_TRUE(setup.value().plan.runs_dir.is_absolute());
+  EXPECT_EQ(setup.value().run_dir, part.value().run_dir);
+}
+
+TEST(Resume, AFinishedRunWithAStaleLockIsNotRewritten) {
+  Fixture f(TenItems());
+  FakeStage stage;
+  auto done = ExecuteRun(f.plan, stage, RealFileSystem(), SystemClock());
+  ASSERT_TRUE(done.ok());
+  const fs::path dir = done.value().run_dir;
+  const std::string tags = ReadText(dir / "tagmanifest-sha256.txt");
+  const std::string results = ReadText(dir / "data/results.jsonl");
+  const auto run_json_time = fs::last_write_time(dir / "data/run.json");
+  WriteText(dir / ".lock", "999999\n");  // a process killed after its last write, before removing it
+  auto setup = PrepareResume(dir, RealFileSystem());
+  ASSERT_TRUE(setup.ok()) << setup.error().ToString();
+  EXPECT_TRUE(setup.value().already_finished);
+  ASSERT_TRUE(setup.value().finished_verify.has_value());
+  EXPECT_TRUE(setup.value().finished_verify->ok());
+  EXPECT_FALSE(fs::exists(dir / ".lock"));
+  EXPECT_EQ(ReadText(dir / "tagmanifest-sha256.txt"), tags);
+  EXPECT_EQ(ReadText(dir / "data/results.jsonl"), results);
+  EXPECT_EQ(fs::last_write_time(dir / "data/run.json"), run_json_time);
+}
+
+TEST(Resume, AWriteFailureDuringWorkIsExitFiveAndResumable) {
+  Fixture f(TenItems());
+  FakeStage stage;
+  FaultyFileSystem faulty(5);
+  auto out = ExecuteRun(f.plan, stage, faulty, SystemClock());
+  ASSERT_FALSE(out.ok());
+  EXPECT_EQ(out.error().code, ExitCode::kWorkFailed) << out.error().ToString();
+  EXPECT_NE(out.error().hint.find("pilot resume"), std::string::npos);
 }
 
 // The disk fails at every write in turn (a full disk: part of an append lands). Half of

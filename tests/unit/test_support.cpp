@@ -64,9 +64,9 @@ std::vector<StageOutput> FakeStage::Classify(const std::vector<std::string_view>
   return out;
 }
 
-Result<std::string> FaultyFileSystem::ReadFile(const stdfs::path& file) {
+Result<std::string> FaultyFileSystem::ReadFile(const stdfs::path& file, std::uint64_t max_bytes) {
   reads.insert(file.filename().string());
-  return RealFileSystem().ReadFile(file);
+  return RealFileSystem().ReadFile(file, max_bytes);
 }
 
 bool FaultyFileSystem::NextWriteFails() { return ++writes == fail_at_; }
@@ -168,7 +168,6 @@ void Fixture::Refresh() {
   std::string text = ManifestToJson(manifest);
   WriteText(inputs / "manifest.json", text);
   plan.manifest = ManifestSource::Open(inputs / "manifest.json").value();
-  plan.manifest_sha256 = Sha256Hex(text);
 }
 
 }  // namespace pilot::testing

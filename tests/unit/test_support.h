@@ -49,7 +49,7 @@ class FaultyFileSystem : public FileSystemWrapper {
  public:
   explicit FaultyFileSystem(int fail_write_number = 0)
       : FileSystemWrapper(RealFileSystem()), fail_at_(fail_write_number) {}
-  Result<std::string> ReadFile(const stdfs::path& file) override;
+  Result<std::string> ReadFile(const stdfs::path& file, std::uint64_t max_bytes) override;
   Status WriteFileAtomic(const stdfs::path& file, std::string_view data) override;
   Status CopyFileAtomic(const stdfs::path& from, const stdfs::path& to) override;
   Result<std::unique_ptr<AppendFile>> OpenAppend(const stdfs::path& file) override;

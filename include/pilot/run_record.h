@@ -1,0 +1,24 @@
+// data/run.json, the run's record: what verify and resume read back from it. Parsing
+// checks every field's type; a wrong type is an error naming the field, never an exception.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "pilot/status.h"
+
+namespace pilot {
+
+struct RunRecord {
+  std::string run_id;
+  std::string state;          // running | finished
+  std::string manifest_copy;  // data/manifest.json or data/manifest.jsonl
+  std::string manifest_sha256, params_sha256, model_sha256;
+  std::string inputs_root;    // plan.inputs_root: where the run read its inputs
+};
+
+// Parses run.json text (at most limits::kRunRecordBytes, nesting capped, duplicate keys
+// refused). `where` names the file in errors.
+Result<RunRecord> ParseRunRecord(std::string_view text, const std::string& where);
+
+}  // namespace pilot
