@@ -33,6 +33,15 @@ int ReportError(const Error& error, const Common& common) {
   return static_cast<int>(error.code);
 }
 
+CLI::Validator CountValidator() {
+  return CLI::Validator(
+      [](std::string& v) -> std::string {
+        bool digits = !v.empty() && v.size() <= 18 && v.find_first_not_of("0123456789") == std::string::npos;
+        return digits ? std::string() : "must be a whole number, 0 or more";
+      },
+      "N>=0");
+}
+
 namespace {
 
 int Dispatch(int argc, char** argv) {

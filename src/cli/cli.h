@@ -28,6 +28,9 @@ int ReportError(const Error& error, const Common& common);
 
 void PrintJson(const nlohmann::ordered_json& doc);
 
+// Accepts a whole number >= 0 ("-1" would otherwise wrap to a huge unsigned count).
+CLI::Validator CountValidator();
+
 // Each subcommand registers itself; `exit_code` receives its result.
 void AddRunCommand(CLI::App& app, int& exit_code, const std::vector<std::string>& argv);
 void AddDoctorCommand(CLI::App& app, int& exit_code);

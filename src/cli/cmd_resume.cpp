@@ -48,7 +48,7 @@ void AddResumeCommand(CLI::App& app, int& exit_code, const std::vector<std::stri
   cmd->add_option("RUN_DIR", o->run_dir, "The run folder")->required();
   cmd->add_option("--device", o->device, "auto | cpu | cuda | rocm (default: the run's parameters)");
   cmd->add_option("--stop-after", o->stop_after, "Stop as if interrupted once N more items are done")
-      ->check(CLI::NonNegativeNumber);
+      ->check(CountValidator());
   AddCommonOptions(*cmd, o->common);
   cmd->footer(
       "Works from the folder alone: the copies of manifest and parameters (checked against the\n"

@@ -112,7 +112,7 @@ void AddRunCommand(CLI::App& app, int& exit_code, const std::vector<std::string>
   cmd->add_option("--device", o->device, "auto | cpu | cuda | rocm (default: the parameters' device)");
   cmd->add_option("--stop-after", o->stop_after,
                   "Stop as if interrupted once N items are done (exit 130; for tests and rehearsals)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(CountValidator());
   AddCommonOptions(*cmd, o->common);
   cmd->footer(
       "Ctrl-C (or SIGTERM) stops after the current batch with exit 130 and a resumable folder;\n"

@@ -159,6 +159,65 @@ TEST_F(StageTest, ContractViolationsAreRefusedAtLoad) {
   EXPECT_NE(r.error().hint.find(kTorchScriptClassifier), std::string::npos);
 }
 
+// Hostile model attributes are refused at load, before any folder exists: an n-gram
+// contract that would divide by zero (buckets = 2^32 narrows to 0), labels that are not
+// text.
+TEST_F(StageTest, HostileContractsAreRefusedAtLoad) {
+  auto ngram_model = [&](std::int64_t buckets, std::int64_t ngram_max) {
+    torch::jit::Module m("NgramModel");
+    m.register_attribute("labels", c10::ListType::ofStrings(), c10::List<std::string>({"a", "b"}));
+    m.register_attribute("input_kind", c10::StringType::get(), std::string("hashed_char_ngrams"));
+    m.register_attribute("ngram_min", c10::IntType::get(), std::int64_t{1});
+    m.register_attribute("ngram_max", c10::IntType::get(), ngram_max);
+    m.register_attribute("buckets", c10::IntType::get(), buckets);
+    m.register_attribute("max_chars", c10::IntType::get(), std::int64_t{100});
+    m.define(R"(
+def forward(self, ids: Tensor, offsets: Tensor) -> Tensor:
+    return torch.ones([offsets.size(0), 2]) * 0.5
+)");
+    fs::path p = dir_ / ("ngram" + std::to_string(counter_++) + ".pt");
+    m.save(p.string());
+    return p;
+  };
+  for (auto [buckets, ngram_max] : {std::pair<std::int64_t, std::int64_t>{std::int64_t{1} << 32, 4},
+                                    {0, 4}, {-5, 4}, {1000, 1000}}) {
+    auto stage = Create(ngram_model(buckets, ngram_max));
+    ASSERT_FALSE(stage.ok()) << buckets;
+    EXPECT_NE(stage.error().what.find("out of range"), std::string::npos) << stage.error().what;
+  }
+  EXPECT_TRUE(Create(ngram_model(1000, 4)).ok());
+
+  auto labelled = [&](c10::List<std::string> labels) {
+    torch::jit::Module m("TextModel");
+    m.register_attribute("labels", c10::ListType::ofStrings(), labels);
+    m.register_attribute("input_kind", c10::StringType::get(), std::string("text"));
+    m.define(kLengthModel);
+    fs::path p = dir_ / ("labels" + std::to_string(counter_++) + ".pt");
+    m.save(p.string());
+    return p;
+  };
+  auto bad_utf8 = Create(labelled(c10::List<std::string>({"short", "lo\xffng"})));
+  ASSERT_FALSE(bad_utf8.ok());
+  EXPECT_NE(bad_utf8.error().what.find("label 1"), std::string::npos) << bad_utf8.error().what;
+  auto twice = Create(labelled(c10::List<std::string>({"same", "same"})));
+  ASSERT_FALSE(twice.ok());
+  EXPECT_NE(twice.error().what.find("twice"), std::string::npos);
+}
+
+// A model that claims probabilities above 1: the stage reports what it said, and the
+// engine rejects those items as invalid_output (tested with the core's fake stage).
+TEST_F(StageTest, OutOfRangeScoresAreReportedAsTheModelGaveThem) {
+  auto stage = Create(SaveTextModel(R"(
+def forward(self, texts: List[str]) -> Tensor:
+    return torch.ones([len(texts), 2]) * 5.0
+)"));
+  ASSERT_TRUE(stage.ok()) << stage.error().ToString();
+  auto out = stage.value()->Classify({"some text"});
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_TRUE(out[0].ok);
+  EXPECT_DOUBLE_EQ(out[0].confidence, 5.0);
+}
+
 TEST(Device, ResolutionAndAbsentBackends) {
   EXPECT_EQ(ResolveDevice("cpu").value(), "cpu");
   if (torch::cuda::is_available()) GTEST_SKIP() << "a GPU is present; the absent-backend path cannot be shown";

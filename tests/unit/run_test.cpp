@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "pilot/run.h"
+#include "pilot/utf8.h"
 #include "test_support.h"
 
 namespace pilot {
@@ -11,6 +12,7 @@ using testing::FakeStage;
 using testing::FaultyFileSystem;
 using testing::Fixture;
 using testing::ReadText;
+using testing::WriteText;
 
 std::vector<std::string> ResultLines(const fs::path& run) {
   std::vector<std::string> out;
@@ -123,6 +125,64 @@ TEST(Run, AFailedWriteNeverLeavesSomethingThatPassesForFinished) {
     EXPECT_FALSE(fs::exists(run / "tagmanifest-sha256.txt")) << "write " << n;
     EXPECT_FALSE(VerifyRunFolder(run, {}).ok()) << "write " << n;
   }
+}
+
+// Outputs no model may give are the model's fault: invalid_output, never accepted.
+TEST(Run, ScoresOutsideZeroOneAreInvalidOutput) {
+  Fixture f({{"a", "score5 x"}, {"b", "nan x"}, {"c", "en fine"}, {"d", "zz undeclared label"}});
+  FakeStage stage;
+  auto out = ExecuteRun(f.plan, stage, RealFileSystem(), SystemClock());
+  ASSERT_TRUE(out.ok()) << out.error().ToString();
+  const std::string results = ReadText(out.value().run_dir / "data/results.jsonl");
+  EXPECT_EQ(out.value().report.by_reason.at("invalid_output"), 3u) << results;
+  EXPECT_NE(results.find("not a probability in [0, 1]"), std::string::npos) << results;
+  EXPECT_NE(results.find("not one of its declared labels"), std::string::npos) << results;
+  EXPECT_TRUE(out.value().verify.ok());
+}
+
+// A long label of multi-byte characters once made a detail string cut inside a character
+// abort the run; the record keeps it whole and valid.
+TEST(Run, ALongMultiByteLabelStaysValidUtf8) {
+  std::string label;
+  for (int i = 0; i < 120; ++i) label += "\xe6\x97\xa5";
+  Fixture f({{"a", label + " text"}, {"b", "en fine"}});
+  FakeStage stage;
+  stage.AddLabel(label);
+  auto out = ExecuteRun(f.plan, stage, RealFileSystem(), SystemClock());
+  ASSERT_TRUE(out.ok()) << out.error().ToString();
+  const std::string results = ReadText(out.value().run_dir / "data/results.jsonl");
+  EXPECT_NE(results.find("category_not_allowed"), std::string::npos);
+  EXPECT_NE(results.find(label), std::string::npos);
+  EXPECT_TRUE(CheckUtf8(results).valid);
+  EXPECT_TRUE(out.value().verify.ok());
+}
+
+// A JSON Lines manifest edited in place after validation: the run reads its pinned copy.
+TEST(Run, ItemsComeFromThePinnedCopyNotTheOriginal) {
+  Fixture f({{"a", "en one"}, {"b", "fr two"}});
+  const fs::path jsonl = f.inputs / "m.jsonl";
+  std::string lines;
+  for (const auto& item : f.manifest.items) {
+    lines += "{\"id\":\"" + item.id + "\",\"path\":\"" + item.path + "\",\"sha256\":\"" + item.sha256 + "\"}\n";
+  }
+  WriteText(jsonl, lines);
+  f.plan.manifest = ManifestSource::Open(jsonl).value();
+  class EditingStage : public FakeStage {
+   public:
+    explicit EditingStage(fs::path file) : file_(std::move(file)) {}
+    std::vector<StageOutput> Classify(const std::vector<std::string_view>& texts) override {
+      WriteText(file_, "{\"id\":\"evil\",\"path\":\"a.txt\",\"sha256\":\"" + std::string(64, 'a') + "\"}\n");
+      return FakeStage::Classify(texts);
+    }
+   private:
+    fs::path file_;
+  } stage(jsonl);
+  f.plan.params.batch_size = 1;
+  auto out = ExecuteRun(f.plan, stage, RealFileSystem(), SystemClock());
+  ASSERT_TRUE(out.ok()) << out.error().ToString();
+  EXPECT_EQ(out.value().report.total, 2u);
+  EXPECT_TRUE(out.value().verify.ok());
+  EXPECT_EQ(ReadText(out.value().run_dir / "data/results.jsonl").find("evil"), std::string::npos);
 }
 
 }  // namespace

@@ -1,5 +1,7 @@
 #include "test_support.h"
 
+#include <cmath>
+
 #include <fstream>
 #include <random>
 #include <sstream>
@@ -54,6 +56,10 @@ std::vector<StageOutput> FakeStage::Classify(const std::vector<std::string_view>
     } else if (word == "oom") {
       o.error = "CUDA out of memory (scripted)";
       o.out_of_memory = true;
+    } else if (word == "score5" || word == "nan") {
+      o.ok = true;
+      o.label = "en";
+      o.confidence = word == "nan" ? std::nan("") : 5.0;
     } else {
       o.ok = true;
       o.label = word == "low" ? "en" : word;

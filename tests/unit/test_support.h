@@ -30,13 +30,16 @@ void WriteText(const std::filesystem::path& file, const std::string& text);
 std::string ReadText(const std::filesystem::path& file);
 
 // Labels a text by its first word ("fr bonjour" -> fr at 0.9). Scripted by text:
-// a text starting with "fail" fails that item; "low" gives confidence 0.1.
+// a text starting with "fail" fails that item; "low" gives confidence 0.1; "score5" claims
+// a probability of 5.0 and "nan" a NaN (outputs no model may give).
 class FakeStage : public Stage {
  public:
   FakeStage();
   const StageDescription& Describe() const override { return desc_; }
   std::vector<StageOutput> Classify(const std::vector<std::string_view>& texts) override;
   std::vector<std::size_t> batch_sizes;  // what the harness handed over
+  // Declares one more label (the model's own list); a text whose first word is it gets it.
+  void AddLabel(const std::string& label) { desc_.labels.push_back(label); }
 
  private:
   StageDescription desc_;
