@@ -72,7 +72,7 @@ int Execute(const ManifestCliOptions& o) {
     if (file == out_abs || rel.find("/.") != std::string::npos || rel[0] == '.') continue;
     if (!CheckUtf8(rel).valid) {
       // A manifest is JSON text: a name that is not UTF-8 cannot be written into it faithfully.
-      return ReportError(BadInput("a file name is not valid UTF-8: " + CheckUtf8(rel).detail, root.string(),
+      return ReportError(BadInput("a file name is not valid UTF-8: " + CheckUtf8(rel).detail, (root / rel).string(),
                                   "rename the file (e.g. with `convmv`) and run `pilot manifest` again"),
                          o.common);
     }
