@@ -20,6 +20,7 @@
 #include "pilot/results.h"
 #include "pilot/run_lock.h"
 #include "pilot/run_record.h"
+#include "pilot/utf8.h"
 
 namespace pilot {
 
@@ -48,8 +49,9 @@ class Verifier {
   }
 
  private:
-  void Add(std::string check, std::string where, std::string what) {
-    result_.findings.push_back({std::move(check), std::move(where), std::move(what)});
+  // A name inside a hostile bag may hold a newline: escaped, it cannot forge a finding line.
+  void Add(std::string check, const std::string& where, const std::string& what) {
+    result_.findings.push_back({std::move(check), EscapeControl(where), EscapeControl(what)});
   }
 
   // What a name inside the bag is, without following it.
@@ -437,7 +439,8 @@ class Verifier {
     if (!manifest_) return;  // unreadable: already a finding of the accounting check
     std::error_code dir_ec;
     if (root.empty() || !fs::is_directory(root, dir_ec)) {
-      Add("inputs", root.string(), "inputs folder not found; give it with --inputs-root");
+      Add("inputs", root.empty() ? "plan.inputs_root in data/run.json" : root.string(),
+          "inputs folder not found; give it with --inputs-root");
       return;
     }
     std::error_code ec;

@@ -67,6 +67,18 @@ int Dispatch(int argc, char** argv) {
   AddDoctorCommand(app, exit_code);
   AddVerifyCommand(app, exit_code);
   AddManifestCommand(app, exit_code);
+  // CLI11 reads an unknown word as a stray argument ("A subcommand is required"): name it.
+  auto known = [&](const std::string& name) {
+    for (const CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) {
+      if (sub->check_name(name)) return true;
+    }
+    return false;
+  };
+  if (argc > 1 && argv[1][0] != '-' && !known(argv[1])) {
+    std::fprintf(stderr, "pilot: error: unknown command '%s' (argv) — run `pilot --help` for the commands\n",
+                 EscapeControl(TruncateUtf8(argv[1], 100)).c_str());
+    return static_cast<int>(ExitCode::kBadInput);
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -72,8 +72,15 @@ int Execute(const ManifestCliOptions& o) {
     if (file == out_abs || rel.find("/.") != std::string::npos || rel[0] == '.') continue;
     if (!CheckUtf8(rel).valid) {
       // A manifest is JSON text: a name that is not UTF-8 cannot be written into it faithfully.
-      return ReportError(BadInput("a file name is not valid UTF-8: " + CheckUtf8(rel).detail, (root / rel).string(),
+      return ReportError(BadInput("a file name is not valid UTF-8: " + CheckUtf8(rel).detail,
+                                  EscapeControl((root / rel).string()),
                                   "rename the file (e.g. with `convmv`) and run `pilot manifest` again"),
+                         o.common);
+    }
+    if (EscapeControl(rel) != rel) {
+      // `pilot run` refuses a path holding a control character: never pin one.
+      return ReportError(BadInput("a file name holds a control character (e.g. a newline)",
+                                  EscapeControl((root / rel).string()), "rename the file and run `pilot manifest` again"),
                          o.common);
     }
     // `pilot run` rejects a path that resolves outside the folder (path_outside_root):

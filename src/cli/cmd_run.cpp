@@ -1,4 +1,6 @@
 // `pilot run`: validate everything, check the environment, then hand over to ExecuteRun.
+#include <tuple>
+
 #include "cli/cli.h"
 #include "cli/session.h"
 #include "pilot/fs.h"
@@ -24,12 +26,26 @@ struct RunOptions {
   std::size_t stop_after = 0;
   std::vector<std::string> argv;
   const CLI::Option* run_id_option = nullptr;
+  const CLI::Option* manifest_option = nullptr;
+  const CLI::Option* device_option = nullptr;
+  const CLI::Option* params_option = nullptr;
 };
+
+// An option given with an empty value ('') is a mistake, never a request for the default.
+Status NotEmpty(const CLI::Option* option, const std::string& value, const char* name) {
+  if (option && option->count() > 0 && value.empty()) {
+    return BadInput(std::string(name) + " is empty", name, "give a value, or leave the option out for the default");
+  }
+  return {};
+}
 
 Result<RunPlan> BuildPlan(const RunOptions& o) {
   if (o.runs_dir.empty()) return BadInput("--runs-dir is empty", "--runs-dir", "give the folder that receives run folders");
-  if (o.run_id_option && o.run_id_option->count() > 0 && o.run_id.empty()) {
-    return BadInput("--run-id is empty", "--run-id", "leave the option out for a generated id, or give one");
+  for (auto [option, value, name] : {std::tuple{o.run_id_option, &o.run_id, "--run-id"},
+                                     std::tuple{o.manifest_option, &o.manifest, "--manifest"},
+                                     std::tuple{o.device_option, &o.device, "--device"},
+                                     std::tuple{o.params_option, &o.params, "--params"}}) {
+    if (Status st = NotEmpty(option, *value, name); !st.ok()) return st.error();
   }
   if (!o.run_id.empty() && !IsValidRunId(o.run_id)) {
     return BadInput("invalid run id '" + KeyForMessage(o.run_id) + "'", "--run-id",
@@ -38,7 +54,7 @@ Result<RunPlan> BuildPlan(const RunOptions& o) {
   RunPlan plan;
   std::error_code ec;
   plan.params_file = fs::absolute(o.params, ec);
-  if (ec) return BadInput("cannot resolve the parameter file's path: " + ec.message(), o.params);
+  if (ec) return BadInput("cannot resolve the parameter file's path: " + ec.message(), "--params " + o.params);
   auto params_bytes = ReadCapped(RealFileSystem(), o.params, limits::kParamsBytes, "parameter file");
   if (!params_bytes.ok()) return params_bytes.error();
   plan.params_bytes = std::move(params_bytes).value();
@@ -104,12 +120,13 @@ void AddRunCommand(CLI::App& app, int& exit_code, const std::vector<std::string>
   auto o = std::make_shared<RunOptions>();
   CLI::App* cmd = app.add_subcommand(
       "run", "Run every manifest item through the stage into a new run folder, then verify it");
-  cmd->add_option("--params", o->params, "Parameter file")->capture_default_str();
-  cmd->add_option("--manifest", o->manifest, "Manifest to use instead of the one the parameters name");
+  o->params_option = cmd->add_option("--params", o->params, "Parameter file")->capture_default_str();
+  o->manifest_option =
+      cmd->add_option("--manifest", o->manifest, "Manifest to use instead of the one the parameters name");
   cmd->add_option("--runs-dir", o->runs_dir, "Folder that receives the run folder")->capture_default_str();
   o->run_id_option =
       cmd->add_option("--run-id", o->run_id, "Name of the run folder (default: UTC time + random suffix); never reused");
-  cmd->add_option("--device", o->device, "auto | cpu | cuda | rocm (default: the parameters' device)");
+  o->device_option = cmd->add_option("--device", o->device, "auto | cpu | cuda | rocm (default: the parameters' device)");
   cmd->add_option("--stop-after", o->stop_after,
                   "Stop as if interrupted once N items are done (exit 130; for tests and rehearsals)")
       ->check(CountValidator());

@@ -3,6 +3,8 @@
 // through a symlink, and nothing its journal names may point inside it elsewhere.
 #include <sys/stat.h>
 
+#include <unordered_set>
+
 #include "pilot/hash.h"
 #include "pilot/limits.h"
 #include "pilot/run.h"
@@ -111,6 +113,29 @@ Result<ResumeSetup> CheckAgainstJournal(const fs::path& run_dir, ResumeSetup& s)
     return BadInput("the manifest holds " + std::to_string(p.manifest.size()) + " items, the journal " +
                         std::to_string(h.items),
                     manifest_file.value().string());
+  }
+  // Every result in the journal must be for an id of the manifest: checked here, before
+  // anything is written, not when the folder is finished.
+  std::size_t known = 0;
+  auto count_known = [&](std::string_view id) {
+    if (s.journal.done.count(std::string(id))) ++known;
+    return true;  // never parse: only ids are needed
+  };
+  if (Status st = p.manifest.ForEach([](const ManifestItem&) { return Status(); }, count_known); !st.ok()) {
+    return st.error();
+  }
+  if (known != s.journal.done.size()) {
+    std::unordered_set<std::string> ids;
+    (void)p.manifest.ForEach([&](const ManifestItem& item) {
+      ids.insert(item.id);
+      return Status();
+    });
+    std::string ghost;
+    for (const auto& [id, _] : s.journal.done) {
+      if (!ids.count(id)) ghost = id;
+    }
+    return BadInput("the journal holds a result for '" + ghost + "', an id that is not in the manifest",
+                    (run_dir / kJournal).string(), "the run folder is damaged; it cannot be resumed");
   }
   p.inputs_root = h.inputs_root;
   p.model_sha256 = h.model_sha256;

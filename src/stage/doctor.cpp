@@ -69,9 +69,14 @@ DoctorCheck ModelCheck(const Params& params, const std::string& device) {
   auto on_cpu = registry.Create(cfg);
   cfg.device = device;
   auto on_device = registry.Create(cfg);
-  if (!on_cpu.ok()) return {c.name, kFail, "the model does not load on cpu: " + on_cpu.error().what, true, {}};
+  if (!on_cpu.ok()) {
+    return {c.name, kFail, "the model does not load on cpu: " + on_cpu.error().what + " (" + params.stage.model.string() + ")",
+            true, {}};
+  }
   if (!on_device.ok()) {
-    return {c.name, kFail, "the model does not load on " + device + ": " + on_device.error().what, true, {}};
+    return {c.name, kFail,
+            "the model does not load on " + device + ": " + on_device.error().what + " (" + params.stage.model.string() + ")",
+            true, {}};
   }
   std::vector<std::string_view> views(texts.begin(), texts.end());
   auto ref = on_cpu.value()->Classify(views);
