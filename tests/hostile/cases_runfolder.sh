@@ -1,0 +1,678 @@
+# Damaged and hostile run folders: `pilot verify`, `pilot resume` and `pilot status` on copies
+# of one finished run ("good") and one interrupted run ("part", stopped after 4 items), made
+# once per group by catalogue.sh (the originals are guarded: nothing may change them).
+# verify: damage is a finding (exit 1) naming the file — a symlink, a FIFO or an oversized
+# file inside a bag included — never followed, never a crash or a hang; an unusable
+# argument is exit 2. resume: anything damaged or changed is refused (exit 2) and leaves the
+# folder exactly as it was; nothing outside the folder is ever written.
+# Sourced by catalogue.sh; each hc_runfolder__NAME function is one case.
+
+G=runs/good
+R=runs/part
+# verify is read-only: the folder under test never changes.
+verify_good() { guard "$C/$G"; hrun verify "$G" "$@"; }
+resume_part() { hrun resume "$R" "$@"; }
+# A verify finding: exit 1, stderr matching every pattern.
+finding() { want_rc 1; want_err "$@"; }
+# A refused resume: exit 2, stderr matching every pattern, the folder untouched.
+refused() { want_rc 2; want_err "$@"; guard "$C/$R"; }
+# insert_line FILE N TEXT: TEXT becomes line N of FILE (TEXT may be longer than an argv).
+insert_line() {
+  printf '%s\n' "$3" >"$1.line"
+  { head -n $(($2 - 1)) "$1"; cat "$1.line"; tail -n +"$2" "$1"; } >"$1.new"
+  rm "$1.line"
+  mv "$1.new" "$1"
+}
+# pyedit FILE 'python statements on d': edits a JSON document in place.
+pyedit() {
+  python3 - "$1" "$2" <<'EOF'
+import json, sys
+path, code = sys.argv[1], sys.argv[2]
+d = json.load(open(path))
+exec(code)
+open(path, "w").write(json.dumps(d, indent=2) + "\n")
+EOF
+}
+
+# --- controls: the forger's re-hash alone leaves a bag that verifies --------------------------
+hc_runfolder__verify_control_good() {
+  copy_run good || return
+  want_rc 0
+  verify_good
+}
+hc_runfolder__verify_control_rehashed() {
+  copy_run good || return
+  rehash "$G"
+  want_rc 0
+  verify_good
+}
+
+# --- verify: symlinks and non-regular files inside the bag ------------------------------------
+hc_runfolder__verify_report_md_symlink() {
+  copy_run good || return
+  mv "$G/data/report.md" "$C/outside/report.md"
+  ln -s "$C/outside/report.md" "$G/data/report.md"
+  finding 'report\.md' 'symlink'
+  verify_good
+}
+hc_runfolder__verify_data_dir_symlink() {
+  copy_run good || return
+  mv "$G/data" "$C/outside/data"
+  ln -s "$C/outside/data" "$G/data"
+  finding '\bdata\b' 'symlink'
+  verify_good
+}
+hc_runfolder__verify_bagit_symlink() {
+  copy_run good || return
+  mv "$G/bagit.txt" "$C/outside/bagit.txt"
+  ln -s "$C/outside/bagit.txt" "$G/bagit.txt"
+  finding 'bagit\.txt' 'symlink'
+  verify_good
+}
+hc_runfolder__verify_bagit_fifo() {
+  copy_run good || return
+  rm "$G/bagit.txt"
+  mkfifo "$G/bagit.txt"
+  finding 'bagit\.txt'
+  quick
+  verify_good
+}
+hc_runfolder__verify_bagit_dev_zero() {
+  copy_run good || return
+  ln -sf /dev/zero "$G/bagit.txt"
+  finding 'bagit\.txt'
+  quick
+  bounded
+  verify_good
+}
+hc_runfolder__verify_run_json_dev_zero() {
+  copy_run good || return
+  ln -sf /dev/zero "$G/data/run.json"
+  finding 'run\.json'
+  quick
+  bounded
+  verify_good
+}
+hc_runfolder__verify_journal_dev_zero_fast() {
+  copy_run good || return
+  ln -sf /dev/zero "$G/data/journal.jsonl"
+  finding 'journal\.jsonl'
+  quick
+  bounded
+  verify_good --fast
+}
+hc_runfolder__verify_manifest_file_fifo() {
+  copy_run good || return
+  rm "$G/manifest-sha256.txt"
+  mkfifo "$G/manifest-sha256.txt"
+  finding 'manifest-sha256\.txt'
+  quick
+  verify_good
+}
+hc_runfolder__verify_results_is_directory() {
+  copy_run good || return
+  rm "$G/data/results.jsonl"
+  mkdir "$G/data/results.jsonl"
+  finding 'results\.jsonl'
+  quick
+  verify_good
+}
+hc_runfolder__verify_passwd_link_rehashed() {
+  # A consistent forgery: data/passwd -> /etc/passwd, listed and hashed like any payload file
+  # (sha256sum -c passes); the symlink itself is the finding.
+  copy_run good || return
+  ln -s /etc/passwd "$G/data/passwd"
+  rehash "$G"
+  finding 'passwd' 'symlink'
+  verify_good
+  grep -q '^root:' "$OUT" "$ERR" && bad "the linked file's content was echoed"
+}
+hc_runfolder__verify_secret_link_rehashed() {
+  copy_run good || return
+  ln -s "$C/outside/secret.txt" "$G/data/notes.txt"
+  rehash "$G"
+  finding 'notes\.txt' 'symlink'
+  verify_good
+}
+hc_runfolder__verify_empty_dir_in_data() {
+  copy_run good || return
+  mkdir "$G/data/empty"
+  finding 'empty'
+  verify_good
+}
+hc_runfolder__verify_extra_top_file() {
+  copy_run good || return
+  echo hello >"$G/extra.txt"
+  finding 'extra\.txt'
+  verify_good
+}
+
+hc_runfolder__verify_non_utf8_name_json() {
+  # A payload file whose name is not UTF-8 (listed and hashed): a finding, and --json output
+  # that is still valid JSON.
+  copy_run good || return
+  echo hi >"$G/data/"$'\xff'"odd.txt"
+  rehash "$G"
+  want_rc 0 1
+  verify_good --json
+  valid_json "$OUT"
+}
+hc_runfolder__verify_non_utf8_name_human() {
+  copy_run good || return
+  echo hi >"$G/data/"$'\xfe'"odd.txt"
+  finding 'odd\.txt'
+  verify_good
+}
+hc_runfolder__verify_newline_name() {
+  # A file name with a newline must not break (or forge) the finding lines: every line after
+  # the header reads "  [check] where: what".
+  copy_run good || return
+  echo hi >"$G/data/"$'two\nlines.txt'
+  finding 'lines\.txt'
+  verify_good
+  local stray
+  stray=$(grep -av '^verify: FAILED' "$ERR" | grep -av '^  \[[a-z]*\] ' | head -n 2 | tr '\n' '|')
+  [ -z "$stray" ] && return
+  bad "stderr lines that are not findings: $stray"
+}
+hc_runfolder__verify_bag_info_over_cap() {
+  # A 70 MB bag-info.txt (tag manifest redone): past the tag-file cap, a finding, bounded.
+  copy_run good || return
+  { cat "$G/bag-info.txt"; printf 'Padding: '; repeat 70000000 p; echo; } >"$G/bag-info.new"
+  mv "$G/bag-info.new" "$G/bag-info.txt"
+  (cd "$G" && sha256sum bag-info.txt bagit.txt manifest-sha256.txt >tagmanifest-sha256.txt)
+  finding 'bag-info\.txt'
+  bounded
+  verify_good
+}
+
+# --- verify: tag manifests that do not parse or escape -----------------------------------------
+hc_runfolder__verify_tagmanifest_blank_line() {
+  copy_run good || return
+  sed -i '1a\\' "$G/tagmanifest-sha256.txt"
+  finding 'tagmanifest-sha256\.txt'
+  verify_good
+}
+hc_runfolder__verify_tagmanifest_crlf() {
+  copy_run good || return
+  sed -i 's/$/\r/' "$G/tagmanifest-sha256.txt"
+  finding 'tagmanifest-sha256\.txt'
+  verify_good
+}
+hc_runfolder__verify_tagmanifest_star_marker() {
+  copy_run good || return
+  sed -i '1s/  / */' "$G/tagmanifest-sha256.txt"
+  finding 'tagmanifest-sha256\.txt'
+  verify_good
+}
+hc_runfolder__verify_manifest_lists_outside_file() {
+  # manifest-sha256.txt lists ../../outside/victim.txt with its true hash (tagmanifest redone):
+  # a path escaping the bag is a finding, and the file outside is never touched.
+  copy_run good || return
+  echo "$(sha "$C/outside/victim.txt")  ../../outside/victim.txt" >>"$G/manifest-sha256.txt"
+  (cd "$G" && sha256sum bag-info.txt bagit.txt manifest-sha256.txt >tagmanifest-sha256.txt)
+  finding 'victim\.txt|\.\./\.\./outside'
+  verify_good
+}
+hc_runfolder__verify_manifest_lists_absolute() {
+  copy_run good || return
+  echo "$(sha "$C/outside/victim.txt")  $C/outside/victim.txt" >>"$G/manifest-sha256.txt"
+  (cd "$G" && sha256sum bag-info.txt bagit.txt manifest-sha256.txt >tagmanifest-sha256.txt)
+  finding 'victim\.txt'
+  verify_good
+}
+hc_runfolder__verify_oxum_garbage() {
+  copy_run good || return
+  sed -i 's/^Payload-Oxum: .*/Payload-Oxum: 999999999999999999999999999999.-1/' "$G/bag-info.txt"
+  (cd "$G" && sha256sum bag-info.txt bagit.txt manifest-sha256.txt >tagmanifest-sha256.txt)
+  finding 'bag-info\.txt|Oxum'
+  verify_good
+}
+
+# --- verify: documents that parse but lie, re-hashed consistently --------------------------------
+hc_runfolder__verify_run_json_state_int() {
+  copy_run good || return
+  sed -i -E 's/"state": *"finished"/"state": 1/' "$G/data/run.json"
+  grep -q '"state": *1' "$G/data/run.json" || bad "could not edit run.json's state"
+  rehash "$G"
+  finding 'run\.json'
+  verify_good
+}
+hc_runfolder__verify_run_json_array() {
+  copy_run good || return
+  echo '[]' >"$G/data/run.json"
+  rehash "$G"
+  finding 'run\.json'
+  verify_good
+}
+hc_runfolder__verify_run_json_over_16_mib() {
+  copy_run good || return
+  python3 - "$G/data/run.json" <<'EOF'
+import sys
+p = sys.argv[1]
+t = open(p).read()
+i = t.index('"state"')
+open(p, "w").write(t[:i] + '"note": "' + "x" * (17 << 20) + '", ' + t[i:])
+EOF
+  rehash "$G"
+  finding 'run\.json'
+  bounded
+  verify_good
+}
+hc_runfolder__verify_run_json_nested_100000() {
+  copy_run good || return
+  python3 - "$G/data/run.json" <<'EOF'
+import sys
+p = sys.argv[1]
+t = open(p).read()
+i = t.index('"state"')
+open(p, "w").write(t[:i] + '"deep": ' + "[" * 100000 + "]" * 100000 + ', ' + t[i:])
+EOF
+  rehash "$G"
+  finding 'run\.json'
+  quick
+  verify_good
+}
+hc_runfolder__verify_run_json_manifest_copy_outside() {
+  # run.json pointing its manifest copy at a file outside the bag: never read.
+  copy_run good || return
+  pyedit "$G/data/run.json" 'd["manifest_copy"] = "../../../outside/secret.txt"'
+  rehash "$G"
+  want_rc 1
+  verify_good
+}
+hc_runfolder__verify_run_json_manifest_copy_dev_zero() {
+  copy_run good || return
+  pyedit "$G/data/run.json" 'd["manifest_copy"] = "/dev/zero"'
+  rehash "$G"
+  want_rc 1
+  quick
+  bounded
+  verify_good
+}
+hc_runfolder__verify_run_json_plan_int_inputs() {
+  copy_run good || return
+  pyedit "$G/data/run.json" 'd["plan"] = 5'
+  rehash "$G"
+  finding 'run\.json|plan'
+  verify_good --inputs
+}
+hc_runfolder__verify_report_json_array() {
+  copy_run good || return
+  echo '[]' >"$G/data/report.json"
+  rehash "$G"
+  finding 'report\.json'
+  verify_good
+}
+hc_runfolder__verify_report_counts_strings() {
+  copy_run good || return
+  pyedit "$G/data/report.json" 'd["counts"] = {k: str(v) for k, v in d["counts"].items()}'
+  rehash "$G"
+  finding 'report\.json'
+  verify_good
+}
+hc_runfolder__verify_results_id_int() {
+  copy_run good || return
+  echo '{"id":5}' >>"$G/data/results.jsonl"
+  rehash "$G"
+  finding 'results\.jsonl'
+  verify_good
+}
+hc_runfolder__verify_results_nested_line() {
+  copy_run good || return
+  { printf '{"id":"doc-01","x":'; nest 100000; echo '}'; } >>"$G/data/results.jsonl"
+  rehash "$G"
+  finding 'results\.jsonl'
+  quick
+  verify_good
+}
+hc_runfolder__verify_result_category_changed() {
+  # doc-01 en -> fr in results.jsonl and the report's counts: consistent with each other and
+  # re-hashed, but not with the journal the run wrote.
+  copy_run good || return
+  grep -q '"id":"doc-01","status":"accepted","category":"en"' "$G/data/results.jsonl" || bad "doc-01 not accepted en"
+  sed -i 's/"id":"doc-01","status":"accepted","category":"en"/"id":"doc-01","status":"accepted","category":"fr"/' \
+    "$G/data/results.jsonl"
+  pyedit "$G/data/report.json" 'c = d["by_category"]; c["en"] -= 1; c["fr"] = c.get("fr", 0) + 1
+if c["en"] == 0: del c["en"]'
+  rehash "$G"
+  finding 'doc-01'
+  verify_good
+}
+hc_runfolder__verify_result_flipped_to_rejected() {
+  copy_run good || return
+  python3 - "$G/data/results.jsonl" "$G/data/report.json" <<'EOF'
+import json, sys
+res, rep = sys.argv[1], sys.argv[2]
+lines = open(res).read().splitlines()
+out = []
+for l in lines:
+    if l.startswith('{"id":"doc-01",'):
+        l = '{"id":"doc-01","status":"rejected","reason":"low_confidence","detail":"confidence 0.31 below min_confidence 0.5"}'
+    out.append(l)
+open(res, "w").write("\n".join(out) + "\n")
+d = json.load(open(rep))
+d["counts"]["accepted"] -= 1
+d["counts"]["rejected"] += 1
+c = d["by_category"]; c["en"] -= 1
+if c["en"] == 0: del c["en"]
+r = d["by_reason"]; r["low_confidence"] = r.get("low_confidence", 0) + 1
+open(rep, "w").write(json.dumps(d, indent=2) + "\n")
+EOF
+  rehash "$G"
+  finding 'doc-01'
+  verify_good
+}
+hc_runfolder__verify_journal_type_int() {
+  copy_run good || return
+  echo '{"type":5}' >>"$G/data/journal.jsonl"
+  rehash "$G"
+  finding 'journal\.jsonl'
+  verify_good
+}
+hc_runfolder__verify_params_copy_secret() {
+  # The bag's params.json swapped for one holding a secret (run.json's sha256 updated too):
+  # whatever the finding says, it does not quote the secret.
+  copy_run good || return
+  sed -i "s/\"description\": \"[^\"]*\"/\"description\": \"sk-proj-${MARKER}0123456789abcdef\", \"description\": \"ok\"/" \
+    "$G/data/params.json"
+  pyedit "$G/data/run.json" "import hashlib; d['params_sha256'] = hashlib.sha256(open('$G/data/params.json','rb').read()).hexdigest()"
+  rehash "$G"
+  want_rc 1
+  want_err 'params\.json'
+  verify_good
+}
+hc_runfolder__verify_expect_wrong() {
+  copy_run good || return
+  finding 'expect|fingerprint'
+  verify_good --expect "$(repeat 64 a)"
+}
+hc_runfolder__verify_expect_right() {
+  copy_run good || return
+  want_rc 0
+  verify_good --expect "$(sha "$G/tagmanifest-sha256.txt")"
+}
+hc_runfolder__verify_expect_not_hex() {
+  copy_run good || return
+  want_rc 2
+  want_err 'expect'
+  verify_good --expect "not-a-fingerprint"
+}
+
+# --- verify: unusable arguments (exit 2) ----------------------------------------------------------
+hc_runfolder__verify_symlink_loop() {
+  ln -s loop "$C/loop"
+  want_rc 2
+  want_err 'loop'
+  quick
+  hrun verify loop
+}
+hc_runfolder__verify_5000_char_path() {
+  want_rc 2
+  want_err 'xxxxxxxxxx'
+  hrun verify "$(repeat 5000 x)"
+}
+hc_runfolder__verify_file_not_folder() {
+  copy_run good || return
+  want_rc 2
+  want_err 'bagit\.txt'
+  hrun verify "$G/bagit.txt"
+}
+hc_runfolder__verify_unfinished_folder() {
+  # An interrupted run is not a finished bag: findings, not a crash.
+  copy_run part || return
+  want_rc 1
+  guard "$C/$R"
+  hrun verify "$R"
+}
+
+# --- resume: refusals leave the folder as it was ----------------------------------------------------
+hc_runfolder__resume_lock_symlink_to_victim() {
+  copy_run part || return
+  ln -s "$C/outside/victim.txt" "$R/.lock"
+  refused '\.lock'
+  quick
+  resume_part
+}
+hc_runfolder__resume_lock_fifo() {
+  copy_run part || return
+  mkfifo "$R/.lock"
+  refused '\.lock'
+  quick
+  resume_part
+}
+hc_runfolder__resume_lock_directory() {
+  copy_run part || return
+  mkdir "$R/.lock"
+  refused '\.lock'
+  quick
+  resume_part
+}
+hc_runfolder__resume_journal_symlink_outside() {
+  copy_run part || return
+  cp "$R/data/journal.jsonl" "$C/outside/journal.jsonl"
+  ln -sf "$C/outside/journal.jsonl" "$R/data/journal.jsonl"
+  refused 'journal\.jsonl'
+  resume_part
+}
+hc_runfolder__resume_journal_dev_zero() {
+  copy_run part || return
+  ln -sf /dev/zero "$R/data/journal.jsonl"
+  refused 'journal\.jsonl'
+  quick
+  bounded
+  resume_part
+}
+hc_runfolder__resume_data_dir_symlink_outside() {
+  copy_run part || return
+  mv "$R/data" "$C/outside/partdata"
+  ln -s "$C/outside/partdata" "$R/data"
+  refused '\bdata\b'
+  resume_part
+}
+hc_runfolder__resume_journal_bad_record_middle() {
+  copy_run part || return
+  sed -i '3i {"type":"result","id":' "$R/data/journal.jsonl"
+  refused 'journal\.jsonl'
+  resume_part
+}
+hc_runfolder__resume_journal_huge_line_middle() {
+  copy_run part || return
+  local j=$R/data/journal.jsonl
+  { head -n 2 "$j"; printf '{"type":"batch","at_unix":1,"note":"'; repeat 20000000 n; echo '"}'; tail -n +3 "$j"; } >"$j.new"
+  mv "$j.new" "$j"
+  refused 'journal\.jsonl'
+  quick
+  bounded
+  resume_part
+}
+hc_runfolder__resume_journal_nested_record() {
+  # In the middle: a damaged LAST record is tolerated as torn (README), one before it is not.
+  copy_run part || return
+  insert_line "$R/data/journal.jsonl" 3 "{\"type\":\"batch\",\"x\":$(nest 100000)}"
+  refused 'journal\.jsonl'
+  quick
+  resume_part
+}
+hc_runfolder__resume_header_model_dev_zero() {
+  copy_run part || return
+  sed -i -E '1s#"model":"[^"]*"#"model":"/dev/zero"#' "$R/data/journal.jsonl"
+  grep -q '"model":"/dev/zero"' "$R/data/journal.jsonl" || bad "could not edit the journal's header"
+  refused 'dev/zero|model'
+  quick
+  bounded
+  resume_part
+}
+hc_runfolder__resume_header_model_fifo() {
+  copy_run part || return
+  mkfifo "$C/outside/model.pt"
+  sed -i -E "1s#\"model\":\"[^\"]*\"#\"model\":\"$C/outside/model.pt\"#" "$R/data/journal.jsonl"
+  refused 'model'
+  quick
+  resume_part
+}
+hc_runfolder__resume_header_items_huge() {
+  copy_run part || return
+  sed -i -E '1s#"items":[0-9]+#"items":18446744073709551615#' "$R/data/journal.jsonl"
+  refused 'journal\.jsonl|items'
+  quick
+  bounded
+  resume_part
+}
+hc_runfolder__resume_journal_type_int() {
+  copy_run part || return
+  echo '{"type":5}' >>"$R/data/journal.jsonl"
+  refused 'journal\.jsonl'
+  resume_part
+}
+hc_runfolder__resume_journal_batch_at_unix_string() {
+  copy_run part || return
+  echo '{"type":"batch","at_unix":"x"}' >>"$R/data/journal.jsonl"
+  refused 'journal\.jsonl'
+  resume_part
+}
+hc_runfolder__resume_journal_session_pid_string() {
+  copy_run part || return
+  echo '{"type":"session","at_unix":[1],"pid":"x","resumed":"yes"}' >>"$R/data/journal.jsonl"
+  refused 'journal\.jsonl'
+  resume_part
+}
+hc_runfolder__resume_journal_result_unknown_id() {
+  # The journal claims an id the manifest does not have: it does not belong to this run.
+  copy_run part || return
+  echo '{"type":"result","id":"ghost","status":"accepted","category":"en","confidence":0.9,"model":"sha256:00","latency_ms":1.0}' \
+    >>"$R/data/journal.jsonl"
+  refused 'ghost'
+  resume_part
+}
+hc_runfolder__resume_journal_result_status_int() {
+  copy_run part || return
+  echo '{"type":"result","id":"doc-12","status":7}' >>"$R/data/journal.jsonl"
+  refused 'journal\.jsonl'
+  resume_part
+}
+hc_runfolder__resume_journal_escaped_duplicate() {
+  # A second result for doc-01 spelled "doc\u002d01": still two results for one id.
+  copy_run part || return
+  grep '"id":"doc-01"' "$R/data/journal.jsonl" | sed 's/"id":"doc-01"/"id":"doc\\u002d01"/' >>"$R/data/journal.jsonl"
+  echo '{"type":"batch","at_unix":1796000000.5,"items":1,"peak_rss_mb":170.0}' >>"$R/data/journal.jsonl"
+  refused 'journal\.jsonl|doc-01'
+  resume_part
+}
+hc_runfolder__resume_header_model_secret() {
+  # The header's model path pointed at a secret file: refused (a different model), the
+  # secret never echoed.
+  copy_run part || return
+  sed -i -E "1s#\"model\":\"[^\"]*\"#\"model\":\"$C/outside/secret.txt\"#" "$R/data/journal.jsonl"
+  refused 'model'
+  resume_part
+}
+hc_runfolder__resume_params_changed() {
+  copy_run part || return
+  sed -i 's/"batch_size": 4/"batch_size": 5/' "$R/data/params.json"
+  refused 'params\.json'
+  resume_part
+}
+hc_runfolder__resume_manifest_copy_changed() {
+  copy_run part || return
+  sed -i '0,/"expected": "en"/s//"expected": "fr"/' "$R/data/manifest.json"
+  refused 'manifest\.json'
+  resume_part
+}
+hc_runfolder__resume_finished_run() {
+  copy_run good || return
+  want_rc 2
+  want_err 'finished'
+  guard "$C/$G"
+  hrun resume "$G"
+}
+hc_runfolder__resume_finished_run_stale_lock() {
+  # A finished run with a stale .lock (no process holds it): never rewritten. Either "already
+  # finished" (exit 0, the stale lock removed) or a refusal (exit 2); every other file stays.
+  copy_run good || return
+  touch "$G/.lock"
+  want_rc 0 2
+  want_err 'finished'
+  guard "$C/$G" .lock
+  hrun resume "$G"
+}
+hc_runfolder__resume_device_tpu() {
+  copy_run part || return
+  refused 'tpu|device'
+  resume_part --device tpu
+  [ -e "$R/.lock" ] && bad ".lock left behind"
+}
+hc_runfolder__resume_stale_temp_symlink() {
+  # A stale temp file that is a symlink to a file outside is never written through: either
+  # the resume refuses (2, the folder untouched) or it removes the link and finishes a bag
+  # that verifies (0/4).
+  copy_run part || return
+  ln -s "$C/outside/victim.txt" "$R/data/results.jsonl.tmp-99999"
+  ln -s "$C/outside/victim.txt" "$R/data/report.json.tmp-$((RANDOM + 100000))"
+  want_rc 0 2 4
+  fp "$C/$R" >"$T/part.before"
+  resume_part
+  if [ "$RC" = 2 ]; then
+    fp "$C/$R" | cmp -s - "$T/part.before" || bad "the refused resume changed the folder"
+  else
+    aux verify "$R"
+    [ "$AUX_RC" = 0 ] || bad "verify after resume exited $AUX_RC: $(head -c 200 "$AUX_ERR" | tr '\n' '|')"
+  fi
+}
+hc_runfolder__resume_relative_folder_name() {
+  # `cd runs && pilot resume part`: a bare relative name (this used to abort with 134).
+  copy_run part || return
+  want_rc 0 4
+  hrun -C "$C/runs" resume part
+  aux verify "$R"
+  [ "$AUX_RC" = 0 ] || bad "verify after resume exited $AUX_RC: $(head -c 200 "$AUX_ERR" | tr '\n' '|')"
+}
+hc_runfolder__resume_dot_folder() {
+  copy_run part || return
+  want_rc 0 4
+  hrun -C "$C/$R" resume .
+  aux verify "$R"
+  [ "$AUX_RC" = 0 ] || bad "verify after resume exited $AUX_RC: $(head -c 200 "$AUX_ERR" | tr '\n' '|')"
+}
+
+# --- status ---------------------------------------------------------------------------------------
+hc_runfolder__status_relative_from_runs() {
+  copy_run part || return
+  want_rc 0
+  guard "$C/$R"
+  hrun -C "$C/runs" status part
+}
+hc_runfolder__status_json_valid() {
+  copy_run part || return
+  want_rc 0
+  guard "$C/$R"
+  hrun status "$R" --json
+  valid_json "$OUT"
+}
+hc_runfolder__status_finished() {
+  copy_run good || return
+  want_rc 0
+  guard "$C/$G"
+  hrun status "$G"
+}
+hc_runfolder__status_journal_type_int() {
+  copy_run part || return
+  echo '{"type":5}' >>"$R/data/journal.jsonl"
+  refused 'journal\.jsonl'
+  hrun status "$R"
+}
+hc_runfolder__status_journal_nested_middle() {
+  copy_run part || return
+  insert_line "$R/data/journal.jsonl" 3 "{\"type\":\"batch\",\"x\":$(nest 100000)}"
+  refused 'journal\.jsonl'
+  quick
+  hrun status "$R"
+}
+hc_runfolder__status_lock_symlink() {
+  copy_run part || return
+  ln -s "$C/outside/victim.txt" "$R/.lock"
+  want_rc 0 2
+  guard "$C/$R"
+  quick
+  hrun status "$R"
+}
