@@ -98,7 +98,8 @@ _exec_pilot() {
   shift 4
   (
     cd "$dir" || exit 99
-    ulimit -v "$VMEM_KB" 2>/dev/null
+    # An ASan binary reserves terabytes of address space for its shadow memory: no cap then.
+    [ -n "${ASAN_OPTIONS:-}" ] || ulimit -v "$VMEM_KB" 2>/dev/null
     if [ -z "$MAX_RSS_KB" ]; then
       echo 0 >"$rss"
       exec timeout -s KILL 60 "$PILOT" "$@" </dev/null >"$out" 2>"$err"
@@ -181,7 +182,7 @@ valid_json() { python3 -m json.tool "$1" >/dev/null 2>&1 || bad "not valid JSON:
 # The bundled project's copy, and the sentinels.
 setup_case() {
   mkdir -p "$C/proj" "$C/runs" "$C/outside"
-  cp -r "$SRC/config" "$SRC/data" "$C/proj/"
+  cp -rL "$SRC/config" "$SRC/data" "$C/proj/"  # -L: a symlinked source tree is copied, never written through
   printf 'victim: nothing may write here\n' >"$C/outside/victim.txt"
   printf 'aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCY%s0\npassword=%s-outside\n' \
     "$MARKER" "$MARKER" >"$C/outside/secret.txt"
@@ -196,7 +197,7 @@ BASE=$ROOT/base
 make_base() {
   [ -d "$BASE/runs/good" ] && return 0
   mkdir -p "$BASE/proj"
-  cp -r "$SRC/config" "$SRC/data" "$BASE/proj/"
+  cp -rL "$SRC/config" "$SRC/data" "$BASE/proj/"
   local rc=0
   (cd "$BASE" && timeout -s KILL 120 "$PILOT" run --params proj/config/pilot.json --runs-dir runs --run-id good \
     >"$BASE/good.out" 2>&1) || rc=$?
