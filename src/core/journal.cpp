@@ -43,6 +43,8 @@ Result<JournalHeader> JournalHeader::FromJson(const nlohmann::json& j, const std
     h.manifest_sha256 = j.at("manifest_sha256").get<std::string>();
     h.params_sha256 = j.at("params_sha256").get<std::string>();
     h.model_sha256 = j.at("model_sha256").get<std::string>();
+    // Checked before the conversion: 1e20 or -1.5 as a size_t is undefined behaviour.
+    if (!j.at("items").is_number_unsigned()) throw std::runtime_error("'items' is not a count");
     h.items = j.at("items").get<std::size_t>();
     h.manifest_copy = j.at("manifest_copy").get<std::string>();
     const auto& plan = j.at("plan");
@@ -51,7 +53,6 @@ Result<JournalHeader> JournalHeader::FromJson(const nlohmann::json& j, const std
     h.model_path = plan.at("model").get<std::string>();
     h.inputs_root = plan.at("inputs_root").get<std::string>();
     h.started_at = StringAt(j, "started_at").value_or("");
-    if (!j.at("items").is_number_unsigned()) throw std::runtime_error("'items' is not a count");
     // The header steers what resume reads and writes: nothing in it may point elsewhere.
     if (h.manifest_copy != "data/manifest.json" && h.manifest_copy != "data/manifest.jsonl") {
       throw std::runtime_error("'manifest_copy' is neither data/manifest.json nor data/manifest.jsonl");

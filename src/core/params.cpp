@@ -206,6 +206,7 @@ std::optional<std::vector<int>> ParseVersion(std::string_view v) {
   int cur = -1;
   for (char c : v) {
     if (c >= '0' && c <= '9') {
+      if (cur > 99999) return std::nullopt;  // no version part is this long; never overflow
       cur = (cur < 0 ? 0 : cur * 10) + (c - '0');
     } else if (c == '.' && cur >= 0) {
       parts.push_back(cur);

@@ -286,6 +286,18 @@ TEST(HostileJournal, AHeaderCannotPointOutsideTheFolder) {
   }
 }
 
+// Found by the fuzzers (tests/fuzz/corpus/*/regress-*): conversions that were undefined
+// behaviour on hostile numbers.
+TEST(HostileFuzzFindings, HugeVersionPartsAndNonIntegerCounts) {
+  EXPECT_FALSE(ParseVersion("99999999999").has_value());
+  EXPECT_TRUE(ParseVersion("2.11.0").has_value());
+  for (const char* items : {"1e20", "-1.5", "18446744073709551616", "-1"}) {
+    std::string h = Header();
+    h.replace(h.find("\"items\":2"), 9, std::string("\"items\":") + items);
+    EXPECT_FALSE(ParseJournal(h, "j").ok()) << items;
+  }
+}
+
 TEST(HostileRunRecord, WrongTypesAreErrors) {
   EXPECT_FALSE(ParseRunRecord("[]", "run.json").ok());
   EXPECT_FALSE(ParseRunRecord(R"({"state":1})", "run.json").ok());

@@ -1,0 +1,41 @@
+// Fuzzes ParseResultRecord (one line of data/results.jsonl or a journal result record).
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "fuzz_check.h"
+#include "pilot/results.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  using namespace pilot;
+  std::string_view line(reinterpret_cast<const char*>(data), size);
+  auto parsed = ParseResultRecord(line, "fuzz/data/results.jsonl:1");
+  if (!parsed.ok()) {
+    PILOT_FUZZ_CHECK(!parsed.error().what.empty());
+    return 0;
+  }
+  const ResultRecord& r = parsed.value();
+  PILOT_FUZZ_CHECK(!r.id.empty());
+  if (r.accepted) {
+    PILOT_FUZZ_CHECK(r.reason.empty() && r.detail.empty());
+  } else {
+    PILOT_FUZZ_CHECK(r.category.empty());
+  }
+  PILOT_FUZZ_CHECK(!std::isnan(r.confidence));
+  if (r.latency_ms) PILOT_FUZZ_CHECK(!std::isnan(*r.latency_ms));
+  // Writing the record and reading it back gives the same record.
+  auto again = ParseResultRecord(ToJsonLine(r), "fuzz/roundtrip");
+  PILOT_FUZZ_CHECK(again.ok());
+  const ResultRecord& b = again.value();
+  PILOT_FUZZ_CHECK(b.id == r.id);
+  PILOT_FUZZ_CHECK(b.accepted == r.accepted);
+  PILOT_FUZZ_CHECK(b.category == r.category);
+  PILOT_FUZZ_CHECK(b.confidence == r.confidence);
+  PILOT_FUZZ_CHECK(b.reason == r.reason);
+  PILOT_FUZZ_CHECK(b.detail == r.detail);
+  PILOT_FUZZ_CHECK(b.model == r.model);
+  PILOT_FUZZ_CHECK(b.latency_ms == r.latency_ms);
+  return 0;
+}
