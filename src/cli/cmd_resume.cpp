@@ -28,7 +28,7 @@ int Execute(const ResumeOptions& o) {
   ResumeSetup& s = setup.value();
   if (s.already_finished) return PrintAlreadyFinished(s, o.common);
   if (!o.device.empty()) s.plan.params.device = o.device;
-  if (Status env = CheckEnvironment(s.plan.params, s.plan.runs_dir); !env.ok()) return ReportError(env.error(), o.common);
+  if (Status env = CheckEnvironment(s.plan.params, s.plan.runs_dir, "the run folder stays resumable"); !env.ok()) return ReportError(env.error(), o.common);
   auto built = BuildStage(s.plan.params, s.plan.model_sha256, s.plan.runs_dir);
   if (!built.ok()) return ReportError(built.error(), o.common);
   s.plan.environment = built.value().environment;

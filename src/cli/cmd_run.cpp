@@ -101,7 +101,7 @@ int Execute(const RunOptions& o) {
   ApplyLogLevel(o.common);
   auto plan = BuildPlan(o);
   if (!plan.ok()) return ReportError(plan.error(), o.common);
-  if (Status env = CheckEnvironment(plan.value().params, plan.value().runs_dir); !env.ok()) {
+  if (Status env = CheckEnvironment(plan.value().params, plan.value().runs_dir, "no run folder was created"); !env.ok()) {
     return ReportError(env.error(), o.common);
   }
   auto built = BuildStage(plan.value().params, plan.value().model_sha256, plan.value().runs_dir);

@@ -78,7 +78,7 @@ class KillingFileSystem : public FileSystemWrapper {
 
 }  // namespace
 
-Status CheckEnvironment(const Params& params, const fs::path& runs_dir) {
+Status CheckEnvironment(const Params& params, const fs::path& runs_dir, const char* untouched) {
   Received got = ReceivedEnvironment(params.device, runs_dir);
   std::vector<std::string> unmet = UnmetRequirements(params.requires_, got);
   auto device = ResolveDevice(params.device);
@@ -87,8 +87,8 @@ Status CheckEnvironment(const Params& params, const fs::path& runs_dir) {
   std::string what = std::to_string(unmet.size()) + " requirement(s) not met by this machine:";
   for (const auto& u : unmet) what += "\n  - " + u;
   return EnvironmentError(what, "requires / --device",
-                          "run `pilot doctor` for details; use a machine that provides them, or revise the "
-                          "parameters; no run folder was created");
+                          std::string("run `pilot doctor` for details; use a machine that provides them, or revise "
+                                      "the parameters; ") + untouched);
 }
 
 Result<BuiltStage> BuildStage(const Params& params, const std::string& model_sha256, const fs::path& runs_dir) {

@@ -20,8 +20,9 @@ struct BuiltStage {
 };
 
 // The parameters' `requires` and the device asked for against what this machine has:
-// exit 3 listing every unmet requirement at once. Nothing is created.
-Status CheckEnvironment(const Params& params, const std::filesystem::path& runs_dir);
+// exit 3 listing every unmet requirement at once. Nothing is created; `untouched` tells
+// the user what became of their folder (run: none was created; resume: it stays resumable).
+Status CheckEnvironment(const Params& params, const std::filesystem::path& runs_dir, const char* untouched);
 
 // Resolves the device (exit 3 when absent), loads the model through the registry (exit 2),
 // and checks that allowed_categories are labels of the model.
