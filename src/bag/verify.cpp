@@ -5,7 +5,6 @@
 #include <set>
 #include <tuple>
 #include <unordered_map>
-#include <sys/stat.h>
 
 #include "pilot/bag.h"
 #include "pilot/fs.h"
@@ -54,21 +53,11 @@ class Verifier {
     result_.findings.push_back({std::move(check), EscapeControl(where), EscapeControl(what)});
   }
 
-  // What a name inside the bag is, without following it.
-  struct Entry {
-    bool exists = false, regular = false, symlink = false, directory = false;
-    std::uint64_t size = 0;
-  };
+  // What a name inside the bag is, without following it (an unreadable one: absent).
+  using Entry = FileStat;
   Entry Look(const std::string& rel) const {
-    struct stat st {};
-    Entry e;
-    if (::lstat((dir_ / rel).c_str(), &st) != 0) return e;
-    e.exists = true;
-    e.regular = S_ISREG(st.st_mode);
-    e.symlink = S_ISLNK(st.st_mode);
-    e.directory = S_ISDIR(st.st_mode);
-    e.size = static_cast<std::uint64_t>(st.st_size);
-    return e;
+    auto st = RealFileSystem().LinkStat(dir_ / rel);
+    return st.ok() ? st.value() : Entry{};
   }
 
   // A file of the bag that verify may open: a regular file, not through a symlink. Anything
