@@ -27,10 +27,14 @@ class RunLock {
   bool stale_taken_over() const { return stale_; }
 
  private:
-  RunLock(int fd, std::filesystem::path file, bool stale) : fd_(fd), file_(std::move(file)), stale_(stale) {}
+  RunLock(int fd, std::filesystem::path file, bool stale)
+      : fd_(fd), file_(std::move(file)), stale_(stale), unlink_on_release_(!stale) {}
   int fd_ = -1;
   std::filesystem::path file_;
   bool stale_ = false;
+  // Whether the destructor still removes the file: once it is removed, a lock file that
+  // another process may have created since is never theirs to lose.
+  bool unlink_on_release_ = false;
 };
 
 // The pid holding the folder's lock, if a live process holds it.

@@ -70,7 +70,8 @@ Result<RunLock> RunLock::Acquire(const fs::path& run_dir) {
   return RunLock(fd, file, existed);
 }
 
-RunLock::RunLock(RunLock&& other) noexcept : fd_(other.fd_), file_(std::move(other.file_)), stale_(other.stale_) {
+RunLock::RunLock(RunLock&& other) noexcept
+    : fd_(other.fd_), file_(std::move(other.file_)), stale_(other.stale_), unlink_on_release_(other.unlink_on_release_) {
   other.fd_ = -1;
 }
 
@@ -78,11 +79,14 @@ RunLock::~RunLock() {
   if (fd_ < 0) return;
   // A lock this process created goes with it; one it took over is left as it was found
   // (a refused resume leaves the folder as it was), unless RemoveFile() said otherwise.
-  if (!stale_) ::unlink(file_.c_str());
+  if (unlink_on_release_) ::unlink(file_.c_str());
   ::close(fd_);
 }
 
-void RunLock::RemoveFile() { ::unlink(file_.c_str()); }
+void RunLock::RemoveFile() {
+  ::unlink(file_.c_str());
+  unlink_on_release_ = false;
+}
 
 std::optional<long> LockHolder(const fs::path& run_dir) {
   int fd = OpenLockFile(run_dir / kLockFile, O_RDONLY);

@@ -200,6 +200,16 @@ TEST_F(HostileFs, ALockThisProcessCreatedGoesWithIt) {
   EXPECT_TRUE(fs::exists(dir_ / "run" / kLockFile));
 }
 
+TEST_F(HostileFs, ALockFileRemovedOnceIsNeverRemovedAgain) {
+  {
+    auto lock = RunLock::Acquire(dir_ / "run");
+    ASSERT_TRUE(lock.ok());
+    lock.value().RemoveFile();  // a clean stop: the process lingers a moment before exiting
+    WriteText(dir_ / "run" / kLockFile, "4242\n");  // meanwhile another writer's lock appears
+  }
+  EXPECT_EQ(ReadText(dir_ / "run" / kLockFile), "4242\n");
+}
+
 TEST_F(HostileFs, ReadsNeverBlockOnAFifoAndStopAtTheirCap) {
   ASSERT_EQ(::mkfifo((dir_ / "fifo").c_str(), 0600), 0);
   auto r = RealFileSystem().ReadFile(dir_ / "fifo", 100);
