@@ -82,7 +82,7 @@ int Bare(const fs::path& params_file, const fs::path& manifest_file) {
   std::size_t items = 0, accepted = 0;
   auto flush = [&] {
     std::vector<std::string_view> views(texts.begin(), texts.end());
-    for (const auto& o : stage.value()->Classify(views)) accepted += o.ok;
+    for (const auto& o : stage.value()->Process(views).items) accepted += o.ok;
     texts.clear();
   };
   double t0 = Now();

@@ -11,7 +11,7 @@ import sys
 ORDER = ["platform", "input", "records", "bag", "engine", "stage", "cli"]
 HEADER_ONLY = {"limits": "platform", "reasons": "platform", "clock": "platform", "build_info": "platform",
                "stage": "engine", "verify": "bag", "torch_stage": "stage", "doctor": "records",
-               "run": "engine", "kinds": "records", "vectors": "records"}
+               "run": "engine"}
 root = pathlib.Path(__file__).resolve().parent.parent
 layer_of = dict(HEADER_ONLY)
 for cpp in (root / "src").glob("*/*.cpp"):

@@ -26,8 +26,15 @@ namespace pilot {
 
 // Where the journal lives in a run folder.
 inline constexpr const char* kJournal = "data/journal.jsonl";
+// The journal format this pilot writes. Version 1 (pilot 0.1): header, session, result,
+// batch records. Version 2 adds "batch_failure" records and the embedding kind's result
+// fields (dim, vector_at). A record type the header's version does not define is refused.
+inline constexpr int kJournalVersion = 2;
+inline constexpr std::size_t kBatchFailuresKept = 64;
+
 
 struct JournalHeader {
+  int version = kJournalVersion;
   std::string run_id;
   std::string manifest_sha256, params_sha256, model_sha256;
   std::size_t items = 0;
@@ -53,6 +60,9 @@ struct JournalState {
   double processing_seconds = 0;   // summed over sessions: session start -> its last batch
   double peak_rss_mb = 0;          // the highest any session recorded
   std::optional<double> device_peak_mb;  // caching-allocator peak, when on a GPU
+  std::uint64_t vectors_end = 0;  // embedding kinds: end of the last journaled sidecar entry
+  std::vector<BatchFailure> batch_failures;  // the first kBatchFailuresKept
+  std::size_t batch_failure_count = 0;
 };
 
 // Parses journal text (the whole file's bytes) without touching any file: what LoadJournal
@@ -85,8 +95,10 @@ class JournalWriter {
   Status AppendSession(const nlohmann::ordered_json& session);
   // Appends the batch's records in order and a batch record (time, peak RSS), then
   // fsyncs: durable on success.
+  // Batch failures met while producing these records come first, in the same write.
   Status AppendResults(const std::vector<ResultRecord>& records, double unix_seconds, double peak_rss_mb,
-                       std::optional<double> device_peak_mb = std::nullopt);
+                       std::optional<double> device_peak_mb = std::nullopt,
+                       const std::vector<BatchFailure>& failures = {});
 
  private:
   explicit JournalWriter(std::unique_ptr<AppendFile> file) : file_(std::move(file)) {}

@@ -20,5 +20,7 @@ inline constexpr std::uint64_t kRunRecordBytes = 16ull << 20;           // run.j
 inline constexpr std::uint64_t kReportBytes = 64ull << 20;              // report.json
 inline constexpr std::uint64_t kTagFileBytes = 64ull << 20;             // bagit.txt, bag-info.txt, *manifest-sha256.txt
 inline constexpr std::uint64_t kLockFileBytes = 64;                     // .lock (a pid)
+inline constexpr std::uint64_t kEmbeddingDim = 1u << 16;                // an embedding's length
+inline constexpr std::uint64_t kNpyHeaderBytes = 1u << 16;              // vectors.npy's header
 
 }  // namespace pilot::limits

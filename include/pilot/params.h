@@ -48,7 +48,7 @@ struct Requires {
 struct Params {
   std::filesystem::path manifest;  // resolved
   StageParams stage;
-  std::vector<std::string> allowed_categories;
+  std::vector<std::string> allowed_categories;  // empty when absent (a stage that does not classify)
   std::string device = "auto";  // auto | cpu | cuda | rocm
   int batch_size = 8;
   int threads = 0;  // 0: libtorch's default

@@ -19,6 +19,8 @@ struct RunMetrics {
   double processing_seconds = 0;  // summed over every session that worked on the run
   double peak_rss_mb = 0;         // the highest of any session
   std::optional<double> device_peak_mb;  // caching-allocator peak on the GPU, if one was used
+  std::size_t batch_failure_count = 0;
+  std::vector<BatchFailure> batch_failures;  // the first ones recorded
 };
 
 struct Criterion {
@@ -30,6 +32,8 @@ struct Criterion {
 };
 
 struct Report {
+  std::string output_kind = "classification";  // the stage's: classification | embedding
+  std::size_t dim = 0;                          // embedding: the vectors' length
   std::size_t total = 0, accepted = 0, rejected = 0;
   std::map<std::string, std::size_t> by_reason, by_category;
   std::size_t labelled = 0, correct = 0;
@@ -40,6 +44,8 @@ struct Report {
   double items_per_second = 0;
   double peak_rss_mb = 0;
   std::optional<double> device_peak_mb;
+  std::size_t batch_failure_count = 0;
+  std::vector<BatchFailure> batch_failures;
   std::vector<Criterion> criteria;
   bool acceptance_met = true;
 
@@ -49,6 +55,12 @@ struct Report {
 // Accumulates a report item by item (constant memory but for one latency per item).
 class ReportBuilder {
  public:
+  ReportBuilder() = default;
+  // An embedding has no category: `expected` labels are not judged, by_category stays empty.
+  ReportBuilder(std::string output_kind, std::size_t dim) {
+    r_.output_kind = std::move(output_kind);
+    r_.dim = dim;
+  }
   void Add(const ManifestItem& item, const ResultRecord& record);
   Report Finish(const Acceptance& acceptance, const RunMetrics& metrics);
 

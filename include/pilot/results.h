@@ -1,7 +1,8 @@
-// A result record: one per manifest id, accepted with a category or rejected with a
-// reason (DESIGN.md, "Result records"), and its JSON Lines form.
+// A result record: one per manifest id, accepted with its stage kind's payload (a category,
+// or an embedding's row) or rejected with a reason (DESIGN.md, "Result records"), and its JSON Lines form.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -15,14 +16,29 @@ namespace pilot {
 struct ResultRecord {
   std::string id;
   bool accepted = false;
-  std::string category;  // accepted only
+  // Accepted, classification kinds:
+  std::string category;
   double confidence = 0;
   std::string reason;  // rejected only
   std::string detail;  // rejected only
   std::string model;   // "sha256:<hex>" when the item reached the stage
   std::optional<double> latency_ms;  // when the item reached the stage
+  // Accepted, embedding kinds: the vector's length; in results.jsonl its row in
+  // data/vectors.npy (numbered at finish, in manifest order); in the journal its byte offset
+  // in the vectors sidecar (data/vectors.sidecar), written and fsynced before the record.
+  std::optional<std::uint32_t> dim;
+  std::optional<std::uint64_t> row;
+  std::optional<std::uint64_t> vector_at;
 
   static ResultRecord Rejected(std::string id, std::string_view reason, std::string detail);
+};
+
+// A batch the stage failed as a whole (an exception, an out-of-memory): the engine bisects
+// it and records each failure, so that a limit is visible in the report, never hidden.
+struct BatchFailure {
+  std::uint64_t batch_size = 0;
+  bool out_of_memory = false;
+  std::string error;
 };
 
 // `prefix` fields come first (the journal puts "type" there).

@@ -112,6 +112,7 @@ struct RunStatus {
   double items_per_second = 0;  // the latest session
   std::optional<double> eta_seconds;
   std::uint64_t torn_bytes = 0;
+  int format_version = 0;  // the journal's; older than kJournalVersion: this pilot cannot resume it
 };
 Result<RunStatus> ReadRunStatus(const std::filesystem::path& run_dir);
 nlohmann::ordered_json RunStatusToJson(const RunStatus& status);

@@ -2,6 +2,7 @@
 // checks every field's type; a wrong type is an error naming the field, never an exception.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -15,6 +16,12 @@ struct RunRecord {
   std::string manifest_copy;  // data/manifest.json or data/manifest.jsonl
   std::string manifest_sha256, params_sha256, model_sha256;
   std::string inputs_root;    // plan.inputs_root: where the run read its inputs
+  // Absent in format 1 (pilot 0.1): kind "run", format 1, a classifier.
+  std::string folder_kind = "run";
+  int format_version = 1;
+  bool kind_declared = false;
+  std::string output_kind = "classification";  // plan.output: classification | embedding
+  std::uint32_t dim = 0;                        // plan.dim, embedding only
 };
 
 // Parses run.json text (at most limits::kRunRecordBytes, nesting capped, duplicate keys

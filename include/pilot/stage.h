@@ -1,6 +1,9 @@
 // The pluggable inference stage. The harness never knows the model: it hands a Stage a
-// batch of texts and gets one output per text back, in order. Stages are registered by
-// `kind` in a StageRegistry. A Stage is used from one thread at a time.
+// batch of inputs and gets back a batch-level status plus one outcome per input, in order.
+// What an accepted outcome carries depends on the stage's output kind (a classification or
+// an embedding); the engine judges outcomes, owns the retry policy (bisecting a failed
+// batch) and writes the records. Stages are registered by `kind` in a StageRegistry. A
+// Stage is used from one thread at a time.
 #pragma once
 
 #include <cstdint>
@@ -19,21 +22,56 @@
 
 namespace pilot {
 
-struct StageOutput {
+// What a stage produces for each accepted item; it decides the record fields, the report's
+// summary and what `verify` checks (DESIGN.md, "Result records").
+enum class OutputKind {
+  kClassification,  // a label the model declared, with its probability
+  kEmbedding,       // a float vector of the model's `dim`
+};
+const char* OutputKindName(OutputKind kind);  // "classification" | "embedding"
+std::optional<OutputKind> OutputKindFromName(std::string_view name);
+
+// What a stage takes: UTF-8 text (prechecks refuse invalid encoding) or raw bytes.
+enum class InputKind { kText, kBytes };
+const char* InputKindName(InputKind kind);  // "text" | "bytes"
+
+struct ItemOutput {
   bool ok = false;
-  std::string label;      // ok: the model's top label
-  double confidence = 0;  // ok: its probability
-  std::string error;      // !ok: what failed for this item
+  std::string error;  // !ok: what failed for this item alone
+  // kClassification
+  std::string label;      // the model's top label
+  double confidence = 0;  // its probability
+  std::vector<float> scores;  // the probability of every label (for device comparisons)
+  // kEmbedding
+  std::vector<float> vector;
+};
+
+// One call's result. A batch that fails as a whole (an exception, an out-of-memory) has
+// ok = false and no items: the engine then bisects it to isolate the failing items.
+struct BatchOutput {
+  bool ok = true;
   bool out_of_memory = false;
-  std::vector<float> scores;  // ok: the probability of every label (for device comparisons)
+  std::string error;
+  std::vector<ItemOutput> items;  // ok: one per input, in order
+
+  static BatchOutput Failed(std::string error, bool out_of_memory) {
+    BatchOutput b;
+    b.ok = false;
+    b.error = std::move(error);
+    b.out_of_memory = out_of_memory;
+    return b;
+  }
 };
 
 struct StageDescription {
   std::string kind;
-  std::vector<std::string> labels;  // declared by the model itself
+  OutputKind output = OutputKind::kClassification;
+  InputKind input = InputKind::kText;
+  std::vector<std::string> labels;  // kClassification: declared by the model itself
+  std::size_t dim = 0;              // kEmbedding: the vector length
   std::string model_sha256;
   std::string device;  // the device the stage actually runs on
-  double min_confidence = 0;  // below it an item is rejected low_confidence
+  double min_confidence = 0;  // kClassification: below it an item is rejected low_confidence
   nlohmann::ordered_json details = nlohmann::ordered_json::object();  // input contract, ...
 };
 
@@ -41,8 +79,9 @@ class Stage {
  public:
   virtual ~Stage() = default;
   virtual const StageDescription& Describe() const = 0;
-  // One output per text, same order. Never throws: a failure is reported per item.
-  virtual std::vector<StageOutput> Classify(const std::vector<std::string_view>& texts) = 0;
+  // Never throws: a whole-batch failure is BatchOutput::Failed, an item's own failure is
+  // that item's outcome. Retrying is the engine's business, not the stage's.
+  virtual BatchOutput Process(const std::vector<std::string_view>& inputs) = 0;
   // Peak device memory (MB) allocated since the stage was created; none on CPU.
   virtual std::optional<double> PeakDeviceMemoryMb() const { return std::nullopt; }
 };

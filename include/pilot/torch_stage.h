@@ -16,6 +16,7 @@
 namespace pilot {
 
 inline constexpr const char* kTorchScriptClassifier = "torchscript-classifier";
+inline constexpr const char* kTorchScriptEmbedding = "torchscript-embedding";
 
 // Registers the torch-backed stage kinds.
 void RegisterTorchStages(StageRegistry& registry);

@@ -10,10 +10,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include "pilot/status.h"
+
 namespace pilot {
 
 struct Finding {
-  std::string check;  // bag | fixity | completeness | copies | journal | accounting | report | inputs | fingerprint
+  std::string check;  // bag | fixity | completeness | copies | journal | accounting | report | vectors | inputs | fingerprint
   std::string where;  // file or item id
   std::string what;
 };
@@ -36,6 +38,10 @@ struct VerifyResult {
 };
 
 VerifyResult VerifyRunFolder(const std::filesystem::path& run_dir, const VerifyOptions& options);
+// What `pilot verify` calls: dispatches on the folder's kind and format version
+// (folder_kind.h). One this pilot does not know is refused (exit 2, naming it), not judged;
+// one that cannot be read at all is left to the checks, which report it as findings.
+Result<VerifyResult> VerifyFolder(const std::filesystem::path& dir, const VerifyOptions& options);
 nlohmann::ordered_json VerifyResultToJson(const std::filesystem::path& run_dir,
                                           const VerifyResult& result);
 

@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "pilot/bag.h"
+#include "pilot/folder_kind.h"
 #include "pilot/fs.h"
 #include "pilot/hash.h"
 #include "pilot/journal.h"
@@ -20,6 +21,13 @@
 #include "pilot/run_lock.h"
 #include "pilot/run_record.h"
 #include "pilot/utf8.h"
+#include "pilot/vectors.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstring>
 
 namespace pilot {
 
@@ -245,6 +253,7 @@ class Verifier {
       return;
     }
     run_ = std::move(parsed).value();
+    if (auto kind = ReadFolderKind(dir_); !kind.ok()) Add("bag", kind.error().where, kind.error().what);
     if (run_->state != "finished") {
       Add("bag", "data/run.json", "state is '" + KeyForMessage(run_->state) + "', not 'finished'");
     }
@@ -274,6 +283,11 @@ class Verifier {
         return;
       }
       auto rec = reader_->Read(at->second);
+      if (rec.ok() && rec.value().dim) {
+        // The journal points into the sidecar; results.jsonl carries the row numbered at finish.
+        rec.value().vector_at.reset();
+        rec.value().row = r.row;
+      }
       if (!rec.ok()) {
         v.Add("journal", r.id, rec.error().what);
       } else if (ToJsonLine(rec.value()) != ToJsonLine(r)) {
@@ -319,6 +333,7 @@ class Verifier {
       Add("accounting", "data/params.json", params.error().what);
       return;
     }
+    const bool embeds = run_ && run_->output_kind == "embedding";
     std::set<std::string> allowed(params.value().allowed_categories.begin(),
                                   params.value().allowed_categories.end());
     std::unordered_map<std::string, const ManifestItem*> by_id;
@@ -350,7 +365,16 @@ class Verifier {
       if (++seen[r.id] == 2) Add("accounting", r.id, "appears more than once in data/results.jsonl");
       journal.Compare(r, *this);
       order.push_back(r.id);
-      if (r.accepted) {
+      if (r.accepted && embeds) {
+        if (!r.dim || *r.dim != run_->dim || !r.row) {
+          Add("accounting", r.id, "accepted without the embedding's row and dim " + std::to_string(run_->dim));
+        } else if (*r.row != result_.accepted) {
+          Add("accounting", r.id,
+              "has row " + std::to_string(*r.row) + "; as accepted item " + std::to_string(result_.accepted) +
+                  " in manifest order it must have row " + std::to_string(result_.accepted));
+        }
+        ++result_.accepted;
+      } else if (r.accepted) {
         ++result_.accepted;
         ++by_category[r.category];
         if (!allowed.count(r.category)) {
@@ -376,6 +400,61 @@ class Verifier {
     for (std::size_t i = 0; in_order && i < order.size(); ++i) in_order = order[i] == manifest_->items[i].id;
     if (!in_order && seen.size() == by_id.size()) Add("accounting", "data/results.jsonl", "results are not in manifest order");
     CheckReport(by_reason, by_category);
+    if (embeds) CheckVectors(run_->dim);
+  }
+
+  // data/vectors.npy: the shape and dtype pilot writes, one row per accepted item, every
+  // value finite. (Its bytes are covered by fixity like any payload file.)
+  void CheckVectors(std::uint32_t dim) {
+    if (!Openable(kVectorsNpy, "vectors")) return;
+    auto fd = OpenRegularForRead(dir_ / kVectorsNpy, false);
+    if (!fd.ok()) {
+      Add("vectors", kVectorsNpy, fd.error().what);
+      return;
+    }
+    struct Closer {
+      int fd;
+      ~Closer() { ::close(fd); }
+    } closer{fd.value()};
+    const std::uint64_t size = Look(kVectorsNpy).size;
+    std::string head(static_cast<std::size_t>(std::min<std::uint64_t>(size, limits::kNpyHeaderBytes + 10)), '\0');
+    if (::pread(fd.value(), head.data(), head.size(), 0) != static_cast<ssize_t>(head.size())) {
+      Add("vectors", kVectorsNpy, "cannot be read");
+      return;
+    }
+    auto shape = ParseNpyHeader(head, kVectorsNpy);
+    if (!shape.ok()) {
+      Add("vectors", kVectorsNpy, shape.error().what);
+      return;
+    }
+    const NpyShape& s = shape.value();
+    if (s.cols != dim) Add("vectors", kVectorsNpy, "has " + std::to_string(s.cols) + " columns; the run's dim is " + std::to_string(dim));
+    if (s.rows != result_.accepted) {
+      Add("vectors", kVectorsNpy,
+          "has " + std::to_string(s.rows) + " rows for " + std::to_string(result_.accepted) + " accepted items");
+    }
+    if (s.cols == 0 || s.rows > (size / 4) / std::max<std::uint64_t>(1, s.cols) || size != s.data_offset + s.rows * s.cols * 4) {
+      Add("vectors", kVectorsNpy, "is " + std::to_string(size) + " bytes, not what its header's shape (" +
+                                       std::to_string(s.rows) + ", " + std::to_string(s.cols) + ") of float32 needs");
+      return;
+    }
+    std::vector<float> buf(1 << 16);
+    std::uint64_t at = s.data_offset, values = 0;
+    while (at < size) {
+      std::size_t want = static_cast<std::size_t>(std::min<std::uint64_t>(buf.size() * 4, size - at));
+      ssize_t n = ::pread(fd.value(), buf.data(), want, static_cast<off_t>(at));
+      if (n <= 0) {
+        Add("vectors", kVectorsNpy, "cannot be read");
+        return;
+      }
+      for (std::size_t k = 0; k < static_cast<std::size_t>(n) / 4; ++k, ++values) {
+        if (!std::isfinite(buf[k])) {
+          Add("vectors", kVectorsNpy, "row " + std::to_string(values / s.cols) + " holds a value that is not finite");
+          return;
+        }
+      }
+      at += static_cast<std::uint64_t>(n);
+    }
   }
 
   void CheckReport(const std::map<std::string, std::size_t>& by_reason,
@@ -460,6 +539,14 @@ class Verifier {
 
 VerifyResult VerifyRunFolder(const fs::path& run_dir, const VerifyOptions& options) {
   return Verifier(run_dir, options).Run();
+}
+
+Result<VerifyResult> VerifyFolder(const fs::path& dir, const VerifyOptions& options) {
+  auto kind = ReadFolderKind(dir);
+  if (kind.ok()) {
+    if (Status st = CheckFolderKind(kind.value(), dir, "verify"); !st.ok()) return st.error();
+  }
+  return VerifyRunFolder(dir, options);
 }
 
 nlohmann::ordered_json VerifyResultToJson(const fs::path& run_dir, const VerifyResult& result) {

@@ -26,7 +26,10 @@ int Execute(const StatusOptions& o) {
   std::printf("  %zu/%zu items done: %zu accepted, %zu rejected\n", s.done, s.total, s.accepted, s.rejected);
   if (s.items_per_second > 0) std::printf("  rate %.1f items/s (latest session)\n", s.items_per_second);
   if (s.eta_seconds) std::printf("  ETA %.0f s\n", *s.eta_seconds);
-  if (s.state == "interrupted") {
+  if (s.state == "interrupted" && s.format_version < kJournalVersion) {
+    std::printf("  written in run format %d (pilot 0.1): this pilot verifies it but does not resume it\n",
+                s.format_version);
+  } else if (s.state == "interrupted") {
     std::error_code ec;
     std::printf("  resume with: pilot resume %s\n",
                 std::filesystem::absolute(o.run_dir, ec).lexically_normal().string().c_str());

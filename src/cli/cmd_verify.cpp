@@ -36,7 +36,9 @@ int Execute(const VerifyCliOptions& o) {
     }
     options.expect_fingerprint = o.expect;
   }
-  VerifyResult result = VerifyRunFolder(o.run_dir, options);
+  auto verified = VerifyFolder(o.run_dir, options);
+  if (!verified.ok()) return ReportError(verified.error(), o.common);
+  VerifyResult result = std::move(verified).value();
   if (o.common.json) {
     PrintJson(VerifyResultToJson(o.run_dir, result));
   } else if (result.ok()) {

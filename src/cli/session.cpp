@@ -12,6 +12,7 @@
 
 #include "pilot/clock.h"
 #include "pilot/host.h"
+#include "pilot/plan.h"
 #include "pilot/torch_stage.h"
 
 namespace pilot::cli {
@@ -106,15 +107,7 @@ Result<BuiltStage> BuildStage(const Params& params, const std::string& model_sha
   config.seed = params.seed;
   auto stage = registry.Create(config);
   if (!stage.ok()) return stage.error();
-  const auto& labels = stage.value()->Describe().labels;
-  for (const auto& c : params.allowed_categories) {
-    if (std::find(labels.begin(), labels.end(), c) == labels.end()) {
-      std::string all;
-      for (const auto& l : labels) all += (all.empty() ? "" : " ") + l;
-      return BadInput("allowed category '" + c + "' is not a label of the model", "allowed_categories",
-                      "the model's labels are: " + all);
-    }
-  }
+  if (Status st = CheckStageFitsParams(stage.value()->Describe(), params); !st.ok()) return st.error();
   BuiltStage built;
   built.stage = std::move(stage).value();
   built.environment["host"] = HostInfo();

@@ -8,7 +8,7 @@
 namespace pilot {
 
 Precheck PrecheckItem(FileSystem& fs, const std::filesystem::path& root, const ManifestItem& item,
-                      std::uint64_t max_bytes) {
+                      std::uint64_t max_bytes, InputKind input) {
   Precheck out;
   auto reject = [&](std::string_view reason, std::string detail) {
     out.rejection = ResultRecord::Rejected(item.id, reason, std::move(detail));
@@ -36,6 +36,11 @@ Precheck PrecheckItem(FileSystem& fs, const std::filesystem::path& root, const M
     return reject(reason::kInputChanged, "sha256 is " + digest + ", the manifest pins " + item.sha256);
   }
   const std::string& text = bytes.value();
+  if (input == InputKind::kBytes) {
+    if (text.empty()) return reject(reason::kEmptyInput, "the file is empty");
+    out.text = std::move(bytes).value();
+    return out;
+  }
   if (text.find_first_not_of(" \t\r\n\f\v") == std::string::npos) {
     return reject(reason::kEmptyInput, text.empty() ? "the file is empty" : "the file holds only whitespace");
   }

@@ -5,6 +5,7 @@
 
 #include <unordered_set>
 
+#include "pilot/folder_kind.h"
 #include "pilot/hash.h"
 #include "pilot/limits.h"
 #include "pilot/run.h"
@@ -63,6 +64,11 @@ Result<ResumeSetup> CheckAgainstJournal(const fs::path& run_dir, ResumeSetup& s)
   if (!journal.ok()) return journal.error();
   s.journal = std::move(journal).value();
   const JournalHeader& h = s.journal.header;
+  if (h.version < kJournalVersion) {
+    return BadInput("the folder was written in run format " + std::to_string(h.version) +
+                        " (pilot 0.1), which this pilot verifies and reads the status of, but does not resume",
+                    run_dir.string(), "finish it with the pilot that started it, or start a new run with `pilot run`");
+  }
 
   // The copies (or, if a kill came before they were written, the originals) must be the
   // very files the journal's header binds the run to.
@@ -166,6 +172,13 @@ Result<ResumeSetup> PrepareResume(const fs::path& given, FileSystem& fsys) {
     return BadInput("not a folder", given.string(), "give the path of a run folder, e.g. runs/<run-id>");
   }
   if (Status st = CheckEntries(run_dir); !st.ok()) return st.error();
+  // What the folder is: a kill before data/run.json was written leaves only the journal,
+  // whose header carries the version.
+  if (Exists(run_dir / "data/run.json")) {
+    auto kind = ReadFolderKind(run_dir);
+    if (!kind.ok()) return kind.error();
+    if (Status st = CheckFolderKind(kind.value(), run_dir, "resume"); !st.ok()) return st.error();
+  }
   const bool bagged = Exists(run_dir / "tagmanifest-sha256.txt");
   if (bagged) {
     // Finished: never rewritten. A lock left behind by a process killed after its last

@@ -11,6 +11,8 @@
 #include <spdlog/spdlog.h>
 
 #include "pilot/bag.h"
+#include "pilot/folder_kind.h"
+#include "pilot/vectors.h"
 #include "pilot/build_info.h"
 #include "pilot/hash.h"
 #include "pilot/host.h"
@@ -37,10 +39,10 @@ std::string Score(double v) {
   return buf;
 }
 
-// What the engine demands of any stage's output, whatever the stage: a label the model
+// What the engine demands of a classifier's output, whatever the stage: a label the model
 // declared and a probability in [0, 1]. Anything else is the model's fault, not the item's
 // data, and gets its own reason so that it is never mistaken for a verdict.
-std::optional<std::string> InvalidOutput(const StageOutput& out, const StageDescription& desc) {
+std::optional<std::string> InvalidClassification(const ItemOutput& out, const StageDescription& desc) {
   if (!std::isfinite(out.confidence) || out.confidence < 0 || out.confidence > 1) {
     return "the model's score is " + (std::isfinite(out.confidence) ? Score(out.confidence) : std::string("not finite")) +
            ", not a probability in [0, 1]";
@@ -54,15 +56,34 @@ std::optional<std::string> InvalidOutput(const StageOutput& out, const StageDesc
   return std::nullopt;
 }
 
-ResultRecord FromStage(const ManifestItem& item, const StageOutput& out, const StageDescription& desc,
-                       const std::vector<std::string>& allowed, double latency_ms) {
+// An embedding must have the model's declared length and only finite values.
+std::optional<std::string> InvalidEmbedding(const ItemOutput& out, const StageDescription& desc) {
+  if (out.vector.size() != desc.dim) {
+    return "the model returned " + std::to_string(out.vector.size()) + " values, its dim is " + std::to_string(desc.dim);
+  }
+  for (std::size_t k = 0; k < out.vector.size(); ++k) {
+    if (!std::isfinite(out.vector[k])) return "the vector's value " + std::to_string(k) + " is not finite";
+  }
+  return std::nullopt;
+}
+
+// Judges one item's outcome by the stage's output kind. `failed`: the stage failed on this
+// item alone (a batch of one), `out_of_memory` saying whether from lack of device memory.
+ResultRecord Judge(const ManifestItem& item, const ItemOutput& out, bool out_of_memory, const StageDescription& desc,
+                   const std::vector<std::string>& allowed, double latency_ms) {
   ResultRecord r;
-  std::optional<std::string> invalid = out.ok ? InvalidOutput(out, desc) : std::nullopt;
+  const bool classifies = desc.output == OutputKind::kClassification;
+  std::optional<std::string> invalid;
+  if (out.ok) invalid = classifies ? InvalidClassification(out, desc) : InvalidEmbedding(out, desc);
   if (!out.ok) {
-    r = ResultRecord::Rejected(item.id, out.out_of_memory ? reason::kDeviceOutOfMemory : reason::kStageError,
+    r = ResultRecord::Rejected(item.id, out_of_memory ? reason::kDeviceOutOfMemory : reason::kStageError,
                                TruncateUtf8(out.error.empty() ? "the stage failed without a message" : out.error, 2000));
   } else if (invalid) {
     r = ResultRecord::Rejected(item.id, reason::kInvalidOutput, *invalid);
+  } else if (!classifies) {
+    r.id = item.id;
+    r.accepted = true;
+    r.dim = static_cast<std::uint32_t>(desc.dim);
   } else if (std::find(allowed.begin(), allowed.end(), out.label) == allowed.end()) {
     r = ResultRecord::Rejected(item.id, reason::kCategoryNotAllowed,
                                "model says '" + out.label + "' (" + Score(out.confidence) + "), not in allowed_categories");
@@ -117,6 +138,7 @@ class Driver {
     progress_.total = plan_.manifest.size();
     progress_.done = progress_.accepted + progress_.rejected;
     sessions_ = (previous ? previous->sessions : 0) + 1;
+    previous_ = previous;
     Status st = Work(previous != nullptr);
     if (!st.ok() && st.error().code == ExitCode::kInterrupted) {
       lock.RemoveFile();  // a clean stop: everything done is journaled
@@ -150,6 +172,7 @@ class Driver {
     last_log_ = session_start_;
     PILOT_RETURN_IF_ERROR(EnsureFolderFiles());
     PILOT_RETURN_IF_ERROR(WriteRunRecord("running"));
+    PILOT_RETURN_IF_ERROR(OpenSidecar(previous_));
     std::vector<ManifestItem> pending;
     const auto batch = static_cast<std::size_t>(plan_.params.batch_size);
     auto is_done = [&](std::string_view id) { return done_ && done_->count(std::string(id)) > 0; };
@@ -196,6 +219,8 @@ class Driver {
   Status WriteRunRecord(const std::string& state) {
     const StageDescription& d = stage_.Describe();
     nlohmann::ordered_json j;
+    j["folder_kind"] = kFolderKindRun;
+    j["format_version"] = kRunFormatVersion;
     j["run_id"] = header_.run_id;
     j["pilot_version"] = build::kVersion;
     j["source_revision"] = build::kSourceRevision;
@@ -214,6 +239,8 @@ class Driver {
                  {"model", header_.model_path},
                  {"items", header_.items},
                  {"stage_kind", d.kind},
+                 {"output", OutputKindName(d.output)},
+                 {"input", InputKindName(d.input)},
                  {"device_requested", plan_.params.device},
                  {"device", d.device},
                  {"batch_size", plan_.params.batch_size},
@@ -221,18 +248,64 @@ class Driver {
                  {"seed", plan_.params.seed},
                  {"max_bytes", plan_.params.max_bytes},
                  {"min_confidence", d.min_confidence},
-                 {"labels", d.labels},
-                 {"allowed_categories", plan_.params.allowed_categories},
                  {"model_contract", d.details}};
+    if (d.output == OutputKind::kClassification) {
+      j["plan"]["labels"] = d.labels;
+      j["plan"]["allowed_categories"] = plan_.params.allowed_categories;
+    } else {
+      j["plan"]["dim"] = d.dim;
+      j["plan"]["vectors"] = kVectorsNpy;
+    }
     return fs_.WriteFileAtomic(dir_ / "data/run.json", PrettyJson(j));
   }
 
+  // Runs inputs [begin, end) through the stage. The engine owns the retry policy: a batch
+  // that fails as a whole is recorded (size, error) and bisected until the failing items are
+  // isolated; a batch of one that fails is that item's rejection.
+  void RunStage(const std::vector<std::string_view>& views, std::size_t begin, std::size_t end,
+                std::vector<ItemOutput>& outs, std::vector<char>& oom, std::vector<double>& latency,
+                std::vector<BatchFailure>& failures) {
+    std::vector<std::string_view> sub(views.begin() + static_cast<std::ptrdiff_t>(begin),
+                                      views.begin() + static_cast<std::ptrdiff_t>(end));
+    double t0 = clock_.MonotonicSeconds();
+    BatchOutput b = stage_.Process(sub);
+    double ms = (clock_.MonotonicSeconds() - t0) * 1000.0;
+    if (b.ok && b.items.size() != sub.size()) {
+      b = BatchOutput::Failed("the stage returned " + std::to_string(b.items.size()) + " outputs for " +
+                                  std::to_string(sub.size()) + " inputs",
+                              false);
+    }
+    if (b.ok) {
+      for (std::size_t k = 0; k < sub.size(); ++k) {
+        outs[begin + k] = std::move(b.items[k]);
+        latency[begin + k] = ms;
+      }
+      return;
+    }
+    std::string error = TruncateUtf8(b.error.empty() ? "the stage failed without a message" : b.error, 2000);
+    if (sub.size() == 1) {
+      outs[begin].ok = false;
+      outs[begin].error = error;
+      oom[begin] = b.out_of_memory;
+      latency[begin] = ms;
+      return;
+    }
+    if (b.out_of_memory) {
+      spdlog::warn("the stage ran out of memory at batch size {}; retrying in halves", sub.size());
+    }
+    failures.push_back(BatchFailure{sub.size(), b.out_of_memory, error});
+    std::size_t mid = begin + (end - begin) / 2;
+    RunStage(views, begin, mid, outs, oom, latency, failures);
+    RunStage(views, mid, end, outs, oom, latency, failures);
+  }
+
   Status Flush(std::vector<ManifestItem>& items) {
+    const StageDescription& desc = stage_.Describe();
     std::vector<std::optional<ResultRecord>> slot(items.size());
     std::vector<std::string> texts;
     std::vector<std::size_t> staged;
     for (std::size_t i = 0; i < items.size(); ++i) {
-      Precheck pre = PrecheckItem(fs_, inputs_root_, items[i], plan_.params.max_bytes);
+      Precheck pre = PrecheckItem(fs_, inputs_root_, items[i], plan_.params.max_bytes, desc.input);
       if (pre.rejection) {
         slot[i] = std::move(pre.rejection);
       } else {
@@ -240,19 +313,21 @@ class Driver {
         staged.push_back(i);
       }
     }
+    std::vector<BatchFailure> failures;
+    std::string vectors;  // sidecar entries of this batch's accepted embeddings
     if (!texts.empty()) {
       std::vector<std::string_view> views(texts.begin(), texts.end());
-      double t0 = clock_.MonotonicSeconds();
-      std::vector<StageOutput> outs = stage_.Classify(views);
-      double latency_ms = (clock_.MonotonicSeconds() - t0) * 1000.0;
+      std::vector<ItemOutput> outs(views.size());
+      std::vector<char> oom(views.size(), 0);
+      std::vector<double> latency(views.size(), 0);
+      RunStage(views, 0, views.size(), outs, oom, latency, failures);
       for (std::size_t k = 0; k < staged.size(); ++k) {
-        StageOutput out;
-        if (k < outs.size()) {
-          out = outs[k];
-        } else {
-          out.error = "the stage returned too few outputs";
+        ResultRecord r = Judge(items[staged[k]], outs[k], oom[k] != 0, desc, plan_.params.allowed_categories, latency[k]);
+        if (r.accepted && r.dim) {
+          r.vector_at = sidecar_end_ + vectors.size();
+          vectors += SidecarEntry(r.id, outs[k].vector);
         }
-        slot[staged[k]] = FromStage(items[staged[k]], out, stage_.Describe(), plan_.params.allowed_categories, latency_ms);
+        slot[staged[k]] = std::move(r);
       }
     }
     std::vector<ResultRecord> records;
@@ -261,9 +336,15 @@ class Driver {
       (r->accepted ? progress_.accepted : progress_.rejected)++;
       records.push_back(std::move(*r));
     }
+    // Vectors first, synced, then the journal records that point at them.
+    if (!vectors.empty()) {
+      PILOT_RETURN_IF_ERROR(sidecar_->Append(vectors));
+      PILOT_RETURN_IF_ERROR(sidecar_->Sync());
+      sidecar_end_ += vectors.size();
+    }
     // Journaled and synced before anything derived from these results is written.
-    PILOT_RETURN_IF_ERROR(
-        journal_->AppendResults(records, UnixSeconds(), PeakRssMegabytes(), stage_.PeakDeviceMemoryMb()));
+    PILOT_RETURN_IF_ERROR(journal_->AppendResults(records, UnixSeconds(), PeakRssMegabytes(),
+                                                  stage_.PeakDeviceMemoryMb(), failures));
     processed_ += records.size();
     progress_.done += records.size();
     items.clear();
@@ -272,6 +353,42 @@ class Driver {
         (control_.stop_after > 0 && processed_ >= control_.stop_after)) {
       return Interrupted();
     }
+    return {};
+  }
+
+  // The embedding kind's sidecar: created with its header on a fresh run; on resume cut back
+  // to the end of the last journaled vector (a batch whose journal record never made it
+  // leaves vectors nothing points at).
+  Status OpenSidecar(const JournalState* previous) {
+    const StageDescription& desc = stage_.Describe();
+    if (desc.output != OutputKind::kEmbedding) return {};
+    const fs::path file = dir_ / kVectorsSidecar;
+    const std::uint64_t journaled = previous ? previous->vectors_end : 0;
+    auto stat = fs_.LinkStat(file);
+    if (!stat.ok()) return stat.error();
+    const std::uint64_t size = stat.value().exists ? stat.value().size : 0;
+    if (journaled > 0) {
+      if (!stat.value().exists || size < journaled) {
+        return BadInput("the vectors sidecar holds " + std::to_string(size) + " bytes, the journal refers to " +
+                            std::to_string(journaled),
+                        file.string(), "vectors the journal recorded are lost; the run cannot be resumed");
+      }
+      auto reader = SidecarReader::Open(file, static_cast<std::uint32_t>(desc.dim));
+      if (!reader.ok()) return reader.error();
+      if (size > journaled) PILOT_RETURN_IF_ERROR(fs_.Truncate(file, journaled));
+      auto opened = fs_.OpenAppend(file);
+      if (!opened.ok()) return opened.error();
+      sidecar_ = std::move(opened).value();
+      sidecar_end_ = journaled;
+      return {};
+    }
+    if (stat.value().exists && size > 0) PILOT_RETURN_IF_ERROR(fs_.Truncate(file, 0));
+    auto opened = fs_.OpenAppend(file);
+    if (!opened.ok()) return opened.error();
+    sidecar_ = std::move(opened).value();
+    PILOT_RETURN_IF_ERROR(sidecar_->Append(SidecarHeader(static_cast<std::uint32_t>(desc.dim))));
+    PILOT_RETURN_IF_ERROR(sidecar_->Sync());
+    sidecar_end_ = kSidecarHeaderBytes;
     return {};
   }
 
@@ -294,37 +411,67 @@ class Driver {
     auto journal = LoadJournal(fs_, journal_file, false);
     if (!journal.ok()) return journal.error();
     const JournalState& js = journal.value();
+    const StageDescription& desc = stage_.Describe();
+    const bool embeds = desc.output == OutputKind::kEmbedding;
     JournalReader reader(journal_file);
-    ReportBuilder builder;
+    ReportBuilder builder(OutputKindName(desc.output), desc.dim);
     std::string results;
     std::vector<ResultRecord> rows;
     std::size_t n = 0;
+    // Embeddings: rows are numbered here, in manifest order of the accepted items, and the
+    // vectors copied bit for bit from the sidecar into the .npy.
+    std::optional<SidecarReader> sidecar;
+    std::string npy;
+    std::uint64_t row = 0;
+    if (embeds) {
+      auto opened = SidecarReader::Open(dir_ / kVectorsSidecar, static_cast<std::uint32_t>(desc.dim));
+      if (!opened.ok()) return opened.error();
+      sidecar.emplace(std::move(opened).value());
+      npy = NpyHeader(js.accepted, static_cast<std::uint32_t>(desc.dim));
+      npy.reserve(npy.size() + js.accepted * desc.dim * sizeof(float));
+    }
     PILOT_RETURN_IF_ERROR(manifest_.ForEach([&](const ManifestItem& item) -> Status {
       auto at = js.done.find(item.id);
       if (at == js.done.end()) return BadInput("no result was journaled for this item", item.id);
       auto rec = reader.Read(at->second);
       if (!rec.ok()) return rec.error();
-      results += ToJsonLine(rec.value());
+      ResultRecord& r = rec.value();
+      if (embeds && r.accepted) {
+        if (!r.vector_at || !r.dim || *r.dim != desc.dim) {
+          return BadInput("the journal's record of item '" + item.id + "' does not point at a vector of dim " +
+                              std::to_string(desc.dim),
+                          journal_file.string());
+        }
+        auto raw = sidecar->ReadRaw(*r.vector_at, r.id);
+        if (!raw.ok()) return raw.error();
+        npy += raw.value();
+        r.row = row++;
+        r.vector_at.reset();
+      }
+      results += ToJsonLine(r);
       results += '\n';
-      builder.Add(item, rec.value());
-      if (rows.size() < kMarkdownItemRows) rows.push_back(std::move(rec).value());
+      builder.Add(item, r);
+      if (rows.size() < kMarkdownItemRows) rows.push_back(std::move(r));
       ++n;
       return {};
     }));
     if (js.done.size() != n) {
       return BadInput("the journal holds results for ids that are not in the manifest", journal_file.string());
     }
+    if (embeds) PILOT_RETURN_IF_ERROR(fs_.WriteFileAtomic(dir_ / kVectorsNpy, npy));
     PILOT_RETURN_IF_ERROR(fs_.WriteFileAtomic(dir_ / "data/results.jsonl", results));
     outcome_.report = builder.Finish(plan_.params.acceptance,
                                      RunMetrics{js.processing_seconds, std::max(js.peak_rss_mb, PeakRssMegabytes()),
-                                                js.device_peak_mb});
+                                                js.device_peak_mb, js.batch_failure_count, js.batch_failures});
     PILOT_RETURN_IF_ERROR(fs_.WriteFileAtomic(dir_ / "data/report.json", PrettyJson(ReportToJson(outcome_.report))));
     PILOT_RETURN_IF_ERROR(
         fs_.WriteFileAtomic(dir_ / "data/report.md", ReportToMarkdown(outcome_.report, header_.run_id, rows)));
     PILOT_RETURN_IF_ERROR(WriteRunRecord("finished"));
     PILOT_RETURN_IF_ERROR(FinalizeBag(fs_, dir_,
                                       {{"Bag-Software-Agent", std::string("pilot ") + build::kVersion},
-                                       {"External-Identifier", header_.run_id}}));
+                                       {"External-Identifier", header_.run_id},
+                                       {"Pilot-Folder-Kind", kFolderKindRun},
+                                       {"Pilot-Format-Version", std::to_string(kRunFormatVersion)}}));
     lock.RemoveFile();
     auto fingerprint = Sha256File(dir_ / "tagmanifest-sha256.txt", false);
     if (fingerprint.ok()) outcome_.fingerprint = fingerprint.value();
@@ -347,6 +494,9 @@ class Driver {
   Clock& clock_;
   const RunControl& control_;
   JournalWriter* journal_ = nullptr;
+  const JournalState* previous_ = nullptr;
+  std::unique_ptr<AppendFile> sidecar_;
+  std::uint64_t sidecar_end_ = 0;
   const std::unordered_map<std::string, std::uint64_t>* done_ = nullptr;
   RunOutcome outcome_;
   Progress progress_;

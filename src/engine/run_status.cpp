@@ -1,6 +1,7 @@
 // `pilot status`: a run folder's state from its journal and lock, without taking the lock.
 #include <algorithm>
 
+#include "pilot/folder_kind.h"
 #include "pilot/run.h"
 
 namespace pilot {
@@ -12,11 +13,17 @@ Result<RunStatus> ReadRunStatus(const fs::path& run_dir) {
   if (run_dir.empty() || !fs::is_directory(run_dir, ec)) {
     return BadInput("not a folder", run_dir.string(), "give the path of a run folder, e.g. runs/<run-id>");
   }
+  if (fs::exists(fs::symlink_status(run_dir / "data/run.json", ec))) {
+    auto kind = ReadFolderKind(run_dir);
+    if (!kind.ok()) return kind.error();
+    if (Status s = CheckFolderKind(kind.value(), run_dir, "read the status of"); !s.ok()) return s.error();
+  }
   auto journal = LoadJournal(RealFileSystem(), run_dir / kJournal, false);
   if (!journal.ok()) return journal.error();
   const JournalState& js = journal.value();
   RunStatus st;
   st.run_id = js.header.run_id;
+  st.format_version = js.header.version;
   st.writer_pid = LockHolder(run_dir);
   bool finished = fs::exists(fs::symlink_status(run_dir / "tagmanifest-sha256.txt", ec));
   st.state = st.writer_pid ? "running" : finished ? "finished" : "interrupted";
@@ -37,6 +44,8 @@ nlohmann::ordered_json RunStatusToJson(const RunStatus& s) {
   nlohmann::ordered_json j;
   j["run_id"] = s.run_id;
   j["state"] = s.state;
+  j["format_version"] = s.format_version;
+  j["resumable"] = s.state == "interrupted" && s.format_version >= kJournalVersion;
   j["writer_pid"] = s.writer_pid ? nlohmann::ordered_json(*s.writer_pid) : nlohmann::ordered_json();
   j["done"] = s.done;
   j["total"] = s.total;

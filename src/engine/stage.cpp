@@ -2,6 +2,18 @@
 
 namespace pilot {
 
+const char* OutputKindName(OutputKind kind) {
+  return kind == OutputKind::kEmbedding ? "embedding" : "classification";
+}
+
+std::optional<OutputKind> OutputKindFromName(std::string_view name) {
+  if (name == "classification") return OutputKind::kClassification;
+  if (name == "embedding") return OutputKind::kEmbedding;
+  return std::nullopt;
+}
+
+const char* InputKindName(InputKind kind) { return kind == InputKind::kBytes ? "bytes" : "text"; }
+
 void StageRegistry::Register(const std::string& kind, Factory factory) {
   factories_[kind] = std::move(factory);
 }

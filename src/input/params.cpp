@@ -132,9 +132,10 @@ Result<Params> ParseParams(std::string_view text, const std::filesystem::path& b
     p.stage.options = stage["options"];
   }
 
-  if (!doc.contains("allowed_categories")) return top.Wrong("allowed_categories", "is required");
-  const json& allowed = doc["allowed_categories"];
-  if (!allowed.is_array() || allowed.empty()) {
+  // Required for a stage that classifies, refused for one that does not: the engine checks
+  // that against the stage's kind once the stage is loaded (CheckStageFitsParams).
+  const json& allowed = doc.contains("allowed_categories") ? doc["allowed_categories"] : json::array();
+  if (doc.contains("allowed_categories") && (!allowed.is_array() || allowed.empty())) {
     return top.Wrong("allowed_categories", "must be a non-empty array of labels");
   }
   std::set<std::string> seen;

@@ -20,7 +20,7 @@ double UnixSeconds() {
 nlohmann::ordered_json JournalHeader::ToJson() const {
   nlohmann::ordered_json j;
   j["type"] = "header";
-  j["version"] = 1;
+  j["version"] = version;
   j["run_id"] = run_id;
   j["manifest_sha256"] = manifest_sha256;
   j["params_sha256"] = params_sha256;
@@ -39,6 +39,13 @@ Result<JournalHeader> JournalHeader::FromJson(const nlohmann::json& j, const std
   try {
     JournalHeader h;
     if (j.at("type") != "header") throw std::runtime_error("first record is not a header");
+    auto version = UnsignedAt(j, "version");
+    if (!version || *version < 1 || *version > kJournalVersion) {
+      return BadInput("the journal's format version " + (j.contains("version") ? KeyForMessage(j.at("version").dump()) : std::string("(none)")) +
+                          " is not one this pilot reads (1.." + std::to_string(kJournalVersion) + ")",
+                      where, "use the pilot that wrote this folder, or a newer one");
+    }
+    h.version = static_cast<int>(*version);
     h.run_id = j.at("run_id").get<std::string>();
     h.manifest_sha256 = j.at("manifest_sha256").get<std::string>();
     h.params_sha256 = j.at("params_sha256").get<std::string>();
@@ -134,6 +141,7 @@ class JournalParser {
     bool accepted = line.compare(id_end + kStatus.size(), 9, "accepted\"") == 0;
     bool rejected = line.compare(id_end + kStatus.size(), 9, "rejected\"") == 0;
     if (!(accepted || rejected) || !IsValidItemId(id)) return false;  // the slow path names the fault
+    if (accepted && line.find("\"vector_at\":") != std::string::npos) return false;  // the slow path tracks it
     return AddResult(std::string(id), accepted, start).ok();
   }
 
@@ -187,7 +195,27 @@ class JournalParser {
       if (!status || (*status != "accepted" && *status != "rejected")) {
         return Bad("has a status that is neither 'accepted' nor 'rejected'");
       }
+      if (*status == "accepted" && j.contains("vector_at")) {
+        auto at = UnsignedAt(j, "vector_at");
+        auto dim = UnsignedAt(j, "dim");
+        if (!at || !dim || *dim == 0 || *dim > limits::kEmbeddingDim || *at > (std::uint64_t{1} << 48)) {
+          return Bad("has a 'vector_at' or 'dim' that is not a count in range");
+        }
+        st_.vectors_end = std::max(st_.vectors_end, *at + 4 + id->size() + 4 * *dim);
+      }
       return AddResult(*id, *status == "accepted", start);
+    } else if (*type == "batch_failure" && st_.header.version >= 2) {
+      auto size = UnsignedAt(j, "batch_size");
+      auto error = StringAt(j, "error");
+      if (!size || !error) return Bad("(a batch failure) has no 'batch_size' count or no 'error' text");
+      ++st_.batch_failure_count;
+      if (st_.batch_failures.size() < kBatchFailuresKept) {
+        BatchFailure f;
+        f.batch_size = *size;
+        f.error = *error;
+        f.out_of_memory = j.contains("out_of_memory") && j["out_of_memory"].is_boolean() && j["out_of_memory"].get<bool>();
+        st_.batch_failures.push_back(std::move(f));
+      }
     } else {
       return Bad("has unknown type '" + KeyForMessage(*type) + "'");
     }
@@ -289,8 +317,16 @@ Status JournalWriter::AppendSession(const nlohmann::ordered_json& session) {
 }
 
 Status JournalWriter::AppendResults(const std::vector<ResultRecord>& records, double unix_seconds,
-                                    double peak_rss_mb, std::optional<double> device_peak_mb) {
+                                    double peak_rss_mb, std::optional<double> device_peak_mb,
+                                    const std::vector<BatchFailure>& failures) {
   std::string lines;
+  for (const auto& f : failures) {
+    lines += JsonLine(nlohmann::ordered_json{{"type", "batch_failure"},
+                                             {"batch_size", f.batch_size},
+                                             {"out_of_memory", f.out_of_memory},
+                                             {"error", f.error}}) +
+             "\n";
+  }
   for (const auto& r : records) lines += JsonLine(ToJson(r, {{"type", "result"}})) + "\n";
   nlohmann::ordered_json batch = {
       {"type", "batch"}, {"at_unix", unix_seconds}, {"items", records.size()}, {"peak_rss_mb", peak_rss_mb}};

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <set>
 #include <sstream>
 
 namespace pilot {
@@ -17,14 +18,15 @@ double Percentile(std::vector<double> samples, double p) {
 
 void ReportBuilder::Add(const ManifestItem& item, const ResultRecord& rec) {
   ++r_.total;
+  const bool classifies = r_.output_kind == "classification";
   if (rec.accepted) {
     ++r_.accepted;
-    ++r_.by_category[rec.category];
+    if (classifies) ++r_.by_category[rec.category];
   } else {
     ++r_.rejected;
     ++r_.by_reason[rec.reason];
   }
-  if (item.expected) {
+  if (item.expected && classifies) {
     ++r_.labelled;
     if (rec.accepted && rec.category == *item.expected) ++r_.correct;
   }
@@ -55,6 +57,8 @@ Report ReportBuilder::Finish(const Acceptance& acceptance, const RunMetrics& met
   r.items_per_second = metrics.processing_seconds > 0 ? r.total / metrics.processing_seconds : 0;
   r.peak_rss_mb = metrics.peak_rss_mb;
   r.device_peak_mb = metrics.device_peak_mb;
+  r.batch_failure_count = metrics.batch_failure_count;
+  r.batch_failures = metrics.batch_failures;
 
   auto add = [&](const char* name, std::optional<double> limit, double value, bool measured,
                  bool higher_is_better) {
@@ -74,9 +78,13 @@ Report ReportBuilder::Finish(const Acceptance& acceptance, const RunMetrics& met
 
 nlohmann::ordered_json ReportToJson(const Report& r) {
   nlohmann::ordered_json j;
+  j["output_kind"] = r.output_kind;
   j["counts"] = {{"total", r.total}, {"accepted", r.accepted}, {"rejected", r.rejected}};
   j["by_reason"] = r.by_reason;
   j["by_category"] = r.by_category;
+  if (r.output_kind == "embedding") {
+    j["embedding"] = {{"dim", r.dim}, {"rows", r.accepted}, {"file", "data/vectors.npy"}};
+  }
   j["quality"] = {{"labelled", r.labelled},
                   {"correct", r.correct},
                   {"accuracy", r.labelled ? nlohmann::ordered_json(r.accuracy()) : nlohmann::ordered_json()}};
@@ -87,6 +95,15 @@ nlohmann::ordered_json ReportToJson(const Report& r) {
   j["throughput_items_per_s"] = r.items_per_second;
   j["peak_rss_mb"] = r.peak_rss_mb;
   j["device_peak_memory_mb"] = r.device_peak_mb ? nlohmann::ordered_json(*r.device_peak_mb) : nlohmann::ordered_json();
+  std::set<std::uint64_t> oom_sizes;
+  auto failures = nlohmann::ordered_json::array();
+  for (const auto& f : r.batch_failures) {
+    if (f.out_of_memory) oom_sizes.insert(f.batch_size);
+    failures.push_back({{"batch_size", f.batch_size}, {"out_of_memory", f.out_of_memory}, {"error", f.error}});
+  }
+  j["batch_failures"] = {{"count", r.batch_failure_count},
+                         {"out_of_memory_at_batch_sizes", oom_sizes},
+                         {"recorded", failures}};
   auto crit = nlohmann::ordered_json::array();
   for (const auto& c : r.criteria) {
     crit.push_back({{"criterion", c.name}, {"limit", c.limit}, {"value", c.value},
@@ -137,6 +154,23 @@ std::string ReportToMarkdown(const Report& r, const std::string& run_id,
     std::snprintf(buf, sizeof buf, "Device peak memory (caching allocator): %.1f MB\n\n", *r.device_peak_mb);
     md << buf;
   }
+  if (r.batch_failure_count) {
+    md << "## Batch failures\n\n" << r.batch_failure_count
+       << " batch(es) failed as a whole and were retried in halves until the failing items were isolated.\n\n"
+       << "| batch size | out of memory | error |\n|---:|---|---|\n";
+    for (const auto& f : r.batch_failures) {
+      std::string error = f.error.substr(0, 200);
+      for (char& c : error) {
+        if (c == '|' || c == '\n') c = ' ';
+      }
+      md << "| " << f.batch_size << " | " << (f.out_of_memory ? "yes" : "no") << " | " << error << " |\n";
+    }
+    md << "\n";
+  }
+  if (r.output_kind == "embedding") {
+    md << "## Embeddings\n\n" << r.accepted << " vectors of dim " << r.dim
+       << " in `data/vectors.npy` (float32; row k is the k-th accepted item in manifest order).\n\n";
+  }
   if (!r.criteria.empty()) {
     md << "## Acceptance criteria\n\n| criterion | limit | value | met |\n|---|---:|---:|---|\n";
     for (const auto& c : r.criteria) {
@@ -152,12 +186,14 @@ std::string ReportToMarkdown(const Report& r, const std::string& run_id,
   }
   md << "| id | status | category / reason | detail |\n|---|---|---|---|\n";
   for (const auto& rec : records) {
-    std::string detail = rec.accepted ? "confidence " + std::to_string(rec.confidence) : rec.detail;
+    std::string detail = !rec.accepted ? rec.detail
+                         : rec.dim     ? "row " + (rec.row ? std::to_string(*rec.row) : std::string("?"))
+                                     : "confidence " + std::to_string(rec.confidence);
     for (char& c : detail) {
       if (c == '|' || c == '\n') c = ' ';
     }
     md << "| " << rec.id << " | " << (rec.accepted ? "accepted" : "rejected") << " | "
-       << (rec.accepted ? rec.category : rec.reason) << " | " << detail << " |\n";
+       << (!rec.accepted ? rec.reason : rec.dim ? std::string("vector") : rec.category) << " | " << detail << " |\n";
   }
   return md.str();
 }

@@ -1,8 +1,10 @@
 #include "pilot/results.h"
 
 #include <algorithm>
+#include <limits>
 
 #include "pilot/json_util.h"
+#include "pilot/limits.h"
 #include "pilot/manifest.h"
 #include "pilot/reasons.h"
 
@@ -39,7 +41,11 @@ std::string ToJsonLine(const ResultRecord& r) { return JsonLine(ToJson(r)); }
 nlohmann::ordered_json ToJson(const ResultRecord& r, nlohmann::ordered_json j) {
   j["id"] = r.id;
   j["status"] = r.accepted ? "accepted" : "rejected";
-  if (r.accepted) {
+  if (r.accepted && r.dim) {
+    if (r.row) j["row"] = *r.row;
+    j["dim"] = *r.dim;
+    if (r.vector_at) j["vector_at"] = *r.vector_at;
+  } else if (r.accepted) {
     j["category"] = r.category;
     j["confidence"] = r.confidence;
   } else {
@@ -65,6 +71,23 @@ Result<ResultRecord> ParseResultRecord(std::string_view line, const std::string&
   std::string status = str("status");
   if (status == "accepted") {
     r.accepted = true;
+    auto count = [&](const char* key, std::uint64_t max) -> std::optional<std::uint64_t> {
+      auto v = UnsignedAt(j, key);
+      if (v && *v <= max) return v;
+      return std::nullopt;
+    };
+    if (j.contains("dim")) {
+      auto dim = count("dim", limits::kEmbeddingDim);
+      if (!dim || *dim == 0) {
+        return BadInput("'dim' is not a count in 1.." + std::to_string(limits::kEmbeddingDim), where + " id " + r.id);
+      }
+      r.dim = static_cast<std::uint32_t>(*dim);
+      for (auto [key, dest] : {std::pair{"row", &r.row}, std::pair{"vector_at", &r.vector_at}}) {
+        if (!j.contains(key)) continue;
+        *dest = count(key, std::numeric_limits<std::int64_t>::max());
+        if (!*dest) return BadInput(std::string("'") + key + "' is not a count", where + " id " + r.id);
+      }
+    }
     r.category = str("category");
     if (j.contains("confidence") && j["confidence"].is_number()) r.confidence = j["confidence"].get<double>();
   } else if (status == "rejected") {

@@ -28,9 +28,34 @@ Result<RunRecord> ParseRunRecord(std::string_view text, const std::string& where
   if (r.manifest_copy != "data/manifest.json" && r.manifest_copy != "data/manifest.jsonl") {
     return BadInput("'manifest_copy' is neither data/manifest.json nor data/manifest.jsonl", where);
   }
+  if (j.contains("folder_kind") || j.contains("format_version")) {
+    auto kind = StringAt(j, "folder_kind");
+    auto version = UnsignedAt(j, "format_version");
+    if (!kind || !version || *version > 1000000) {
+      return BadInput("'folder_kind' must be a string and 'format_version' a count", where);
+    }
+    r.folder_kind = *kind;
+    r.format_version = static_cast<int>(*version);
+    r.kind_declared = true;
+  }
   if (j.contains("plan")) {
-    if (!j["plan"].is_object()) return BadInput("'plan' is not an object", where);
-    r.inputs_root = StringAt(j["plan"], "inputs_root").value_or("");
+    const auto& plan = j["plan"];
+    if (!plan.is_object()) return BadInput("'plan' is not an object", where);
+    r.inputs_root = StringAt(plan, "inputs_root").value_or("");
+    if (plan.contains("output")) {
+      auto output = StringAt(plan, "output");
+      if (!output || (*output != "classification" && *output != "embedding")) {
+        return BadInput("'plan.output' is neither 'classification' nor 'embedding'", where);
+      }
+      r.output_kind = *output;
+    }
+    if (r.output_kind == "embedding") {
+      auto dim = UnsignedAt(plan, "dim");
+      if (!dim || *dim == 0 || *dim > limits::kEmbeddingDim) {
+        return BadInput("'plan.dim' must be a count in 1.." + std::to_string(limits::kEmbeddingDim), where);
+      }
+      r.dim = static_cast<std::uint32_t>(*dim);
+    }
   }
   return r;
 }

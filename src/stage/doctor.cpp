@@ -79,24 +79,36 @@ DoctorCheck ModelCheck(const Params& params, const std::string& device) {
             true, {}};
   }
   std::vector<std::string_view> views(texts.begin(), texts.end());
-  auto ref = on_cpu.value()->Classify(views);
-  auto got = on_device.value()->Classify(views);
+  BatchOutput ref_batch = on_cpu.value()->Process(views);
+  BatchOutput got_batch = on_device.value()->Process(views);
+  for (const auto* b : {&ref_batch, &got_batch}) {
+    if (!b->ok || b->items.size() != views.size()) {
+      return {c.name, kFail,
+              "the model failed on " + std::string(b == &ref_batch ? "cpu" : device) + " for the pilot inputs: " +
+                  (b->ok ? std::string("wrong number of outputs") : b->error),
+              true, {}};
+    }
+  }
+  const auto& ref = ref_batch.items;
+  const auto& got = got_batch.items;
   double max_diff = 0;
   std::size_t same_top = 0;
   for (std::size_t i = 0; i < views.size(); ++i) {
     if (!got[i].ok || !ref[i].ok) {
       return {c.name, kFail, "the model failed on " + device + " for a pilot input: " + (got[i].ok ? ref[i].error : got[i].error), true, {}};
     }
-    same_top += got[i].label == ref[i].label;
-    for (std::size_t k = 0; k < ref[i].scores.size() && k < got[i].scores.size(); ++k) {
-      max_diff = std::max(max_diff, static_cast<double>(std::fabs(got[i].scores[k] - ref[i].scores[k])));
+    same_top += got[i].label == ref[i].label;  // embeddings: both empty
+    const auto& a = ref[i].scores.empty() ? ref[i].vector : ref[i].scores;
+    const auto& b = got[i].scores.empty() ? got[i].vector : got[i].scores;
+    for (std::size_t k = 0; k < a.size() && k < b.size(); ++k) {
+      max_diff = std::max(max_diff, static_cast<double>(std::fabs(b[k] - a[k])));
     }
   }
   c.data = {{"inputs", views.size()}, {"max_abs_difference", max_diff}, {"same_top_label", same_top},
             {"tolerance", kModelTolerance}, {"model_sha256", sha.value()}};
   bool pass = max_diff <= kModelTolerance && same_top == views.size();
   c.status = pass ? kPass : kFail;
-  c.detail = Fmt("%.0f pilot inputs: max |p_device - p_cpu| = %.2e", static_cast<double>(views.size()), max_diff) +
+  c.detail = Fmt("%.0f pilot inputs: max |device - cpu| = %.2e", static_cast<double>(views.size()), max_diff) +
              ", same top label " + std::to_string(same_top) + "/" + std::to_string(views.size()) +
              Fmt(" (tolerance %.0e)", kModelTolerance);
   return c;

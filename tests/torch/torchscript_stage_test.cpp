@@ -1,5 +1,6 @@
 // The torchscript-classifier stage on real TorchScript files: the bundled model, and small
 // modules built here from C++ to exercise each part of the model contract.
+#include <optional>
 #include <gtest/gtest.h>
 #include <torch/script.h>
 #include <torch/cuda.h>
@@ -29,9 +30,10 @@ class StageTest : public ::testing::Test {
   }
   void TearDown() override { fs::remove_all(dir_); }
 
-  Result<std::unique_ptr<Stage>> Create(const fs::path& model, nlohmann::json options = nlohmann::json::object()) {
+  Result<std::unique_ptr<Stage>> Create(const fs::path& model, nlohmann::json options = nlohmann::json::object(),
+                                        const char* kind = kTorchScriptClassifier) {
     StageConfig c;
-    c.kind = kTorchScriptClassifier;
+    c.kind = kind;
     c.model = model;
     c.model_sha256 = Sha256File(model).ok() ? Sha256File(model).value() : "";
     c.options = std::move(options);
@@ -96,31 +98,96 @@ TEST_F(StageTest, BundledModelIdentifiesLanguagesAndBatchingDoesNotChangeResults
       {"De gemeente heeft besloten om het park opnieuw in te richten.", "nl"}};
   std::vector<std::string_view> texts;
   for (const auto& c : cases) texts.push_back(c.first);
-  auto batch = stage.value()->Classify(texts);
+  auto out = stage.value()->Process(texts);
+  ASSERT_TRUE(out.ok) << out.error;
+  const auto& batch = out.items;
   ASSERT_EQ(batch.size(), cases.size());
   for (std::size_t i = 0; i < cases.size(); ++i) {
     ASSERT_TRUE(batch[i].ok) << batch[i].error;
     EXPECT_EQ(batch[i].label, cases[i].second) << cases[i].first;
-    auto single = stage.value()->Classify({texts[i]});
+    auto single = stage.value()->Process({texts[i]}).items;
+    ASSERT_EQ(single.size(), 1u);
     EXPECT_EQ(single[0].label, batch[i].label);
     EXPECT_NEAR(single[0].confidence, batch[i].confidence, 1e-6);
   }
 }
 
-TEST_F(StageTest, TextInputModelAndPerItemFailureIsolation) {
+// A forward pass that throws fails the whole batch, with the error's text and no C++
+// backtrace; retrying (bisecting) is the engine's business, not the stage's.
+TEST_F(StageTest, TextInputModelAndAFailingForwardFailsTheBatch) {
   auto stage = Create(SaveTextModel(kLengthModel), {{"min_confidence", 0.6}});
   ASSERT_TRUE(stage.ok()) << stage.error().ToString();
   EXPECT_DOUBLE_EQ(stage.value()->Describe().min_confidence, 0.6);
-  auto out = stage.value()->Classify({"hi", "a boom here", "a longer text"});
-  ASSERT_EQ(out.size(), 3u);
-  EXPECT_TRUE(out[0].ok);
-  EXPECT_EQ(out[0].label, "short");
-  EXPECT_NEAR(out[0].confidence, 0.7, 1e-6);
-  EXPECT_FALSE(out[1].ok);
-  EXPECT_NE(out[1].error.find("is invalid for input of size"), std::string::npos) << out[1].error;
-  EXPECT_EQ(out[1].error.find("Traceback of C++"), std::string::npos);
-  EXPECT_TRUE(out[2].ok);
-  EXPECT_EQ(out[2].label, "long");
+  EXPECT_EQ(stage.value()->Describe().output, OutputKind::kClassification);
+  auto out = stage.value()->Process({"hi", "a longer text"});
+  ASSERT_TRUE(out.ok) << out.error;
+  ASSERT_EQ(out.items.size(), 2u);
+  EXPECT_EQ(out.items[0].label, "short");
+  EXPECT_NEAR(out.items[0].confidence, 0.7, 1e-6);
+  EXPECT_EQ(out.items[1].label, "long");
+  auto failed = stage.value()->Process({"hi", "a boom here", "a longer text"});
+  EXPECT_FALSE(failed.ok);
+  EXPECT_TRUE(failed.items.empty());
+  EXPECT_FALSE(failed.out_of_memory);
+  EXPECT_NE(failed.error.find("is invalid for input of size"), std::string::npos) << failed.error;
+  EXPECT_EQ(failed.error.find("Traceback of C++"), std::string::npos);
+}
+
+// The embedding kind: [batch, dim] float32 vectors, bit for bit what the model computed.
+TEST_F(StageTest, EmbeddingKindReturnsTheModelsVectors) {
+  torch::jit::Module m("Emb");
+  m.register_attribute("input_kind", c10::StringType::get(), std::string("text"));
+  m.register_attribute("dim", c10::IntType::get(), std::int64_t{3});
+  m.define(R"(
+def forward(self, texts: List[str]) -> Tensor:
+    out = torch.zeros([len(texts), 3])
+    for i in range(len(texts)):
+        out[i, 0] = float(len(texts[i]))
+        out[i, 1] = 0.1
+        out[i, 2] = -2.5
+    return out
+)");
+  fs::path p = dir_ / "emb.pt";
+  m.save(p.string());
+  auto stage = Create(p, nlohmann::json::object(), kTorchScriptEmbedding);
+  ASSERT_TRUE(stage.ok()) << stage.error().ToString();
+  EXPECT_EQ(stage.value()->Describe().output, OutputKind::kEmbedding);
+  EXPECT_EQ(stage.value()->Describe().dim, 3u);
+  EXPECT_TRUE(stage.value()->Describe().labels.empty());
+  auto out = stage.value()->Process({"abc", "hello"});
+  ASSERT_TRUE(out.ok) << out.error;
+  ASSERT_EQ(out.items.size(), 2u);
+  EXPECT_EQ(out.items[0].vector, (std::vector<float>{3.0f, 0.1f, -2.5f}));
+  EXPECT_EQ(out.items[1].vector, (std::vector<float>{5.0f, 0.1f, -2.5f}));
+  // min_confidence means nothing to an embedding: refused, not ignored.
+  auto with_option = Create(p, {{"min_confidence", 0.5}}, kTorchScriptEmbedding);
+  ASSERT_FALSE(with_option.ok());
+  EXPECT_NE(with_option.error().what.find("min_confidence"), std::string::npos);
+}
+
+TEST_F(StageTest, EmbeddingContractViolationsAreRefusedAtLoad) {
+  auto save = [&](std::optional<std::int64_t> dim, const std::string& body) {
+    torch::jit::Module m("Emb");
+    m.register_attribute("input_kind", c10::StringType::get(), std::string("text"));
+    if (dim) m.register_attribute("dim", c10::IntType::get(), *dim);
+    m.define(body);
+    fs::path p = dir_ / ("e" + std::to_string(counter_++) + ".pt");
+    m.save(p.string());
+    return p;
+  };
+  const std::string two = "def forward(self, texts: List[str]) -> Tensor:\n    return torch.zeros([len(texts), 2])\n";
+  auto no_dim = Create(save(std::nullopt, two), nlohmann::json::object(), kTorchScriptEmbedding);
+  ASSERT_FALSE(no_dim.ok());
+  EXPECT_NE(no_dim.error().what.find("'dim'"), std::string::npos) << no_dim.error().what;
+  auto zero = Create(save(0, two), nlohmann::json::object(), kTorchScriptEmbedding);
+  ASSERT_FALSE(zero.ok());
+  EXPECT_NE(zero.error().what.find("dim 0"), std::string::npos) << zero.error().what;
+  auto huge = Create(save(std::int64_t{1} << 40, two), nlohmann::json::object(), kTorchScriptEmbedding);
+  ASSERT_FALSE(huge.ok());
+  // A model declaring dim 3 but returning 2 columns is found at load (warm-up).
+  auto wrong = Create(save(3, two), nlohmann::json::object(), kTorchScriptEmbedding);
+  ASSERT_FALSE(wrong.ok());
+  EXPECT_NE(wrong.error().what.find("warm-up"), std::string::npos) << wrong.error().what;
 }
 
 // A model that cannot produce [batch, labels] is found at load (warm-up), before any run
@@ -212,10 +279,11 @@ def forward(self, texts: List[str]) -> Tensor:
     return torch.ones([len(texts), 2]) * 5.0
 )"));
   ASSERT_TRUE(stage.ok()) << stage.error().ToString();
-  auto out = stage.value()->Classify({"some text"});
-  ASSERT_EQ(out.size(), 1u);
-  EXPECT_TRUE(out[0].ok);
-  EXPECT_DOUBLE_EQ(out[0].confidence, 5.0);
+  auto out = stage.value()->Process({"some text"});
+  ASSERT_TRUE(out.ok);
+  ASSERT_EQ(out.items.size(), 1u);
+  EXPECT_TRUE(out.items[0].ok);
+  EXPECT_DOUBLE_EQ(out.items[0].confidence, 5.0);
 }
 
 TEST(Device, ResolutionAndAbsentBackends) {

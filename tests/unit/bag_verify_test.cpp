@@ -5,6 +5,7 @@
 #include <fstream>
 
 #include "pilot/bag.h"
+#include "pilot/folder_kind.h"
 #include "pilot/hash.h"
 #include "pilot/run.h"
 #include "pilot/verify.h"
@@ -37,7 +38,11 @@ class VerifyTest : public ::testing::Test {
   void Rebag() {
     fs::remove(run_ / "manifest-sha256.txt");
     fs::remove(run_ / "tagmanifest-sha256.txt");
-    ASSERT_TRUE(FinalizeBag(RealFileSystem(), run_, {{"External-Identifier", "test-run"}}).ok());
+    ASSERT_TRUE(FinalizeBag(RealFileSystem(), run_,
+                            {{"External-Identifier", "test-run"},
+                             {"Pilot-Folder-Kind", "run"},
+                             {"Pilot-Format-Version", std::to_string(kRunFormatVersion)}})
+                    .ok());
   }
 
   bool Has(const VerifyResult& r, const std::string& check, const std::string& where, const std::string& what) {

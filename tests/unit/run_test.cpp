@@ -39,8 +39,10 @@ TEST(Run, EveryIdOnceInManifestOrderAndTheFolderVerifies) {
                         R"("id":"f","status":"rejected","reason":"low_confidence")"};
   for (std::size_t i = 0; i < 6; ++i) EXPECT_NE(lines[i].find(want[i]), std::string::npos) << lines[i];
   EXPECT_EQ(out.value().report.accepted + out.value().report.rejected, 6u);
-  // batch_size 2; the empty item never reaches the stage.
-  EXPECT_EQ(stage.batch_sizes, (std::vector<std::size_t>{2, 1, 2}));
+  // batch_size 2; the empty item never reaches the stage; the batch {e, f} fails as a whole
+  // and is bisected, so that only e is rejected.
+  EXPECT_EQ(stage.batch_sizes, (std::vector<std::size_t>{2, 1, 2, 1, 1}));
+  EXPECT_EQ(out.value().report.batch_failure_count, 1u);
   for (const char* f_name : {"bagit.txt", "bag-info.txt", "manifest-sha256.txt", "tagmanifest-sha256.txt",
                              "data/run.json", "data/manifest.json", "data/params.json", "data/environment.json",
                              "data/journal.jsonl", "data/results.jsonl", "data/report.json", "data/report.md"}) {
@@ -170,9 +172,9 @@ TEST(Run, ItemsComeFromThePinnedCopyNotTheOriginal) {
   class EditingStage : public FakeStage {
    public:
     explicit EditingStage(fs::path file) : file_(std::move(file)) {}
-    std::vector<StageOutput> Classify(const std::vector<std::string_view>& texts) override {
+    BatchOutput Process(const std::vector<std::string_view>& texts) override {
       WriteText(file_, "{\"id\":\"evil\",\"path\":\"a.txt\",\"sha256\":\"" + std::string(64, 'a') + "\"}\n");
-      return FakeStage::Classify(texts);
+      return FakeStage::Process(texts);
     }
    private:
     fs::path file_;

@@ -37,35 +37,57 @@ std::string ReadText(const fs::path& file) {
   return ss.str();
 }
 
-FakeStage::FakeStage() {
-  desc_.kind = "fake";
-  desc_.labels = {"en", "fr", "de", "ru"};
+FakeStage::FakeStage(OutputKind output, std::size_t dim) {
+  desc_.kind = output == OutputKind::kEmbedding ? "fake-embedding" : "fake";
+  desc_.output = output;
+  if (output == OutputKind::kClassification) desc_.labels = {"en", "fr", "de", "ru"};
+  desc_.dim = output == OutputKind::kEmbedding ? dim : 0;
   desc_.model_sha256 = std::string(64, 'a');
   desc_.device = "cpu";
   desc_.min_confidence = 0.5;
 }
 
-std::vector<StageOutput> FakeStage::Classify(const std::vector<std::string_view>& texts) {
+std::vector<float> FakeStage::VectorOf(std::string_view text, std::size_t dim) {
+  std::vector<float> v(dim);
+  std::uint32_t h = 2166136261u;
+  for (unsigned char c : text) h = (h ^ c) * 16777619u;
+  for (std::size_t k = 0; k < dim; ++k) {
+    v[k] = static_cast<float>(static_cast<std::int32_t>(h)) / 3.0e9f + static_cast<float>(k) / 7.0f;
+    h = h * 1664525u + 1013904223u;
+  }
+  return v;
+}
+
+BatchOutput FakeStage::Process(const std::vector<std::string_view>& texts) {
   batch_sizes.push_back(texts.size());
-  std::vector<StageOutput> out;
+  BatchOutput out;
   for (auto t : texts) {
-    StageOutput o;
     std::string word(t.substr(0, t.find_first_of(" \n")));
-    if (word == "fail") {
-      o.error = "scripted failure";
-    } else if (word == "oom") {
-      o.error = "CUDA out of memory (scripted)";
-      o.out_of_memory = true;
+    // Like a real model, one poisonous input fails the whole batch; the engine bisects.
+    if (word == "fail") return BatchOutput::Failed("scripted failure", false);
+    if (word == "oom") return BatchOutput::Failed("CUDA out of memory (scripted)", true);
+    if (word == "oombig" && texts.size() > 2) return BatchOutput::Failed("CUDA out of memory at batch size " + std::to_string(texts.size()), true);
+  }
+  for (auto t : texts) {
+    ItemOutput o;
+    std::string word(t.substr(0, t.find_first_of(" \n")));
+    if (word == "itemfail") {
+      o.error = "scripted item failure";
+    } else if (desc_.output == OutputKind::kEmbedding) {
+      o.ok = true;
+      o.vector = VectorOf(t, desc_.dim);
+      if (word == "nanvec") o.vector[0] = std::nanf("");
+      if (word == "shortvec") o.vector.pop_back();
     } else if (word == "score5" || word == "nan") {
       o.ok = true;
       o.label = "en";
       o.confidence = word == "nan" ? std::nan("") : 5.0;
     } else {
       o.ok = true;
-      o.label = word == "low" ? "en" : word;
+      o.label = word == "low" || word == "oombig" ? "en" : word;
       o.confidence = word == "low" ? 0.1 : 0.9;
     }
-    out.push_back(o);
+    out.items.push_back(std::move(o));
   }
   return out;
 }

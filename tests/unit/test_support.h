@@ -29,14 +29,18 @@ class TempDir {
 void WriteText(const std::filesystem::path& file, const std::string& text);
 std::string ReadText(const std::filesystem::path& file);
 
-// Labels a text by its first word ("fr bonjour" -> fr at 0.9). Scripted by text:
-// a text starting with "fail" fails that item; "low" gives confidence 0.1; "score5" claims
-// a probability of 5.0 and "nan" a NaN (outputs no model may give).
+// Labels a text by its first word ("fr bonjour" -> fr at 0.9), or (embedding) maps it to a
+// vector that depends only on its bytes. Scripted by text: a batch holding a text that
+// starts with "fail" (or "oom": out of memory) fails as a whole, as a real model does;
+// "oombig" fails any batch of more than 2 with an out-of-memory; "itemfail" fails that item
+// alone; "low" gives confidence 0.1; "score5" claims a probability of 5.0 and "nan" a NaN;
+// "nanvec" puts a NaN in the vector and "shortvec" drops its last value.
 class FakeStage : public Stage {
  public:
-  FakeStage();
+  explicit FakeStage(OutputKind output = OutputKind::kClassification, std::size_t dim = 4);
   const StageDescription& Describe() const override { return desc_; }
-  std::vector<StageOutput> Classify(const std::vector<std::string_view>& texts) override;
+  BatchOutput Process(const std::vector<std::string_view>& texts) override;
+  static std::vector<float> VectorOf(std::string_view text, std::size_t dim);
   std::vector<std::size_t> batch_sizes;  // what the harness handed over
   // Declares one more label (the model's own list); a text whose first word is it gets it.
   void AddLabel(const std::string& label) { desc_.labels.push_back(label); }

@@ -1,12 +1,15 @@
-// The "torchscript-classifier" stage kind: a TorchScript module that declares its own
-// labels and input contract as attributes. One of the two files that include torch.
+// The TorchScript stage kinds: a module that declares its own input contract (and labels,
+// or dim) as attributes.
+//   "torchscript-classifier": forward() returns [batch, labels] probabilities or logits.
+//   "torchscript-embedding":  forward() returns [batch, dim] float vectors.
 //
 // Module attributes:
-//   labels: List[str]          the categories, in output column order
 //   input_kind: str            "text" (forward(texts: List[str])) or "hashed_char_ngrams"
 //                              (forward(ids: Tensor[int64], offsets: Tensor[int64]))
-//   output: str                "probabilities" (default) or "logits"
 //   ngram_min, ngram_max, buckets, max_chars: int   for hashed_char_ngrams
+//   classifier: labels: List[str] (the categories, in output column order);
+//               output: str, "probabilities" (default) or "logits"
+//   embedding:  dim: int (the vector length)
 #include <ATen/Context.h>
 #include <ATen/Parallel.h>
 #include <torch/script.h>
@@ -15,6 +18,7 @@
 #include <chrono>
 #include <set>
 
+#include "pilot/limits.h"
 #include "pilot/text_features.h"
 #include "pilot/torch_stage.h"
 #include "pilot/utf8.h"
@@ -33,10 +37,10 @@ std::string Message(const std::exception& e) {
   return e.what();
 }
 
-class TorchScriptClassifier : public Stage {
+class TorchScriptStage : public Stage {
  public:
   static Result<std::unique_ptr<Stage>> Create(const StageConfig& config) {
-    auto stage = std::unique_ptr<TorchScriptClassifier>(new TorchScriptClassifier());
+    auto stage = std::unique_ptr<TorchScriptStage>(new TorchScriptStage());
     if (Status st = stage->Init(config); !st.ok()) return st.error();
     return std::unique_ptr<Stage>(std::move(stage));
   }
@@ -44,33 +48,30 @@ class TorchScriptClassifier : public Stage {
   const StageDescription& Describe() const override { return desc_; }
   std::optional<double> PeakDeviceMemoryMb() const override { return DevicePeakMemoryMb(device_); }
 
-  std::vector<StageOutput> Classify(const std::vector<std::string_view>& texts) override {
+  // A failure of the forward pass fails the batch; the engine bisects it.
+  BatchOutput Process(const std::vector<std::string_view>& texts) override {
     try {
-      return Forward(texts);
+      BatchOutput b;
+      b.items = Forward(texts);
+      return b;
     } catch (const std::exception& e) {
       std::string what = Message(e);
-      if (texts.size() > 1) {
-        // Isolate the failing item(s): one bad input must not reject its whole batch.
-        std::vector<StageOutput> out;
-        for (auto t : texts) out.push_back(Classify({t}).front());
-        return out;
-      }
-      StageOutput o;
-      o.error = what;
-      o.out_of_memory = what.find("out of memory") != std::string::npos;
-      return {o};
+      return BatchOutput::Failed(what, what.find("out of memory") != std::string::npos);
     }
   }
 
  private:
-  TorchScriptClassifier() : device_(torch::kCPU) {}
+  TorchScriptStage() : device_(torch::kCPU) {}
 
   Status Init(const StageConfig& config) {
     const std::string where = config.model.string();
+    const bool classifies = config.kind == kTorchScriptClassifier;
+    desc_.output = classifies ? OutputKind::kClassification : OutputKind::kEmbedding;
     for (const auto& [key, value] : config.options.items()) {
-      if (key != "min_confidence") {
+      if (key != "min_confidence" || !classifies) {
         return BadInput("unknown stage option 'stage.options." + key + "'", "stage.options",
-                        "the torchscript-classifier takes: min_confidence");
+                        classifies ? "the torchscript-classifier takes: min_confidence"
+                                   : "the torchscript-embedding takes no options");
       }
       if (!value.is_number() || value.get<double>() < 0 || value.get<double>() > 1) {
         return BadInput("'stage.options.min_confidence' must be a number in [0, 1]", "stage.options");
@@ -93,22 +94,17 @@ class TorchScriptClassifier : public Stage {
                       "declare it on the module before saving (see the README, 'The stage and bringing your own model')");
     };
     try {
-      if (!module_.hasattr("labels")) return missing("labels", "List[str]");
-      for (const auto& l : module_.attr("labels").toListRef()) desc_.labels.push_back(l.toStringRef());
-      if (desc_.labels.empty()) return missing("labels", "List[str] (non-empty)");
-      // Labels go into every result record: they must be text, short, and distinct.
-      std::set<std::string> distinct;
-      for (std::size_t i = 0; i < desc_.labels.size(); ++i) {
-        const std::string& l = desc_.labels[i];
-        if (l.empty() || l.size() > 256 || !CheckUtf8(l).valid ||
-            std::any_of(l.begin(), l.end(), [](char c) { return static_cast<unsigned char>(c) < 0x20; })) {
-          return BadInput("the model's label " + std::to_string(i) +
-                              " is not 1-256 bytes of printable UTF-8 text",
-                          where, "labels are categories written into every result record");
+      if (classifies) {
+        if (Status st = ReadLabels(where, missing); !st.ok()) return st;
+      } else {
+        if (!module_.hasattr("dim")) return missing("dim", "int");
+        std::int64_t dim = module_.attr("dim").toInt();
+        if (dim < 1 || dim > static_cast<std::int64_t>(limits::kEmbeddingDim)) {
+          return BadInput("the model's dim " + std::to_string(dim) + " is outside 1.." +
+                              std::to_string(limits::kEmbeddingDim),
+                          where, "fix the model's 'dim' attribute");
         }
-        if (!distinct.insert(l).second) {
-          return BadInput("the model's label " + std::to_string(i) + " appears twice", where, "labels must be distinct");
-        }
+        desc_.dim = static_cast<std::size_t>(dim);
       }
       if (!module_.hasattr("input_kind")) return missing("input_kind", "str");
       input_kind_ = module_.attr("input_kind").toStringRef();
@@ -138,11 +134,12 @@ class TorchScriptClassifier : public Stage {
     } catch (const std::exception& e) {
       return BadInput("the model's attributes are malformed: " + Message(e), where);
     }
-    desc_.kind = kTorchScriptClassifier;
+    desc_.kind = config.kind;
     desc_.model_sha256 = config.model_sha256;
     desc_.device = config.device;
     desc_.details["input_kind"] = input_kind_;
-    desc_.details["output"] = logits_ ? "logits" : "probabilities";
+    if (classifies) desc_.details["output"] = logits_ ? "logits" : "probabilities";
+    if (!classifies) desc_.details["dim"] = desc_.dim;
     if (input_kind_ == "hashed_char_ngrams") {
       desc_.details["ngram_min"] = contract_.ngram_min;
       desc_.details["ngram_max"] = contract_.ngram_max;
@@ -153,9 +150,10 @@ class TorchScriptClassifier : public Stage {
     // Time them apart so that item latencies describe the steady state a full run sees.
     auto t0 = std::chrono::steady_clock::now();
     for (int i = 0; i < 2; ++i) {
-      auto out = Classify({std::string_view("warm up")});
-      if (!out[0].ok) {
-        return BadInput("the model fails on a warm-up input: " + out[0].error, where,
+      auto out = Process({std::string_view("warm up")});
+      std::string error = !out.ok ? out.error : out.items.size() != 1 ? "no output" : out.items[0].error;
+      if (!out.ok || out.items.size() != 1 || !out.items[0].ok) {
+        return BadInput("the model fails on a warm-up input: " + error, where,
                         "check the model's forward() against its declared input_kind");
       }
     }
@@ -164,7 +162,29 @@ class TorchScriptClassifier : public Stage {
     return {};
   }
 
-  std::vector<StageOutput> Forward(const std::vector<std::string_view>& texts) {
+  template <typename Missing>
+  Status ReadLabels(const std::string& where, Missing missing) {
+    if (!module_.hasattr("labels")) return missing("labels", "List[str]");
+    for (const auto& l : module_.attr("labels").toListRef()) desc_.labels.push_back(l.toStringRef());
+    if (desc_.labels.empty()) return missing("labels", "List[str] (non-empty)");
+    // Labels go into every result record: they must be text, short, and distinct.
+    std::set<std::string> distinct;
+    for (std::size_t i = 0; i < desc_.labels.size(); ++i) {
+      const std::string& l = desc_.labels[i];
+      if (l.empty() || l.size() > 256 || !CheckUtf8(l).valid ||
+          std::any_of(l.begin(), l.end(), [](char c) { return static_cast<unsigned char>(c) < 0x20; })) {
+        return BadInput("the model's label " + std::to_string(i) +
+                            " is not 1-256 bytes of printable UTF-8 text",
+                        where, "labels are categories written into every result record");
+      }
+      if (!distinct.insert(l).second) {
+        return BadInput("the model's label " + std::to_string(i) + " appears twice", where, "labels must be distinct");
+      }
+    }
+    return {};
+  }
+
+  std::vector<ItemOutput> Forward(const std::vector<std::string_view>& texts) {
     c10::InferenceMode guard;
     std::vector<torch::jit::IValue> inputs;
     std::vector<std::int64_t> ids;  // outlive forward(): from_blob does not copy on CPU
@@ -185,8 +205,25 @@ class TorchScriptClassifier : public Stage {
     }
     torch::jit::IValue result = module_.forward(inputs);
     if (!result.isTensor()) throw std::runtime_error("the model's forward() did not return a Tensor");
-    torch::Tensor out = result.toTensor().to(torch::kCPU, torch::kFloat64);
     const auto n = static_cast<std::int64_t>(texts.size());
+    std::vector<ItemOutput> outputs(static_cast<std::size_t>(n));
+    if (desc_.output == OutputKind::kEmbedding) {
+      // float32 as the model computed it: the bits that go to vectors.npy.
+      torch::Tensor out = result.toTensor().to(torch::kCPU, torch::kFloat32).contiguous();
+      const auto d = static_cast<std::int64_t>(desc_.dim);
+      if (out.dim() != 2 || out.size(0) != n || out.size(1) != d) {
+        throw std::runtime_error("the model returned shape " + c10::str(out.sizes()) + ", expected [" +
+                                 std::to_string(n) + ", " + std::to_string(d) + "]");
+      }
+      const float* all = out.data_ptr<float>();
+      for (std::int64_t i = 0; i < n; ++i) {
+        auto& o = outputs[static_cast<std::size_t>(i)];
+        o.ok = true;
+        o.vector.assign(all + i * d, all + (i + 1) * d);  // finiteness is the engine's check
+      }
+      return outputs;
+    }
+    torch::Tensor out = result.toTensor().to(torch::kCPU, torch::kFloat64);
     const auto l = static_cast<std::int64_t>(desc_.labels.size());
     if (out.dim() != 2 || out.size(0) != n || out.size(1) != l) {
       throw std::runtime_error("the model returned shape " + c10::str(out.sizes()) + ", expected [" +
@@ -196,7 +233,6 @@ class TorchScriptClassifier : public Stage {
     auto [best, index] = out.max(1);
     auto scores = out.to(torch::kFloat32).contiguous();
     const float* all = scores.data_ptr<float>();
-    std::vector<StageOutput> outputs(static_cast<std::size_t>(n));
     for (std::int64_t i = 0; i < n; ++i) {
       auto& o = outputs[static_cast<std::size_t>(i)];
       o.ok = true;
@@ -221,7 +257,8 @@ class TorchScriptClassifier : public Stage {
 }  // namespace
 
 void RegisterTorchStages(StageRegistry& registry) {
-  registry.Register(kTorchScriptClassifier, &TorchScriptClassifier::Create);
+  registry.Register(kTorchScriptClassifier, &TorchScriptStage::Create);
+  registry.Register(kTorchScriptEmbedding, &TorchScriptStage::Create);
 }
 
 }  // namespace pilot

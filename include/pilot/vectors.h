@@ -1,0 +1,69 @@
+// The embedding kind's vectors on disk.
+//
+// While a run works, each accepted item's vector goes to the sidecar, data/vectors.sidecar,
+// keyed by id: it is appended and fsynced before the journal record that points at it
+// (`vector_at`), so a kill at any instant leaves every journaled vector readable bit for
+// bit. Rows cannot be numbered while processing (retries, resume and batching reorder
+// items), so at finish the vectors are copied, in manifest order of the accepted items,
+// into data/vectors.npy: NumPy's format 1.0, little-endian float32, C order, shape
+// (accepted, dim), which `numpy.load` opens directly. No decimal text is involved anywhere,
+// so no bit is lost.
+//
+// Sidecar layout (little-endian): "PILOTVEC" u32 version(1) u32 dim, then per entry:
+// u32 id_length, the id's bytes, dim float32.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "pilot/status.h"
+
+namespace pilot {
+
+inline constexpr const char* kVectorsSidecar = "data/vectors.sidecar";
+inline constexpr const char* kVectorsNpy = "data/vectors.npy";
+inline constexpr std::size_t kSidecarHeaderBytes = 16;
+
+std::string SidecarHeader(std::uint32_t dim);
+std::string SidecarEntry(std::string_view id, const std::vector<float>& vector);
+inline std::uint64_t SidecarEntryBytes(std::size_t id_bytes, std::uint32_t dim) {
+  return 4 + id_bytes + 4ull * dim;
+}
+// The dim a sidecar header declares; an error naming `where` if the bytes are not one.
+Result<std::uint32_t> ParseSidecarHeader(std::string_view header, const std::string& where);
+
+// Reads entries by offset (pread), checking that each holds the id it is asked for.
+class SidecarReader {
+ public:
+  static Result<SidecarReader> Open(const std::filesystem::path& file, std::uint32_t dim);
+  SidecarReader(SidecarReader&& other) noexcept;
+  SidecarReader& operator=(SidecarReader&&) = delete;
+  ~SidecarReader();
+  // The entry at `offset` as raw little-endian float32 bytes (dim * 4 of them).
+  Result<std::string> ReadRaw(std::uint64_t offset, std::string_view id);
+  std::uint64_t size() const { return size_; }
+
+ private:
+  SidecarReader(int fd, std::filesystem::path file, std::uint32_t dim, std::uint64_t size)
+      : fd_(fd), file_(std::move(file)), dim_(dim), size_(size) {}
+  int fd_ = -1;
+  std::filesystem::path file_;
+  std::uint32_t dim_;
+  std::uint64_t size_;
+};
+
+// The .npy header (magic, version 1.0, the dict, padded with spaces to a 64-byte boundary).
+std::string NpyHeader(std::uint64_t rows, std::uint32_t dim);
+
+struct NpyShape {
+  std::uint64_t rows = 0, cols = 0;
+  std::uint64_t data_offset = 0;  // where row 0 starts
+};
+// Parses an .npy header from the file's first bytes, accepting only what `pilot` writes:
+// descr '<f4', fortran_order False, a 2-D shape. Anything else is an error naming `where`.
+Result<NpyShape> ParseNpyHeader(std::string_view prefix, const std::string& where);
+
+}  // namespace pilot

@@ -1,0 +1,81 @@
+#include "pilot/folder_kind.h"
+
+#include "pilot/fs.h"
+#include "pilot/json_util.h"
+#include "pilot/limits.h"
+#include "pilot/run_record.h"
+
+namespace pilot {
+
+namespace fs = std::filesystem;
+
+std::string BagInfoValue(std::string_view info, std::string_view label) {
+  for (std::size_t start = 0; start < info.size();) {
+    std::size_t nl = info.find('\n', start);
+    std::string_view line = info.substr(start, nl == std::string_view::npos ? std::string_view::npos : nl - start);
+    start = nl == std::string_view::npos ? info.size() : nl + 1;
+    if (line.size() > label.size() && line.substr(0, label.size()) == label && line[label.size()] == ':') {
+      auto v = line.find_first_not_of(' ', label.size() + 1);
+      if (v == std::string_view::npos) return "";
+      std::string_view value = line.substr(v);
+      while (!value.empty() && (value.back() == '\r' || value.back() == ' ')) value.remove_suffix(1);
+      return std::string(value);
+    }
+  }
+  return "";
+}
+
+Result<FolderKind> ReadFolderKind(const fs::path& dir) {
+  FileSystem& fsys = RealFileSystem();
+  // Never through a link: the folder may be a hostile copy.
+  for (const char* rel : {"data/run.json", "bag-info.txt"}) {
+    auto st = fsys.LinkStat(dir / rel);
+    if (st.ok() && st.value().exists && !st.value().regular) {
+      return BadInput("is not a regular file (a symlink?); pilot never follows one inside a run folder",
+                      (dir / rel).string());
+    }
+  }
+  auto text = ReadCapped(fsys, dir / "data/run.json", limits::kRunRecordBytes, "run record");
+  if (!text.ok()) {
+    Error e = text.error();
+    e.hint = "not a folder pilot wrote, or one that never started";
+    return e;
+  }
+  auto record = ParseRunRecord(text.value(), (dir / "data/run.json").string());
+  if (!record.ok()) return record.error();
+  FolderKind k;
+  k.kind = record.value().folder_kind;
+  k.version = record.value().format_version;
+  k.declared = record.value().kind_declared;
+  auto info_stat = fsys.LinkStat(dir / "bag-info.txt");
+  if (info_stat.ok() && info_stat.value().exists) {
+    auto info = ReadCapped(fsys, dir / "bag-info.txt", limits::kTagFileBytes, "bag-info.txt");
+    if (!info.ok()) return info.error();
+    std::string kind = BagInfoValue(info.value(), "Pilot-Folder-Kind");
+    std::string version = BagInfoValue(info.value(), "Pilot-Format-Version");
+    std::string want_kind = k.declared ? k.kind : "";
+    std::string want_version = k.declared ? std::to_string(k.version) : "";
+    if (kind != want_kind || version != want_version) {
+      return BadInput("bag-info.txt says kind '" + KeyForMessage(kind) + "' format '" + KeyForMessage(version) +
+                          "' but data/run.json says kind '" + KeyForMessage(want_kind) + "' format '" + want_version + "'",
+                      (dir / "bag-info.txt").string(), "the folder was altered; do not trust it");
+    }
+  }
+  return k;
+}
+
+Status CheckFolderKind(const FolderKind& k, const fs::path& dir, std::string_view what) {
+  if (k.kind != kFolderKindRun) {
+    return BadInput("the folder is of kind '" + KeyForMessage(k.kind) + "', which this pilot cannot " +
+                        std::string(what) + " (it knows: run)",
+                    dir.string(), "use a pilot that knows this kind");
+  }
+  if (k.version < 1 || k.version > kRunFormatVersion) {
+    return BadInput("the folder is in run format " + std::to_string(k.version) + ", which this pilot cannot " +
+                        std::string(what) + " (it knows formats 1.." + std::to_string(kRunFormatVersion) + ")",
+                    dir.string(), "use the pilot that wrote it, or a newer one");
+  }
+  return {};
+}
+
+}  // namespace pilot

@@ -1,0 +1,153 @@
+#include "pilot/vectors.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <regex>
+
+#include "pilot/fs.h"
+#include "pilot/limits.h"
+
+#if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "the vectors sidecar and .npy writer assume a little-endian host"
+#endif
+
+namespace pilot {
+
+namespace {
+
+constexpr char kMagic[8] = {'P', 'I', 'L', 'O', 'T', 'V', 'E', 'C'};
+
+void PutU32(std::string& out, std::uint32_t v) { out.append(reinterpret_cast<const char*>(&v), 4); }
+
+std::uint32_t GetU32(const char* p) {
+  std::uint32_t v;
+  std::memcpy(&v, p, 4);
+  return v;
+}
+
+}  // namespace
+
+std::string SidecarHeader(std::uint32_t dim) {
+  std::string h(kMagic, sizeof kMagic);
+  PutU32(h, 1);
+  PutU32(h, dim);
+  return h;
+}
+
+std::string SidecarEntry(std::string_view id, const std::vector<float>& vector) {
+  std::string e;
+  e.reserve(SidecarEntryBytes(id.size(), static_cast<std::uint32_t>(vector.size())));
+  PutU32(e, static_cast<std::uint32_t>(id.size()));
+  e.append(id);
+  e.append(reinterpret_cast<const char*>(vector.data()), vector.size() * sizeof(float));
+  return e;
+}
+
+Result<std::uint32_t> ParseSidecarHeader(std::string_view header, const std::string& where) {
+  if (header.size() < kSidecarHeaderBytes || std::memcmp(header.data(), kMagic, sizeof kMagic) != 0) {
+    return BadInput("is not a pilot vectors sidecar (no PILOTVEC header)", where);
+  }
+  if (GetU32(header.data() + 8) != 1) {
+    return BadInput("is a vectors sidecar of unknown version " + std::to_string(GetU32(header.data() + 8)), where,
+                    "it was written by a newer pilot");
+  }
+  std::uint32_t dim = GetU32(header.data() + 12);
+  if (dim == 0 || dim > limits::kEmbeddingDim) {
+    return BadInput("declares dim " + std::to_string(dim) + ", outside 1.." + std::to_string(limits::kEmbeddingDim),
+                    where);
+  }
+  return dim;
+}
+
+Result<SidecarReader> SidecarReader::Open(const std::filesystem::path& file, std::uint32_t dim) {
+  auto fd = OpenRegularForRead(file, false);
+  if (!fd.ok()) return fd.error();
+  off_t size = ::lseek(fd.value(), 0, SEEK_END);
+  char header[kSidecarHeaderBytes];
+  if (size < static_cast<off_t>(kSidecarHeaderBytes) ||
+      ::pread(fd.value(), header, sizeof header, 0) != static_cast<ssize_t>(sizeof header)) {
+    ::close(fd.value());
+    return BadInput("the vectors sidecar is shorter than its header", file.string());
+  }
+  auto declared = ParseSidecarHeader(std::string_view(header, sizeof header), file.string());
+  if (!declared.ok() || declared.value() != dim) {
+    ::close(fd.value());
+    if (!declared.ok()) return declared.error();
+    return BadInput("the vectors sidecar declares dim " + std::to_string(declared.value()) + ", the run's stage " +
+                        std::to_string(dim),
+                    file.string());
+  }
+  return SidecarReader(fd.value(), file, dim, static_cast<std::uint64_t>(size));
+}
+
+SidecarReader::SidecarReader(SidecarReader&& o) noexcept
+    : fd_(o.fd_), file_(std::move(o.file_)), dim_(o.dim_), size_(o.size_) {
+  o.fd_ = -1;
+}
+
+SidecarReader::~SidecarReader() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+Result<std::string> SidecarReader::ReadRaw(std::uint64_t offset, std::string_view id) {
+  const std::uint64_t need = SidecarEntryBytes(id.size(), dim_);
+  if (offset < kSidecarHeaderBytes || offset > size_ || size_ - offset < need) {
+    return BadInput("item '" + std::string(id) + "' points at vector offset " + std::to_string(offset) +
+                        ", outside the sidecar's " + std::to_string(size_) + " bytes",
+                    file_.string());
+  }
+  std::string buf(need, '\0');
+  std::uint64_t got = 0;
+  while (got < need) {
+    ssize_t n = ::pread(fd_, buf.data() + got, need - got, static_cast<off_t>(offset + got));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return BadInput("cannot read the vectors sidecar", file_.string());
+    got += static_cast<std::uint64_t>(n);
+  }
+  if (GetU32(buf.data()) != id.size() || std::string_view(buf).substr(4, id.size()) != id) {
+    return BadInput("the vector at offset " + std::to_string(offset) + " is not item '" + std::string(id) + "'s",
+                    file_.string(), "the sidecar or the journal is damaged");
+  }
+  return buf.substr(4 + id.size());
+}
+
+std::string NpyHeader(std::uint64_t rows, std::uint32_t dim) {
+  std::string dict = "{'descr': '<f4', 'fortran_order': False, 'shape': (" + std::to_string(rows) + ", " +
+                     std::to_string(dim) + "), }";
+  std::string h = "\x93NUMPY";
+  h += '\x01';
+  h += '\x00';
+  std::size_t total = 10 + dict.size() + 1;
+  std::size_t padded = (total + 63) / 64 * 64;
+  dict.append(padded - total, ' ');
+  dict += '\n';
+  std::uint16_t len = static_cast<std::uint16_t>(dict.size());
+  h.append(reinterpret_cast<const char*>(&len), 2);
+  return h + dict;
+}
+
+Result<NpyShape> ParseNpyHeader(std::string_view p, const std::string& where) {
+  auto bad = [&](const std::string& what) { return BadInput("vectors.npy " + what, where); };
+  if (p.size() < 10 || p.substr(0, 6) != std::string_view("\x93NUMPY", 6)) return bad("is not an .npy file");
+  if (p[6] != 1 || p[7] != 0) return bad("is not .npy format version 1.0");
+  std::uint16_t len;
+  std::memcpy(&len, p.data() + 8, 2);
+  if (p.size() < 10u + len) return bad("has a header longer than the file");
+  std::string dict(p.substr(10, len));
+  if ((10u + len) % 64 != 0 || dict.empty() || dict.back() != '\n') return bad("has a header that is not padded to 64 bytes");
+  static const std::regex kDict(
+      R"(^\{'descr': '([^']*)', 'fortran_order': (True|False), 'shape': \((\d{1,18}), (\d{1,18})\), \} *\n$)");
+  std::smatch m;
+  if (!std::regex_match(dict, m, kDict)) return bad("has a header pilot does not write (want a 2-D shape)");
+  if (m[1] != "<f4") return bad("has dtype '" + m[1].str() + "', not little-endian float32 '<f4'");
+  if (m[2] != "False") return bad("is in Fortran order, not C order");
+  NpyShape s;
+  s.rows = std::stoull(m[3]);
+  s.cols = std::stoull(m[4]);
+  s.data_offset = 10u + len;
+  return s;
+}
+
+}  // namespace pilot

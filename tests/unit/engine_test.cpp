@@ -1,0 +1,450 @@
+// The engine's stage contract: batch failures bisected and recorded, the embedding kind's
+// vectors (sidecar, .npy, resume bit for bit), folder kinds and format versions.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "pilot/bag.h"
+#include "pilot/folder_kind.h"
+#include "pilot/json_util.h"
+#include "pilot/plan.h"
+#include "pilot/run.h"
+#include "pilot/vectors.h"
+#include "test_support.h"
+
+namespace pilot {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::FakeStage;
+using testing::Fixture;
+using testing::ReadText;
+using testing::WriteText;
+
+nlohmann::json ReportOf(const fs::path& run) { return nlohmann::json::parse(ReadText(run / "data/report.json")); }
+
+std::vector<nlohmann::json> Results(const fs::path& run) {
+  std::vector<nlohmann::json> out;
+  std::istringstream in(ReadText(run / "data/results.jsonl"));
+  for (std::string l; std::getline(in, l);) out.push_back(nlohmann::json::parse(l));
+  return out;
+}
+
+Result<RunOutcome> Resume(const fs::path& dir, Stage& stage) {
+  auto setup = PrepareResume(dir, RealFileSystem());
+  if (!setup.ok()) return setup.error();
+  return ResumeRun(setup.value(), stage, RealFileSystem(), SystemClock());
+}
+
+// One poisonous input in a batch of 8: the engine bisects (8, 4, 2) down to it; the other
+// seven are accepted, and each failed batch is in the report.
+TEST(Engine, AFailedBatchIsBisectedUntilTheFailingItemIsIsolated) {
+  testing::Items items;
+  for (int i = 0; i < 8; ++i) items.push_back({"i" + std::to_string(i), i == 5 ? "fail here" : "en text"});
+  Fixture f(items);
+  f.plan.params.batch_size = 8;
+  FakeStage stage;
+  auto out = ExecuteRun(f.plan, stage, RealFileSystem(), SystemClock());
+  ASSERT_TRUE(out.ok()) << out.error().ToString();
+  EXPECT_TRUE(out.value().verify.ok());
+  // 8 fails; 4 (i0-i3) passes; 4 (i4-i7) fails; 2 (i4-i5) fails; i4, i5 alone; 2 (i6-i7).
+  EXPECT_EQ(stage.batch_sizes, (std::vector<std::size_t>{8, 4, 4, 2, 1, 1, 2}));
+  auto results = Results(out.value().run_dir);
+  for (int i = 0; i < 8; ++i) {
+    EXPECT_EQ(results[i]["status"], i == 5 ? "rejected" : "accepted") << i;
+  }
+  EXPECT_EQ(results[5]["reason"], "stage_error");
+  EXPECT_EQ(results[5]["detail"], "scripted failure");
+  auto report = ReportOf(out.value().run_dir);
+  EXPECT_EQ(report["batch_failures"]["count"], 3);
+  EXPECT_EQ(report["batch_failures"]["recorded"][0]["batch_size"], 8);
+  EXPECT_EQ(report["batch_failures"]["recorded"][2]["batch_size"], 2);
+  EXPECT_EQ(report["batch_failures"]["out_of_memory_at_batch_sizes"].size(), 0u);
+  EXPECT_NE(ReadText(out.value().run_dir / "data/report.md").find("## Batch failures"), std::string::npos);
+}
+
+// An out-of-memory that appears only above batch size 2: recorded at 8 and 4, visible in the
+// report, and no item is lost to it.
+TEST(Engine, AnOutOfMemoryAtSomeBatchSizeIsRecordedNotHidden) {
+  testing::Items items;
+  for (int i = 0; i < 8; ++i) items.push_back({"i" + std::to_string(i), "oombig x"});
+  Fixture f(items);
+  f.plan.params.batch_size = 8;
+  FakeStage stage;
+  auto out = ExecuteRun(f.plan, stage, RealFileSystem(), SystemClock());
+  ASSERT_TRUE(out.ok()) << out.error().ToString();
+  EXPECT_EQ(out.value().report.accepted, 8u);
+  auto report = ReportOf(out.value().run_dir);
+  EXPECT_EQ(report["batch_failures"]["count"], 3);  // 8, then both halves of 4
+  EXPECT_EQ(report["batch_failures"]["out_of_memory_at_batch_sizes"], nlohmann::json::array({4, 8}));
+  EXPECT_NE(report["batch_failures"]["recorded"][0]["error"].get<std::string>().find("out of memory"),
+            std::string::npos);
+  // The journal keeps them, so a resumed run's report would too.
+  auto journal = LoadJournal(RealFileSystem(), out.value().run_dir / kJournal, false);
+  ASSERT_TRUE(journal.ok());
+  EXPECT_EQ(journal.value().batch_failure_count, 3u);
+}
+
+// A single item that fails out of memory on its own is rejected device_out_of_memory.
+TEST(Engine, AnItemThatRunsOutOfMemoryAloneIsRejectedForIt) {
+  Fixture f(testing::Items{{"a", "oom x"}, {"b", "en y"}});
+  f.plan.params.batch_size = 2;
+  FakeStage stage;
+  auto out = ExecuteRun(f.plan, stage, RealFileSystem(), SystemClock());
+  ASSERT_TRUE(out.ok());
+  auto results = Results(out.value().run_dir);
+  EXPECT_EQ(results[0]["reason"], "device_out_of_memory");
+  EXPECT_EQ(results[1]["status"], "accepted");
+}
+
+// An item-level failure (the stage's own outcome) needs no retry.
+TEST(Engine, AnItemLevelFailureIsNotABatchFailure) {
+  Fixture f(testing::Items{{"a", "itemfail x"}, {"b", "en y"}});
+  FakeStage stage;
+  auto out = ExecuteRun(f.plan, stage, RealFileSystem(), SystemClock());
+  ASSERT_TRUE(out.ok());
+  EXPECT_EQ(stage.batch_sizes, (std::vector<std::size_t>{2}));
+  EXPECT_EQ(Results(out.value().run_dir)[0]["reason"], "stage_error");
+  EXPECT_EQ(out.value().report.batch_failure_count, 0u);
+}
+
+TEST(Engine, FolderKindAndFormatAreDeclaredInRunJsonAndBagInfo) {
+  Fixture f(testing::Items{{"a", "en x"}});
+  FakeStage stage;
+  auto out = ExecuteRun(f.plan, stage, RealFileSystem(), SystemClock());
+  ASSERT_TRUE(out.ok());
+  const fs::path dir = out.value().run_dir;
+  auto run = nlohmann::json::parse(ReadText(dir / "data/run.json"));
+  EXPECT_EQ(run["folder_kind"], "run");
+  EXPECT_EQ(run["format_version"], kRunFormatVersion);
+  EXPECT_EQ(run["plan"]["output"], "classification");
+  const std::string info = ReadText(dir / "bag-info.txt");
+  EXPECT_EQ(BagInfoValue(info, "Pilot-Folder-Kind"), "run");
+  EXPECT_EQ(BagInfoValue(info, "Pilot-Format-Version"), std::to_string(kRunFormatVersion));
+  auto kind = ReadFolderKind(dir);
+  ASSERT_TRUE(kind.ok());
+  EXPECT_TRUE(kind.value().declared);
+  EXPECT_EQ(kind.value().version, kRunFormatVersion);
+  EXPECT_NE(ReadText(dir / kJournal).find("\"version\":2"), std::string::npos);
+}
+
+class FolderKindTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    FakeStage stage;
+    auto out = ExecuteRun(f_.plan, stage, RealFileSystem(), SystemClock());
+    ASSERT_TRUE(out.ok());
+    dir_ = out.value().run_dir;
+  }
+  void EditRunJson(const std::string& from, const std::string& to) {
+    std::string run = ReadText(dir_ / "data/run.json");
+    auto at = run.find(from);
+    ASSERT_NE(at, std::string::npos);
+    run.replace(at, from.size(), to);
+    WriteText(dir_ / "data/run.json", run);
+  }
+  Fixture f_{testing::Items{{"a", "en x"}, {"b", "fr y"}}};
+  fs::path dir_;
+};
+
+TEST_F(FolderKindTest, AnUnknownKindIsRefusedByVerifyResumeAndStatusNamingIt) {
+  EditRunJson("\"folder_kind\": \"run\"", "\"folder_kind\": \"sweep\"");
+  const std::string before = ReadText(dir_ / "data/run.json");
+  // bag-info.txt still says run: the two disagree, which is a finding of a damaged folder.
+  auto verified = VerifyFolder(dir_, {});
+  ASSERT_TRUE(verified.ok());
+  bool disagreement = false;
+  for (const auto& x : verified.value().findings) {
+    disagreement |= x.what.find("bag-info.txt says kind 'run'") != std::string::npos;
+  }
+  EXPECT_TRUE(disagreement);
+  // Both say sweep: a kind this pilot does not know, refused (exit 2) rather than judged.
+  WriteText(dir_ / "bag-info.txt", "Pilot-Folder-Kind: sweep\nPilot-Format-Version: 2\n");
+  verified = VerifyFolder(dir_, {});
+  ASSERT_FALSE(verified.ok());
+  EXPECT_EQ(verified.error().code, ExitCode::kBadInput);
+  EXPECT_NE(verified.error().what.find("kind 'sweep'"), std::string::npos) << verified.error().what;
+  auto status = ReadRunStatus(dir_);
+  ASSERT_FALSE(status.ok());
+  EXPECT_NE(status.error().what.find("kind 'sweep'"), std::string::npos);
+  FakeStage stage;
+  auto resumed = Resume(dir_, stage);
+  ASSERT_FALSE(resumed.ok());
+  EXPECT_NE(resumed.error().what.find("kind 'sweep'"), std::string::npos) << resumed.error().what;
+  EXPECT_EQ(ReadText(dir_ / "data/run.json"), before);
+}
+
+TEST_F(FolderKindTest, ANewerFormatIsRefusedNamingTheVersion) {
+  EditRunJson("\"format_version\": 2", "\"format_version\": 9");
+  WriteText(dir_ / "bag-info.txt", "Pilot-Folder-Kind: run\nPilot-Format-Version: 9\n");
+  auto verified = VerifyFolder(dir_, {});
+  ASSERT_FALSE(verified.ok());
+  EXPECT_NE(verified.error().what.find("run format 9"), std::string::npos) << verified.error().what;
+}
+
+TEST_F(FolderKindTest, BagInfoDisagreeingWithRunJsonIsAFinding) {
+  std::string info = ReadText(dir_ / "bag-info.txt");
+  info.replace(info.find("Pilot-Format-Version: 2"), 23, "Pilot-Format-Version: 1");
+  WriteText(dir_ / "bag-info.txt", info);
+  auto r = VerifyRunFolder(dir_, {});
+  bool found = false;
+  for (const auto& x : r.findings) found |= x.what.find("bag-info.txt says kind 'run' format '1'") != std::string::npos;
+  EXPECT_TRUE(found);
+}
+
+TEST(Journal, AnUnknownVersionOrARecordTypeItsVersionLacksIsRefusedByName) {
+  const std::string header =
+      R"({"type":"header","version":VERSION,"run_id":"r","manifest_sha256":")" + std::string(64, 'a') +
+      R"(","params_sha256":")" + std::string(64, 'a') + R"(","model_sha256":")" + std::string(64, 'a') +
+      R"(","items":1,"manifest_copy":"data/manifest.json","plan":{"manifest":"/m","params":"/p","model":"/o","inputs_root":"/"}})";
+  auto with = [&](const std::string& v) {
+    std::string h = header;
+    h.replace(h.find("VERSION"), 7, v);
+    return h + "\n";
+  };
+  auto newer = ParseJournal(with("3"), "j");
+  ASSERT_FALSE(newer.ok());
+  EXPECT_NE(newer.error().what.find("format version 3"), std::string::npos) << newer.error().what;
+  const std::string failure = R"({"type":"batch_failure","batch_size":8,"out_of_memory":true,"error":"x"})" "\n";
+  const std::string tail = R"({"type":"session","at_unix":1})" "\n";
+  auto v1 = ParseJournal(with("1") + failure + tail, "j");
+  ASSERT_FALSE(v1.ok());
+  EXPECT_NE(v1.error().what.find("unknown type 'batch_failure'"), std::string::npos) << v1.error().what;
+  auto v2 = ParseJournal(with("2") + failure + tail, "j");
+  ASSERT_TRUE(v2.ok()) << v2.error().ToString();
+  EXPECT_EQ(v2.value().batch_failure_count, 1u);
+  EXPECT_TRUE(v2.value().batch_failures[0].out_of_memory);
+}
+
+TEST(Plan, AllowedCategoriesFollowTheStagesKind) {
+  Params p;
+  StageDescription classifier;
+  classifier.kind = "torchscript-classifier";
+  classifier.labels = {"en", "fr"};
+  auto none = CheckStageFitsParams(classifier, p);
+  ASSERT_FALSE(none.ok());
+  EXPECT_NE(none.error().what.find("'allowed_categories' is required"), std::string::npos);
+  p.allowed_categories = {"en", "xx"};
+  auto unknown = CheckStageFitsParams(classifier, p);
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_NE(unknown.error().what.find("'xx'"), std::string::npos);
+  p.allowed_categories = {"en"};
+  EXPECT_TRUE(CheckStageFitsParams(classifier, p).ok());
+  StageDescription embedding;
+  embedding.kind = "torchscript-embedding";
+  embedding.output = OutputKind::kEmbedding;
+  embedding.dim = 4;
+  auto refused = CheckStageFitsParams(embedding, p);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error().what.find("applies only to a stage that classifies"), std::string::npos);
+  p.allowed_categories.clear();
+  EXPECT_TRUE(CheckStageFitsParams(embedding, p).ok());
+}
+
+// --- the embedding kind ---
+
+struct Npy {
+  std::uint64_t rows = 0, cols = 0;
+  std::vector<float> values;
+};
+
+Npy LoadNpy(const fs::path& file) {
+  std::string bytes = ReadText(file);
+  auto shape = ParseNpyHeader(bytes, file.string());
+  EXPECT_TRUE(shape.ok()) << shape.error().ToString();
+  Npy n;
+  if (!shape.ok()) return n;
+  n.rows = shape.value().rows;
+  n.cols = shape.value().cols;
+  n.values.resize(n.rows * n.cols);
+  EXPECT_EQ(bytes.size(), shape.value().data_offset + n.values.size() * 4);
+  std::memcpy(n.values.data(), bytes.data() + shape.value().data_offset, n.values.size() * 4);
+  return n;
+}
+
+testing::Items EmbeddingItems() {
+  return {{"a", "alpha text"}, {"b", ""},           {"c", "gamma text"}, {"d", "nanvec x"},
+          {"e", "alpha text"}, {"f", "shortvec y"}, {"g", "eta"},        {"h", "itemfail z"}};
+}
+
+TEST(Embedding, VectorsGoToNpyInManifestOrderOfTheAcceptedItems) {
+  Fixture f(EmbeddingItems());
+  f.plan.params.allowed_categories.clear();
+  FakeStage stage(OutputKind::kEmbedding, 4);
+  auto out = ExecuteRun(f.plan, stage, RealFileSystem(), SystemClock());
+  ASSERT_TRUE(out.ok()) << out.error().ToString();
+  EXPECT_TRUE(out.value().verify.ok());
+  const fs::path dir = out.value().run_dir;
+  auto results = Results(dir);
+  ASSERT_EQ(results.size(), 8u);
+  EXPECT_EQ(results[1]["reason"], "empty_input");
+  EXPECT_EQ(results[3]["reason"], "invalid_output");
+  EXPECT_NE(results[3]["detail"].get<std::string>().find("not finite"), std::string::npos);
+  EXPECT_EQ(results[5]["reason"], "invalid_output");
+  EXPECT_NE(results[5]["detail"].get<std::string>().find("3 values, its dim is 4"), std::string::npos);
+  EXPECT_EQ(results[7]["reason"], "stage_error");
+  Npy npy = LoadNpy(dir / kVectorsNpy);
+  ASSERT_EQ(npy.rows, 4u);
+  ASSERT_EQ(npy.cols, 4u);
+  std::uint64_t row = 0;
+  for (const auto& r : results) {
+    if (r["status"] != "accepted") continue;
+    EXPECT_EQ(r["row"], row);
+    EXPECT_EQ(r["dim"], 4);
+    EXPECT_FALSE(r.contains("category"));
+    EXPECT_FALSE(r.contains("vector_at"));
+    std::string text = ReadText(f.inputs / (r["id"].get<std::string>() + ".txt"));
+    std::vector<float> want = FakeStage::VectorOf(text, 4);
+    EXPECT_EQ(std::memcmp(&npy.values[row * 4], want.data(), 16), 0) << r["id"];
+    ++row;
+  }
+  // Identical texts (a and e) give identical rows.
+  EXPECT_EQ(std::memcmp(&npy.values[0], &npy.values[2 * 4], 16), 0);
+  auto report = ReportOf(dir);
+  EXPECT_EQ(report["output_kind"], "embedding");
+  EXPECT_EQ(report["embedding"]["rows"], 4);
+  EXPECT_EQ(report["embedding"]["dim"], 4);
+  EXPECT_TRUE(report["by_category"].empty());
+  auto run = nlohmann::json::parse(ReadText(dir / "data/run.json"));
+  EXPECT_EQ(run["plan"]["output"], "embedding");
+  EXPECT_EQ(run["plan"]["dim"], 4);
+  EXPECT_FALSE(run["plan"].contains("allowed_categories"));
+}
+
+// Killed after 3 items, resumed in a fresh stage: vectors.npy is bit for bit the one of an
+// uninterrupted run, even when the sidecar holds vectors whose journal record never made it.
+TEST(Embedding, VectorsSurviveStopAndResumeBitForBit) {
+  Fixture f(EmbeddingItems());
+  f.plan.params.allowed_categories.clear();
+  f.plan.run_id = "straight";
+  FakeStage straight_stage(OutputKind::kEmbedding, 4);
+  auto straight = ExecuteRun(f.plan, straight_stage, RealFileSystem(), SystemClock());
+  ASSERT_TRUE(straight.ok());
+  const std::string want = ReadText(straight.value().run_dir / kVectorsNpy);
+
+  f.plan.run_id = "part";
+  RunControl control;
+  control.stop_after = 3;
+  FakeStage first(OutputKind::kEmbedding, 4);
+  auto part = ExecuteRun(f.plan, first, RealFileSystem(), SystemClock(), control);
+  ASSERT_TRUE(part.ok());
+  ASSERT_TRUE(part.value().interrupted);
+  const fs::path dir = part.value().run_dir;
+  // A kill between the sidecar's fsync and the journal's: an entry nothing points at.
+  const std::string orphan = SidecarEntry("g", FakeStage::VectorOf("garbage", 4));
+  {
+    std::ofstream(dir / kVectorsSidecar, std::ios::app | std::ios::binary) << orphan;
+  }
+  FakeStage second(OutputKind::kEmbedding, 4);
+  auto done = Resume(dir, second);
+  ASSERT_TRUE(done.ok()) << done.error().ToString();
+  EXPECT_TRUE(done.value().verify.ok());
+  EXPECT_EQ(ReadText(dir / kVectorsNpy), want);
+}
+
+TEST(Embedding, ASidecarShorterThanTheJournalSaysIsRefusedOnResume) {
+  Fixture f(EmbeddingItems());
+  f.plan.params.allowed_categories.clear();
+  RunControl control;
+  control.stop_after = 3;
+  FakeStage first(OutputKind::kEmbedding, 4);
+  auto part = ExecuteRun(f.plan, first, RealFileSystem(), SystemClock(), control);
+  ASSERT_TRUE(part.ok());
+  const fs::path sidecar = part.value().run_dir / kVectorsSidecar;
+  fs::resize_file(sidecar, fs::file_size(sidecar) - 1);
+  const std::string journal = ReadText(part.value().run_dir / kJournal);
+  FakeStage second(OutputKind::kEmbedding, 4);
+  auto done = Resume(part.value().run_dir, second);
+  ASSERT_FALSE(done.ok());
+  EXPECT_NE(done.error().what.find("the journal refers to"), std::string::npos) << done.error().what;
+  EXPECT_NE(done.error().where.find("vectors.sidecar"), std::string::npos);
+  EXPECT_EQ(ReadText(part.value().run_dir / kJournal).substr(0, journal.size()), journal);
+}
+
+class EmbeddingVerify : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    f_.plan.params.allowed_categories.clear();
+    FakeStage stage(OutputKind::kEmbedding, 4);
+    auto out = ExecuteRun(f_.plan, stage, RealFileSystem(), SystemClock());
+    ASSERT_TRUE(out.ok());
+    dir_ = out.value().run_dir;
+  }
+  // Tampers, then re-hashes the bag consistently, so that only the vectors checks can tell.
+  void Rebag() {
+    fs::remove(dir_ / "manifest-sha256.txt");
+    fs::remove(dir_ / "tagmanifest-sha256.txt");
+    ASSERT_TRUE(FinalizeBag(RealFileSystem(), dir_,
+                            {{"Pilot-Folder-Kind", "run"}, {"Pilot-Format-Version", std::to_string(kRunFormatVersion)}})
+                    .ok());
+  }
+  bool Has(const VerifyResult& r, const std::string& what) {
+    for (const auto& x : r.findings) {
+      if (x.check == "vectors" && x.what.find(what) != std::string::npos) return true;
+    }
+    return false;
+  }
+  Fixture f_{EmbeddingItems()};
+  fs::path dir_;
+};
+
+TEST_F(EmbeddingVerify, ANonFiniteValueIsAFinding) {
+  std::string npy = ReadText(dir_ / kVectorsNpy);
+  const float nan = std::nanf("");
+  std::memcpy(&npy[npy.size() - 4], &nan, 4);
+  WriteText(dir_ / kVectorsNpy, npy);
+  Rebag();
+  auto r = VerifyRunFolder(dir_, {});
+  EXPECT_TRUE(Has(r, "row 3 holds a value that is not finite"));
+}
+
+TEST_F(EmbeddingVerify, AMissingRowOrAWrongDtypeIsAFinding) {
+  std::string npy = ReadText(dir_ / kVectorsNpy);
+  auto shape = ParseNpyHeader(npy, "x").value();
+  WriteText(dir_ / kVectorsNpy, NpyHeader(3, 4) + npy.substr(shape.data_offset, 3 * 16));
+  Rebag();
+  EXPECT_TRUE(Has(VerifyRunFolder(dir_, {}), "has 3 rows for 4 accepted items"));
+  std::string f8 = npy;
+  f8.replace(f8.find("<f4"), 3, "<f8");
+  WriteText(dir_ / kVectorsNpy, f8);
+  Rebag();
+  EXPECT_TRUE(Has(VerifyRunFolder(dir_, {}), "dtype '<f8'"));
+  WriteText(dir_ / kVectorsNpy, npy.substr(0, npy.size() - 1));
+  Rebag();
+  EXPECT_TRUE(Has(VerifyRunFolder(dir_, {}), "not what its header's shape"));
+}
+
+TEST_F(EmbeddingVerify, RowsOutOfManifestOrderAreAFinding) {
+  std::string results = ReadText(dir_ / "data/results.jsonl");
+  auto at = results.find("\"row\":0");
+  ASSERT_NE(at, std::string::npos);
+  results.replace(at, 7, "\"row\":1");
+  WriteText(dir_ / "data/results.jsonl", results);
+  Rebag();
+  auto r = VerifyRunFolder(dir_, {});
+  bool found = false;
+  for (const auto& x : r.findings) found |= x.what.find("it must have row 0") != std::string::npos;
+  EXPECT_TRUE(found);
+}
+
+TEST(Npy, HostileHeadersAreRefusedNotTrusted) {
+  for (std::string bad : {std::string("\x93NUMPY"), std::string("not npy at all"),
+                          NpyHeader(1, 2).replace(6, 1, "\x02"),
+                          std::string("\x93NUMPY\x01\x00\xff\xff", 10)}) {
+    EXPECT_FALSE(ParseNpyHeader(bad, "x").ok()) << bad;
+  }
+  std::string huge = NpyHeader(1, 2);
+  huge.replace(huge.find("(1, 2)"), 6, "(1, 2, 3)");
+  EXPECT_FALSE(ParseNpyHeader(huge, "x").ok());
+  auto ok = ParseNpyHeader(NpyHeader(5, 7), "x");
+  ASSERT_TRUE(ok.ok());
+  EXPECT_EQ(ok.value().rows, 5u);
+  EXPECT_EQ(ok.value().cols, 7u);
+  EXPECT_EQ(ok.value().data_offset % 64, 0u);
+}
+
+}  // namespace
+}  // namespace pilot
