@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Debian packages in requirements-rebuild.txt that are missing. As root it runs
-# apt-get; otherwise it prints the exact apt-get line to run and fails.
+# apt-get; otherwise it prints the exact apt-get line to run and fails. Recommends are not
+# installed: requirements-rebuild.txt names everything pilot needs (bench/setup-size.sh
+# prints what that saves).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 missing=()
@@ -21,10 +23,10 @@ done <"$root/requirements-rebuild.txt"
 [ ${#missing[@]} -eq 0 ] && exit 0
 if [ "$(id -u)" -ne 0 ]; then
   echo "pilot: error: missing Debian packages: ${missing[*]}" >&2
-  echo "  run: sudo apt-get update && sudo apt-get install -y ${missing[*]}" >&2
+  echo "  run: sudo apt-get update && sudo apt-get install -y --no-install-recommends ${missing[*]}" >&2
   exit 1
 fi
 echo "pilot: installing ${missing[*]}" >&2
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -q
-apt-get install -y -q "${missing[@]}"
+apt-get install -y -q --no-install-recommends "${missing[@]}"
