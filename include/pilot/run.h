@@ -41,6 +41,7 @@ struct RunPlan {
   std::string run_id;  // empty: generated
   std::vector<std::string> command_line;
   nlohmann::ordered_json environment;  // what was received (host + runtime + device)
+  nlohmann::ordered_json requested = nlohmann::ordered_json::object();  // what the user asked (plan.h)
 };
 
 struct Progress {

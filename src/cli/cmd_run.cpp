@@ -9,6 +9,7 @@
 #include "pilot/limits.h"
 #include "pilot/manifest.h"
 #include "pilot/params.h"
+#include "pilot/plan.h"
 #include "pilot/run.h"
 
 namespace pilot::cli {
@@ -39,6 +40,7 @@ Status NotEmpty(const CLI::Option* option, const std::string& value, const char*
   return {};
 }
 
+// Parses the options into a request; the plan itself is built by the library.
 Result<RunPlan> BuildPlan(const RunOptions& o) {
   if (o.runs_dir.empty()) return BadInput("--runs-dir is empty", "--runs-dir", "give the folder that receives run folders");
   for (auto [option, value, name] : {std::tuple{o.run_id_option, &o.run_id, "--run-id"},
@@ -47,54 +49,14 @@ Result<RunPlan> BuildPlan(const RunOptions& o) {
                                      std::tuple{o.params_option, &o.params, "--params"}}) {
     if (Status st = NotEmpty(option, *value, name); !st.ok()) return st.error();
   }
-  if (!o.run_id.empty() && !IsValidRunId(o.run_id)) {
-    return BadInput("invalid run id '" + KeyForMessage(o.run_id) + "'", "--run-id",
-                    "use 1-128 characters of [A-Za-z0-9._-], not starting with '.'");
-  }
-  RunPlan plan;
-  std::error_code ec;
-  plan.params_file = fs::absolute(o.params, ec);
-  if (ec) return BadInput("cannot resolve the parameter file's path: " + ec.message(), "--params " + o.params);
-  auto params_bytes = ReadCapped(RealFileSystem(), o.params, limits::kParamsBytes, "parameter file");
-  if (!params_bytes.ok()) return params_bytes.error();
-  plan.params_bytes = std::move(params_bytes).value();
-  auto params = ParseParams(plan.params_bytes, plan.params_file.parent_path(), o.params);
-  if (!params.ok()) return params.error();
-  plan.params = std::move(params).value();
-  if (!o.device.empty()) {
-    if (!IsKnownDevice(o.device)) return BadInput("unknown device '" + o.device + "'", "--device", "use auto, cpu, cuda or rocm");
-    plan.params.device = o.device;
-  }
-  if (!o.manifest.empty()) {
-    plan.params.manifest = fs::absolute(o.manifest, ec);
-    if (ec) return BadInput("cannot resolve the manifest's path: " + ec.message(), o.manifest);
-  }
-
-  // Validated and hashed in one read: the run is bound to exactly the bytes validated.
-  auto manifest = ManifestSource::Open(plan.params.manifest);
-  if (!manifest.ok()) return manifest.error();
-  plan.manifest = std::move(manifest).value();
-  plan.inputs_root = fs::canonical(fs::absolute(plan.params.manifest, ec).parent_path(), ec);
-  if (ec) return BadInput("cannot resolve the manifest's folder: " + ec.message(), plan.params.manifest.string());
-
-  const fs::path& model = plan.params.stage.model;
-  if (!fs::is_regular_file(model, ec)) {
-    return BadInput("model file not found, or not a regular file", model.string(),
-                    "check 'stage.model' in the parameters");
-  }
-  auto digest = Sha256File(model);
-  if (!digest.ok()) return digest.error();
-  plan.model_sha256 = digest.value();
-  if (plan.params.stage.model_sha256 && *plan.params.stage.model_sha256 != plan.model_sha256) {
-    return BadInput("model sha256 is " + plan.model_sha256 + " but the parameters pin " +
-                        *plan.params.stage.model_sha256,
-                    model.string(),
-                    "restore the pinned model, or update stage.model_sha256 if the change is intended");
-  }
-  plan.runs_dir = o.runs_dir;
-  plan.run_id = o.run_id;
-  plan.command_line = o.argv;
-  return plan;
+  RunRequest request;
+  request.params_file = o.params;
+  if (!o.manifest.empty()) request.manifest = fs::path(o.manifest);
+  if (!o.device.empty()) request.device = o.device;
+  request.runs_dir = o.runs_dir;
+  request.run_id = o.run_id;
+  request.command_line = o.argv;
+  return BuildRunPlan(request);
 }
 
 int Execute(const RunOptions& o) {

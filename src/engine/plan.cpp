@@ -2,9 +2,81 @@
 
 #include <algorithm>
 
+#include "pilot/fs.h"
+#include "pilot/hash.h"
 #include "pilot/json_util.h"
+#include "pilot/limits.h"
+#include "pilot/manifest.h"
 
 namespace pilot {
+
+namespace fs = std::filesystem;
+
+Result<RunPlan> BuildRunPlan(const RunRequest& o) {
+  if (o.runs_dir.empty()) return BadInput("--runs-dir is empty", "--runs-dir", "give the folder that receives run folders");
+  if (!o.run_id.empty() && !IsValidRunId(o.run_id)) {
+    return BadInput("invalid run id '" + KeyForMessage(o.run_id) + "'", "--run-id",
+                    "use 1-128 characters of [A-Za-z0-9._-], not starting with '.'");
+  }
+  RunPlan plan;
+  std::error_code ec;
+  plan.params_file = fs::absolute(o.params_file, ec);
+  if (ec) return BadInput("cannot resolve the parameter file's path: " + ec.message(), "--params " + o.params_file.string());
+  auto params_bytes = ReadCapped(RealFileSystem(), o.params_file, limits::kParamsBytes, "parameter file");
+  if (!params_bytes.ok()) return params_bytes.error();
+  plan.params_bytes = std::move(params_bytes).value();
+  auto params = ParseParams(plan.params_bytes, plan.params_file.parent_path(), o.params_file.string());
+  if (!params.ok()) return params.error();
+  plan.params = std::move(params).value();
+  const Params asked = plan.params;
+  if (o.device) {
+    if (!IsKnownDevice(*o.device)) {
+      return BadInput("unknown device '" + KeyForMessage(*o.device) + "'", "--device", "use auto, cpu, cuda or rocm");
+    }
+    plan.params.device = *o.device;
+  }
+  if (o.manifest) {
+    plan.params.manifest = fs::absolute(*o.manifest, ec);
+    if (ec) return BadInput("cannot resolve the manifest's path: " + ec.message(), o.manifest->string());
+  }
+
+  // Validated and hashed in one read: the run is bound to exactly the bytes validated.
+  auto manifest = ManifestSource::Open(plan.params.manifest);
+  if (!manifest.ok()) return manifest.error();
+  plan.manifest = std::move(manifest).value();
+  plan.inputs_root = fs::canonical(fs::absolute(plan.params.manifest, ec).parent_path(), ec);
+  if (ec) return BadInput("cannot resolve the manifest's folder: " + ec.message(), plan.params.manifest.string());
+
+  const fs::path& model = plan.params.stage.model;
+  if (!fs::is_regular_file(model, ec)) {
+    return BadInput("model file not found, or not a regular file", model.string(),
+                    "check 'stage.model' in the parameters");
+  }
+  auto digest = Sha256File(model);
+  if (!digest.ok()) return digest.error();
+  plan.model_sha256 = digest.value();
+  if (plan.params.stage.model_sha256 && *plan.params.stage.model_sha256 != plan.model_sha256) {
+    return BadInput("model sha256 is " + plan.model_sha256 + " but the parameters pin " +
+                        *plan.params.stage.model_sha256,
+                    model.string(),
+                    "restore the pinned model, or update stage.model_sha256 if the change is intended");
+  }
+  plan.runs_dir = o.runs_dir;
+  plan.run_id = o.run_id;
+  plan.command_line = o.command_line;
+  // What was asked, beside the plan's effective values (run.json "requested" and "plan").
+  plan.requested = {{"params", o.params_file.string()},
+                    {"manifest", o.manifest ? nlohmann::ordered_json(o.manifest->string()) : nlohmann::ordered_json()},
+                    {"manifest_in_params", asked.manifest.string()},
+                    {"device", o.device ? *o.device : asked.device},
+                    {"device_in_params", asked.device},
+                    {"batch_size", asked.batch_size},
+                    {"threads", asked.threads},
+                    {"run_id", o.run_id.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(o.run_id)},
+                    {"runs_dir", o.runs_dir.string()}};
+  return plan;
+}
+
 
 Status CheckStageFitsParams(const StageDescription& stage, const Params& params) {
   if (stage.output != OutputKind::kClassification) {

@@ -7,6 +7,7 @@
 
 #include "pilot/folder_kind.h"
 #include "pilot/hash.h"
+#include "pilot/json_util.h"
 #include "pilot/limits.h"
 #include "pilot/run.h"
 
@@ -115,6 +116,16 @@ Result<ResumeSetup> CheckAgainstJournal(const fs::path& run_dir, ResumeSetup& s)
   auto manifest = ManifestSource::Open(manifest_file.value());
   if (!manifest.ok()) return manifest.error();
   p.manifest = std::move(manifest).value();
+  // What the user first asked stays in run.json across sessions.
+  if (Exists(run_dir / "data/run.json")) {
+    auto text = ReadCapped(RealFileSystem(), run_dir / "data/run.json", limits::kRunRecordBytes, "run record");
+    if (!text.ok()) return text.error();
+    auto record = ParseJson(text.value(), (run_dir / "data/run.json").string());
+    if (!record.ok()) return record.error();
+    if (record.value().is_object() && record.value().contains("requested") && record.value()["requested"].is_object()) {
+      p.requested = nlohmann::ordered_json::parse(record.value()["requested"].dump());
+    }
+  }
   if (p.manifest.size() != h.items) {
     return BadInput("the manifest holds " + std::to_string(p.manifest.size()) + " items, the journal " +
                         std::to_string(h.items),

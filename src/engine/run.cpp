@@ -233,6 +233,7 @@ class Driver {
     j["manifest_sha256"] = header_.manifest_sha256;
     j["params_sha256"] = header_.params_sha256;
     j["model_sha256"] = header_.model_sha256;
+    j["requested"] = plan_.requested;
     j["plan"] = {{"manifest", header_.manifest_path},
                  {"inputs_root", header_.inputs_root},
                  {"params", header_.params_path},

@@ -9,6 +9,7 @@
 
 #include "pilot/bag.h"
 #include "pilot/folder_kind.h"
+#include "pilot/hash.h"
 #include "pilot/json_util.h"
 #include "pilot/plan.h"
 #include "pilot/run.h"
@@ -444,6 +445,43 @@ TEST(Npy, HostileHeadersAreRefusedNotTrusted) {
   EXPECT_EQ(ok.value().rows, 5u);
   EXPECT_EQ(ok.value().cols, 7u);
   EXPECT_EQ(ok.value().data_offset % 64, 0u);
+}
+
+}  // namespace
+}  // namespace pilot
+
+namespace pilot {
+namespace {
+
+// The plan is built in the library: what was asked is kept beside what will be done.
+TEST(Plan, BuildRunPlanRecordsWhatWasAskedBesideTheEffectivePlan) {
+  Fixture f(testing::Items{{"a", "en x"}});
+  RunRequest request;
+  request.params_file = f.dir / "params.json";
+  request.device = "cpu";
+  request.runs_dir = f.dir / "runs";
+  request.command_line = {"pilot", "run"};
+  auto plan = BuildRunPlan(request);
+  ASSERT_TRUE(plan.ok()) << plan.error().ToString();
+  EXPECT_EQ(plan.value().params.device, "cpu");
+  EXPECT_EQ(plan.value().requested["device"], "cpu");
+  EXPECT_EQ(plan.value().requested["device_in_params"], "auto");
+  EXPECT_EQ(plan.value().requested["batch_size"], 2);
+  EXPECT_EQ(plan.value().manifest.size(), 1u);
+  EXPECT_EQ(plan.value().model_sha256, Sha256Hex("fake model"));
+
+  request.device = "tpu";
+  auto bad = BuildRunPlan(request);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().where, "--device");
+  request.device.reset();
+  WriteText(f.dir / "model.bin", "another model");
+  WriteText(f.dir / "params.json", R"({"manifest": "inputs/manifest.json",
+    "stage": {"kind": "fake", "model": "model.bin", "model_sha256": ")" + Sha256Hex("fake model") + R"("},
+    "allowed_categories": ["en"]})");
+  auto changed = BuildRunPlan(request);
+  ASSERT_FALSE(changed.ok());
+  EXPECT_NE(changed.error().what.find("but the parameters pin"), std::string::npos);
 }
 
 }  // namespace
