@@ -61,6 +61,7 @@ struct JournalState {
   double peak_rss_mb = 0;          // the highest any session recorded
   std::optional<double> device_peak_mb;  // caching-allocator peak, when on a GPU
   std::uint64_t vectors_end = 0;  // embedding kinds: end of the last journaled sidecar entry
+  std::unordered_map<std::string, std::uint64_t> vector_at;  // embedding kinds: id -> sidecar offset
   std::vector<BatchFailure> batch_failures;  // the first kBatchFailuresKept
   std::size_t batch_failure_count = 0;
 };

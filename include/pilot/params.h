@@ -51,7 +51,10 @@ struct Params {
   std::vector<std::string> allowed_categories;  // empty when absent (a stage that does not classify)
   std::string device = "auto";  // auto | cpu | cuda | rocm
   int batch_size = 8;
-  int threads = 0;  // 0: libtorch's default
+  int threads = 0;  // the model's threads; 0: libtorch's default
+  // The pipeline's workers that read, hash and precheck inputs ahead of the model (the model
+  // runs on its own thread, the journal is written on another).
+  int prepare_threads = 1;
   std::uint64_t seed = 0;
   std::uint64_t max_bytes = 1 << 20;
   Acceptance acceptance;

@@ -285,6 +285,7 @@ class Verifier {
       auto rec = reader_->Read(at->second);
       if (rec.ok() && rec.value().dim) {
         // The journal points into the sidecar; results.jsonl carries the row numbered at finish.
+        if (rec.value().vector_at && r.row) v.rows_.push_back({*r.row, *rec.value().vector_at, r.id});
         rec.value().vector_at.reset();
         rec.value().row = r.row;
       }
@@ -403,6 +404,32 @@ class Verifier {
     if (embeds) CheckVectors(run_->dim);
   }
 
+  // Every row of the .npy is the vector the journal recorded for its id, in the sidecar: a
+  // row swapped or edited, even with the bag re-hashed, differs from the run's own account.
+  void CompareWithSidecar(int npy, const NpyShape& s, std::uint32_t dim) {
+    if (rows_.empty() || !Openable(kVectorsSidecar, "vectors")) return;
+    auto sidecar = SidecarReader::Open(dir_ / kVectorsSidecar, dim);
+    if (!sidecar.ok()) {
+      Add("vectors", kVectorsSidecar, sidecar.error().what);
+      return;
+    }
+    std::string row(4ull * dim, '\0');
+    std::size_t reported = 0;
+    for (const auto& ref : rows_) {
+      if (ref.row >= s.rows) continue;  // already a finding of the accounting
+      auto want = sidecar.value().ReadRaw(ref.vector_at, ref.id);
+      ssize_t n = ::pread(npy, row.data(), row.size(), static_cast<off_t>(s.data_offset + ref.row * row.size()));
+      std::string what;
+      if (!want.ok()) {
+        what = want.error().what;
+      } else if (n != static_cast<ssize_t>(row.size()) || want.value() != row) {
+        what = "row " + std::to_string(ref.row) + " differs from item '" + ref.id +
+               "''s vector journaled in data/vectors.sidecar (changed after the run)";
+      }
+      if (!what.empty() && ++reported <= 20) Add("vectors", kVectorsNpy, what);
+    }
+  }
+
   // data/vectors.npy: the shape and dtype pilot writes, one row per accepted item, every
   // value finite. (Its bytes are covered by fixity like any payload file.)
   void CheckVectors(std::uint32_t dim) {
@@ -438,6 +465,7 @@ class Verifier {
                                        std::to_string(s.rows) + ", " + std::to_string(s.cols) + ") of float32 needs");
       return;
     }
+    CompareWithSidecar(fd.value(), s, dim);
     std::vector<float> buf(1 << 16);
     std::uint64_t at = s.data_offset, values = 0;
     while (at < size) {
@@ -533,6 +561,11 @@ class Verifier {
   std::optional<RunRecord> run_;
   std::string manifest_copy_ = "data/manifest.json";
   std::optional<Manifest> manifest_;  // the run's copy, parsed once by CheckAccounting
+  struct RowRef {
+    std::uint64_t row, vector_at;
+    std::string id;
+  };
+  std::vector<RowRef> rows_;  // embedding runs: each accepted item's row and journaled vector
 };
 
 }  // namespace

@@ -10,6 +10,8 @@
 #include "pilot/json_util.h"
 #include "pilot/limits.h"
 #include "pilot/run.h"
+#include "pilot/run_record.h"
+#include "pilot/vectors.h"
 
 namespace pilot {
 
@@ -59,6 +61,51 @@ bool Exists(const fs::path& p) {
   return ::lstat(p.c_str(), &st) == 0;
 }
 
+// An embedding run's vectors sidecar must hold every vector the journal points at, under
+// the id it points at, before anything is written: a resume that found out later would
+// have appended to a folder it cannot finish. Reads only.
+Status CheckSidecar(const fs::path& run_dir, const JournalState& journal) {
+  const fs::path file = run_dir / kVectorsSidecar;
+  auto stat = RealFileSystem().LinkStat(file);
+  if (!stat.ok()) return stat.error();
+  if (stat.value().exists && !stat.value().regular) {
+    return BadInput("is not a regular file (a symlink?); pilot never follows one inside a run folder", file.string(),
+                    "the run folder is damaged or hostile; it cannot be resumed");
+  }
+  if (journal.vectors_end == 0) return {};  // nothing journaled points into it
+  std::uint32_t dim = 0;
+  auto text = ReadCapped(RealFileSystem(), run_dir / "data/run.json", limits::kRunRecordBytes, "run record");
+  if (!text.ok()) return text.error();
+  auto record = ParseRunRecord(text.value(), (run_dir / "data/run.json").string());
+  if (!record.ok()) return record.error();
+  if (record.value().output_kind != "embedding") {
+    return BadInput("the journal points into a vectors sidecar but data/run.json does not describe an embedding run",
+                    (run_dir / "data/run.json").string(), "the run folder is damaged; it cannot be resumed");
+  }
+  dim = record.value().dim;
+  const std::uint64_t size = stat.value().exists ? stat.value().size : 0;
+  if (size < journal.vectors_end) {
+    return BadInput("the vectors sidecar holds " + std::to_string(size) + " bytes, the journal refers to " +
+                        std::to_string(journal.vectors_end),
+                    file.string(), "vectors the journal recorded are lost; the run folder cannot be resumed");
+  }
+  auto reader = SidecarReader::Open(file, dim);
+  if (!reader.ok()) {
+    Error e = reader.error();
+    e.hint = "the run folder cannot be resumed";
+    return e;
+  }
+  for (const auto& [id, offset] : journal.vector_at) {
+    auto entry = reader.value().ReadRaw(offset, id);
+    if (!entry.ok()) {
+      Error e = entry.error();
+      e.hint = "the sidecar or the journal is damaged; the run folder cannot be resumed";
+      return e;
+    }
+  }
+  return {};
+}
+
 // The checks of PrepareResume: the journal, and the copies and model it binds. Reads only.
 Result<ResumeSetup> CheckAgainstJournal(const fs::path& run_dir, ResumeSetup& s) {
   auto journal = LoadJournal(RealFileSystem(), run_dir / kJournal, false);
@@ -103,6 +150,8 @@ Result<ResumeSetup> CheckAgainstJournal(const fs::path& run_dir, ResumeSetup& s)
                         h.model_sha256 + ")",
                     h.model_path, "restore the model the run used, or start a new run");
   }
+
+  if (Status st = CheckSidecar(run_dir, s.journal); !st.ok()) return st.error();
 
   RunPlan& p = s.plan;
   auto bytes = ReadCapped(RealFileSystem(), params_file.value(), limits::kParamsBytes, "parameter file");

@@ -6,10 +6,13 @@
 #include <random>
 #include <unistd.h>
 
+#include <atomic>
+#include <thread>
 #include <unordered_map>
 
 #include <spdlog/spdlog.h>
 
+#include "engine/bounded_queue.h"
 #include "pilot/bag.h"
 #include "pilot/folder_kind.h"
 #include "pilot/vectors.h"
@@ -173,17 +176,136 @@ class Driver {
     PILOT_RETURN_IF_ERROR(EnsureFolderFiles());
     PILOT_RETURN_IF_ERROR(WriteRunRecord("running"));
     PILOT_RETURN_IF_ERROR(OpenSidecar(previous_));
-    std::vector<ManifestItem> pending;
+    return RunPipeline();
+  }
+
+  // --- the pipeline ---------------------------------------------------------------------
+  // reader:   iterates the manifest copy, skipping ids already journaled, into batches
+  // workers:  (prepare_threads of them) read, hash and precheck each batch's inputs
+  // this thread: the stage (bisecting failed batches), judging, numbering sidecar offsets
+  // writer:   appends each batch's vectors (fsynced) and then its journal records (fsynced)
+  // Batches go through bounded queues in manifest order; the writer journals them in that
+  // order, one fsync per batch, exactly as the serial loop did.
+  struct Prepared {
+    std::vector<ManifestItem> items;
+    std::vector<std::optional<ResultRecord>> slot;  // prechecks' rejections
+    std::vector<std::string> texts;
+    std::vector<std::size_t> staged;  // items[staged[k]] holds texts[k]
+  };
+  struct Written {
+    std::vector<ResultRecord> records;
+    std::string vectors;
+    std::vector<BatchFailure> failures;
+    double peak_rss_mb = 0;
+    std::optional<double> device_peak_mb;
+  };
+
+  Prepared PrepareBatch(std::vector<ManifestItem> items) {
+    const InputKind input = stage_.Describe().input;
+    Prepared p;
+    p.slot.resize(items.size());
+    for (std::size_t i = 0; i < items.size(); ++i) {
+      Precheck pre = PrecheckItem(fs_, inputs_root_, items[i], plan_.params.max_bytes, input);
+      if (pre.rejection) {
+        p.slot[i] = std::move(pre.rejection);
+      } else {
+        p.texts.push_back(std::move(pre.text));
+        p.staged.push_back(i);
+      }
+    }
+    p.items = std::move(items);
+    return p;
+  }
+
+  Status RunPipeline() {
     const auto batch = static_cast<std::size_t>(plan_.params.batch_size);
-    auto is_done = [&](std::string_view id) { return done_ && done_->count(std::string(id)) > 0; };
-    PILOT_RETURN_IF_ERROR(manifest_.ForEach(
-        [&](const ManifestItem& item) -> Status {
-          pending.push_back(item);
-          if (pending.size() < batch) return {};
-          return Flush(pending);
-        },
-        is_done));
-    if (!pending.empty()) PILOT_RETURN_IF_ERROR(Flush(pending));
+    const auto workers = static_cast<std::size_t>(std::max(1, plan_.params.prepare_threads));
+    constexpr std::size_t kDepth = 4;  // batches in flight per queue: memory flat in N
+    std::vector<std::unique_ptr<engine::BoundedQueue<std::vector<ManifestItem>>>> raw;
+    std::vector<std::unique_ptr<engine::BoundedQueue<Prepared>>> prepared;
+    for (std::size_t w = 0; w < workers; ++w) {
+      raw.push_back(std::make_unique<engine::BoundedQueue<std::vector<ManifestItem>>>(kDepth));
+      prepared.push_back(std::make_unique<engine::BoundedQueue<Prepared>>(kDepth));
+    }
+    engine::BoundedQueue<Written> to_write(kDepth);
+    Status reader_status, writer_status;
+    std::atomic<bool> writer_failed{false};
+
+    // Batch b goes to worker b % workers and comes back from that worker's queue: order kept.
+    std::thread reader([&] {
+      std::vector<ManifestItem> pending;
+      std::size_t next = 0;
+      auto is_done = [&](std::string_view id) { return done_ && done_->count(std::string(id)) > 0; };
+      auto send = [&]() -> Status {
+        if (!raw[next++ % workers]->Push(std::move(pending))) return Interrupted();  // the consumer stopped
+        pending.clear();
+        return {};
+      };
+      reader_status = manifest_.ForEach(
+          [&](const ManifestItem& item) -> Status {
+            pending.push_back(item);
+            return pending.size() < batch ? Status() : send();
+          },
+          is_done);
+      if (reader_status.ok() && !pending.empty()) reader_status = send();
+      for (auto& q : raw) q->Close();
+    });
+    std::vector<std::thread> preparers;
+    for (std::size_t w = 0; w < workers; ++w) {
+      preparers.emplace_back([&, w] {
+        while (auto items = raw[w]->Pop()) {
+          if (!prepared[w]->Push(PrepareBatch(std::move(*items)))) break;
+        }
+        prepared[w]->Close();
+      });
+    }
+    std::thread writer([&] {
+      while (auto job = to_write.Pop()) {
+        if (!writer_status.ok()) continue;  // drain: nothing after a failed write is written
+        Status st;
+        if (!job->vectors.empty()) {  // vectors first, synced, then the records that point at them
+          st = sidecar_->Append(job->vectors);
+          if (st.ok()) st = sidecar_->Sync();
+        }
+        // Journaled and synced before anything derived from these results is written.
+        if (st.ok()) {
+          st = journal_->AppendResults(job->records, UnixSeconds(), job->peak_rss_mb, job->device_peak_mb,
+                                       job->failures);
+        }
+        if (!st.ok()) {
+          writer_status = st;
+          writer_failed = true;
+        }
+      }
+    });
+
+    Status st;
+    for (std::size_t b = 0;; ++b) {
+      if (writer_failed) break;
+      auto p = prepared[b % workers]->Pop();
+      if (!p) break;  // the reader is done (or failed: its status says)
+      Written job = StageBatch(std::move(*p));
+      processed_ += job.records.size();
+      progress_.done += job.records.size();
+      if (!to_write.Push(std::move(job))) break;
+      Report();
+      if ((control_.should_stop && control_.should_stop()) ||
+          (control_.stop_after > 0 && processed_ >= control_.stop_after)) {
+        st = Interrupted();
+        break;
+      }
+    }
+    // Stop the producers (a blocked Push returns at once), let the writer finish what was
+    // handed to it, then report the first failure: a write, the reader, or the stop.
+    for (auto& q : raw) q->Close();
+    for (auto& q : prepared) q->Close();
+    to_write.Close();
+    reader.join();
+    for (auto& t : preparers) t.join();
+    writer.join();
+    if (!writer_status.ok()) return writer_status;
+    if (!st.ok()) return st;
+    if (!reader_status.ok()) return reader_status;
     return {};
   }
 
@@ -300,61 +422,35 @@ class Driver {
     RunStage(views, mid, end, outs, oom, latency, failures);
   }
 
-  Status Flush(std::vector<ManifestItem>& items) {
+  // This thread's part of a batch: the stage, the verdicts, the sidecar offsets.
+  Written StageBatch(Prepared p) {
     const StageDescription& desc = stage_.Describe();
-    std::vector<std::optional<ResultRecord>> slot(items.size());
-    std::vector<std::string> texts;
-    std::vector<std::size_t> staged;
-    for (std::size_t i = 0; i < items.size(); ++i) {
-      Precheck pre = PrecheckItem(fs_, inputs_root_, items[i], plan_.params.max_bytes, desc.input);
-      if (pre.rejection) {
-        slot[i] = std::move(pre.rejection);
-      } else {
-        texts.push_back(std::move(pre.text));
-        staged.push_back(i);
-      }
-    }
-    std::vector<BatchFailure> failures;
-    std::string vectors;  // sidecar entries of this batch's accepted embeddings
-    if (!texts.empty()) {
-      std::vector<std::string_view> views(texts.begin(), texts.end());
+    Written w;
+    if (!p.texts.empty()) {
+      std::vector<std::string_view> views(p.texts.begin(), p.texts.end());
       std::vector<ItemOutput> outs(views.size());
       std::vector<char> oom(views.size(), 0);
       std::vector<double> latency(views.size(), 0);
-      RunStage(views, 0, views.size(), outs, oom, latency, failures);
-      for (std::size_t k = 0; k < staged.size(); ++k) {
-        ResultRecord r = Judge(items[staged[k]], outs[k], oom[k] != 0, desc, plan_.params.allowed_categories, latency[k]);
+      RunStage(views, 0, views.size(), outs, oom, latency, w.failures);
+      for (std::size_t k = 0; k < p.staged.size(); ++k) {
+        ResultRecord r =
+            Judge(p.items[p.staged[k]], outs[k], oom[k] != 0, desc, plan_.params.allowed_categories, latency[k]);
         if (r.accepted && r.dim) {
-          r.vector_at = sidecar_end_ + vectors.size();
-          vectors += SidecarEntry(r.id, outs[k].vector);
+          r.vector_at = sidecar_end_ + w.vectors.size();
+          w.vectors += SidecarEntry(r.id, outs[k].vector);
         }
-        slot[staged[k]] = std::move(r);
+        p.slot[p.staged[k]] = std::move(r);
       }
     }
-    std::vector<ResultRecord> records;
-    records.reserve(slot.size());
-    for (auto& r : slot) {
+    sidecar_end_ += w.vectors.size();
+    w.records.reserve(p.slot.size());
+    for (auto& r : p.slot) {
       (r->accepted ? progress_.accepted : progress_.rejected)++;
-      records.push_back(std::move(*r));
+      w.records.push_back(std::move(*r));
     }
-    // Vectors first, synced, then the journal records that point at them.
-    if (!vectors.empty()) {
-      PILOT_RETURN_IF_ERROR(sidecar_->Append(vectors));
-      PILOT_RETURN_IF_ERROR(sidecar_->Sync());
-      sidecar_end_ += vectors.size();
-    }
-    // Journaled and synced before anything derived from these results is written.
-    PILOT_RETURN_IF_ERROR(journal_->AppendResults(records, UnixSeconds(), PeakRssMegabytes(),
-                                                  stage_.PeakDeviceMemoryMb(), failures));
-    processed_ += records.size();
-    progress_.done += records.size();
-    items.clear();
-    Report();
-    if ((control_.should_stop && control_.should_stop()) ||
-        (control_.stop_after > 0 && processed_ >= control_.stop_after)) {
-      return Interrupted();
-    }
-    return {};
+    w.peak_rss_mb = PeakRssMegabytes();
+    w.device_peak_mb = stage_.PeakDeviceMemoryMb();
+    return w;
   }
 
   // The embedding kind's sidecar: created with its header on a fresh run; on resume cut back

@@ -202,6 +202,7 @@ class JournalParser {
           return Bad("has a 'vector_at' or 'dim' that is not a count in range");
         }
         st_.vectors_end = std::max(st_.vectors_end, *at + 4 + id->size() + 4 * *dim);
+        st_.vector_at[*id] = *at;
       }
       return AddResult(*id, *status == "accepted", start);
     } else if (*type == "batch_failure" && st_.header.version >= 2) {

@@ -88,8 +88,10 @@ Result<ResultRecord> ParseResultRecord(std::string_view line, const std::string&
         if (!*dest) return BadInput(std::string("'") + key + "' is not a count", where + " id " + r.id);
       }
     }
-    r.category = str("category");
-    if (j.contains("confidence") && j["confidence"].is_number()) r.confidence = j["confidence"].get<double>();
+    if (!r.dim) {  // an embedding has no category: one beside a dim is not read (nor written)
+      r.category = str("category");
+      if (j.contains("confidence") && j["confidence"].is_number()) r.confidence = j["confidence"].get<double>();
+    }
   } else if (status == "rejected") {
     r.reason = str("reason");
     r.detail = str("detail");

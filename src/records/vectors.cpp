@@ -4,10 +4,10 @@
 #include <unistd.h>
 
 #include <cstring>
-#include <regex>
 
 #include "pilot/fs.h"
 #include "pilot/limits.h"
+#include "pilot/utf8.h"
 
 #if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "the vectors sidecar and .npy writer assume a little-endian host"
@@ -128,6 +128,26 @@ std::string NpyHeader(std::uint64_t rows, std::uint32_t dim) {
   return h + dict;
 }
 
+namespace {
+
+// Consumes `word` at `at`; false (at unchanged) if it is not there.
+bool Eat(std::string_view s, std::size_t& at, std::string_view word) {
+  if (s.substr(at, word.size()) != word) return false;
+  at += word.size();
+  return true;
+}
+
+// 1-18 decimal digits (no overflow possible), at `at`.
+bool Count(std::string_view s, std::size_t& at, std::uint64_t& out) {
+  std::size_t start = at;
+  out = 0;
+  while (at < s.size() && at - start < 18 && s[at] >= '0' && s[at] <= '9') out = out * 10 + static_cast<unsigned>(s[at++] - '0');
+  return at > start && !(at < s.size() && s[at] >= '0' && s[at] <= '9');
+}
+
+}  // namespace
+
+// A scanner, not a regex: linear in the header's length, no recursion, whatever the bytes.
 Result<NpyShape> ParseNpyHeader(std::string_view p, const std::string& where) {
   auto bad = [&](const std::string& what) { return BadInput("vectors.npy " + what, where); };
   if (p.size() < 10 || p.substr(0, 6) != std::string_view("\x93NUMPY", 6)) return bad("is not an .npy file");
@@ -135,17 +155,30 @@ Result<NpyShape> ParseNpyHeader(std::string_view p, const std::string& where) {
   std::uint16_t len;
   std::memcpy(&len, p.data() + 8, 2);
   if (p.size() < 10u + len) return bad("has a header longer than the file");
-  std::string dict(p.substr(10, len));
+  std::string_view dict = p.substr(10, len);
   if ((10u + len) % 64 != 0 || dict.empty() || dict.back() != '\n') return bad("has a header that is not padded to 64 bytes");
-  static const std::regex kDict(
-      R"(^\{'descr': '([^']*)', 'fortran_order': (True|False), 'shape': \((\d{1,18}), (\d{1,18})\), \} *\n$)");
-  std::smatch m;
-  if (!std::regex_match(dict, m, kDict)) return bad("has a header pilot does not write (want a 2-D shape)");
-  if (m[1] != "<f4") return bad("has dtype '" + m[1].str() + "', not little-endian float32 '<f4'");
-  if (m[2] != "False") return bad("is in Fortran order, not C order");
+  std::size_t at = 0;
+  if (!Eat(dict, at, "{'descr': '")) return bad("has a header pilot does not write (want a 2-D shape)");
+  std::size_t quote = dict.find('\'', at);
+  if (quote == std::string_view::npos || quote - at > 16) return bad("has a header pilot does not write (want a 2-D shape)");
+  std::string descr(dict.substr(at, quote - at));
+  at = quote + 1;
+  std::string order;
+  if (Eat(dict, at, ", 'fortran_order': ")) {
+    if (Eat(dict, at, "False")) {
+      order = "False";
+    } else if (Eat(dict, at, "True")) {
+      order = "True";
+    }
+  }
   NpyShape s;
-  s.rows = std::stoull(m[3]);
-  s.cols = std::stoull(m[4]);
+  bool shaped = !order.empty() && Eat(dict, at, ", 'shape': (") && Count(dict, at, s.rows) && Eat(dict, at, ", ") &&
+                Count(dict, at, s.cols) && Eat(dict, at, "), }");
+  if (!shaped) return bad("has a header pilot does not write (want a 2-D shape)");
+  while (at < dict.size() && dict[at] == ' ') ++at;
+  if (at != dict.size() - 1) return bad("has a header pilot does not write (want a 2-D shape)");
+  if (descr != "<f4") return bad("has dtype '" + EscapeControl(descr) + "', not little-endian float32 '<f4'");
+  if (order != "False") return bad("is in Fortran order, not C order");
   s.data_offset = 10u + len;
   return s;
 }

@@ -1,5 +1,6 @@
 // Fuzzes ParseJournal (data/journal.jsonl): an ok state is consistent with the bytes it
 // was parsed from.
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -8,6 +9,7 @@
 
 #include "fuzz_check.h"
 #include "pilot/journal.h"
+#include "pilot/limits.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace pilot;
@@ -35,5 +37,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   PILOT_FUZZ_CHECK(!std::isnan(st.processing_seconds) && st.processing_seconds >= 0);
   PILOT_FUZZ_CHECK(!std::isnan(st.peak_rss_mb) && st.peak_rss_mb >= 0);
   if (st.device_peak_mb) PILOT_FUZZ_CHECK(!std::isnan(*st.device_peak_mb));
+  // Journal version 2: batch_failure records (only there), the first kBatchFailuresKept kept;
+  // embedding results' sidecar offsets bounded (vector_at <= 2^48, an id <= 128 bytes).
+  PILOT_FUZZ_CHECK(st.header.version >= 1 && st.header.version <= kJournalVersion);
+  if (st.header.version < 2) PILOT_FUZZ_CHECK(st.batch_failure_count == 0);
+  PILOT_FUZZ_CHECK(st.batch_failures.size() == std::min(st.batch_failure_count, kBatchFailuresKept));
+  PILOT_FUZZ_CHECK(st.vectors_end <= (std::uint64_t{1} << 48) + 4 + 128 + 4 * limits::kEmbeddingDim);
   return 0;
 }

@@ -1,11 +1,14 @@
-// Fuzzes ParseResultRecord (one line of data/results.jsonl or a journal result record).
+// Fuzzes ParseResultRecord (one line of data/results.jsonl or a journal result record,
+// classification or embedding).
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <string_view>
 
 #include "fuzz_check.h"
+#include "pilot/limits.h"
 #include "pilot/results.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -25,6 +28,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   PILOT_FUZZ_CHECK(!std::isnan(r.confidence));
   if (r.latency_ms) PILOT_FUZZ_CHECK(!std::isnan(*r.latency_ms));
+  // Embedding records: an accepted record's dim in 1..kEmbeddingDim; a row or a sidecar
+  // offset only with a dim, each a count that fits in int64 (an off_t).
+  if (r.dim) {
+    PILOT_FUZZ_CHECK(r.accepted);
+    PILOT_FUZZ_CHECK(*r.dim >= 1 && *r.dim <= limits::kEmbeddingDim);
+  } else {
+    PILOT_FUZZ_CHECK(!r.row && !r.vector_at);
+  }
+  constexpr auto kMaxCount = static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max());
+  if (r.row) PILOT_FUZZ_CHECK(*r.row <= kMaxCount);
+  if (r.vector_at) PILOT_FUZZ_CHECK(*r.vector_at <= kMaxCount);
   // Writing the record and reading it back gives the same record.
   auto again = ParseResultRecord(ToJsonLine(r), "fuzz/roundtrip");
   PILOT_FUZZ_CHECK(again.ok());
@@ -37,5 +51,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   PILOT_FUZZ_CHECK(b.detail == r.detail);
   PILOT_FUZZ_CHECK(b.model == r.model);
   PILOT_FUZZ_CHECK(b.latency_ms == r.latency_ms);
+  PILOT_FUZZ_CHECK(b.dim == r.dim);
+  PILOT_FUZZ_CHECK(b.row == r.row);
+  PILOT_FUZZ_CHECK(b.vector_at == r.vector_at);
   return 0;
 }

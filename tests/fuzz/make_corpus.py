@@ -1,17 +1,24 @@
 #!/usr/bin/env python3
 """Writes the seed corpora of the fuzz targets (tests/fuzz/corpus/<target>/).
 
-Usage: tests/fuzz/make_corpus.py RUN_DIR
+Usage: tests/fuzz/make_corpus.py RUN_DIR [EMBED_RUN_DIR]
+       tests/fuzz/make_corpus.py --embedding EMBED_RUN_DIR
   RUN_DIR: a finished run folder of the bundled default pilot (`pilot run --runs-dir D`),
   whose data/journal.jsonl, data/results.jsonl, data/run.json and manifest-sha256.txt are
   taken as the realistic seeds; data/pilot/manifest.json and config/pilot.json come from
-  the repository. Every other seed is written from this file: valid variants and hostile
-  inputs (deep nesting, duplicate keys, secrets in values, invalid UTF-8, CRLF, NUL bytes,
-  wrong types, huge numbers). Reproducers of findings (regress-*) are never touched.
+  the repository. EMBED_RUN_DIR: a finished run folder of the embedding pilot (`pilot run
+  --params config/embed.json --runs-dir D`), whose data/vectors.npy, data/vectors.sidecar,
+  bag-info.txt, journal, results and run.json are the realistic seeds of the npy_header and
+  sidecar_header targets and the embed-* seeds of the others (format 2: journal version 2,
+  folder kind and format, plan.output and plan.dim). --embedding writes only those.
+  Every other seed is written from this file: valid variants and hostile inputs (deep
+  nesting, duplicate keys, secrets in values, invalid UTF-8, CRLF, NUL bytes, wrong types,
+  huge numbers). Reproducers of findings (regress-*) are never touched.
 Rerunning rewrites the seeds (seed-*) byte for byte; the corpus is committed.
 """
 import json
 import os
+import struct
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -268,12 +275,172 @@ def run_record(run_dir):
         doc["run_id"].encode(), b"\xff\xfe"))
 
 
+def npy(dict_text, length=None, version=b"\x01\x00", data=b""):
+    """An .npy file: magic, version, u16 header length, the dict padded with spaces and a
+    newline to `length` (default: the next 64-byte boundary, as pilot and numpy write it)."""
+    d = b(dict_text)
+    if length is None:
+        length = (10 + len(d) + 1 + 63) // 64 * 64 - 10
+    pad = length - len(d) - 1
+    return b"\x93NUMPY" + version + struct.pack("<H", length) + d + b" " * max(pad, 0) + b"\n" + data
+
+
+def npy_dict(descr="<f4", fortran="False", shape="10, 16"):
+    return "{'descr': '%s', 'fortran_order': %s, 'shape': (%s), }" % (descr, fortran, shape)
+
+
+def sidecar(version=1, dim=16, magic=b"PILOTVEC"):
+    return magic + struct.pack("<II", version, dim)
+
+
+def npy_header(embed_dir):
+    t = "npy_header"
+    real = read(os.path.join(embed_dir, "data", "vectors.npy"))
+    write(t, "real-vectors.npy", real)
+    length = struct.unpack("<H", real[8:10])[0]
+    write(t, "real-header-only.npy", real[: 10 + length])
+    write(t, "rows-0.npy", npy(npy_dict(shape="0, 16")))
+    write(t, "dim-65536.npy", npy(npy_dict(shape="1, 65536"), data=b"\x00" * 64))
+    write(t, "rows-18-digits.npy", npy(npy_dict(shape="999999999999999999, 999999999999999999")))
+    write(t, "rows-19-digits.npy", npy(npy_dict(shape="9999999999999999999, 16")))
+    write(t, "cols-over-u32.npy", npy(npy_dict(shape="1, 4294967296")))
+    write(t, "cols-0.npy", npy(npy_dict(shape="10, 0")))
+    write(t, "leading-zeros.npy", npy(npy_dict(shape="010, 0016")))
+    write(t, "f8.npy", npy(npy_dict(descr="<f8")))
+    write(t, "big-endian.npy", npy(npy_dict(descr=">f4")))
+    write(t, "descr-quote.npy", npy("{'descr': '<f4'', 'fortran_order': False, 'shape': (10, 16), }"))
+    write(t, "fortran.npy", npy(npy_dict(fortran="True")))
+    write(t, "shape-1d.npy", npy(npy_dict(shape="10,")))
+    write(t, "shape-3d.npy", npy(npy_dict(shape="10, 4, 4")))
+    write(t, "shape-negative.npy", npy(npy_dict(shape="-1, 16")))
+    write(t, "no-trailing-comma.npy", npy("{'descr': '<f4', 'fortran_order': False, 'shape': (10, 16)}"))
+    write(t, "keys-reordered.npy", npy("{'fortran_order': False, 'descr': '<f4', 'shape': (10, 16), }"))
+    write(t, "version-2.npy", b"\x93NUMPY\x02\x00" + struct.pack("<I", 118) + b(npy_dict()) + b" " * 55 + b"\n")
+    write(t, "unpadded.npy", b"\x93NUMPY\x01\x00" + struct.pack("<H", len(npy_dict()) + 1) + b(npy_dict()) + b"\n")
+    write(t, "no-newline.npy", npy(npy_dict())[:-1] + b" ")
+    write(t, "length-past-end.npy", npy(npy_dict())[:100])
+    write(t, "length-zero.npy", b"\x93NUMPY\x01\x00\x00\x00" + b"\x00" * 54)
+    write(t, "length-max.npy", b"\x93NUMPY\x01\x00\xff\xff" + b(npy_dict()) + b"\n")
+    write(t, "nul-in-dict.npy", npy(npy_dict(descr="<f4\x00")))
+    write(t, "invalid-utf8.npy", npy(b"{'descr': '\xff\xfe', 'fortran_order': False, 'shape': (10, 16), }"))
+    write(t, "crlf.npy", npy(npy_dict())[:-1] + b"\r\n")
+    write(t, "magic-only", b"\x93NUMPY")
+    write(t, "not-npy.json", b'{"descr": "<f4", "shape": [10, 16]}\n')
+    write(t, "empty", b"")
+
+
+def sidecar_header(embed_dir):
+    t = "sidecar_header"
+    real = read(os.path.join(embed_dir, "data", "vectors.sidecar"))
+    write(t, "real-vectors.sidecar", real)
+    write(t, "real-header-only.sidecar", real[:16])
+    write(t, "dim-1.sidecar", sidecar(dim=1))
+    write(t, "dim-65536.sidecar", sidecar(dim=65536))
+    write(t, "dim-65537.sidecar", sidecar(dim=65537))
+    write(t, "dim-0.sidecar", sidecar(dim=0))
+    write(t, "dim-u32-max.sidecar", sidecar(dim=0xFFFFFFFF))
+    write(t, "version-0.sidecar", sidecar(version=0))
+    write(t, "version-2.sidecar", sidecar(version=2))
+    write(t, "bad-magic.sidecar", sidecar(magic=b"PILOTVEc"))
+    write(t, "short-15.sidecar", sidecar()[:15])
+    write(t, "big-endian-dim.sidecar", b"PILOTVEC" + struct.pack(">II", 1, 16))
+    info = read(os.path.join(embed_dir, "bag-info.txt"))
+    write(t, "real-bag-info.txt", info)
+    write(t, "bag-info-kind-sweep.txt", info.replace(b"Pilot-Folder-Kind: run", b"Pilot-Folder-Kind: sweep"))
+    write(t, "bag-info-crlf.txt", info.replace(b"\n", b"\r\n"))
+    write(t, "bag-info-no-space.txt", b"Pilot-Folder-Kind:run\nPilot-Format-Version:2")
+    write(t, "bag-info-empty-values.txt", b"Pilot-Folder-Kind:\nPilot-Format-Version:   \r\n")
+    write(t, "bag-info-trailing-spaces.txt", b"Pilot-Folder-Kind:   run \r \nPilot-Format-Version: 2\t\n")
+    write(t, "bag-info-dup-label.txt", b"Pilot-Folder-Kind: run\nPilot-Folder-Kind: sweep\n")
+    write(t, "bag-info-prefix-label.txt", b"Pilot-Folder-Kinds: sweep\nPilot: x\nPilot-Folder-Kind\n")
+    write(t, "bag-info-indented.txt", b" Pilot-Folder-Kind: sweep\n\tPilot-Format-Version: 99\n")
+    write(t, "bag-info-nul.txt", b"Pilot-Folder-Kind: ru\x00n\nPilot-Format-Version: \xff\n")
+    write(t, "bag-info-cr-only.txt", b"Pilot-Folder-Kind: run\rPilot-Format-Version: 2\r")
+    write(t, "header-then-bag-info", sidecar() + b"\nPilot-Folder-Kind: run\n")
+    write(t, "empty", b"")
+
+
+def embed_result_record(embed_dir):
+    t = "result_record"
+    lines = read(os.path.join(embed_dir, "data", "results.jsonl")).split(b"\n")
+    write(t, "embed-real-accepted.json", next(l for l in lines if b'"accepted"' in l))
+    jl = read(os.path.join(embed_dir, "data", "journal.jsonl")).split(b"\n")
+    write(t, "embed-real-journal-result.json", next(l for l in jl if b'"vector_at"' in l))
+    base = '{"id":"a","status":"accepted",%s,"model":"sha256:%s","latency_ms":1.5}'
+    write(t, "embed-dim-0.json", base % ('"row":0,"dim":0', SHA_A))
+    write(t, "embed-dim-65536.json", base % ('"row":0,"dim":65536,"vector_at":16', SHA_A))
+    write(t, "embed-dim-65537.json", base % ('"row":0,"dim":65537', SHA_A))
+    write(t, "embed-dim-wrong-types.json", base % ('"row":"0","dim":16.0', SHA_A))
+    write(t, "embed-row-int64.json", base % ('"row":9223372036854775807,"dim":16,"vector_at":9223372036854775808', SHA_A))
+    write(t, "embed-row-negative.json", base % ('"row":-1,"dim":16', SHA_A))
+    write(t, "embed-row-without-dim.json", base % ('"row":3,"vector_at":16', SHA_A))
+    write(t, "embed-rejected-with-dim.json",
+          '{"id":"a","status":"rejected","reason":"stage_error","detail":"x","row":0,"dim":16,"vector_at":16}')
+
+
+def embed_journal(embed_dir):
+    t = "journal"
+    real = read(os.path.join(embed_dir, "data", "journal.jsonl"))
+    write(t, "embed-real-run.jsonl", real)
+    lines = real.split(b"\n")[:-1]
+    header, session = lines[0], lines[1]
+    results = [l for l in lines if b'"vector_at"' in l]
+    failure = b'{"type":"batch_failure","batch_size":8,"out_of_memory":true,"error":"CUDA out of memory"}'
+    batch = b'{"type":"batch","at_unix":1796000000.5,"items":2,"peak_rss_mb":170.0,"device_peak_mb":512.0}'
+    write(t, "embed-v2-batch-failure.jsonl", b"\n".join(
+        [header, session, failure, failure.replace(b"8", b"4").replace(b"true", b"false"),
+         results[0], results[1], batch]) + b"\n")
+    v1 = header.replace(b'"version":2,', b'"version":1,')
+    write(t, "embed-v1-batch-failure.jsonl", b"\n".join([v1, session, failure, results[0]]) + b"\n")
+    write(t, "header-version-3.jsonl", header.replace(b'"version":2,', b'"version":3,') + b"\n")
+    write(t, "batch-failure-wrong-types.jsonl", b"\n".join(
+        [header, session, b'{"type":"batch_failure","batch_size":"8","out_of_memory":"yes","error":5}',
+         b'{"type":"batch_failure","batch_size":-1,"error":"x"}']) + b"\n")
+    write(t, "batch-failures-70.jsonl", header + b"\n" + session + b"\n" + (failure + b"\n") * 70)
+    r0 = results[0].decode()
+    at_max = r0.replace('"dim":16,"vector_at":16', '"dim":65536,"vector_at":281474976710656')
+    at_over = r0.replace('"vector_at":16', '"vector_at":281474976710657')
+    write(t, "embed-vector-at-max.jsonl", "\n".join([header.decode(), session.decode(), at_max]) + "\n")
+    write(t, "embed-vector-at-over.jsonl", "\n".join([header.decode(), session.decode(), at_over]) + "\n")
+    write(t, "embed-vector-at-without-dim.jsonl", b"\n".join(
+        [header, session, results[0].replace(b'"dim":16,', b""), results[1]]) + b"\n")
+    write(t, "embed-dim-without-vector-at.jsonl", b"\n".join(
+        [header, session, results[0].replace(b'"vector_at":16,', b""), results[1]]) + b"\n")
+
+
+def embed_run_record(embed_dir):
+    t = "run_record"
+    real = read(os.path.join(embed_dir, "data", "run.json"))
+    write(t, "embed-real-run.json", real)
+    doc = json.loads(real)
+    def with_plan(**kw):
+        return json.dumps(dict(doc, plan=dict(doc["plan"], **kw)), separators=(",", ":"))
+    write(t, "embed-dim-0.json", with_plan(dim=0))
+    write(t, "embed-dim-string.json", with_plan(dim="16"))
+    write(t, "embed-dim-65537.json", with_plan(dim=65537))
+    write(t, "embed-no-dim.json", json.dumps(dict(doc, plan={k: v for k, v in doc["plan"].items() if k != "dim"})))
+    write(t, "output-unknown.json", with_plan(output="regression"))
+    write(t, "classification-with-dim.json", with_plan(output="classification", dim=4294967296))
+    write(t, "kind-sweep-format-99.json", json.dumps(dict(doc, folder_kind="sweep", format_version=99)))
+    write(t, "format-wrong-types.json", json.dumps(dict(doc, folder_kind=1, format_version="2")))
+    write(t, "format-huge.json", json.dumps(dict(doc, format_version=4294967298)))
+    write(t, "format-without-kind.json", json.dumps({k: v for k, v in doc.items() if k != "folder_kind"}))
+
+
 def main():
-    if len(sys.argv) != 2:
+    args = sys.argv[1:]
+    if len(args) == 2 and args[0] == "--embedding":
+        run_dir, embed_dir = None, args[1]
+    elif len(args) in (1, 2) and not args[0].startswith("-"):
+        run_dir, embed_dir = args[0], (args[1] if len(args) == 2 else None)
+    else:
         sys.exit(__doc__)
-    run_dir = sys.argv[1]
-    for make in (manifest_json, manifest_jsonl, params, journal, manifest_lines, result_record, run_record):
-        make(run_dir)
+    if run_dir:
+        for make in (manifest_json, manifest_jsonl, params, journal, manifest_lines, result_record, run_record):
+            make(run_dir)
+    if embed_dir:
+        for make in (npy_header, sidecar_header, embed_result_record, embed_journal, embed_run_record):
+            make(embed_dir)
     for target in sorted(os.listdir(CORPUS)):
         files = os.listdir(os.path.join(CORPUS, target))
         assert len(files) <= 40, (target, len(files))

@@ -1,6 +1,8 @@
 # Damaged and hostile run folders: `pilot verify`, `pilot resume` and `pilot status` on copies
 # of one finished run ("good") and one interrupted run ("part", stopped after 4 items), made
-# once per group by catalogue.sh (the originals are guarded: nothing may change them).
+# once per group by catalogue.sh (the originals are guarded: nothing may change them); and
+# the same pair of the embedding pilot, config/embed.json ("egood", "epart": stopped after 5
+# items, its vectors journaled in data/vectors.sidecar), made on first use.
 # verify: damage is a finding (exit 1) naming the file — a symlink, a FIFO or an oversized
 # file inside a bag included — never followed, never a crash or a hang; an unusable
 # argument is exit 2. resume: anything damaged or changed is refused (exit 2) and leaves the
@@ -633,6 +635,405 @@ hc_runfolder__resume_dot_folder() {
   hrun -C "$C/$R" resume .
   aux verify "$R"
   [ "$AUX_RC" = 0 ] || bad "verify after resume exited $AUX_RC: $(head -c 200 "$AUX_ERR" | tr '\n' '|')"
+}
+
+# --- embedding folders: data/vectors.npy, data/vectors.sidecar, kinds and formats -----------------
+E=runs/egood
+EP=runs/epart
+verify_egood() { guard "$C/$E"; hrun verify "$E"; }
+# A refused resume (or status) of the interrupted embedding run: exit 2, the folder untouched.
+refused_embed() { want_rc 2; want_err "$@"; guard "$C/$EP"; }
+# npy_rewrite FILE DICT [LEN]: the .npy header's dict replaced by DICT, padded with spaces and
+# a newline to LEN bytes (default: the length it had), the data after it kept byte for byte.
+npy_rewrite() {
+  python3 - "$@" <<'PYEOF'
+import struct, sys
+path, text = sys.argv[1], sys.argv[2].encode()
+d = open(path, "rb").read()
+assert d[:8] == b"\x93NUMPY\x01\x00", d[:8]
+old = struct.unpack("<H", d[8:10])[0]
+n = int(sys.argv[3]) if len(sys.argv) > 3 else old
+assert len(text) + 1 <= n < 65536 and (10 + n) % 64 == 0, (len(text), n)
+open(path, "wb").write(d[:8] + struct.pack("<H", n) + text + b" " * (n - len(text) - 1) + b"\n" + d[10 + old:])
+PYEOF
+}
+# The header dict pilot writes for the bundled embedding pilot (10 accepted, dim 16), and
+# npy_dict DESCR FORTRAN SHAPE: the same with those three edited.
+NPY_DICT="{'descr': '<f4', 'fortran_order': False, 'shape': (10, 16), }"
+npy_dict() { printf "{'descr': '%s', 'fortran_order': %s, 'shape': (%s), }" "$1" "$2" "$3"; }
+
+hc_runfolder__verify_embed_control_good() {
+  copy_run egood || return
+  grep -q '"output": "embedding"' "$E/data/run.json" || bad "egood is not an embedding run"
+  head -c 128 "$E/data/vectors.npy" | grep -qaF "$NPY_DICT" || bad "vectors.npy's header is not $NPY_DICT"
+  want_rc 0
+  verify_egood
+}
+hc_runfolder__verify_embed_control_rehashed() {
+  # The forger's tools alone (the header rewritten as it was, the bag re-hashed) verify.
+  copy_run egood || return
+  npy_rewrite "$E/data/vectors.npy" "$(npy_dict '<f4' False '10, 16')"
+  rehash "$E"
+  want_rc 0
+  verify_egood
+}
+hc_runfolder__verify_embed_npy_passwd_symlink() {
+  # data/vectors.npy -> /etc/passwd, listed and hashed like any payload file: the link is the
+  # finding, never followed; nothing of the linked file is echoed.
+  copy_run egood || return
+  ln -sf /etc/passwd "$E/data/vectors.npy"
+  rehash "$E"
+  finding 'data/vectors\.npy' 'symlink'
+  quick
+  verify_egood
+  grep -aq '^root:\|root:x:0' "$OUT" "$ERR" && bad "the linked file's content was echoed"
+}
+hc_runfolder__verify_embed_npy_secret_symlink() {
+  copy_run egood || return
+  ln -sf "$C/outside/secret.txt" "$E/data/vectors.npy"
+  rehash "$E"
+  finding 'data/vectors\.npy' 'symlink'
+  verify_egood
+}
+hc_runfolder__verify_embed_npy_fifo() {
+  copy_run egood || return
+  rm "$E/data/vectors.npy"
+  mkfifo "$E/data/vectors.npy"
+  finding 'data/vectors\.npy'
+  quick
+  verify_egood
+}
+hc_runfolder__verify_embed_npy_dev_zero() {
+  copy_run egood || return
+  ln -sf /dev/zero "$E/data/vectors.npy"
+  finding 'data/vectors\.npy'
+  quick
+  bounded
+  verify_egood
+}
+hc_runfolder__verify_embed_npy_huge_shape() {
+  # A header claiming 9999999999 rows, re-hashed: a finding on the vectors, no allocation of
+  # what the shape claims, no read past the file.
+  copy_run egood || return
+  npy_rewrite "$E/data/vectors.npy" "$(npy_dict '<f4' False '9999999999, 16')"
+  rehash "$E"
+  finding '\[vectors\] data/vectors\.npy'
+  quick
+  bounded
+  verify_egood
+}
+hc_runfolder__verify_embed_npy_shape_overflow() {
+  # rows * cols * 4 wraps around 64 bits: still a finding, never a wrapped size that matches.
+  copy_run egood || return
+  npy_rewrite "$E/data/vectors.npy" "$(npy_dict '<f4' False '999999999999999999, 999999999999999999')"
+  rehash "$E"
+  finding '\[vectors\] data/vectors\.npy'
+  quick
+  bounded
+  verify_egood
+}
+hc_runfolder__verify_embed_npy_zero_columns() {
+  copy_run egood || return
+  npy_rewrite "$E/data/vectors.npy" "$(npy_dict '<f4' False '10, 0')"
+  rehash "$E"
+  finding '\[vectors\] data/vectors\.npy'
+  quick
+  verify_egood
+}
+hc_runfolder__verify_embed_npy_f8() {
+  copy_run egood || return
+  npy_rewrite "$E/data/vectors.npy" "$(npy_dict '<f8' False '10, 16')"
+  rehash "$E"
+  finding 'data/vectors\.npy' "'<f8'"
+  verify_egood
+}
+hc_runfolder__verify_embed_npy_big_endian() {
+  copy_run egood || return
+  npy_rewrite "$E/data/vectors.npy" "$(npy_dict '>f4' False '10, 16')"
+  rehash "$E"
+  finding 'data/vectors\.npy' "'>f4'"
+  verify_egood
+}
+hc_runfolder__verify_embed_npy_fortran_order() {
+  copy_run egood || return
+  npy_rewrite "$E/data/vectors.npy" "$(npy_dict '<f4' True '10, 16')"
+  rehash "$E"
+  finding 'data/vectors\.npy' 'fortran'
+  verify_egood
+}
+hc_runfolder__verify_embed_npy_3d_shape() {
+  copy_run egood || return
+  npy_rewrite "$E/data/vectors.npy" "$(npy_dict '<f4' False '10, 4, 4')"
+  rehash "$E"
+  finding 'data/vectors\.npy'
+  verify_egood
+}
+hc_runfolder__verify_embed_npy_header_long_padding() {
+  # The same dict padded with spaces to the format's largest header (65526 bytes; pilot and
+  # numpy pad only to the next 64): a header the .npy format allows. A finding or a pass,
+  # never a crash (matching it must not recurse once per byte).
+  copy_run egood || return
+  npy_rewrite "$E/data/vectors.npy" "$NPY_DICT" 65526
+  rehash "$E"
+  want_rc 0 1
+  quick
+  bounded
+  verify_egood
+}
+hc_runfolder__verify_embed_npy_descr_long() {
+  # A 65000-character dtype: refused as a dtype, never a crash.
+  copy_run egood || return
+  npy_rewrite "$E/data/vectors.npy" "$(npy_dict "<f4$(repeat 65000 x)" False '10, 16')" 65526
+  rehash "$E"
+  finding 'data/vectors\.npy'
+  quick
+  bounded
+  verify_egood
+}
+hc_runfolder__verify_embed_npy_nan_value() {
+  # A value of row 3 replaced by a NaN, re-hashed: the vectors finding names the row.
+  copy_run egood || return
+  printf '\000\000\300\177' | dd of="$E/data/vectors.npy" bs=1 seek=$((128 + 16 * 4 * 3 + 8)) conv=notrunc status=none
+  rehash "$E"
+  finding 'data/vectors\.npy' 'row 3'
+  verify_egood
+}
+hc_runfolder__verify_embed_npy_rows_swapped() {
+  # Rows 0 and 1 (doc-01's and doc-02's vectors) exchanged, the bag re-hashed: every header,
+  # count and value is still plausible, but the bag's own journal and sidecar hold each id's
+  # vector, and they disagree (as a changed category is caught against the journal).
+  copy_run egood || return
+  python3 - "$E/data/vectors.npy" <<'PYEOF'
+import sys
+p = sys.argv[1]
+d = bytearray(open(p, "rb").read())
+assert d[128:192] != d[192:256]
+d[128:192], d[192:256] = d[192:256], d[128:192]
+open(p, "wb").write(d)
+PYEOF
+  rehash "$E"
+  finding 'vectors\.npy|doc-0[12]'
+  verify_egood
+}
+hc_runfolder__verify_embed_run_json_dim_zero() {
+  copy_run egood || return
+  pyedit "$E/data/run.json" 'd["plan"]["dim"] = 0'
+  rehash "$E"
+  finding 'data/run\.json'
+  verify_egood
+}
+hc_runfolder__verify_embed_run_json_dim_string() {
+  copy_run egood || return
+  pyedit "$E/data/run.json" 'd["plan"]["dim"] = "16"'
+  rehash "$E"
+  finding 'data/run\.json'
+  verify_egood
+}
+hc_runfolder__verify_embed_run_json_dim_huge() {
+  copy_run egood || return
+  pyedit "$E/data/run.json" 'd["plan"]["dim"] = 18446744073709551615'
+  rehash "$E"
+  finding 'data/run\.json'
+  bounded
+  verify_egood
+}
+hc_runfolder__verify_embed_bag_info_kind_sweep() {
+  # bag-info.txt claims kind sweep, run.json says run (tag manifest redone): they disagree.
+  copy_run egood || return
+  sed -i 's/^Pilot-Folder-Kind: run$/Pilot-Folder-Kind: sweep/' "$E/bag-info.txt"
+  grep -q '^Pilot-Folder-Kind: sweep$' "$E/bag-info.txt" || bad "could not edit bag-info.txt"
+  rehash "$E"
+  finding 'bag-info\.txt'
+  verify_egood
+}
+hc_runfolder__verify_embed_kind_sweep_both() {
+  # Both files agree on a kind this pilot does not know: not a damaged folder but one it
+  # cannot judge (exit 2), naming the kind.
+  copy_run egood || return
+  sed -i 's/^Pilot-Folder-Kind: run$/Pilot-Folder-Kind: sweep/' "$E/bag-info.txt"
+  pyedit "$E/data/run.json" 'd["folder_kind"] = "sweep"'
+  rehash "$E"
+  want_rc 2
+  want_err "kind 'sweep'"
+  verify_egood
+}
+hc_runfolder__verify_embed_format_99_both() {
+  copy_run egood || return
+  sed -i 's/^Pilot-Format-Version: .*$/Pilot-Format-Version: 99/' "$E/bag-info.txt"
+  grep -q '^Pilot-Format-Version: 99$' "$E/bag-info.txt" || bad "could not edit bag-info.txt"
+  pyedit "$E/data/run.json" 'd["format_version"] = 99'
+  rehash "$E"
+  want_rc 2
+  want_err 'run format 99'
+  verify_egood
+}
+hc_runfolder__resume_embed_kind_sweep() {
+  copy_run epart || return
+  pyedit "$EP/data/run.json" 'd["folder_kind"] = "sweep"'
+  refused_embed "kind 'sweep'"
+  hrun resume "$EP"
+}
+hc_runfolder__status_embed_format_99() {
+  copy_run epart || return
+  pyedit "$EP/data/run.json" 'd["format_version"] = 99'
+  refused_embed 'run format 99'
+  hrun status "$EP"
+}
+hc_runfolder__status_embed_part() {
+  copy_run epart || return
+  want_rc 0
+  guard "$C/$EP"
+  hrun status "$EP" --json
+  valid_json "$OUT"
+}
+
+# --- resume of the interrupted embedding run: the sidecar and what the journal says of it ---------
+hc_runfolder__resume_embed_control() {
+  # Resumed as it is: finishes, verifies, and its vectors are the straight run's, bit for bit.
+  copy_run epart || return
+  want_rc 0
+  hrun resume "$EP"
+  aux verify "$EP"
+  [ "$AUX_RC" = 0 ] || bad "verify after resume exited $AUX_RC: $(head -c 300 "$AUX_ERR" | tr '\n' '|')"
+  cmp -s "$EP/data/vectors.npy" "$BASE/runs/egood/data/vectors.npy" ||
+    bad "the resumed vectors.npy differs from the straight run's"
+}
+hc_runfolder__resume_embed_sidecar_symlink() {
+  # data/vectors.sidecar -> its copy outside: refused, nothing truncated or appended through it
+  # (outside/ is compared byte for byte).
+  copy_run epart || return
+  mv "$EP/data/vectors.sidecar" "$C/outside/vectors.sidecar"
+  ln -s "$C/outside/vectors.sidecar" "$EP/data/vectors.sidecar"
+  refused_embed 'vectors\.sidecar'
+  quick
+  hrun resume "$EP"
+}
+hc_runfolder__resume_embed_sidecar_symlink_long() {
+  # The same through a link whose own size (its target's length, what lstat reports) is
+  # larger than what the journal refers to: a size check alone cannot be what refuses it.
+  copy_run epart || return
+  local far
+  far=$C/outside/$(repeat 200 d)/$(repeat 200 e)/$(repeat 200 f)/$(repeat 200 g)
+  mkdir -p "$far"
+  mv "$EP/data/vectors.sidecar" "$far/vectors.sidecar"
+  ln -s "$far/vectors.sidecar" "$EP/data/vectors.sidecar"
+  [ "$(stat -c %s "$EP/data/vectors.sidecar")" -gt "$(stat -L -c %s "$EP/data/vectors.sidecar")" ] ||
+    bad "the link is not longer than the sidecar"
+  refused_embed 'vectors\.sidecar'
+  quick
+  hrun resume "$EP"
+}
+hc_runfolder__resume_embed_sidecar_fifo() {
+  copy_run epart || return
+  rm "$EP/data/vectors.sidecar"
+  mkfifo "$EP/data/vectors.sidecar"
+  refused_embed 'vectors\.sidecar'
+  quick
+  hrun resume "$EP"
+}
+hc_runfolder__resume_embed_sidecar_missing() {
+  copy_run epart || return
+  rm "$EP/data/vectors.sidecar"
+  refused_embed 'vectors\.sidecar' 'the journal refers to'
+  hrun resume "$EP"
+}
+hc_runfolder__resume_embed_sidecar_truncated() {
+  # Cut 10 bytes short of the end of the last vector the journal points at: vectors lost.
+  copy_run epart || return
+  local size
+  size=$(stat -c %s "$EP/data/vectors.sidecar")
+  truncate -s $((size - 10)) "$EP/data/vectors.sidecar"
+  refused_embed 'vectors\.sidecar' 'the journal refers to'
+  hrun resume "$EP"
+}
+hc_runfolder__resume_embed_sidecar_wrong_dim() {
+  # The sidecar's header declares dim 17; the run's stage has 16.
+  copy_run epart || return
+  printf '\021\000\000\000' | dd of="$EP/data/vectors.sidecar" bs=1 seek=12 conv=notrunc status=none
+  refused_embed 'vectors\.sidecar' 'dim'
+  hrun resume "$EP"
+}
+hc_runfolder__resume_embed_sidecar_bad_magic() {
+  copy_run epart || return
+  printf 'NOTAVEC!' | dd of="$EP/data/vectors.sidecar" bs=1 seek=0 conv=notrunc status=none
+  refused_embed 'vectors\.sidecar'
+  hrun resume "$EP"
+}
+hc_runfolder__resume_embed_sidecar_garbage_appended() {
+  # Bytes after the last journaled vector (as a batch whose journal record never made it
+  # leaves): cut back, the resume finishes, the bag verifies, the vectors are the straight
+  # run's.
+  copy_run epart || return
+  head -c 5000 /dev/urandom >>"$EP/data/vectors.sidecar"
+  want_rc 0
+  hrun resume "$EP"
+  aux verify "$EP"
+  [ "$AUX_RC" = 0 ] || bad "verify after resume exited $AUX_RC: $(head -c 300 "$AUX_ERR" | tr '\n' '|')"
+  cmp -s "$EP/data/vectors.npy" "$BASE/runs/egood/data/vectors.npy" ||
+    bad "the resumed vectors.npy differs from the straight run's"
+}
+hc_runfolder__resume_embed_vector_at_past_end() {
+  # The last result's vector_at moved past the sidecar's end: it refers to vectors that are
+  # not there.
+  copy_run epart || return
+  local j=$EP/data/journal.jsonl n
+  n=$(grep -n '"vector_at":' "$j" | tail -n 1 | cut -d: -f1)
+  sed -i -E "${n}s/\"vector_at\":[0-9]+/\"vector_at\":999999/" "$j"
+  grep -q '"vector_at":999999' "$j" || bad "could not edit the journal"
+  refused_embed 'vectors\.sidecar'
+  hrun resume "$EP"
+}
+hc_runfolder__resume_embed_vector_at_huge() {
+  copy_run epart || return
+  local j=$EP/data/journal.jsonl
+  sed -i -E '0,/"vector_at":[0-9]+/s//"vector_at":18446744073709551615/' "$j"
+  grep -q '"vector_at":18446744073709551615' "$j" || bad "could not edit the journal"
+  refused_embed 'journal\.jsonl'
+  quick
+  bounded
+  hrun resume "$EP"
+}
+hc_runfolder__resume_embed_vector_at_swapped() {
+  # Two results' vector_at exchanged (both still inside the sidecar): each now points at the
+  # other's vector, whose entry names the other id. A damaged folder: refused before any work,
+  # and never a bag holding vectors under the wrong ids that verifies.
+  copy_run epart || return
+  python3 - "$EP/data/journal.jsonl" <<'PYEOF'
+import re, sys
+p = sys.argv[1]
+lines = open(p).read().split("\n")
+idx = [i for i, l in enumerate(lines) if '"vector_at":' in l][:2]
+assert len(idx) == 2, idx
+at = [re.search(r'"vector_at":(\d+)', lines[i]).group(1) for i in idx]
+for i, a in zip(idx, reversed(at)):
+    lines[i] = re.sub(r'"vector_at":\d+', '"vector_at":' + a, lines[i])
+open(p, "w").write("\n".join(lines))
+PYEOF
+  refused_embed 'vectors\.sidecar|journal'
+  quick
+  hrun resume "$EP"
+  if [ -f "$EP/tagmanifest-sha256.txt" ]; then
+    aux verify "$EP"
+    [ "$AUX_RC" = 0 ] && bad "a bag with swapped vectors verifies"
+  fi
+}
+hc_runfolder__resume_embed_journal_batch_failure_v1() {
+  # A batch_failure record under a version-1 header: a type version 1 does not define.
+  copy_run epart || return
+  local j=$EP/data/journal.jsonl
+  sed -i '1s/"version":2,/"version":1,/' "$j"
+  grep -q '^{"type":"header","version":1,' "$j" || bad "could not edit the journal's header"
+  echo '{"type":"batch_failure","batch_size":4,"out_of_memory":true,"error":"x"}' >>"$j"
+  echo '{"type":"batch","at_unix":1796000000.5,"items":0,"peak_rss_mb":170.0}' >>"$j"
+  refused_embed 'journal\.jsonl'
+  hrun resume "$EP"
+}
+hc_runfolder__resume_embed_journal_version_3() {
+  copy_run epart || return
+  sed -i '1s/"version":2,/"version":3,/' "$EP/data/journal.jsonl"
+  grep -q '^{"type":"header","version":3,' "$EP/data/journal.jsonl" || bad "could not edit the journal's header"
+  refused_embed 'journal\.jsonl' 'version'
+  hrun resume "$EP"
 }
 
 # --- status ---------------------------------------------------------------------------------------

@@ -192,33 +192,46 @@ M=proj/data/pilot/manifest.json
 D=proj/data/pilot
 
 # One finished run ("good") and one interrupted one ("part") per group, made once, copied
-# into the cases that need them (cp -a).
+# into the cases that need them (cp -a). The embedding pilot (config/embed.json) gets the
+# same pair, "egood" and "epart" (stopped after 5 items), made once on first use.
 BASE=$ROOT/base
-make_base() {
-  [ -d "$BASE/runs/good" ] && return 0
+base_proj() {
+  [ -d "$BASE/proj/config" ] && return 0
   mkdir -p "$BASE/proj"
   cp -rL "$SRC/config" "$SRC/data" "$BASE/proj/"
-  local rc=0
-  (cd "$BASE" && timeout -s KILL 120 "$PILOT" run --params proj/config/pilot.json --runs-dir runs --run-id good \
-    >"$BASE/good.out" 2>&1) || rc=$?
-  if ! in_rc "$rc" 0 4 || [ ! -f "$BASE/runs/good/tagmanifest-sha256.txt" ]; then
-    echo "catalogue: cannot make the finished base run (exit $rc):" >&2
-    cat "$BASE/good.out" >&2
+}
+# make_base_pair PARAMS GOOD PART STOP-AFTER: the finished run GOOD and the run PART stopped
+# after STOP-AFTER items, both of PARAMS, under $BASE/runs.
+make_base_pair() {
+  local params=$1 good=$2 part=$3 stop=$4 rc=0
+  [ -d "$BASE/runs/$good" ] && [ -d "$BASE/runs/$part" ] && return 0
+  [ -e "$BASE/$good.out" ] && return 1  # tried before, in an earlier case, and failed
+  base_proj
+  (cd "$BASE" && timeout -s KILL 120 "$PILOT" run --params "$params" --runs-dir runs --run-id "$good" \
+    >"$BASE/$good.out" 2>&1) || rc=$?
+  if ! in_rc "$rc" 0 4 || [ ! -f "$BASE/runs/$good/tagmanifest-sha256.txt" ]; then
+    echo "catalogue: cannot make the finished base run $good (exit $rc):" >&2
+    cat "$BASE/$good.out" >&2
     return 1
   fi
   rc=0
-  (cd "$BASE" && timeout -s KILL 120 "$PILOT" run --params proj/config/pilot.json --runs-dir runs --run-id part \
-    --stop-after 4 >"$BASE/part.out" 2>&1) || rc=$?
-  if [ "$rc" != 130 ] || [ ! -f "$BASE/runs/part/data/journal.jsonl" ]; then
-    echo "catalogue: cannot make the interrupted base run (exit $rc):" >&2
-    cat "$BASE/part.out" >&2
+  (cd "$BASE" && timeout -s KILL 120 "$PILOT" run --params "$params" --runs-dir runs --run-id "$part" \
+    --stop-after "$stop" >"$BASE/$part.out" 2>&1) || rc=$?
+  if [ "$rc" != 130 ] || [ ! -f "$BASE/runs/$part/data/journal.jsonl" ]; then
+    echo "catalogue: cannot make the interrupted base run $part (exit $rc):" >&2
+    cat "$BASE/$part.out" >&2
     return 1
   fi
 }
-# copy_run good|part: a copy of the base run as runs/<name> in the case; the base itself is
-# guarded (nothing may change it).
+make_base() { make_base_pair proj/config/pilot.json good part 4; }
+make_embed_base() { make_base_pair proj/config/embed.json egood epart 5; }
+# copy_run good|part|egood|epart: a copy of the base run as runs/<name> in the case; the
+# base itself is guarded (nothing may change it).
 copy_run() {
-  make_base || { bad "no base run"; return 1; }
+  case $1 in
+    egood | epart) make_embed_base || { bad "no embedding base run"; return 1; } ;;
+    *) make_base || { bad "no base run"; return 1; } ;;
+  esac
   cp -a "$BASE/runs/$1" "$C/runs/$1"
 }
 

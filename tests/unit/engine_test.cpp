@@ -486,3 +486,64 @@ TEST(Plan, BuildRunPlanRecordsWhatWasAskedBesideTheEffectivePlan) {
 
 }  // namespace
 }  // namespace pilot
+
+namespace pilot {
+namespace {
+
+// Two rows swapped and the bag re-hashed: every check of the file itself holds, but the rows
+// are no longer the vectors the run journaled for those ids.
+TEST(EmbeddingVerifyRows, SwappedRowsDifferFromTheJournaledVectors) {
+  Fixture f(EmbeddingItems());
+  f.plan.params.allowed_categories.clear();
+  FakeStage stage(OutputKind::kEmbedding, 4);
+  auto out = ExecuteRun(f.plan, stage, RealFileSystem(), SystemClock());
+  ASSERT_TRUE(out.ok());
+  const fs::path dir = out.value().run_dir;
+  std::string npy = ReadText(dir / kVectorsNpy);
+  const std::size_t at = ParseNpyHeader(npy, "x").value().data_offset;
+  std::string row0 = npy.substr(at, 16);
+  npy.replace(at, 16, npy.substr(at + 16, 16));
+  npy.replace(at + 16, 16, row0);
+  WriteText(dir / kVectorsNpy, npy);
+  fs::remove(dir / "manifest-sha256.txt");
+  fs::remove(dir / "tagmanifest-sha256.txt");
+  ASSERT_TRUE(FinalizeBag(RealFileSystem(), dir,
+                          {{"Pilot-Folder-Kind", "run"}, {"Pilot-Format-Version", std::to_string(kRunFormatVersion)}})
+                  .ok());
+  auto r = VerifyRunFolder(dir, {});
+  bool row0_found = false, row1_found = false;
+  for (const auto& x : r.findings) {
+    row0_found |= x.what.find("row 0 differs from item 'a'") != std::string::npos;
+    row1_found |= x.what.find("row 1 differs from item 'c'") != std::string::npos;
+  }
+  EXPECT_TRUE(row0_found && row1_found);
+}
+
+// A damaged sidecar is refused before resume writes anything (no session record, no run.json).
+TEST(EmbeddingResume, ADamagedSidecarIsRefusedBeforeAnythingIsWritten) {
+  Fixture f(EmbeddingItems());
+  f.plan.params.allowed_categories.clear();
+  RunControl control;
+  control.stop_after = 3;
+  FakeStage first(OutputKind::kEmbedding, 4);
+  auto part = ExecuteRun(f.plan, first, RealFileSystem(), SystemClock(), control);
+  ASSERT_TRUE(part.ok());
+  const fs::path dir = part.value().run_dir;
+  // Swap the ids of two journaled vectors: each offset now holds the other item's entry.
+  std::string sidecar = ReadText(dir / kVectorsSidecar);
+  const std::size_t first_entry = kSidecarHeaderBytes + 4;
+  ASSERT_EQ(sidecar.substr(first_entry, 1), "a");
+  sidecar[first_entry] = 'z';
+  WriteText(dir / kVectorsSidecar, sidecar);
+  const std::string journal = ReadText(dir / kJournal);
+  const std::string run_json = ReadText(dir / "data/run.json");
+  auto setup = PrepareResume(dir, RealFileSystem());
+  ASSERT_FALSE(setup.ok());
+  EXPECT_EQ(setup.error().code, ExitCode::kBadInput);
+  EXPECT_NE(setup.error().what.find("is not item 'a'"), std::string::npos) << setup.error().what;
+  EXPECT_EQ(ReadText(dir / kJournal), journal);
+  EXPECT_EQ(ReadText(dir / "data/run.json"), run_json);
+}
+
+}  // namespace
+}  // namespace pilot
