@@ -16,3 +16,7 @@ out=data/models/langid
 build/release/pilot-train-langid --corpus "$corpus" --languages tools/langid/languages.txt \
   --out-model "$out/langid.pt" --out-metrics "$out/metrics.json" --out-card "$out/MODEL_CARD.md"
 echo "model sha256: $(sha256sum "$out/langid.pt" | cut -d' ' -f1) (pin it as stage.model_sha256 in config/pilot.json)"
+# The bundled embedding model is derived from the langid model's n-gram embedding bag.
+cmake --build --preset release --target pilot-derive-embedding
+build/release/pilot-derive-embedding --from "$out/langid.pt" --out data/models/langid-embed/langid-embed.pt
+echo "(pin the embedding model's sha256 as stage.model_sha256 in config/embed.json)"
