@@ -81,6 +81,8 @@ class JournalReader {
  public:
   explicit JournalReader(const std::filesystem::path& file);
   Result<ResultRecord> Read(std::uint64_t offset);
+  // The record's line as written (valid until the next call).
+  Result<std::string_view> ReadLine(std::uint64_t offset);
 
  private:
   std::string where_;

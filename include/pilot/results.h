@@ -47,4 +47,12 @@ nlohmann::ordered_json ToJson(const ResultRecord& record,
 std::string ToJsonLine(const ResultRecord& record);  // no trailing newline
 Result<ResultRecord> ParseResultRecord(std::string_view line, const std::string& where);
 
+// The fast path of reading records back (finish, verify): a record exactly in the form pilot
+// writes (ToJson's key order, no whitespace, strings without escapes), with the journal's
+// "type":"result" first when `journal`. Anything else, or anything ParseResultRecord would
+// refuse, gives nullopt and the caller falls back to ParseResultRecord, which reads any JSON
+// and names the fault. Whatever this returns, ParseResultRecord returns the same record
+// (checked by the result_record fuzz target).
+std::optional<ResultRecord> ScanResultRecord(std::string_view line, bool journal);
+
 }  // namespace pilot

@@ -87,12 +87,16 @@ Status WriteBagDeclaration(FileSystem& fs, const fs::path& bag) {
 
 namespace {
 
+// "<sha256>  <path>" lines, the files hashed on every core.
 Result<std::string> HashLines(const fs::path& bag, const std::vector<std::string>& files) {
+  std::vector<fs::path> paths;
+  paths.reserve(files.size());
+  for (const auto& rel : files) paths.push_back(bag / rel);
+  auto digests = Sha256Files(paths, /*follow_symlinks=*/false);
   std::string out;
-  for (const auto& rel : files) {
-    auto digest = Sha256File(bag / rel, /*follow_symlinks=*/false);
-    if (!digest.ok()) return digest.error();
-    out += digest.value() + "  " + EncodeManifestPath(rel) + "\n";
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    if (!digests[i].ok()) return digests[i].error();
+    out += digests[i].value() + "  " + EncodeManifestPath(files[i]) + "\n";
   }
   return out;
 }

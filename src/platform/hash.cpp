@@ -1,5 +1,9 @@
 #include "pilot/hash.h"
 
+#include <algorithm>
+#include <atomic>
+#include <thread>
+
 #include "pilot/fs.h"
 
 #include <openssl/evp.h>
@@ -82,6 +86,22 @@ bool IsSha256Hex(std::string_view s) {
     if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
   }
   return true;
+}
+
+std::vector<Result<std::string>> Sha256Files(const std::vector<std::filesystem::path>& files, bool follow_symlinks,
+                                             unsigned max_threads) {
+  std::vector<Result<std::string>> out(files.size(), Result<std::string>(std::string()));
+  std::atomic<std::size_t> next{0};
+  auto work = [&] {
+    for (std::size_t i; (i = next++) < files.size();) out[i] = Sha256File(files[i], follow_symlinks);
+  };
+  unsigned cores = max_threads ? max_threads : std::min(16u, std::max(1u, std::thread::hardware_concurrency()));
+  std::size_t threads = std::min<std::size_t>(files.size(), cores);
+  std::vector<std::thread> pool;
+  for (std::size_t k = 1; k < threads; ++k) pool.emplace_back(work);
+  work();
+  for (auto& th : pool) th.join();
+  return out;
 }
 
 }  // namespace pilot

@@ -287,7 +287,7 @@ JournalReader::JournalReader(const fs::path& file) : where_(file.string()) {
   }
 }
 
-Result<ResultRecord> JournalReader::Read(std::uint64_t offset) {
+Result<std::string_view> JournalReader::ReadLine(std::uint64_t offset) {
   if (!in_) return *open_error_;
   if (offset != in_->offset()) {
     if (Status st = in_->Seek(offset); !st.ok()) return st.error();
@@ -295,7 +295,14 @@ Result<ResultRecord> JournalReader::Read(std::uint64_t offset) {
   auto more = in_->Next(line_);
   if (!more.ok()) return more.error();
   if (!more.value()) return BadInput("cannot read the journal at offset " + std::to_string(offset), where_);
-  return ParseResultRecord(line_, where_);
+  return std::string_view(line_);
+}
+
+Result<ResultRecord> JournalReader::Read(std::uint64_t offset) {
+  auto line = ReadLine(offset);
+  if (!line.ok()) return line.error();
+  if (auto fast = ScanResultRecord(line.value(), /*journal=*/true)) return std::move(*fast);
+  return ParseResultRecord(line.value(), where_);
 }
 
 Result<JournalWriter> JournalWriter::Open(FileSystem& fsys, const fs::path& file) {

@@ -1,12 +1,16 @@
 #include "pilot/results.h"
 
 #include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstring>
 #include <limits>
 
 #include "pilot/json_util.h"
 #include "pilot/limits.h"
 #include "pilot/manifest.h"
 #include "pilot/reasons.h"
+#include "pilot/utf8.h"
 
 namespace pilot {
 
@@ -100,6 +104,133 @@ Result<ResultRecord> ParseResultRecord(std::string_view line, const std::string&
   }
   r.model = str("model");
   if (j.contains("latency_ms") && j["latency_ms"].is_number()) r.latency_ms = j["latency_ms"].get<double>();
+  return r;
+}
+
+namespace {
+
+// A cursor over one canonical record.
+class Scanner {
+ public:
+  explicit Scanner(std::string_view s) : s_(s) {}
+  bool Eat(std::string_view word) {
+    if (s_.substr(at_, word.size()) != word) return false;
+    at_ += word.size();
+    return true;
+  }
+  // "…": no backslash, no control byte, valid UTF-8 (what nlohmann would accept unescaped).
+  bool String(std::string& out) {
+    if (!Eat("\"")) return false;
+    auto end = s_.find('"', at_);
+    if (end == std::string_view::npos) return false;
+    std::string_view v = s_.substr(at_, end - at_);
+    for (unsigned char c : v) {
+      if (c < 0x20 || c == '\\') return false;
+    }
+    if (!CheckUtf8(v).valid) return false;
+    out.assign(v);
+    at_ = end + 1;
+    return true;
+  }
+  // A JSON number as nlohmann would read it into a double (both round correctly).
+  bool Number(double& out) {
+    std::size_t end = at_;
+    while (end < s_.size() && std::strchr("0123456789+-.eE", s_[end]) != nullptr && s_[end] != '\0') ++end;
+    std::string_view v = s_.substr(at_, end - at_);
+    if (!IsJsonNumber(v)) return false;
+    auto [ptr, ec] = std::from_chars(v.data(), v.data() + v.size(), out);
+    if (ec != std::errc() || ptr != v.data() + v.size() || !std::isfinite(out)) return false;
+    at_ = end;
+    return true;
+  }
+  // Digits only: a JSON unsigned integer without leading zeros.
+  bool Unsigned(std::uint64_t& out) {
+    std::size_t end = at_;
+    while (end < s_.size() && s_[end] >= '0' && s_[end] <= '9') ++end;
+    std::string_view v = s_.substr(at_, end - at_);
+    if (v.empty() || v.size() > 19 || (v.size() > 1 && v[0] == '0')) return false;
+    auto [ptr, ec] = std::from_chars(v.data(), v.data() + v.size(), out);
+    if (ec != std::errc() || ptr != v.data() + v.size()) return false;
+    at_ = end;
+    return true;
+  }
+  bool AtEnd() const { return at_ == s_.size(); }
+
+ private:
+  // RFC 8259's number grammar: -?(0|[1-9]d*)(.d+)?([eE][+-]?d+)?
+  static bool IsJsonNumber(std::string_view v) {
+    std::size_t i = 0;
+    auto digits = [&] {
+      std::size_t start = i;
+      while (i < v.size() && v[i] >= '0' && v[i] <= '9') ++i;
+      return i > start;
+    };
+    if (i < v.size() && v[i] == '-') ++i;
+    if (i < v.size() && v[i] == '0') {
+      ++i;
+    } else if (!digits()) {
+      return false;
+    }
+    if (i < v.size() && v[i] == '.') {
+      ++i;
+      if (!digits()) return false;
+    }
+    if (i < v.size() && (v[i] == 'e' || v[i] == 'E')) {
+      ++i;
+      if (i < v.size() && (v[i] == '+' || v[i] == '-')) ++i;
+      if (!digits()) return false;
+    }
+    return i == v.size();
+  }
+  std::string_view s_;
+  std::size_t at_ = 0;
+};
+
+}  // namespace
+
+std::optional<ResultRecord> ScanResultRecord(std::string_view line, bool journal) {
+  Scanner s(line);
+  ResultRecord r;
+  if (!s.Eat(journal ? "{\"type\":\"result\",\"id\":" : "{\"id\":") || !s.String(r.id) || !IsValidItemId(r.id)) {
+    return std::nullopt;
+  }
+  if (s.Eat(",\"status\":\"accepted\"")) {
+    r.accepted = true;
+    std::uint64_t dim = 0, n = 0;
+    if (s.Eat(",\"category\":")) {
+      if (!s.String(r.category) || !s.Eat(",\"confidence\":") || !s.Number(r.confidence)) return std::nullopt;
+    } else if (s.Eat(",\"row\":")) {
+      if (!s.Unsigned(n) || !s.Eat(",\"dim\":") || !s.Unsigned(dim)) return std::nullopt;
+      r.row = n;
+    } else if (s.Eat(",\"dim\":")) {
+      if (!s.Unsigned(dim)) return std::nullopt;
+      if (s.Eat(",\"vector_at\":")) {
+        if (!s.Unsigned(n)) return std::nullopt;
+        r.vector_at = n;
+      }
+    } else {
+      return std::nullopt;
+    }
+    if ((r.row && *r.row > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) ||
+        (r.vector_at && *r.vector_at > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))) {
+      return std::nullopt;
+    }
+    if (r.row || dim) {
+      if (dim == 0 || dim > limits::kEmbeddingDim) return std::nullopt;
+      r.dim = static_cast<std::uint32_t>(dim);
+    }
+  } else if (s.Eat(",\"status\":\"rejected\",\"reason\":")) {
+    if (!s.String(r.reason) || !s.Eat(",\"detail\":") || !s.String(r.detail)) return std::nullopt;
+  } else {
+    return std::nullopt;
+  }
+  if (s.Eat(",\"model\":") && !s.String(r.model)) return std::nullopt;
+  if (s.Eat(",\"latency_ms\":")) {
+    double ms = 0;
+    if (!s.Number(ms)) return std::nullopt;
+    r.latency_ms = ms;
+  }
+  if (!s.Eat("}") || !s.AtEnd()) return std::nullopt;
   return r;
 }
 

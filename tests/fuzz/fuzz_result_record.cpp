@@ -15,6 +15,23 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace pilot;
   std::string_view line(reinterpret_cast<const char*>(data), size);
   auto parsed = ParseResultRecord(line, "fuzz/data/results.jsonl:1");
+  // The fast scanner (finish and verify) never accepts what the parser refuses, and reads
+  // the same record. The journal's form is the same line with "type":"result" first.
+  for (bool journal : {false, true}) {
+    std::string text = journal && line.size() > 1 && line[0] == '{'
+                           ? "{\"type\":\"result\"," + std::string(line.substr(1))
+                           : std::string(line);
+    auto fast = ScanResultRecord(text, journal);
+    if (!fast) continue;
+    auto slow = ParseResultRecord(text, "fuzz/differential");
+    PILOT_FUZZ_CHECK(slow.ok());
+    const ResultRecord& a = *fast;
+    const ResultRecord& b = slow.value();
+    PILOT_FUZZ_CHECK(a.id == b.id && a.accepted == b.accepted && a.category == b.category);
+    PILOT_FUZZ_CHECK(a.confidence == b.confidence && a.reason == b.reason && a.detail == b.detail);
+    PILOT_FUZZ_CHECK(a.model == b.model && a.latency_ms == b.latency_ms);
+    PILOT_FUZZ_CHECK(a.dim == b.dim && a.row == b.row && a.vector_at == b.vector_at);
+  }
   if (!parsed.ok()) {
     PILOT_FUZZ_CHECK(!parsed.error().what.empty());
     return 0;

@@ -547,3 +547,51 @@ TEST(EmbeddingResume, ADamagedSidecarIsRefusedBeforeAnythingIsWritten) {
 
 }  // namespace
 }  // namespace pilot
+
+namespace pilot {
+namespace {
+
+// The fast scanner reads exactly what ToJson writes, and gives up (nullopt) on anything else.
+TEST(ScanResultRecord, ReadsWhatPilotWritesAndGivesUpOnAnythingElse) {
+  ResultRecord accepted;
+  accepted.id = "doc-01";
+  accepted.accepted = true;
+  accepted.category = "fr";
+  accepted.confidence = 0.9999999403953552;
+  accepted.model = "sha256:" + std::string(64, 'a');
+  accepted.latency_ms = 1.25e-05;
+  ResultRecord rejected = ResultRecord::Rejected("doc-12", "invalid_encoding", "byte 0xfc at offset 33");
+  ResultRecord embedded;
+  embedded.id = "e";
+  embedded.accepted = true;
+  embedded.dim = 16;
+  embedded.row = 3;
+  ResultRecord journaled = embedded;
+  journaled.row.reset();
+  journaled.vector_at = 4096;
+  for (const ResultRecord& r : {accepted, rejected, embedded, journaled}) {
+    for (bool journal : {false, true}) {
+      std::string line = journal ? JsonLine(ToJson(r, {{"type", "result"}})) : ToJsonLine(r);
+      auto fast = ScanResultRecord(line, journal);
+      ASSERT_TRUE(fast.has_value()) << line;
+      EXPECT_EQ(ToJsonLine(*fast), ToJsonLine(r)) << line;
+      EXPECT_FALSE(ScanResultRecord(line, !journal).has_value()) << line;
+    }
+  }
+  // Escapes, whitespace, another key order, a bad id or status: the general parser's job.
+  for (std::string line : std::vector<std::string>{R"({"id":"a","status":"rejected","reason":"x","detail":"say \"hi\""})",
+                           R"({"id": "a","status":"accepted","category":"fr","confidence":0.9})",
+                           R"({"status":"accepted","id":"a","category":"fr","confidence":0.9})",
+                           R"({"id":"../a","status":"accepted","category":"fr","confidence":0.9})",
+                           R"({"id":"a","status":"maybe"})",
+                           R"({"id":"a","status":"accepted","category":"fr","confidence":09})",
+                           R"({"id":"a","status":"accepted","category":"fr","confidence":1e999})",
+                           R"({"id":"a","status":"accepted","row":1,"dim":0})",
+                           R"({"id":"a","status":"accepted","category":"fr","confidence":0.9} )",
+                           std::string("{\"id\":\"a\",\"status\":\"rejected\",\"reason\":\"x\",\"detail\":\"\xff\"}")}) {
+    EXPECT_FALSE(ScanResultRecord(line, false).has_value()) << line;
+  }
+}
+
+}  // namespace
+}  // namespace pilot
