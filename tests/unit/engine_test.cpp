@@ -346,23 +346,39 @@ TEST(Embedding, VectorsSurviveStopAndResumeBitForBit) {
   EXPECT_EQ(ReadText(dir / kVectorsNpy), want);
 }
 
-TEST(Embedding, ASidecarShorterThanTheJournalSaysIsRefusedOnResume) {
-  Fixture f(EmbeddingItems());
+// An embedding run stopped after 3 items: an interrupted folder to resume.
+fs::path StoppedEmbeddingRun(Fixture& f) {
   f.plan.params.allowed_categories.clear();
   RunControl control;
   control.stop_after = 3;
   FakeStage first(OutputKind::kEmbedding, 4);
   auto part = ExecuteRun(f.plan, first, RealFileSystem(), SystemClock(), control);
-  ASSERT_TRUE(part.ok());
-  const fs::path sidecar = part.value().run_dir / kVectorsSidecar;
+  EXPECT_TRUE(part.ok() && part.value().interrupted);
+  return part.ok() ? part.value().run_dir : fs::path();
+}
+
+// Re-hashes a tampered bag consistently, so that only pilot's own checks can tell.
+void Rebag(const fs::path& dir) {
+  fs::remove(dir / "manifest-sha256.txt");
+  fs::remove(dir / "tagmanifest-sha256.txt");
+  ASSERT_TRUE(FinalizeBag(RealFileSystem(), dir,
+                          {{"Pilot-Folder-Kind", "run"}, {"Pilot-Format-Version", std::to_string(kRunFormatVersion)}})
+                  .ok());
+}
+
+TEST(Embedding, ASidecarShorterThanTheJournalSaysIsRefusedOnResume) {
+  Fixture f(EmbeddingItems());
+  const fs::path dir = StoppedEmbeddingRun(f);
+  ASSERT_FALSE(dir.empty());
+  const fs::path sidecar = dir / kVectorsSidecar;
   fs::resize_file(sidecar, fs::file_size(sidecar) - 1);
-  const std::string journal = ReadText(part.value().run_dir / kJournal);
+  const std::string journal = ReadText(dir / kJournal);
   FakeStage second(OutputKind::kEmbedding, 4);
-  auto done = Resume(part.value().run_dir, second);
+  auto done = Resume(dir, second);
   ASSERT_FALSE(done.ok());
   EXPECT_NE(done.error().what.find("the journal refers to"), std::string::npos) << done.error().what;
   EXPECT_NE(done.error().where.find("vectors.sidecar"), std::string::npos);
-  EXPECT_EQ(ReadText(part.value().run_dir / kJournal).substr(0, journal.size()), journal);
+  EXPECT_EQ(ReadText(dir / kJournal).substr(0, journal.size()), journal);
 }
 
 class EmbeddingVerify : public ::testing::Test {
@@ -374,14 +390,7 @@ class EmbeddingVerify : public ::testing::Test {
     ASSERT_TRUE(out.ok());
     dir_ = out.value().run_dir;
   }
-  // Tampers, then re-hashes the bag consistently, so that only the vectors checks can tell.
-  void Rebag() {
-    fs::remove(dir_ / "manifest-sha256.txt");
-    fs::remove(dir_ / "tagmanifest-sha256.txt");
-    ASSERT_TRUE(FinalizeBag(RealFileSystem(), dir_,
-                            {{"Pilot-Folder-Kind", "run"}, {"Pilot-Format-Version", std::to_string(kRunFormatVersion)}})
-                    .ok());
-  }
+  void Rebag() { pilot::Rebag(dir_); }
   bool Has(const VerifyResult& r, const std::string& what) {
     for (const auto& x : r.findings) {
       if (x.check == "vectors" && x.what.find(what) != std::string::npos) return true;
@@ -505,11 +514,7 @@ TEST(EmbeddingVerifyRows, SwappedRowsDifferFromTheJournaledVectors) {
   npy.replace(at, 16, npy.substr(at + 16, 16));
   npy.replace(at + 16, 16, row0);
   WriteText(dir / kVectorsNpy, npy);
-  fs::remove(dir / "manifest-sha256.txt");
-  fs::remove(dir / "tagmanifest-sha256.txt");
-  ASSERT_TRUE(FinalizeBag(RealFileSystem(), dir,
-                          {{"Pilot-Folder-Kind", "run"}, {"Pilot-Format-Version", std::to_string(kRunFormatVersion)}})
-                  .ok());
+  Rebag(dir);
   auto r = VerifyRunFolder(dir, {});
   bool row0_found = false, row1_found = false;
   for (const auto& x : r.findings) {
@@ -522,13 +527,8 @@ TEST(EmbeddingVerifyRows, SwappedRowsDifferFromTheJournaledVectors) {
 // A damaged sidecar is refused before resume writes anything (no session record, no run.json).
 TEST(EmbeddingResume, ADamagedSidecarIsRefusedBeforeAnythingIsWritten) {
   Fixture f(EmbeddingItems());
-  f.plan.params.allowed_categories.clear();
-  RunControl control;
-  control.stop_after = 3;
-  FakeStage first(OutputKind::kEmbedding, 4);
-  auto part = ExecuteRun(f.plan, first, RealFileSystem(), SystemClock(), control);
-  ASSERT_TRUE(part.ok());
-  const fs::path dir = part.value().run_dir;
+  const fs::path dir = StoppedEmbeddingRun(f);
+  ASSERT_FALSE(dir.empty());
   // Swap the ids of two journaled vectors: each offset now holds the other item's entry.
   std::string sidecar = ReadText(dir / kVectorsSidecar);
   const std::size_t first_entry = kSidecarHeaderBytes + 4;
