@@ -35,7 +35,9 @@ struct Error {
 Error BadInput(std::string what, std::string where, std::string hint = {});
 Error EnvironmentError(std::string what, std::string where, std::string hint = {});
 
-class Status {
+// [[nodiscard]]: a Status or Result dropped on the floor is a compile error (-Werror), never
+// a silently ignored failure.
+class [[nodiscard]] Status {
  public:
   Status() = default;
   Status(Error error) : error_(std::move(error)) {}  // NOLINT: implicit by design
@@ -48,7 +50,7 @@ class Status {
 };
 
 template <typename T>
-class Result {
+class [[nodiscard]] Result {
  public:
   Result(T value) : v_(std::move(value)) {}      // NOLINT: implicit by design
   Result(Error error) : v_(std::move(error)) {}  // NOLINT: implicit by design
@@ -64,3 +66,12 @@ class Result {
 };
 
 }  // namespace pilot
+
+// Returns the error of a Status-valued expression from the enclosing function (which returns
+// a Status or a Result<T>); the one early-return macro of the library.
+#define PILOT_TRY(expr)                        \
+  do {                                         \
+    if (::pilot::Status pilot_try_st_ = (expr); \
+        !pilot_try_st_.ok())                   \
+      return pilot_try_st_.error();            \
+  } while (0)

@@ -254,7 +254,7 @@ Result<ResumeSetup> PrepareResume(const fs::path& given, FileSystem& fsys) {
     ResumeSetup s;
     s.run_dir = run_dir;
     s.already_finished = true;
-    fsys.RemoveFile(run_dir / kLockFile);
+    if (Status st = fsys.RemoveFile(run_dir / kLockFile); !st.ok()) return st.error();
     s.finished_verify = VerifyRunFolder(run_dir, VerifyOptions{});
     s.notes.push_back("the run had already finished; removed the lock left by a process that is gone");
     return s;

@@ -30,12 +30,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-#define PILOT_RETURN_IF_ERROR(expr)     \
-  do {                                  \
-    if (Status _st = (expr); !_st.ok()) \
-      return _st.error();               \
-  } while (0)
-
 std::string Score(double v) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.3f", v);
@@ -167,15 +161,15 @@ class Driver {
  private:
   Status Work(bool resumed) {
     const StageDescription& d = stage_.Describe();
-    PILOT_RETURN_IF_ERROR(journal_->AppendSession({{"pid", static_cast<long>(::getpid())},
+    PILOT_TRY(journal_->AppendSession({{"pid", static_cast<long>(::getpid())},
                                                    {"resumed", resumed},
                                                    {"device", d.device},
                                                    {"pilot_version", build::kVersion}}));
     session_start_ = clock_.MonotonicSeconds();
     last_log_ = session_start_;
-    PILOT_RETURN_IF_ERROR(EnsureFolderFiles());
-    PILOT_RETURN_IF_ERROR(WriteRunRecord("running"));
-    PILOT_RETURN_IF_ERROR(OpenSidecar(previous_));
+    PILOT_TRY(EnsureFolderFiles());
+    PILOT_TRY(WriteRunRecord("running"));
+    PILOT_TRY(OpenSidecar(previous_));
     return RunPipeline();
   }
 
@@ -318,7 +312,7 @@ class Driver {
     };
     fs::path manifest_copy = dir_ / header_.manifest_copy;
     if (missing(header_.manifest_copy.c_str())) {
-      PILOT_RETURN_IF_ERROR(fs_.CopyFileAtomic(plan_.manifest.file(), manifest_copy));
+      PILOT_TRY(fs_.CopyFileAtomic(plan_.manifest.file(), manifest_copy));
       auto copied = Sha256File(manifest_copy, false);
       if (!copied.ok()) return copied.error();
       if (copied.value() != header_.manifest_sha256) {
@@ -329,11 +323,11 @@ class Driver {
     }
     manifest_.Rebind(manifest_copy);
     if (missing("data/params.json")) {
-      PILOT_RETURN_IF_ERROR(fs_.WriteFileAtomic(dir_ / "data/params.json", plan_.params_bytes));
+      PILOT_TRY(fs_.WriteFileAtomic(dir_ / "data/params.json", plan_.params_bytes));
     }
-    if (missing("bagit.txt")) PILOT_RETURN_IF_ERROR(WriteBagDeclaration(fs_, dir_));
+    if (missing("bagit.txt")) PILOT_TRY(WriteBagDeclaration(fs_, dir_));
     if (missing("data/environment.json")) {
-      PILOT_RETURN_IF_ERROR(fs_.WriteFileAtomic(dir_ / "data/environment.json", PrettyJson(plan_.environment)));
+      PILOT_TRY(fs_.WriteFileAtomic(dir_ / "data/environment.json", PrettyJson(plan_.environment)));
     }
     return {};
   }
@@ -472,19 +466,19 @@ class Driver {
       }
       auto reader = SidecarReader::Open(file, static_cast<std::uint32_t>(desc.dim));
       if (!reader.ok()) return reader.error();
-      if (size > journaled) PILOT_RETURN_IF_ERROR(fs_.Truncate(file, journaled));
+      if (size > journaled) PILOT_TRY(fs_.Truncate(file, journaled));
       auto opened = fs_.OpenAppend(file);
       if (!opened.ok()) return opened.error();
       sidecar_ = std::move(opened).value();
       sidecar_end_ = journaled;
       return {};
     }
-    if (stat.value().exists && size > 0) PILOT_RETURN_IF_ERROR(fs_.Truncate(file, 0));
+    if (stat.value().exists && size > 0) PILOT_TRY(fs_.Truncate(file, 0));
     auto opened = fs_.OpenAppend(file);
     if (!opened.ok()) return opened.error();
     sidecar_ = std::move(opened).value();
-    PILOT_RETURN_IF_ERROR(sidecar_->Append(SidecarHeader(static_cast<std::uint32_t>(desc.dim))));
-    PILOT_RETURN_IF_ERROR(sidecar_->Sync());
+    PILOT_TRY(sidecar_->Append(SidecarHeader(static_cast<std::uint32_t>(desc.dim))));
+    PILOT_TRY(sidecar_->Sync());
     sidecar_end_ = kSidecarHeaderBytes;
     return {};
   }
@@ -527,7 +521,7 @@ class Driver {
       npy = NpyHeader(js.accepted, static_cast<std::uint32_t>(desc.dim));
       npy.reserve(npy.size() + js.accepted * desc.dim * sizeof(float));
     }
-    PILOT_RETURN_IF_ERROR(manifest_.ForEach([&](const ManifestItem& item) -> Status {
+    PILOT_TRY(manifest_.ForEach([&](const ManifestItem& item) -> Status {
       auto at = js.done.find(item.id);
       if (at == js.done.end()) return BadInput("no result was journaled for this item", item.id);
       auto rec = reader.Read(at->second);
@@ -555,16 +549,16 @@ class Driver {
     if (js.done.size() != n) {
       return BadInput("the journal holds results for ids that are not in the manifest", journal_file.string());
     }
-    if (embeds) PILOT_RETURN_IF_ERROR(fs_.WriteFileAtomic(dir_ / kVectorsNpy, npy));
-    PILOT_RETURN_IF_ERROR(fs_.WriteFileAtomic(dir_ / "data/results.jsonl", results));
+    if (embeds) PILOT_TRY(fs_.WriteFileAtomic(dir_ / kVectorsNpy, npy));
+    PILOT_TRY(fs_.WriteFileAtomic(dir_ / "data/results.jsonl", results));
     outcome_.report = builder.Finish(plan_.params.acceptance,
                                      RunMetrics{js.processing_seconds, std::max(js.peak_rss_mb, PeakRssMegabytes()),
                                                 js.device_peak_mb, js.batch_failure_count, js.batch_failures});
-    PILOT_RETURN_IF_ERROR(fs_.WriteFileAtomic(dir_ / "data/report.json", PrettyJson(ReportToJson(outcome_.report))));
-    PILOT_RETURN_IF_ERROR(
+    PILOT_TRY(fs_.WriteFileAtomic(dir_ / "data/report.json", PrettyJson(ReportToJson(outcome_.report))));
+    PILOT_TRY(
         fs_.WriteFileAtomic(dir_ / "data/report.md", ReportToMarkdown(outcome_.report, header_.run_id, rows)));
-    PILOT_RETURN_IF_ERROR(WriteRunRecord("finished"));
-    PILOT_RETURN_IF_ERROR(FinalizeBag(fs_, dir_,
+    PILOT_TRY(WriteRunRecord("finished"));
+    PILOT_TRY(FinalizeBag(fs_, dir_,
                                       {{"Bag-Software-Agent", std::string("pilot ") + build::kVersion},
                                        {"External-Identifier", header_.run_id},
                                        {"Pilot-Folder-Kind", kFolderKindRun},
@@ -639,7 +633,7 @@ Result<RunOutcome> ExecuteRun(const RunPlan& plan, Stage& stage, FileSystem& fs,
   if (!lock.ok()) return lock.error();
   spdlog::info("run {}: {} items, stage {} on {}", run_id, plan.manifest.size(), stage.Describe().kind,
                stage.Describe().device);
-  PILOT_RETURN_IF_ERROR(fs.CreateDirectoryExclusive(dir / "data"));
+  PILOT_TRY(fs.CreateDirectoryExclusive(dir / "data"));
 
   JournalHeader header;
   header.run_id = run_id;

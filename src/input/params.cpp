@@ -83,12 +83,6 @@ class Reader {
   std::string source_;
 };
 
-#define PILOT_TRY(expr)                \
-  do {                                 \
-    if (Status _st = (expr); !_st.ok()) \
-      return _st.error();              \
-  } while (0)
-
 }  // namespace
 
 bool IsKnownDevice(std::string_view device) {
