@@ -197,16 +197,7 @@ class Verifier {
     }
     auto info = Read("bag-info.txt", "bag", limits::kTagFileBytes);
     if (!info) return;
-    std::string oxum;
-    for (std::size_t start = 0; start < info->size();) {
-      std::size_t nl = info->find('\n', start);
-      std::string line = info->substr(start, nl == std::string::npos ? std::string::npos : nl - start);
-      start = nl == std::string::npos ? info->size() : nl + 1;
-      if (line.rfind("Payload-Oxum:", 0) == 0) {
-        auto v = line.find_first_not_of(" ", 13);
-        oxum = v == std::string::npos ? "" : line.substr(v);
-      }
-    }
+    const std::string oxum = BagInfoValue(*info, "Payload-Oxum");
     std::string want = std::to_string(octets) + "." + std::to_string(actual.size());
     if (oxum.empty()) {
       Add("bag", "bag-info.txt", "no Payload-Oxum");
