@@ -56,6 +56,15 @@ struct RunControl {
   std::function<void(const Progress&)> on_progress;  // after every batch
 };
 
+// How a session on a run folder ended when it did not fail with an Error: the CLI maps it
+// to an exit code (0, 1, 4, 130) as it maps ErrorKind.
+enum class RunVerdict {
+  kPassed,            // finished, verified, acceptance met
+  kVerifyFailed,      // finished, but the folder did not verify
+  kAcceptanceFailed,  // finished and verified, acceptance not met
+  kInterrupted,       // stopped; everything done is journaled and resumable
+};
+
 struct RunOutcome {
   std::filesystem::path run_dir;
   std::string run_id;
@@ -64,7 +73,7 @@ struct RunOutcome {
   Report report;        // when finished
   VerifyResult verify;  // when finished
   std::vector<std::string> notes;  // recoveries worth telling (torn journal record, stale lock)
-  ExitCode exit_code = ExitCode::kOk;
+  RunVerdict verdict = RunVerdict::kPassed;
   // When finished: sha256 of tagmanifest-sha256.txt, which `verify --expect` checks a copy
   // against. It cannot live inside the bag it fingerprints: the caller prints it.
   std::string fingerprint;

@@ -11,19 +11,18 @@
 
 namespace pilot {
 
-// Process exit codes, the contract in DESIGN.md.
-enum class ExitCode : int {
-  kOk = 0,
-  kVerifyFailed = 1,
-  kBadInput = 2,
-  kEnvironment = 3,
-  kAcceptanceFailed = 4,
-  kWorkFailed = 5,  // a failure during work (a write failed, the disk is full): resumable
-  kInterrupted = 130,
+// What kind of failure an Error is. The library speaks only of kinds; the CLI maps each to
+// its exit code once (src/cli/exit_codes.h, DESIGN.md's table), so no library code knows a
+// process's exit status.
+enum class ErrorKind {
+  kBadInput,     // an input (manifest, params, model, run folder, flag) is wrong
+  kEnvironment,  // the machine lacks what the run needs (device, library, memory)
+  kWorkFailed,   // a failure during work (a write failed, the disk is full): resumable
+  kInterrupted,  // a signal or a test hook stopped the work; everything done is journaled
 };
 
 struct Error {
-  ExitCode code = ExitCode::kBadInput;
+  ErrorKind kind = ErrorKind::kBadInput;
   std::string what;   // what is wrong
   std::string where;  // the file, item id or key at fault
   std::string hint;   // what to do about it; may be empty
@@ -34,6 +33,7 @@ struct Error {
 
 Error BadInput(std::string what, std::string where, std::string hint = {});
 Error EnvironmentError(std::string what, std::string where, std::string hint = {});
+Error WorkFailed(std::string what, std::string where, std::string hint = {});
 
 // [[nodiscard]]: a Status or Result dropped on the floor is a compile error (-Werror), never
 // a silently ignored failure.

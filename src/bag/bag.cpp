@@ -142,7 +142,7 @@ Status FinalizeBag(FileSystem& fs, const fs::path& bag,
       tags.push_back(name);
     }
   }
-  if (ec) return Error{ExitCode::kWorkFailed, "cannot list the run folder: " + ec.message(), bag.string(), ""};
+  if (ec) return Error{ErrorKind::kWorkFailed, "cannot list the run folder: " + ec.message(), bag.string(), ""};
   std::sort(tags.begin(), tags.end());
   auto tagmanifest = HashLines(bag, tags);
   if (!tagmanifest.ok()) return tagmanifest.error();

@@ -27,10 +27,10 @@ int ReportError(const Error& error, const Common& common) {
   std::cerr << "pilot: error: " << error.ToString() << std::endl;
   if (common.json) {
     PrintJson({{"ok", false},
-               {"exit_code", static_cast<int>(error.code)},
+               {"exit_code", Code(ExitCodeFor(error.kind))},
                {"error", {{"what", error.what}, {"where", error.where}, {"hint", error.hint}}}});
   }
-  return static_cast<int>(error.code);
+  return Code(ExitCodeFor(error.kind));
 }
 
 CLI::Validator CountValidator() {
@@ -77,7 +77,7 @@ int Dispatch(int argc, char** argv) {
   if (argc > 1 && argv[1][0] != '-' && !known(argv[1])) {
     std::fprintf(stderr, "pilot: error: unknown command '%s' (argv) — run `pilot --help` for the commands\n",
                  EscapeControl(TruncateUtf8(argv[1], 100)).c_str());
-    return static_cast<int>(ExitCode::kBadInput);
+    return Code(ExitCode::kBadInput);
   }
   try {
     app.parse(argc, argv);
@@ -89,7 +89,7 @@ int Dispatch(int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     app.exit(e);
-    return static_cast<int>(ExitCode::kBadInput);
+    return Code(ExitCode::kBadInput);
   }
   return exit_code;
 }
@@ -110,7 +110,7 @@ int Main(int argc, char** argv) {
   } catch (...) {
     std::fprintf(stderr, "pilot: error: unexpected failure — please report this as a bug in pilot\n");
   }
-  return static_cast<int>(ExitCode::kBadInput);
+  return Code(ExitCode::kBadInput);
 }
 
 }  // namespace pilot::cli

@@ -8,6 +8,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "cli/exit_codes.h"
 #include "pilot/status.h"
 
 namespace pilot::cli {

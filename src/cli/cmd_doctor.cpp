@@ -41,7 +41,15 @@ int Execute(const DoctorCliOptions& o) {
   options.runs_dir = o.runs_dir;
   DoctorReport report = RunDoctor(options);
   if (o.common.json) {
-    PrintJson(report.ToJson());
+    nlohmann::ordered_json j = report.ToJson();
+    // The exit code is the CLI's to state: placed after "ok", as before.
+    nlohmann::ordered_json out;
+    out["ok"] = j["ok"];
+    out["exit_code"] = Code(report.ok() ? ExitCode::kOk : ExitCode::kEnvironment);
+    for (auto it = j.begin(); it != j.end(); ++it) {
+      if (it.key() != "ok") out[it.key()] = it.value();
+    }
+    PrintJson(out);
   } else {
     std::printf("pilot doctor (device %s%s)\n", options.device.c_str(),
                 params_file.empty() ? "" : (", parameters " + params_file).c_str());
@@ -52,7 +60,7 @@ int Execute(const DoctorCliOptions& o) {
     std::printf("%s\n", report.ok() ? "doctor: everything asked for passes"
                                      : "doctor: NOT ready: a required check did not pass (exit 3)");
   }
-  return report.ok() ? 0 : static_cast<int>(ExitCode::kEnvironment);
+  return report.ok() ? 0 : Code(ExitCode::kEnvironment);
 }
 
 }  // namespace

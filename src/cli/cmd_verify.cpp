@@ -52,7 +52,7 @@ int Execute(const VerifyCliOptions& o) {
       std::fprintf(stderr, "  [%s] %s: %s\n", f.check.c_str(), f.where.c_str(), f.what.c_str());
     }
   }
-  return static_cast<int>(result.ok() ? ExitCode::kOk : ExitCode::kVerifyFailed);
+  return Code(result.ok() ? ExitCode::kOk : ExitCode::kVerifyFailed);
 }
 
 }  // namespace

@@ -172,8 +172,8 @@ int PrintOutcome(const RunOutcome& out, const Common& common) {
   for (const auto& note : out.notes) std::fprintf(stderr, "pilot: note: %s\n", note.c_str());
   if (common.json) {
     nlohmann::ordered_json j;
-    j["ok"] = out.exit_code == ExitCode::kOk;
-    j["exit_code"] = static_cast<int>(out.exit_code);
+    j["ok"] = out.verdict == RunVerdict::kPassed;
+    j["exit_code"] = Code(ExitCodeFor(out.verdict));
     j["run_id"] = out.run_id;
     j["run_dir"] = dir;
     j["state"] = out.interrupted ? "interrupted" : "finished";
@@ -186,12 +186,12 @@ int PrintOutcome(const RunOutcome& out, const Common& common) {
     if (!out.fingerprint.empty()) j["fingerprint"] = out.fingerprint;
     j["notes"] = out.notes;
     PrintJson(j);
-    return static_cast<int>(out.exit_code);
+    return Code(ExitCodeFor(out.verdict));
   }
   if (out.interrupted) {
     std::fprintf(stderr, "pilot: interrupted: %zu of %zu items done and journaled; resume with:\n  pilot resume %s\n",
                  out.progress.done, out.progress.total, dir.c_str());
-    return static_cast<int>(out.exit_code);
+    return Code(ExitCodeFor(out.verdict));
   }
   const Report& r = out.report;
   std::printf("run %s: %zu items, %zu accepted, %zu rejected\n", out.run_id.c_str(), r.total, r.accepted, r.rejected);
@@ -225,13 +225,13 @@ int PrintOutcome(const RunOutcome& out, const Common& common) {
     std::printf("fingerprint: %s  (check a copy with: pilot verify COPY --expect %s)\n", out.fingerprint.c_str(),
                 out.fingerprint.c_str());
   }
-  return static_cast<int>(out.exit_code);
+  return Code(ExitCodeFor(out.verdict));
 }
 
 int PrintAlreadyFinished(const ResumeSetup& s, const Common& common) {
   const VerifyResult& v = *s.finished_verify;
   for (const auto& note : s.notes) std::fprintf(stderr, "pilot: note: %s\n", note.c_str());
-  const int code = static_cast<int>(v.ok() ? ExitCode::kOk : ExitCode::kVerifyFailed);
+  const int code = Code(v.ok() ? ExitCode::kOk : ExitCode::kVerifyFailed);
   if (common.json) {
     nlohmann::ordered_json j;
     j["ok"] = v.ok();

@@ -105,7 +105,7 @@ std::string JoinCommandLine(const std::vector<std::string>& args) {
   return s;
 }
 
-Error Interrupted() { return Error{ExitCode::kInterrupted, "interrupted", "", ""}; }
+Error Interrupted() { return Error{ErrorKind::kInterrupted, "interrupted", "", ""}; }
 
 // Drives one process's session on a run folder: processes the items without a result,
 // then finishes the folder. Shared by a fresh run and a resumed one.
@@ -137,10 +137,10 @@ class Driver {
     sessions_ = (previous ? previous->sessions : 0) + 1;
     previous_ = previous;
     Status st = Work(previous != nullptr);
-    if (!st.ok() && st.error().code == ExitCode::kInterrupted) {
+    if (!st.ok() && st.error().kind == ErrorKind::kInterrupted) {
       lock.RemoveFile();  // a clean stop: everything done is journaled
       outcome_.interrupted = true;
-      outcome_.exit_code = ExitCode::kInterrupted;
+      outcome_.verdict = RunVerdict::kInterrupted;
       outcome_.progress = progress_;
       return std::move(outcome_);
     }
@@ -149,7 +149,7 @@ class Driver {
       // The folder exists: whatever failed, it failed during work (exit 5), and the folder
       // keeps everything journaled so far.
       Error e = st.error();
-      e.code = ExitCode::kWorkFailed;
+      e.kind = ErrorKind::kWorkFailed;
       e.hint += std::string(e.hint.empty() ? "" : "; ") + "the run folder is unfinished but resumable: pilot resume " +
                 dir_.string();
       return e;
@@ -568,9 +568,9 @@ class Driver {
     if (fingerprint.ok()) outcome_.fingerprint = fingerprint.value();
     outcome_.verify = VerifyRunFolder(dir_, VerifyOptions{});
     if (!outcome_.verify.ok()) {
-      outcome_.exit_code = ExitCode::kVerifyFailed;
+      outcome_.verdict = RunVerdict::kVerifyFailed;
     } else if (!outcome_.report.acceptance_met) {
-      outcome_.exit_code = ExitCode::kAcceptanceFailed;
+      outcome_.verdict = RunVerdict::kAcceptanceFailed;
     }
     return {};
   }
@@ -620,13 +620,13 @@ Result<RunOutcome> ExecuteRun(const RunPlan& plan, Stage& stage, FileSystem& fs,
   }
   if (Status st = fs.CreateDirectories(plan.runs_dir); !st.ok()) {
     Error e = st.error();
-    e.code = ExitCode::kBadInput;  // nothing was created: a bad --runs-dir, not a failure during work
+    e.kind = ErrorKind::kBadInput;  // nothing was created: a bad --runs-dir, not a failure during work
     return e;
   }
   const fs::path dir = plan.runs_dir / run_id;
   if (Status st = fs.CreateDirectoryExclusive(dir); !st.ok()) {
     Error e = st.error();
-    e.code = ExitCode::kBadInput;
+    e.kind = ErrorKind::kBadInput;
     return e;
   }
   auto lock = RunLock::Acquire(dir);

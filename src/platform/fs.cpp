@@ -12,10 +12,10 @@ namespace {
 // A read that fails is bad input (exit 2); a write that fails is a failure during work
 // (exit 5): the folder it was writing stays resumable.
 Error ReadError(const std::string& what, const stdfs::path& file, int err) {
-  return Error{ExitCode::kBadInput, what + ": " + std::strerror(err), file.string(), "check the file and retry"};
+  return Error{ErrorKind::kBadInput, what + ": " + std::strerror(err), file.string(), "check the file and retry"};
 }
 Error WriteError(const std::string& what, const stdfs::path& file, int err) {
-  return Error{ExitCode::kWorkFailed, what + ": " + std::strerror(err), file.string(),
+  return Error{ErrorKind::kWorkFailed, what + ": " + std::strerror(err), file.string(),
                "check the disk (space, permissions) and retry"};
 }
 
@@ -49,13 +49,13 @@ Status CheckWritable(const stdfs::path& file) {
   struct stat st {};
   const stdfs::path dir = ParentOf(file);
   if (::lstat(dir.c_str(), &st) == 0 && !S_ISDIR(st.st_mode)) {
-    return Error{ExitCode::kBadInput,
+    return Error{ErrorKind::kBadInput,
                  S_ISLNK(st.st_mode) ? "the folder is a symlink; pilot never writes through one"
                                      : "not a folder",
                  dir.string(), "replace it with a real folder (a hostile or damaged run folder?)"};
   }
   if (::lstat(file.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
-    return Error{ExitCode::kBadInput,
+    return Error{ErrorKind::kBadInput,
                  S_ISLNK(st.st_mode) ? "is a symlink; pilot never writes through one" : "is not a regular file",
                  file.string(), "remove it (a hostile or damaged run folder?)"};
   }

@@ -65,7 +65,7 @@ Result<RunLock> RunLock::Acquire(const fs::path& run_dir) {
   std::string pid = std::to_string(::getpid()) + "\n";
   if (::ftruncate(fd, 0) != 0 || ::pwrite(fd, pid.data(), pid.size(), 0) < 0) {
     ::close(fd);
-    return Error{ExitCode::kWorkFailed, "cannot write the run folder's lock", file.string(), "check the disk"};
+    return Error{ErrorKind::kWorkFailed, "cannot write the run folder's lock", file.string(), "check the disk"};
   }
   return RunLock(fd, file, existed);
 }

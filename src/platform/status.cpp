@@ -10,11 +10,15 @@ std::string Error::ToString() const {
 }
 
 Error BadInput(std::string what, std::string where, std::string hint) {
-  return Error{ExitCode::kBadInput, std::move(what), std::move(where), std::move(hint)};
+  return Error{ErrorKind::kBadInput, std::move(what), std::move(where), std::move(hint)};
 }
 
 Error EnvironmentError(std::string what, std::string where, std::string hint) {
-  return Error{ExitCode::kEnvironment, std::move(what), std::move(where), std::move(hint)};
+  return Error{ErrorKind::kEnvironment, std::move(what), std::move(where), std::move(hint)};
+}
+
+Error WorkFailed(std::string what, std::string where, std::string hint) {
+  return Error{ErrorKind::kWorkFailed, std::move(what), std::move(where), std::move(hint)};
 }
 
 }  // namespace pilot

@@ -12,7 +12,6 @@ bool DoctorReport::ok() const {
 nlohmann::ordered_json DoctorReport::ToJson() const {
   nlohmann::ordered_json j;
   j["ok"] = ok();
-  j["exit_code"] = ok() ? 0 : 3;
   auto arr = nlohmann::ordered_json::array();
   for (const auto& c : checks) {
     arr.push_back({{"name", c.name}, {"status", c.status}, {"required", c.required}, {"detail", c.detail},

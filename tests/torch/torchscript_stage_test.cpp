@@ -198,7 +198,7 @@ def forward(self, texts: List[str]) -> Tensor:
     return torch.zeros([len(texts), 3])
 )"));
   ASSERT_FALSE(stage.ok());
-  EXPECT_EQ(stage.error().code, ExitCode::kBadInput);
+  EXPECT_EQ(stage.error().kind, ErrorKind::kBadInput);
   EXPECT_NE(stage.error().what.find("warm-up"), std::string::npos) << stage.error().what;
   EXPECT_NE(stage.error().what.find("expected [1, 2]"), std::string::npos) << stage.error().what;
 }
@@ -206,7 +206,7 @@ def forward(self, texts: List[str]) -> Tensor:
 TEST_F(StageTest, ContractViolationsAreRefusedAtLoad) {
   auto no_labels = Create(SaveTextModel(kLengthModel, false));
   ASSERT_FALSE(no_labels.ok());
-  EXPECT_EQ(no_labels.error().code, ExitCode::kBadInput);
+  EXPECT_EQ(no_labels.error().kind, ErrorKind::kBadInput);
   EXPECT_NE(no_labels.error().what.find("'labels'"), std::string::npos);
 
   auto bad_option = Create(SaveTextModel(kLengthModel), {{"min_confidance", 0.5}});
@@ -293,7 +293,7 @@ TEST(Device, ResolutionAndAbsentBackends) {
   for (const char* asked : {"cuda", "rocm"}) {
     auto r = ResolveDevice(asked);
     ASSERT_FALSE(r.ok());
-    EXPECT_EQ(r.error().code, ExitCode::kEnvironment);
+    EXPECT_EQ(r.error().kind, ErrorKind::kEnvironment);
     EXPECT_NE(r.error().what.find("0 GPU(s)"), std::string::npos) << r.error().what;
   }
   auto info = TorchRuntimeInfo();

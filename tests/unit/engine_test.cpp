@@ -166,7 +166,7 @@ TEST_F(FolderKindTest, AnUnknownKindIsRefusedByVerifyResumeAndStatusNamingIt) {
   WriteText(dir_ / "bag-info.txt", "Pilot-Folder-Kind: sweep\nPilot-Format-Version: 2\n");
   verified = VerifyFolder(dir_, {});
   ASSERT_FALSE(verified.ok());
-  EXPECT_EQ(verified.error().code, ExitCode::kBadInput);
+  EXPECT_EQ(verified.error().kind, ErrorKind::kBadInput);
   EXPECT_NE(verified.error().what.find("kind 'sweep'"), std::string::npos) << verified.error().what;
   auto status = ReadRunStatus(dir_);
   ASSERT_FALSE(status.ok());
@@ -539,7 +539,7 @@ TEST(EmbeddingResume, ADamagedSidecarIsRefusedBeforeAnythingIsWritten) {
   const std::string run_json = ReadText(dir / "data/run.json");
   auto setup = PrepareResume(dir, RealFileSystem());
   ASSERT_FALSE(setup.ok());
-  EXPECT_EQ(setup.error().code, ExitCode::kBadInput);
+  EXPECT_EQ(setup.error().kind, ErrorKind::kBadInput);
   EXPECT_NE(setup.error().what.find("is not item 'a'"), std::string::npos) << setup.error().what;
   EXPECT_EQ(ReadText(dir / kJournal), journal);
   EXPECT_EQ(ReadText(dir / "data/run.json"), run_json);

@@ -26,7 +26,7 @@ TEST(Manifest, ParsesItemsInOrderWithOptionalFields) {
 TEST(Manifest, DuplicateIdRefusesTheWholeManifest) {
   auto m = ParseManifest(R"({"items":[)" + Item("x") + "," + Item("x") + "]}", false, "m.json");
   ASSERT_FALSE(m.ok());
-  EXPECT_EQ(m.error().code, ExitCode::kBadInput);
+  EXPECT_EQ(m.error().kind, ErrorKind::kBadInput);
   EXPECT_NE(m.error().what.find("duplicate id 'x'"), std::string::npos);
   EXPECT_NE(m.error().where.find("m.json"), std::string::npos);
 }

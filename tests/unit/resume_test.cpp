@@ -58,7 +58,7 @@ TEST(Resume, StoppedRunFinishesAsAStraightRunWouldProcessingOnlyTheRest) {
   auto part = ExecuteRun(f.plan, first, RealFileSystem(), SystemClock(), stop);
   ASSERT_TRUE(part.ok());
   EXPECT_TRUE(part.value().interrupted);
-  EXPECT_EQ(part.value().exit_code, ExitCode::kInterrupted);
+  EXPECT_EQ(part.value().verdict, RunVerdict::kInterrupted);
   EXPECT_EQ(part.value().progress.done, 4u);
   const fs::path dir = part.value().run_dir;
   EXPECT_FALSE(fs::exists(dir / "tagmanifest-sha256.txt"));
@@ -74,7 +74,7 @@ TEST(Resume, StoppedRunFinishesAsAStraightRunWouldProcessingOnlyTheRest) {
   FakeStage second;
   auto done = Resume(dir, second);
   ASSERT_TRUE(done.ok()) << done.error().ToString();
-  EXPECT_EQ(done.value().exit_code, ExitCode::kOk);
+  EXPECT_EQ(done.value().verdict, RunVerdict::kPassed);
   EXPECT_TRUE(done.value().verify.ok());
   EXPECT_EQ(Outcomes(dir), want);
   // Items 5..10 were not staged before: 6 items in batches of 2, plus the bisection of the
@@ -102,7 +102,7 @@ class ResumeRefusal : public ::testing::Test {
   void ExpectRefused(const std::string& what, const std::string& where) {
     auto setup = PrepareResume(dir_, RealFileSystem());
     ASSERT_FALSE(setup.ok());
-    EXPECT_EQ(setup.error().code, ExitCode::kBadInput);
+    EXPECT_EQ(setup.error().kind, ErrorKind::kBadInput);
     EXPECT_NE(setup.error().what.find(what), std::string::npos) << setup.error().ToString();
     EXPECT_NE(setup.error().where.find(where), std::string::npos) << setup.error().ToString();
     EXPECT_EQ(ReadText(dir_ / "data/journal.jsonl"), journal_before_);
@@ -227,7 +227,7 @@ TEST(Resume, AWriteFailureDuringWorkIsExitFiveAndResumable) {
   FaultyFileSystem faulty(5);
   auto out = ExecuteRun(f.plan, stage, faulty, SystemClock());
   ASSERT_FALSE(out.ok());
-  EXPECT_EQ(out.error().code, ExitCode::kWorkFailed) << out.error().ToString();
+  EXPECT_EQ(out.error().kind, ErrorKind::kWorkFailed) << out.error().ToString();
   EXPECT_NE(out.error().hint.find("pilot resume"), std::string::npos);
 }
 
@@ -262,7 +262,7 @@ TEST(Resume, AfterAFailedWriteAtEveryPointAndLostUnsyncedData) {
       continue;
     }
     ASSERT_TRUE(done.ok()) << "write " << n << ": " << done.error().ToString();
-    EXPECT_EQ(done.value().exit_code, ExitCode::kOk) << "write " << n;
+    EXPECT_EQ(done.value().verdict, RunVerdict::kPassed) << "write " << n;
     EXPECT_EQ(Outcomes(dir), want) << "write " << n;
     ++resumed;
   }

@@ -28,7 +28,7 @@ TEST(Run, EveryIdOnceInManifestOrderAndTheFolderVerifies) {
   FakeStage stage;
   auto out = ExecuteRun(f.plan, stage, RealFileSystem(), SystemClock());
   ASSERT_TRUE(out.ok()) << out.error().ToString();
-  EXPECT_EQ(out.value().exit_code, ExitCode::kOk);
+  EXPECT_EQ(out.value().verdict, RunVerdict::kPassed);
   EXPECT_TRUE(out.value().verify.ok());
   auto lines = ResultLines(out.value().run_dir);
   ASSERT_EQ(lines.size(), 6u);
@@ -59,7 +59,7 @@ TEST(Run, AnExistingRunFolderIsNeverTouched) {
   testing::WriteText(f.plan.runs_dir / "test-run/keep.txt", "precious");
   auto out = ExecuteRun(f.plan, stage, RealFileSystem(), SystemClock());
   ASSERT_FALSE(out.ok());
-  EXPECT_EQ(out.error().code, ExitCode::kBadInput);
+  EXPECT_EQ(out.error().kind, ErrorKind::kBadInput);
   EXPECT_NE(out.error().what.find("already exists"), std::string::npos);
   EXPECT_EQ(ReadText(f.plan.runs_dir / "test-run/keep.txt"), "precious");
   EXPECT_EQ(std::distance(fs::directory_iterator(f.plan.runs_dir / "test-run"), fs::directory_iterator()), 1);
@@ -92,7 +92,7 @@ TEST(Run, AcceptanceNotMetExitsFourButVerifies) {
   FakeStage stage;
   auto out = ExecuteRun(f.plan, stage, RealFileSystem(), SystemClock());
   ASSERT_TRUE(out.ok());
-  EXPECT_EQ(out.value().exit_code, ExitCode::kAcceptanceFailed);
+  EXPECT_EQ(out.value().verdict, RunVerdict::kAcceptanceFailed);
   EXPECT_TRUE(out.value().verify.ok());
 }
 
@@ -102,7 +102,7 @@ TEST(Run, UnmetExpectedRejectionFailsVerification) {
   FakeStage stage;
   auto out = ExecuteRun(f.plan, stage, RealFileSystem(), SystemClock());
   ASSERT_TRUE(out.ok());
-  EXPECT_EQ(out.value().exit_code, ExitCode::kVerifyFailed);
+  EXPECT_EQ(out.value().verdict, RunVerdict::kVerifyFailed);
   ASSERT_EQ(out.value().verify.findings.size(), 1u);
   EXPECT_EQ(out.value().verify.findings[0].where, "a");
 }
