@@ -45,4 +45,26 @@ ComputeCheckResult CheckCompute(const std::string& device, bool corrupt_referenc
 // Every check of `pilot doctor`.
 DoctorReport RunDoctor(const DoctorOptions& options);
 
+// The torch module's entry points. The `pilot` binary does not link libtorch: it loads
+// libpilot-torch.so, built beside it from src/stage/, only for the commands that need a
+// model or a device (run, resume, doctor). verify, status and manifest never pay libtorch's
+// start-up. Both sides are built from the same sources in one build: `size`, `version` and
+// `revision` let the loader refuse a module from another build.
+struct TorchApi {
+  std::size_t size;      // sizeof(TorchApi) as the module was built
+  const char* version;   // build::kVersion
+  const char* revision;  // build::kSourceRevision
+  void (*register_stages)(StageRegistry& registry);
+  Result<std::string> (*resolve_device)(const std::string& requested);
+  nlohmann::ordered_json (*runtime_info)();
+  Received (*received_environment)(const std::string& requested, const std::filesystem::path& runs_dir);
+  DoctorReport (*run_doctor)(const DoctorOptions& options);
+};
+
+inline constexpr const char* kTorchModuleFile = "libpilot-torch.so";
+inline constexpr const char* kTorchModuleEntry = "pilot_torch_api_v1";
+
 }  // namespace pilot
+
+// The module's one exported symbol (kTorchModuleEntry).
+extern "C" const pilot::TorchApi* pilot_torch_api_v1();

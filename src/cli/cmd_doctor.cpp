@@ -4,7 +4,7 @@
 #include "cli/cli.h"
 #include "pilot/doctor.h"
 #include "pilot/params.h"
-#include "pilot/torch_stage.h"
+#include "cli/torch_loader.h"
 
 namespace pilot::cli {
 namespace {
@@ -39,7 +39,9 @@ int Execute(const DoctorCliOptions& o) {
     options.device = o.device;
   }
   options.runs_dir = o.runs_dir;
-  DoctorReport report = RunDoctor(options);
+  auto torch = Torch();
+  if (!torch.ok()) return ReportError(torch.error(), o.common);
+  DoctorReport report = torch.value()->run_doctor(options);
   if (o.common.json) {
     nlohmann::ordered_json j = report.ToJson();
     // The exit code is the CLI's to state: placed after "ok", as before.

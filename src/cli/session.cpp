@@ -13,7 +13,7 @@
 #include "pilot/clock.h"
 #include "pilot/host.h"
 #include "pilot/plan.h"
-#include "pilot/torch_stage.h"
+#include "cli/torch_loader.h"
 
 namespace pilot::cli {
 
@@ -80,9 +80,11 @@ class KillingFileSystem : public FileSystemWrapper {
 }  // namespace
 
 Status CheckEnvironment(const Params& params, const fs::path& runs_dir, const char* untouched) {
-  Received got = ReceivedEnvironment(params.device, runs_dir);
+  auto torch = Torch();
+  if (!torch.ok()) return torch.error();
+  Received got = torch.value()->received_environment(params.device, runs_dir);
   std::vector<std::string> unmet = UnmetRequirements(params.requires_, got);
-  auto device = ResolveDevice(params.device);
+  auto device = torch.value()->resolve_device(params.device);
   if (!device.ok()) unmet.insert(unmet.begin(), "device: " + device.error().what);
   if (unmet.empty()) return {};
   std::string what = std::to_string(unmet.size()) + " requirement(s) not met by this machine:";
@@ -93,10 +95,13 @@ Status CheckEnvironment(const Params& params, const fs::path& runs_dir, const ch
 }
 
 Result<BuiltStage> BuildStage(const Params& params, const std::string& model_sha256, const fs::path& runs_dir) {
-  auto device = ResolveDevice(params.device);
+  auto torch = Torch();
+  if (!torch.ok()) return torch.error();
+  const TorchApi& api = *torch.value();
+  auto device = api.resolve_device(params.device);
   if (!device.ok()) return device.error();
   StageRegistry registry;
-  RegisterTorchStages(registry);
+  api.register_stages(registry);
   StageConfig config;
   config.kind = params.stage.kind;
   config.model = params.stage.model;
@@ -111,10 +116,10 @@ Result<BuiltStage> BuildStage(const Params& params, const std::string& model_sha
   BuiltStage built;
   built.stage = std::move(stage).value();
   built.environment["host"] = HostInfo();
-  built.environment["libtorch"] = TorchRuntimeInfo();
+  built.environment["libtorch"] = api.runtime_info();
   built.environment["device_requested"] = params.device;
   built.environment["device_used"] = device.value();
-  built.environment["received"] = ReceivedEnvironment(params.device, runs_dir).ToJson();
+  built.environment["received"] = api.received_environment(params.device, runs_dir).ToJson();
   return built;
 }
 
