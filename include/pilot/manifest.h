@@ -34,6 +34,17 @@ bool IsValidItemId(std::string_view id);
 // file in messages.
 Result<Manifest> ParseManifest(std::string_view text, bool jsonl, const std::string& source);
 
+// One line of a JSON Lines manifest, validated as one item. `where` ("file:line") names it
+// in messages.
+Result<ManifestItem> ParseManifestLine(std::string_view line, const std::string& where);
+
+// The fast path of ParseManifestLine: a line that is one flat object of the allowed keys,
+// each once, with plain printable-ASCII string values (no escape), as almost every manifest
+// is written. Anything else gives nullopt and ParseManifestLine parses it as JSON. Whatever
+// this returns, the JSON parser reads the same fields (the manifest fuzz target checks it);
+// the item is not yet validated.
+std::optional<ManifestItem> ScanManifestLine(std::string_view line);
+
 // Reads and parses a manifest file (.json or .jsonl by extension).
 Result<Manifest> LoadManifest(const std::filesystem::path& file);
 

@@ -1,7 +1,10 @@
 #include "pilot/verify.h"
 
 #include <algorithm>
+#include <future>
 #include <map>
+#include <optional>
+#include <string_view>
 #include <set>
 #include <tuple>
 #include <unordered_map>
@@ -309,9 +312,10 @@ class Verifier {
     std::optional<JournalReader> reader_;
   };
 
-  Journal OpenJournal() {
+  // `loading`: the journal, read on another thread while the manifest was parsed.
+  Journal OpenJournal(std::future<Result<JournalState>>& loading) {
     if (!Openable(kJournal, "journal")) return {};
-    auto state = LoadJournal(RealFileSystem(), dir_ / kJournal, false);
+    auto state = loading.valid() ? loading.get() : LoadJournal(RealFileSystem(), dir_ / kJournal, false);
     if (!state.ok()) {
       Add("journal", kJournal, state.error().what);
       return {};
@@ -321,6 +325,13 @@ class Verifier {
   }
 
   void CheckAccounting() {
+    // The journal is read on a second core while this one parses the manifest copy. Only a
+    // regular file is read there; the findings about it are made here, in order, as before.
+    std::future<Result<JournalState>> loading;
+    if (Look(kJournal).regular) {
+      loading = std::async(std::launch::async,
+                           [file = dir_ / kJournal] { return LoadJournal(RealFileSystem(), file, false); });
+    }
     auto manifest_text = Read(manifest_copy_, "accounting", limits::kManifestJsonBytes);
     auto params_text = Read("data/params.json", "accounting", limits::kParamsBytes);
     if (!manifest_text) return;
@@ -336,7 +347,7 @@ class Verifier {
       Add("accounting", "data/results.jsonl", results.error().what);
       return;
     }
-    Journal journal = OpenJournal();
+    Journal journal = OpenJournal(loading);
     auto params = ParseParams(*params_text, dir_, "data/params.json");
     if (!params.ok()) {
       Add("accounting", "data/params.json", params.error().what);
@@ -345,12 +356,25 @@ class Verifier {
     const bool embeds = run_ && run_->output_kind == "embedding";
     std::set<std::string> allowed(params.value().allowed_categories.begin(),
                                   params.value().allowed_categories.end());
-    std::unordered_map<std::string, const ManifestItem*> by_id;
-    for (const auto& item : manifest_->items) by_id[item.id] = &item;
-
-    std::unordered_map<std::string, std::size_t> seen;
+    const std::vector<ManifestItem>& items = manifest_->items;
+    // Memory in proportion to the ids, not the records: one count per manifest item, and an
+    // id -> index map built only if a result comes out of manifest order (never, for a
+    // folder pilot wrote: the common case compares each line's id with the next item's).
+    std::vector<std::uint8_t> seen(items.size(), 0);
+    std::unordered_map<std::string_view, std::size_t> by_id;
+    auto find = [&](std::string_view id, std::size_t pos) -> std::optional<std::size_t> {
+      if (pos < items.size() && items[pos].id == id) return pos;
+      if (by_id.empty()) {
+        by_id.reserve(items.size());
+        for (std::size_t k = 0; k < items.size(); ++k) by_id.emplace(items[k].id, k);
+      }
+      auto at = by_id.find(id);
+      if (at == by_id.end()) return std::nullopt;
+      return at->second;
+    };
     std::map<std::string, std::size_t> by_reason, by_category;
-    std::vector<std::string> order;
+    std::size_t pos = 0;  // results matched to a manifest id so far
+    bool in_order = true;
     std::string line;
     for (;;) {
       auto more = results.value().Next(line);
@@ -359,22 +383,23 @@ class Verifier {
         break;
       }
       if (!more.value()) break;
-      std::string where = "data/results.jsonl:" + std::to_string(results.value().line_number());
+      auto where = [&] { return "data/results.jsonl:" + std::to_string(results.value().line_number()); };
       std::optional<ResultRecord> fast = ScanResultRecord(line, /*journal=*/false);
-      auto rec = fast ? Result<ResultRecord>(std::move(*fast)) : ParseResultRecord(line, where);
+      auto rec = fast ? Result<ResultRecord>(std::move(*fast)) : ParseResultRecord(line, where());
       if (!rec.ok()) {
-        Add("accounting", where, rec.error().what);
+        Add("accounting", where(), rec.error().what);
         continue;
       }
       const ResultRecord& r = rec.value();
-      auto item = by_id.find(r.id);
-      if (item == by_id.end()) {
-        Add("accounting", r.id, "result for an id that is not in the manifest (" + where + ")");
+      auto k = find(r.id, pos);
+      if (!k) {
+        Add("accounting", r.id, "result for an id that is not in the manifest (" + where() + ")");
         continue;
       }
-      if (++seen[r.id] == 2) Add("accounting", r.id, "appears more than once in data/results.jsonl");
+      in_order = in_order && *k == pos;
+      ++pos;
+      if (seen[*k] < 2 && ++seen[*k] == 2) Add("accounting", r.id, "appears more than once in data/results.jsonl");
       journal.Compare(r, line, *this);
-      order.push_back(r.id);
       if (r.accepted && embeds) {
         if (!r.dim || *r.dim != run_->dim || !r.row) {
           Add("accounting", r.id, "accepted without the embedding's row and dim " + std::to_string(run_->dim));
@@ -396,19 +421,21 @@ class Verifier {
         if (!reason::IsKnown(r.reason)) Add("accounting", r.id, "rejected with unknown reason '" + r.reason + "'");
         if (r.detail.empty()) Add("accounting", r.id, "rejected without a detail");
       }
-      const auto& want = item->second->expected_rejection;
+      const auto& want = items[*k].expected_rejection;
       if (want && (r.accepted || r.reason != *want)) {
         Add("accounting", r.id,
             "expected rejection '" + *want + "' but got " + (r.accepted ? "accepted" : "'" + r.reason + "'"));
       }
     }
-    result_.items = manifest_->items.size();
-    for (const auto& item : manifest_->items) {
-      if (!seen.count(item.id)) Add("accounting", item.id, "manifest id has no result in data/results.jsonl");
+    result_.items = items.size();
+    bool all_seen = true;
+    for (std::size_t k = 0; k < items.size(); ++k) {
+      if (seen[k]) continue;
+      all_seen = false;
+      Add("accounting", items[k].id, "manifest id has no result in data/results.jsonl");
     }
-    bool in_order = order.size() == manifest_->items.size();
-    for (std::size_t i = 0; in_order && i < order.size(); ++i) in_order = order[i] == manifest_->items[i].id;
-    if (!in_order && seen.size() == by_id.size()) Add("accounting", "data/results.jsonl", "results are not in manifest order");
+    in_order = in_order && pos == items.size();
+    if (!in_order && all_seen) Add("accounting", "data/results.jsonl", "results are not in manifest order");
     CheckReport(by_reason, by_category);
     if (embeds) CheckVectors(run_->dim);
   }

@@ -1,5 +1,6 @@
 #include "pilot/manifest.h"
 
+#include <algorithm>
 #include <set>
 #include <unordered_set>
 
@@ -22,6 +23,41 @@ Result<std::string> RequiredString(const nlohmann::json& item, const char* key,
   return it->get<std::string>();
 }
 
+// The checks every item gets once its fields are known to be strings (or absent): shared by
+// the JSON parser's path and the line scanner's, so both refuse with the same words.
+Result<ManifestItem> CheckItem(ManifestItem item, const std::string& where_base) {
+  // Built only for a message: most items pass.
+  struct Where {
+    const std::string& base;
+    const std::string& id;
+    operator std::string() const { return base + " id " + id; }  // NOLINT: a message's place
+  } where{where_base, item.id};
+  if (!IsValidItemId(item.id)) {
+    return BadInput("invalid id '" + item.id + "': 1-128 characters of [A-Za-z0-9._-]", where, kFix);
+  }
+  if (item.path.empty()) return BadInput("empty path", where, kFix);
+  for (unsigned char c : item.path) {
+    if (c < 0x20 || c == 0x7f) {
+      // A NUL would silently cut the path short; other control bytes are never meant.
+      return BadInput("the path holds a control character (byte " + std::to_string(c) + ")", where, kFix);
+    }
+  }
+  if (!IsSha256Hex(item.sha256)) {
+    return BadInput("sha256 must be 64 lower-case hex digits", where,
+                    "pin the file with `sha256sum` or `pilot manifest`");
+  }
+  if (item.expected && item.expected->empty()) {
+    return BadInput("'expected' must be a non-empty string", where, kFix);
+  }
+  if (item.expected_rejection && !reason::IsKnown(*item.expected_rejection)) {
+    return BadInput("'expected_rejection' must be a known reason code", where, "see the reason codes in the README");
+  }
+  if (item.expected && item.expected_rejection) {
+    return BadInput("an item cannot have both 'expected' and 'expected_rejection'", where, kFix);
+  }
+  return item;
+}
+
 Result<ManifestItem> ParseItem(const nlohmann::json& j, const std::string& where_base) {
   if (!j.is_object()) return BadInput("an item must be a JSON object", where_base, kFix);
   std::string where = where_base;
@@ -40,38 +76,99 @@ Result<ManifestItem> ParseItem(const nlohmann::json& j, const std::string& where
     if (!v.ok()) return v.error();
     *dest = v.value();
   }
-  if (!IsValidItemId(item.id)) {
-    return BadInput("invalid id '" + item.id + "': 1-128 characters of [A-Za-z0-9._-]", where, kFix);
-  }
-  if (item.path.empty()) return BadInput("empty path", where, kFix);
-  for (unsigned char c : item.path) {
-    if (c < 0x20 || c == 0x7f) {
-      // A NUL would silently cut the path short; other control bytes are never meant.
-      return BadInput("the path holds a control character (byte " + std::to_string(c) + ")", where, kFix);
-    }
-  }
-  if (!IsSha256Hex(item.sha256)) {
-    return BadInput("sha256 must be 64 lower-case hex digits", where,
-                    "pin the file with `sha256sum` or `pilot manifest`");
-  }
+  // A wrong type is refused before CheckItem, with the same words it uses for a bad value.
   if (auto e = j.find("expected"); e != j.end()) {
-    if (!e->is_string() || e->get<std::string>().empty()) {
-      return BadInput("'expected' must be a non-empty string", where, kFix);
-    }
+    if (!e->is_string()) return BadInput("'expected' must be a non-empty string", where, kFix);
     item.expected = e->get<std::string>();
   }
   if (auto e = j.find("expected_rejection"); e != j.end()) {
-    if (!e->is_string() || !reason::IsKnown(e->get<std::string>())) {
-      return BadInput("'expected_rejection' must be a known reason code", where,
-                      "see the reason codes in the README");
+    if (!e->is_string()) {
+      return BadInput("'expected_rejection' must be a known reason code", where, "see the reason codes in the README");
     }
     item.expected_rejection = e->get<std::string>();
   }
-  if (item.expected && item.expected_rejection) {
-    return BadInput("an item cannot have both 'expected' and 'expected_rejection'", where, kFix);
+  return CheckItem(std::move(item), where_base);
+}
+
+// JSON whitespace.
+bool IsJsonSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+
+// A string token of plain printable ASCII (no escape, no control byte, no UTF-8) at `at`
+// (which holds '"'); advances past it. False for anything else: the caller then declines.
+bool ScanPlainString(std::string_view s, std::size_t& at, std::string_view& out) {
+  if (at >= s.size() || s[at] != '"') return false;
+  std::size_t i = at + 1;
+  while (i < s.size()) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (c == '"') break;
+    if (c == '\\' || c < 0x20 || c >= 0x7f) return false;
+    ++i;
   }
+  if (i >= s.size()) return false;
+  out = s.substr(at + 1, i - at - 1);
+  at = i + 1;
+  return true;
+}
+
+}  // namespace
+
+std::optional<ManifestItem> ScanManifestLine(std::string_view line) {
+  std::size_t at = 0;
+  auto skip = [&] {
+    while (at < line.size() && IsJsonSpace(line[at])) ++at;
+  };
+  skip();
+  if (at >= line.size() || line[at] != '{') return std::nullopt;
+  ++at;
+  std::optional<std::string_view> id, path, sha256, expected, expected_rejection;
+  for (bool first = true;; first = false) {
+    skip();
+    if (at < line.size() && line[at] == '}' && first) return std::nullopt;  // {}: the parser names it
+    std::string_view key, value;
+    if (!ScanPlainString(line, at, key)) return std::nullopt;
+    skip();
+    if (at >= line.size() || line[at] != ':') return std::nullopt;
+    ++at;
+    skip();
+    if (!ScanPlainString(line, at, value)) return std::nullopt;
+    std::optional<std::string_view>* slot = key == "id"                   ? &id
+                                            : key == "path"               ? &path
+                                            : key == "sha256"             ? &sha256
+                                            : key == "expected"           ? &expected
+                                            : key == "expected_rejection" ? &expected_rejection
+                                                                          : nullptr;
+    if (!slot || slot->has_value()) return std::nullopt;  // unknown or repeated key: the parser's to judge
+    *slot = value;
+    skip();
+    if (at < line.size() && line[at] == ',') {
+      ++at;
+      continue;
+    }
+    if (at < line.size() && line[at] == '}') {
+      ++at;
+      break;
+    }
+    return std::nullopt;
+  }
+  skip();
+  if (at != line.size() || !id || !path || !sha256) return std::nullopt;
+  ManifestItem item;
+  item.id = *id;
+  item.path = *path;
+  item.sha256 = *sha256;
+  if (expected) item.expected = std::string(*expected);
+  if (expected_rejection) item.expected_rejection = std::string(*expected_rejection);
   return item;
 }
+
+Result<ManifestItem> ParseManifestLine(std::string_view line, const std::string& where) {
+  if (auto fast = ScanManifestLine(line)) return CheckItem(std::move(*fast), where);
+  auto j = ParseJson(line, where);
+  if (!j.ok()) return j.error();
+  return ParseItem(j.value(), where);
+}
+
+namespace {
 
 // The id of a line that starts {"id":"<id>", without parsing it; empty if it does not.
 std::string_view LeadingId(std::string_view line) {
@@ -83,7 +180,7 @@ std::string_view LeadingId(std::string_view line) {
   return IsValidItemId(id) ? id : std::string_view();
 }
 
-using ItemFn = std::function<Status(const nlohmann::json&, const std::string&)>;
+using ItemFn = std::function<Status(ManifestItem&&, const std::string&)>;
 
 // Calls fn(parsed line, "file:line") for each non-blank line not skipped. With `hash`,
 // every byte read is hashed: the sha256 of exactly what was validated.
@@ -105,9 +202,9 @@ Status StreamJsonLines(LineReader& in, const std::string& source, const ItemFn& 
     }
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
     std::string where = source + ":" + std::to_string(in.line_number());
-    auto j = ParseJson(line, where);
-    if (!j.ok()) return j.error();
-    if (Status st = fn(j.value(), where); !st.ok()) return st;
+    auto item = ParseManifestLine(line, where);
+    if (!item.ok()) return item.error();
+    if (Status st = fn(std::move(item).value(), where); !st.ok()) return st;
   }
 }
 
@@ -125,18 +222,27 @@ bool IsValidItemId(std::string_view id) {
 
 Result<Manifest> ParseManifest(std::string_view text, bool jsonl, const std::string& source) {
   Manifest manifest;
-  std::set<std::string> seen;
-  auto add = [&](const nlohmann::json& j, const std::string& where) -> Status {
-    auto item = ParseItem(j, where);
+  // Views of the ids inside manifest.items: valid because items is reserved up front and
+  // never reallocates (a moved short string would leave its view dangling).
+  std::unordered_set<std::string_view> seen;
+  auto add_item = [&](Result<ManifestItem> item, const std::string& where) -> Status {
     if (!item.ok()) return item.error();
-    if (!seen.insert(item.value().id).second) {
+    if (seen.count(item.value().id)) {
       return BadInput("duplicate id '" + item.value().id + "'", where,
                       "every id must be unique; nothing was run");
     }
+    if (manifest.items.size() == manifest.items.capacity()) {
+      return BadInput("more items than lines", where, kFix);  // unreachable: reserved per line
+    }
     manifest.items.push_back(std::move(item).value());
+    seen.insert(manifest.items.back().id);
     return {};
   };
+  auto add = [&](const nlohmann::json& j, const std::string& where) { return add_item(ParseItem(j, where), where); };
   if (jsonl) {
+    const auto lines = static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n')) + 1;
+    seen.reserve(lines);
+    manifest.items.reserve(lines);
     std::size_t line_no = 0;
     for (std::size_t start = 0; start < text.size();) {
       auto nl = text.find('\n', start);
@@ -150,9 +256,7 @@ Result<Manifest> ParseManifest(std::string_view text, bool jsonl, const std::str
       }
       if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
       std::string where = source + ":" + std::to_string(line_no);
-      auto j = ParseJson(line, where);
-      if (!j.ok()) return j.error();
-      if (Status st = add(j.value(), where); !st.ok()) return st.error();
+      if (Status st = add_item(ParseManifestLine(line, where), where); !st.ok()) return st.error();
     }
     manifest.name = std::filesystem::path(source).stem().string();
   } else {
@@ -172,6 +276,8 @@ Result<Manifest> ParseManifest(std::string_view text, bool jsonl, const std::str
       manifest.name = doc["name"].get<std::string>();
     }
     std::size_t index = 0;
+    seen.reserve(doc["items"].size());
+    manifest.items.reserve(doc["items"].size());
     for (const auto& item : doc["items"]) {
       if (Status st = add(item, source + " item " + std::to_string(index++)); !st.ok()) {
         return st.error();
@@ -207,11 +313,9 @@ Result<ManifestSource> ManifestSource::Open(const std::filesystem::path& file) {
   if (!in.ok()) return BadInput("cannot read the manifest: " + in.error().what, file.string(), "check the path (--manifest or params)");
   std::unordered_set<std::string> ids;
   Sha256Stream hash;
-  Status st = StreamJsonLines(in.value(), file.string(), [&](const nlohmann::json& j, const std::string& where) -> Status {
-    auto item = ParseItem(j, where);
-    if (!item.ok()) return item.error();
-    if (!ids.insert(item.value().id).second) {
-      return BadInput("duplicate id '" + item.value().id + "'", where, "every id must be unique; nothing was run");
+  Status st = StreamJsonLines(in.value(), file.string(), [&](ManifestItem&& item, const std::string& where) -> Status {
+    if (auto [at, fresh] = ids.insert(std::move(item.id)); !fresh) {
+      return BadInput("duplicate id '" + *at + "'", where, "every id must be unique; nothing was run");
     }
     return {};
   }, nullptr, &hash);
@@ -236,11 +340,9 @@ Status ManifestSource::ForEach(const std::function<Status(const ManifestItem&)>&
   }
   auto in = LineReader::Open(file_, limits::kManifestLineBytes);
   if (!in.ok()) return in.error();
-  return StreamJsonLines(in.value(), file_.string(), [&](const nlohmann::json& j, const std::string& where) -> Status {
-    auto item = ParseItem(j, where);
-    if (!item.ok()) return item.error();
-    if (skip && skip(item.value().id)) return {};
-    return fn(item.value());
+  return StreamJsonLines(in.value(), file_.string(), [&](ManifestItem&& item, const std::string&) -> Status {
+    if (skip && skip(item.id)) return {};
+    return fn(item);
   }, skip);
 }
 

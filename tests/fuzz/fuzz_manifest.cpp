@@ -7,6 +7,8 @@
 #include <string>
 #include <string_view>
 
+#include <nlohmann/json.hpp>
+
 #include "fuzz_check.h"
 #include "pilot/manifest.h"
 #include "pilot/reasons.h"
@@ -20,6 +22,28 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   constexpr bool kJsonl = PILOT_FUZZ_JSONL != 0;
   const std::string source = kJsonl ? "fuzz/manifest.jsonl" : "fuzz/manifest.json";
   std::string_view text(reinterpret_cast<const char*>(data), size);
+  if (kJsonl) {
+    // The line scanner (the fast path) never reads a line differently from the JSON parser:
+    // whatever it accepts is one object with exactly the fields it returns.
+    for (std::size_t start = 0; start <= text.size();) {
+      std::size_t nl = text.find('\n', start);
+      std::string_view line = text.substr(start, nl == std::string_view::npos ? std::string_view::npos : nl - start);
+      start = nl == std::string_view::npos ? text.size() + 1 : nl + 1;
+      auto fast = ScanManifestLine(line);
+      if (!fast) continue;
+      auto j = nlohmann::json::parse(line.begin(), line.end(), nullptr, /*allow_exceptions=*/false);
+      PILOT_FUZZ_CHECK(j.is_object());
+      std::size_t fields = 3 + (fast->expected ? 1 : 0) + (fast->expected_rejection ? 1 : 0);
+      PILOT_FUZZ_CHECK(j.size() == fields);
+      PILOT_FUZZ_CHECK(j.value("id", std::string("\x01")) == fast->id);
+      PILOT_FUZZ_CHECK(j.value("path", std::string("\x01")) == fast->path);
+      PILOT_FUZZ_CHECK(j.value("sha256", std::string("\x01")) == fast->sha256);
+      if (fast->expected) PILOT_FUZZ_CHECK(j.value("expected", std::string("\x01")) == *fast->expected);
+      if (fast->expected_rejection) {
+        PILOT_FUZZ_CHECK(j.value("expected_rejection", std::string("\x01")) == *fast->expected_rejection);
+      }
+    }
+  }
   auto parsed = ParseManifest(text, kJsonl, source);
   if (!parsed.ok()) {
     PILOT_FUZZ_CHECK(!parsed.error().what.empty());

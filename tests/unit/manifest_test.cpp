@@ -23,6 +23,50 @@ TEST(Manifest, ParsesItemsInOrderWithOptionalFields) {
   EXPECT_EQ(*m.value().items[1].expected_rejection, "empty_input");
 }
 
+TEST(ManifestLineScanner, ReadsThePlainFormWithSpacesAndOptionalFields) {
+  auto item = ScanManifestLine(" { \"id\" : \"a-1\" ,\t\"path\":\"x/a.txt\", \"sha256\":\"" + kSha +
+                               "\", \"expected\":\"fr\" }\r");
+  ASSERT_TRUE(item.has_value());
+  EXPECT_EQ(item->id, "a-1");
+  EXPECT_EQ(item->path, "x/a.txt");
+  EXPECT_EQ(item->sha256, kSha);
+  EXPECT_EQ(item->expected, std::optional<std::string>("fr"));
+  EXPECT_FALSE(item->expected_rejection.has_value());
+}
+
+TEST(ManifestLineScanner, DeclinesWhatOnlyTheJsonParserMayJudge) {
+  for (const std::string& line : {
+           Item("a", R"(,"id":"b")"),              // a repeated key
+           Item("a", R"(,"note":"x")"),            // an unknown key
+           Item("a", R"(,"expected":1)"),          // a number
+           Item("a", R"(,"expected":null)"),       // null
+           Item(R"(a\u0041)"),                      // an escape
+           Item("caf\xc3\xa9"),                    // UTF-8
+           Item("a") + " x",                       // trailing bytes
+           Item("a") + ",",                        // trailing comma
+           std::string(R"({"id":"a","path":"a.txt"})"),  // a required field missing
+           std::string("{}"), std::string("[]"), std::string(""),
+       }) {
+    EXPECT_FALSE(ScanManifestLine(line).has_value()) << line;
+  }
+}
+
+TEST(ManifestLineScanner, BothPathsRefuseAnInvalidItemWithTheSameWords) {
+  // The same bad sha256, once in the plain form (scanner) and once with an escape (parser).
+  auto fast = ParseManifestLine(R"({"id":"d1","path":"a.txt","sha256":"ABC"})", "m.jsonl:3");
+  auto slow = ParseManifestLine(R"({"id":"d1","path":"a\u002etxt","sha256":"ABC"})", "m.jsonl:3");
+  ASSERT_FALSE(fast.ok());
+  ASSERT_FALSE(slow.ok());
+  EXPECT_EQ(fast.error().ToString(), slow.error().ToString());
+  EXPECT_EQ(fast.error().where, "m.jsonl:3 id d1");
+  auto empty = ParseManifestLine(Item("d2", R"(,"expected":"")"), "m.jsonl:4");
+  ASSERT_FALSE(empty.ok());
+  EXPECT_NE(empty.error().what.find("'expected' must be a non-empty string"), std::string::npos);
+  auto same = ParseManifestLine(R"({"id":"d1","path":"a\u002etxt","sha256":")" + kSha + "\"}", "m.jsonl:5");
+  ASSERT_TRUE(same.ok());
+  EXPECT_EQ(same.value().path, "a.txt");
+}
+
 TEST(Manifest, DuplicateIdRefusesTheWholeManifest) {
   auto m = ParseManifest(R"({"items":[)" + Item("x") + "," + Item("x") + "]}", false, "m.json");
   ASSERT_FALSE(m.ok());
