@@ -22,9 +22,9 @@ struct ManifestLine {
 Status WriteBagDeclaration(FileSystem& fs, const std::filesystem::path& bag);
 
 // Hashes every payload file, then writes manifest-sha256.txt, bag-info.txt and, last,
-// tagmanifest-sha256.txt. `info` adds bag-info fields (Payload-Oxum and Bagging-Date are
-// computed here).
-Status FinalizeBag(FileSystem& fs, const std::filesystem::path& bag,
+// tagmanifest-sha256.txt. `bagging_date` (YYYY-MM-DD, from the caller's Clock) is the
+// Bagging-Date; `info` adds bag-info fields (Payload-Oxum is computed here).
+Status FinalizeBag(FileSystem& fs, const std::filesystem::path& bag, const std::string& bagging_date,
                    const std::vector<std::pair<std::string, std::string>>& info);
 
 // Regular files under dir, relative to `base`, '/' separated, sorted.

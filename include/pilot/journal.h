@@ -95,7 +95,7 @@ class JournalWriter {
  public:
   static Result<JournalWriter> Open(FileSystem& fs, const std::filesystem::path& file);
   Status AppendHeader(const JournalHeader& header);
-  Status AppendSession(const nlohmann::ordered_json& session);
+  Status AppendSession(const nlohmann::ordered_json& session, double at_unix);
   // Appends the batch's records in order and a batch record (time, peak RSS), then
   // fsyncs: durable on success.
   // Batch failures met while producing these records come first, in the same write.
@@ -109,6 +109,5 @@ class JournalWriter {
   std::unique_ptr<AppendFile> file_;
 };
 
-double UnixSeconds();
 
 }  // namespace pilot

@@ -63,6 +63,12 @@ struct BatchOutput {
   }
 };
 
+// What a stage computes from one input before its model sees it (the langid models' hashed
+// n-gram ids): done by the engine's worker threads, off the model's thread.
+struct PreparedInput {
+  std::vector<std::int64_t> ids;
+};
+
 struct StageDescription {
   std::string kind;
   OutputKind output = OutputKind::kClassification;
@@ -82,6 +88,21 @@ class Stage {
   // Never throws: a whole-batch failure is BatchOutput::Failed, an item's own failure is
   // that item's outcome. Retrying is the engine's business, not the stage's.
   virtual BatchOutput Process(const std::vector<std::string_view>& inputs) = 0;
+  // Featurisation, run by the pipeline's `prepare_threads` workers concurrently with each
+  // other and with Process: it may only read the stage's configuration, and never throws.
+  // False (the default) when the stage has no such step; the engine then calls Process.
+  virtual bool Prepare(std::string_view input, PreparedInput& out) const {
+    (void)input;
+    (void)out;
+    return false;
+  }
+  // Process with `prepared[k]` = what Prepare gave for `inputs[k]`, when it returned true.
+  // Must give exactly what Process gives for the same inputs.
+  virtual BatchOutput ProcessPrepared(const std::vector<std::string_view>& inputs,
+                                      const std::vector<const PreparedInput*>& prepared) {
+    (void)prepared;
+    return Process(inputs);
+  }
   // Peak device memory (MB) allocated since the stage was created; none on CPU.
   virtual std::optional<double> PeakDeviceMemoryMb() const { return std::nullopt; }
 };

@@ -101,18 +101,9 @@ Result<std::string> HashLines(const fs::path& bag, const std::vector<std::string
   return out;
 }
 
-std::string Today() {
-  std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[16];
-  std::strftime(buf, sizeof buf, "%Y-%m-%d", &tm);
-  return buf;
-}
-
 }  // namespace
 
-Status FinalizeBag(FileSystem& fs, const fs::path& bag,
+Status FinalizeBag(FileSystem& fs, const fs::path& bag, const std::string& bagging_date,
                    const std::vector<std::pair<std::string, std::string>>& info) {
   std::vector<std::string> payload = ListFilesRelative(bag, bag / "data");
   std::uintmax_t octets = 0;
@@ -124,7 +115,7 @@ Status FinalizeBag(FileSystem& fs, const fs::path& bag,
   if (!manifest.ok()) return manifest.error();
   if (Status st = fs.WriteFileAtomic(bag / "manifest-sha256.txt", manifest.value()); !st.ok()) return st;
 
-  std::string bag_info = "Bagging-Date: " + Today() + "\n";
+  std::string bag_info = "Bagging-Date: " + bagging_date + "\n";
   bag_info += "Payload-Oxum: " + std::to_string(octets) + "." + std::to_string(payload.size()) + "\n";
   for (const auto& [k, v] : info) bag_info += k + ": " + v + "\n";
   if (Status st = fs.WriteFileAtomic(bag / "bag-info.txt", bag_info); !st.ok()) return st;

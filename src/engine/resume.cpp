@@ -108,6 +108,12 @@ Status CheckSidecar(const fs::path& run_dir, const JournalState& journal) {
 
 // The checks of PrepareResume: the journal, and the copies and model it binds. Reads only.
 Result<ResumeSetup> CheckAgainstJournal(const fs::path& run_dir, ResumeSetup& s) {
+  // A run writes its copies first and then the journal's header: a folder stopped in
+  // between has copies and no journal, and nothing was processed.
+  if (!Exists(run_dir / kJournal) && Exists(run_dir / "data")) {
+    return BadInput("the run never started: its folder has no journal (no item was processed)",
+                    (run_dir / kJournal).string(), "start a new run with `pilot run`");
+  }
   auto journal = LoadJournal(RealFileSystem(), run_dir / kJournal, false);
   if (!journal.ok()) return journal.error();
   s.journal = std::move(journal).value();

@@ -164,7 +164,8 @@ class Driver {
     PILOT_TRY(journal_->AppendSession({{"pid", static_cast<long>(::getpid())},
                                                    {"resumed", resumed},
                                                    {"device", d.device},
-                                                   {"pilot_version", build::kVersion}}));
+                                                   {"pilot_version", build::kVersion}},
+                                      clock_.UnixSeconds()));
     session_start_ = clock_.MonotonicSeconds();
     last_log_ = session_start_;
     PILOT_TRY(EnsureFolderFiles());
@@ -185,6 +186,7 @@ class Driver {
     std::vector<std::optional<ResultRecord>> slot;  // prechecks' rejections
     std::vector<std::string> texts;
     std::vector<std::size_t> staged;  // items[staged[k]] holds texts[k]
+    std::vector<PreparedInput> features;  // the stage's Prepare(texts[k]), when it has one
   };
   struct Written {
     std::vector<ResultRecord> records;
@@ -208,6 +210,14 @@ class Driver {
       }
     }
     p.items = std::move(items);
+    // The stage's featurisation, here on a worker rather than on the model's thread.
+    p.features.resize(p.texts.size());
+    for (std::size_t k = 0; k < p.texts.size(); ++k) {
+      if (!stage_.Prepare(p.texts[k], p.features[k])) {
+        p.features.clear();
+        break;
+      }
+    }
     return p;
   }
 
@@ -263,7 +273,7 @@ class Driver {
         }
         // Journaled and synced before anything derived from these results is written.
         if (st.ok()) {
-          st = journal_->AppendResults(job->records, UnixSeconds(), job->peak_rss_mb, job->device_peak_mb,
+          st = journal_->AppendResults(job->records, clock_.UnixSeconds(), job->peak_rss_mb, job->device_peak_mb,
                                        job->failures);
         }
         if (!st.ok()) {
@@ -379,13 +389,21 @@ class Driver {
   // Runs inputs [begin, end) through the stage. The engine owns the retry policy: a batch
   // that fails as a whole is recorded (size, error) and bisected until the failing items are
   // isolated; a batch of one that fails is that item's rejection.
-  void RunStage(const std::vector<std::string_view>& views, std::size_t begin, std::size_t end,
-                std::vector<ItemOutput>& outs, std::vector<char>& oom, std::vector<double>& latency,
-                std::vector<BatchFailure>& failures) {
+  void RunStage(const std::vector<std::string_view>& views, const std::vector<PreparedInput>& features,
+                std::size_t begin, std::size_t end, std::vector<ItemOutput>& outs, std::vector<char>& oom,
+                std::vector<double>& latency, std::vector<BatchFailure>& failures) {
     std::vector<std::string_view> sub(views.begin() + static_cast<std::ptrdiff_t>(begin),
                                       views.begin() + static_cast<std::ptrdiff_t>(end));
     double t0 = clock_.MonotonicSeconds();
-    BatchOutput b = stage_.Process(sub);
+    BatchOutput b;
+    if (features.empty()) {
+      b = stage_.Process(sub);
+    } else {
+      std::vector<const PreparedInput*> prepared;
+      prepared.reserve(sub.size());
+      for (std::size_t k = begin; k < end; ++k) prepared.push_back(&features[k]);
+      b = stage_.ProcessPrepared(sub, prepared);
+    }
     double ms = (clock_.MonotonicSeconds() - t0) * 1000.0;
     if (b.ok && b.items.size() != sub.size()) {
       b = BatchOutput::Failed("the stage returned " + std::to_string(b.items.size()) + " outputs for " +
@@ -412,8 +430,8 @@ class Driver {
     }
     failures.push_back(BatchFailure{sub.size(), b.out_of_memory, error});
     std::size_t mid = begin + (end - begin) / 2;
-    RunStage(views, begin, mid, outs, oom, latency, failures);
-    RunStage(views, mid, end, outs, oom, latency, failures);
+    RunStage(views, features, begin, mid, outs, oom, latency, failures);
+    RunStage(views, features, mid, end, outs, oom, latency, failures);
   }
 
   // This thread's part of a batch: the stage, the verdicts, the sidecar offsets.
@@ -425,7 +443,7 @@ class Driver {
       std::vector<ItemOutput> outs(views.size());
       std::vector<char> oom(views.size(), 0);
       std::vector<double> latency(views.size(), 0);
-      RunStage(views, 0, views.size(), outs, oom, latency, w.failures);
+      RunStage(views, p.features, 0, views.size(), outs, oom, latency, w.failures);
       for (std::size_t k = 0; k < p.staged.size(); ++k) {
         ResultRecord r =
             Judge(p.items[p.staged[k]], outs[k], oom[k] != 0, desc, plan_.params.allowed_categories, latency[k]);
@@ -558,7 +576,7 @@ class Driver {
     PILOT_TRY(
         fs_.WriteFileAtomic(dir_ / "data/report.md", ReportToMarkdown(outcome_.report, header_.run_id, rows)));
     PILOT_TRY(WriteRunRecord("finished"));
-    PILOT_TRY(FinalizeBag(fs_, dir_,
+    PILOT_TRY(FinalizeBag(fs_, dir_, clock_.UtcNowIso().substr(0, 10),
                                       {{"Bag-Software-Agent", std::string("pilot ") + build::kVersion},
                                        {"External-Identifier", header_.run_id},
                                        {"Pilot-Folder-Kind", kFolderKindRun},
@@ -635,13 +653,36 @@ Result<RunOutcome> ExecuteRun(const RunPlan& plan, Stage& stage, FileSystem& fs,
                stage.Describe().device);
   PILOT_TRY(fs.CreateDirectoryExclusive(dir / "data"));
 
+  // The byte copies of manifest and parameters come first, and the run is bound to the
+  // copy's own hash: from here on a fresh run reads only its copies, exactly as a resumed one.
+  // A failure (or a kill) before the journal's header leaves a folder that never started.
+  const std::string copy_name = ManifestCopyName(plan.manifest.file());
+  auto copied = [&]() -> Result<std::string> {
+    PILOT_TRY(fs.CopyFileAtomic(plan.manifest.file(), dir / copy_name));
+    auto digest = Sha256File(dir / copy_name, /*follow_symlinks=*/false);
+    if (!digest.ok()) return digest.error();
+    if (digest.value() != plan.manifest.sha256()) {
+      return BadInput("the manifest changed while pilot was copying it (its copy's sha256 is " + digest.value() +
+                          ", what was validated has " + plan.manifest.sha256() + ")",
+                      plan.manifest.file().string(), "leave the manifest alone while a run starts");
+    }
+    PILOT_TRY(fs.WriteFileAtomic(dir / "data/params.json", plan.params_bytes));
+    return digest;
+  }();
+  if (!copied.ok()) {
+    Error e = copied.error();
+    e.hint += std::string(e.hint.empty() ? "" : "; ") + "nothing was processed; remove " + dir.string() +
+              " and start a new run";
+    return e;
+  }
+
   JournalHeader header;
   header.run_id = run_id;
-  header.manifest_sha256 = plan.manifest.sha256();
+  header.manifest_sha256 = copied.value();
   header.params_sha256 = Sha256Hex(plan.params_bytes);
   header.model_sha256 = plan.model_sha256;
   header.items = plan.manifest.size();
-  header.manifest_copy = ManifestCopyName(plan.manifest.file());
+  header.manifest_copy = copy_name;
   header.manifest_path = fs::absolute(plan.manifest.file()).lexically_normal().string();
   header.params_path = fs::absolute(plan.params_file).lexically_normal().string();
   header.model_path = fs::absolute(plan.params.stage.model).lexically_normal().string();

@@ -23,6 +23,9 @@ class RealClock : public Clock {
  public:
   std::string UtcNowIso() override { return FormatUtc(false); }
   std::string UtcNowCompact() override { return FormatUtc(true); }
+  double UnixSeconds() override {
+    return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  }
   double MonotonicSeconds() override {
     return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
         .count();

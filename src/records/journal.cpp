@@ -13,10 +13,6 @@ namespace pilot {
 
 namespace fs = std::filesystem;
 
-double UnixSeconds() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
-
 nlohmann::ordered_json JournalHeader::ToJson() const {
   nlohmann::ordered_json j;
   j["type"] = "header";
@@ -162,6 +158,9 @@ class JournalParser {
       auto header = JournalHeader::FromJson(j, where_);
       if (!header.ok()) return header.error();
       st_.header = std::move(header).value();
+      // One record per item is coming: no rehash on the way (capped: a hostile header's
+      // count must not allocate without bound).
+      st_.done.reserve(static_cast<std::size_t>(std::min<std::uint64_t>(st_.header.items, std::uint64_t{1} << 20)));
       return {};
     }
     auto number = [&](const char* key, double& out, bool required) -> Status {
@@ -318,8 +317,8 @@ Status JournalWriter::AppendSynced(const std::string& lines) {
 
 Status JournalWriter::AppendHeader(const JournalHeader& header) { return AppendSynced(JsonLine(header.ToJson()) + "\n"); }
 
-Status JournalWriter::AppendSession(const nlohmann::ordered_json& session) {
-  nlohmann::ordered_json j = {{"type", "session"}, {"at_unix", UnixSeconds()}};
+Status JournalWriter::AppendSession(const nlohmann::ordered_json& session, double at_unix) {
+  nlohmann::ordered_json j = {{"type", "session"}, {"at_unix", at_unix}};
   for (const auto& [k, v] : session.items()) j[k] = v;
   return AppendSynced(JsonLine(j) + "\n");
 }

@@ -49,10 +49,27 @@ class TorchScriptStage : public Stage {
   std::optional<double> PeakDeviceMemoryMb() const override { return DevicePeakMemoryMb(device_); }
 
   // A failure of the forward pass fails the batch; the engine bisects it.
-  BatchOutput Process(const std::vector<std::string_view>& texts) override {
+  BatchOutput Process(const std::vector<std::string_view>& texts) override { return Run(texts, nullptr); }
+
+  // Hashed n-grams are computed here, on the engine's workers; the text contract has no
+  // featurisation of its own (the model takes the strings).
+  bool Prepare(std::string_view text, PreparedInput& out) const override {
+    if (input_kind_ != "hashed_char_ngrams") return false;
+    out.ids.clear();
+    AppendNgramIds(text, contract_, out.ids);
+    return true;
+  }
+
+  BatchOutput ProcessPrepared(const std::vector<std::string_view>& texts,
+                              const std::vector<const PreparedInput*>& prepared) override {
+    return Run(texts, prepared.size() == texts.size() ? &prepared : nullptr);
+  }
+
+ private:
+  BatchOutput Run(const std::vector<std::string_view>& texts, const std::vector<const PreparedInput*>* prepared) {
     try {
       BatchOutput b;
-      b.items = Forward(texts);
+      b.items = Forward(texts, prepared);
       return b;
     } catch (const std::exception& e) {
       std::string what = Message(e);
@@ -60,7 +77,6 @@ class TorchScriptStage : public Stage {
     }
   }
 
- private:
   TorchScriptStage() : device_(torch::kCPU) {}
 
   Status Init(const StageConfig& config) {
@@ -184,7 +200,8 @@ class TorchScriptStage : public Stage {
     return {};
   }
 
-  std::vector<ItemOutput> Forward(const std::vector<std::string_view>& texts) {
+  std::vector<ItemOutput> Forward(const std::vector<std::string_view>& texts,
+                                  const std::vector<const PreparedInput*>* prepared) {
     c10::InferenceMode guard;
     std::vector<torch::jit::IValue> inputs;
     std::vector<std::int64_t> ids;  // outlive forward(): from_blob does not copy on CPU
@@ -194,9 +211,13 @@ class TorchScriptStage : public Stage {
       for (auto t : texts) list.push_back(std::string(t));
       inputs.emplace_back(list);
     } else {
-      for (auto t : texts) {
+      for (std::size_t k = 0; k < texts.size(); ++k) {
         offsets.push_back(static_cast<std::int64_t>(ids.size()));
-        AppendNgramIds(t, contract_, ids);
+        if (prepared) {
+          ids.insert(ids.end(), (*prepared)[k]->ids.begin(), (*prepared)[k]->ids.end());
+        } else {
+          AppendNgramIds(texts[k], contract_, ids);
+        }
       }
       auto opts = torch::TensorOptions().dtype(torch::kInt64);
       inputs.emplace_back(torch::from_blob(ids.data(), {static_cast<std::int64_t>(ids.size())}, opts).to(device_));

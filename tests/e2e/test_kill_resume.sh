@@ -8,7 +8,7 @@ write_params p.json corpus/manifest.json 16
 run_pilot 0 run --params p.json --runs-dir runs --run-id ref --quiet
 outcomes runs/ref >ref.txt
 batches=$(grep -c '"type":"batch"' runs/ref/data/journal.jsonl)
-# Writes of a fresh run: header, session, manifest copy, params copy, bagit.txt,
+# Writes of a fresh run: manifest copy, params copy, header, session, bagit.txt,
 # environment.json, run.json; one per batch; results, report.json, report.md, run.json,
 # manifest-sha256.txt, bag-info.txt, tagmanifest-sha256.txt.
 total=$((batches + 14))
@@ -25,8 +25,9 @@ for k in "${points[@]}"; do
     >/dev/null 2>err.txt || rc=$?
   [ "$rc" -eq 137 ] || { cat err.txt; fail "kill point $k: exit $rc, expected 137 (SIGKILL)"; }
   [ ! -f "runs/k$k/tagmanifest-sha256.txt" ] || [ -f "runs/k$k/.lock" ] || fail "kill point $k: looks finished"
-  if [ "$k" -eq 1 ]; then
-    # Killed inside the journal's header: no item was processed; resume says so.
+  if [ "$k" -le 3 ]; then
+    # Killed after the manifest's copy (1), the parameters' copy (2) or inside the journal's
+    # header (3): no item was processed; resume says so.
     run_pilot 2 resume "runs/k$k"
     expect_in err "never started"
     continue
@@ -42,10 +43,12 @@ done
 PILOT_TEST_KILL_AFTER_WRITE=$((total + 1)) "$PILOT" run --params p.json --runs-dir runs --run-id past --quiet \
   >/dev/null || fail "a kill point past the last write fired"
 
-# Kills at arbitrary instants (not at write boundaries), by the clock.
+# Kills at arbitrary instants (not at write boundaries), by the clock. --foreground: timeout
+# kills pilot alone and waits until it is gone (without it, timeout kills its own process group,
+# itself included, and returns while pilot may still be exiting and holding the lock).
 for delay in 0.4 0.8 1.2; do
   rc=0
-  timeout -s KILL "$delay" "$PILOT" run --params p.json --runs-dir runs --run-id "t$delay" --quiet \
+  timeout --foreground -s KILL "$delay" "$PILOT" run --params p.json --runs-dir runs --run-id "t$delay" --quiet \
     >/dev/null 2>&1 || rc=$?
   [ -f "runs/t$delay/data/journal.jsonl" ] || continue  # killed before the folder had a journal
   if [ -f "runs/t$delay/tagmanifest-sha256.txt" ] && [ ! -f "runs/t$delay/.lock" ]; then

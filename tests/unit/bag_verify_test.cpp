@@ -38,7 +38,7 @@ class VerifyTest : public ::testing::Test {
   void Rebag() {
     fs::remove(run_ / "manifest-sha256.txt");
     fs::remove(run_ / "tagmanifest-sha256.txt");
-    ASSERT_TRUE(FinalizeBag(RealFileSystem(), run_,
+    ASSERT_TRUE(FinalizeBag(RealFileSystem(), run_, "2026-11-30",
                             {{"External-Identifier", "test-run"},
                              {"Pilot-Folder-Kind", "run"},
                              {"Pilot-Format-Version", std::to_string(kRunFormatVersion)}})

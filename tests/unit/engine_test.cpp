@@ -5,7 +5,10 @@
 #include <cmath>
 #include <cstring>
 #include <fstream>
+#include <mutex>
+#include <set>
 #include <sstream>
+#include <thread>
 
 #include "pilot/bag.h"
 #include "pilot/folder_kind.h"
@@ -38,6 +41,78 @@ Result<RunOutcome> Resume(const fs::path& dir, Stage& stage) {
   auto setup = PrepareResume(dir, RealFileSystem());
   if (!setup.ok()) return setup.error();
   return ResumeRun(setup.value(), stage, RealFileSystem(), SystemClock());
+}
+
+// A stage with a featurisation step: Prepare gives each text's bytes as ids, and
+// ProcessPrepared checks that every input arrives with its own features.
+class PreparingStage : public FakeStage {
+ public:
+  bool Prepare(std::string_view text, PreparedInput& out) const override {
+    out.ids.assign(text.begin(), text.end());
+    std::lock_guard<std::mutex> hold(mu_);
+    prepare_threads_.insert(std::this_thread::get_id());
+    ++prepared_;
+    return true;
+  }
+  BatchOutput ProcessPrepared(const std::vector<std::string_view>& texts,
+                              const std::vector<const PreparedInput*>& prepared) override {
+    ++prepared_batches;
+    if (prepared.size() != texts.size()) ++mismatches;
+    for (std::size_t k = 0; k < texts.size() && k < prepared.size(); ++k) {
+      if (prepared[k]->ids != std::vector<std::int64_t>(texts[k].begin(), texts[k].end())) ++mismatches;
+    }
+    return FakeStage::Process(texts);
+  }
+  BatchOutput Process(const std::vector<std::string_view>& texts) override {
+    ++plain_batches;
+    return FakeStage::Process(texts);
+  }
+  std::size_t prepared() const { return prepared_; }
+  std::set<std::thread::id> prepare_threads() const { return prepare_threads_; }
+  int prepared_batches = 0, plain_batches = 0, mismatches = 0;
+
+ private:
+  mutable std::mutex mu_;
+  mutable std::set<std::thread::id> prepare_threads_;
+  mutable std::size_t prepared_ = 0;
+};
+
+// Featurisation runs on the pipeline's workers, never on the model's thread; every batch,
+// bisected halves included, reaches the stage with its own features, and the results are
+// those of a stage that featurises inside Process.
+TEST(Engine, TheStagesPrepareStepRunsOnTheWorkersWithEachInputsOwnFeatures) {
+  testing::Items items;
+  for (int i = 0; i < 40; ++i) {
+    items.push_back({"i" + std::to_string(i), i == 13 ? "fail here" : i % 7 == 0 ? "fr texte " + std::to_string(i)
+                                                                                 : "en text " + std::to_string(i)});
+  }
+  Fixture plain_run(items);
+  plain_run.plan.params.batch_size = 8;
+  FakeStage plain;
+  auto want = ExecuteRun(plain_run.plan, plain, RealFileSystem(), SystemClock());
+  ASSERT_TRUE(want.ok()) << want.error().ToString();
+
+  Fixture f(items);
+  f.plan.params.batch_size = 8;
+  f.plan.params.prepare_threads = 3;
+  PreparingStage stage;
+  auto out = ExecuteRun(f.plan, stage, RealFileSystem(), SystemClock());
+  ASSERT_TRUE(out.ok()) << out.error().ToString();
+  EXPECT_TRUE(out.value().verify.ok());
+  EXPECT_EQ(stage.prepared(), 40u);
+  EXPECT_EQ(stage.mismatches, 0);
+  EXPECT_EQ(stage.plain_batches, 0);
+  EXPECT_EQ(stage.batch_sizes, plain.batch_sizes);  // the same bisection: 8, 4, 4, 2, 1, 1, 2 for the poisoned batch
+  EXPECT_EQ(static_cast<std::size_t>(stage.prepared_batches), stage.batch_sizes.size());
+  EXPECT_EQ(stage.prepare_threads().count(std::this_thread::get_id()), 0u);
+  EXPECT_GE(stage.prepare_threads().size(), 1u);
+  auto a = Results(out.value().run_dir), b = Results(want.value().run_dir);
+  ASSERT_EQ(a.size(), b.size());
+  for (std::size_t k = 0; k < a.size(); ++k) {
+    EXPECT_EQ(a[k]["status"], b[k]["status"]) << k;
+    EXPECT_EQ(a[k].value("category", ""), b[k].value("category", "")) << k;
+    EXPECT_EQ(a[k].value("reason", ""), b[k].value("reason", "")) << k;
+  }
 }
 
 // One poisonous input in a batch of 8: the engine bisects (8, 4, 2) down to it; the other
@@ -361,7 +436,7 @@ fs::path StoppedEmbeddingRun(Fixture& f) {
 void Rebag(const fs::path& dir) {
   fs::remove(dir / "manifest-sha256.txt");
   fs::remove(dir / "tagmanifest-sha256.txt");
-  ASSERT_TRUE(FinalizeBag(RealFileSystem(), dir,
+  ASSERT_TRUE(FinalizeBag(RealFileSystem(), dir, "2026-11-30",
                           {{"Pilot-Folder-Kind", "run"}, {"Pilot-Format-Version", std::to_string(kRunFormatVersion)}})
                   .ok());
 }

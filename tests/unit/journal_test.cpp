@@ -37,7 +37,7 @@ std::string WriteJournal(const fs::path& file) {
   auto w = JournalWriter::Open(RealFileSystem(), file);
   EXPECT_TRUE(w.ok());
   EXPECT_TRUE(w.value().AppendHeader(Header()).ok());
-  EXPECT_TRUE(w.value().AppendSession({{"pid", 1}}).ok());
+  EXPECT_TRUE(w.value().AppendSession({{"pid", 1}}, 1.0).ok());
   EXPECT_TRUE(w.value().AppendResults({Rec("a", true), Rec("b", false), Rec("c", true)}, 100.0, 50).ok());
   EXPECT_TRUE(w.value().AppendResults({Rec("d", true), Rec("e", false)}, 101.0, 60).ok());
   return ReadText(file);

@@ -1,5 +1,11 @@
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "pilot/clock.h"
 #include "pilot/run.h"
 #include "pilot/utf8.h"
 #include "test_support.h"
@@ -19,6 +25,49 @@ std::vector<std::string> ResultLines(const fs::path& run) {
   std::istringstream in(ReadText(run / "data/results.jsonl"));
   for (std::string l; std::getline(in, l);) out.push_back(l);
   return out;
+}
+
+// A clock stopped at 2031-01-02T03:04:05Z whose seconds advance by a millisecond per
+// reading (so durations are not zero); safe to read from several threads.
+class FixedClock : public Clock {
+ public:
+  std::string UtcNowIso() override { return "2031-01-02T03:04:05Z"; }
+  std::string UtcNowCompact() override { return "20310102T030405Z"; }
+  double MonotonicSeconds() override { return Tick(); }
+  double UnixSeconds() override { return 1925089445.0 + Tick(); }
+
+ private:
+  double Tick() { return 0.001 * static_cast<double>(++ticks_); }
+  std::atomic<long> ticks_{0};
+};
+
+// Every timestamp a run writes comes from the Clock it is given: the journal's header,
+// session and batch records, run.json and the bag's Bagging-Date.
+TEST(Run, EveryTimestampComesFromTheClock) {
+  Fixture f({{"a", "fr salut"}, {"b", "en hi"}, {"c", "de hallo"}});
+  f.plan.params.batch_size = 2;
+  FakeStage stage;
+  FixedClock clock;
+  auto out = ExecuteRun(f.plan, stage, RealFileSystem(), clock);
+  ASSERT_TRUE(out.ok()) << out.error().ToString();
+  const fs::path run = out.value().run_dir;
+  EXPECT_NE(ReadText(run / "bag-info.txt").find("Bagging-Date: 2031-01-02\n"), std::string::npos);
+  auto record = nlohmann::json::parse(ReadText(run / "data/run.json"));
+  EXPECT_EQ(record["started_at"], "2031-01-02T03:04:05Z");
+  EXPECT_EQ(record["finished_at"], "2031-01-02T03:04:05Z");
+  std::istringstream journal(ReadText(run / "data/journal.jsonl"));
+  int stamped = 0;
+  for (std::string line; std::getline(journal, line);) {
+    auto j = nlohmann::json::parse(line);
+    if (j["type"] == "header") {
+      EXPECT_EQ(j["started_at"], "2031-01-02T03:04:05Z");
+    }
+    if (j.contains("at_unix")) {
+      EXPECT_NEAR(j["at_unix"].get<double>(), 1925089445.0, 10.0) << line;
+      ++stamped;
+    }
+  }
+  EXPECT_EQ(stamped, 3);  // the session and two batches
 }
 
 TEST(Run, EveryIdOnceInManifestOrderAndTheFolderVerifies) {
