@@ -57,6 +57,24 @@ t0=$(now)
 t1=$(now)
 verify_s=$(calc "$t1 - $t0")
 
+# 4. Full fixity of a 1 GiB payload: the full run's bag with eight 128 MiB files added to its
+# payload (listed, Payload-Oxum and tag manifest updated, so that it is a valid bag), hashed
+# by `pilot verify` (every core) and by `sha256sum -c` on the same files. The page cache is
+# warmed first, so that both read from memory.
+rm -rf fixity && cp -r runs/full fixity
+for i in 0 1 2 3 4 5 6 7; do head -c $((128 << 20)) /dev/urandom >"fixity/data/extra-$i.bin"; done
+(cd fixity && sha256sum data/extra-*.bin >>manifest-sha256.txt)
+octets=$(find fixity/data -type f -printf '%s\n' | awk '{ s += $1 } END { print s }')
+files=$(find fixity/data -type f | wc -l)
+sed -i "s/^Payload-Oxum: .*/Payload-Oxum: $octets.$files/" fixity/bag-info.txt
+(cd fixity && sha256sum bagit.txt bag-info.txt manifest-sha256.txt >tagmanifest-sha256.txt)
+cat fixity/data/* >/dev/null
+t0=$(now); (cd fixity && sha256sum -c --quiet manifest-sha256.txt); t1=$(now)
+sha256sum_s=$(calc "$t1 - $t0")
+t0=$(now); "$pilot" verify fixity >/dev/null; t1=$(now)
+fixity_s=$(calc "$t1 - $t0")
+fixity_mb=$(calc "$octets / 1048576")
+
 # 3. Validation of a manifest of 1,000,000 items.
 [ -f big.jsonl ] || "$bench" manifest 1000000 big.jsonl
 "$bench" validate big.jsonl >validate.json
@@ -70,6 +88,8 @@ printf '  resume at 99%% (%d of %d done):              %10.2f s        %.2f%% of
   "$stop" "$n" "$resume_s" "$(calc "100 * $resume_s / $full_s")"
 printf '  pilot verify --fast of the %d-item folder:   %10.2f s        %.1f us per item (target <= 0.3 s at 100k)\n' \
   "$n" "$verify_s" "$(calc "1000000 * $verify_s / $n")"
+printf '  full fixity, %.0f MiB payload: pilot verify %.2f s, sha256sum -c %.2f s: %.2fx (target >= 2x)\n' \
+  "$fixity_mb" "$fixity_s" "$sha256sum_s" "$(calc "$sha256sum_s / $fixity_s")"
 printf '  peak RSS, run of %d items:                  %10.1f MB\n' "$n" "$(rss runs/full/data/report.json)"
 printf '  peak RSS, validating 1,000,000 items:         %10.1f MB (%s s)\n' "$(rss validate.json)" \
   "$(sed -n 's/.*"seconds": \([0-9.]*\).*/\1/p' validate.json)"
