@@ -12,7 +12,8 @@ class Clock {
   virtual std::string UtcNowCompact() = 0;  // 20261129T191036Z (for run ids)
   virtual double MonotonicSeconds() = 0;
   virtual double UnixSeconds() = 0;         // wall time for journal records (seconds since the epoch)
-  // Must be callable from several threads at once (the pipeline's writer stamps batches).
+  // Every method must be callable from several threads at once: the pipeline's writer stamps
+  // batches while the model's thread times them.
 };
 
 Clock& SystemClock();

@@ -5,6 +5,7 @@
 #include <map>
 #include <optional>
 #include <string_view>
+#include <system_error>
 #include <set>
 #include <tuple>
 #include <unordered_map>
@@ -329,8 +330,12 @@ class Verifier {
     // regular file is read there; the findings about it are made here, in order, as before.
     std::future<Result<JournalState>> loading;
     if (Look(kJournal).regular) {
-      loading = std::async(std::launch::async,
-                           [file = dir_ / kJournal] { return LoadJournal(RealFileSystem(), file, false); });
+      try {
+        loading = std::async(std::launch::async,
+                             [file = dir_ / kJournal] { return LoadJournal(RealFileSystem(), file, false); });
+      } catch (const std::system_error&) {
+        // No thread to be had: OpenJournal reads it on this one.
+      }
     }
     auto manifest_text = Read(manifest_copy_, "accounting", limits::kManifestJsonBytes);
     auto params_text = Read("data/params.json", "accounting", limits::kParamsBytes);

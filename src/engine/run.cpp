@@ -210,13 +210,20 @@ class Driver {
       }
     }
     p.items = std::move(items);
-    // The stage's featurisation, here on a worker rather than on the model's thread.
-    p.features.resize(p.texts.size());
-    for (std::size_t k = 0; k < p.texts.size(); ++k) {
-      if (!stage_.Prepare(p.texts[k], p.features[k])) {
-        p.features.clear();
-        break;
+    // The stage's featurisation, here on a worker rather than on the model's thread. Prepare
+    // must not throw; should it (out of memory), the batch goes to Process unprepared, where a
+    // failure is a batch failure like any other instead of an exception on this thread.
+    try {
+      p.features.resize(p.texts.size());
+      for (std::size_t k = 0; k < p.texts.size(); ++k) {
+        if (!stage_.Prepare(p.texts[k], p.features[k])) {
+          p.features.clear();
+          break;
+        }
       }
+    } catch (...) {
+      p.features.clear();
+      p.features.shrink_to_fit();
     }
     return p;
   }
@@ -671,6 +678,9 @@ Result<RunOutcome> ExecuteRun(const RunPlan& plan, Stage& stage, FileSystem& fs,
   }();
   if (!copied.ok()) {
     Error e = copied.error();
+    // Not resumable (exit 5 promises that): nothing is journaled yet. A write that failed is
+    // the machine's (a full disk: exit 3); a manifest changed under pilot stays bad input.
+    if (e.kind == ErrorKind::kWorkFailed) e.kind = ErrorKind::kEnvironment;
     e.hint += std::string(e.hint.empty() ? "" : "; ") + "nothing was processed; remove " + dir.string() +
               " and start a new run";
     return e;
@@ -689,9 +699,10 @@ Result<RunOutcome> ExecuteRun(const RunPlan& plan, Stage& stage, FileSystem& fs,
   header.inputs_root = plan.inputs_root.string();
   header.started_at = clock.UtcNowIso();
   auto journal = JournalWriter::Open(fs, dir / kJournal);
-  if (!journal.ok()) return journal.error();
-  if (Status st = journal.value().AppendHeader(header); !st.ok()) {
-    Error e = st.error();
+  Status opened = journal.ok() ? journal.value().AppendHeader(header) : journal.status();
+  if (!opened.ok()) {
+    Error e = opened.error();
+    if (e.kind == ErrorKind::kWorkFailed) e.kind = ErrorKind::kEnvironment;  // as for the copies above
     e.hint = "nothing was processed; remove " + dir.string() + " and start a new run";
     return e;
   }

@@ -222,27 +222,34 @@ bool IsValidItemId(std::string_view id) {
 
 Result<Manifest> ParseManifest(std::string_view text, bool jsonl, const std::string& source) {
   Manifest manifest;
-  // Views of the ids inside manifest.items: valid because items is reserved up front and
-  // never reallocates (a moved short string would leave its view dangling).
+  // Views of the ids inside manifest.items. A reallocation would move the strings (a short
+  // one's view would dangle), so the set is rebuilt whenever the vector grows: rarely, as the
+  // capacity is reserved from an estimate that hostile text cannot inflate (a line holds at
+  // least kMinItemBytes, and at most 2^16 items are reserved ahead; beyond, it doubles).
   std::unordered_set<std::string_view> seen;
+  auto reserve = [&](std::size_t n) {
+    manifest.items.reserve(n);
+    seen.clear();
+    seen.reserve(n);
+    for (const auto& it : manifest.items) seen.insert(it.id);
+  };
   auto add_item = [&](Result<ManifestItem> item, const std::string& where) -> Status {
     if (!item.ok()) return item.error();
     if (seen.count(item.value().id)) {
       return BadInput("duplicate id '" + item.value().id + "'", where,
                       "every id must be unique; nothing was run");
     }
-    if (manifest.items.size() == manifest.items.capacity()) {
-      return BadInput("more items than lines", where, kFix);  // unreachable: reserved per line
-    }
+    if (manifest.items.size() == manifest.items.capacity()) reserve(std::max<std::size_t>(16, 2 * manifest.items.size()));
     manifest.items.push_back(std::move(item).value());
     seen.insert(manifest.items.back().id);
     return {};
   };
   auto add = [&](const nlohmann::json& j, const std::string& where) { return add_item(ParseItem(j, where), where); };
   if (jsonl) {
+    // The shortest valid item line: {"id":"a","path":"a","sha256":"<64 hex>"} is 97 bytes.
+    constexpr std::size_t kMinItemBytes = 97;
     const auto lines = static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n')) + 1;
-    seen.reserve(lines);
-    manifest.items.reserve(lines);
+    reserve(std::min({lines, text.size() / kMinItemBytes + 1, std::size_t{1} << 16}));
     std::size_t line_no = 0;
     for (std::size_t start = 0; start < text.size();) {
       auto nl = text.find('\n', start);
@@ -276,8 +283,8 @@ Result<Manifest> ParseManifest(std::string_view text, bool jsonl, const std::str
       manifest.name = doc["name"].get<std::string>();
     }
     std::size_t index = 0;
-    seen.reserve(doc["items"].size());
-    manifest.items.reserve(doc["items"].size());
+    // Not doc["items"].size(): an array of a million zeros must not reserve a million items.
+    reserve(std::min<std::size_t>({doc["items"].size(), text.size() / 97 + 1, std::size_t{1} << 16}));
     for (const auto& item : doc["items"]) {
       if (Status st = add(item, source + " item " + std::to_string(index++)); !st.ok()) {
         return st.error();

@@ -55,9 +55,14 @@ class TorchScriptStage : public Stage {
   // featurisation of its own (the model takes the strings).
   bool Prepare(std::string_view text, PreparedInput& out) const override {
     if (input_kind_ != "hashed_char_ngrams") return false;
-    out.ids.clear();
-    AppendNgramIds(text, contract_, out.ids);
-    return true;
+    try {
+      out.ids.clear();
+      AppendNgramIds(text, contract_, out.ids);
+      return true;
+    } catch (const std::exception&) {  // out of memory: Process featurises it, or fails the batch
+      out.ids.clear();
+      return false;
+    }
   }
 
   BatchOutput ProcessPrepared(const std::vector<std::string_view>& texts,

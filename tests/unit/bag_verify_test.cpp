@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <sstream>
+
 #include <sys/stat.h>
 
 #include <fstream>
@@ -104,6 +106,29 @@ TEST_F(VerifyTest, MissingResultLineInAConsistentBagIsAnAccountingFinding) {
   auto r = VerifyRunFolder(run_, {});
   EXPECT_TRUE(Has(r, "accounting", "a", "no result")) << Dump(r);
   EXPECT_TRUE(Has(r, "report", "data/report.json", "counts.accepted")) << Dump(r);
+}
+
+// Every result present once, but two lines swapped: the only finding is the order (the id
+// map is built for the lines that leave manifest order). An unknown id placed first does
+// not shift the others out of order.
+TEST_F(VerifyTest, SwappedResultLinesAreAnOrderFinding) {
+  std::istringstream in(ReadText(run_ / "data/results.jsonl"));
+  std::vector<std::string> lines;
+  for (std::string l; std::getline(in, l);) lines.push_back(l + "\n");
+  ASSERT_EQ(lines.size(), 3u);
+  WriteText(run_ / "data/results.jsonl", lines[1] + lines[0] + lines[2]);
+  Rebag();
+  auto r = VerifyRunFolder(run_, {});
+  EXPECT_TRUE(Has(r, "accounting", "data/results.jsonl", "not in manifest order")) << Dump(r);
+  EXPECT_EQ(r.findings.size(), 1u) << Dump(r);
+
+  std::string unknown = lines[0];
+  unknown.replace(unknown.find("\"a\""), 3, "\"zz\"");
+  WriteText(run_ / "data/results.jsonl", unknown + lines[0] + lines[1] + lines[2]);
+  Rebag();
+  auto u = VerifyRunFolder(run_, {});
+  EXPECT_TRUE(Has(u, "accounting", "zz", "not in the manifest")) << Dump(u);
+  EXPECT_FALSE(Has(u, "accounting", "data/results.jsonl", "not in manifest order")) << Dump(u);
 }
 
 TEST_F(VerifyTest, DuplicateAndUnknownIdsAreFindings) {

@@ -115,6 +115,32 @@ TEST(Engine, TheStagesPrepareStepRunsOnTheWorkersWithEachInputsOwnFeatures) {
   }
 }
 
+// A Prepare that throws (it must not; an out-of-memory might) never ends on a worker thread
+// in std::terminate: its batch goes to Process unprepared and the run finishes.
+class ThrowingPrepareStage : public PreparingStage {
+ public:
+  bool Prepare(std::string_view text, PreparedInput& out) const override {
+    if (text.find("boom") != std::string_view::npos) throw std::bad_alloc();
+    return PreparingStage::Prepare(text, out);
+  }
+};
+
+TEST(Engine, AStageWhosePrepareThrowsFallsBackToProcess) {
+  testing::Items items;
+  for (int i = 0; i < 12; ++i) items.push_back({"i" + std::to_string(i), i == 5 ? "en boom" : "en text"});
+  Fixture f(items);
+  f.plan.params.batch_size = 4;
+  f.plan.params.prepare_threads = 2;
+  ThrowingPrepareStage stage;
+  auto out = ExecuteRun(f.plan, stage, RealFileSystem(), SystemClock());
+  ASSERT_TRUE(out.ok()) << out.error().ToString();
+  EXPECT_TRUE(out.value().verify.ok());
+  EXPECT_EQ(out.value().report.accepted, 12u);
+  EXPECT_EQ(stage.plain_batches, 1);     // the batch holding i5
+  EXPECT_EQ(stage.prepared_batches, 2);  // the other two
+  EXPECT_EQ(stage.mismatches, 0);
+}
+
 // One poisonous input in a batch of 8: the engine bisects (8, 4, 2) down to it; the other
 // seven are accepted, and each failed batch is in the report.
 TEST(Engine, AFailedBatchIsBisectedUntilTheFailingItemIsIsolated) {

@@ -67,6 +67,29 @@ TEST(ManifestLineScanner, BothPathsRefuseAnInvalidItemWithTheSameWords) {
   EXPECT_EQ(same.value().path, "a.txt");
 }
 
+// Text that holds no item reserves nothing for it: megabytes of newlines, or a JSON array of
+// zeros, are refused at once (the first as empty, the second at its first item), and ids
+// stay unique across the vector's growth.
+TEST(Manifest, HostileSizesReserveNothingAndGrowthKeepsTheDuplicateCheck) {
+  auto blank = ParseManifest(std::string(64u << 20, '\n'), true, "m.jsonl");
+  ASSERT_FALSE(blank.ok());
+  EXPECT_NE(blank.error().what.find("no items"), std::string::npos);
+  std::string zeros = R"({"items":[0)";
+  for (int i = 0; i < 1000000; ++i) zeros += ",0";
+  auto z = ParseManifest(zeros + "]}", false, "m.json");
+  ASSERT_FALSE(z.ok());
+  EXPECT_NE(z.error().what.find("JSON object"), std::string::npos);
+  std::string lines;
+  for (int i = 0; i < 70000; ++i) lines += Item("d" + std::to_string(i)) + "\n";  // beyond 2^16: grows twice
+  auto many = ParseManifest(lines, true, "m.jsonl");
+  ASSERT_TRUE(many.ok()) << many.error().ToString();
+  EXPECT_EQ(many.value().items.size(), 70000u);
+  auto dup = ParseManifest(lines + Item("d3") + "\n", true, "m.jsonl");
+  ASSERT_FALSE(dup.ok());
+  EXPECT_NE(dup.error().what.find("duplicate id 'd3'"), std::string::npos);
+  EXPECT_NE(dup.error().where.find("m.jsonl:70001"), std::string::npos);
+}
+
 TEST(Manifest, DuplicateIdRefusesTheWholeManifest) {
   auto m = ParseManifest(R"({"items":[)" + Item("x") + "," + Item("x") + "]}", false, "m.json");
   ASSERT_FALSE(m.ok());

@@ -70,6 +70,25 @@ TEST(Run, EveryTimestampComesFromTheClock) {
   EXPECT_EQ(stamped, 3);  // the session and two batches
 }
 
+// The first writes of a run are its copies and the journal's header: a failure there is the
+// machine's (exit 3), the folder never started, and resume says so rather than resuming.
+TEST(Run, AFailureBeforeTheJournalsHeaderLeavesAFolderThatNeverStarted) {
+  for (int n = 1; n <= 3; ++n) {
+    Fixture f({{"a", "fr salut"}, {"b", "en hi"}});
+    FakeStage stage;
+    FaultyFileSystem faulty(n);
+    auto out = ExecuteRun(f.plan, stage, faulty, SystemClock());
+    ASSERT_FALSE(out.ok()) << "write " << n;
+    EXPECT_EQ(out.error().kind, ErrorKind::kEnvironment) << "write " << n << ": " << out.error().ToString();
+    EXPECT_NE(out.error().hint.find("start a new run"), std::string::npos) << out.error().ToString();
+    const fs::path dir = f.plan.runs_dir / "test-run";
+    EXPECT_TRUE(fs::exists(dir / "data")) << "write " << n;
+    auto resumed = PrepareResume(dir, RealFileSystem());
+    ASSERT_FALSE(resumed.ok()) << "write " << n;
+    EXPECT_NE(resumed.error().what.find("never started"), std::string::npos) << resumed.error().what;
+  }
+}
+
 TEST(Run, EveryIdOnceInManifestOrderAndTheFolderVerifies) {
   Fixture f({{"a", "fr salut"}, {"b", "en hi"}, {"c", ""}, {"d", "ru privet"}, {"e", "fail now"}, {"f", "low x"}});
   f.Expect("a", "fr");

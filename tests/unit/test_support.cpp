@@ -100,17 +100,17 @@ Result<std::string> FaultyFileSystem::ReadFile(const stdfs::path& file, std::uin
 bool FaultyFileSystem::NextWriteFails() { return ++writes == fail_at_; }
 
 Status FaultyFileSystem::WriteFileAtomic(const stdfs::path& file, std::string_view data) {
-  if (NextWriteFails()) return BadInput("injected write failure: No space left on device", file.string());
+  if (NextWriteFails()) return WorkFailed("injected write failure: No space left on device", file.string());
   return RealFileSystem().WriteFileAtomic(file, data);
 }
 
 Status FaultyFileSystem::CopyFileAtomic(const stdfs::path& from, const stdfs::path& to) {
-  if (NextWriteFails()) return BadInput("injected write failure: No space left on device", to.string());
+  if (NextWriteFails()) return WorkFailed("injected write failure: No space left on device", to.string());
   return RealFileSystem().CopyFileAtomic(from, to);
 }
 
 Status FaultyFileSystem::Truncate(const stdfs::path& file, std::uint64_t size) {
-  if (NextWriteFails()) return BadInput("injected truncate failure", file.string());
+  if (NextWriteFails()) return WorkFailed("injected truncate failure", file.string());
   return RealFileSystem().Truncate(file, size);
 }
 
@@ -123,7 +123,7 @@ class FaultyAppend : public AppendFile {
     if (fs_.NextWriteFails()) {
       // A full disk: part of the data made it.
       (void)inner_->Append(data.substr(0, data.size() / 2));
-      return BadInput("injected append failure: No space left on device", file_.string());
+      return WorkFailed("injected append failure: No space left on device", file_.string());
     }
     return inner_->Append(data);
   }
