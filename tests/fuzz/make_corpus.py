@@ -117,6 +117,15 @@ def manifest_jsonl(run_dir):
     write(t, "invalid-utf8-line.jsonl", lines[0].encode() + b"\n\xff\xff\n")
     write(t, "nul-line.jsonl", lines[0].encode() + b"\n\x00\n")
     write(t, "id-quote-prefix.jsonl", '{"id":"a\\"b","path":"a","sha256":"%s"}\n' % SHA_A)
+    # The line scanner's edges (it must decline each, leaving it to the JSON parser): bytes
+    # JSON forbids or allows only outside strings, a BOM, spaces everywhere, escapes.
+    plain = '{"id":"a","path":"a","sha256":"%s"}' % SHA_A
+    write(t, "scanner-spaces.jsonl", ' { "id" : "a" ,\t"path":"a" , "sha256" : "%s" }\r\n' % SHA_A)
+    write(t, "scanner-bom.jsonl", b"\xef\xbb\xbf" + plain.encode() + b"\n")
+    write(t, "scanner-del-in-string.jsonl", plain.replace('"path":"a"', '"path":"a\x7f"').encode() + b"\n")
+    write(t, "scanner-vt-ff.jsonl", b"\x0b" + plain.encode() + b"\x0c\n")
+    write(t, "scanner-escape.jsonl", plain.replace('"path":"a"', '"path":"\\u0061"') + "\n")
+    write(t, "scanner-optional-fields.jsonl", plain[:-1] + ',"expected":"fr"}\n' + plain.replace('"a"', '"b"', 1)[:-1] + ',"expected_rejection":"empty_input"}\n')
 
 
 def params(run_dir):
