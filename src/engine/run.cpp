@@ -107,6 +107,20 @@ std::string JoinCommandLine(const std::vector<std::string>& args) {
 
 Error Interrupted() { return Error{ErrorKind::kInterrupted, "interrupted", "", ""}; }
 
+// The byte copy of the manifest, hashed after it landed: it must be the validated bytes the
+// run is bound to (`want`), or the manifest changed while pilot copied it.
+Status CopyPinnedManifest(FileSystem& fs, const fs::path& from, const fs::path& to, const std::string& want) {
+  PILOT_TRY(fs.CopyFileAtomic(from, to));
+  auto digest = Sha256File(to, /*follow_symlinks=*/false);
+  if (!digest.ok()) return digest.error();
+  if (digest.value() != want) {
+    return BadInput("the manifest changed while pilot was copying it (its copy's sha256 is " + digest.value() +
+                        ", the run is bound to " + want + ")",
+                    from.string(), "leave the manifest alone while a run starts");
+  }
+  return {};
+}
+
 // Drives one process's session on a run folder: processes the items without a result,
 // then finishes the folder. Shared by a fresh run and a resumed one.
 class Driver {
@@ -328,15 +342,10 @@ class Driver {
       return st.ok() && !st.value().exists;
     };
     fs::path manifest_copy = dir_ / header_.manifest_copy;
+    // Only a folder started by an earlier 0.2 build, which wrote its header before the copies,
+    // can lack them here.
     if (missing(header_.manifest_copy.c_str())) {
-      PILOT_TRY(fs_.CopyFileAtomic(plan_.manifest.file(), manifest_copy));
-      auto copied = Sha256File(manifest_copy, false);
-      if (!copied.ok()) return copied.error();
-      if (copied.value() != header_.manifest_sha256) {
-        return BadInput("the manifest changed while pilot was copying it (its copy's sha256 is " + copied.value() +
-                            ", the run is bound to " + header_.manifest_sha256 + ")",
-                        plan_.manifest.file().string(), "leave the manifest alone while a run starts");
-      }
+      PILOT_TRY(CopyPinnedManifest(fs_, plan_.manifest.file(), manifest_copy, header_.manifest_sha256));
     }
     manifest_.Rebind(manifest_copy);
     if (missing("data/params.json")) {
@@ -665,16 +674,9 @@ Result<RunOutcome> ExecuteRun(const RunPlan& plan, Stage& stage, FileSystem& fs,
   // A failure (or a kill) before the journal's header leaves a folder that never started.
   const std::string copy_name = ManifestCopyName(plan.manifest.file());
   auto copied = [&]() -> Result<std::string> {
-    PILOT_TRY(fs.CopyFileAtomic(plan.manifest.file(), dir / copy_name));
-    auto digest = Sha256File(dir / copy_name, /*follow_symlinks=*/false);
-    if (!digest.ok()) return digest.error();
-    if (digest.value() != plan.manifest.sha256()) {
-      return BadInput("the manifest changed while pilot was copying it (its copy's sha256 is " + digest.value() +
-                          ", what was validated has " + plan.manifest.sha256() + ")",
-                      plan.manifest.file().string(), "leave the manifest alone while a run starts");
-    }
+    PILOT_TRY(CopyPinnedManifest(fs, plan.manifest.file(), dir / copy_name, plan.manifest.sha256()));
     PILOT_TRY(fs.WriteFileAtomic(dir / "data/params.json", plan.params_bytes));
-    return digest;
+    return plan.manifest.sha256();  // the copy's own hash, just checked equal
   }();
   if (!copied.ok()) {
     Error e = copied.error();
