@@ -63,9 +63,9 @@ int ManifestOnly(long n, const fs::path& file) {
 }
 
 int Bare(const fs::path& params_file, const fs::path& manifest_file) {
-  auto params = LoadParams(params_file);
+  auto params = LoadParams(RealFileSystem(), params_file);
   if (!params.ok()) return std::fprintf(stderr, "%s\n", params.error().ToString().c_str()), 2;
-  auto manifest = ManifestSource::Open(manifest_file);
+  auto manifest = ManifestSource::Open(RealFileSystem(), manifest_file);
   if (!manifest.ok()) return std::fprintf(stderr, "%s\n", manifest.error().ToString().c_str()), 2;
   StageRegistry registry;
   RegisterTorchStages(registry);
@@ -102,7 +102,7 @@ int Bare(const fs::path& params_file, const fs::path& manifest_file) {
 
 int Validate(const fs::path& manifest_file) {
   double t0 = Now();
-  auto m = ManifestSource::Open(manifest_file);
+  auto m = ManifestSource::Open(RealFileSystem(), manifest_file);
   if (!m.ok()) return std::fprintf(stderr, "%s\n", m.error().ToString().c_str()), 2;
   std::printf("{\"validated_items\": %zu, \"seconds\": %.3f, \"peak_rss_mb\": %.1f}\n", m.value().size(), Now() - t0,
               PeakRssMegabytes());

@@ -27,10 +27,6 @@ Status WriteBagDeclaration(FileSystem& fs, const std::filesystem::path& bag);
 Status FinalizeBag(FileSystem& fs, const std::filesystem::path& bag, const std::string& bagging_date,
                    const std::vector<std::pair<std::string, std::string>>& info);
 
-// Regular files under dir, relative to `base`, '/' separated, sorted.
-std::vector<std::string> ListFilesRelative(const std::filesystem::path& base,
-                                           const std::filesystem::path& dir);
-
 // Parses "<sha256>  <path>" lines; errors name the file and line.
 Result<std::vector<ManifestLine>> ParseManifestLines(const std::string& text,
                                                      const std::string& source);

@@ -9,6 +9,7 @@
 #include <string>
 #include <string_view>
 
+#include "pilot/fs.h"
 #include "pilot/status.h"
 
 namespace pilot {
@@ -26,7 +27,7 @@ struct FolderKind {
 
 // Reads data/run.json (and bag-info.txt when present; the two must agree). Errors (exit 2)
 // name the file: unreadable, malformed, or the two disagree.
-Result<FolderKind> ReadFolderKind(const std::filesystem::path& dir);
+Result<FolderKind> ReadFolderKind(FileSystem& fs, const std::filesystem::path& dir);
 
 // Refuses (exit 2) a kind or version this pilot cannot `what` ("verify", "resume", ...),
 // naming it and what it knows.

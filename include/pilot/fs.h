@@ -12,6 +12,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "pilot/status.h"
 
@@ -25,6 +26,38 @@ struct FileStat {
   bool symlink = false;  // LinkStat only: the name itself is a symlink
   bool directory = false;
   std::uint64_t size = 0;
+};
+
+// A regular file open for reading. ReadAt never moves a shared position, so one file may be
+// read from several threads.
+class ReadableFile {
+ public:
+  virtual ~ReadableFile() = default;
+  // Up to `n` bytes at `offset` into `buf`; fewer only at the end of the file (0 there).
+  virtual Result<std::size_t> ReadAt(std::uint64_t offset, char* buf, std::size_t n) = 0;
+  // The size when it was opened.
+  virtual std::uint64_t size() const = 0;
+  virtual const stdfs::path& path() const = 0;
+};
+
+// One name in a folder, as LinkStat sees it (a symlink is reported, not followed).
+struct DirEntry {
+  std::string name;
+  FileStat stat;
+};
+
+// An advisory lock on a file (flock on POSIX), released when the object goes.
+class FileLock {
+ public:
+  virtual ~FileLock() = default;
+  // Replaces the locked file's contents (the holder's pid).
+  virtual Status Overwrite(std::string_view data) = 0;
+};
+
+// TryLock's answer: the lock, or (when another holder has it) what the file says.
+struct LockAttempt {
+  std::unique_ptr<FileLock> lock;  // null: held elsewhere
+  std::string holder;              // the file's first bytes when held elsewhere
 };
 
 // An append-only file: Append() buffers nothing beyond the OS; Sync() is fsync.
@@ -63,6 +96,22 @@ class FileSystem {
   virtual Status Truncate(const stdfs::path& file, std::uint64_t size) = 0;
   // Removes a file; a missing file is fine.
   virtual Status RemoveFile(const stdfs::path& file) = 0;
+
+  // Opens a regular file for reading; never blocks on a FIFO or device. With
+  // follow_symlinks false a symlink is refused.
+  virtual Result<std::unique_ptr<ReadableFile>> OpenRead(const stdfs::path& file, bool follow_symlinks) = 0;
+  // The names in a folder (not "." or ".."), each with its LinkStat, sorted by name.
+  virtual Result<std::vector<DirEntry>> ListDirectory(const stdfs::path& dir) = 0;
+  // The path with every symlink that exists along it followed, "." and ".." resolved and
+  // a missing tail kept as written (std::filesystem::weakly_canonical). Absolute.
+  virtual Result<stdfs::path> Resolve(const stdfs::path& path) = 0;
+  // Takes a lock on `file`, shared or exclusive, without waiting. With create, a missing
+  // file is created. Refused (bad input, naming it) when the file is a symlink or not
+  // regular: a planted link is never written through.
+  virtual Result<LockAttempt> TryLock(const stdfs::path& file, bool exclusive, bool create) = 0;
+  // Bytes free to an unprivileged writer on the file system holding `path` (or its nearest
+  // existing ancestor).
+  virtual Result<std::uint64_t> FreeBytes(const stdfs::path& path) = 0;
 };
 
 FileSystem& RealFileSystem();
@@ -72,20 +121,25 @@ FileSystem& RealFileSystem();
 Result<std::string> ReadCapped(FileSystem& fs, const stdfs::path& file, std::uint64_t max_bytes,
                                const std::string& what);
 
-// Opens a file for reading only if it is a regular file: O_NONBLOCK (a FIFO or device never
-// blocks the open), then fstat. With follow_symlinks false a symlink is refused. Returns the
-// descriptor (the caller closes it).
-Result<int> OpenRegularForRead(const stdfs::path& file, bool follow_symlinks);
+// Every regular file under `dir`, recursively, as paths relative to `base` with '/'
+// separators, sorted. Symlinks are neither listed nor followed; anything else that is not a
+// regular file or folder (FIFO, device) is skipped. A folder that cannot be listed is an
+// error naming it.
+Result<std::vector<std::string>> ListFilesRecursive(FileSystem& fs, const stdfs::path& base,
+                                                    const stdfs::path& dir);
+
+// Reads exactly `n` bytes at `offset`, or fails naming the file (a short read is an error).
+Status ReadExactAt(ReadableFile& file, std::uint64_t offset, char* buf, std::size_t n);
 
 // Reads a file line by line with a cap on each line's length (constant memory on any
 // input, /dev/zero included). Lines are returned without their '\n'.
 class LineReader {
  public:
-  static Result<LineReader> Open(const stdfs::path& file, std::uint64_t max_line, bool follow_symlinks = true);
-  LineReader(LineReader&& other) noexcept;
+  static Result<LineReader> Open(FileSystem& fs, const stdfs::path& file, std::uint64_t max_line,
+                                 bool follow_symlinks = true);
+  LineReader(LineReader&& other) noexcept = default;
   LineReader& operator=(LineReader&&) = delete;
   LineReader(const LineReader&) = delete;
-  ~LineReader();
   // The next line into `line`; false at the end of the file. `complete` says whether the
   // line ended with '\n' (only the last line of a file may not). A line longer than the cap
   // is an error naming the file and the line number.
@@ -97,13 +151,14 @@ class LineReader {
   Status Seek(std::uint64_t offset);
 
  private:
-  LineReader(int fd, stdfs::path file, std::uint64_t max_line) : fd_(fd), file_(std::move(file)), max_line_(max_line) {}
-  int fd_ = -1;
-  stdfs::path file_;
+  LineReader(std::unique_ptr<ReadableFile> file, std::uint64_t max_line)
+      : file_(std::move(file)), max_line_(max_line) {}
+  std::unique_ptr<ReadableFile> file_;
   std::uint64_t max_line_;
   std::string buf_;
   std::size_t pos_ = 0;
   bool eof_ = false;
+  std::uint64_t read_at_ = 0;  // where the next read of the file starts
   std::uint64_t offset_ = 0;
   std::size_t line_no_ = 0;
 };
@@ -129,6 +184,15 @@ class FileSystemWrapper : public FileSystem {
   Result<std::unique_ptr<AppendFile>> OpenAppend(const stdfs::path& f) override { return target_.OpenAppend(f); }
   Status Truncate(const stdfs::path& f, std::uint64_t size) override { return target_.Truncate(f, size); }
   Status RemoveFile(const stdfs::path& f) override { return target_.RemoveFile(f); }
+  Result<std::unique_ptr<ReadableFile>> OpenRead(const stdfs::path& f, bool follow_symlinks) override {
+    return target_.OpenRead(f, follow_symlinks);
+  }
+  Result<std::vector<DirEntry>> ListDirectory(const stdfs::path& d) override { return target_.ListDirectory(d); }
+  Result<stdfs::path> Resolve(const stdfs::path& p) override { return target_.Resolve(p); }
+  Result<LockAttempt> TryLock(const stdfs::path& f, bool exclusive, bool create) override {
+    return target_.TryLock(f, exclusive, create);
+  }
+  Result<std::uint64_t> FreeBytes(const stdfs::path& p) override { return target_.FreeBytes(p); }
 
  protected:
   FileSystem& target() { return target_; }

@@ -3,9 +3,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include "pilot/fs.h"
+
 namespace pilot {
 
-nlohmann::ordered_json HostInfo();
+// Reads /etc/os-release and /proc/cpuinfo through `fs`.
+nlohmann::ordered_json HostInfo(FileSystem& fs);
 double PeakRssMegabytes();
 
 }  // namespace pilot

@@ -79,7 +79,7 @@ Result<JournalState> LoadJournal(FileSystem& fs, const std::filesystem::path& fi
 // order need no seek (the common case: results are journaled in manifest order).
 class JournalReader {
  public:
-  explicit JournalReader(const std::filesystem::path& file);
+  JournalReader(FileSystem& fs, const std::filesystem::path& file);
   Result<ResultRecord> Read(std::uint64_t offset);
   // The record's line as written (valid until the next call).
   Result<std::string_view> ReadLine(std::uint64_t offset);

@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "pilot/fs.h"
 #include "pilot/status.h"
 
 namespace pilot {
@@ -46,7 +47,7 @@ Result<ManifestItem> ParseManifestLine(std::string_view line, const std::string&
 std::optional<ManifestItem> ScanManifestLine(std::string_view line);
 
 // Reads and parses a manifest file (.json or .jsonl by extension).
-Result<Manifest> LoadManifest(const std::filesystem::path& file);
+Result<Manifest> LoadManifest(FileSystem& fs, const std::filesystem::path& file);
 
 // A validated manifest file, read item by item. A .json manifest is held in memory (a JSON
 // document is parsed whole anyway); a .jsonl manifest is streamed, so that memory does not
@@ -54,7 +55,8 @@ Result<Manifest> LoadManifest(const std::filesystem::path& file);
 // and only while validating) and ForEach reads it again.
 class ManifestSource {
  public:
-  static Result<ManifestSource> Open(const std::filesystem::path& file);
+  // `fs` is kept for ForEach's reads: it must outlive the source.
+  static Result<ManifestSource> Open(FileSystem& fs, const std::filesystem::path& file);
   std::size_t size() const { return count_; }
   const std::string& name() const { return name_; }
   const std::filesystem::path& file() const { return file_; }
@@ -70,6 +72,7 @@ class ManifestSource {
                  const std::function<bool(std::string_view)>& skip = nullptr) const;
 
  private:
+  FileSystem* fs_ = nullptr;
   std::filesystem::path file_;
   bool jsonl_ = false;
   std::optional<Manifest> loaded_;

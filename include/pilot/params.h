@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "pilot/fs.h"
 #include "pilot/status.h"
 
 namespace pilot {
@@ -67,7 +68,7 @@ inline constexpr std::string_view kDefaultParamsPath = "config/pilot.json";
 // the file in messages.
 Result<Params> ParseParams(std::string_view text, const std::filesystem::path& base_dir,
                            const std::string& source);
-Result<Params> LoadParams(const std::filesystem::path& file);
+Result<Params> LoadParams(FileSystem& fs, const std::filesystem::path& file);
 
 bool IsKnownDevice(std::string_view device);
 

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <string>
 
+#include "pilot/fs.h"
 #include "pilot/status.h"
 
 namespace pilot {
@@ -15,8 +16,9 @@ struct ConfinedPath {
   std::string why;                 // when !inside: what escapes
 };
 
-// `root` must be canonical (as std::filesystem::canonical returns it: absolute, no symlink);
-// callers resolve it once, not per item. Never opens the target file.
-ConfinedPath ConfinePath(const std::filesystem::path& root, const std::string& relative);
+// `root` must be canonical (as FileSystem::Resolve returns it: absolute, no symlink);
+// callers resolve it once, not per item. Never opens the target file: it looks at names
+// (LinkStat) and resolves links through `fs`.
+ConfinedPath ConfinePath(FileSystem& fs, const std::filesystem::path& root, const std::string& relative);
 
 }  // namespace pilot

@@ -27,7 +27,7 @@ struct RunRequest {
 // Reads and validates the parameters and the manifest (hashing the bytes validated), checks
 // the model file against its pin, and records what was asked beside what will be done.
 // Touches nothing; every refusal is exit 2 naming the file, key or option at fault.
-Result<RunPlan> BuildRunPlan(const RunRequest& request);
+Result<RunPlan> BuildRunPlan(FileSystem& fs, const RunRequest& request);
 
 // The parameters against the loaded stage's kind (exit 2, naming the key): a stage that
 // classifies needs allowed_categories, each one of the model's labels; a stage that does

@@ -25,6 +25,6 @@ std::vector<std::string> UnmetRequirements(const Requires& req, const Received& 
 
 // Free space (MB) of the file system holding `dir` (or its nearest existing parent);
 // negative if it cannot be determined.
-double FreeDiskMegabytes(const std::filesystem::path& dir);
+double FreeDiskMegabytes(FileSystem& fs, const std::filesystem::path& dir);
 
 }  // namespace pilot

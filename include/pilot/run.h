@@ -124,7 +124,7 @@ struct RunStatus {
   std::uint64_t torn_bytes = 0;
   int format_version = 0;  // the journal's; older than kJournalVersion: this pilot cannot resume it
 };
-Result<RunStatus> ReadRunStatus(const std::filesystem::path& run_dir);
+Result<RunStatus> ReadRunStatus(FileSystem& fs, const std::filesystem::path& run_dir);
 nlohmann::ordered_json RunStatusToJson(const RunStatus& status);
 
 }  // namespace pilot

@@ -5,9 +5,11 @@
 #pragma once
 
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <string>
 
+#include "pilot/fs.h"
 #include "pilot/status.h"
 
 namespace pilot {
@@ -17,8 +19,8 @@ inline constexpr const char* kLockFile = ".lock";
 class RunLock {
  public:
   // Fails (exit 2) naming the pid that holds the lock.
-  static Result<RunLock> Acquire(const std::filesystem::path& run_dir);
-  RunLock(RunLock&& other) noexcept;
+  static Result<RunLock> Acquire(FileSystem& files, const std::filesystem::path& run_dir);
+  RunLock(RunLock&& other) noexcept = default;
   RunLock& operator=(RunLock&&) = delete;
   ~RunLock();
   // Removes the lock file (keeps the lock held until destruction). Without it, the
@@ -27,9 +29,10 @@ class RunLock {
   bool stale_taken_over() const { return stale_; }
 
  private:
-  RunLock(int fd, std::filesystem::path file, bool stale)
-      : fd_(fd), file_(std::move(file)), stale_(stale), unlink_on_release_(!stale) {}
-  int fd_ = -1;
+  RunLock(FileSystem& files, std::unique_ptr<FileLock> lock, std::filesystem::path file, bool stale)
+      : files_(&files), lock_(std::move(lock)), file_(std::move(file)), stale_(stale), unlink_on_release_(!stale) {}
+  FileSystem* files_;
+  std::unique_ptr<FileLock> lock_;
   std::filesystem::path file_;
   bool stale_ = false;
   // Whether the destructor still removes the file: once it is removed, a lock file that
@@ -38,6 +41,6 @@ class RunLock {
 };
 
 // The pid holding the folder's lock, if a live process holds it.
-std::optional<long> LockHolder(const std::filesystem::path& run_dir);
+std::optional<long> LockHolder(FileSystem& files, const std::filesystem::path& run_dir);
 
 }  // namespace pilot

@@ -19,6 +19,7 @@
 #include <string_view>
 #include <vector>
 
+#include "pilot/fs.h"
 #include "pilot/status.h"
 
 namespace pilot {
@@ -35,22 +36,18 @@ inline std::uint64_t SidecarEntryBytes(std::size_t id_bytes, std::uint32_t dim) 
 // The dim a sidecar header declares; an error naming `where` if the bytes are not one.
 Result<std::uint32_t> ParseSidecarHeader(std::string_view header, const std::string& where);
 
-// Reads entries by offset (pread), checking that each holds the id it is asked for.
+// Reads entries by offset, checking that each holds the id it is asked for.
 class SidecarReader {
  public:
-  static Result<SidecarReader> Open(const std::filesystem::path& file, std::uint32_t dim);
-  SidecarReader(SidecarReader&& other) noexcept;
-  SidecarReader& operator=(SidecarReader&&) = delete;
-  ~SidecarReader();
+  static Result<SidecarReader> Open(FileSystem& fs, const std::filesystem::path& file, std::uint32_t dim);
   // The entry at `offset` as raw little-endian float32 bytes (dim * 4 of them).
   Result<std::string> ReadRaw(std::uint64_t offset, std::string_view id);
   std::uint64_t size() const { return size_; }
 
  private:
-  SidecarReader(int fd, std::filesystem::path file, std::uint32_t dim, std::uint64_t size)
-      : fd_(fd), file_(std::move(file)), dim_(dim), size_(size) {}
-  int fd_ = -1;
-  std::filesystem::path file_;
+  SidecarReader(std::unique_ptr<ReadableFile> in, std::uint32_t dim, std::uint64_t size)
+      : in_(std::move(in)), dim_(dim), size_(size) {}
+  std::unique_ptr<ReadableFile> in_;
   std::uint32_t dim_;
   std::uint64_t size_;
 };

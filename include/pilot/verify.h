@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "pilot/fs.h"
 #include "pilot/status.h"
 
 namespace pilot {
@@ -37,11 +38,11 @@ struct VerifyResult {
   bool ok() const { return findings.empty(); }
 };
 
-VerifyResult VerifyRunFolder(const std::filesystem::path& run_dir, const VerifyOptions& options);
+VerifyResult VerifyRunFolder(FileSystem& fs, const std::filesystem::path& run_dir, const VerifyOptions& options);
 // What `pilot verify` calls: dispatches on the folder's kind and format version
 // (folder_kind.h). One this pilot does not know is refused (exit 2, naming it), not judged;
 // one that cannot be read at all is left to the checks, which report it as findings.
-Result<VerifyResult> VerifyFolder(const std::filesystem::path& dir, const VerifyOptions& options);
+Result<VerifyResult> VerifyFolder(FileSystem& fs, const std::filesystem::path& dir, const VerifyOptions& options);
 nlohmann::ordered_json VerifyResultToJson(const std::filesystem::path& run_dir,
                                           const VerifyResult& result);
 

@@ -11,21 +11,6 @@ namespace pilot {
 
 namespace fs = std::filesystem;
 
-std::vector<std::string> ListFilesRelative(const fs::path& base, const fs::path& dir) {
-  std::vector<std::string> out;
-  std::error_code ec;
-  if (!fs::is_directory(dir, ec)) return out;
-  for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::recursive_directory_iterator();
-       it.increment(ec)) {
-    // Regular files only, and the walk never follows a symlink: a run folder holds no links.
-    if (!it->is_symlink(ec) && it->is_regular_file(ec)) {
-      out.push_back(it->path().lexically_relative(base).generic_string());
-    }
-  }
-  std::sort(out.begin(), out.end());
-  return out;
-}
-
 std::string EncodeManifestPath(const std::string& path) {
   std::string out;
   for (char c : path) {
@@ -88,11 +73,11 @@ Status WriteBagDeclaration(FileSystem& fs, const fs::path& bag) {
 namespace {
 
 // "<sha256>  <path>" lines, the files hashed on every core.
-Result<std::string> HashLines(const fs::path& bag, const std::vector<std::string>& files) {
+Result<std::string> HashLines(FileSystem& fs, const fs::path& bag, const std::vector<std::string>& files) {
   std::vector<fs::path> paths;
   paths.reserve(files.size());
   for (const auto& rel : files) paths.push_back(bag / rel);
-  auto digests = Sha256Files(paths, /*follow_symlinks=*/false);
+  auto digests = Sha256Files(fs, paths, /*follow_symlinks=*/false);
   std::string out;
   for (std::size_t i = 0; i < files.size(); ++i) {
     if (!digests[i].ok()) return digests[i].error();
@@ -105,13 +90,16 @@ Result<std::string> HashLines(const fs::path& bag, const std::vector<std::string
 
 Status FinalizeBag(FileSystem& fs, const fs::path& bag, const std::string& bagging_date,
                    const std::vector<std::pair<std::string, std::string>>& info) {
-  std::vector<std::string> payload = ListFilesRelative(bag, bag / "data");
+  auto listed = ListFilesRecursive(fs, bag, bag / "data");
+  if (!listed.ok()) return Error{ErrorKind::kWorkFailed, listed.error().what, listed.error().where, ""};
+  const std::vector<std::string>& payload = listed.value();
   std::uintmax_t octets = 0;
   for (const auto& rel : payload) {
-    std::error_code ec;
-    octets += fs::file_size(bag / rel, ec);
+    auto st = fs.LinkStat(bag / rel);
+    if (!st.ok()) return Error{ErrorKind::kWorkFailed, st.error().what, st.error().where, ""};
+    octets += st.value().size;
   }
-  auto manifest = HashLines(bag, payload);
+  auto manifest = HashLines(fs, bag, payload);
   if (!manifest.ok()) return manifest.error();
   if (Status st = fs.WriteFileAtomic(bag / "manifest-sha256.txt", manifest.value()); !st.ok()) return st;
 
@@ -122,20 +110,18 @@ Status FinalizeBag(FileSystem& fs, const fs::path& bag, const std::string& baggi
 
   // Every tag file at the top level, except the tag manifests themselves.
   std::vector<std::string> tags;
-  std::error_code ec;
-  for (fs::directory_iterator it(bag, ec), end; !ec && it != end; it.increment(ec)) {
-    const auto& entry = *it;
-    std::string name = entry.path().filename().string();
+  auto entries = fs.ListDirectory(bag);
+  if (!entries.ok()) {
+    return Error{ErrorKind::kWorkFailed, "cannot list the run folder: " + entries.error().what, bag.string(), ""};
+  }
+  for (const DirEntry& e : entries.value()) {
     // Not the tag manifests themselves, nor the writer's lock (removed once the bag is done).
-    std::error_code e2;
-    if (!entry.is_symlink(e2) && entry.is_regular_file(e2) && name.rfind("tagmanifest-", 0) != 0 && name != kLockFile &&
-        name.find(".tmp-") == std::string::npos) {
-      tags.push_back(name);
+    if (e.stat.regular && e.name.rfind("tagmanifest-", 0) != 0 && e.name != kLockFile &&
+        e.name.find(".tmp-") == std::string::npos) {
+      tags.push_back(e.name);
     }
   }
-  if (ec) return Error{ErrorKind::kWorkFailed, "cannot list the run folder: " + ec.message(), bag.string(), ""};
-  std::sort(tags.begin(), tags.end());
-  auto tagmanifest = HashLines(bag, tags);
+  auto tagmanifest = HashLines(fs, bag, tags);
   if (!tagmanifest.ok()) return tagmanifest.error();
   return fs.WriteFileAtomic(bag / "tagmanifest-sha256.txt", tagmanifest.value());
 }

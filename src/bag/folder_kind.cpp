@@ -25,8 +25,7 @@ std::string BagInfoValue(std::string_view info, std::string_view label) {
   return "";
 }
 
-Result<FolderKind> ReadFolderKind(const fs::path& dir) {
-  FileSystem& fsys = RealFileSystem();
+Result<FolderKind> ReadFolderKind(FileSystem& fsys, const fs::path& dir) {
   // Never through a link: the folder may be a hostile copy.
   for (const char* rel : {"data/run.json", "bag-info.txt"}) {
     auto st = fsys.LinkStat(dir / rel);

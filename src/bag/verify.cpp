@@ -41,11 +41,12 @@ namespace {
 
 class Verifier {
  public:
-  Verifier(fs::path dir, VerifyOptions options) : dir_(std::move(dir)), options_(std::move(options)) {}
+  Verifier(FileSystem& fs, fs::path dir, VerifyOptions options)
+      : fs_(fs), dir_(std::move(dir)), options_(std::move(options)) {}
 
   VerifyResult Run() {
-    std::error_code ec;
-    if (!fs::is_directory(dir_, ec)) {
+    auto top = fs_.Stat(dir_);
+    if (!top.ok() || !top.value().directory) {
       Add("bag", dir_.string(), "not a folder");
       return std::move(result_);
     }
@@ -68,7 +69,7 @@ class Verifier {
   // What a name inside the bag is, without following it (an unreadable one: absent).
   using Entry = FileStat;
   Entry Look(const std::string& rel) const {
-    auto st = RealFileSystem().LinkStat(dir_ / rel);
+    auto st = fs_.LinkStat(dir_ / rel);
     return st.ok() ? st.value() : Entry{};
   }
 
@@ -90,7 +91,7 @@ class Verifier {
 
   std::optional<std::string> Read(const std::string& rel, const char* check, std::uint64_t cap) {
     if (!Openable(rel, check)) return std::nullopt;
-    auto text = ReadCapped(RealFileSystem(), dir_ / rel, cap, "file");
+    auto text = ReadCapped(fs_, dir_ / rel, cap, "file");
     if (!text.ok()) {
       Add(check, rel, text.error().what);
       return std::nullopt;
@@ -142,7 +143,7 @@ class Verifier {
     // Fixity on every core (Sha256Files), the findings then added in the manifest's order.
     std::vector<fs::path> paths;
     for (const ManifestLine* line : to_hash) paths.push_back(dir_ / line->path);
-    auto digests = Sha256Files(paths, /*follow_symlinks=*/false);
+    auto digests = Sha256Files(fs_, paths, /*follow_symlinks=*/false);
     for (std::size_t i = 0; i < to_hash.size(); ++i) {
       const ManifestLine& line = *to_hash[i];
       if (!digests[i].ok()) {
@@ -167,21 +168,32 @@ class Verifier {
       Add("completeness", "data", data.symlink ? "is a symlink; verify never follows a link" : "is not a folder");
       return files;
     }
-    std::error_code ec;
-    for (fs::recursive_directory_iterator it(dir_ / "data", ec), end; !ec && it != end; it.increment(ec)) {
-      std::string rel = it->path().lexically_relative(dir_).generic_string();
-      Entry e = Look(rel);
-      if (e.regular) {
-        files.push_back(rel);
-      } else if (e.directory) {
-        std::error_code dec;
-        if (fs::is_empty(it->path(), dec)) Add("completeness", rel, "an empty folder in the payload (unexpected)");
-      } else {
-        Add("completeness", rel, e.symlink ? "is a symlink in the payload; verify never follows a link"
-                                           : "is not a regular file (a FIFO or device?)");
+    // Depth first by hand, so that each folder's listing (with LinkStat of every name) is
+    // one FileSystem call and a symlinked folder is reported, never entered.
+    std::vector<std::string> pending{"data"};
+    while (!pending.empty()) {
+      std::string folder = std::move(pending.back());
+      pending.pop_back();
+      auto entries = fs_.ListDirectory(dir_ / folder);
+      if (!entries.ok()) {
+        Add("completeness", folder, "cannot list the payload: " + entries.error().what);
+        continue;
+      }
+      if (entries.value().empty() && folder != "data") {
+        Add("completeness", folder, "an empty folder in the payload (unexpected)");
+      }
+      for (const DirEntry& e : entries.value()) {
+        std::string rel = folder + "/" + e.name;
+        if (e.stat.regular) {
+          files.push_back(rel);
+        } else if (e.stat.directory) {
+          pending.push_back(rel);
+        } else {
+          Add("completeness", rel, e.stat.symlink ? "is a symlink in the payload; verify never follows a link"
+                                                  : "is not a regular file (a FIFO or device?)");
+        }
       }
     }
-    if (ec) Add("completeness", "data", "cannot list the payload: " + ec.message());
     std::sort(files.begin(), files.end());
     return files;
   }
@@ -220,9 +232,13 @@ class Verifier {
     for (const char* required : {"bagit.txt", "bag-info.txt", "manifest-sha256.txt"}) {
       if (!listed.count(required)) Add("bag", "tagmanifest-sha256.txt", std::string("does not cover ") + required);
     }
-    std::error_code ec;
-    for (fs::directory_iterator it(dir_, ec), end; !ec && it != end; it.increment(ec)) {
-      std::string name = it->path().filename().string();
+    auto entries = fs_.ListDirectory(dir_);
+    if (!entries.ok()) {
+      Add("bag", dir_.string(), "cannot list the folder: " + entries.error().what);
+      return;
+    }
+    for (const DirEntry& e : entries.value()) {
+      const std::string& name = e.name;
       if (name == "data" || name == "tagmanifest-sha256.txt") continue;
       if (name == kLockFile) {
         Add("completeness", name,
@@ -236,7 +252,7 @@ class Verifier {
 
   void CheckFingerprint() {
     if (!Look("tagmanifest-sha256.txt").regular) return;
-    auto digest = Sha256File(dir_ / "tagmanifest-sha256.txt", /*follow_symlinks=*/false);
+    auto digest = Sha256File(fs_, dir_ / "tagmanifest-sha256.txt", /*follow_symlinks=*/false);
     if (!digest.ok()) return;
     result_.fingerprint = digest.value();
     if (options_.expect_fingerprint && *options_.expect_fingerprint != digest.value()) {
@@ -255,7 +271,7 @@ class Verifier {
       return;
     }
     run_ = std::move(parsed).value();
-    if (auto kind = ReadFolderKind(dir_); !kind.ok()) Add("bag", kind.error().where, kind.error().what);
+    if (auto kind = ReadFolderKind(fs_, dir_); !kind.ok()) Add("bag", kind.error().where, kind.error().what);
     if (run_->state != "finished") {
       Add("bag", "data/run.json", "state is '" + KeyForMessage(run_->state) + "', not 'finished'");
     }
@@ -263,7 +279,7 @@ class Verifier {
     for (auto [file, want, key] : {std::tuple{manifest_copy_, run_->manifest_sha256, "manifest_sha256"},
                                    std::tuple{std::string("data/params.json"), run_->params_sha256, "params_sha256"}}) {
       if (!Openable(file, "copies")) continue;
-      auto digest = Sha256File(dir_ / file, /*follow_symlinks=*/false);
+      auto digest = Sha256File(fs_, dir_ / file, /*follow_symlinks=*/false);
       if (!digest.ok() || digest.value() != want) {
         Add("copies", file, std::string("does not match ") + key + " in data/run.json");
       }
@@ -276,7 +292,8 @@ class Verifier {
   class Journal {
    public:
     Journal() = default;
-    Journal(JournalState state, const fs::path& file) : state_(std::move(state)), reader_(file) {}
+    Journal(JournalState state, FileSystem& fs, const fs::path& file)
+        : state_(std::move(state)), reader_(std::in_place, fs, file) {}
     void Compare(const ResultRecord& r, std::string_view line, Verifier& v) {
       if (!state_) return;
       auto at = state_->done.find(r.id);
@@ -316,13 +333,13 @@ class Verifier {
   // `loading`: the journal, read on another thread while the manifest was parsed.
   Journal OpenJournal(std::future<Result<JournalState>>& loading) {
     if (!Openable(kJournal, "journal")) return {};
-    auto state = loading.valid() ? loading.get() : LoadJournal(RealFileSystem(), dir_ / kJournal, false);
+    auto state = loading.valid() ? loading.get() : LoadJournal(fs_, dir_ / kJournal, false);
     if (!state.ok()) {
       Add("journal", kJournal, state.error().what);
       return {};
     }
     if (state.value().torn_bytes > 0) Add("journal", kJournal, "ends in a torn record");
-    return Journal(std::move(state).value(), dir_ / kJournal);
+    return Journal(std::move(state).value(), fs_, dir_ / kJournal);
   }
 
   void CheckAccounting() {
@@ -332,7 +349,7 @@ class Verifier {
     if (Look(kJournal).regular) {
       try {
         loading = std::async(std::launch::async,
-                             [file = dir_ / kJournal] { return LoadJournal(RealFileSystem(), file, false); });
+                             [this, file = dir_ / kJournal] { return LoadJournal(fs_, file, false); });
       } catch (const std::system_error&) {
         // No thread to be had: OpenJournal reads it on this one.
       }
@@ -347,7 +364,7 @@ class Verifier {
     }
     manifest_ = std::move(parsed).value();
     if (!params_text || !Openable("data/results.jsonl", "accounting")) return;
-    auto results = LineReader::Open(dir_ / "data/results.jsonl", limits::kResultLineBytes, /*follow_symlinks=*/false);
+    auto results = LineReader::Open(fs_, dir_ / "data/results.jsonl", limits::kResultLineBytes, /*follow_symlinks=*/false);
     if (!results.ok()) {
       Add("accounting", "data/results.jsonl", results.error().what);
       return;
@@ -447,9 +464,9 @@ class Verifier {
 
   // Every row of the .npy is the vector the journal recorded for its id, in the sidecar: a
   // row swapped or edited, even with the bag re-hashed, differs from the run's own account.
-  void CompareWithSidecar(int npy, const NpyShape& s, std::uint32_t dim) {
+  void CompareWithSidecar(ReadableFile& npy, const NpyShape& s, std::uint32_t dim) {
     if (rows_.empty() || !Openable(kVectorsSidecar, "vectors")) return;
-    auto sidecar = SidecarReader::Open(dir_ / kVectorsSidecar, dim);
+    auto sidecar = SidecarReader::Open(fs_, dir_ / kVectorsSidecar, dim);
     if (!sidecar.ok()) {
       Add("vectors", kVectorsSidecar, sidecar.error().what);
       return;
@@ -459,11 +476,11 @@ class Verifier {
     for (const auto& ref : rows_) {
       if (ref.row >= s.rows) continue;  // already a finding of the accounting
       auto want = sidecar.value().ReadRaw(ref.vector_at, ref.id);
-      ssize_t n = ::pread(npy, row.data(), row.size(), static_cast<off_t>(s.data_offset + ref.row * row.size()));
+      Status got = ReadExactAt(npy, s.data_offset + ref.row * row.size(), row.data(), row.size());
       std::string what;
       if (!want.ok()) {
         what = want.error().what;
-      } else if (n != static_cast<ssize_t>(row.size()) || want.value() != row) {
+      } else if (!got.ok() || want.value() != row) {
         what = "row " + std::to_string(ref.row) + " differs from item '" + ref.id +
                "''s vector journaled in data/vectors.sidecar (changed after the run)";
       }
@@ -475,18 +492,15 @@ class Verifier {
   // value finite. (Its bytes are covered by fixity like any payload file.)
   void CheckVectors(std::uint32_t dim) {
     if (!Openable(kVectorsNpy, "vectors")) return;
-    auto fd = OpenRegularForRead(dir_ / kVectorsNpy, false);
-    if (!fd.ok()) {
-      Add("vectors", kVectorsNpy, fd.error().what);
+    auto opened = fs_.OpenRead(dir_ / kVectorsNpy, /*follow_symlinks=*/false);
+    if (!opened.ok()) {
+      Add("vectors", kVectorsNpy, opened.error().what);
       return;
     }
-    struct Closer {
-      int fd;
-      ~Closer() { ::close(fd); }
-    } closer{fd.value()};
-    const std::uint64_t size = Look(kVectorsNpy).size;
+    ReadableFile& npy = *opened.value();
+    const std::uint64_t size = npy.size();
     std::string head(static_cast<std::size_t>(std::min<std::uint64_t>(size, limits::kNpyHeaderBytes + 10)), '\0');
-    if (::pread(fd.value(), head.data(), head.size(), 0) != static_cast<ssize_t>(head.size())) {
+    if (!ReadExactAt(npy, 0, head.data(), head.size()).ok()) {
       Add("vectors", kVectorsNpy, "cannot be read");
       return;
     }
@@ -506,23 +520,24 @@ class Verifier {
                                        std::to_string(s.rows) + ", " + std::to_string(s.cols) + ") of float32 needs");
       return;
     }
-    CompareWithSidecar(fd.value(), s, dim);
+    CompareWithSidecar(npy, s, dim);
     std::vector<float> buf(1 << 16);
     std::uint64_t at = s.data_offset, values = 0;
     while (at < size) {
       std::size_t want = static_cast<std::size_t>(std::min<std::uint64_t>(buf.size() * 4, size - at));
-      ssize_t n = ::pread(fd.value(), buf.data(), want, static_cast<off_t>(at));
-      if (n <= 0) {
+      auto got = npy.ReadAt(at, reinterpret_cast<char*>(buf.data()), want);
+      if (!got.ok() || got.value() == 0) {
         Add("vectors", kVectorsNpy, "cannot be read");
         return;
       }
-      for (std::size_t k = 0; k < static_cast<std::size_t>(n) / 4; ++k, ++values) {
+      const std::size_t n = got.value();
+      for (std::size_t k = 0; k < n / 4; ++k, ++values) {
         if (!std::isfinite(buf[k])) {
           Add("vectors", kVectorsNpy, "row " + std::to_string(values / s.cols) + " holds a value that is not finite");
           return;
         }
       }
-      at += static_cast<std::uint64_t>(n);
+      at += n;
     }
   }
 
@@ -574,28 +589,29 @@ class Verifier {
   void CheckInputs() {
     fs::path root = options_.inputs_root ? *options_.inputs_root : fs::path(run_ ? run_->inputs_root : "");
     if (!manifest_) return;  // unreadable: already a finding of the accounting check
-    std::error_code dir_ec;
-    if (root.empty() || !fs::is_directory(root, dir_ec)) {
+    auto root_stat = root.empty() ? Result<FileStat>(FileStat{}) : fs_.Stat(root);
+    if (root.empty() || !root_stat.ok() || !root_stat.value().directory) {
       Add("inputs", root.empty() ? "plan.inputs_root in data/run.json" : root.string(),
           "inputs folder not found; give it with --inputs-root");
       return;
     }
-    std::error_code ec;
-    root = fs::canonical(root, ec);
+    if (auto canonical = fs_.Resolve(root); canonical.ok()) root = canonical.value();
     for (const auto& item : manifest_->items) {
-      ConfinedPath p = ConfinePath(root, item.path);
+      ConfinedPath p = ConfinePath(fs_, root, item.path);
       if (!p.inside) continue;  // never opened, by rule; its rejection says so
-      if (!fs::is_regular_file(p.resolved, ec)) {
+      auto st = fs_.Stat(p.resolved);
+      if (!st.ok() || !st.value().regular) {
         if (!item.expected_rejection) Add("inputs", item.id, "input '" + item.path + "' is missing");
         continue;
       }
-      auto digest = Sha256File(p.resolved);
+      auto digest = Sha256File(fs_, p.resolved);
       if (digest.ok() && digest.value() != item.sha256 && item.expected_rejection != std::string(reason::kInputChanged)) {
         Add("inputs", item.id, "input '" + item.path + "' no longer matches its pinned sha256");
       }
     }
   }
 
+  FileSystem& fs_;
   fs::path dir_;
   VerifyOptions options_;
   VerifyResult result_;
@@ -611,16 +627,16 @@ class Verifier {
 
 }  // namespace
 
-VerifyResult VerifyRunFolder(const fs::path& run_dir, const VerifyOptions& options) {
-  return Verifier(run_dir, options).Run();
+VerifyResult VerifyRunFolder(FileSystem& fs, const fs::path& run_dir, const VerifyOptions& options) {
+  return Verifier(fs, run_dir, options).Run();
 }
 
-Result<VerifyResult> VerifyFolder(const fs::path& dir, const VerifyOptions& options) {
-  auto kind = ReadFolderKind(dir);
+Result<VerifyResult> VerifyFolder(FileSystem& fs, const fs::path& dir, const VerifyOptions& options) {
+  auto kind = ReadFolderKind(fs, dir);
   if (kind.ok()) {
     if (Status st = CheckFolderKind(kind.value(), dir, "verify"); !st.ok()) return st.error();
   }
-  return VerifyRunFolder(dir, options);
+  return VerifyRunFolder(fs, dir, options);
 }
 
 nlohmann::ordered_json VerifyResultToJson(const fs::path& run_dir, const VerifyResult& result) {

@@ -27,7 +27,7 @@ int Execute(const DoctorCliOptions& o) {
   std::error_code ec;
   if (params_file.empty() && std::filesystem::exists(kDefaultParamsPath, ec)) params_file = std::string(kDefaultParamsPath);
   if (!params_file.empty()) {
-    auto params = LoadParams(params_file);
+    auto params = LoadParams(RealFileSystem(), params_file);
     if (!params.ok()) return ReportError(params.error(), o.common);
     options.params = std::move(params).value();
     options.device = options.params->device;

@@ -67,7 +67,9 @@ int Execute(const ManifestCliOptions& o) {
   manifest.name = o.name.empty() ? root.filename().string() : o.name;
   std::set<std::string> ids;
   fs::path out_abs = to_stdout ? fs::path() : fs::weakly_canonical(fs::absolute(out, ec), ec);
-  for (const auto& rel : ListFilesRelative(root, root)) {
+  auto listed = ListFilesRecursive(RealFileSystem(), root, root);
+  if (!listed.ok()) return ReportError(listed.error(), o.common);
+  for (const auto& rel : listed.value()) {
     fs::path file = root / rel;
     if (file == out_abs || rel.find("/.") != std::string::npos || rel[0] == '.') continue;
     if (!CheckUtf8(rel).valid) {
@@ -85,12 +87,12 @@ int Execute(const ManifestCliOptions& o) {
     }
     // `pilot run` rejects a path that resolves outside the folder (path_outside_root):
     // such a file is not pinned.
-    ConfinedPath confined = ConfinePath(root, rel);
+    ConfinedPath confined = ConfinePath(RealFileSystem(), root, rel);
     if (!confined.inside) {
       spdlog::warn("not pinned: {}", confined.why);
       continue;
     }
-    auto digest = Sha256File(file);
+    auto digest = Sha256File(RealFileSystem(), file);
     if (!digest.ok()) return ReportError(digest.error(), o.common);
     std::string id = IdFromPath(rel);
     for (int n = 2; !ids.insert(id).second; ++n) id = IdFromPath(rel, "-" + std::to_string(n));

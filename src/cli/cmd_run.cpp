@@ -56,7 +56,7 @@ Result<RunPlan> BuildPlan(const RunOptions& o) {
   request.runs_dir = o.runs_dir;
   request.run_id = o.run_id;
   request.command_line = o.argv;
-  return BuildRunPlan(request);
+  return BuildRunPlan(RealFileSystem(), request);
 }
 
 int Execute(const RunOptions& o) {

@@ -14,7 +14,7 @@ struct StatusOptions {
 
 int Execute(const StatusOptions& o) {
   ApplyLogLevel(o.common);
-  auto st = ReadRunStatus(o.run_dir);
+  auto st = ReadRunStatus(RealFileSystem(), o.run_dir);
   if (!st.ok()) return ReportError(st.error(), o.common);
   const RunStatus& s = st.value();
   if (o.common.json) {

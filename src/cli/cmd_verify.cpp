@@ -36,7 +36,7 @@ int Execute(const VerifyCliOptions& o) {
     }
     options.expect_fingerprint = o.expect;
   }
-  auto verified = VerifyFolder(o.run_dir, options);
+  auto verified = VerifyFolder(RealFileSystem(), o.run_dir, options);
   if (!verified.ok()) return ReportError(verified.error(), o.common);
   VerifyResult result = std::move(verified).value();
   if (o.common.json) {

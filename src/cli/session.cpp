@@ -115,7 +115,7 @@ Result<BuiltStage> BuildStage(const Params& params, const std::string& model_sha
   if (Status st = CheckStageFitsParams(stage.value()->Describe(), params); !st.ok()) return st.error();
   BuiltStage built;
   built.stage = std::move(stage).value();
-  built.environment["host"] = HostInfo();
+  built.environment["host"] = HostInfo(RealFileSystem());
   built.environment["libtorch"] = api.runtime_info();
   built.environment["device_requested"] = params.device;
   built.environment["device_used"] = device.value();

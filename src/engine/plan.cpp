@@ -12,7 +12,7 @@ namespace pilot {
 
 namespace fs = std::filesystem;
 
-Result<RunPlan> BuildRunPlan(const RunRequest& o) {
+Result<RunPlan> BuildRunPlan(FileSystem& fsys, const RunRequest& o) {
   if (o.runs_dir.empty()) return BadInput("--runs-dir is empty", "--runs-dir", "give the folder that receives run folders");
   if (!o.run_id.empty() && !IsValidRunId(o.run_id)) {
     return BadInput("invalid run id '" + KeyForMessage(o.run_id) + "'", "--run-id",
@@ -22,7 +22,7 @@ Result<RunPlan> BuildRunPlan(const RunRequest& o) {
   std::error_code ec;
   plan.params_file = fs::absolute(o.params_file, ec);
   if (ec) return BadInput("cannot resolve the parameter file's path: " + ec.message(), "--params " + o.params_file.string());
-  auto params_bytes = ReadCapped(RealFileSystem(), o.params_file, limits::kParamsBytes, "parameter file");
+  auto params_bytes = ReadCapped(fsys, o.params_file, limits::kParamsBytes, "parameter file");
   if (!params_bytes.ok()) return params_bytes.error();
   plan.params_bytes = std::move(params_bytes).value();
   auto params = ParseParams(plan.params_bytes, plan.params_file.parent_path(), o.params_file.string());
@@ -41,18 +41,20 @@ Result<RunPlan> BuildRunPlan(const RunRequest& o) {
   }
 
   // Validated and hashed in one read: the run is bound to exactly the bytes validated.
-  auto manifest = ManifestSource::Open(plan.params.manifest);
+  auto manifest = ManifestSource::Open(fsys, plan.params.manifest);
   if (!manifest.ok()) return manifest.error();
   plan.manifest = std::move(manifest).value();
-  plan.inputs_root = fs::canonical(fs::absolute(plan.params.manifest, ec).parent_path(), ec);
-  if (ec) return BadInput("cannot resolve the manifest's folder: " + ec.message(), plan.params.manifest.string());
+  auto root = fsys.Resolve(fs::absolute(plan.params.manifest, ec).parent_path());
+  if (!root.ok()) return BadInput("cannot resolve the manifest's folder: " + root.error().what, plan.params.manifest.string());
+  plan.inputs_root = root.value();
 
   const fs::path& model = plan.params.stage.model;
-  if (!fs::is_regular_file(model, ec)) {
+  auto model_stat = fsys.Stat(model);
+  if (!model_stat.ok() || !model_stat.value().regular) {
     return BadInput("model file not found, or not a regular file", model.string(),
                     "check 'stage.model' in the parameters");
   }
-  auto digest = Sha256File(model);
+  auto digest = Sha256File(fsys, model);
   if (!digest.ok()) return digest.error();
   plan.model_sha256 = digest.value();
   if (plan.params.stage.model_sha256 && *plan.params.stage.model_sha256 != plan.model_sha256) {

@@ -14,7 +14,7 @@ Precheck PrecheckItem(FileSystem& fs, const std::filesystem::path& root, const M
     out.rejection = ResultRecord::Rejected(item.id, reason, std::move(detail));
     return out;
   };
-  ConfinedPath where = ConfinePath(root, item.path);
+  ConfinedPath where = ConfinePath(fs, root, item.path);
   if (!where.inside) return reject(reason::kPathOutsideRoot, where.why);
 
   auto stat = fs.Stat(where.resolved);

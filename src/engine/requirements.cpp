@@ -1,6 +1,5 @@
 #include "pilot/requirements.h"
 
-#include <sys/statvfs.h>
 
 #include <cstdio>
 
@@ -45,14 +44,10 @@ std::vector<std::string> UnmetRequirements(const Requires& req, const Received& 
   return unmet;
 }
 
-double FreeDiskMegabytes(const std::filesystem::path& dir) {
-  std::error_code ec;
-  std::filesystem::path p = std::filesystem::absolute(dir, ec);
-  if (ec) return -1;
-  while (!p.empty() && p != p.parent_path() && !std::filesystem::exists(p, ec)) p = p.parent_path();
-  struct statvfs st {};
-  if (p.empty() || ::statvfs(p.c_str(), &st) != 0) return -1;
-  return static_cast<double>(st.f_bavail) * st.f_frsize / (1024.0 * 1024.0);
+double FreeDiskMegabytes(FileSystem& fs, const std::filesystem::path& dir) {
+  auto bytes = fs.FreeBytes(dir);
+  if (!bytes.ok()) return -1;
+  return static_cast<double>(bytes.value()) / (1024.0 * 1024.0);
 }
 
 }  // namespace pilot

@@ -1,8 +1,6 @@
 // Resuming a run folder: every check before anything is touched, then the repairs. The
 // folder is untrusted (it may be a copy from a rented machine): nothing in it is followed
 // through a symlink, and nothing its journal names may point inside it elsewhere.
-#include <sys/stat.h>
-
 #include <unordered_set>
 
 #include "pilot/folder_kind.h"
@@ -19,54 +17,56 @@ namespace fs = std::filesystem;
 
 namespace {
 
-void RemoveStaleTempFiles(const fs::path& dir) {
+void RemoveStaleTempFiles(FileSystem& fsys, const fs::path& dir) {
   for (const fs::path& d : {dir, dir / "data"}) {
-    std::error_code ec;
-    for (fs::directory_iterator it(d, ec), end; !ec && it != end; it.increment(ec)) {
-      std::error_code rm;
-      if (it->path().filename().string().find(".tmp-") != std::string::npos) fs::remove(it->path(), rm);
+    auto entries = fsys.ListDirectory(d);
+    if (!entries.ok()) continue;
+    for (const DirEntry& e : entries.value()) {
+      if (e.name.find(".tmp-") != std::string::npos) (void)fsys.RemoveFile(d / e.name);
     }
   }
 }
 
 // Every entry of the folder and of data/ must be a regular file (data/ itself a real
 // folder): a symlink would make resume read or write outside the folder, a FIFO would hang it.
-Status CheckEntries(const fs::path& run_dir) {
-  struct stat st {};
+Status CheckEntries(FileSystem& fsys, const fs::path& run_dir) {
   const fs::path data = run_dir / "data";
-  if (::lstat(data.c_str(), &st) == 0 && !S_ISDIR(st.st_mode)) {
-    return BadInput(S_ISLNK(st.st_mode) ? "data/ is a symlink; pilot never follows one inside a run folder"
-                                        : "data/ is not a folder",
+  auto data_stat = fsys.LinkStat(data);
+  if (!data_stat.ok()) return data_stat.error();
+  const bool has_data = data_stat.value().exists;
+  if (has_data && !data_stat.value().directory) {
+    return BadInput(data_stat.value().symlink ? "data/ is a symlink; pilot never follows one inside a run folder"
+                                              : "data/ is not a folder",
                     data.string(), "the folder is damaged or hostile; it cannot be resumed");
   }
   for (const fs::path& d : {run_dir, data}) {
-    std::error_code ec;
-    for (fs::directory_iterator it(d, ec), end; !ec && it != end; it.increment(ec)) {
-      const fs::path& p = it->path();
+    if (d == data && !has_data) continue;
+    auto entries = fsys.ListDirectory(d);
+    if (!entries.ok()) return BadInput("cannot list the folder: " + entries.error().what, d.string());
+    for (const DirEntry& e : entries.value()) {
+      const fs::path p = d / e.name;
       if (p == data) continue;
-      if (::lstat(p.c_str(), &st) != 0) continue;
-      if (S_ISLNK(st.st_mode) || !S_ISREG(st.st_mode)) {
-        return BadInput(std::string(S_ISLNK(st.st_mode) ? "is a symlink" : "is not a regular file") +
+      if (e.stat.symlink || !e.stat.regular) {
+        return BadInput(std::string(e.stat.symlink ? "is a symlink" : "is not a regular file") +
                             "; pilot never follows or writes one inside a run folder",
                         p.string(), "the folder is damaged or hostile; remove it or start a new run");
       }
     }
-    if (ec) return BadInput("cannot list the folder: " + ec.message(), d.string());
   }
   return {};
 }
 
-bool Exists(const fs::path& p) {
-  struct stat st {};
-  return ::lstat(p.c_str(), &st) == 0;
+bool Exists(FileSystem& fsys, const fs::path& p) {
+  auto st = fsys.LinkStat(p);
+  return st.ok() && st.value().exists;
 }
 
 // An embedding run's vectors sidecar must hold every vector the journal points at, under
 // the id it points at, before anything is written: a resume that found out later would
 // have appended to a folder it cannot finish. Reads only.
-Status CheckSidecar(const fs::path& run_dir, const JournalState& journal) {
+Status CheckSidecar(FileSystem& fsys, const fs::path& run_dir, const JournalState& journal) {
   const fs::path file = run_dir / kVectorsSidecar;
-  auto stat = RealFileSystem().LinkStat(file);
+  auto stat = fsys.LinkStat(file);
   if (!stat.ok()) return stat.error();
   if (stat.value().exists && !stat.value().regular) {
     return BadInput("is not a regular file (a symlink?); pilot never follows one inside a run folder", file.string(),
@@ -74,7 +74,7 @@ Status CheckSidecar(const fs::path& run_dir, const JournalState& journal) {
   }
   if (journal.vectors_end == 0) return {};  // nothing journaled points into it
   std::uint32_t dim = 0;
-  auto text = ReadCapped(RealFileSystem(), run_dir / "data/run.json", limits::kRunRecordBytes, "run record");
+  auto text = ReadCapped(fsys, run_dir / "data/run.json", limits::kRunRecordBytes, "run record");
   if (!text.ok()) return text.error();
   auto record = ParseRunRecord(text.value(), (run_dir / "data/run.json").string());
   if (!record.ok()) return record.error();
@@ -89,7 +89,7 @@ Status CheckSidecar(const fs::path& run_dir, const JournalState& journal) {
                         std::to_string(journal.vectors_end),
                     file.string(), "vectors the journal recorded are lost; the run folder cannot be resumed");
   }
-  auto reader = SidecarReader::Open(file, dim);
+  auto reader = SidecarReader::Open(fsys, file, dim);
   if (!reader.ok()) {
     Error e = reader.error();
     e.hint = "the run folder cannot be resumed";
@@ -107,14 +107,14 @@ Status CheckSidecar(const fs::path& run_dir, const JournalState& journal) {
 }
 
 // The checks of PrepareResume: the journal, and the copies and model it binds. Reads only.
-Result<ResumeSetup> CheckAgainstJournal(const fs::path& run_dir, ResumeSetup& s) {
+Result<ResumeSetup> CheckAgainstJournal(FileSystem& fsys, const fs::path& run_dir, ResumeSetup& s) {
   // A run writes its copies first and then the journal's header: a folder stopped in
   // between has copies and no journal, and nothing was processed.
-  if (!Exists(run_dir / kJournal) && Exists(run_dir / "data")) {
+  if (!Exists(fsys, run_dir / kJournal) && Exists(fsys, run_dir / "data")) {
     return BadInput("the run never started: its folder has no journal (no item was processed)",
                     (run_dir / kJournal).string(), "start a new run with `pilot run`");
   }
-  auto journal = LoadJournal(RealFileSystem(), run_dir / kJournal, false);
+  auto journal = LoadJournal(fsys, run_dir / kJournal, false);
   if (!journal.ok()) return journal.error();
   s.journal = std::move(journal).value();
   const JournalHeader& h = s.journal.header;
@@ -128,9 +128,9 @@ Result<ResumeSetup> CheckAgainstJournal(const fs::path& run_dir, ResumeSetup& s)
   // very files the journal's header binds the run to.
   auto pinned_bytes = [&](const std::string& copy, const std::string& original, const std::string& want,
                           const char* what) -> Result<fs::path> {
-    const bool in_folder = Exists(run_dir / copy);
+    const bool in_folder = Exists(fsys, run_dir / copy);
     fs::path file = in_folder ? run_dir / copy : fs::path(original);
-    auto digest = Sha256File(file, /*follow_symlinks=*/!in_folder);
+    auto digest = Sha256File(fsys, file, /*follow_symlinks=*/!in_folder);
     if (!digest.ok()) {
       return BadInput(std::string("the ") + what + " is missing or unreadable: " + digest.error().what, file.string(),
                       "the run cannot be resumed");
@@ -146,7 +146,7 @@ Result<ResumeSetup> CheckAgainstJournal(const fs::path& run_dir, ResumeSetup& s)
   if (!manifest_file.ok()) return manifest_file.error();
   auto params_file = pinned_bytes("data/params.json", h.params_path, h.params_sha256, "parameter file");
   if (!params_file.ok()) return params_file.error();
-  auto model = Sha256File(h.model_path);
+  auto model = Sha256File(fsys, h.model_path);
   if (!model.ok()) {
     return BadInput("the model file is missing or unreadable: " + model.error().what, h.model_path,
                     "restore it to resume the run");
@@ -157,10 +157,10 @@ Result<ResumeSetup> CheckAgainstJournal(const fs::path& run_dir, ResumeSetup& s)
                     h.model_path, "restore the model the run used, or start a new run");
   }
 
-  if (Status st = CheckSidecar(run_dir, s.journal); !st.ok()) return st.error();
+  if (Status st = CheckSidecar(fsys, run_dir, s.journal); !st.ok()) return st.error();
 
   RunPlan& p = s.plan;
-  auto bytes = ReadCapped(RealFileSystem(), params_file.value(), limits::kParamsBytes, "parameter file");
+  auto bytes = ReadCapped(fsys, params_file.value(), limits::kParamsBytes, "parameter file");
   if (!bytes.ok()) return bytes.error();
   p.params_bytes = std::move(bytes).value();
   auto params = ParseParams(p.params_bytes, fs::path(h.params_path).parent_path(), "data/params.json");
@@ -168,12 +168,12 @@ Result<ResumeSetup> CheckAgainstJournal(const fs::path& run_dir, ResumeSetup& s)
   p.params = std::move(params).value();
   p.params.stage.model = h.model_path;
   p.params_file = h.params_path;
-  auto manifest = ManifestSource::Open(manifest_file.value());
+  auto manifest = ManifestSource::Open(fsys, manifest_file.value());
   if (!manifest.ok()) return manifest.error();
   p.manifest = std::move(manifest).value();
   // What the user first asked stays in run.json across sessions.
-  if (Exists(run_dir / "data/run.json")) {
-    auto text = ReadCapped(RealFileSystem(), run_dir / "data/run.json", limits::kRunRecordBytes, "run record");
+  if (Exists(fsys, run_dir / "data/run.json")) {
+    auto text = ReadCapped(fsys, run_dir / "data/run.json", limits::kRunRecordBytes, "run record");
     if (!text.ok()) return text.error();
     auto record = ParseJson(text.value(), (run_dir / "data/run.json").string());
     if (!record.ok()) return record.error();
@@ -218,14 +218,14 @@ Result<ResumeSetup> CheckAgainstJournal(const fs::path& run_dir, ResumeSetup& s)
 
 // Takes the lock, then checks; on refusal the folder is left as it was (a lock file this
 // call created goes with the lock).
-Result<ResumeSetup> LockAndCheck(const fs::path& run_dir) {
+Result<ResumeSetup> LockAndCheck(FileSystem& fsys, const fs::path& run_dir) {
   ResumeSetup s;
   s.run_dir = run_dir;
-  auto lock = RunLock::Acquire(run_dir);
+  auto lock = RunLock::Acquire(fsys, run_dir);
   if (!lock.ok()) return lock.error();
   s.lock.emplace(std::move(lock).value());
   if (s.lock->stale_taken_over()) s.notes.push_back("took over the lock left by a process that is gone");
-  return CheckAgainstJournal(run_dir, s);
+  return CheckAgainstJournal(fsys, run_dir, s);
 }
 
 }  // namespace
@@ -234,26 +234,27 @@ Result<ResumeSetup> PrepareResume(const fs::path& given, FileSystem& fsys) {
   std::error_code ec;
   // Absolute from the start: `cd runs && pilot resume <id>` has no parent in its argument.
   const fs::path run_dir = given.empty() ? fs::path() : fs::absolute(given, ec).lexically_normal();
-  if (given.empty() || ec || !fs::is_directory(run_dir, ec)) {
+  auto top = given.empty() || ec ? Result<FileStat>(FileStat{}) : fsys.Stat(run_dir);
+  if (!top.ok() || !top.value().directory) {
     return BadInput("not a folder", given.string(), "give the path of a run folder, e.g. runs/<run-id>");
   }
-  if (Status st = CheckEntries(run_dir); !st.ok()) return st.error();
+  if (Status st = CheckEntries(fsys, run_dir); !st.ok()) return st.error();
   // What the folder is: a kill before data/run.json was written leaves only the journal,
   // whose header carries the version.
-  if (Exists(run_dir / "data/run.json")) {
-    auto kind = ReadFolderKind(run_dir);
+  if (Exists(fsys, run_dir / "data/run.json")) {
+    auto kind = ReadFolderKind(fsys, run_dir);
     if (!kind.ok()) return kind.error();
     if (Status st = CheckFolderKind(kind.value(), run_dir, "resume"); !st.ok()) return st.error();
   }
-  const bool bagged = Exists(run_dir / "tagmanifest-sha256.txt");
+  const bool bagged = Exists(fsys, run_dir / "tagmanifest-sha256.txt");
   if (bagged) {
     // Finished: never rewritten. A lock left behind by a process killed after its last
     // write (before removing the lock) is the only thing a finished folder may lack.
-    if (!Exists(run_dir / kLockFile)) {
+    if (!Exists(fsys, run_dir / kLockFile)) {
       return BadInput("the run already finished; there is nothing to resume", run_dir.string(),
                       "check it with `pilot verify`, or start a new run");
     }
-    if (auto pid = LockHolder(run_dir)) {
+    if (auto pid = LockHolder(fsys, run_dir)) {
       return BadInput("the run folder is being written by another process (pid " + std::to_string(*pid) + ")",
                       run_dir.string(), "wait for it to finish");
     }
@@ -261,11 +262,11 @@ Result<ResumeSetup> PrepareResume(const fs::path& given, FileSystem& fsys) {
     s.run_dir = run_dir;
     s.already_finished = true;
     if (Status st = fsys.RemoveFile(run_dir / kLockFile); !st.ok()) return st.error();
-    s.finished_verify = VerifyRunFolder(run_dir, VerifyOptions{});
+    s.finished_verify = VerifyRunFolder(fsys, run_dir, VerifyOptions{});
     s.notes.push_back("the run had already finished; removed the lock left by a process that is gone");
     return s;
   }
-  auto checked = LockAndCheck(run_dir);
+  auto checked = LockAndCheck(fsys, run_dir);
   if (!checked.ok()) return checked.error();
   ResumeSetup& s = checked.value();
   // Only now, with every check passed, is the folder touched.
@@ -275,7 +276,7 @@ Result<ResumeSetup> PrepareResume(const fs::path& given, FileSystem& fsys) {
     s.notes.push_back("journal: dropped a torn last record (" + std::to_string(s.journal.torn_bytes) +
                       " bytes); recovered to the last whole record");
   }
-  RemoveStaleTempFiles(run_dir);
+  RemoveStaleTempFiles(fsys, run_dir);
   return std::move(s);
 }
 

@@ -111,7 +111,7 @@ Error Interrupted() { return Error{ErrorKind::kInterrupted, "interrupted", "", "
 // run is bound to (`want`), or the manifest changed while pilot copied it.
 Status CopyPinnedManifest(FileSystem& fs, const fs::path& from, const fs::path& to, const std::string& want) {
   PILOT_TRY(fs.CopyFileAtomic(from, to));
-  auto digest = Sha256File(to, /*follow_symlinks=*/false);
+  auto digest = Sha256File(fs, to, /*follow_symlinks=*/false);
   if (!digest.ok()) return digest.error();
   if (digest.value() != want) {
     return BadInput("the manifest changed while pilot was copying it (its copy's sha256 is " + digest.value() +
@@ -129,9 +129,10 @@ class Driver {
          Clock& clock, const RunControl& control)
       : dir_(dir), plan_(plan), manifest_(plan.manifest), header_(header), stage_(stage), fs_(fs), clock_(clock),
         control_(control) {
-    std::error_code ec;
-    inputs_root_ = fs::canonical(plan.inputs_root, ec);
-    if (ec) inputs_root_ = plan.inputs_root;  // gone: every item will be missing_file
+    auto root = fs.Resolve(plan.inputs_root);
+    auto root_stat = fs.Stat(plan.inputs_root);
+    // Gone: every item will be missing_file.
+    inputs_root_ = root.ok() && root_stat.ok() && root_stat.value().exists ? root.value() : plan.inputs_root;
   }
 
   // `previous`: the journal's state when resuming, null for a fresh run.
@@ -498,7 +499,7 @@ class Driver {
                             std::to_string(journaled),
                         file.string(), "vectors the journal recorded are lost; the run cannot be resumed");
       }
-      auto reader = SidecarReader::Open(file, static_cast<std::uint32_t>(desc.dim));
+      auto reader = SidecarReader::Open(fs_, file, static_cast<std::uint32_t>(desc.dim));
       if (!reader.ok()) return reader.error();
       if (size > journaled) PILOT_TRY(fs_.Truncate(file, journaled));
       auto opened = fs_.OpenAppend(file);
@@ -538,7 +539,7 @@ class Driver {
     const JournalState& js = journal.value();
     const StageDescription& desc = stage_.Describe();
     const bool embeds = desc.output == OutputKind::kEmbedding;
-    JournalReader reader(journal_file);
+    JournalReader reader(fs_, journal_file);
     ReportBuilder builder(OutputKindName(desc.output), desc.dim);
     std::string results;
     std::vector<ResultRecord> rows;
@@ -549,7 +550,7 @@ class Driver {
     std::string npy;
     std::uint64_t row = 0;
     if (embeds) {
-      auto opened = SidecarReader::Open(dir_ / kVectorsSidecar, static_cast<std::uint32_t>(desc.dim));
+      auto opened = SidecarReader::Open(fs_, dir_ / kVectorsSidecar, static_cast<std::uint32_t>(desc.dim));
       if (!opened.ok()) return opened.error();
       sidecar.emplace(std::move(opened).value());
       npy = NpyHeader(js.accepted, static_cast<std::uint32_t>(desc.dim));
@@ -598,9 +599,9 @@ class Driver {
                                        {"Pilot-Folder-Kind", kFolderKindRun},
                                        {"Pilot-Format-Version", std::to_string(kRunFormatVersion)}}));
     lock.RemoveFile();
-    auto fingerprint = Sha256File(dir_ / "tagmanifest-sha256.txt", false);
+    auto fingerprint = Sha256File(fs_, dir_ / "tagmanifest-sha256.txt", false);
     if (fingerprint.ok()) outcome_.fingerprint = fingerprint.value();
-    outcome_.verify = VerifyRunFolder(dir_, VerifyOptions{});
+    outcome_.verify = VerifyRunFolder(fs_, dir_, VerifyOptions{});
     if (!outcome_.verify.ok()) {
       outcome_.verdict = RunVerdict::kVerifyFailed;
     } else if (!outcome_.report.acceptance_met) {
@@ -663,7 +664,7 @@ Result<RunOutcome> ExecuteRun(const RunPlan& plan, Stage& stage, FileSystem& fs,
     e.kind = ErrorKind::kBadInput;
     return e;
   }
-  auto lock = RunLock::Acquire(dir);
+  auto lock = RunLock::Acquire(fs, dir);
   if (!lock.ok()) return lock.error();
   spdlog::info("run {}: {} items, stage {} on {}", run_id, plan.manifest.size(), stage.Describe().kind,
                stage.Describe().device);

@@ -8,24 +8,28 @@ namespace pilot {
 
 namespace fs = std::filesystem;
 
-Result<RunStatus> ReadRunStatus(const fs::path& run_dir) {
-  std::error_code ec;
-  if (run_dir.empty() || !fs::is_directory(run_dir, ec)) {
+Result<RunStatus> ReadRunStatus(FileSystem& fsys, const fs::path& run_dir) {
+  auto top = run_dir.empty() ? Result<FileStat>(FileStat{}) : fsys.Stat(run_dir);
+  if (!top.ok() || !top.value().directory) {
     return BadInput("not a folder", run_dir.string(), "give the path of a run folder, e.g. runs/<run-id>");
   }
-  if (fs::exists(fs::symlink_status(run_dir / "data/run.json", ec))) {
-    auto kind = ReadFolderKind(run_dir);
+  auto exists = [&](const fs::path& p) {
+    auto st = fsys.LinkStat(p);
+    return st.ok() && st.value().exists;
+  };
+  if (exists(run_dir / "data/run.json")) {
+    auto kind = ReadFolderKind(fsys, run_dir);
     if (!kind.ok()) return kind.error();
     if (Status s = CheckFolderKind(kind.value(), run_dir, "read the status of"); !s.ok()) return s.error();
   }
-  auto journal = LoadJournal(RealFileSystem(), run_dir / kJournal, false);
+  auto journal = LoadJournal(fsys, run_dir / kJournal, false);
   if (!journal.ok()) return journal.error();
   const JournalState& js = journal.value();
   RunStatus st;
   st.run_id = js.header.run_id;
   st.format_version = js.header.version;
-  st.writer_pid = LockHolder(run_dir);
-  bool finished = fs::exists(fs::symlink_status(run_dir / "tagmanifest-sha256.txt", ec));
+  st.writer_pid = LockHolder(fsys, run_dir);
+  bool finished = exists(run_dir / "tagmanifest-sha256.txt");
   st.state = st.writer_pid ? "running" : finished ? "finished" : "interrupted";
   st.total = js.header.items;
   st.accepted = js.accepted;

@@ -295,18 +295,19 @@ Result<Manifest> ParseManifest(std::string_view text, bool jsonl, const std::str
   return manifest;
 }
 
-Result<Manifest> LoadManifest(const std::filesystem::path& file) {
-  auto text = ReadCapped(RealFileSystem(), file, limits::kManifestJsonBytes, "manifest");
+Result<Manifest> LoadManifest(FileSystem& fs, const std::filesystem::path& file) {
+  auto text = ReadCapped(fs, file, limits::kManifestJsonBytes, "manifest");
   if (!text.ok()) return text.error();
   return ParseManifest(text.value(), file.extension() == ".jsonl", file.string());
 }
 
-Result<ManifestSource> ManifestSource::Open(const std::filesystem::path& file) {
+Result<ManifestSource> ManifestSource::Open(FileSystem& fs, const std::filesystem::path& file) {
   ManifestSource src;
+  src.fs_ = &fs;
   src.file_ = file;
   src.jsonl_ = file.extension() == ".jsonl";
   if (!src.jsonl_) {
-    auto text = ReadCapped(RealFileSystem(), file, limits::kManifestJsonBytes, "manifest");
+    auto text = ReadCapped(fs, file, limits::kManifestJsonBytes, "manifest");
     if (!text.ok()) return text.error();
     auto m = ParseManifest(text.value(), false, file.string());
     if (!m.ok()) return m.error();
@@ -316,7 +317,7 @@ Result<ManifestSource> ManifestSource::Open(const std::filesystem::path& file) {
     src.loaded_ = std::move(m).value();
     return src;
   }
-  auto in = LineReader::Open(file, limits::kManifestLineBytes);
+  auto in = LineReader::Open(fs, file, limits::kManifestLineBytes);
   if (!in.ok()) return BadInput("cannot read the manifest: " + in.error().what, file.string(), "check the path (--manifest or params)");
   std::unordered_set<std::string> ids;
   Sha256Stream hash;
@@ -345,7 +346,7 @@ Status ManifestSource::ForEach(const std::function<Status(const ManifestItem&)>&
     }
     return {};
   }
-  auto in = LineReader::Open(file_, limits::kManifestLineBytes);
+  auto in = LineReader::Open(*fs_, file_, limits::kManifestLineBytes);
   if (!in.ok()) return in.error();
   return StreamJsonLines(in.value(), file_.string(), [&](ManifestItem&& item, const std::string&) -> Status {
     if (skip && skip(item.id)) return {};

@@ -218,8 +218,8 @@ std::optional<std::vector<int>> ParseVersion(std::string_view v) {
   return parts;
 }
 
-Result<Params> LoadParams(const std::filesystem::path& file) {
-  auto text = ReadCapped(RealFileSystem(), file, limits::kParamsBytes, "parameter file");
+Result<Params> LoadParams(FileSystem& fs, const std::filesystem::path& file) {
+  auto text = ReadCapped(fs, file, limits::kParamsBytes, "parameter file");
   if (!text.ok()) return text.error();
   std::filesystem::path base = file.parent_path();
   if (base.empty()) base = ".";

@@ -1,12 +1,10 @@
 #include "pilot/paths.h"
 
-#include <sys/stat.h>
-
 #include <algorithm>
 
 namespace pilot {
 
-ConfinedPath ConfinePath(const std::filesystem::path& root, const std::string& relative) {
+ConfinedPath ConfinePath(FileSystem& fs_, const std::filesystem::path& root, const std::string& relative) {
   namespace fs = std::filesystem;
   ConfinedPath out;
   fs::path rel(relative);
@@ -24,7 +22,6 @@ ConfinedPath ConfinePath(const std::filesystem::path& root, const std::string& r
       return out;
     }
   }
-  std::error_code ec;
   const fs::path& canon_root = root;
   fs::path lexical = canon_root / rel;
   // Fast path: no component of the relative part is a symlink, so the lexical path is the
@@ -34,18 +31,18 @@ ConfinedPath ConfinePath(const std::filesystem::path& root, const std::string& r
   for (const auto& part : rel) {
     if (part == ".") continue;
     prefix /= part;
-    struct stat st {};
-    if (::lstat(prefix.c_str(), &st) != 0) break;  // missing: nothing further to follow
-    if (S_ISLNK(st.st_mode)) {
+    auto st = fs_.LinkStat(prefix);
+    if (!st.ok() || !st.value().exists) break;  // missing: nothing further to follow
+    if (st.value().symlink) {
       has_link = true;
       break;
     }
   }
   fs::path resolved = lexical.lexically_normal();
   if (has_link) {
-    // weakly_canonical follows every symlink that exists along the path.
-    resolved = fs::weakly_canonical(lexical, ec);
-    if (ec) resolved = lexical.lexically_normal();
+    // Resolve follows every symlink that exists along the path.
+    auto followed = fs_.Resolve(lexical);
+    resolved = followed.ok() ? followed.value() : lexical.lexically_normal();
     auto [r_end, _] = std::mismatch(canon_root.begin(), canon_root.end(), resolved.begin(), resolved.end());
     if (r_end != canon_root.end() || resolved == canon_root) {
       out.why = "path '" + relative + "' resolves through a symlink to '" + resolved.string() +

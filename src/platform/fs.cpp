@@ -2,9 +2,14 @@
 
 #include <cerrno>
 #include <cstring>
+#include <dirent.h>
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
+
+#include <algorithm>
 
 namespace pilot {
 namespace {
@@ -99,6 +104,65 @@ class PosixAppendFile : public AppendFile {
   stdfs::path file_;
 };
 
+Result<int> OpenRegularFd(const stdfs::path& file, bool follow_symlinks) {
+  int flags = O_RDONLY | O_NONBLOCK | O_CLOEXEC | (follow_symlinks ? 0 : O_NOFOLLOW);
+  int fd = ::open(file.c_str(), flags);
+  if (fd < 0) {
+    int err = errno;
+    if (err == ELOOP && !follow_symlinks) return BadInput("is a symlink; pilot does not follow it here", file.string());
+    return ReadError("cannot open", file, err);
+  }
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return BadInput(S_ISDIR(st.st_mode) ? "is a folder, not a regular file" : "is not a regular file (a FIFO, device or socket?)",
+                    file.string(), "give a regular file");
+  }
+  // Back to blocking reads: O_NONBLOCK only kept the open itself from hanging.
+  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+  return fd;
+}
+
+class PosixReadableFile : public ReadableFile {
+ public:
+  PosixReadableFile(int fd, stdfs::path file, std::uint64_t size) : fd_(fd), file_(std::move(file)), size_(size) {}
+  ~PosixReadableFile() override { ::close(fd_); }
+  Result<std::size_t> ReadAt(std::uint64_t offset, char* buf, std::size_t n) override {
+    std::size_t got = 0;
+    while (got < n) {
+      ssize_t r = ::pread(fd_, buf + got, n - got, static_cast<off_t>(offset + got));
+      if (r < 0 && errno == EINTR) continue;
+      if (r < 0) return ReadError("read failed", file_, errno);
+      if (r == 0) break;
+      got += static_cast<std::size_t>(r);
+    }
+    return got;
+  }
+  std::uint64_t size() const override { return size_; }
+  const stdfs::path& path() const override { return file_; }
+
+ private:
+  int fd_;
+  stdfs::path file_;
+  std::uint64_t size_;
+};
+
+class PosixFileLock : public FileLock {
+ public:
+  PosixFileLock(int fd, stdfs::path file) : fd_(fd), file_(std::move(file)) {}
+  ~PosixFileLock() override { ::close(fd_); }  // closing the descriptor drops the flock
+  Status Overwrite(std::string_view data) override {
+    if (::ftruncate(fd_, 0) != 0 || ::pwrite(fd_, data.data(), data.size(), 0) != static_cast<ssize_t>(data.size())) {
+      return WriteError("cannot write", file_, errno);
+    }
+    return {};
+  }
+
+ private:
+  int fd_;
+  stdfs::path file_;
+};
+
 FileStat FromStat(const struct stat& st) {
   FileStat out;
   out.exists = true;
@@ -115,7 +179,7 @@ class PosixFileSystem : public FileSystem {
   Result<FileStat> LinkStat(const stdfs::path& file) override { return DoStat(file, ::lstat); }
 
   Result<std::string> ReadFile(const stdfs::path& file, std::uint64_t max_bytes) override {
-    auto fd = OpenRegularForRead(file, true);
+    auto fd = OpenRegularFd(file, true);
     if (!fd.ok()) return fd.error();
     std::string out;
     struct stat st {};
@@ -165,7 +229,7 @@ class PosixFileSystem : public FileSystem {
   }
 
   Status CopyFileAtomic(const stdfs::path& from, const stdfs::path& to) override {
-    auto in = OpenRegularForRead(from, true);
+    auto in = OpenRegularFd(from, true);
     if (!in.ok()) return in.error();
     stdfs::path tmp;
     auto out = CreateTemp(to, tmp);
@@ -222,6 +286,87 @@ class PosixFileSystem : public FileSystem {
     return std::unique_ptr<AppendFile>(std::make_unique<PosixAppendFile>(fd, file));
   }
 
+  Result<std::unique_ptr<ReadableFile>> OpenRead(const stdfs::path& file, bool follow_symlinks) override {
+    auto fd = OpenRegularFd(file, follow_symlinks);
+    if (!fd.ok()) return fd.error();
+    struct stat st {};
+    ::fstat(fd.value(), &st);
+    return std::unique_ptr<ReadableFile>(
+        std::make_unique<PosixReadableFile>(fd.value(), file, static_cast<std::uint64_t>(st.st_size)));
+  }
+
+  Result<std::vector<DirEntry>> ListDirectory(const stdfs::path& dir) override {
+    int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) return ReadError("cannot list folder", dir, errno);
+    DIR* d = ::fdopendir(fd);
+    if (d == nullptr) {
+      int err = errno;
+      ::close(fd);
+      return ReadError("cannot list folder", dir, err);
+    }
+    std::vector<DirEntry> out;
+    errno = 0;
+    while (struct dirent* e = ::readdir(d)) {
+      std::string name = e->d_name;
+      if (name == "." || name == "..") continue;
+      struct stat st {};
+      if (::fstatat(fd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;  // gone meanwhile
+      out.push_back(DirEntry{std::move(name), FromStat(st)});
+      errno = 0;
+    }
+    int err = errno;
+    ::closedir(d);
+    if (err != 0) return ReadError("cannot list folder", dir, err);
+    std::sort(out.begin(), out.end(), [](const DirEntry& a, const DirEntry& b) { return a.name < b.name; });
+    return out;
+  }
+
+  Result<stdfs::path> Resolve(const stdfs::path& path) override {
+    std::error_code ec;
+    stdfs::path out = stdfs::weakly_canonical(stdfs::absolute(path, ec), ec);
+    if (ec) return ReadError("cannot resolve", path, ec.value());
+    return out;
+  }
+
+  Result<LockAttempt> TryLock(const stdfs::path& file, bool exclusive, bool create) override {
+    int fd = ::open(file.c_str(), (create ? O_RDWR | O_CREAT : O_RDONLY) | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0666);
+    if (fd < 0) {
+      int err = errno;
+      if (err == ELOOP) return BadInput("is a symlink; pilot never writes through one", file.string());
+      return ReadError(create ? "cannot create" : "cannot open", file, err);
+    }
+    struct stat st {};
+    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+      ::close(fd);
+      return BadInput("is not a regular file", file.string());
+    }
+    LockAttempt out;
+    if (::flock(fd, (exclusive ? LOCK_EX : LOCK_SH) | LOCK_NB) != 0) {
+      int err = errno;
+      if (err != EWOULDBLOCK) {
+        ::close(fd);
+        return ReadError("cannot lock", file, err);
+      }
+      char buf[64] = {};
+      ssize_t n = ::pread(fd, buf, sizeof buf, 0);
+      if (n > 0) out.holder.assign(buf, static_cast<std::size_t>(n));
+      ::close(fd);
+      return out;
+    }
+    out.lock = std::make_unique<PosixFileLock>(fd, file);
+    return out;
+  }
+
+  Result<std::uint64_t> FreeBytes(const stdfs::path& path) override {
+    std::error_code ec;
+    stdfs::path p = stdfs::absolute(path, ec);
+    // The run folder's parent may not exist yet: ask of the nearest ancestor that does.
+    while (!p.empty() && p != p.parent_path() && !stdfs::exists(p, ec)) p = p.parent_path();
+    struct statvfs st {};
+    if (p.empty() || ::statvfs(p.c_str(), &st) != 0) return ReadError("cannot query free space", path, errno);
+    return static_cast<std::uint64_t>(st.f_bavail) * st.f_frsize;
+  }
+
  private:
   static Result<FileStat> DoStat(const stdfs::path& file, int (*fn)(const char*, struct stat*)) {
     struct stat st {};
@@ -254,39 +399,40 @@ Result<std::string> ReadCapped(FileSystem& fs, const stdfs::path& file, std::uin
   return text;
 }
 
-Result<int> OpenRegularForRead(const stdfs::path& file, bool follow_symlinks) {
-  int flags = O_RDONLY | O_NONBLOCK | O_CLOEXEC | (follow_symlinks ? 0 : O_NOFOLLOW);
-  int fd = ::open(file.c_str(), flags);
-  if (fd < 0) {
-    int err = errno;
-    if (err == ELOOP && !follow_symlinks) return BadInput("is a symlink; pilot does not follow it here", file.string());
-    return ReadError("cannot open", file, err);
+Result<std::vector<std::string>> ListFilesRecursive(FileSystem& fs, const stdfs::path& base,
+                                                    const stdfs::path& dir) {
+  std::vector<std::string> out;
+  std::vector<stdfs::path> pending{dir};
+  while (!pending.empty()) {
+    stdfs::path d = std::move(pending.back());
+    pending.pop_back();
+    auto entries = fs.ListDirectory(d);
+    if (!entries.ok()) return entries.error();
+    for (const DirEntry& e : entries.value()) {
+      if (e.stat.directory) pending.push_back(d / e.name);
+      else if (e.stat.regular) out.push_back((d / e.name).lexically_relative(base).generic_string());
+    }
   }
-  struct stat st {};
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    ::close(fd);
-    return BadInput(S_ISDIR(st.st_mode) ? "is a folder, not a regular file" : "is not a regular file (a FIFO, device or socket?)",
-                    file.string(), "give a regular file");
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+Status ReadExactAt(ReadableFile& file, std::uint64_t offset, char* buf, std::size_t n) {
+  auto got = file.ReadAt(offset, buf, n);
+  if (!got.ok()) return got.error();
+  if (got.value() != n) {
+    return BadInput("ends early: " + std::to_string(n) + " bytes wanted at offset " + std::to_string(offset) +
+                        ", " + std::to_string(got.value()) + " there",
+                    file.path().string());
   }
-  // Back to blocking reads: O_NONBLOCK only kept the open itself from hanging.
-  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
-  return fd;
+  return {};
 }
 
-Result<LineReader> LineReader::Open(const stdfs::path& file, std::uint64_t max_line, bool follow_symlinks) {
-  auto fd = OpenRegularForRead(file, follow_symlinks);
-  if (!fd.ok()) return fd.error();
-  return LineReader(fd.value(), file, max_line);
-}
-
-LineReader::LineReader(LineReader&& o) noexcept
-    : fd_(o.fd_), file_(std::move(o.file_)), max_line_(o.max_line_), buf_(std::move(o.buf_)), pos_(o.pos_),
-      eof_(o.eof_), offset_(o.offset_), line_no_(o.line_no_) {
-  o.fd_ = -1;
-}
-
-LineReader::~LineReader() {
-  if (fd_ >= 0) ::close(fd_);
+Result<LineReader> LineReader::Open(FileSystem& fs, const stdfs::path& file, std::uint64_t max_line,
+                                    bool follow_symlinks) {
+  auto in = fs.OpenRead(file, follow_symlinks);
+  if (!in.ok()) return in.error();
+  return LineReader(std::move(in).value(), max_line);
 }
 
 Result<bool> LineReader::Next(std::string& line, bool* complete) {
@@ -297,7 +443,7 @@ Result<bool> LineReader::Next(std::string& line, bool* complete) {
     if (line.size() + avail > max_line_) {
       return BadInput("line " + std::to_string(line_no_ + 1) + " is longer than pilot's cap of " +
                           std::to_string(max_line_) + " bytes",
-                      file_.string(), "a line this long is damaged or not what was meant");
+                      file_->path().string(), "a line this long is damaged or not what was meant");
     }
     line.append(buf_, pos_, avail);
     if (nl != std::string::npos) {
@@ -317,17 +463,16 @@ Result<bool> LineReader::Next(std::string& line, bool* complete) {
     }
     buf_.resize(1 << 16);
     pos_ = 0;
-    ssize_t n;
-    do n = ::read(fd_, buf_.data(), buf_.size());
-    while (n < 0 && errno == EINTR);
-    if (n < 0) return ReadError("read failed", file_, errno);
-    buf_.resize(static_cast<size_t>(n));
-    if (n == 0) eof_ = true;
+    auto n = file_->ReadAt(read_at_, buf_.data(), buf_.size());
+    if (!n.ok()) return n.error();
+    buf_.resize(n.value());
+    read_at_ += n.value();
+    if (n.value() == 0) eof_ = true;
   }
 }
 
 Status LineReader::Seek(std::uint64_t offset) {
-  if (::lseek(fd_, static_cast<off_t>(offset), SEEK_SET) < 0) return ReadError("cannot seek", file_, errno);
+  read_at_ = offset;
   buf_.clear();
   pos_ = 0;
   eof_ = false;

@@ -9,11 +9,8 @@
 #include <openssl/evp.h>
 
 #include <array>
-#include <cstdio>
-#include <unistd.h>
-
-#include <cerrno>
 #include <memory>
+#include <vector>
 
 namespace pilot {
 namespace {
@@ -54,22 +51,18 @@ std::string Sha256Hex(std::string_view bytes) {
   return Finish(ctx.get());
 }
 
-Result<std::string> Sha256File(const std::filesystem::path& file, bool follow_symlinks) {
-  auto fd = OpenRegularForRead(file, follow_symlinks);
-  if (!fd.ok()) return fd.error();
+Result<std::string> Sha256File(FileSystem& fs, const std::filesystem::path& file, bool follow_symlinks) {
+  auto in = fs.OpenRead(file, follow_symlinks);
+  if (!in.ok()) return in.error();
   MdCtx ctx = NewSha256();
-  std::array<char, 1 << 16> buf{};
-  for (;;) {
-    ssize_t n = ::read(fd.value(), buf.data(), buf.size());
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      ::close(fd.value());
-      return BadInput("read error while hashing", file.string());
-    }
-    if (n == 0) break;
-    EVP_DigestUpdate(ctx.get(), buf.data(), static_cast<size_t>(n));
+  std::vector<char> buf(1 << 16);
+  for (std::uint64_t at = 0;;) {
+    auto n = in.value()->ReadAt(at, buf.data(), buf.size());
+    if (!n.ok()) return BadInput("read error while hashing: " + n.error().what, file.string());
+    if (n.value() == 0) break;
+    EVP_DigestUpdate(ctx.get(), buf.data(), n.value());
+    at += n.value();
   }
-  ::close(fd.value());
   return Finish(ctx.get());
 }
 
@@ -88,12 +81,12 @@ bool IsSha256Hex(std::string_view s) {
   return true;
 }
 
-std::vector<Result<std::string>> Sha256Files(const std::vector<std::filesystem::path>& files, bool follow_symlinks,
-                                             unsigned max_threads) {
+std::vector<Result<std::string>> Sha256Files(FileSystem& fs, const std::vector<std::filesystem::path>& files,
+                                             bool follow_symlinks, unsigned max_threads) {
   std::vector<Result<std::string>> out(files.size(), Result<std::string>(std::string()));
   std::atomic<std::size_t> next{0};
   auto work = [&] {
-    for (std::size_t i; (i = next++) < files.size();) out[i] = Sha256File(files[i], follow_symlinks);
+    for (std::size_t i; (i = next++) < files.size();) out[i] = Sha256File(fs, files[i], follow_symlinks);
   };
   unsigned cores = max_threads ? max_threads : std::min(16u, std::max(1u, std::thread::hardware_concurrency()));
   std::size_t threads = std::min<std::size_t>(files.size(), cores);

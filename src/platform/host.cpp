@@ -4,14 +4,20 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
-#include <fstream>
+#include <sstream>
 #include <string>
 
 namespace pilot {
 namespace {
 
-std::string FirstMatch(const char* file, const std::string& key) {
-  std::ifstream in(file);
+// A host file (/proc, /etc) through the seam; an unreadable one reads as empty.
+std::string ReadHostFile(FileSystem& fs, const char* file) {
+  auto text = fs.ReadFile(file, 4u << 20);
+  return text.ok() ? std::move(text).value() : std::string();
+}
+
+std::string FirstMatch(FileSystem& fs, const char* file, const std::string& key) {
+  std::istringstream in(ReadHostFile(fs, file));
   std::string line;
   while (std::getline(in, line)) {
     if (line.rfind(key, 0) == 0) {
@@ -25,8 +31,8 @@ std::string FirstMatch(const char* file, const std::string& key) {
   return {};
 }
 
-std::string OsPrettyName() {
-  std::ifstream in("/etc/os-release");
+std::string OsPrettyName(FileSystem& fs) {
+  std::istringstream in(ReadHostFile(fs, "/etc/os-release"));
   std::string line;
   while (std::getline(in, line)) {
     if (line.rfind("PRETTY_NAME=", 0) == 0) {
@@ -40,14 +46,14 @@ std::string OsPrettyName() {
 
 }  // namespace
 
-nlohmann::ordered_json HostInfo() {
+nlohmann::ordered_json HostInfo(FileSystem& fs) {
   nlohmann::ordered_json j;
   struct utsname u {};
   uname(&u);
-  j["os"] = OsPrettyName();
+  j["os"] = OsPrettyName(fs);
   j["kernel"] = std::string(u.sysname) + " " + u.release;
   j["machine"] = u.machine;
-  j["cpu_model"] = FirstMatch("/proc/cpuinfo", "model name");
+  j["cpu_model"] = FirstMatch(fs, "/proc/cpuinfo", "model name");
   j["cpu_count"] = sysconf(_SC_NPROCESSORS_ONLN);
   long pages = sysconf(_SC_PHYS_PAGES);
   long page_size = sysconf(_SC_PAGE_SIZE);

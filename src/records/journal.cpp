@@ -255,7 +255,7 @@ Result<JournalState> LoadJournal(FileSystem& fsys, const fs::path& file, bool re
     return BadInput("no journal: the run never started (no item was processed)", where,
                     "start a new run with `pilot run`");
   }
-  auto in = LineReader::Open(file, limits::kJournalLineBytes, /*follow_symlinks=*/false);
+  auto in = LineReader::Open(fsys, file, limits::kJournalLineBytes, /*follow_symlinks=*/false);
   if (!in.ok()) {
     return BadInput("cannot read the journal: " + in.error().what, where,
                     "a journal must be a regular file inside the run folder");
@@ -277,8 +277,8 @@ Result<JournalState> LoadJournal(FileSystem& fsys, const fs::path& file, bool re
   return st;
 }
 
-JournalReader::JournalReader(const fs::path& file) : where_(file.string()) {
-  auto in = LineReader::Open(file, limits::kJournalLineBytes, /*follow_symlinks=*/false);
+JournalReader::JournalReader(FileSystem& fsys, const fs::path& file) : where_(file.string()) {
+  auto in = LineReader::Open(fsys, file, limits::kJournalLineBytes, /*follow_symlinks=*/false);
   if (in.ok()) {
     in_.emplace(std::move(in).value());
   } else {

@@ -1,7 +1,5 @@
 #include "pilot/vectors.h"
 
-#include <fcntl.h>
-#include <unistd.h>
 
 #include <cstring>
 
@@ -61,34 +59,22 @@ Result<std::uint32_t> ParseSidecarHeader(std::string_view header, const std::str
   return dim;
 }
 
-Result<SidecarReader> SidecarReader::Open(const std::filesystem::path& file, std::uint32_t dim) {
-  auto fd = OpenRegularForRead(file, false);
-  if (!fd.ok()) return fd.error();
-  off_t size = ::lseek(fd.value(), 0, SEEK_END);
+Result<SidecarReader> SidecarReader::Open(FileSystem& fs, const std::filesystem::path& file, std::uint32_t dim) {
+  auto in = fs.OpenRead(file, /*follow_symlinks=*/false);
+  if (!in.ok()) return in.error();
+  const std::uint64_t size = in.value()->size();
   char header[kSidecarHeaderBytes];
-  if (size < static_cast<off_t>(kSidecarHeaderBytes) ||
-      ::pread(fd.value(), header, sizeof header, 0) != static_cast<ssize_t>(sizeof header)) {
-    ::close(fd.value());
+  if (size < kSidecarHeaderBytes || !ReadExactAt(*in.value(), 0, header, sizeof header).ok()) {
     return BadInput("the vectors sidecar is shorter than its header", file.string());
   }
   auto declared = ParseSidecarHeader(std::string_view(header, sizeof header), file.string());
-  if (!declared.ok() || declared.value() != dim) {
-    ::close(fd.value());
-    if (!declared.ok()) return declared.error();
+  if (!declared.ok()) return declared.error();
+  if (declared.value() != dim) {
     return BadInput("the vectors sidecar declares dim " + std::to_string(declared.value()) + ", the run's stage " +
                         std::to_string(dim),
                     file.string());
   }
-  return SidecarReader(fd.value(), file, dim, static_cast<std::uint64_t>(size));
-}
-
-SidecarReader::SidecarReader(SidecarReader&& o) noexcept
-    : fd_(o.fd_), file_(std::move(o.file_)), dim_(o.dim_), size_(o.size_) {
-  o.fd_ = -1;
-}
-
-SidecarReader::~SidecarReader() {
-  if (fd_ >= 0) ::close(fd_);
+  return SidecarReader(std::move(in).value(), dim, size);
 }
 
 Result<std::string> SidecarReader::ReadRaw(std::uint64_t offset, std::string_view id) {
@@ -96,19 +82,15 @@ Result<std::string> SidecarReader::ReadRaw(std::uint64_t offset, std::string_vie
   if (offset < kSidecarHeaderBytes || offset > size_ || size_ - offset < need) {
     return BadInput("item '" + std::string(id) + "' points at vector offset " + std::to_string(offset) +
                         ", outside the sidecar's " + std::to_string(size_) + " bytes",
-                    file_.string());
+                    in_->path().string());
   }
   std::string buf(need, '\0');
-  std::uint64_t got = 0;
-  while (got < need) {
-    ssize_t n = ::pread(fd_, buf.data() + got, need - got, static_cast<off_t>(offset + got));
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return BadInput("cannot read the vectors sidecar", file_.string());
-    got += static_cast<std::uint64_t>(n);
+  if (!ReadExactAt(*in_, offset, buf.data(), need).ok()) {
+    return BadInput("cannot read the vectors sidecar", in_->path().string());
   }
   if (GetU32(buf.data()) != id.size() || std::string_view(buf).substr(4, id.size()) != id) {
     return BadInput("the vector at offset " + std::to_string(offset) + " is not item '" + std::string(id) + "'s",
-                    file_.string(), "the sidecar or the journal is damaged");
+                    in_->path().string(), "the sidecar or the journal is damaged");
   }
   return buf.substr(4 + id.size());
 }

@@ -35,12 +35,13 @@ std::string Fmt(const char* format, double a, double b = 0) {
 // Up to `n` texts of the parameters' manifest that pass the prechecks: real pilot inputs.
 std::vector<std::string> SampleInputs(const Params& params, std::size_t n) {
   std::vector<std::string> texts;
-  auto manifest = ManifestSource::Open(params.manifest);
+  FileSystem& files = RealFileSystem();
+  auto manifest = ManifestSource::Open(files, params.manifest);
   if (!manifest.ok()) return texts;
-  std::error_code ec;
-  fs::path root = fs::canonical(fs::absolute(params.manifest).parent_path(), ec);
+  auto root = files.Resolve(fs::absolute(params.manifest).parent_path());
+  if (!root.ok()) return texts;
   (void)manifest.value().ForEach([&](const ManifestItem& item) -> Status {
-    Precheck pre = PrecheckItem(RealFileSystem(), root, item, params.max_bytes);
+    Precheck pre = PrecheckItem(files, root.value(), item, params.max_bytes);
     if (!pre.rejection) texts.push_back(std::move(pre.text));
     return texts.size() < n ? Status() : Status(BadInput("enough", ""));
   });
@@ -50,7 +51,7 @@ std::vector<std::string> SampleInputs(const Params& params, std::size_t n) {
 DoctorCheck ModelCheck(const Params& params, const std::string& device) {
   DoctorCheck c;
   c.name = "model on " + device;
-  auto sha = Sha256File(params.stage.model);
+  auto sha = Sha256File(RealFileSystem(), params.stage.model);
   if (!sha.ok()) return {c.name, kFail, "model file not readable: " + params.stage.model.string(), true, {}};
   std::vector<std::string> texts = SampleInputs(params, static_cast<std::size_t>(params.batch_size));
   if (texts.empty()) {
@@ -157,7 +158,7 @@ DoctorReport RunDoctor(const DoctorOptions& o) {
                std::to_string(at::get_num_threads()) + " intra-op, " + std::to_string(at::get_num_interop_threads()) +
                " inter-op";
   rep.checks.push_back(lib);
-  auto host = HostInfo();
+  auto host = HostInfo(RealFileSystem());
   rep.checks.push_back({"host", kPass,
                         host["os"].get<std::string>() + ", " + host["cpu_model"].get<std::string>() + ", " +
                             std::to_string(host["cpu_count"].get<long>()) + " CPUs, " +
@@ -219,7 +220,7 @@ DoctorReport RunDoctor(const DoctorOptions& o) {
   const fs::path runs_abs = fs::absolute(o.runs_dir, ec);
   fs::path probe = ec ? fs::path() : runs_abs;
   while (!probe.empty() && probe != probe.parent_path() && !fs::exists(probe, ec)) probe = probe.parent_path();
-  double free_mb = FreeDiskMegabytes(o.runs_dir);
+  double free_mb = FreeDiskMegabytes(RealFileSystem(), o.runs_dir);
   bool writable = !probe.empty() && ::access(probe.c_str(), W_OK) == 0;
   DoctorCheck disk{"disk", writable ? kPass : kFail, "", true,
                    {{"runs_dir", runs_abs.string()}, {"free_mb", free_mb}, {"writable", writable}}};

@@ -79,7 +79,7 @@ Received ReceivedEnvironment(const std::string& requested, const std::filesystem
     if (r.min_device_memory_mb == 0 || mb < r.min_device_memory_mb) r.min_device_memory_mb = mb;
   }
   r.libtorch_version = TORCH_VERSION;
-  r.free_disk_mb = FreeDiskMegabytes(runs_dir);
+  r.free_disk_mb = FreeDiskMegabytes(RealFileSystem(), runs_dir);
   return r;
 }
 

@@ -35,7 +35,7 @@ class StageTest : public ::testing::Test {
     StageConfig c;
     c.kind = kind;
     c.model = model;
-    c.model_sha256 = Sha256File(model).ok() ? Sha256File(model).value() : "";
+    c.model_sha256 = Sha256File(RealFileSystem(), model).ok() ? Sha256File(RealFileSystem(), model).value() : "";
     c.options = std::move(options);
     c.threads = 1;
     return registry_.Create(c);
@@ -360,7 +360,7 @@ const DoctorCheck* Find(const DoctorReport& r, const std::string& name) {
 }
 
 TEST(Doctor, CpuChecksPassAndTheModelRunsCpuAgainstCpu) {
-  auto params = LoadParams(std::string(PILOT_SOURCE_DIR) + "/config/pilot.json");
+  auto params = LoadParams(RealFileSystem(), std::string(PILOT_SOURCE_DIR) + "/config/pilot.json");
   ASSERT_TRUE(params.ok()) << params.error().ToString();
   DoctorOptions o;
   o.params = params.value();

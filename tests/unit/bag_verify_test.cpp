@@ -32,7 +32,7 @@ class VerifyTest : public ::testing::Test {
     auto out = ExecuteRun(fixture_->plan, stage, RealFileSystem(), SystemClock());
     ASSERT_TRUE(out.ok());
     run_ = out.value().run_dir;
-    ASSERT_TRUE(VerifyRunFolder(run_, {}).ok());
+    ASSERT_TRUE(VerifyRunFolder(RealFileSystem(), run_, {}).ok());
   }
 
   // Rewrites the bag manifests so that fixity holds again after a payload edit: only the
@@ -64,7 +64,7 @@ TEST_F(VerifyTest, ACopyElsewhereVerifiesWithoutTheInputs) {
   testing::TempDir other;
   fs::copy(run_, other / "copy", fs::copy_options::recursive);
   fs::remove_all(fixture_->inputs);
-  auto r = VerifyRunFolder(other / "copy", {});
+  auto r = VerifyRunFolder(RealFileSystem(), other / "copy", {});
   EXPECT_TRUE(r.ok()) << Dump(r);
   EXPECT_EQ(r.items, 3u);
   EXPECT_EQ(r.accepted + r.rejected, 3u);
@@ -74,16 +74,16 @@ TEST_F(VerifyTest, OneChangedByteIsAFixityFinding) {
   std::string text = ReadText(run_ / "data/report.md");
   text[10] ^= 1;
   WriteText(run_ / "data/report.md", text);
-  auto r = VerifyRunFolder(run_, {});
+  auto r = VerifyRunFolder(RealFileSystem(), run_, {});
   EXPECT_TRUE(Has(r, "fixity", "data/report.md", "sha256 is")) << Dump(r);
-  EXPECT_TRUE(VerifyRunFolder(run_, {true, false, {}, {}}).ok()) << "--fast does not re-hash";
+  EXPECT_TRUE(VerifyRunFolder(RealFileSystem(), run_, {true, false, {}, {}}).ok()) << "--fast does not re-hash";
 }
 
 TEST_F(VerifyTest, EveryFailingFileIsListed) {
   for (const char* f : {"data/report.md", "data/environment.json"}) {
     std::ofstream(run_ / f, std::ios::app) << " ";
   }
-  auto r = VerifyRunFolder(run_, {});
+  auto r = VerifyRunFolder(RealFileSystem(), run_, {});
   EXPECT_TRUE(Has(r, "fixity", "data/report.md", "")) << Dump(r);
   EXPECT_TRUE(Has(r, "fixity", "data/environment.json", "")) << Dump(r);
   EXPECT_TRUE(Has(r, "completeness", "bag-info.txt", "Payload-Oxum")) << Dump(r);
@@ -93,7 +93,7 @@ TEST_F(VerifyTest, DeletedAndAddedFilesAreCompletenessFindings) {
   fs::remove(run_ / "data/report.md");
   WriteText(run_ / "data/extra.txt", "x");
   WriteText(run_ / "stray.txt", "x");
-  auto r = VerifyRunFolder(run_, {});
+  auto r = VerifyRunFolder(RealFileSystem(), run_, {});
   EXPECT_TRUE(Has(r, "completeness", "data/report.md", "missing")) << Dump(r);
   EXPECT_TRUE(Has(r, "completeness", "data/extra.txt", "unexpected")) << Dump(r);
   EXPECT_TRUE(Has(r, "completeness", "stray.txt", "unexpected")) << Dump(r);
@@ -103,7 +103,7 @@ TEST_F(VerifyTest, MissingResultLineInAConsistentBagIsAnAccountingFinding) {
   std::string results = ReadText(run_ / "data/results.jsonl");
   WriteText(run_ / "data/results.jsonl", results.substr(results.find('\n') + 1));  // drop "a"
   Rebag();
-  auto r = VerifyRunFolder(run_, {});
+  auto r = VerifyRunFolder(RealFileSystem(), run_, {});
   EXPECT_TRUE(Has(r, "accounting", "a", "no result")) << Dump(r);
   EXPECT_TRUE(Has(r, "report", "data/report.json", "counts.accepted")) << Dump(r);
 }
@@ -118,7 +118,7 @@ TEST_F(VerifyTest, SwappedResultLinesAreAnOrderFinding) {
   ASSERT_EQ(lines.size(), 3u);
   WriteText(run_ / "data/results.jsonl", lines[1] + lines[0] + lines[2]);
   Rebag();
-  auto r = VerifyRunFolder(run_, {});
+  auto r = VerifyRunFolder(RealFileSystem(), run_, {});
   EXPECT_TRUE(Has(r, "accounting", "data/results.jsonl", "not in manifest order")) << Dump(r);
   EXPECT_EQ(r.findings.size(), 1u) << Dump(r);
 
@@ -126,7 +126,7 @@ TEST_F(VerifyTest, SwappedResultLinesAreAnOrderFinding) {
   unknown.replace(unknown.find("\"a\""), 3, "\"zz\"");
   WriteText(run_ / "data/results.jsonl", unknown + lines[0] + lines[1] + lines[2]);
   Rebag();
-  auto u = VerifyRunFolder(run_, {});
+  auto u = VerifyRunFolder(RealFileSystem(), run_, {});
   EXPECT_TRUE(Has(u, "accounting", "zz", "not in the manifest")) << Dump(u);
   EXPECT_FALSE(Has(u, "accounting", "data/results.jsonl", "not in manifest order")) << Dump(u);
 }
@@ -138,7 +138,7 @@ TEST_F(VerifyTest, DuplicateAndUnknownIdsAreFindings) {
   unknown.replace(unknown.find("\"a\""), 3, "\"zz\"");
   WriteText(run_ / "data/results.jsonl", results + first + unknown);
   Rebag();
-  auto r = VerifyRunFolder(run_, {});
+  auto r = VerifyRunFolder(RealFileSystem(), run_, {});
   EXPECT_TRUE(Has(r, "accounting", "a", "more than once")) << Dump(r);
   EXPECT_TRUE(Has(r, "accounting", "zz", "not in the manifest")) << Dump(r);
 }
@@ -149,7 +149,7 @@ TEST_F(VerifyTest, DisallowedCategoryUnknownReasonAndUnmetExpectedRejection) {
   results.replace(results.find("\"empty_input\""), 13, "\"made_up\"");
   WriteText(run_ / "data/results.jsonl", results);
   Rebag();
-  auto r = VerifyRunFolder(run_, {});
+  auto r = VerifyRunFolder(RealFileSystem(), run_, {});
   EXPECT_TRUE(Has(r, "accounting", "a", "not in allowed_categories")) << Dump(r);
   EXPECT_TRUE(Has(r, "accounting", "c", "unknown reason 'made_up'")) << Dump(r);
   EXPECT_TRUE(Has(r, "accounting", "c", "expected rejection 'empty_input'")) << Dump(r);
@@ -159,21 +159,21 @@ TEST_F(VerifyTest, ChangedCopyOfTheManifestIsFound) {
   std::string m = ReadText(run_ / "data/manifest.json");
   WriteText(run_ / "data/manifest.json", m + " ");
   Rebag();
-  auto r = VerifyRunFolder(run_, {});
+  auto r = VerifyRunFolder(RealFileSystem(), run_, {});
   EXPECT_TRUE(Has(r, "copies", "data/manifest.json", "manifest_sha256")) << Dump(r);
 }
 
 TEST_F(VerifyTest, AnUnfinishedRunNeverPasses) {
   fs::remove(run_ / "manifest-sha256.txt");
   fs::remove(run_ / "tagmanifest-sha256.txt");
-  auto r = VerifyRunFolder(run_, {});
+  auto r = VerifyRunFolder(RealFileSystem(), run_, {});
   EXPECT_TRUE(Has(r, "bag", "manifest-sha256.txt", "did not finish")) << Dump(r);
 }
 
 TEST_F(VerifyTest, InputsOptionRehashesTheInputs) {
-  EXPECT_TRUE(VerifyRunFolder(run_, {false, true, {}, {}}).ok());
+  EXPECT_TRUE(VerifyRunFolder(RealFileSystem(), run_, {false, true, {}, {}}).ok());
   WriteText(fixture_->inputs / "b.txt", "en changed");
-  auto r = VerifyRunFolder(run_, {false, true, {}, {}});
+  auto r = VerifyRunFolder(RealFileSystem(), run_, {false, true, {}, {}});
   EXPECT_TRUE(Has(r, "inputs", "b", "no longer matches")) << Dump(r);
 }
 
@@ -184,30 +184,30 @@ TEST_F(VerifyTest, ASymlinkToIdenticalBytesOutsideIsAFinding) {
   fs::copy_file(run_ / "data/report.md", outside / "report.md");
   fs::remove(run_ / "data/report.md");
   fs::create_symlink(outside / "report.md", run_ / "data/report.md");
-  auto r = VerifyRunFolder(run_, {});
+  auto r = VerifyRunFolder(RealFileSystem(), run_, {});
   EXPECT_TRUE(Has(r, "completeness", "data/report.md", "symlink")) << Dump(r);
 }
 
 TEST_F(VerifyTest, AConsistentlyRehashedLinkToASystemFileIsAFindingAndNeverRead) {
   fs::create_symlink("/etc/passwd", run_ / "data/passwd");
   // Hashes the link's target as a careless tool would: a bag that is consistent.
-  const std::string sha = Sha256File("/etc/passwd").value();
+  const std::string sha = Sha256File(RealFileSystem(), "/etc/passwd").value();
   WriteText(run_ / "manifest-sha256.txt", ReadText(run_ / "manifest-sha256.txt") + sha + "  data/passwd\n");
-  auto r = VerifyRunFolder(run_, {});
+  auto r = VerifyRunFolder(RealFileSystem(), run_, {});
   EXPECT_TRUE(Has(r, "completeness", "data/passwd", "symlink")) << Dump(r);
 }
 
 TEST_F(VerifyTest, AFifoInsteadOfATagFileIsAFindingNotAHang) {
   fs::remove(run_ / "bagit.txt");
   ASSERT_EQ(::mkfifo((run_ / "bagit.txt").c_str(), 0600), 0);
-  auto r = VerifyRunFolder(run_, {});
+  auto r = VerifyRunFolder(RealFileSystem(), run_, {});
   EXPECT_TRUE(Has(r, "bag", "bagit.txt", "not a regular file")) << Dump(r);
 }
 
 TEST_F(VerifyTest, ARunRecordLinkedToADeviceIsAFinding) {
   fs::remove(run_ / "data/run.json");
   fs::create_symlink("/dev/zero", run_ / "data/run.json");
-  auto r = VerifyRunFolder(run_, {});
+  auto r = VerifyRunFolder(RealFileSystem(), run_, {});
   EXPECT_TRUE(Has(r, "copies", "data/run.json", "symlink")) << Dump(r);
 }
 
@@ -217,14 +217,14 @@ TEST_F(VerifyTest, WellFormedButWrongJsonIsAFindingNotACrash) {
   WriteText(run_ / "data/run.json", run_json);
   WriteText(run_ / "data/report.json", "[]\n");
   Rebag();
-  auto r = VerifyRunFolder(run_, {});
+  auto r = VerifyRunFolder(RealFileSystem(), run_, {});
   EXPECT_TRUE(Has(r, "copies", "data/run.json", "'state'")) << Dump(r);
   EXPECT_TRUE(Has(r, "report", "data/report.json", "not a JSON object")) << Dump(r);
 }
 
 TEST_F(VerifyTest, AnEmptyFolderInThePayloadIsAFinding) {
   fs::create_directory(run_ / "data/extra");
-  auto r = VerifyRunFolder(run_, {});
+  auto r = VerifyRunFolder(RealFileSystem(), run_, {});
   EXPECT_TRUE(Has(r, "completeness", "data/extra", "empty folder")) << Dump(r);
 }
 
@@ -233,7 +233,7 @@ TEST_F(VerifyTest, AHandEditedTagManifestIsAFinding) {
   for (const std::string& edited : {tags + "\n", std::string(tags).insert(tags.find('\n'), "\r"),
                                    std::string(tags).insert(66, "*")}) {
     WriteText(run_ / "tagmanifest-sha256.txt", edited);
-    auto r = VerifyRunFolder(run_, {});
+    auto r = VerifyRunFolder(RealFileSystem(), run_, {});
     EXPECT_TRUE(Has(r, "fixity", "tagmanifest-sha256.txt", "malformed")) << Dump(r);
   }
 }
@@ -245,21 +245,21 @@ TEST_F(VerifyTest, AFlippedResultRehashedConsistentlyDisagreesWithTheJournal) {
   results.replace(at, 15, "\"category\":\"en\"");
   WriteText(run_ / "data/results.jsonl", results);
   Rebag();
-  auto r = VerifyRunFolder(run_, {});
+  auto r = VerifyRunFolder(RealFileSystem(), run_, {});
   EXPECT_TRUE(Has(r, "accounting", "a", "differs from its record in data/journal.jsonl")) << Dump(r);
 }
 
 TEST_F(VerifyTest, TheFingerprintTellsACopyFromARehashedOne) {
-  const std::string fingerprint = Sha256File(run_ / "tagmanifest-sha256.txt").value();
+  const std::string fingerprint = Sha256File(RealFileSystem(), run_ / "tagmanifest-sha256.txt").value();
   VerifyOptions expect;
   expect.expect_fingerprint = fingerprint;
-  auto same = VerifyRunFolder(run_, expect);
+  auto same = VerifyRunFolder(RealFileSystem(), run_, expect);
   EXPECT_TRUE(same.ok()) << Dump(same);
   EXPECT_EQ(same.fingerprint, fingerprint);
   WriteText(run_ / "bag-info.txt", ReadText(run_ / "bag-info.txt") + "Contact-Name: someone\n");
   Rebag();
-  ASSERT_TRUE(VerifyRunFolder(run_, {}).ok()) << "consistent on its own";
-  auto r = VerifyRunFolder(run_, expect);
+  ASSERT_TRUE(VerifyRunFolder(RealFileSystem(), run_, {}).ok()) << "consistent on its own";
+  auto r = VerifyRunFolder(RealFileSystem(), run_, expect);
   EXPECT_TRUE(Has(r, "fingerprint", "tagmanifest-sha256.txt", "expected " + fingerprint)) << Dump(r);
 }
 

@@ -226,7 +226,7 @@ TEST(Engine, FolderKindAndFormatAreDeclaredInRunJsonAndBagInfo) {
   const std::string info = ReadText(dir / "bag-info.txt");
   EXPECT_EQ(BagInfoValue(info, "Pilot-Folder-Kind"), "run");
   EXPECT_EQ(BagInfoValue(info, "Pilot-Format-Version"), std::to_string(kRunFormatVersion));
-  auto kind = ReadFolderKind(dir);
+  auto kind = ReadFolderKind(RealFileSystem(), dir);
   ASSERT_TRUE(kind.ok());
   EXPECT_TRUE(kind.value().declared);
   EXPECT_EQ(kind.value().version, kRunFormatVersion);
@@ -256,7 +256,7 @@ TEST_F(FolderKindTest, AnUnknownKindIsRefusedByVerifyResumeAndStatusNamingIt) {
   EditRunJson("\"folder_kind\": \"run\"", "\"folder_kind\": \"sweep\"");
   const std::string before = ReadText(dir_ / "data/run.json");
   // bag-info.txt still says run: the two disagree, which is a finding of a damaged folder.
-  auto verified = VerifyFolder(dir_, {});
+  auto verified = VerifyFolder(RealFileSystem(), dir_, {});
   ASSERT_TRUE(verified.ok());
   bool disagreement = false;
   for (const auto& x : verified.value().findings) {
@@ -265,11 +265,11 @@ TEST_F(FolderKindTest, AnUnknownKindIsRefusedByVerifyResumeAndStatusNamingIt) {
   EXPECT_TRUE(disagreement);
   // Both say sweep: a kind this pilot does not know, refused (exit 2) rather than judged.
   WriteText(dir_ / "bag-info.txt", "Pilot-Folder-Kind: sweep\nPilot-Format-Version: 2\n");
-  verified = VerifyFolder(dir_, {});
+  verified = VerifyFolder(RealFileSystem(), dir_, {});
   ASSERT_FALSE(verified.ok());
   EXPECT_EQ(verified.error().kind, ErrorKind::kBadInput);
   EXPECT_NE(verified.error().what.find("kind 'sweep'"), std::string::npos) << verified.error().what;
-  auto status = ReadRunStatus(dir_);
+  auto status = ReadRunStatus(RealFileSystem(), dir_);
   ASSERT_FALSE(status.ok());
   EXPECT_NE(status.error().what.find("kind 'sweep'"), std::string::npos);
   FakeStage stage;
@@ -282,7 +282,7 @@ TEST_F(FolderKindTest, AnUnknownKindIsRefusedByVerifyResumeAndStatusNamingIt) {
 TEST_F(FolderKindTest, ANewerFormatIsRefusedNamingTheVersion) {
   EditRunJson("\"format_version\": 2", "\"format_version\": 9");
   WriteText(dir_ / "bag-info.txt", "Pilot-Folder-Kind: run\nPilot-Format-Version: 9\n");
-  auto verified = VerifyFolder(dir_, {});
+  auto verified = VerifyFolder(RealFileSystem(), dir_, {});
   ASSERT_FALSE(verified.ok());
   EXPECT_NE(verified.error().what.find("run format 9"), std::string::npos) << verified.error().what;
 }
@@ -291,7 +291,7 @@ TEST_F(FolderKindTest, BagInfoDisagreeingWithRunJsonIsAFinding) {
   std::string info = ReadText(dir_ / "bag-info.txt");
   info.replace(info.find("Pilot-Format-Version: 2"), 23, "Pilot-Format-Version: 1");
   WriteText(dir_ / "bag-info.txt", info);
-  auto r = VerifyRunFolder(dir_, {});
+  auto r = VerifyRunFolder(RealFileSystem(), dir_, {});
   bool found = false;
   for (const auto& x : r.findings) found |= x.what.find("bag-info.txt says kind 'run' format '1'") != std::string::npos;
   EXPECT_TRUE(found);
@@ -508,7 +508,7 @@ TEST_F(EmbeddingVerify, ANonFiniteValueIsAFinding) {
   std::memcpy(&npy[npy.size() - 4], &nan, 4);
   WriteText(dir_ / kVectorsNpy, npy);
   Rebag();
-  auto r = VerifyRunFolder(dir_, {});
+  auto r = VerifyRunFolder(RealFileSystem(), dir_, {});
   EXPECT_TRUE(Has(r, "row 3 holds a value that is not finite"));
 }
 
@@ -517,15 +517,15 @@ TEST_F(EmbeddingVerify, AMissingRowOrAWrongDtypeIsAFinding) {
   auto shape = ParseNpyHeader(npy, "x").value();
   WriteText(dir_ / kVectorsNpy, NpyHeader(3, 4) + npy.substr(shape.data_offset, 3 * 16));
   Rebag();
-  EXPECT_TRUE(Has(VerifyRunFolder(dir_, {}), "has 3 rows for 4 accepted items"));
+  EXPECT_TRUE(Has(VerifyRunFolder(RealFileSystem(), dir_, {}), "has 3 rows for 4 accepted items"));
   std::string f8 = npy;
   f8.replace(f8.find("<f4"), 3, "<f8");
   WriteText(dir_ / kVectorsNpy, f8);
   Rebag();
-  EXPECT_TRUE(Has(VerifyRunFolder(dir_, {}), "dtype '<f8'"));
+  EXPECT_TRUE(Has(VerifyRunFolder(RealFileSystem(), dir_, {}), "dtype '<f8'"));
   WriteText(dir_ / kVectorsNpy, npy.substr(0, npy.size() - 1));
   Rebag();
-  EXPECT_TRUE(Has(VerifyRunFolder(dir_, {}), "not what its header's shape"));
+  EXPECT_TRUE(Has(VerifyRunFolder(RealFileSystem(), dir_, {}), "not what its header's shape"));
 }
 
 TEST_F(EmbeddingVerify, RowsOutOfManifestOrderAreAFinding) {
@@ -535,7 +535,7 @@ TEST_F(EmbeddingVerify, RowsOutOfManifestOrderAreAFinding) {
   results.replace(at, 7, "\"row\":1");
   WriteText(dir_ / "data/results.jsonl", results);
   Rebag();
-  auto r = VerifyRunFolder(dir_, {});
+  auto r = VerifyRunFolder(RealFileSystem(), dir_, {});
   bool found = false;
   for (const auto& x : r.findings) found |= x.what.find("it must have row 0") != std::string::npos;
   EXPECT_TRUE(found);
@@ -571,7 +571,7 @@ TEST(Plan, BuildRunPlanRecordsWhatWasAskedBesideTheEffectivePlan) {
   request.device = "cpu";
   request.runs_dir = f.dir / "runs";
   request.command_line = {"pilot", "run"};
-  auto plan = BuildRunPlan(request);
+  auto plan = BuildRunPlan(RealFileSystem(), request);
   ASSERT_TRUE(plan.ok()) << plan.error().ToString();
   EXPECT_EQ(plan.value().params.device, "cpu");
   EXPECT_EQ(plan.value().requested["device"], "cpu");
@@ -581,7 +581,7 @@ TEST(Plan, BuildRunPlanRecordsWhatWasAskedBesideTheEffectivePlan) {
   EXPECT_EQ(plan.value().model_sha256, Sha256Hex("fake model"));
 
   request.device = "tpu";
-  auto bad = BuildRunPlan(request);
+  auto bad = BuildRunPlan(RealFileSystem(), request);
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.error().where, "--device");
   request.device.reset();
@@ -589,7 +589,7 @@ TEST(Plan, BuildRunPlanRecordsWhatWasAskedBesideTheEffectivePlan) {
   WriteText(f.dir / "params.json", R"({"manifest": "inputs/manifest.json",
     "stage": {"kind": "fake", "model": "model.bin", "model_sha256": ")" + Sha256Hex("fake model") + R"("},
     "allowed_categories": ["en"]})");
-  auto changed = BuildRunPlan(request);
+  auto changed = BuildRunPlan(RealFileSystem(), request);
   ASSERT_FALSE(changed.ok());
   EXPECT_NE(changed.error().what.find("but the parameters pin"), std::string::npos);
 }
@@ -616,7 +616,7 @@ TEST(EmbeddingVerifyRows, SwappedRowsDifferFromTheJournaledVectors) {
   npy.replace(at + 16, 16, row0);
   WriteText(dir / kVectorsNpy, npy);
   Rebag(dir);
-  auto r = VerifyRunFolder(dir, {});
+  auto r = VerifyRunFolder(RealFileSystem(), dir, {});
   bool row0_found = false, row1_found = false;
   for (const auto& x : r.findings) {
     row0_found |= x.what.find("row 0 differs from item 'a'") != std::string::npos;

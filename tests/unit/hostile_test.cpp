@@ -177,23 +177,23 @@ TEST_F(HostileFs, NoWriteFollowsASymlink) {
 
 TEST_F(HostileFs, ALockThatIsASymlinkIsRefusedAndItsTargetUntouched) {
   fs::create_symlink(dir_ / "outside/victim.txt", dir_ / "run" / kLockFile);
-  auto lock = RunLock::Acquire(dir_ / "run");
+  auto lock = RunLock::Acquire(RealFileSystem(), dir_ / "run");
   ASSERT_FALSE(lock.ok());
   EXPECT_NE(lock.error().what.find("symlink"), std::string::npos);
   EXPECT_EQ(Victim(), "precious\n");
-  EXPECT_FALSE(LockHolder(dir_ / "run").has_value());
+  EXPECT_FALSE(LockHolder(RealFileSystem(), dir_ / "run").has_value());
 }
 
 TEST_F(HostileFs, ALockThisProcessCreatedGoesWithIt) {
   {
-    auto lock = RunLock::Acquire(dir_ / "run");
+    auto lock = RunLock::Acquire(RealFileSystem(), dir_ / "run");
     ASSERT_TRUE(lock.ok());
     EXPECT_TRUE(fs::exists(dir_ / "run" / kLockFile));
   }
   EXPECT_FALSE(fs::exists(dir_ / "run" / kLockFile));
   WriteText(dir_ / "run" / kLockFile, "12345\n");  // left by a dead process: taken over, then left
   {
-    auto lock = RunLock::Acquire(dir_ / "run");
+    auto lock = RunLock::Acquire(RealFileSystem(), dir_ / "run");
     ASSERT_TRUE(lock.ok());
     EXPECT_TRUE(lock.value().stale_taken_over());
   }
@@ -202,7 +202,7 @@ TEST_F(HostileFs, ALockThisProcessCreatedGoesWithIt) {
 
 TEST_F(HostileFs, ALockFileRemovedOnceIsNeverRemovedAgain) {
   {
-    auto lock = RunLock::Acquire(dir_ / "run");
+    auto lock = RunLock::Acquire(RealFileSystem(), dir_ / "run");
     ASSERT_TRUE(lock.ok());
     lock.value().RemoveFile();  // a clean stop: the process lingers a moment before exiting
     WriteText(dir_ / "run" / kLockFile, "4242\n");  // meanwhile another writer's lock appears
@@ -215,9 +215,9 @@ TEST_F(HostileFs, ReadsNeverBlockOnAFifoAndStopAtTheirCap) {
   auto r = RealFileSystem().ReadFile(dir_ / "fifo", 100);
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.error().what.find("not a regular file"), std::string::npos);
-  EXPECT_FALSE(Sha256File(dir_ / "fifo").ok());
-  EXPECT_FALSE(LineReader::Open(dir_ / "fifo", 100).ok());
-  EXPECT_FALSE(Sha256File("/dev/zero").ok());
+  EXPECT_FALSE(Sha256File(RealFileSystem(), dir_ / "fifo").ok());
+  EXPECT_FALSE(LineReader::Open(RealFileSystem(), dir_ / "fifo", 100).ok());
+  EXPECT_FALSE(Sha256File(RealFileSystem(), "/dev/zero").ok());
   EXPECT_FALSE(RealFileSystem().ReadFile("/dev/zero", 100).ok());
 
   WriteText(dir_ / "big.txt", std::string(1000, 'x'));
@@ -227,7 +227,7 @@ TEST_F(HostileFs, ReadsNeverBlockOnAFifoAndStopAtTheirCap) {
   EXPECT_FALSE(ReadCapped(RealFileSystem(), dir_ / "big.txt", 10, "parameter file").ok());
 
   WriteText(dir_ / "lines.txt", "short\n" + std::string(5000, 'y') + "\n");
-  auto lines = LineReader::Open(dir_ / "lines.txt", 100);
+  auto lines = LineReader::Open(RealFileSystem(), dir_ / "lines.txt", 100);
   ASSERT_TRUE(lines.ok());
   std::string line;
   EXPECT_TRUE(lines.value().Next(line).value());
@@ -256,7 +256,7 @@ TEST(HostileManifest, JsonLinesAreHashedExactlyAsValidated) {
   const std::string text = "{\"id\":\"a\",\"path\":\"a.txt\",\"sha256\":\"" + std::string(64, 'a') +
                            "\"}\r\n\n{\"id\":\"b\",\"path\":\"b.txt\",\"sha256\":\"" + std::string(64, 'b') + "\"}";
   WriteText(t / "m.jsonl", text);
-  auto src = ManifestSource::Open(t / "m.jsonl");
+  auto src = ManifestSource::Open(RealFileSystem(), t / "m.jsonl");
   ASSERT_TRUE(src.ok()) << src.error().ToString();
   EXPECT_EQ(src.value().size(), 2u);
   EXPECT_EQ(src.value().sha256(), Sha256Hex(text));

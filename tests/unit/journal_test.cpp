@@ -56,7 +56,7 @@ TEST(Journal, LoadsHeaderCountsAndOffsets) {
   EXPECT_DOUBLE_EQ(st.value().peak_rss_mb, 60);
   EXPECT_EQ(st.value().torn_bytes, 0u);
   EXPECT_EQ(st.value().valid_bytes, text.size());
-  JournalReader reader(t / "j.jsonl");
+  JournalReader reader(RealFileSystem(), t / "j.jsonl");
   // Out of order (a seek), then in order (none needed): both read the right record.
   for (const char* id : {"d", "a", "b", "c", "e"}) {
     auto rec = reader.Read(st.value().done.at(id));

@@ -62,9 +62,9 @@ TEST(Resume, StoppedRunFinishesAsAStraightRunWouldProcessingOnlyTheRest) {
   EXPECT_EQ(part.value().progress.done, 4u);
   const fs::path dir = part.value().run_dir;
   EXPECT_FALSE(fs::exists(dir / "tagmanifest-sha256.txt"));
-  EXPECT_FALSE(VerifyRunFolder(dir, {}).ok());
+  EXPECT_FALSE(VerifyRunFolder(RealFileSystem(), dir, {}).ok());
 
-  auto status = ReadRunStatus(dir);
+  auto status = ReadRunStatus(RealFileSystem(), dir);
   ASSERT_TRUE(status.ok());
   EXPECT_EQ(status.value().state, "interrupted");
   EXPECT_EQ(status.value().done, 4u);
@@ -83,7 +83,7 @@ TEST(Resume, StoppedRunFinishesAsAStraightRunWouldProcessingOnlyTheRest) {
   for (auto n : second.batch_sizes) staged += n;
   EXPECT_EQ(staged, 8u) << "only the items without a result reach the stage again";
   EXPECT_EQ(second.batch_sizes, (std::vector<std::size_t>{2, 1, 1, 2, 2}));
-  EXPECT_EQ(ReadRunStatus(dir).value().state, "finished");
+  EXPECT_EQ(ReadRunStatus(RealFileSystem(), dir).value().state, "finished");
   EXPECT_FALSE(fs::exists(dir / ".lock"));
 }
 
@@ -128,7 +128,7 @@ TEST_F(ResumeRefusal, ChangedModel) {
 }
 
 TEST_F(ResumeRefusal, SecondWriter) {
-  auto held = RunLock::Acquire(dir_);
+  auto held = RunLock::Acquire(RealFileSystem(), dir_);
   ASSERT_TRUE(held.ok());
   ExpectRefused("being written by another process (pid " + std::to_string(::getpid()) + ")", dir_.string());
 }

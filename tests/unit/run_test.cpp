@@ -193,7 +193,7 @@ TEST(Run, AFailedWriteNeverLeavesSomethingThatPassesForFinished) {
     EXPECT_NE(out.error().what.find("injected"), std::string::npos);
     fs::path run = f.plan.runs_dir / "test-run";
     EXPECT_FALSE(fs::exists(run / "tagmanifest-sha256.txt")) << "write " << n;
-    EXPECT_FALSE(VerifyRunFolder(run, {}).ok()) << "write " << n;
+    EXPECT_FALSE(VerifyRunFolder(RealFileSystem(), run, {}).ok()) << "write " << n;
   }
 }
 
@@ -236,7 +236,7 @@ TEST(Run, ItemsComeFromThePinnedCopyNotTheOriginal) {
     lines += "{\"id\":\"" + item.id + "\",\"path\":\"" + item.path + "\",\"sha256\":\"" + item.sha256 + "\"}\n";
   }
   WriteText(jsonl, lines);
-  f.plan.manifest = ManifestSource::Open(jsonl).value();
+  f.plan.manifest = ManifestSource::Open(RealFileSystem(), jsonl).value();
   class EditingStage : public FakeStage {
    public:
     explicit EditingStage(fs::path file) : file_(std::move(file)) {}

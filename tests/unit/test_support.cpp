@@ -195,7 +195,7 @@ void Fixture::ExpectRejection(const std::string& id, const std::string& reason) 
 void Fixture::Refresh() {
   std::string text = ManifestToJson(manifest);
   WriteText(inputs / "manifest.json", text);
-  plan.manifest = ManifestSource::Open(inputs / "manifest.json").value();
+  plan.manifest = ManifestSource::Open(RealFileSystem(), inputs / "manifest.json").value();
 }
 
 }  // namespace pilot::testing

@@ -10,6 +10,7 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 
+#include "pilot/fs.h"
 #include "pilot/hash.h"
 
 int main(int argc, char** argv) {
@@ -43,7 +44,7 @@ def forward(self, ids: Tensor, offsets: Tensor) -> Tensor:
     return h / torch.clamp(torch.norm(h, 2, 1, True), 1e-12)
 )");
   m.save(out);
-  std::printf("%s sha256 %s (dim %lld)\n", out.c_str(), pilot::Sha256File(out).value().c_str(),
+  std::printf("%s sha256 %s (dim %lld)\n", out.c_str(), pilot::Sha256File(pilot::RealFileSystem(), out).value().c_str(),
               static_cast<long long>(emb.size(1)));
   return 0;
 }

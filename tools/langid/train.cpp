@@ -22,6 +22,7 @@
 #include <set>
 #include <sstream>
 
+#include "pilot/fs.h"
 #include "pilot/hash.h"
 #include "pilot/text_features.h"
 
@@ -308,12 +309,12 @@ def forward(self, ids: Tensor, offsets: Tensor) -> Tensor:
     return torch.softmax(torch.addmm(self.fc_b, h, self.fc_w.t()), 1)
 )");
   m.save(o.out_model);
-  std::string model_sha = pilot::Sha256File(o.out_model).value();
+  std::string model_sha = pilot::Sha256File(pilot::RealFileSystem(), o.out_model).value();
 
   std::ifstream pk(fs::path(o.corpus) / "packages.txt");
   std::vector<std::string> packages;
   for (std::string l; std::getline(pk, l);) packages.push_back(l);
-  auto sums = pilot::Sha256File(fs::path(o.corpus) / "SHA256SUMS");
+  auto sums = pilot::Sha256File(pilot::RealFileSystem(), fs::path(o.corpus) / "SHA256SUMS");
   nlohmann::ordered_json metrics;
   metrics["model_sha256"] = model_sha;
   metrics["labels"] = labels;

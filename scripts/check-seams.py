@@ -1,0 +1,59 @@
+#!/usr/bin/env python3
+"""Checks that the library reaches files and time only through its seams (ARCHITECTURE.md).
+
+In the library's layers (platform, input, records, bag, engine), every file access goes
+through FileSystem (include/pilot/fs.h) and every timestamp through Clock: only the seams'
+own implementations (src/platform/fs.cpp, memory_fs.cpp, time_util.cpp) may call the OS.
+The CLI and the torch stage module are outside the rule. Exits 1 listing each violation.
+"""
+import pathlib
+import re
+import sys
+
+LIBRARY = ["platform", "input", "records", "bag", "engine"]
+SEAMS = {"src/platform/fs.cpp", "src/platform/memory_fs.cpp", "src/platform/time_util.cpp"}
+FILE_CALLS = re.compile(
+    r"\b(?:fs|stdfs|std::filesystem)::(?:exists|create_director(?:y|ies)|remove(?:_all)?|rename|"
+    r"(?:recursive_)?directory_iterator|file_size|is_directory|is_regular_file|is_symlink|is_empty|status|"
+    r"symlink_status|canonical|weakly_canonical|current_path|read_symlink|equivalent|space|"
+    r"last_write_time|copy_file|resize_file)\b"
+    r"|::(?:lstat|stat|fstat|open|openat|pread|pwrite|read|write|unlink|mkdir|rmdir|statvfs|opendir|flock|"
+    r"ftruncate|fsync)\s*\("
+    r"|\bstd::[io]?fstream\b|\bfopen\s*\("
+)
+CLOCK_CALLS = re.compile(r"\b(?:system_clock|steady_clock|high_resolution_clock)\b|\b(?:std::)?time\s*\(\s*(?:nullptr|NULL|0)\s*\)"
+                         r"|\bgettimeofday\s*\(|\bclock_gettime\s*\(")
+
+
+def violations(text):
+    out = []
+    for n, line in enumerate(text.splitlines(), 1):
+        code = line.split("//", 1)[0]
+        for rx, what in ((FILE_CALLS, "file access outside FileSystem"), (CLOCK_CALLS, "time outside Clock")):
+            m = rx.search(code)
+            if m:
+                out.append((n, what, m.group(0)))
+    return out
+
+
+# The check must be able to fail: known violations are caught, the seam's own calls are not.
+assert violations('auto ok = std::filesystem::exists(p);\nint fd = ::open(p, 0);\nstd::ifstream in(f);\n'
+                  'auto t = std::chrono::system_clock::now();') != []
+assert len(violations('int fd = ::open(p, 0);\nstd::ifstream in(f);')) == 2
+assert violations('auto st = fs.LinkStat(p);  // not ::lstat(p) in a comment\nfs::path q = p / "x";') == []
+
+root = pathlib.Path(__file__).resolve().parent.parent
+bad = []
+checked = 0
+for layer in LIBRARY:
+    for path in sorted((root / "src" / layer).glob("*.[ch]*")):
+        rel = str(path.relative_to(root))
+        if rel in SEAMS:
+            continue
+        checked += 1
+        for n, what, hit in violations(path.read_text()):
+            bad.append(f"{rel}:{n}: {what}: {hit}")
+for line in bad:
+    print(line)
+print(f"seams: {checked} library files checked, {len(bad)} violations")
+sys.exit(1 if bad else 0)
