@@ -19,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include "pilot/fs.h"
+#include "pilot/id_index.h"
 #include "pilot/results.h"
 #include "pilot/status.h"
 
@@ -49,7 +50,7 @@ struct JournalHeader {
 
 struct JournalState {
   JournalHeader header;
-  std::unordered_map<std::string, std::uint64_t> done;  // id -> byte offset of its record
+  IdIndex done;  // id -> byte offset of its record (IdIndex::Value)
   std::size_t accepted = 0, rejected = 0;
   std::uint64_t valid_bytes = 0;  // length of the whole-record prefix
   std::uint64_t torn_bytes = 0;   // bytes of a torn last record (dropped)
@@ -64,6 +65,7 @@ struct JournalState {
   std::unordered_map<std::string, std::uint64_t> vector_at;  // embedding kinds: id -> sidecar offset
   std::vector<BatchFailure> batch_failures;  // the first kBatchFailuresKept
   std::size_t batch_failure_count = 0;
+  std::size_t records = 0;  // whole records read (lines of the valid prefix)
 };
 
 // Parses journal text (the whole file's bytes) without touching any file: what LoadJournal
@@ -74,6 +76,13 @@ Result<JournalState> ParseJournal(std::string_view text, const std::string& wher
 // Reads a journal. A torn last record is reported in torn_bytes; with `repair`, the file
 // is truncated to valid_bytes through `fs` so that appends continue after whole records.
 Result<JournalState> LoadJournal(FileSystem& fs, const std::filesystem::path& file, bool repair);
+
+// Reads on from `prior`, the state LoadJournal returned for the same file before this
+// process appended to it: only the records after prior.valid_bytes are parsed (what a
+// resumed run journaled), so finishing a resume does not re-read the whole journal. The
+// caller holds the run lock: nothing else wrote the file meanwhile. A torn prior record must
+// have been truncated away.
+Result<JournalState> ContinueJournal(FileSystem& fs, const std::filesystem::path& file, JournalState prior);
 
 // Reads result records at the offsets JournalState::done records. Records read in journal
 // order need no seek (the common case: results are journaled in manifest order).

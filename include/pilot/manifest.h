@@ -8,9 +8,11 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "pilot/fs.h"
+#include "pilot/id_index.h"
 #include "pilot/status.h"
 
 namespace pilot {
@@ -49,6 +51,13 @@ std::optional<ManifestItem> ScanManifestLine(std::string_view line);
 // Reads and parses a manifest file (.json or .jsonl by extension).
 Result<Manifest> LoadManifest(FileSystem& fs, const std::filesystem::path& file);
 
+// What a validation pass over a manifest can keep, in proportion to its ids (not its
+// records): the ids in order, and the few expected rejections (by position).
+struct ManifestIndex {
+  IdIndex ids;
+  std::unordered_map<std::size_t, std::string> expected_rejection;
+};
+
 // A validated manifest file, read item by item. A .json manifest is held in memory (a JSON
 // document is parsed whole anyway); a .jsonl manifest is streamed, so that memory does not
 // grow with its length: opening it validates every line (ids unique: the only state kept,
@@ -56,7 +65,15 @@ Result<Manifest> LoadManifest(FileSystem& fs, const std::filesystem::path& file)
 class ManifestSource {
  public:
   // `fs` is kept for ForEach's reads: it must outlive the source.
-  static Result<ManifestSource> Open(FileSystem& fs, const std::filesystem::path& file);
+  // With `index`, the validation pass also fills it.
+  static Result<ManifestSource> Open(FileSystem& fs, const std::filesystem::path& file,
+                                     ManifestIndex* index = nullptr);
+  // A byte copy whose sha256 the caller has just checked equal to `sha256`, the pin of a
+  // JSON Lines manifest that was validated when the run started (a resumed run's copy): not
+  // validated again, only read by ForEach, which parses every line it does not skip as strictly as
+  // ever. `count` is the item count validated then.
+  static ManifestSource OpenPinned(FileSystem& fs, const std::filesystem::path& file, std::size_t count,
+                                   std::string sha256);
   std::size_t size() const { return count_; }
   const std::string& name() const { return name_; }
   const std::filesystem::path& file() const { return file_; }

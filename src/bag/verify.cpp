@@ -296,22 +296,23 @@ class Verifier {
         : state_(std::move(state)), reader_(std::in_place, fs, file) {}
     void Compare(const ResultRecord& r, std::string_view line, Verifier& v) {
       if (!state_) return;
-      auto at = state_->done.find(r.id);
-      if (at == state_->done.end()) {
+      const std::size_t at = state_->done.Find(r.id, next_hint_);
+      if (at == IdIndex::npos) {
         v.Add("accounting", r.id, "has a result but no record in data/journal.jsonl");
         return;
       }
+      next_hint_ = at + 1;
       // The common case costs one comparison: the journal's line is the result line with
       // "type":"result" in front (a classifier's record; an embedding's differs: row / vector_at).
       constexpr std::string_view kType = "{\"type\":\"result\",";
       if (!r.dim) {
-        auto raw = reader_->ReadLine(at->second);
+        auto raw = reader_->ReadLine(state_->done.Value(at));
         if (raw.ok() && raw.value().size() == line.size() + kType.size() - 1 &&
             raw.value().substr(0, kType.size()) == kType && raw.value().substr(kType.size()) == line.substr(1)) {
           return;
         }
       }
-      auto rec = reader_->Read(at->second);
+      auto rec = reader_->Read(state_->done.Value(at));
       if (rec.ok() && rec.value().dim) {
         // The journal points into the sidecar; results.jsonl carries the row numbered at finish.
         if (rec.value().vector_at && r.row) v.rows_.push_back({*r.row, *rec.value().vector_at, r.id});
@@ -328,6 +329,7 @@ class Verifier {
    private:
     std::optional<JournalState> state_;
     std::optional<JournalReader> reader_;
+    std::size_t next_hint_ = 0;
   };
 
   // `loading`: the journal, read on another thread while the manifest was parsed.
@@ -354,15 +356,17 @@ class Verifier {
         // No thread to be had: OpenJournal reads it on this one.
       }
     }
-    auto manifest_text = Read(manifest_copy_, "accounting", limits::kManifestJsonBytes);
+    // The manifest copy is streamed (validated line by line, as `pilot run` validates it);
+    // only its ids are kept.
+    ManifestIndex index;
+    if (!Openable(manifest_copy_, "accounting")) return;
     auto params_text = Read("data/params.json", "accounting", limits::kParamsBytes);
-    if (!manifest_text) return;
-    auto parsed = ParseManifest(*manifest_text, fs::path(manifest_copy_).extension() == ".jsonl", manifest_copy_);
-    if (!parsed.ok()) {
-      Add("accounting", manifest_copy_, parsed.error().what);
+    auto source = ManifestSource::Open(fs_, dir_ / manifest_copy_, &index);
+    if (!source.ok()) {
+      Add("accounting", manifest_copy_, source.error().what);
       return;
     }
-    manifest_ = std::move(parsed).value();
+    manifest_.emplace(std::move(source).value());
     if (!params_text || !Openable("data/results.jsonl", "accounting")) return;
     auto results = LineReader::Open(fs_, dir_ / "data/results.jsonl", limits::kResultLineBytes, /*follow_symlinks=*/false);
     if (!results.ok()) {
@@ -378,21 +382,16 @@ class Verifier {
     const bool embeds = run_ && run_->output_kind == "embedding";
     std::set<std::string> allowed(params.value().allowed_categories.begin(),
                                   params.value().allowed_categories.end());
-    const std::vector<ManifestItem>& items = manifest_->items;
-    // Memory in proportion to the ids, not the records: one count per manifest item, and an
-    // id -> index map built only if a result comes out of manifest order (never, for a
-    // folder pilot wrote: the common case compares each line's id with the next item's).
-    std::vector<std::uint8_t> seen(items.size(), 0);
-    std::unordered_map<std::string_view, std::size_t> by_id;
+    const IdIndex& ids = index.ids;
+    // Memory in proportion to the ids, not the records: the ids themselves and one count per
+    // manifest item. The common case compares each line's id with the next item's; a result
+    // out of manifest order is looked up.
+    std::vector<std::uint8_t> seen(ids.size(), 0);
     auto find = [&](std::string_view id, std::size_t pos) -> std::optional<std::size_t> {
-      if (pos < items.size() && items[pos].id == id) return pos;
-      if (by_id.empty()) {
-        by_id.reserve(items.size());
-        for (std::size_t k = 0; k < items.size(); ++k) by_id.emplace(items[k].id, k);
-      }
-      auto at = by_id.find(id);
-      if (at == by_id.end()) return std::nullopt;
-      return at->second;
+      if (pos < ids.size() && ids.Id(pos) == id) return pos;
+      std::size_t at = ids.Find(id);
+      if (at == IdIndex::npos) return std::nullopt;
+      return at;
     };
     std::map<std::string, std::size_t> by_reason, by_category;
     std::size_t pos = 0;  // results matched to a manifest id so far
@@ -443,20 +442,22 @@ class Verifier {
         if (!reason::IsKnown(r.reason)) Add("accounting", r.id, "rejected with unknown reason '" + r.reason + "'");
         if (r.detail.empty()) Add("accounting", r.id, "rejected without a detail");
       }
-      const auto& want = items[*k].expected_rejection;
+      auto expected = index.expected_rejection.find(*k);
+      const std::optional<std::string> want =
+          expected == index.expected_rejection.end() ? std::nullopt : std::optional<std::string>(expected->second);
       if (want && (r.accepted || r.reason != *want)) {
         Add("accounting", r.id,
             "expected rejection '" + *want + "' but got " + (r.accepted ? "accepted" : "'" + r.reason + "'"));
       }
     }
-    result_.items = items.size();
+    result_.items = ids.size();
     bool all_seen = true;
-    for (std::size_t k = 0; k < items.size(); ++k) {
+    for (std::size_t k = 0; k < ids.size(); ++k) {
       if (seen[k]) continue;
       all_seen = false;
-      Add("accounting", items[k].id, "manifest id has no result in data/results.jsonl");
+      Add("accounting", std::string(ids.Id(k)), "manifest id has no result in data/results.jsonl");
     }
-    in_order = in_order && pos == items.size();
+    in_order = in_order && pos == ids.size();
     if (!in_order && all_seen) Add("accounting", "data/results.jsonl", "results are not in manifest order");
     CheckReport(by_reason, by_category);
     if (embeds) CheckVectors(run_->dim);
@@ -596,19 +597,21 @@ class Verifier {
       return;
     }
     if (auto canonical = fs_.Resolve(root); canonical.ok()) root = canonical.value();
-    for (const auto& item : manifest_->items) {
+    Status read = manifest_->ForEach([&](const ManifestItem& item) -> Status {
       ConfinedPath p = ConfinePath(fs_, root, item.path);
-      if (!p.inside) continue;  // never opened, by rule; its rejection says so
+      if (!p.inside) return {};  // never opened, by rule; its rejection says so
       auto st = fs_.Stat(p.resolved);
       if (!st.ok() || !st.value().regular) {
         if (!item.expected_rejection) Add("inputs", item.id, "input '" + item.path + "' is missing");
-        continue;
+        return {};
       }
       auto digest = Sha256File(fs_, p.resolved);
       if (digest.ok() && digest.value() != item.sha256 && item.expected_rejection != std::string(reason::kInputChanged)) {
         Add("inputs", item.id, "input '" + item.path + "' no longer matches its pinned sha256");
       }
-    }
+      return {};
+    });
+    if (!read.ok()) Add("inputs", manifest_copy_, read.error().what);
   }
 
   FileSystem& fs_;
@@ -617,7 +620,7 @@ class Verifier {
   VerifyResult result_;
   std::optional<RunRecord> run_;
   std::string manifest_copy_ = "data/manifest.json";
-  std::optional<Manifest> manifest_;  // the run's copy, parsed once by CheckAccounting
+  std::optional<ManifestSource> manifest_;  // the run's copy, validated by CheckAccounting
   struct RowRef {
     std::uint64_t row, vector_at;
     std::string id;

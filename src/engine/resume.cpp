@@ -168,9 +168,17 @@ Result<ResumeSetup> CheckAgainstJournal(FileSystem& fsys, const fs::path& run_di
   p.params = std::move(params).value();
   p.params.stage.model = h.model_path;
   p.params_file = h.params_path;
-  auto manifest = ManifestSource::Open(fsys, manifest_file.value());
-  if (!manifest.ok()) return manifest.error();
-  p.manifest = std::move(manifest).value();
+  // The copy hashes to the pin of the manifest validated when the run started: it is not
+  // validated again (at a million items that would cost seconds); every line a resume
+  // reads is still parsed strictly, and a repeated id is caught below.
+  // (A .json manifest is capped in size and held in memory: it is simply loaded again.)
+  if (manifest_file.value().extension() == ".jsonl") {
+    p.manifest = ManifestSource::OpenPinned(fsys, manifest_file.value(), h.items, h.manifest_sha256);
+  } else {
+    auto manifest = ManifestSource::Open(fsys, manifest_file.value());
+    if (!manifest.ok()) return manifest.error();
+    p.manifest = std::move(manifest).value();
+  }
   // What the user first asked stays in run.json across sessions.
   if (Exists(fsys, run_dir / "data/run.json")) {
     auto text = ReadCapped(fsys, run_dir / "data/run.json", limits::kRunRecordBytes, "run record");
@@ -181,20 +189,29 @@ Result<ResumeSetup> CheckAgainstJournal(FileSystem& fsys, const fs::path& run_di
       p.requested = nlohmann::ordered_json::parse(record.value()["requested"].dump());
     }
   }
-  if (p.manifest.size() != h.items) {
-    return BadInput("the manifest holds " + std::to_string(p.manifest.size()) + " items, the journal " +
-                        std::to_string(h.items),
-                    manifest_file.value().string());
-  }
   // Every result in the journal must be for an id of the manifest: checked here, before
   // anything is written, not when the folder is finished.
-  std::size_t known = 0;
+  std::size_t known = 0, items = 0, hint = 0;
+  auto count = [&](std::string_view id) {
+    ++items;
+    std::size_t at = s.journal.done.Find(id, hint);
+    if (at != IdIndex::npos) {
+      ++known;
+      hint = at + 1;
+    }
+  };
   auto count_known = [&](std::string_view id) {
-    if (s.journal.done.count(std::string(id))) ++known;
+    count(id);
     return true;  // never parse: only ids are needed
   };
-  if (Status st = p.manifest.ForEach([](const ManifestItem&) { return Status(); }, count_known); !st.ok()) {
-    return st.error();
+  auto count_parsed = [&](const ManifestItem& item) {  // a line whose id is not where pilot writes it
+    count(item.id);
+    return Status();
+  };
+  if (Status st = p.manifest.ForEach(count_parsed, count_known); !st.ok()) return st.error();
+  if (items != h.items) {
+    return BadInput("the manifest holds " + std::to_string(items) + " items, the journal " + std::to_string(h.items),
+                    manifest_file.value().string(), "the run folder is damaged; it cannot be resumed");
   }
   if (known != s.journal.done.size()) {
     std::unordered_set<std::string> ids;
@@ -203,8 +220,12 @@ Result<ResumeSetup> CheckAgainstJournal(FileSystem& fsys, const fs::path& run_di
       return Status();
     });
     std::string ghost;
-    for (const auto& [id, _] : s.journal.done) {
-      if (!ids.count(id)) ghost = id;
+    for (std::size_t k = 0; k < s.journal.done.size(); ++k) {
+      if (!ids.count(std::string(s.journal.done.Id(k)))) ghost = s.journal.done.Id(k);
+    }
+    if (ghost.empty()) {
+      return BadInput("the manifest copy names an id more than once", manifest_file.value().string(),
+                      "the run folder is damaged; it cannot be resumed");
     }
     return BadInput("the journal holds a result for '" + ghost + "', an id that is not in the manifest",
                     (run_dir / kJournal).string(), "the run folder is damaged; it cannot be resumed");

@@ -301,7 +301,20 @@ Result<Manifest> LoadManifest(FileSystem& fs, const std::filesystem::path& file)
   return ParseManifest(text.value(), file.extension() == ".jsonl", file.string());
 }
 
-Result<ManifestSource> ManifestSource::Open(FileSystem& fs, const std::filesystem::path& file) {
+ManifestSource ManifestSource::OpenPinned(FileSystem& fs, const std::filesystem::path& file, std::size_t count,
+                                          std::string sha256) {
+  ManifestSource src;
+  src.fs_ = &fs;
+  src.file_ = file;
+  src.jsonl_ = file.extension() == ".jsonl";
+  src.count_ = count;
+  src.name_ = file.stem().string();
+  src.sha256_ = std::move(sha256);
+  return src;
+}
+
+Result<ManifestSource> ManifestSource::Open(FileSystem& fs, const std::filesystem::path& file,
+                                            ManifestIndex* index) {
   ManifestSource src;
   src.fs_ = &fs;
   src.file_ = file;
@@ -315,16 +328,29 @@ Result<ManifestSource> ManifestSource::Open(FileSystem& fs, const std::filesyste
     src.count_ = m.value().items.size();
     src.name_ = m.value().name;
     src.loaded_ = std::move(m).value();
+    if (index) {
+      const auto& items = src.loaded_->items;
+      index->ids.Reserve(items.size());
+      for (std::size_t k = 0; k < items.size(); ++k) {
+        index->ids.Insert(items[k].id);
+        if (items[k].expected_rejection) index->expected_rejection[k] = *items[k].expected_rejection;
+      }
+    }
     return src;
   }
   auto in = LineReader::Open(fs, file, limits::kManifestLineBytes);
   if (!in.ok()) return BadInput("cannot read the manifest: " + in.error().what, file.string(), "check the path (--manifest or params)");
-  std::unordered_set<std::string> ids;
+  // Only the ids are kept while validating (compactly): the duplicate check.
+  ManifestIndex local;
+  ManifestIndex& kept = index ? *index : local;
+  IdIndex& ids = kept.ids;
   Sha256Stream hash;
   Status st = StreamJsonLines(in.value(), file.string(), [&](ManifestItem&& item, const std::string& where) -> Status {
-    if (auto [at, fresh] = ids.insert(std::move(item.id)); !fresh) {
-      return BadInput("duplicate id '" + *at + "'", where, "every id must be unique; nothing was run");
+    if (!ids.Insert(item.id)) {
+      if (ids.size() >= IdIndex::kMaxIds) return BadInput("too many items", where, kFix);
+      return BadInput("duplicate id '" + item.id + "'", where, "every id must be unique; nothing was run");
     }
+    if (index && item.expected_rejection) kept.expected_rejection[ids.size() - 1] = *item.expected_rejection;
     return {};
   }, nullptr, &hash);
   if (!st.ok()) return st.error();

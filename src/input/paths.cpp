@@ -4,7 +4,7 @@
 
 namespace pilot {
 
-ConfinedPath ConfinePath(FileSystem& fs_, const std::filesystem::path& root, const std::string& relative) {
+ConfinedPath ConfinePath(FileSystem& files, const std::filesystem::path& root, const std::string& relative) {
   namespace fs = std::filesystem;
   ConfinedPath out;
   fs::path rel(relative);
@@ -31,7 +31,7 @@ ConfinedPath ConfinePath(FileSystem& fs_, const std::filesystem::path& root, con
   for (const auto& part : rel) {
     if (part == ".") continue;
     prefix /= part;
-    auto st = fs_.LinkStat(prefix);
+    auto st = files.LinkStat(prefix);
     if (!st.ok() || !st.value().exists) break;  // missing: nothing further to follow
     if (st.value().symlink) {
       has_link = true;
@@ -41,7 +41,7 @@ ConfinedPath ConfinePath(FileSystem& fs_, const std::filesystem::path& root, con
   fs::path resolved = lexical.lexically_normal();
   if (has_link) {
     // Resolve follows every symlink that exists along the path.
-    auto followed = fs_.Resolve(lexical);
+    auto followed = files.Resolve(lexical);
     resolved = followed.ok() ? followed.value() : lexical.lexically_normal();
     auto [r_end, _] = std::mismatch(canon_root.begin(), canon_root.end(), resolved.begin(), resolved.end());
     if (r_end != canon_root.end() || resolved == canon_root) {

@@ -83,6 +83,11 @@ namespace {
 class JournalParser {
  public:
   explicit JournalParser(std::string where) : where_(std::move(where)) {}
+  // Continues after the whole records of `prior` (ContinueJournal).
+  JournalParser(std::string where, JournalState prior)
+      : where_(std::move(where)), st_(std::move(prior)), line_no_(st_.records) {
+    st_.torn_bytes = 0;
+  }
 
   // One line without its '\n'; `complete` when it had one; `end` is the offset after it.
   Status Add(const std::string& line, bool complete, std::uint64_t end) {
@@ -116,6 +121,7 @@ class JournalParser {
       return BadInput("the journal has no header: the run never started (no item was processed)", where_,
                       "start a new run with `pilot run`");
     }
+    st_.records = line_no_ - (st_.torn_bytes > 0 ? 1 : 0);
     return std::move(st_);
   }
 
@@ -138,12 +144,12 @@ class JournalParser {
     bool rejected = line.compare(id_end + kStatus.size(), 9, "rejected\"") == 0;
     if (!(accepted || rejected) || !IsValidItemId(id)) return false;  // the slow path names the fault
     if (accepted && line.find("\"vector_at\":") != std::string::npos) return false;  // the slow path tracks it
-    return AddResult(std::string(id), accepted, start).ok();
+    return AddResult(id, accepted, start).ok();
   }
 
-  Status AddResult(std::string id, bool accepted, std::uint64_t start) {
-    if (!st_.done.emplace(id, start).second) {
-      return BadInput("item '" + id + "' has two results (record " + std::to_string(line_no_) + ")", where_,
+  Status AddResult(std::string_view id, bool accepted, std::uint64_t start) {
+    if (!st_.done.Insert(id, start)) {
+      return BadInput("item '" + std::string(id) + "' has two results (record " + std::to_string(line_no_) + ")", where_,
                       "the journal is inconsistent; the run folder cannot be resumed");
     }
     (accepted ? st_.accepted : st_.rejected)++;
@@ -160,7 +166,7 @@ class JournalParser {
       st_.header = std::move(header).value();
       // One record per item is coming: no rehash on the way (capped: a hostile header's
       // count must not allocate without bound).
-      st_.done.reserve(static_cast<std::size_t>(std::min<std::uint64_t>(st_.header.items, std::uint64_t{1} << 20)));
+      st_.done.Reserve(static_cast<std::size_t>(std::min<std::uint64_t>(st_.header.items, std::uint64_t{1} << 20)));
       return {};
     }
     auto number = [&](const char* key, double& out, bool required) -> Status {
@@ -248,6 +254,22 @@ Result<JournalState> ParseJournal(std::string_view text, const std::string& wher
   return parser.Finish();
 }
 
+namespace {
+
+Result<JournalState> ParseLines(LineReader& in, JournalParser& parser) {
+  std::string line;
+  for (;;) {
+    bool complete = false;
+    auto more = in.Next(line, &complete);
+    if (!more.ok()) return more.error();
+    if (!more.value()) break;
+    if (Status st = parser.Add(line, complete, in.offset()); !st.ok()) return st.error();
+  }
+  return parser.Finish();
+}
+
+}  // namespace
+
 Result<JournalState> LoadJournal(FileSystem& fsys, const fs::path& file, bool repair) {
   const std::string where = file.string();
   auto stat = fsys.LinkStat(file);
@@ -261,20 +283,24 @@ Result<JournalState> LoadJournal(FileSystem& fsys, const fs::path& file, bool re
                     "a journal must be a regular file inside the run folder");
   }
   JournalParser parser(where);
-  std::string line;
-  for (;;) {
-    bool complete = false;
-    auto more = in.value().Next(line, &complete);
-    if (!more.ok()) return more.error();
-    if (!more.value()) break;
-    if (Status st = parser.Add(line, complete, in.value().offset()); !st.ok()) return st.error();
-  }
-  auto st = parser.Finish();
+  auto st = ParseLines(in.value(), parser);
   if (!st.ok()) return st;
   if (st.value().torn_bytes > 0 && repair) {
     if (Status s = fsys.Truncate(file, st.value().valid_bytes); !s.ok()) return s.error();
   }
   return st;
+}
+
+Result<JournalState> ContinueJournal(FileSystem& fsys, const fs::path& file, JournalState prior) {
+  const std::uint64_t from = prior.valid_bytes;
+  auto in = LineReader::Open(fsys, file, limits::kJournalLineBytes, /*follow_symlinks=*/false);
+  if (!in.ok()) {
+    return BadInput("cannot read the journal: " + in.error().what, file.string(),
+                    "a journal must be a regular file inside the run folder");
+  }
+  if (Status st = in.value().Seek(from); !st.ok()) return st.error();
+  JournalParser parser(file.string(), std::move(prior));
+  return ParseLines(in.value(), parser);
 }
 
 JournalReader::JournalReader(FileSystem& fsys, const fs::path& file) : where_(file.string()) {

@@ -59,11 +59,11 @@ TEST(Journal, LoadsHeaderCountsAndOffsets) {
   JournalReader reader(RealFileSystem(), t / "j.jsonl");
   // Out of order (a seek), then in order (none needed): both read the right record.
   for (const char* id : {"d", "a", "b", "c", "e"}) {
-    auto rec = reader.Read(st.value().done.at(id));
+    auto rec = reader.Read(st.value().done.Value(st.value().done.Find(id)));
     ASSERT_TRUE(rec.ok()) << id;
     EXPECT_EQ(rec.value().id, id);
   }
-  EXPECT_EQ(reader.Read(st.value().done.at("d")).value().category, "fr");
+  EXPECT_EQ(reader.Read(st.value().done.Value(st.value().done.Find("d"))).value().category, "fr");
 }
 
 // Cut the journal at every byte offset inside its last two batches: loading recovers to the
