@@ -60,6 +60,16 @@ struct LockAttempt {
   std::string holder;              // the file's first bytes when held elsewhere
 };
 
+// A file written in pieces that appears whole or not at all: the pieces go to a temp file
+// beside it; Commit() fsyncs, renames and fsyncs the folder, as WriteFileAtomic. Dropped
+// without Commit(), the temp file is removed and the file keeps its previous contents.
+class AtomicFile {
+ public:
+  virtual ~AtomicFile() = default;
+  virtual Status Append(std::string_view data) = 0;
+  virtual Status Commit() = 0;
+};
+
 // An append-only file: Append() buffers nothing beyond the OS; Sync() is fsync.
 class AppendFile {
  public:
@@ -88,6 +98,8 @@ class FileSystem {
   // Durable replace: write a temp file beside `file`, fsync, rename, fsync the folder.
   // On failure `file` is either absent or holds its previous contents, never a part.
   virtual Status WriteFileAtomic(const stdfs::path& file, std::string_view data) = 0;
+  // WriteFileAtomic in pieces, for a file too large to assemble in memory first.
+  virtual Result<std::unique_ptr<AtomicFile>> CreateAtomic(const stdfs::path& file) = 0;
   // Durable copy of `from` to `to` (streamed, then as WriteFileAtomic).
   virtual Status CopyFileAtomic(const stdfs::path& from, const stdfs::path& to) = 0;
   // Opens (creating if needed) a file for appending.
@@ -178,6 +190,7 @@ class FileSystemWrapper : public FileSystem {
   Status WriteFileAtomic(const stdfs::path& f, std::string_view data) override {
     return target_.WriteFileAtomic(f, data);
   }
+  Result<std::unique_ptr<AtomicFile>> CreateAtomic(const stdfs::path& f) override { return target_.CreateAtomic(f); }
   Status CopyFileAtomic(const stdfs::path& from, const stdfs::path& to) override {
     return target_.CopyFileAtomic(from, to);
   }

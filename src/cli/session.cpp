@@ -45,6 +45,12 @@ class KillingFileSystem : public FileSystemWrapper {
     return Count(target().CopyFileAtomic(from, to));
   }
   Status Truncate(const stdfs::path& f, std::uint64_t size) override { return Count(target().Truncate(f, size)); }
+  // One write, counted when it is committed (its pieces go to a temp file nobody reads).
+  Result<std::unique_ptr<AtomicFile>> CreateAtomic(const stdfs::path& f) override {
+    auto inner = target().CreateAtomic(f);
+    if (!inner.ok()) return inner.error();
+    return std::unique_ptr<AtomicFile>(std::make_unique<KillingAtomic>(std::move(inner).value(), *this));
+  }
   Result<std::unique_ptr<AppendFile>> OpenAppend(const stdfs::path& f) override {
     auto inner = target().OpenAppend(f);
     if (!inner.ok()) return inner.error();
@@ -56,6 +62,16 @@ class KillingFileSystem : public FileSystemWrapper {
   }
 
  private:
+  class KillingAtomic : public AtomicFile {
+   public:
+    KillingAtomic(std::unique_ptr<AtomicFile> inner, KillingFileSystem& fs) : inner_(std::move(inner)), fs_(fs) {}
+    Status Append(std::string_view d) override { return inner_->Append(d); }
+    Status Commit() override { return fs_.Count(inner_->Commit()); }
+
+   private:
+    std::unique_ptr<AtomicFile> inner_;
+    KillingFileSystem& fs_;
+  };
   class KillingAppend : public AppendFile {
    public:
     KillingAppend(std::unique_ptr<AppendFile> inner, KillingFileSystem& fs) : inner_(std::move(inner)), fs_(fs) {}

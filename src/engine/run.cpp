@@ -551,7 +551,18 @@ class Driver {
     const bool embeds = desc.output == OutputKind::kEmbedding;
     JournalReader reader(fs_, journal_file);
     ReportBuilder builder(OutputKindName(desc.output), desc.dim);
+    // results.jsonl is streamed to its temp file a megabyte at a time (memory flat in N),
+    // and appears whole at Commit, after the .npy, as before.
+    auto results_file = fs_.CreateAtomic(dir_ / "data/results.jsonl");
+    if (!results_file.ok()) return results_file.error();
     std::string results;
+    auto flush = [&](std::size_t at_least) -> Status {
+      if (results.size() < at_least) return {};
+      Status st = results_file.value()->Append(results);
+      results.clear();
+      return st;
+    };
+    constexpr std::size_t kFlushBytes = 1 << 20;
     std::vector<ResultRecord> rows;
     std::size_t n = 0;
     // Embeddings: rows are numbered here, in manifest order of the accepted items, and the
@@ -583,6 +594,7 @@ class Driver {
         results += '{';
         results.append(raw.value().substr(kType.size()));
         results += '\n';
+        if (Status flushed = flush(kFlushBytes); !flushed.ok()) return flushed;
         builder.Add(item, *scanned);
         if (rows.size() < kMarkdownItemRows) rows.push_back(std::move(*scanned));
         ++n;
@@ -605,6 +617,7 @@ class Driver {
       }
       results += ToJsonLine(r);
       results += '\n';
+      if (Status flushed = flush(kFlushBytes); !flushed.ok()) return flushed;
       builder.Add(item, r);
       if (rows.size() < kMarkdownItemRows) rows.push_back(std::move(r));
       ++n;
@@ -614,7 +627,8 @@ class Driver {
       return BadInput("the journal holds results for ids that are not in the manifest", journal_file.string());
     }
     if (embeds) PILOT_TRY(fs_.WriteFileAtomic(dir_ / kVectorsNpy, npy));
-    PILOT_TRY(fs_.WriteFileAtomic(dir_ / "data/results.jsonl", results));
+    PILOT_TRY(flush(0));
+    PILOT_TRY(results_file.value()->Commit());
     outcome_.report = builder.Finish(plan_.params.acceptance,
                                      RunMetrics{js.processing_seconds, std::max(js.peak_rss_mb, PeakRssMegabytes()),
                                                 js.device_peak_mb, js.batch_failure_count, js.batch_failures});

@@ -89,6 +89,32 @@ Status SyncRenameSync(int fd, Status st, const stdfs::path& tmp, const stdfs::pa
   return SyncDirectory(ParentOf(file));
 }
 
+class PosixAtomicFile : public AtomicFile {
+ public:
+  PosixAtomicFile(int fd, stdfs::path tmp, stdfs::path file) : fd_(fd), tmp_(std::move(tmp)), file_(std::move(file)) {}
+  ~PosixAtomicFile() override {
+    if (fd_ >= 0) {
+      ::close(fd_);
+      ::unlink(tmp_.c_str());
+    }
+  }
+  Status Append(std::string_view data) override {
+    if (fd_ < 0) return WriteError("already committed or failed", file_, EBADF);
+    return WriteAll(fd_, data, tmp_);
+  }
+  Status Commit() override {
+    if (fd_ < 0) return WriteError("already committed or failed", file_, EBADF);
+    int fd = fd_;
+    fd_ = -1;  // SyncRenameSync closes it, and removes the temp file on failure
+    return SyncRenameSync(fd, Status(), tmp_, file_);
+  }
+
+ private:
+  int fd_;
+  stdfs::path tmp_;
+  stdfs::path file_;
+};
+
 class PosixAppendFile : public AppendFile {
  public:
   PosixAppendFile(int fd, stdfs::path file) : fd_(fd), file_(std::move(file)) {}
@@ -226,6 +252,13 @@ class PosixFileSystem : public FileSystem {
     auto fd = CreateTemp(file, tmp);
     if (!fd.ok()) return fd.error();
     return SyncRenameSync(fd.value(), WriteAll(fd.value(), data, tmp), tmp, file);
+  }
+
+  Result<std::unique_ptr<AtomicFile>> CreateAtomic(const stdfs::path& file) override {
+    stdfs::path tmp;
+    auto fd = CreateTemp(file, tmp);
+    if (!fd.ok()) return fd.error();
+    return std::unique_ptr<AtomicFile>(std::make_unique<PosixAtomicFile>(fd.value(), tmp, file));
   }
 
   Status CopyFileAtomic(const stdfs::path& from, const stdfs::path& to) override {

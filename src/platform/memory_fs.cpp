@@ -294,6 +294,39 @@ Status MemoryFileSystem::WriteFileAtomic(const stdfs::path& file, std::string_vi
   return {};
 }
 
+namespace {
+// Buffers the pieces; Commit is one WriteFileAtomic (it appears whole or not at all).
+class MemoryAtomicFile : public AtomicFile {
+ public:
+  MemoryAtomicFile(FileSystem& fs, stdfs::path file) : fs_(fs), file_(std::move(file)) {}
+  Status Append(std::string_view data) override {
+    if (done_) return WriteError("already committed", file_, EBADF);
+    data_.append(data);
+    return {};
+  }
+  Status Commit() override {
+    if (done_) return WriteError("already committed", file_, EBADF);
+    done_ = true;
+    return fs_.WriteFileAtomic(file_, data_);
+  }
+
+ private:
+  FileSystem& fs_;
+  stdfs::path file_;
+  std::string data_;
+  bool done_ = false;
+};
+}  // namespace
+
+Result<std::unique_ptr<AtomicFile>> MemoryFileSystem::CreateAtomic(const stdfs::path& file) {
+  {
+    std::lock_guard<std::mutex> hold(mu_);
+    auto key = WritableKey(file);  // refused now, as the real one refuses to create its temp file
+    if (!key.ok()) return key.error();
+  }
+  return std::unique_ptr<AtomicFile>(std::make_unique<MemoryAtomicFile>(*this, file));
+}
+
 Status MemoryFileSystem::CopyFileAtomic(const stdfs::path& from, const stdfs::path& to) {
   auto bytes = ReadFile(from, UINT64_MAX - 1);
   if (!bytes.ok()) return bytes.error();

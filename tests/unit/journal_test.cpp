@@ -95,6 +95,58 @@ TEST(Journal, TruncatedAtEveryOffsetOfItsLastRecordsRecoversToTheLastWholeRecord
   }
 }
 
+// A resumed run reads on from the state it loaded: the same state as reading the whole file,
+// and the same refusals for what it appended.
+TEST(Journal, ContinuingFromALoadedStateEqualsReadingTheWholeFile) {
+  TempDir t;
+  const fs::path file = t / "j.jsonl";
+  WriteJournal(file);
+  // A torn tail, repaired as a resume repairs it, then a second session appended.
+  std::ofstream(file, std::ios::app) << "{\"type\":\"result\",\"id\":\"f\",\"sta";
+  FaultyFileSystem fsys;
+  auto prior = LoadJournal(fsys, file, /*repair=*/true);
+  ASSERT_TRUE(prior.ok()) << prior.error().ToString();
+  EXPECT_GT(prior.value().torn_bytes, 0u);
+  {
+    auto w = JournalWriter::Open(RealFileSystem(), file);
+    ASSERT_TRUE(w.ok());
+    ASSERT_TRUE(w.value().AppendSession({{"pid", 2}}, 200.0).ok());
+    ASSERT_TRUE(w.value().AppendResults({Rec("f", true), Rec("g", false)}, 201.0, 70).ok());
+  }
+  auto whole = LoadJournal(RealFileSystem(), file, false);
+  auto continued = ContinueJournal(RealFileSystem(), file, std::move(prior).value());
+  ASSERT_TRUE(whole.ok());
+  ASSERT_TRUE(continued.ok()) << continued.error().ToString();
+  const JournalState& a = whole.value();
+  const JournalState& b = continued.value();
+  EXPECT_EQ(b.done.size(), 7u);
+  EXPECT_EQ(b.accepted, a.accepted);
+  EXPECT_EQ(b.rejected, a.rejected);
+  EXPECT_EQ(b.sessions, a.sessions);
+  EXPECT_EQ(b.records, a.records);
+  EXPECT_EQ(b.valid_bytes, a.valid_bytes);
+  EXPECT_EQ(b.torn_bytes, 0u);
+  EXPECT_DOUBLE_EQ(b.peak_rss_mb, a.peak_rss_mb);
+  EXPECT_DOUBLE_EQ(b.processing_seconds, a.processing_seconds);
+  EXPECT_EQ(b.done_in_session, a.done_in_session);
+  for (std::size_t k = 0; k < a.done.size(); ++k) {
+    EXPECT_EQ(b.done.Id(k), a.done.Id(k));
+    EXPECT_EQ(b.done.Value(k), a.done.Value(k));
+  }
+
+  // An id journaled before the continuation point and again after it is refused, naming
+  // the record, as a whole read refuses it.
+  auto again = LoadJournal(RealFileSystem(), file, false);
+  ASSERT_TRUE(again.ok());
+  {
+    auto w = JournalWriter::Open(RealFileSystem(), file);
+    ASSERT_TRUE(w.value().AppendResults({Rec("a", true)}, 202.0, 70).ok());
+  }
+  auto twice = ContinueJournal(RealFileSystem(), file, std::move(again).value());
+  ASSERT_FALSE(twice.ok());
+  EXPECT_NE(twice.error().what.find("item 'a' has two results"), std::string::npos) << twice.error().what;
+}
+
 TEST(Journal, DamageBeforeTheLastRecordIsRefused) {
   TempDir t;
   std::string text = WriteJournal(t / "j.jsonl");

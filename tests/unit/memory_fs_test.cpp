@@ -5,6 +5,9 @@
 
 #include <unistd.h>
 
+#include <functional>
+#include <iterator>
+
 #include "pilot/bag.h"
 #include "pilot/folder_kind.h"
 #include "pilot/hash.h"
@@ -114,6 +117,46 @@ TEST(MemoryFileSystem, RefusesToWriteThroughALinkOrReadWhatIsNotARegularFile) {
   EXPECT_EQ(m.Resolve(d / "folder-link/missing/x").value(), kRoot / "outside/missing/x");
   EXPECT_FALSE(ConfinePath(m, d, "link").inside) << "a link out of the root is an escape";
   EXPECT_TRUE(ConfinePath(m, d, "plain.txt").inside);
+}
+
+// A file written in pieces appears whole at Commit or not at all, on both file systems.
+void AtomicFileContract(FileSystem& files, const fs::path& dir, const std::function<std::string(const fs::path&)>& read,
+                        const std::function<std::size_t(const fs::path&)>& count) {
+  ASSERT_TRUE(files.CreateDirectories(dir).ok());
+  ASSERT_TRUE(files.WriteFileAtomic(dir / "r.jsonl", "old\n").ok());
+  {
+    auto dropped = files.CreateAtomic(dir / "r.jsonl");
+    ASSERT_TRUE(dropped.ok());
+    ASSERT_TRUE(dropped.value()->Append("new 1\n").ok());
+  }
+  EXPECT_EQ(read(dir / "r.jsonl"), "old\n") << "dropped without Commit: the previous contents";
+  EXPECT_EQ(count(dir), 1u) << "and no temp file left";
+  auto kept = files.CreateAtomic(dir / "r.jsonl");
+  ASSERT_TRUE(kept.ok());
+  ASSERT_TRUE(kept.value()->Append("new 1\n").ok());
+  ASSERT_TRUE(kept.value()->Append("new 2\n").ok());
+  EXPECT_EQ(read(dir / "r.jsonl"), "old\n") << "nothing shows before Commit";
+  ASSERT_TRUE(kept.value()->Commit().ok());
+  EXPECT_EQ(read(dir / "r.jsonl"), "new 1\nnew 2\n");
+  EXPECT_EQ(count(dir), 1u);
+  EXPECT_FALSE(kept.value()->Commit().ok()) << "once";
+}
+
+TEST(MemoryFileSystem, AnAtomicFileAppearsWholeOrNotAtAllAsOnDisk) {
+  MemoryFileSystem m;
+  AtomicFileContract(
+      m, kRoot / "a", [&](const fs::path& f) { return m.Contents(f).value_or("<none>"); },
+      [&](const fs::path& d) { return m.ListDirectory(d).value().size(); });
+  m.AddSymlink(kRoot / "a/link", kRoot / "elsewhere");
+  EXPECT_FALSE(m.CreateAtomic(kRoot / "a/link").ok()) << "never through a link";
+
+  testing::TempDir t;
+  AtomicFileContract(
+      RealFileSystem(), t / "a", [](const fs::path& f) { return testing::ReadText(f); },
+      [](const fs::path& d) { return static_cast<std::size_t>(std::distance(fs::directory_iterator(d), {})); });
+  fs::create_symlink(t / "elsewhere", t / "a/link");
+  EXPECT_FALSE(RealFileSystem().CreateAtomic(t / "a/link").ok()) << "never through a link";
+  EXPECT_FALSE(fs::exists(t / "elsewhere"));
 }
 
 TEST(MemoryFileSystem, LocksConflictAsFlockDoes) {

@@ -140,6 +140,31 @@ class FaultyAppend : public AppendFile {
 };
 }  // namespace
 
+namespace {
+// One write, failing (if it is the Nth) at Commit: the file keeps its previous contents.
+class FaultyAtomic : public AtomicFile {
+ public:
+  FaultyAtomic(std::unique_ptr<AtomicFile> inner, FaultyFileSystem& fs, stdfs::path file)
+      : inner_(std::move(inner)), fs_(fs), file_(std::move(file)) {}
+  Status Append(std::string_view data) override { return inner_->Append(data); }
+  Status Commit() override {
+    if (fs_.NextWriteFails()) return WorkFailed("injected write failure: No space left on device", file_.string());
+    return inner_->Commit();
+  }
+
+ private:
+  std::unique_ptr<AtomicFile> inner_;
+  FaultyFileSystem& fs_;
+  stdfs::path file_;
+};
+}  // namespace
+
+Result<std::unique_ptr<AtomicFile>> FaultyFileSystem::CreateAtomic(const stdfs::path& file) {
+  auto inner = RealFileSystem().CreateAtomic(file);
+  if (!inner.ok()) return inner.error();
+  return std::unique_ptr<AtomicFile>(std::make_unique<FaultyAtomic>(std::move(inner).value(), *this, file));
+}
+
 Result<std::unique_ptr<AppendFile>> FaultyFileSystem::OpenAppend(const stdfs::path& file) {
   auto inner = RealFileSystem().OpenAppend(file);
   if (!inner.ok()) return inner.error();

@@ -49,8 +49,8 @@ class FakeStage : public Stage {
   StageDescription desc_;
 };
 
-// Wraps the real file system; fails the Nth write (WriteFileAtomic, CopyFileAtomic, Append,
-// Truncate; 1-based), records which files were read, and can drop whatever was appended
+// Wraps the real file system; fails the Nth write (WriteFileAtomic, CopyFileAtomic, an
+// AtomicFile's Commit, Append, Truncate; 1-based), records which files were read, and can drop whatever was appended
 // but not fsynced, as a power cut would.
 class FaultyFileSystem : public FileSystemWrapper {
  public:
@@ -59,6 +59,7 @@ class FaultyFileSystem : public FileSystemWrapper {
   Result<std::string> ReadFile(const stdfs::path& file, std::uint64_t max_bytes) override;
   Status WriteFileAtomic(const stdfs::path& file, std::string_view data) override;
   Status CopyFileAtomic(const stdfs::path& from, const stdfs::path& to) override;
+  Result<std::unique_ptr<AtomicFile>> CreateAtomic(const stdfs::path& file) override;
   Result<std::unique_ptr<AppendFile>> OpenAppend(const stdfs::path& file) override;
   Status Truncate(const stdfs::path& file, std::uint64_t size) override;
 
