@@ -28,8 +28,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   PILOT_FUZZ_CHECK(text[st.valid_bytes - 1] == '\n');
   PILOT_FUZZ_CHECK(st.accepted + st.rejected == st.done.size());
   PILOT_FUZZ_CHECK(st.done_in_session <= st.done.size());
-  for (const auto& [id, offset] : st.done) {
+  for (std::size_t k = 0; k < st.done.size(); ++k) {
+    const std::string_view id = st.done.Id(k);
+    const std::uint64_t offset = st.done.Value(k);
     PILOT_FUZZ_CHECK(!id.empty());
+    PILOT_FUZZ_CHECK(st.done.Find(id) == k);
     PILOT_FUZZ_CHECK(offset < st.valid_bytes);
     // The offset is the start of a record: the file's start or just after a newline.
     PILOT_FUZZ_CHECK(offset == 0 || text[offset - 1] == '\n');
