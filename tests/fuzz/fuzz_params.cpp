@@ -33,7 +33,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   PILOT_FUZZ_CHECK(!p.stage.model.empty());
   if (p.stage.model_sha256) PILOT_FUZZ_CHECK(fuzz::IsLowerHex64(*p.stage.model_sha256));
   PILOT_FUZZ_CHECK(p.stage.options.is_object());
-  PILOT_FUZZ_CHECK(!p.allowed_categories.empty());
+  // allowed_categories is optional here: a classifying stage requires it, an embedding one
+  // refuses it, checked against the loaded stage (CheckStageFitsParams). When given, it is a
+  // non-empty list of distinct, non-empty labels.
   std::set<std::string> seen;
   for (const auto& c : p.allowed_categories) {
     PILOT_FUZZ_CHECK(!c.empty());
