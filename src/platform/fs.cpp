@@ -1,5 +1,7 @@
 #include "pilot/fs.h"
 
+#include "platform/fs_errors.h"
+
 #include <cerrno>
 #include <cstring>
 #include <dirent.h>
@@ -14,22 +16,12 @@
 namespace pilot {
 namespace {
 
-// A read that fails is bad input (exit 2); a write that fails is a failure during work
-// (exit 5): the folder it was writing stays resumable.
-Error ReadError(const std::string& what, const stdfs::path& file, int err) {
-  return Error{ErrorKind::kBadInput, what + ": " + std::strerror(err), file.string(), "check the file and retry"};
-}
-Error WriteError(const std::string& what, const stdfs::path& file, int err) {
-  return Error{ErrorKind::kWorkFailed, what + ": " + std::strerror(err), file.string(),
-               "check the disk (space, permissions) and retry"};
-}
-
 Status WriteAll(int fd, std::string_view data, const stdfs::path& file) {
   while (!data.empty()) {
     ssize_t n = ::write(fd, data.data(), data.size());
     if (n < 0) {
       if (errno == EINTR) continue;
-      return WriteError("write failed", file, errno);
+      return FileWriteError("write failed", file, errno);
     }
     data.remove_prefix(static_cast<size_t>(n));
   }
@@ -40,11 +32,11 @@ stdfs::path ParentOf(const stdfs::path& file) { return file.has_parent_path() ? 
 
 Status SyncDirectory(const stdfs::path& dir) {
   int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  if (fd < 0) return WriteError("cannot open folder to sync", dir, errno);
+  if (fd < 0) return FileWriteError("cannot open folder to sync", dir, errno);
   int rc = ::fsync(fd);
   int err = errno;
   ::close(fd);
-  if (rc != 0) return WriteError("fsync of folder failed", dir, err);
+  if (rc != 0) return FileWriteError("fsync of folder failed", dir, err);
   return {};
 }
 
@@ -74,14 +66,14 @@ Result<int> CreateTemp(const stdfs::path& file, stdfs::path& tmp) {
   tmp += ".tmp-" + std::to_string(::getpid());
   ::unlink(tmp.c_str());  // a stale one of a dead process with a recycled pid
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
-  if (fd < 0) return WriteError("cannot create", tmp, errno);
+  if (fd < 0) return FileWriteError("cannot create", tmp, errno);
   return fd;
 }
 
 Status SyncRenameSync(int fd, Status st, const stdfs::path& tmp, const stdfs::path& file) {
-  if (st.ok() && ::fsync(fd) != 0) st = WriteError("fsync failed", tmp, errno);
+  if (st.ok() && ::fsync(fd) != 0) st = FileWriteError("fsync failed", tmp, errno);
   ::close(fd);
-  if (st.ok() && ::rename(tmp.c_str(), file.c_str()) != 0) st = WriteError("rename failed", file, errno);
+  if (st.ok() && ::rename(tmp.c_str(), file.c_str()) != 0) st = FileWriteError("rename failed", file, errno);
   if (!st.ok()) {
     ::unlink(tmp.c_str());
     return st;
@@ -99,11 +91,11 @@ class PosixAtomicFile : public AtomicFile {
     }
   }
   Status Append(std::string_view data) override {
-    if (fd_ < 0) return WriteError("already committed or failed", file_, EBADF);
+    if (fd_ < 0) return FileWriteError("already committed or failed", file_, EBADF);
     return WriteAll(fd_, data, tmp_);
   }
   Status Commit() override {
-    if (fd_ < 0) return WriteError("already committed or failed", file_, EBADF);
+    if (fd_ < 0) return FileWriteError("already committed or failed", file_, EBADF);
     int fd = fd_;
     fd_ = -1;  // SyncRenameSync closes it, and removes the temp file on failure
     return SyncRenameSync(fd, Status(), tmp_, file_);
@@ -121,7 +113,7 @@ class PosixAppendFile : public AppendFile {
   ~PosixAppendFile() override { ::close(fd_); }
   Status Append(std::string_view data) override { return WriteAll(fd_, data, file_); }
   Status Sync() override {
-    if (::fsync(fd_) != 0) return WriteError("fsync failed", file_, errno);
+    if (::fsync(fd_) != 0) return FileWriteError("fsync failed", file_, errno);
     return {};
   }
 
@@ -136,7 +128,7 @@ Result<int> OpenRegularFd(const stdfs::path& file, bool follow_symlinks) {
   if (fd < 0) {
     int err = errno;
     if (err == ELOOP && !follow_symlinks) return BadInput("is a symlink; pilot does not follow it here", file.string());
-    return ReadError("cannot open", file, err);
+    return FileReadError("cannot open", file, err);
   }
   struct stat st {};
   if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
@@ -158,7 +150,7 @@ class PosixReadableFile : public ReadableFile {
     while (got < n) {
       ssize_t r = ::pread(fd_, buf + got, n - got, static_cast<off_t>(offset + got));
       if (r < 0 && errno == EINTR) continue;
-      if (r < 0) return ReadError("read failed", file_, errno);
+      if (r < 0) return FileReadError("read failed", file_, errno);
       if (r == 0) break;
       got += static_cast<std::size_t>(r);
     }
@@ -179,7 +171,7 @@ class PosixFileLock : public FileLock {
   ~PosixFileLock() override { ::close(fd_); }  // closing the descriptor drops the flock
   Status Overwrite(std::string_view data) override {
     if (::ftruncate(fd_, 0) != 0 || ::pwrite(fd_, data.data(), data.size(), 0) != static_cast<ssize_t>(data.size())) {
-      return WriteError("cannot write", file_, errno);
+      return FileWriteError("cannot write", file_, errno);
     }
     return {};
   }
@@ -220,7 +212,7 @@ class PosixFileSystem : public FileSystem {
       if (n < 0) {
         int err = errno;
         ::close(fd.value());
-        return ReadError("read failed", file, err);
+        return FileReadError("read failed", file, err);
       }
       if (n == 0) break;
       out.append(buf, static_cast<size_t>(n));
@@ -235,7 +227,7 @@ class PosixFileSystem : public FileSystem {
         return BadInput("run folder already exists; pilot never reuses or overwrites one", dir.string(),
                         "choose another --run-id or leave it out");
       }
-      return WriteError("cannot create folder", dir, errno);
+      return FileWriteError("cannot create folder", dir, errno);
     }
     return {};
   }
@@ -243,7 +235,7 @@ class PosixFileSystem : public FileSystem {
   Status CreateDirectories(const stdfs::path& dir) override {
     std::error_code ec;
     stdfs::create_directories(dir, ec);
-    if (ec) return WriteError("cannot create folder", dir, ec.value());
+    if (ec) return FileWriteError("cannot create folder", dir, ec.value());
     return {};
   }
 
@@ -276,7 +268,7 @@ class PosixFileSystem : public FileSystem {
       ssize_t n = ::read(in.value(), buf, sizeof buf);
       if (n < 0 && errno == EINTR) continue;
       if (n < 0) {
-        st = ReadError("read failed", from, errno);
+        st = FileReadError("read failed", from, errno);
         break;
       }
       if (n == 0) break;
@@ -290,27 +282,27 @@ class PosixFileSystem : public FileSystem {
   Status Truncate(const stdfs::path& file, std::uint64_t size) override {
     if (Status st = CheckWritable(file); !st.ok()) return st;
     int fd = ::open(file.c_str(), O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-    if (fd < 0) return WriteError("cannot open to truncate", file, errno);
+    if (fd < 0) return FileWriteError("cannot open to truncate", file, errno);
     struct stat st {};
     Status result;
     if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
       result = BadInput("is not a regular file; not truncated", file.string());
     } else if (::ftruncate(fd, static_cast<off_t>(size)) != 0 || ::fsync(fd) != 0) {
-      result = WriteError("truncate failed", file, errno);
+      result = FileWriteError("truncate failed", file, errno);
     }
     ::close(fd);
     return result;
   }
 
   Status RemoveFile(const stdfs::path& file) override {
-    if (::unlink(file.c_str()) != 0 && errno != ENOENT) return WriteError("cannot remove", file, errno);
+    if (::unlink(file.c_str()) != 0 && errno != ENOENT) return FileWriteError("cannot remove", file, errno);
     return {};
   }
 
   Result<std::unique_ptr<AppendFile>> OpenAppend(const stdfs::path& file) override {
     if (Status st = CheckWritable(file); !st.ok()) return st.error();
     int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0666);
-    if (fd < 0) return WriteError("cannot open for append", file, errno);
+    if (fd < 0) return FileWriteError("cannot open for append", file, errno);
     struct stat st {};
     if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
       ::close(fd);
@@ -330,12 +322,12 @@ class PosixFileSystem : public FileSystem {
 
   Result<std::vector<DirEntry>> ListDirectory(const stdfs::path& dir) override {
     int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NONBLOCK | O_CLOEXEC);
-    if (fd < 0) return ReadError("cannot list folder", dir, errno);
+    if (fd < 0) return FileReadError("cannot list folder", dir, errno);
     DIR* d = ::fdopendir(fd);
     if (d == nullptr) {
       int err = errno;
       ::close(fd);
-      return ReadError("cannot list folder", dir, err);
+      return FileReadError("cannot list folder", dir, err);
     }
     std::vector<DirEntry> out;
     errno = 0;
@@ -349,7 +341,7 @@ class PosixFileSystem : public FileSystem {
     }
     int err = errno;
     ::closedir(d);
-    if (err != 0) return ReadError("cannot list folder", dir, err);
+    if (err != 0) return FileReadError("cannot list folder", dir, err);
     std::sort(out.begin(), out.end(), [](const DirEntry& a, const DirEntry& b) { return a.name < b.name; });
     return out;
   }
@@ -357,7 +349,7 @@ class PosixFileSystem : public FileSystem {
   Result<stdfs::path> Resolve(const stdfs::path& path) override {
     std::error_code ec;
     stdfs::path out = stdfs::weakly_canonical(stdfs::absolute(path, ec), ec);
-    if (ec) return ReadError("cannot resolve", path, ec.value());
+    if (ec) return FileReadError("cannot resolve", path, ec.value());
     return out;
   }
 
@@ -366,7 +358,7 @@ class PosixFileSystem : public FileSystem {
     if (fd < 0) {
       int err = errno;
       if (err == ELOOP) return BadInput("is a symlink; pilot never writes through one", file.string());
-      return ReadError(create ? "cannot create" : "cannot open", file, err);
+      return FileReadError(create ? "cannot create" : "cannot open", file, err);
     }
     struct stat st {};
     if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
@@ -378,7 +370,7 @@ class PosixFileSystem : public FileSystem {
       int err = errno;
       if (err != EWOULDBLOCK) {
         ::close(fd);
-        return ReadError("cannot lock", file, err);
+        return FileReadError("cannot lock", file, err);
       }
       char buf[64] = {};
       ssize_t n = ::pread(fd, buf, sizeof buf, 0);
@@ -396,7 +388,7 @@ class PosixFileSystem : public FileSystem {
     // The run folder's parent may not exist yet: ask of the nearest ancestor that does.
     while (!p.empty() && p != p.parent_path() && !stdfs::exists(p, ec)) p = p.parent_path();
     struct statvfs st {};
-    if (p.empty() || ::statvfs(p.c_str(), &st) != 0) return ReadError("cannot query free space", path, errno);
+    if (p.empty() || ::statvfs(p.c_str(), &st) != 0) return FileReadError("cannot query free space", path, errno);
     return static_cast<std::uint64_t>(st.f_bavail) * st.f_frsize;
   }
 
@@ -405,7 +397,7 @@ class PosixFileSystem : public FileSystem {
     struct stat st {};
     if (fn(file.c_str(), &st) != 0) {
       if (errno == ENOENT || errno == ENOTDIR) return FileStat{};
-      return ReadError("cannot stat", file, errno);
+      return FileReadError("cannot stat", file, errno);
     }
     return FromStat(st);
   }

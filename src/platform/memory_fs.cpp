@@ -1,21 +1,13 @@
 #include "pilot/memory_fs.h"
 
+#include "platform/fs_errors.h"
+
 #include <cerrno>
 #include <cstring>
 #include <vector>
 
 namespace pilot {
 namespace {
-
-// As the real file system words them: a read that fails is bad input, a write that fails
-// is a failure during work.
-Error ReadError(const std::string& what, const stdfs::path& file, int err) {
-  return Error{ErrorKind::kBadInput, what + ": " + std::strerror(err), file.string(), "check the file and retry"};
-}
-Error WriteError(const std::string& what, const stdfs::path& file, int err) {
-  return Error{ErrorKind::kWorkFailed, what + ": " + std::strerror(err), file.string(),
-               "check the disk (space, permissions) and retry"};
-}
 
 stdfs::path Normal(const stdfs::path& path) {
   stdfs::path p = path.is_absolute() ? path : stdfs::path("/") / path;
@@ -136,7 +128,7 @@ Result<std::string> MemoryFileSystem::WritableKey(const stdfs::path& file) const
   const stdfs::path normal = Normal(file);
   const stdfs::path dir = normal.parent_path();
   Walked parent = Walk(dir, /*follow_last=*/false);
-  if (parent.err != 0) return WriteError("cannot create", file, parent.err);
+  if (parent.err != 0) return FileWriteError("cannot create", file, parent.err);
   if (parent.node->type != Type::kFolder) {
     return Error{ErrorKind::kBadInput,
                  parent.node->type == Type::kSymlink ? "the folder is a symlink; pilot never writes through one"
@@ -214,7 +206,7 @@ Result<FileStat> MemoryFileSystem::Stat(const stdfs::path& file) {
   std::lock_guard<std::mutex> hold(mu_);
   Walked w = Walk(file, /*follow_last=*/true);
   if (w.err == ENOENT || w.err == ENOTDIR) return FileStat{};
-  if (w.err != 0) return ReadError("cannot stat", file, w.err);
+  if (w.err != 0) return FileReadError("cannot stat", file, w.err);
   const Node& n = *w.node;
   return StatOf(n.type == Type::kFolder, n.type == Type::kFile, false, n.type == Type::kFile ? n.data->size() : 0);
 }
@@ -223,7 +215,7 @@ Result<FileStat> MemoryFileSystem::LinkStat(const stdfs::path& file) {
   std::lock_guard<std::mutex> hold(mu_);
   Walked w = Walk(file, /*follow_last=*/false);
   if (w.err == ENOENT || w.err == ENOTDIR) return FileStat{};
-  if (w.err != 0) return ReadError("cannot stat", file, w.err);
+  if (w.err != 0) return FileReadError("cannot stat", file, w.err);
   const Node& n = *w.node;
   std::uint64_t size = n.type == Type::kFile ? n.data->size() : n.type == Type::kSymlink ? n.target.size() : 0;
   return StatOf(n.type == Type::kFolder, n.type == Type::kFile, n.type == Type::kSymlink, size);
@@ -232,7 +224,7 @@ Result<FileStat> MemoryFileSystem::LinkStat(const stdfs::path& file) {
 Result<std::unique_ptr<ReadableFile>> MemoryFileSystem::OpenRead(const stdfs::path& file, bool follow_symlinks) {
   std::lock_guard<std::mutex> hold(mu_);
   Walked w = Walk(file, follow_symlinks);
-  if (w.err != 0) return ReadError("cannot open", file, w.err);
+  if (w.err != 0) return FileReadError("cannot open", file, w.err);
   switch (w.node->type) {
     case Type::kSymlink:
       return BadInput("is a symlink; pilot does not follow it here", file.string());
@@ -263,7 +255,7 @@ Status MemoryFileSystem::CreateDirectoryExclusive(const stdfs::path& dir) {
     return BadInput("run folder already exists; pilot never reuses or overwrites one", dir.string(),
                     "choose another --run-id or leave it out");
   }
-  if (w.err != ENOENT || w.key.empty()) return WriteError("cannot create folder", dir, w.err);
+  if (w.err != ENOENT || w.key.empty()) return FileWriteError("cannot create folder", dir, w.err);
   nodes_[w.key] = Node{};
   return {};
 }
@@ -277,9 +269,9 @@ Status MemoryFileSystem::CreateDirectories(const stdfs::path& dir) {
     if (w.err == ENOENT && !w.key.empty()) {
       nodes_[w.key] = Node{};
     } else if (w.err != 0) {
-      return WriteError("cannot create folder", dir, w.err);
+      return FileWriteError("cannot create folder", dir, w.err);
     } else if (w.node->type != Type::kFolder) {
-      return WriteError("cannot create folder", dir, ENOTDIR);
+      return FileWriteError("cannot create folder", dir, ENOTDIR);
     }
   }
   return {};
@@ -300,12 +292,12 @@ class MemoryAtomicFile : public AtomicFile {
  public:
   MemoryAtomicFile(FileSystem& fs, stdfs::path file) : fs_(fs), file_(std::move(file)) {}
   Status Append(std::string_view data) override {
-    if (done_) return WriteError("already committed", file_, EBADF);
+    if (done_) return FileWriteError("already committed", file_, EBADF);
     data_.append(data);
     return {};
   }
   Status Commit() override {
-    if (done_) return WriteError("already committed", file_, EBADF);
+    if (done_) return FileWriteError("already committed", file_, EBADF);
     done_ = true;
     return fs_.WriteFileAtomic(file_, data_);
   }
@@ -347,7 +339,7 @@ Status MemoryFileSystem::Truncate(const stdfs::path& file, std::uint64_t size) {
   auto key = WritableKey(file);
   if (!key.ok()) return key.error();
   Node* node = Find(key.value());
-  if (!node) return WriteError("cannot open to truncate", file, ENOENT);
+  if (!node) return FileWriteError("cannot open to truncate", file, ENOENT);
   node->data->resize(static_cast<std::size_t>(size));
   return {};
 }
@@ -356,8 +348,8 @@ Status MemoryFileSystem::RemoveFile(const stdfs::path& file) {
   std::lock_guard<std::mutex> hold(mu_);
   Walked w = Walk(file, /*follow_last=*/false);
   if (w.err == ENOENT) return {};
-  if (w.err != 0) return WriteError("cannot remove", file, w.err);
-  if (w.node->type == Type::kFolder) return WriteError("cannot remove", file, EISDIR);
+  if (w.err != 0) return FileWriteError("cannot remove", file, w.err);
+  if (w.node->type == Type::kFolder) return FileWriteError("cannot remove", file, EISDIR);
   nodes_.erase(w.key);
   return {};
 }
@@ -367,8 +359,8 @@ Result<std::vector<DirEntry>> MemoryFileSystem::ListDirectory(const stdfs::path&
   {
     std::lock_guard<std::mutex> hold(mu_);
     Walked w = Walk(dir, /*follow_last=*/true);
-    if (w.err != 0) return ReadError("cannot list folder", dir, w.err);
-    if (w.node->type != Type::kFolder) return ReadError("cannot list folder", dir, ENOTDIR);
+    if (w.err != 0) return FileReadError("cannot list folder", dir, w.err);
+    if (w.node->type != Type::kFolder) return FileReadError("cannot list folder", dir, ENOTDIR);
     const std::string prefix = w.key == "/" ? "/" : w.key + "/";
     for (auto it = nodes_.lower_bound(prefix); it != nodes_.end() && it->first.rfind(prefix, 0) == 0; ++it) {
       std::string rest = it->first.substr(prefix.size());
@@ -391,7 +383,7 @@ Result<stdfs::path> MemoryFileSystem::Resolve(const stdfs::path& path) {
     stdfs::path prefix = "/";
     for (std::size_t k = 0; k < n; ++k) prefix /= parts[k];
     Walked w = Walk(prefix, /*follow_last=*/true);
-    if (w.err == ELOOP) return ReadError("cannot resolve", path, ELOOP);
+    if (w.err == ELOOP) return FileReadError("cannot resolve", path, ELOOP);
     if (w.err != 0) continue;
     stdfs::path out = w.key;
     for (std::size_t k = n; k < parts.size(); ++k) out /= parts[k];
@@ -412,7 +404,7 @@ Result<LockAttempt> MemoryFileSystem::TryLock(const stdfs::path& file, bool excl
     nodes_[key.value()] = Node{Type::kFile, std::make_shared<std::string>(), {}};
     w = Walk(file, /*follow_last=*/false);
   }
-  if (w.err != 0) return ReadError(create ? "cannot create" : "cannot open", file, w.err);
+  if (w.err != 0) return FileReadError(create ? "cannot create" : "cannot open", file, w.err);
   if (w.node->type != Type::kFile) return BadInput("is not a regular file", file.string());
   std::shared_ptr<std::string> data = w.node->data;
   LockState& state = locks_[data.get()];
