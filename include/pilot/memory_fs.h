@@ -79,6 +79,8 @@ class MemoryFileSystem : public FileSystem {
   // A file about to be written: absent or regular, its folder a real folder. Under mu_.
   Result<std::string> WritableKey(const stdfs::path& file) const;
   Node* Find(const std::string& key);
+  // Stat (following the last name) and LinkStat (not).
+  Result<FileStat> StatOf(const stdfs::path& file, bool follow_last);
   void Release(const void* identity, bool exclusive);
 
   mutable std::mutex mu_;

@@ -190,36 +190,24 @@ std::map<std::string, std::string> MemoryFileSystem::Files() const {
   return out;
 }
 
-namespace {
-FileStat StatOf(bool folder, bool file, bool link, std::uint64_t size) {
+Result<FileStat> MemoryFileSystem::StatOf(const stdfs::path& file, bool follow_last) {
+  std::lock_guard<std::mutex> hold(mu_);
+  Walked w = Walk(file, follow_last);
+  if (w.err == ENOENT || w.err == ENOTDIR) return FileStat{};
+  if (w.err != 0) return FileReadError("cannot stat", file, w.err);
+  const Node& n = *w.node;
   FileStat st;
   st.exists = true;
-  st.directory = folder;
-  st.regular = file;
-  st.symlink = link;
-  st.size = size;
+  st.directory = n.type == Type::kFolder;
+  st.regular = n.type == Type::kFile;
+  st.symlink = n.type == Type::kSymlink;  // only when the last name is not followed
+  st.size = n.type == Type::kFile ? n.data->size() : n.type == Type::kSymlink ? n.target.size() : 0;
   return st;
 }
-}  // namespace
 
-Result<FileStat> MemoryFileSystem::Stat(const stdfs::path& file) {
-  std::lock_guard<std::mutex> hold(mu_);
-  Walked w = Walk(file, /*follow_last=*/true);
-  if (w.err == ENOENT || w.err == ENOTDIR) return FileStat{};
-  if (w.err != 0) return FileReadError("cannot stat", file, w.err);
-  const Node& n = *w.node;
-  return StatOf(n.type == Type::kFolder, n.type == Type::kFile, false, n.type == Type::kFile ? n.data->size() : 0);
-}
+Result<FileStat> MemoryFileSystem::Stat(const stdfs::path& file) { return StatOf(file, /*follow_last=*/true); }
 
-Result<FileStat> MemoryFileSystem::LinkStat(const stdfs::path& file) {
-  std::lock_guard<std::mutex> hold(mu_);
-  Walked w = Walk(file, /*follow_last=*/false);
-  if (w.err == ENOENT || w.err == ENOTDIR) return FileStat{};
-  if (w.err != 0) return FileReadError("cannot stat", file, w.err);
-  const Node& n = *w.node;
-  std::uint64_t size = n.type == Type::kFile ? n.data->size() : n.type == Type::kSymlink ? n.target.size() : 0;
-  return StatOf(n.type == Type::kFolder, n.type == Type::kFile, n.type == Type::kSymlink, size);
-}
+Result<FileStat> MemoryFileSystem::LinkStat(const stdfs::path& file) { return StatOf(file, /*follow_last=*/false); }
 
 Result<std::unique_ptr<ReadableFile>> MemoryFileSystem::OpenRead(const stdfs::path& file, bool follow_symlinks) {
   std::lock_guard<std::mutex> hold(mu_);
