@@ -2,11 +2,15 @@
 # Installs the Debian packages in requirements-rebuild.txt that are missing. As root it runs
 # apt-get; otherwise it prints the exact apt-get line to run and fails. Recommends are not
 # installed: requirements-rebuild.txt names everything pilot needs (bench/setup-size.sh
-# prints what that saves).
+# prints what that saves). Lines tagged `[torch2]` are needed only by the torch2 flavour and
+# are installed only with --torch2 (scripts/torch2-deps.sh passes it).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
+torch2=0
+[ "${1:-}" = --torch2 ] && torch2=1
 missing=()
 while IFS= read -r line; do
+  case "$line" in *"[torch2]"*) [ $torch2 = 1 ] || continue ;; esac
   line=${line%%#*}
   line=${line%%[[:space:]]*}
   [ -n "${line// }" ] || continue

@@ -1,5 +1,5 @@
-// The libtorch side of pilot, behind a torch-free interface: the TorchScript classifier
-// stage kind, device resolution and what the libtorch runtime reports. Only
+// The libtorch side of pilot, behind a torch-free interface: the TorchScript and .pt2
+// stage kinds, device resolution and what the libtorch runtime reports. Only
 // src/stage/*.cpp include torch headers.
 #pragma once
 
@@ -17,6 +17,9 @@ namespace pilot {
 
 inline constexpr const char* kTorchScriptClassifier = "torchscript-classifier";
 inline constexpr const char* kTorchScriptEmbedding = "torchscript-embedding";
+// AOTInductor packages (.pt2): built where libtorch >= 2.6; elsewhere they refuse with exit 3.
+inline constexpr const char* kAotiClassifier = "aoti-classifier";
+inline constexpr const char* kAotiEmbedding = "aoti-embedding";
 
 // Registers the torch-backed stage kinds.
 void RegisterTorchStages(StageRegistry& registry);

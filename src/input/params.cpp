@@ -121,6 +121,13 @@ Result<Params> ParseParams(std::string_view text, const std::filesystem::path& b
     if (!IsSha256Hex(pin)) return st.Wrong("model_sha256", "must be 64 lower-case hex digits");
     p.stage.model_sha256 = pin;
   }
+  // A .pt2 package is native code that the stage unpacks and loads: the pin is the user's
+  // decision to trust it, and it is checked before anything is unpacked.
+  if (p.stage.kind.rfind("aoti-", 0) == 0 && !p.stage.model_sha256) {
+    return st.Wrong("model_sha256",
+                    "is required for the " + p.stage.kind +
+                        " kind: a .pt2 package is native code that is loaded, so it must be pinned");
+  }
   if (stage.contains("options")) {
     if (!stage["options"].is_object()) return st.Wrong("options", "must be an object");
     p.stage.options = stage["options"];

@@ -5,6 +5,9 @@
 #include <torch/script.h>
 #include <torch/cuda.h>
 
+#include <ftw.h>
+#include <stdio.h>
+
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -19,6 +22,14 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// Not std::filesystem::remove_all: PyTorch 2.x's libtorch.so exports its own copy of the
+// std::filesystem functions, which this binary (linked to libtorch directly) would bind to,
+// and that copy of remove_all crashes (seen with the 2.11 wheel).
+void RemoveTree(const fs::path& dir) {
+  ::nftw(dir.c_str(), [](const char* path, const struct stat*, int, struct FTW*) { return ::remove(path); }, 16,
+         FTW_DEPTH | FTW_PHYS);
+}
+
 const fs::path kBundled = fs::path(PILOT_SOURCE_DIR) / "data/models/langid/langid.pt";
 
 class StageTest : public ::testing::Test {
@@ -28,7 +39,7 @@ class StageTest : public ::testing::Test {
     dir_ = fs::temp_directory_path() / ("pilot-torch-test-" + std::to_string(std::random_device()()));
     fs::create_directories(dir_);
   }
-  void TearDown() override { fs::remove_all(dir_); }
+  void TearDown() override { RemoveTree(dir_); }
 
   Result<std::unique_ptr<Stage>> Create(const fs::path& model, nlohmann::json options = nlohmann::json::object(),
                                         const char* kind = kTorchScriptClassifier) {

@@ -1,0 +1,528 @@
+// The torch stage kinds. A model declares its own input contract (and labels, or dim):
+//   "torchscript-classifier", "torchscript-embedding": a TorchScript module (torch.jit.save),
+//       the contract in module attributes;
+//   "aoti-classifier", "aoti-embedding": an AOTInductor package (.pt2, from
+//       torch._inductor.aoti_compile_and_package), the contract in the package's metadata under
+//       "pilot.<name>" (strings; labels as a JSON array). Built where libtorch >= 2.6; elsewhere
+//       these kinds refuse with exit 3, naming the libtorch found.
+// A classifier's forward returns [batch, labels] probabilities or logits; an embedding's
+// [batch, dim] float vectors.
+//
+// The contract:
+//   input_kind: str            "text" (forward(texts: List[str]); TorchScript only) or
+//                              "hashed_char_ngrams" (forward(ids: Tensor[int64], offsets: Tensor[int64]))
+//   ngram_min, ngram_max, buckets, max_chars: int   for hashed_char_ngrams
+//   classifier: labels: List[str] (the categories, in output column order);
+//               output: str, "probabilities" (default) or "logits"
+//   embedding:  dim: int (the vector length)
+#include <ATen/Context.h>
+#include <ATen/Parallel.h>
+#include <torch/script.h>
+#include <torch/version.h>
+
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 6)
+#define PILOT_HAVE_AOTI 1
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <torch/csrc/inductor/aoti_package/model_package_loader.h>
+
+#include "pilot/fs.h"
+#include "pilot/hash.h"
+#endif
+
+#include <algorithm>
+#include <chrono>
+#include <optional>
+#include <set>
+#include <unordered_map>
+
+#include "pilot/build_info.h"
+#include "pilot/limits.h"
+#include "pilot/text_features.h"
+#include "pilot/torch_stage.h"
+#include "pilot/utf8.h"
+#include "torch_device.h"
+
+namespace pilot {
+namespace {
+
+constexpr std::int64_t kMaxNgram = 16;
+constexpr std::int64_t kMaxBuckets = (std::int64_t{1} << 31) - 1;
+constexpr std::int64_t kMaxChars = 1 << 20;
+
+// c10 errors carry a C++ backtrace in what(); users need the message alone.
+std::string Message(const std::exception& e) {
+  if (const auto* c10e = dynamic_cast<const c10::Error*>(&e)) return c10e->what_without_backtrace();
+  return e.what();
+}
+
+bool IsAoti(const std::string& kind) { return kind == kAotiClassifier || kind == kAotiEmbedding; }
+
+// The model's declared contract, as found (TorchScript attributes or .pt2 metadata): what is
+// absent stays empty, and the stage says which name is missing.
+struct Contract {
+  std::optional<std::vector<std::string>> labels;
+  std::optional<std::int64_t> dim, ngram_min, ngram_max, buckets, max_chars;
+  std::optional<std::string> input_kind, output;
+};
+
+Contract ContractOfModule(const torch::jit::Module& m) {
+  Contract c;
+  if (m.hasattr("labels")) {
+    c.labels.emplace();
+    for (const auto& l : m.attr("labels").toListRef()) c.labels->push_back(l.toStringRef());
+  }
+  for (auto [name, dest] : {std::pair{"dim", &c.dim}, std::pair{"ngram_min", &c.ngram_min},
+                            std::pair{"ngram_max", &c.ngram_max}, std::pair{"buckets", &c.buckets},
+                            std::pair{"max_chars", &c.max_chars}}) {
+    if (m.hasattr(name)) *dest = m.attr(name).toInt();
+  }
+  if (m.hasattr("input_kind")) c.input_kind = m.attr("input_kind").toStringRef();
+  if (m.hasattr("output")) c.output = m.attr("output").toStringRef();
+  return c;
+}
+
+#if defined(PILOT_HAVE_AOTI)
+// Metadata values are strings: integers in decimal, labels a JSON array of strings.
+Contract ContractOfMetadata(const std::unordered_map<std::string, std::string>& meta) {
+  Contract c;
+  auto get = [&](const char* name) -> const std::string* {
+    auto it = meta.find(std::string("pilot.") + name);
+    return it == meta.end() ? nullptr : &it->second;
+  };
+  if (const auto* v = get("labels")) {
+    auto j = nlohmann::json::parse(*v);  // a malformed value throws: reported as malformed metadata
+    c.labels = j.get<std::vector<std::string>>();
+  }
+  for (auto [name, dest] : {std::pair{"dim", &c.dim}, std::pair{"ngram_min", &c.ngram_min},
+                            std::pair{"ngram_max", &c.ngram_max}, std::pair{"buckets", &c.buckets},
+                            std::pair{"max_chars", &c.max_chars}}) {
+    if (const auto* v = get(name)) {
+      std::size_t used = 0;
+      *dest = std::stoll(*v, &used);
+      if (used != v->size()) throw std::runtime_error("'pilot." + std::string(name) + "' is not an integer");
+    }
+  }
+  if (const auto* v = get("input_kind")) c.input_kind = *v;
+  if (const auto* v = get("output")) c.output = *v;
+  return c;
+}
+
+// A .pt2 package copied, while it is hashed, into a private folder (mode 0700, under $TMPDIR
+// or /tmp) that is removed with it: what is loaded is exactly the bytes whose sha256 was
+// checked, whatever happens to the original meanwhile. Nothing is unpacked before that check.
+class PrivatePackage {
+ public:
+  static Result<std::unique_ptr<PrivatePackage>> Make(const std::filesystem::path& package,
+                                                      const std::string& want_sha256) {
+    const std::string where = package.string();
+    if (!IsSha256Hex(want_sha256)) {
+      return BadInput("a .pt2 package needs its sha256 pin", where, "set stage.model_sha256");
+    }
+    const char* env = std::getenv("TMPDIR");
+    std::string tmpl = std::string(env && *env ? env : "/tmp") + "/pilot-pt2-XXXXXX";
+    if (::mkdtemp(tmpl.data()) == nullptr) {
+      return EnvironmentError("cannot create a private folder to unpack the package: " + std::string(std::strerror(errno)),
+                              tmpl, "set TMPDIR to a writable folder");
+    }
+    std::unique_ptr<PrivatePackage> copy(new PrivatePackage(tmpl));
+    auto in = RealFileSystem().OpenRead(package, true);
+    if (!in.ok()) return in.error();
+    copy->file_ = copy->dir_ / "model.pt2";
+    int fd = ::open(copy->file_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0) {
+      return EnvironmentError("cannot write the private copy: " + std::string(std::strerror(errno)),
+                              copy->file_.string());
+    }
+    Sha256Stream sha;
+    std::vector<char> buf(1 << 20);
+    std::uint64_t offset = 0;
+    Status st;
+    for (;;) {
+      auto n = in.value()->ReadAt(offset, buf.data(), buf.size());
+      if (!n.ok()) {
+        st = n.error();
+        break;
+      }
+      if (n.value() == 0) break;
+      sha.Update(std::string_view(buf.data(), n.value()));
+      for (std::size_t done = 0; done < n.value();) {
+        ssize_t w = ::write(fd, buf.data() + done, n.value() - done);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) {
+          st = EnvironmentError("cannot write the private copy: " + std::string(std::strerror(errno)),
+                                copy->file_.string(), "free space under TMPDIR");
+          break;
+        }
+        done += static_cast<std::size_t>(w);
+      }
+      if (!st.ok()) break;
+      offset += n.value();
+    }
+    ::close(fd);
+    if (!st.ok()) return st.error();
+    const std::string got = sha.Finish();
+    if (got != want_sha256) {
+      return BadInput("the package's sha256 is " + got + " but the parameters pin " + want_sha256, where,
+                      "restore the pinned package, or update stage.model_sha256 if the change is intended");
+    }
+    return std::unique_ptr<PrivatePackage>(std::move(copy));
+  }
+  // Exactly what Make created, by name (no recursive walk: std::filesystem is also exported,
+  // differently, by PyTorch 2.x's libtorch.so).
+  ~PrivatePackage() {
+    if (!file_.empty()) ::unlink(file_.c_str());
+    ::rmdir(dir_.c_str());
+  }
+  const std::filesystem::path& file() const { return file_; }
+
+ private:
+  explicit PrivatePackage(std::filesystem::path dir) : dir_(std::move(dir)) {}
+  std::filesystem::path dir_, file_;
+};
+
+// The package's compiled library resolves libtorch's C shim (aoti_torch_*) from the global
+// scope, and the torch module was loaded RTLD_LOCAL: promote the libtorch libraries that
+// are already loaded (RTLD_NOLOAD loads nothing new).
+void ExposeLibtorchSymbols() {
+  for (const char* lib : {"libc10.so", "libtorch_cpu.so", "libc10_cuda.so", "libtorch_cuda.so", "libtorch.so"}) {
+    if (void* h = ::dlopen(lib, RTLD_NOW | RTLD_GLOBAL | RTLD_NOLOAD)) (void)h;  // kept open: stays global
+  }
+}
+#endif
+
+class TorchStage : public Stage {
+ public:
+  static Result<std::unique_ptr<Stage>> Create(const StageConfig& config) {
+    auto stage = std::unique_ptr<TorchStage>(new TorchStage());
+    if (Status st = stage->Init(config); !st.ok()) return st.error();
+    return std::unique_ptr<Stage>(std::move(stage));
+  }
+
+  const StageDescription& Describe() const override { return desc_; }
+  std::optional<double> PeakDeviceMemoryMb() const override { return DevicePeakMemoryMb(device_); }
+
+  // A failure of the forward pass fails the batch; the engine bisects it.
+  BatchOutput Process(const std::vector<std::string_view>& texts) override { return Run(texts, nullptr); }
+
+  // Hashed n-grams are computed here, on the engine's workers; the text contract has no
+  // featurisation of its own (the model takes the strings).
+  bool Prepare(std::string_view text, PreparedInput& out) const override {
+    if (input_kind_ != "hashed_char_ngrams") return false;
+    try {
+      out.ids.clear();
+      AppendNgramIds(text, contract_, out.ids);
+      return true;
+    } catch (const std::exception&) {  // out of memory: Process featurises it, or fails the batch
+      out.ids.clear();
+      return false;
+    }
+  }
+
+  BatchOutput ProcessPrepared(const std::vector<std::string_view>& texts,
+                              const std::vector<const PreparedInput*>& prepared) override {
+    return Run(texts, prepared.size() == texts.size() ? &prepared : nullptr);
+  }
+
+ private:
+  BatchOutput Run(const std::vector<std::string_view>& texts, const std::vector<const PreparedInput*>* prepared) {
+    try {
+      BatchOutput b;
+      b.items = Forward(texts, prepared);
+      return b;
+    } catch (const std::exception& e) {
+      std::string what = Message(e);
+      return BatchOutput::Failed(what, what.find("out of memory") != std::string::npos);
+    }
+  }
+
+  TorchStage() : device_(torch::kCPU) {}
+
+  Status Init(const StageConfig& config) {
+    const std::string where = config.model.string();
+    const bool classifies = config.kind == kTorchScriptClassifier || config.kind == kAotiClassifier;
+    aoti_ = IsAoti(config.kind);
+    desc_.output = classifies ? OutputKind::kClassification : OutputKind::kEmbedding;
+    for (const auto& [key, value] : config.options.items()) {
+      if (key != "min_confidence" || !classifies) {
+        return BadInput("unknown stage option 'stage.options." + key + "'", "stage.options",
+                        classifies ? "the " + config.kind + " kind takes: min_confidence"
+                                   : "the " + config.kind + " kind takes no options");
+      }
+      if (!value.is_number() || value.get<double>() < 0 || value.get<double>() > 1) {
+        return BadInput("'stage.options.min_confidence' must be a number in [0, 1]", "stage.options");
+      }
+      desc_.min_confidence = value.get<double>();
+    }
+    if (config.threads > 0) at::set_num_threads(config.threads);
+    at::manual_seed(config.seed);
+    device_ = torch::Device(config.device);
+    ResetDevicePeakMemory(device_);
+    Contract contract;
+    if (aoti_) {
+      if (Status st = LoadPackage(config, contract); !st.ok()) return st;
+    } else {
+      try {
+        module_ = torch::jit::load(config.model.string(), device_);
+        module_.eval();
+        contract = ContractOfModule(module_);
+      } catch (const std::exception& e) {
+        return BadInput("cannot load the TorchScript model: " + Message(e), where,
+                        "give a file saved with torch.jit.save / torch::jit::Module::save");
+      }
+    }
+    if (Status st = CheckContract(contract, classifies, where); !st.ok()) return st;
+    desc_.kind = config.kind;
+    desc_.model_sha256 = config.model_sha256;
+    desc_.device = config.device;
+    desc_.details["input_kind"] = input_kind_;
+    if (classifies) desc_.details["output"] = logits_ ? "logits" : "probabilities";
+    if (!classifies) desc_.details["dim"] = desc_.dim;
+    if (input_kind_ == "hashed_char_ngrams") {
+      desc_.details["ngram_min"] = contract_.ngram_min;
+      desc_.details["ngram_max"] = contract_.ngram_max;
+      desc_.details["buckets"] = contract_.buckets;
+      desc_.details["max_chars"] = contract_.max_chars;
+    }
+    // Warm up: TorchScript's profiling executor optimises the graph over its first calls.
+    // Time them apart so that item latencies describe the steady state a full run sees.
+    auto t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < 2; ++i) {
+      auto out = Process({std::string_view("warm up")});
+      std::string error = !out.ok ? out.error : out.items.size() != 1 ? "no output" : out.items[0].error;
+      if (!out.ok || out.items.size() != 1 || !out.items[0].ok) {
+        return BadInput("the model fails on a warm-up input: " + error, where,
+                        "check the model's forward() against its declared input_kind");
+      }
+    }
+    desc_.details["warmup_ms"] =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    return {};
+  }
+
+#if defined(PILOT_HAVE_AOTI)
+  Status LoadPackage(const StageConfig& config, Contract& contract) {
+    const std::string where = config.model.string();
+    // The sha256 first (on a private copy), then the metadata, then the native code.
+    auto copy = PrivatePackage::Make(config.model, config.model_sha256);
+    if (!copy.ok()) return copy.error();
+    package_ = std::move(copy.value());
+    std::unordered_map<std::string, std::string> meta;
+    try {
+      meta = torch::inductor::AOTIModelPackageLoader::load_metadata_from_package(package_->file().string(), "model");
+    } catch (const std::exception& e) {
+      return BadInput("cannot read the .pt2 package: " + Message(e), where,
+                      "give a package written by torch._inductor.aoti_compile_and_package");
+    }
+    auto dev = meta.find("AOTI_DEVICE_KEY");
+    const std::string built_for = dev == meta.end() ? "" : dev->second;
+    const std::string running_on = device_.is_cuda() ? "cuda" : "cpu";
+    if (built_for != running_on) {
+      return BadInput("the package was compiled for device '" + built_for + "' but the stage runs on '" +
+                          running_on + "'",
+                      where, "export the model for " + running_on + " (scripts/export-pt2.py --device " + running_on +
+                                 "), or choose the matching --device");
+    }
+    try {
+      contract = ContractOfMetadata(meta);
+    } catch (const std::exception& e) {
+      return BadInput("the package's pilot.* metadata is malformed: " + Message(e), where,
+                      "see the README, 'Models as .pt2 packages'");
+    }
+    ExposeLibtorchSymbols();
+    try {
+      c10::DeviceIndex index = device_.is_cuda() && device_.has_index() ? device_.index() : -1;
+      loader_ = std::make_unique<torch::inductor::AOTIModelPackageLoader>(package_->file().string(), "model",
+                                                                           false, 1, index);
+    } catch (const std::exception& e) {
+      return BadInput("cannot load the .pt2 package: " + Message(e), where,
+                      "a package is tied to the torch version (" + std::string(TORCH_VERSION) +
+                          " here), the device and the CPU it was compiled for: export it again on this machine");
+    }
+    return {};
+  }
+#else
+  Status LoadPackage(const StageConfig& config, Contract&) {
+    return EnvironmentError("the " + config.kind + " kind needs libtorch >= 2.6 (AOTInductor); found libtorch " +
+                                TORCH_VERSION + " (" + build::kTorchFlavour + " build)",
+                            config.model.string(),
+                            "build the torch2 flavour (README, 'Build flavours'), or use a TorchScript model");
+  }
+#endif
+
+  Status CheckContract(const Contract& c, bool classifies, const std::string& where) {
+    auto missing = [&](const std::string& name, const char* type) {
+      return BadInput(aoti_ ? "the package has no 'pilot." + name + "' metadata (" + type + ")"
+                            : "the model has no '" + name + "' attribute of type " + type,
+                      where,
+                      aoti_ ? "export it with scripts/export-pt2.py, or add the metadata (README, 'Models as .pt2 packages')"
+                            : "declare it on the module before saving (see the README, 'The stage and bringing your own model')");
+    };
+    if (classifies) {
+      if (!c.labels) return missing("labels", "List[str]");
+      if (Status st = CheckLabels(*c.labels, where, missing); !st.ok()) return st;
+    } else {
+      if (!c.dim) return missing("dim", "int");
+      if (*c.dim < 1 || *c.dim > static_cast<std::int64_t>(limits::kEmbeddingDim)) {
+        return BadInput("the model's dim " + std::to_string(*c.dim) + " is outside 1.." +
+                            std::to_string(limits::kEmbeddingDim),
+                        where, "fix the model's 'dim'");
+      }
+      desc_.dim = static_cast<std::size_t>(*c.dim);
+    }
+    if (!c.input_kind) return missing("input_kind", "str");
+    input_kind_ = *c.input_kind;
+    logits_ = c.output && *c.output == "logits";
+    if (input_kind_ == "hashed_char_ngrams") {
+      if (!c.ngram_min) return missing("ngram_min", "int");
+      if (!c.ngram_max) return missing("ngram_max", "int");
+      if (!c.max_chars) return missing("max_chars", "int");
+      if (!c.buckets) return missing("buckets", "int");
+      const std::int64_t ngram_min = *c.ngram_min, ngram_max = *c.ngram_max, max_chars = *c.max_chars;
+      contract_.buckets = *c.buckets;
+      contract_.ngram_min = static_cast<int>(std::clamp<std::int64_t>(ngram_min, 0, kMaxNgram + 1));
+      contract_.ngram_max = static_cast<int>(std::clamp<std::int64_t>(ngram_max, 0, kMaxNgram + 1));
+      contract_.max_chars = static_cast<int>(std::clamp<std::int64_t>(max_chars, 0, kMaxChars + 1));
+      // Checked before any narrowing: buckets = 2^32 would become 0 as a 32-bit modulus.
+      if (ngram_min < 1 || ngram_max < ngram_min || ngram_max > kMaxNgram || contract_.buckets < 1 ||
+          contract_.buckets > kMaxBuckets || max_chars < 1 || max_chars > kMaxChars) {
+        return BadInput("the model's n-gram contract is out of range (need 1 <= ngram_min <= ngram_max <= " +
+                            std::to_string(kMaxNgram) + ", 1 <= buckets <= " + std::to_string(kMaxBuckets) +
+                            ", 1 <= max_chars <= " + std::to_string(kMaxChars) + ")",
+                        where, "fix the model's contract");
+      }
+    } else if (input_kind_ == "text" && aoti_) {
+      return BadInput("input_kind 'text' cannot be exported to a .pt2 package (strings are not tensors)", where,
+                      "use 'hashed_char_ngrams', or a TorchScript model for text input");
+    } else if (input_kind_ != "text") {
+      return BadInput("unknown input_kind '" + input_kind_ + "'", where, "use 'text' or 'hashed_char_ngrams'");
+    }
+    return {};
+  }
+
+  template <typename Missing>
+  Status CheckLabels(const std::vector<std::string>& labels, const std::string& where, Missing missing) {
+    if (labels.empty()) return missing("labels", "List[str] (non-empty)");
+    // Labels go into every result record: they must be text, short, and distinct.
+    std::set<std::string> distinct;
+    for (std::size_t i = 0; i < labels.size(); ++i) {
+      const std::string& l = labels[i];
+      if (l.empty() || l.size() > 256 || !CheckUtf8(l).valid ||
+          std::any_of(l.begin(), l.end(), [](char c) { return static_cast<unsigned char>(c) < 0x20; })) {
+        return BadInput("the model's label " + std::to_string(i) +
+                            " is not 1-256 bytes of printable UTF-8 text",
+                        where, "labels are categories written into every result record");
+      }
+      if (!distinct.insert(l).second) {
+        return BadInput("the model's label " + std::to_string(i) + " appears twice", where, "labels must be distinct");
+      }
+    }
+    desc_.labels = labels;
+    return {};
+  }
+
+  torch::Tensor Call(const std::vector<std::string_view>& texts, const std::vector<const PreparedInput*>* prepared) {
+    if (input_kind_ == "text") {
+      c10::List<std::string> list;
+      for (auto t : texts) list.push_back(std::string(t));
+      torch::jit::IValue result = module_.forward({list});
+      if (!result.isTensor()) throw std::runtime_error("the model's forward() did not return a Tensor");
+      return result.toTensor();
+    }
+    std::vector<std::int64_t> ids;  // outlive forward(): from_blob does not copy on CPU
+    std::vector<std::int64_t> offsets;
+    for (std::size_t k = 0; k < texts.size(); ++k) {
+      offsets.push_back(static_cast<std::int64_t>(ids.size()));
+      if (prepared) {
+        ids.insert(ids.end(), (*prepared)[k]->ids.begin(), (*prepared)[k]->ids.end());
+      } else {
+        AppendNgramIds(texts[k], contract_, ids);
+      }
+    }
+    auto opts = torch::TensorOptions().dtype(torch::kInt64);
+    auto ids_t = torch::from_blob(ids.data(), {static_cast<std::int64_t>(ids.size())}, opts).to(device_);
+    auto offsets_t = torch::from_blob(offsets.data(), {static_cast<std::int64_t>(offsets.size())}, opts).to(device_);
+#if defined(PILOT_HAVE_AOTI)
+    if (aoti_) {
+      std::vector<torch::Tensor> out = loader_->run({ids_t, offsets_t});
+      if (out.size() != 1) throw std::runtime_error("the package returned " + std::to_string(out.size()) + " outputs, expected 1");
+      return out[0];
+    }
+#endif
+    torch::jit::IValue result = module_.forward({ids_t, offsets_t});
+    if (!result.isTensor()) throw std::runtime_error("the model's forward() did not return a Tensor");
+    return result.toTensor();
+  }
+
+  std::vector<ItemOutput> Forward(const std::vector<std::string_view>& texts,
+                                  const std::vector<const PreparedInput*>* prepared) {
+    c10::InferenceMode guard;
+    torch::Tensor result = Call(texts, prepared);
+    const auto n = static_cast<std::int64_t>(texts.size());
+    std::vector<ItemOutput> outputs(static_cast<std::size_t>(n));
+    if (desc_.output == OutputKind::kEmbedding) {
+      // float32 as the model computed it: the bits that go to vectors.npy.
+      torch::Tensor out = result.to(torch::kCPU, torch::kFloat32).contiguous();
+      const auto d = static_cast<std::int64_t>(desc_.dim);
+      if (out.dim() != 2 || out.size(0) != n || out.size(1) != d) {
+        throw std::runtime_error("the model returned shape " + c10::str(out.sizes()) + ", expected [" +
+                                 std::to_string(n) + ", " + std::to_string(d) + "]");
+      }
+      const float* all = out.data_ptr<float>();
+      for (std::int64_t i = 0; i < n; ++i) {
+        auto& o = outputs[static_cast<std::size_t>(i)];
+        o.ok = true;
+        o.vector.assign(all + i * d, all + (i + 1) * d);  // finiteness is the engine's check
+      }
+      return outputs;
+    }
+    torch::Tensor out = result.to(torch::kCPU, torch::kFloat64);
+    const auto l = static_cast<std::int64_t>(desc_.labels.size());
+    if (out.dim() != 2 || out.size(0) != n || out.size(1) != l) {
+      throw std::runtime_error("the model returned shape " + c10::str(out.sizes()) + ", expected [" +
+                               std::to_string(n) + ", " + std::to_string(l) + "]");
+    }
+    if (logits_) out = torch::softmax(out, 1);
+    auto [best, index] = out.max(1);
+    auto scores = out.to(torch::kFloat32).contiguous();
+    const float* all = scores.data_ptr<float>();
+    for (std::int64_t i = 0; i < n; ++i) {
+      auto& o = outputs[static_cast<std::size_t>(i)];
+      o.ok = true;
+      o.label = desc_.labels[static_cast<std::size_t>(index[i].item<std::int64_t>())];
+      o.confidence = best[i].item<double>();
+      o.scores.assign(all + i * l, all + (i + 1) * l);
+      // Whether these are probabilities is the engine's check (invalid_output), for every
+      // stage kind alike; the stage reports what the model said.
+    }
+    return outputs;
+  }
+
+  torch::jit::Module module_;
+#if defined(PILOT_HAVE_AOTI)
+  // Declared before the loader: the loader goes first, then the private copy it read.
+  std::unique_ptr<PrivatePackage> package_;
+  std::unique_ptr<torch::inductor::AOTIModelPackageLoader> loader_;
+#endif
+  bool aoti_ = false;
+  torch::Device device_;
+  StageDescription desc_;
+  std::string input_kind_;
+  bool logits_ = false;
+  NgramContract contract_;
+};
+
+}  // namespace
+
+void RegisterTorchStages(StageRegistry& registry) {
+  for (const char* kind : {kTorchScriptClassifier, kTorchScriptEmbedding, kAotiClassifier, kAotiEmbedding}) {
+    registry.Register(kind, &TorchStage::Create);
+  }
+}
+
+}  // namespace pilot
