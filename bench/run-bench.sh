@@ -5,7 +5,9 @@
 #    featurisation and model calls with no journal, bag, prechecks or report (target >= 0.95);
 # 2. time to resume a run stopped at 99% vs the full run (target <= 5%), and of `pilot verify
 #    --fast` on the full run's folder (target <= 0.3 s at 100k);
-# 3. peak RSS of the run at N, and of validating a manifest of 1,000,000 items.
+# 3. peak RSS of the run at N, and of validating a manifest of 1,000,000 items;
+# 4. full fixity of a 1 GiB payload against sha256sum;
+# 5. pilot's whole-command time against the Python peer, bench/peer.py (target >= 8x at 100k).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 n=${1:-100000}
@@ -75,6 +77,36 @@ t0=$(now); "$pilot" verify fixity >/dev/null; t1=$(now)
 fixity_s=$(calc "$t1 - $t0")
 fixity_mb=$(calc "$octets / 1048576")
 
+# 5. The Python peer (bench/peer.py, with torch 2.x from the torch2 flavour's venv, or
+# PILOT_PEER_PYTHON): the harness a user would write instead, on the same items, batch size
+# and thread count. Its labels are compared with pilot's item by item.
+peer_py=${PILOT_PEER_PYTHON:-$root/build/torch2/venv/bin/python}
+peer_s=""
+if [ -x "$peer_py" ]; then
+  sync
+  t0=$(now)
+  "$peer_py" "$root/bench/peer.py" "$root/data/models/langid/langid.pt" corpus/manifest.jsonl peer.jsonl \
+    --batch-size 64 --threads 1 >peer.json 2>peer.err
+  t1=$(now)
+  peer_s=$(calc "$t1 - $t0")
+  peer_agree=$(python3 - runs/full/data/results.jsonl peer.jsonl <<'PY'
+import json, sys
+pilot = {}
+for line in open(sys.argv[1]):
+    r = json.loads(line)
+    pilot[r["id"]] = (r["status"], r.get("category"))
+same = differ = 0
+for line in open(sys.argv[2]):
+    r = json.loads(line)
+    if pilot.get(r["id"]) == (r["status"], r.get("category")):
+        same += 1
+    else:
+        differ += 1
+print(f"{same} items agree, {differ} differ, {len(pilot) - same - differ} missing")
+PY
+)
+fi
+
 # 3. Validation of a manifest of 1,000,000 items.
 [ -f big.jsonl ] || "$bench" manifest 1000000 big.jsonl
 "$bench" validate big.jsonl >validate.json
@@ -93,4 +125,10 @@ printf '  full fixity, %.0f MiB payload: pilot verify %.2f s, sha256sum -c %.2f 
 printf '  peak RSS, run of %d items:                  %10.1f MB\n' "$n" "$(rss runs/full/data/report.json)"
 printf '  peak RSS, validating 1,000,000 items:         %10.1f MB (%s s)\n' "$(rss validate.json)" \
   "$(sed -n 's/.*"seconds": \([0-9.]*\).*/\1/p' validate.json)"
+if [ -n "$peer_s" ]; then
+  printf '  Python peer (bench/peer.py, torch %s):  %10.1f s        pilot whole command %.1fx faster (target >= 8x); labels: %s\n' \
+    "$("$peer_py" -c 'import torch; print(torch.__version__)' 2>/dev/null)" "$peer_s" "$(calc "$peer_s / $full_s")" "$peer_agree"
+else
+  echo "  Python peer: skipped (no $peer_py: run scripts/torch2-deps.sh, or set PILOT_PEER_PYTHON)"
+fi
 "$pilot" verify runs/full --fast >/dev/null && "$pilot" verify runs/part --fast >/dev/null && echo "  both runs verify"

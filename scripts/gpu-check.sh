@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Checks pilot on a GPU machine that has PyTorch (with its CUDA libtorch) and nvcc but no
-# package registry. Builds pilot against that PyTorch's libtorch, then runs `pilot doctor`,
-# the bundled pilot and `pilot verify` on the device, and a small batch-size series, writing
-# every output and log under OUT_DIR (summary.txt first).
+# package registry. Builds pilot against that PyTorch's own libtorch (the pinned wheel of the
+# torch2 flavour cannot travel there; the script records that torch's version beside the pin),
+# then runs `pilot doctor`, the bundled pilot and `pilot verify` on the device, exports the
+# bundled model to a .pt2 package for the device and runs the pilot on it (PyTorch >= 2.6),
+# and a small batch-size series, writing every output and log under OUT_DIR (summary.txt first).
 #
 #   scripts/gpu-check.sh OUT_DIR [--device cuda|rocm|cpu] [--debs DIR]
 #   scripts/gpu-check.sh --fetch-debs DIR      (on a Debian 12 machine: the .debs to carry)
@@ -56,7 +58,13 @@ prefix_path=""
 if torch_prefix=$(python3 -c 'import torch;print(torch.utils.cmake_prefix_path)' 2>/dev/null); then
   python3 -c 'import torch;print("torch", torch.__version__, "cuda", torch.version.cuda, "hip", torch.version.hip, "cxx11abi", torch._C._GLIBCXX_USE_CXX11_ABI, "gpus", torch.cuda.device_count())' >"$out/torch.txt" 2>&1
   note "libtorch: $(cat "$out/torch.txt")"
-  prefix_path=$torch_prefix
+  # The torch folder itself too, so that libc10/libtorch come from this PyTorch even where a
+  # system libtorch also exists (TorchConfig's find_library searches system paths first).
+  prefix_path="$torch_prefix;$(dirname "$(dirname "$torch_prefix")")"
+  # The machine's torch beside the one CI builds against (requirements-torch2.txt).
+  here=$(python3 -c 'import torch;print(torch.__version__.split("+")[0])' 2>/dev/null)
+  pinned=$(sed -n 's/^torch==\([^ ]*\).*/\1/p' "$root/requirements-torch2.txt")
+  note "torch here $here; CI's torch2 flavour pins $pinned: $([ "$here" = "$pinned" ] && echo "the same version" || echo "DIFFERENT: CI compiled other headers than this build uses")"
 else
   note "libtorch: no importable PyTorch; using the system libtorch"
 fi
@@ -97,6 +105,42 @@ step pilot "$pilot" run --device "$device" --runs-dir "$out/runs" --run-id pilot
 grep -E "^run |latency|verify:|acceptance" "$out/pilot.log" | tee -a "$summary"
 step verify "$pilot" verify "$out/runs/pilot-$device" || failed=1
 tail -1 "$out/verify.log" | tee -a "$summary"
+
+# The .pt2 path: the bundled model exported on this machine for this device (a package is
+# tied to its device and torch version, so none travels), then the bundled pilot on it,
+# whose outcomes must equal the TorchScript run's above.
+if [ -n "$prefix_path" ] && python3 -c 'import torch, sys; v = tuple(int(x) for x in torch.__version__.split("+")[0].split(".")[:2]); sys.exit(v < (2, 6))' 2>/dev/null; then
+  pt2_device=$([ "$device" = cpu ] && echo cpu || echo cuda)
+  if step export-pt2 env TORCHINDUCTOR_CACHE_DIR="$out/inductor-cache" python3 "$root/scripts/export-pt2.py" \
+      "$root/data/models/langid/langid.pt" "$out/langid-$pt2_device.pt2" --device "$pt2_device"; then
+    python3 - "$root/config/pilot.json" "$out/pt2.json" "$out/langid-$pt2_device.pt2" <<'PY'
+import hashlib, json, os, sys
+base, out, package = sys.argv[1:4]
+p = json.load(open(base))
+p["manifest"] = os.path.join(os.path.dirname(os.path.abspath(base)), p["manifest"])
+p["stage"].update(kind="aoti-classifier", model=package,
+                  model_sha256=hashlib.sha256(open(package, "rb").read()).hexdigest())
+json.dump(p, open(out, "w"), indent=1)
+PY
+    if step pilot-pt2 "$pilot" run --params "$out/pt2.json" --device "$device" --runs-dir "$out/runs" --run-id pt2-$device; then
+      python3 - "$out/runs/pilot-$device/data/results.jsonl" "$out/runs/pt2-$device/data/results.jsonl" <<'PY' | tee -a "$summary" || failed=1
+import json, sys
+a = [json.loads(l) for l in open(sys.argv[1])]
+b = [json.loads(l) for l in open(sys.argv[2])]
+same = sum(all(x.get(k) == y.get(k) for k in ("id", "status", "category", "reason")) for x, y in zip(a, b))
+worst = max([abs(x["confidence"] - y["confidence"]) for x, y in zip(a, b) if "confidence" in x and "confidence" in y] or [0])
+print(f".pt2 vs TorchScript on {sys.argv[2].split('/')[-3]}: {same}/{len(a)} items agree, max |confidence difference| {worst:.2e}")
+sys.exit(0 if same == len(a) == len(b) and worst <= 1e-3 else 1)
+PY
+    else
+      failed=1
+    fi
+  else
+    failed=1
+  fi
+else
+  note "the .pt2 path: skipped (no PyTorch >= 2.6 here)"
+fi
 
 # A batch-size series on 20,000 synthetic documents (pilot's own sweep is a later issue).
 "$build/pilot-bench" gen 20000 "$out/corpus" >/dev/null 2>&1

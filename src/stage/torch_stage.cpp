@@ -43,6 +43,7 @@
 
 #include "pilot/build_info.h"
 #include "pilot/limits.h"
+#include "pilot/model_contract.h"
 #include "pilot/text_features.h"
 #include "pilot/torch_stage.h"
 #include "pilot/utf8.h"
@@ -63,13 +64,7 @@ std::string Message(const std::exception& e) {
 
 bool IsAoti(const std::string& kind) { return kind == kAotiClassifier || kind == kAotiEmbedding; }
 
-// The model's declared contract, as found (TorchScript attributes or .pt2 metadata): what is
-// absent stays empty, and the stage says which name is missing.
-struct Contract {
-  std::optional<std::vector<std::string>> labels;
-  std::optional<std::int64_t> dim, ngram_min, ngram_max, buckets, max_chars;
-  std::optional<std::string> input_kind, output;
-};
+using Contract = ModelContract;
 
 Contract ContractOfModule(const torch::jit::Module& m) {
   Contract c;
@@ -88,31 +83,6 @@ Contract ContractOfModule(const torch::jit::Module& m) {
 }
 
 #if defined(PILOT_HAVE_AOTI)
-// Metadata values are strings: integers in decimal, labels a JSON array of strings.
-Contract ContractOfMetadata(const std::unordered_map<std::string, std::string>& meta) {
-  Contract c;
-  auto get = [&](const char* name) -> const std::string* {
-    auto it = meta.find(std::string("pilot.") + name);
-    return it == meta.end() ? nullptr : &it->second;
-  };
-  if (const auto* v = get("labels")) {
-    auto j = nlohmann::json::parse(*v);  // a malformed value throws: reported as malformed metadata
-    c.labels = j.get<std::vector<std::string>>();
-  }
-  for (auto [name, dest] : {std::pair{"dim", &c.dim}, std::pair{"ngram_min", &c.ngram_min},
-                            std::pair{"ngram_max", &c.ngram_max}, std::pair{"buckets", &c.buckets},
-                            std::pair{"max_chars", &c.max_chars}}) {
-    if (const auto* v = get(name)) {
-      std::size_t used = 0;
-      *dest = std::stoll(*v, &used);
-      if (used != v->size()) throw std::runtime_error("'pilot." + std::string(name) + "' is not an integer");
-    }
-  }
-  if (const auto* v = get("input_kind")) c.input_kind = *v;
-  if (const auto* v = get("output")) c.output = *v;
-  return c;
-}
-
 // A .pt2 package copied, while it is hashed, into a private folder (mode 0700, under $TMPDIR
 // or /tmp) that is removed with it: what is loaded is exactly the bytes whose sha256 was
 // checked, whatever happens to the original meanwhile. Nothing is unpacked before that check.
@@ -328,12 +298,9 @@ class TorchStage : public Stage {
                       where, "export the model for " + running_on + " (scripts/export-pt2.py --device " + running_on +
                                  "), or choose the matching --device");
     }
-    try {
-      contract = ContractOfMetadata(meta);
-    } catch (const std::exception& e) {
-      return BadInput("the package's pilot.* metadata is malformed: " + Message(e), where,
-                      "see the README, 'Models as .pt2 packages'");
-    }
+    auto read = ContractFromPackageMetadata(std::map<std::string, std::string>(meta.begin(), meta.end()), where);
+    if (!read.ok()) return read.error();
+    contract = std::move(read.value());
     ExposeLibtorchSymbols();
     try {
       c10::DeviceIndex index = device_.is_cuda() && device_.has_index() ? device_.index() : -1;
