@@ -33,6 +33,7 @@
 
 #include "pilot/fs.h"
 #include "pilot/hash.h"
+#include "pilot/package_layout.h"
 #endif
 
 #include <algorithm>
@@ -282,6 +283,14 @@ class TorchStage : public Stage {
     auto copy = PrivatePackage::Make(config.model, config.model_sha256);
     if (!copy.ok()) return copy.error();
     package_ = std::move(copy.value());
+    {
+      // What libtorch's loader would unpack, checked first (include/pilot/package_layout.h).
+      auto file = RealFileSystem().OpenRead(package_->file(), false);
+      if (!file.ok()) return file.error();
+      auto entries = ListZipEntries(*file.value(), where);
+      if (!entries.ok()) return entries.error();
+      if (Status st = CheckPackageLayout(entries.value(), where); !st.ok()) return st;
+    }
     std::unordered_map<std::string, std::string> meta;
     try {
       meta = torch::inductor::AOTIModelPackageLoader::load_metadata_from_package(package_->file().string(), "model");

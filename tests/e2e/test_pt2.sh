@@ -103,7 +103,7 @@ no_private_copy_left
 # A package that is not a zip (pinned as it is): a clear refusal, not a crash.
 pt2_params notzip.json aoti-classifier fake.pt2 "$(pin fake.pt2)"
 run_pilot 2 run --params notzip.json --runs-dir runs2 --device cpu
-expect_in err "cannot read the .pt2 package"
+expect_in err "is not a readable ZIP archive"
 expect_in err "fake.pt2"
 no_private_copy_left
 
@@ -113,6 +113,31 @@ pt2_params tsas.json aoti-classifier ts-as.pt2 "$(pin ts-as.pt2)"
 run_pilot 2 run --params tsas.json --runs-dir runs2 --device cpu
 expect_in err "ts-as.pt2"
 no_private_copy_left
+
+# Hostile packages, each pinned as it is: refused (exit 2) before libtorch's loader unpacks
+# anything, naming the package; nothing written outside.
+escape=/tmp/pilot-pt2-escape-$$
+python3 - langid.pt2 <<PY
+import shutil, zipfile
+shutil.copy("langid.pt2", "slip.pt2")
+with zipfile.ZipFile("slip.pt2", "a") as z:  # an entry that would unpack to $escape
+    prefix = z.namelist()[0].split("/")[0]
+    z.writestr(prefix + "/data/aotinductor/model/" + "../" * 12 + "${escape#/}", "escaped")
+with zipfile.ZipFile("langid.pt2") as src, zipfile.ZipFile("source.pt2", "w") as dst:
+    for info in src.infolist():  # the compiled library replaced by C++ source to compile
+        name = info.filename[:-3] + ".cpp" if info.filename.endswith(".so") else info.filename
+        dst.writestr(name, src.read(info.filename))
+PY
+pt2_params slip.json aoti-classifier slip.pt2 "$(pin slip.pt2)"
+run_pilot 2 run --params slip.json --runs-dir runs2 --device cpu
+expect_in err "could unpack outside its folder"
+expect_in err "slip.pt2"
+[ ! -e "$escape" ] || { rm -f "$escape"; fail "an entry of the package was written outside"; }
+pt2_params source.json aoti-classifier source.pt2 "$(pin source.pt2)"
+run_pilot 2 run --params source.json --runs-dir runs2 --device cpu
+expect_in err "pilot does not compile packages"
+no_private_copy_left
+[ ! -e runs2 ] || [ -z "$(ls -A runs2)" ] || fail "a run folder was created for a refused package"
 
 # The package's contract is its metadata: a classifier package run as an embedding is refused.
 pt2_params wrongkind.json aoti-embedding langid.pt2 "$(pin langid.pt2)"

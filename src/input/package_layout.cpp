@@ -1,0 +1,173 @@
+#include "pilot/package_layout.h"
+
+#include <algorithm>
+
+#include "pilot/fs.h"
+
+namespace pilot {
+namespace {
+
+constexpr std::uint32_t kEocdSig = 0x06054b50, kZip64LocatorSig = 0x07064b50, kZip64EocdSig = 0x06064b50,
+                        kCentralSig = 0x02014b50;
+constexpr std::size_t kEocdSize = 22, kCentralSize = 46;
+
+std::uint64_t Le(const unsigned char* p, int bytes) {
+  std::uint64_t v = 0;
+  for (int i = bytes - 1; i >= 0; --i) v = (v << 8) | p[i];
+  return v;
+}
+
+Error NotZip(const std::string& where, const std::string& what) {
+  return BadInput("the .pt2 package is not a readable ZIP archive: " + what, where,
+                  "give a package written by torch._inductor.aoti_compile_and_package");
+}
+
+// Reads exactly n bytes at offset (the caller checked the bounds).
+Status ReadExact(ReadableFile& file, std::uint64_t offset, unsigned char* buf, std::size_t n, const std::string& where) {
+  std::size_t done = 0;
+  while (done < n) {
+    auto got = file.ReadAt(offset + done, reinterpret_cast<char*>(buf) + done, n - done);
+    if (!got.ok()) return got.error();
+    if (got.value() == 0) return NotZip(where, "the file ended early");
+    done += got.value();
+  }
+  return {};
+}
+
+bool BadName(const std::string& name) {
+  if (name.empty() || name.size() > 1024 || name[0] == '/') return true;
+  for (unsigned char c : name) {
+    if (c < 0x20 || c == 0x7f || c == '\\') return true;
+  }
+  std::size_t start = 0;
+  while (start <= name.size()) {
+    std::size_t end = name.find('/', start);
+    if (end == std::string::npos) end = name.size();
+    std::string_view part(name.data() + start, end - start);
+    if (part == "." || part == "..") return true;
+    start = end + 1;
+  }
+  return false;
+}
+
+bool EndsWith(const std::string& s, std::string_view tail) {
+  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+}
+
+}  // namespace
+
+Result<std::vector<ZipEntry>> ListZipEntries(ReadableFile& file, const std::string& where) {
+  const std::uint64_t size = file.size();
+  if (size < kEocdSize) return NotZip(where, "too short");
+  // The end record: within the last 22 + 65535 (its comment) bytes.
+  const std::uint64_t tail_len = std::min<std::uint64_t>(size, kEocdSize + 0xFFFF);
+  std::vector<unsigned char> tail(tail_len);
+  PILOT_TRY(ReadExact(file, size - tail_len, tail.data(), tail.size(), where));
+  std::int64_t eocd = -1;
+  for (std::int64_t i = static_cast<std::int64_t>(tail_len - kEocdSize); i >= 0; --i) {
+    if (Le(&tail[static_cast<std::size_t>(i)], 4) == kEocdSig &&
+        static_cast<std::uint64_t>(i) + kEocdSize + Le(&tail[static_cast<std::size_t>(i) + 20], 2) == tail_len) {
+      eocd = i;
+      break;
+    }
+  }
+  if (eocd < 0) return NotZip(where, "no end-of-central-directory record");
+  const unsigned char* e = &tail[static_cast<std::size_t>(eocd)];
+  std::uint64_t count = Le(e + 10, 2), cd_size = Le(e + 12, 4), cd_offset = Le(e + 16, 4);
+  const std::uint64_t eocd_pos = size - tail_len + static_cast<std::uint64_t>(eocd);
+  if (count == 0xFFFF || cd_size == 0xFFFFFFFF || cd_offset == 0xFFFFFFFF) {
+    // ZIP64: a locator just before the end record points at the ZIP64 end record.
+    if (eocd_pos < 20) return NotZip(where, "a ZIP64 archive without its locator");
+    unsigned char loc[20];
+    PILOT_TRY(ReadExact(file, eocd_pos - 20, loc, sizeof loc, where));
+    if (Le(loc, 4) != kZip64LocatorSig) return NotZip(where, "a ZIP64 archive without its locator");
+    const std::uint64_t z64 = Le(loc + 8, 8);
+    unsigned char rec[56];
+    if (z64 > size || size - z64 < sizeof rec) return NotZip(where, "the ZIP64 end record is out of bounds");
+    PILOT_TRY(ReadExact(file, z64, rec, sizeof rec, where));
+    if (Le(rec, 4) != kZip64EocdSig) return NotZip(where, "no ZIP64 end record where its locator points");
+    count = Le(rec + 32, 8);
+    cd_size = Le(rec + 40, 8);
+    cd_offset = Le(rec + 48, 8);
+  }
+  if (count > kMaxPackageEntries) {
+    return BadInput("the .pt2 package lists " + std::to_string(count) + " entries, more than " +
+                        std::to_string(kMaxPackageEntries),
+                    where);
+  }
+  if (cd_offset > size || cd_size > size - cd_offset) return NotZip(where, "the central directory is out of bounds");
+  if (cd_size > kMaxCentralDirectoryBytes) {
+    return BadInput("the .pt2 package's central directory is " + std::to_string(cd_size) + " bytes, more than " +
+                        std::to_string(kMaxCentralDirectoryBytes),
+                    where);
+  }
+  std::vector<unsigned char> cd(static_cast<std::size_t>(cd_size));
+  PILOT_TRY(ReadExact(file, cd_offset, cd.data(), cd.size(), where));
+  std::vector<ZipEntry> entries;
+  entries.reserve(static_cast<std::size_t>(count));
+  std::size_t pos = 0;
+  for (std::uint64_t k = 0; k < count; ++k) {
+    if (cd.size() - pos < kCentralSize || Le(&cd[pos], 4) != kCentralSig) {
+      return NotZip(where, "central directory entry " + std::to_string(k) + " is damaged");
+    }
+    const unsigned char* h = &cd[pos];
+    const std::size_t name_len = Le(h + 28, 2), extra_len = Le(h + 30, 2), comment_len = Le(h + 32, 2);
+    if (cd.size() - pos - kCentralSize < name_len + extra_len + comment_len) {
+      return NotZip(where, "central directory entry " + std::to_string(k) + " is truncated");
+    }
+    ZipEntry entry;
+    entry.name.assign(reinterpret_cast<const char*>(h + kCentralSize), name_len);
+    entry.uncompressed_size = Le(h + 24, 4);
+    if (entry.uncompressed_size == 0xFFFFFFFF) {
+      // The ZIP64 extra field (id 1) holds the 8-byte uncompressed size first.
+      const unsigned char* x = h + kCentralSize + name_len;
+      bool found = false;
+      for (std::size_t i = 0; i + 4 <= extra_len;) {
+        const std::size_t id = Le(x + i, 2), len = Le(x + i + 2, 2);
+        if (i + 4 + len > extra_len) break;
+        if (id == 1 && len >= 8) {
+          entry.uncompressed_size = Le(x + i + 4, 8);
+          found = true;
+          break;
+        }
+        i += 4 + len;
+      }
+      if (!found) return NotZip(where, "entry " + std::to_string(k) + " lacks its ZIP64 size");
+    }
+    entries.push_back(std::move(entry));
+    pos += kCentralSize + name_len + extra_len + comment_len;
+  }
+  return entries;
+}
+
+Status CheckPackageLayout(const std::vector<ZipEntry>& entries, const std::string& where) {
+  const std::string hint = "give a package written by torch._inductor.aoti_compile_and_package";
+  if (entries.size() < 2) {
+    return BadInput("the .pt2 package has " + std::to_string(entries.size()) + " entries; a package has several",
+                    where, hint);
+  }
+  bool library = false;
+  for (std::size_t k = 0; k < entries.size(); ++k) {
+    const ZipEntry& e = entries[k];
+    if (BadName(e.name)) {
+      return BadInput("the .pt2 package's entry " + std::to_string(k) +
+                          " has a name that could unpack outside its folder (empty, absolute, '..', '.', a "
+                          "backslash or a control byte)",
+                      where, hint);
+    }
+    if (EndsWith(e.name, "_metadata.json") && e.uncompressed_size > kMaxPackageMetadataBytes) {
+      return BadInput("the .pt2 package's entry " + e.name + " is " + std::to_string(e.uncompressed_size) +
+                          " bytes, more than the " + std::to_string(kMaxPackageMetadataBytes) + " a metadata file may be",
+                      where, hint);
+    }
+    if (EndsWith(e.name, ".so") && e.name.find("data/aotinductor/model/") != std::string::npos) library = true;
+  }
+  if (!library) {
+    return BadInput("the .pt2 package holds no compiled library (data/aotinductor/model/*.so): pilot does not compile "
+                    "packages, which would run the commands they name",
+                    where, "export it with aoti_compile_and_package, which compiles it");
+  }
+  return {};
+}
+
+}  // namespace pilot

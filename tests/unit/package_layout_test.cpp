@@ -1,0 +1,151 @@
+// ListZipEntries and CheckPackageLayout: a .pt2 package's central directory, read before
+// libtorch's loader unpacks anything.
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "pilot/fs.h"
+#include "pilot/package_layout.h"
+
+namespace pilot {
+namespace {
+
+class BytesFile : public ReadableFile {
+ public:
+  explicit BytesFile(std::string bytes) : bytes_(std::move(bytes)) {}
+  Result<std::size_t> ReadAt(std::uint64_t offset, char* buf, std::size_t n) override {
+    if (offset >= bytes_.size()) return std::size_t{0};
+    n = std::min<std::size_t>(n, bytes_.size() - static_cast<std::size_t>(offset));
+    std::memcpy(buf, bytes_.data() + offset, n);
+    return n;
+  }
+  std::uint64_t size() const override { return bytes_.size(); }
+  const stdfs::path& path() const override { return path_; }
+
+ private:
+  std::string bytes_;
+  stdfs::path path_ = "pkg.pt2";
+};
+
+void Put(std::string& out, std::uint64_t v, int bytes) {
+  for (int i = 0; i < bytes; ++i) out += static_cast<char>((v >> (8 * i)) & 0xFF);
+}
+
+struct Member {
+  std::string name, data;
+  std::uint32_t claimed_size = 0xFFFFFFFE;  // 0xFFFFFFFE: the data's real size
+};
+
+// A stored (uncompressed) ZIP archive; `zip64` writes the ZIP64 end records and sizes.
+std::string Zip(const std::vector<Member>& members, bool zip64 = false, std::uint64_t claimed_count = ~0ull) {
+  std::string out, cd;
+  for (const auto& m : members) {
+    const std::uint64_t offset = out.size();
+    const std::uint64_t size = m.claimed_size == 0xFFFFFFFE ? m.data.size() : m.claimed_size;
+    Put(out, 0x04034b50, 4);
+    Put(out, 20, 2); Put(out, 0, 2); Put(out, 0, 2); Put(out, 0, 2); Put(out, 0, 2);
+    Put(out, 0, 4); Put(out, m.data.size(), 4); Put(out, m.data.size(), 4);
+    Put(out, m.name.size(), 2); Put(out, 0, 2);
+    out += m.name + m.data;
+    std::string extra;
+    if (zip64) {
+      Put(extra, 1, 2); Put(extra, 8, 2); Put(extra, size, 8);
+    }
+    Put(cd, 0x02014b50, 4);
+    Put(cd, 45, 2); Put(cd, 45, 2); Put(cd, 0, 2); Put(cd, 0, 2); Put(cd, 0, 2); Put(cd, 0, 2);
+    Put(cd, 0, 4); Put(cd, m.data.size(), 4); Put(cd, zip64 ? 0xFFFFFFFF : size, 4);
+    Put(cd, m.name.size(), 2); Put(cd, extra.size(), 2); Put(cd, 0, 2);
+    Put(cd, 0, 2); Put(cd, 0, 2); Put(cd, 0, 4); Put(cd, offset, 4);
+    cd += m.name + extra;
+  }
+  const std::uint64_t cd_offset = out.size();
+  out += cd;
+  const std::uint64_t count = claimed_count == ~0ull ? members.size() : claimed_count;
+  if (zip64) {
+    const std::uint64_t z64 = out.size();
+    Put(out, 0x06064b50, 4); Put(out, 44, 8); Put(out, 45, 2); Put(out, 45, 2); Put(out, 0, 4); Put(out, 0, 4);
+    Put(out, count, 8); Put(out, count, 8); Put(out, cd.size(), 8); Put(out, cd_offset, 8);
+    Put(out, 0x07064b50, 4); Put(out, 0, 4); Put(out, z64, 8); Put(out, 1, 4);
+  }
+  Put(out, 0x06054b50, 4); Put(out, 0, 2); Put(out, 0, 2);
+  Put(out, zip64 ? 0xFFFF : count, 2); Put(out, zip64 ? 0xFFFF : count, 2);
+  Put(out, zip64 ? 0xFFFFFFFF : cd.size(), 4); Put(out, zip64 ? 0xFFFFFFFF : cd_offset, 4); Put(out, 0, 2);
+  return out;
+}
+
+std::vector<Member> GoodPackage() {
+  return {{"m/data/aotinductor/model/abc.wrapper.so", "\x7f" "ELF library"},
+          {"m/data/aotinductor/model/abc.wrapper_metadata.json", R"({"AOTI_DEVICE_KEY": "cpu"})"},
+          {"m/archive_format", "pt2"}};
+}
+
+Status Check(const std::string& bytes) {
+  BytesFile f(bytes);
+  auto entries = ListZipEntries(f, "models/m.pt2");
+  if (!entries.ok()) return entries.error();
+  return CheckPackageLayout(entries.value(), "models/m.pt2");
+}
+
+TEST(PackageLayout, ListsAWellFormedPackage) {
+  BytesFile f(Zip(GoodPackage()));
+  auto entries = ListZipEntries(f, "models/m.pt2");
+  ASSERT_TRUE(entries.ok()) << entries.error().what;
+  ASSERT_EQ(entries.value().size(), 3u);
+  EXPECT_EQ(entries.value()[1].name, "m/data/aotinductor/model/abc.wrapper_metadata.json");
+  EXPECT_EQ(entries.value()[2].uncompressed_size, 3u);
+  EXPECT_TRUE(CheckPackageLayout(entries.value(), "models/m.pt2").ok());
+}
+
+TEST(PackageLayout, Zip64IsRead) {
+  auto members = GoodPackage();
+  members[1].claimed_size = 0xFFFFFFFE;
+  EXPECT_TRUE(Check(Zip(members, true)).ok());
+  members[1].claimed_size = 5u << 20;  // a huge metadata file, as the ZIP64 extra says
+  Status st = Check(Zip(members, true));
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.error().what.find("abc.wrapper_metadata.json"), std::string::npos) << st.error().what;
+}
+
+TEST(PackageLayout, NamesThatCouldUnpackOutsideAreRefused) {
+  const std::vector<std::string> names = {"m/data/aotinductor/model/../../../../tmp/evil.so", "/etc/cron.d/x",
+                                          "m/data/aotinductor/model/./x.so", "m\\data\\x.so", "m/a\nb", "",
+                                          "m/data/aotinductor/model/..", std::string(2000, 'a')};
+  for (const std::string& bad : names) {
+    auto members = GoodPackage();
+    members.push_back({bad, "x"});
+    Status st = Check(Zip(members));
+    ASSERT_FALSE(st.ok()) << bad;
+    EXPECT_EQ(st.error().kind, ErrorKind::kBadInput);
+    EXPECT_NE(st.error().what.find("entry 3"), std::string::npos) << st.error().what;
+    EXPECT_NE(st.error().where.find("models/m.pt2"), std::string::npos);
+  }
+}
+
+TEST(PackageLayout, APackageToCompileOrWithOneEntryIsRefused) {
+  Status st = Check(Zip({{"m/data/aotinductor/model/abc.wrapper.cpp", "int main() {}"},
+                         {"m/data/aotinductor/model/abc_compile_flags.json", "{\"compiler\": \"sh -c evil\"}"}}));
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.error().what.find("does not compile"), std::string::npos) << st.error().what;
+  st = Check(Zip({{"m/data/aotinductor/model/abc.wrapper.so", "x"}}));
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.error().what.find("1 entries"), std::string::npos) << st.error().what;
+}
+
+TEST(PackageLayout, DamagedArchivesAreRefusedNeverMisread) {
+  const std::string good = Zip(GoodPackage());
+  for (std::size_t cut = 0; cut < good.size(); ++cut) {
+    EXPECT_FALSE(Check(good.substr(0, cut)).ok()) << "cut at " << cut;
+  }
+  // An end record claiming more entries than the directory holds, or than the cap.
+  EXPECT_FALSE(Check(Zip(GoodPackage(), false, 7)).ok());
+  EXPECT_FALSE(Check(Zip(GoodPackage(), true, kMaxPackageEntries + 1)).ok());
+  // A directory offset pointing past the end.
+  std::string far = good;
+  far[far.size() - 6] = '\x7f';
+  EXPECT_FALSE(Check(far).ok());
+  EXPECT_FALSE(Check("PK\x05\x06").ok());
+  EXPECT_FALSE(Check(std::string(100, '\0')).ok());
+}
+
+}  // namespace
+}  // namespace pilot
