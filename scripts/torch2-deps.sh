@@ -22,6 +22,11 @@ if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] && [ -x "$venv/bin/python"
   exit 0
 fi
 start=$SECONDS
+# Replaces only a virtual environment (or nothing): never a folder that is something else.
+if [ -e "$venv" ] && [ ! -f "$venv/pyvenv.cfg" ]; then
+  echo "pilot: error: $venv exists and is not a virtual environment (no pyvenv.cfg); not replacing it" >&2
+  exit 1
+fi
 rm -rf "$venv"
 mkdir -p "$(dirname "$venv")"
 /usr/bin/python3 -m venv "$venv"

@@ -25,17 +25,23 @@ inline constexpr std::size_t kMaxPackageEntries = 1u << 16;
 inline constexpr std::uint64_t kMaxCentralDirectoryBytes = 64u << 20;
 inline constexpr std::uint64_t kMaxPackageMetadataBytes = 4u << 20;  // *_metadata.json
 
-// The names and uncompressed sizes of a ZIP archive's central directory (ZIP64 included).
-// Refuses (exit 2, naming `where`) an archive whose end record or directory is missing,
-// truncated or out of the file's bounds, or that lists more than kMaxPackageEntries entries
+// The names and uncompressed sizes of a ZIP archive's central directory (ZIP64 included),
+// found the way miniz (libtorch's ZIP reader) finds it, so that both read the same directory:
+// the end record nearest the end of the file, and the ZIP64 end record whenever its locator
+// precedes the end record. Refuses (exit 2, naming `where`) an archive whose end record or
+// directory is missing, truncated or out of the file's bounds, whose end record's comment
+// does not end with the file, whose plain and ZIP64 end records disagree, or that lists
+// more than kMaxPackageEntries entries
 // or kMaxCentralDirectoryBytes of directory (memory in proportion to the directory, capped).
 Result<std::vector<ZipEntry>> ListZipEntries(ReadableFile& file, const std::string& where);
 
-// Refuses (exit 2, naming `where` and the entry) a package that has fewer than two entries;
-// an entry name that is empty, absolute, holds a backslash, a NUL or control byte, or a
-// "." or ".." component, or is longer than 1024 bytes; no compiled library
-// (<prefix>/data/aotinductor/model/*.so); or a metadata file (*_metadata.json) larger than
-// kMaxPackageMetadataBytes.
+// Refuses (exit 2, naming `where` and the entry by its index, never its name) a package
+// that has fewer than two entries; an entry name that is empty, absolute, holds a backslash,
+// a NUL or control byte, or a "." or ".." component, or is longer than 1024 bytes; two names
+// equal up to ASCII letter case (miniz looks names up case-insensitively); no compiled
+// library where the loader looks (<prefix>data/aotinductor/model*.so, the prefix being the
+// first component shared by entries 0 and 1); or a metadata file (*_metadata.json, any case)
+// larger than kMaxPackageMetadataBytes.
 Status CheckPackageLayout(const std::vector<ZipEntry>& entries, const std::string& where);
 
 }  // namespace pilot

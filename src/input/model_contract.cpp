@@ -7,8 +7,9 @@ namespace {
 
 constexpr const char* kHint = "see the README, 'Models as .pt2 packages'";
 
+// The key is the package's: shown only when it is plainly a name (KeyForMessage).
 Error Wrong(const std::string& key, const std::string& what, const std::string& source) {
-  return BadInput("the package's metadata '" + key + "' " + what, source, kHint);
+  return BadInput("the package's metadata '" + KeyForMessage(key) + "' " + what, source, kHint);
 }
 
 std::optional<std::int64_t> Decimal(const std::string& v) {

@@ -1,6 +1,7 @@
 #include "pilot/package_layout.h"
 
 #include <algorithm>
+#include <set>
 
 #include "pilot/fs.h"
 
@@ -63,33 +64,49 @@ Result<std::vector<ZipEntry>> ListZipEntries(ReadableFile& file, const std::stri
   const std::uint64_t tail_len = std::min<std::uint64_t>(size, kEocdSize + 0xFFFF);
   std::vector<unsigned char> tail(tail_len);
   PILOT_TRY(ReadExact(file, size - tail_len, tail.data(), tail.size(), where));
+  // The end record: the signature nearest the end with room for the record after it, as
+  // miniz (libtorch's ZIP reader) finds it; its comment must then run exactly to the end.
+  // A second, different reading of the archive is never left for miniz to find.
   std::int64_t eocd = -1;
   for (std::int64_t i = static_cast<std::int64_t>(tail_len - kEocdSize); i >= 0; --i) {
-    if (Le(&tail[static_cast<std::size_t>(i)], 4) == kEocdSig &&
-        static_cast<std::uint64_t>(i) + kEocdSize + Le(&tail[static_cast<std::size_t>(i) + 20], 2) == tail_len) {
+    if (Le(&tail[static_cast<std::size_t>(i)], 4) == kEocdSig) {
       eocd = i;
       break;
     }
   }
   if (eocd < 0) return NotZip(where, "no end-of-central-directory record");
   const unsigned char* e = &tail[static_cast<std::size_t>(eocd)];
-  std::uint64_t count = Le(e + 10, 2), cd_size = Le(e + 12, 4), cd_offset = Le(e + 16, 4);
+  if (static_cast<std::uint64_t>(eocd) + kEocdSize + Le(e + 20, 2) != tail_len) {
+    return NotZip(where, "the end record's comment does not end with the file");
+  }
   const std::uint64_t eocd_pos = size - tail_len + static_cast<std::uint64_t>(eocd);
-  if (count == 0xFFFF || cd_size == 0xFFFFFFFF || cd_offset == 0xFFFFFFFF) {
-    // ZIP64: a locator just before the end record points at the ZIP64 end record.
-    if (eocd_pos < 20) return NotZip(where, "a ZIP64 archive without its locator");
+  std::uint64_t count = Le(e + 10, 2), cd_size = Le(e + 12, 4), cd_offset = Le(e + 16, 4);
+  const bool sentinel = count == 0xFFFF || cd_size == 0xFFFFFFFF || cd_offset == 0xFFFFFFFF;
+  // ZIP64: miniz uses a locator just before the end record, and the ZIP64 end record it
+  // points at, whenever both are there, sentinels or not. So does pilot, and it refuses an
+  // end record whose plain fields disagree with the ZIP64 ones.
+  bool zip64 = false;
+  if (eocd_pos >= 20) {
     unsigned char loc[20];
     PILOT_TRY(ReadExact(file, eocd_pos - 20, loc, sizeof loc, where));
-    if (Le(loc, 4) != kZip64LocatorSig) return NotZip(where, "a ZIP64 archive without its locator");
     const std::uint64_t z64 = Le(loc + 8, 8);
     unsigned char rec[56];
-    if (z64 > size || size - z64 < sizeof rec) return NotZip(where, "the ZIP64 end record is out of bounds");
-    PILOT_TRY(ReadExact(file, z64, rec, sizeof rec, where));
-    if (Le(rec, 4) != kZip64EocdSig) return NotZip(where, "no ZIP64 end record where its locator points");
-    count = Le(rec + 32, 8);
-    cd_size = Le(rec + 40, 8);
-    cd_offset = Le(rec + 48, 8);
+    if (Le(loc, 4) == kZip64LocatorSig && z64 <= size && size - z64 >= sizeof rec) {
+      PILOT_TRY(ReadExact(file, z64, rec, sizeof rec, where));
+      if (Le(rec, 4) == kZip64EocdSig) {
+        zip64 = true;
+        const std::uint64_t c64 = Le(rec + 32, 8), s64 = Le(rec + 40, 8), o64 = Le(rec + 48, 8);
+        if ((count != 0xFFFF && count != c64) || (cd_size != 0xFFFFFFFF && cd_size != s64) ||
+            (cd_offset != 0xFFFFFFFF && cd_offset != o64)) {
+          return NotZip(where, "the end record and the ZIP64 end record disagree");
+        }
+        count = c64;
+        cd_size = s64;
+        cd_offset = o64;
+      }
+    }
   }
+  if (sentinel && !zip64) return NotZip(where, "a ZIP64 archive without its ZIP64 end record");
   if (count > kMaxPackageEntries) {
     return BadInput("the .pt2 package lists " + std::to_string(count) + " entries, more than " +
                         std::to_string(kMaxPackageEntries),
@@ -140,13 +157,35 @@ Result<std::vector<ZipEntry>> ListZipEntries(ReadableFile& file, const std::stri
   return entries;
 }
 
+namespace {
+
+std::string Lower(std::string s) {
+  for (char& c : s) {
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  }
+  return s;
+}
+
+// The first path component of a name, as libtorch's loader takes it ("" when there is none).
+std::string FirstComponent(const std::string& name) {
+  auto slash = name.find('/');
+  return slash == std::string::npos ? name : name.substr(0, slash);
+}
+
+}  // namespace
+
 Status CheckPackageLayout(const std::vector<ZipEntry>& entries, const std::string& where) {
   const std::string hint = "give a package written by torch._inductor.aoti_compile_and_package";
   if (entries.size() < 2) {
     return BadInput("the .pt2 package has " + std::to_string(entries.size()) + " entries; a package has several",
                     where, hint);
   }
+  // The folder the loader unpacks from: "<prefix>data/aotinductor/model", where the prefix is
+  // the first component of entries 0 and 1 when they share it (libtorch 2.11's rule).
+  const std::string p0 = FirstComponent(entries[0].name), p1 = FirstComponent(entries[1].name);
+  const std::string model_dir = (!p0.empty() && p0 == p1 ? p0 + "/" : std::string()) + "data/aotinductor/model";
   bool library = false;
+  std::set<std::string> folded;  // miniz finds entries by name case-insensitively
   for (std::size_t k = 0; k < entries.size(); ++k) {
     const ZipEntry& e = entries[k];
     if (BadName(e.name)) {
@@ -155,16 +194,23 @@ Status CheckPackageLayout(const std::vector<ZipEntry>& entries, const std::strin
                           "backslash or a control byte)",
                       where, hint);
     }
-    if (EndsWith(e.name, "_metadata.json") && e.uncompressed_size > kMaxPackageMetadataBytes) {
-      return BadInput("the .pt2 package's entry " + e.name + " is " + std::to_string(e.uncompressed_size) +
-                          " bytes, more than the " + std::to_string(kMaxPackageMetadataBytes) + " a metadata file may be",
+    const std::string lower = Lower(e.name);
+    if (!folded.insert(lower).second) {
+      return BadInput("the .pt2 package's entry " + std::to_string(k) +
+                          " has the name of an earlier entry, up to letter case (the loader could take either)",
                       where, hint);
     }
-    if (EndsWith(e.name, ".so") && e.name.find("data/aotinductor/model/") != std::string::npos) library = true;
+    if (EndsWith(lower, "_metadata.json") && e.uncompressed_size > kMaxPackageMetadataBytes) {
+      return BadInput("the .pt2 package's entry " + std::to_string(k) + " (a metadata file) is " +
+                          std::to_string(e.uncompressed_size) + " bytes, more than the " +
+                          std::to_string(kMaxPackageMetadataBytes) + " a metadata file may be",
+                      where, hint);
+    }
+    if (e.name.compare(0, model_dir.size(), model_dir) == 0 && EndsWith(e.name, ".so")) library = true;
   }
   if (!library) {
-    return BadInput("the .pt2 package holds no compiled library (data/aotinductor/model/*.so): pilot does not compile "
-                    "packages, which would run the commands they name",
+    return BadInput("the .pt2 package holds no compiled library where the loader looks (" + model_dir +
+                        "/*.so): pilot does not compile packages, which would run the commands they name",
                     where, "export it with aoti_compile_and_package, which compiles it");
   }
   return {};

@@ -24,6 +24,7 @@
 #define PILOT_HAVE_AOTI 1
 #include <dlfcn.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -63,6 +64,10 @@ std::string Message(const std::exception& e) {
   return e.what();
 }
 
+// Text that came from a model or a package (or an error quoting it), fit for one line of a
+// message: control bytes escaped, at most `max` bytes.
+std::string Untrusted(std::string_view text, std::size_t max = 200) { return EscapeControl(TruncateUtf8(text, max)); }
+
 bool IsAoti(const std::string& kind) { return kind == kAotiClassifier || kind == kAotiEmbedding; }
 
 using Contract = ModelContract;
@@ -96,7 +101,18 @@ class PrivatePackage {
       return BadInput("a .pt2 package needs its sha256 pin", where, "set stage.model_sha256");
     }
     const char* env = std::getenv("TMPDIR");
-    std::string tmpl = std::string(env && *env ? env : "/tmp") + "/pilot-pt2-XXXXXX";
+    const std::string parent = env && *env ? env : "/tmp";
+    // Another user who may rename entries of the parent could swap the checked copy.
+    struct stat ps {};
+    if (::stat(parent.c_str(), &ps) != 0 || !S_ISDIR(ps.st_mode)) {
+      return EnvironmentError("the temporary folder is missing", parent, "set TMPDIR to a writable folder");
+    }
+    if ((ps.st_mode & (S_IWGRP | S_IWOTH)) != 0 && (ps.st_mode & S_ISVTX) == 0) {
+      return EnvironmentError("the temporary folder is writable by other users and lacks the sticky bit, so the "
+                              "checked copy of the package could be swapped",
+                              parent, "set TMPDIR to a folder only you can write to");
+    }
+    std::string tmpl = parent + "/pilot-pt2-XXXXXX";
     if (::mkdtemp(tmpl.data()) == nullptr) {
       return EnvironmentError("cannot create a private folder to unpack the package: " + std::string(std::strerror(errno)),
                               tmpl, "set TMPDIR to a writable folder");
@@ -113,9 +129,11 @@ class PrivatePackage {
     Sha256Stream sha;
     std::vector<char> buf(1 << 20);
     std::uint64_t offset = 0;
+    const std::uint64_t size = in.value()->size();  // a file that grows meanwhile is copied as it was
     Status st;
-    for (;;) {
-      auto n = in.value()->ReadAt(offset, buf.data(), buf.size());
+    while (offset < size) {
+      auto n = in.value()->ReadAt(offset, buf.data(),
+                                  static_cast<std::size_t>(std::min<std::uint64_t>(buf.size(), size - offset)));
       if (!n.ok()) {
         st = n.error();
         break;
@@ -135,7 +153,10 @@ class PrivatePackage {
       if (!st.ok()) break;
       offset += n.value();
     }
-    ::close(fd);
+    if (::close(fd) != 0 && st.ok()) {
+      st = EnvironmentError("cannot write the private copy: " + std::string(std::strerror(errno)),
+                            copy->file_.string(), "free space under TMPDIR");
+    }
     if (!st.ok()) return st.error();
     const std::string got = sha.Finish();
     if (got != want_sha256) {
@@ -295,14 +316,14 @@ class TorchStage : public Stage {
     try {
       meta = torch::inductor::AOTIModelPackageLoader::load_metadata_from_package(package_->file().string(), "model");
     } catch (const std::exception& e) {
-      return BadInput("cannot read the .pt2 package: " + Message(e), where,
+      return BadInput("cannot read the .pt2 package: " + Untrusted(Message(e)), where,
                       "give a package written by torch._inductor.aoti_compile_and_package");
     }
     auto dev = meta.find("AOTI_DEVICE_KEY");
     const std::string built_for = dev == meta.end() ? "" : dev->second;
     const std::string running_on = device_.is_cuda() ? "cuda" : "cpu";
     if (built_for != running_on) {
-      return BadInput("the package was compiled for device '" + built_for + "' but the stage runs on '" +
+      return BadInput("the package was compiled for device '" + Untrusted(built_for, 64) + "' but the stage runs on '" +
                           running_on + "'",
                       where, "export the model for " + running_on + " (scripts/export-pt2.py --device " + running_on +
                                  "), or choose the matching --device");
@@ -316,7 +337,7 @@ class TorchStage : public Stage {
       loader_ = std::make_unique<torch::inductor::AOTIModelPackageLoader>(package_->file().string(), "model",
                                                                            false, 1, index);
     } catch (const std::exception& e) {
-      return BadInput("cannot load the .pt2 package: " + Message(e), where,
+      return BadInput("cannot load the .pt2 package: " + Untrusted(Message(e)), where,
                       "a package is tied to the torch version (" + std::string(TORCH_VERSION) +
                           " here), the device and the CPU it was compiled for: export it again on this machine");
     }
@@ -353,6 +374,10 @@ class TorchStage : public Stage {
     }
     if (!c.input_kind) return missing("input_kind", "str");
     input_kind_ = *c.input_kind;
+    if (c.output && *c.output != "logits" && *c.output != "probabilities") {
+      return BadInput("unknown output '" + Untrusted(*c.output, 64) + "'", where,
+                      "use 'probabilities' (the default) or 'logits'");
+    }
     logits_ = c.output && *c.output == "logits";
     if (input_kind_ == "hashed_char_ngrams") {
       if (!c.ngram_min) return missing("ngram_min", "int");
@@ -376,7 +401,8 @@ class TorchStage : public Stage {
       return BadInput("input_kind 'text' cannot be exported to a .pt2 package (strings are not tensors)", where,
                       "use 'hashed_char_ngrams', or a TorchScript model for text input");
     } else if (input_kind_ != "text") {
-      return BadInput("unknown input_kind '" + input_kind_ + "'", where, "use 'text' or 'hashed_char_ngrams'");
+      return BadInput("unknown input_kind '" + Untrusted(input_kind_, 64) + "'", where,
+                      "use 'text' or 'hashed_char_ngrams'");
     }
     return {};
   }

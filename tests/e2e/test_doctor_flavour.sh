@@ -1,6 +1,7 @@
 # `pilot doctor` states which libtorch flavour it runs on. On the torch2 flavour (a CUDA
 # build) on a machine without a GPU: a CUDA build, 0 devices, and could-not-run for every
-# GPU check, exit 3 when the GPU is asked for. On the default flavour: a CPU build.
+# GPU check, exit 3 when the GPU is asked for, and its module linked to the CUDA runtime.
+# On the default flavour: a CPU build.
 source "$(dirname "$0")/lib.sh"
 : "${PILOT_TORCH_FLAVOUR:?set by CMake: cpu, cuda or rocm}"
 : "${PILOT_TORCH_VERSION:?set by CMake}"
@@ -32,5 +33,14 @@ if [ "$gpus" = 0 ]; then
   expect_in out "could-not-run  model on cuda"
   expect_in out "0 GPU(s)"
   expect_in out "NOT ready"
+fi
+# On a CUDA build the GPU-only code is really in the module, linked against the CUDA runtime
+# (it is built with --no-undefined, so a reference here was resolved at link time).
+if [ "$PILOT_TORCH_FLAVOUR" = cuda ]; then
+  module=$(dirname "$PILOT")/libpilot-torch.so
+  nm -D "$module" >symbols.txt
+  readelf -d "$module" >dynamic.txt
+  grep -q " U cudaMemGetInfo@libcudart" symbols.txt || fail "$module does not call the CUDA runtime"
+  grep -q "NEEDED.*libc10_cuda.so" dynamic.txt || fail "$module is not linked to libc10_cuda"
 fi
 echo PASS

@@ -124,9 +124,9 @@ with zipfile.ZipFile("slip.pt2", "a") as z:  # an entry that would unpack to $es
     prefix = z.namelist()[0].split("/")[0]
     z.writestr(prefix + "/data/aotinductor/model/" + "../" * 12 + "${escape#/}", "escaped")
 with zipfile.ZipFile("langid.pt2") as src, zipfile.ZipFile("source.pt2", "w") as dst:
-    for info in src.infolist():  # the compiled library replaced by C++ source to compile
-        name = info.filename[:-3] + ".cpp" if info.filename.endswith(".so") else info.filename
-        dst.writestr(name, src.read(info.filename))
+    for info in src.infolist():  # without its compiled library: only C++ source to compile
+        if not info.filename.endswith(".so"):
+            dst.writestr(info.filename, src.read(info.filename))
 PY
 pt2_params slip.json aoti-classifier slip.pt2 "$(pin slip.pt2)"
 run_pilot 2 run --params slip.json --runs-dir runs2 --device cpu

@@ -103,7 +103,7 @@ TEST(PackageLayout, Zip64IsRead) {
   members[1].claimed_size = 5u << 20;  // a huge metadata file, as the ZIP64 extra says
   Status st = Check(Zip(members, true));
   ASSERT_FALSE(st.ok());
-  EXPECT_NE(st.error().what.find("abc.wrapper_metadata.json"), std::string::npos) << st.error().what;
+  EXPECT_NE(st.error().what.find("entry 1 (a metadata file) is 5242880 bytes"), std::string::npos) << st.error().what;
 }
 
 TEST(PackageLayout, NamesThatCouldUnpackOutsideAreRefused) {
@@ -129,6 +129,39 @@ TEST(PackageLayout, APackageToCompileOrWithOneEntryIsRefused) {
   st = Check(Zip({{"m/data/aotinductor/model/abc.wrapper.so", "x"}}));
   ASSERT_FALSE(st.ok());
   EXPECT_NE(st.error().what.find("1 entries"), std::string::npos) << st.error().what;
+}
+
+TEST(PackageLayout, ArchivesThatLibtorchsReaderWouldReadDifferentlyAreRefused) {
+  // A second, plain end record hidden in the real one's comment: miniz takes the last one.
+  std::string hidden = Zip(GoodPackage());
+  const std::string eocd = hidden.substr(hidden.size() - 22);
+  std::string fake = eocd;
+  fake[20] = 0x20;  // a comment length that does not reach the end
+  hidden[hidden.size() - 2] = static_cast<char>(fake.size());
+  hidden += fake;
+  EXPECT_FALSE(Check(hidden).ok());
+  // A ZIP64 end record that disagrees with the plain one (no sentinels): miniz uses the
+  // ZIP64 one whenever its locator is there.
+  std::string z = Zip(GoodPackage(), true);
+  const std::size_t at = z.size() - 22;
+  std::string plain = Zip(GoodPackage());
+  std::string plain_eocd = plain.substr(plain.size() - 22);
+  z.replace(at + 8, 12, plain_eocd.substr(8, 12));  // count 3, real size, offset 0 (wrong)
+  z[at + 16] = 0; z[at + 17] = 0; z[at + 18] = 0; z[at + 19] = 0;
+  Status st = Check(z);
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.error().what.find("disagree"), std::string::npos) << st.error().what;
+  // Names equal up to case: miniz may find either.
+  auto members = GoodPackage();
+  members.push_back({"m/data/aotinductor/model/ABC.WRAPPER_METADATA.JSON", "{}"});
+  st = Check(Zip(members));
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.error().what.find("letter case"), std::string::npos) << st.error().what;
+  // A library outside the folder the loader unpacks (its prefix comes from entries 0 and 1).
+  st = Check(Zip({{"a/x", "x"}, {"a/data/aotinductor/model/m.wrapper.cpp", "int x;"},
+                  {"z/data/aotinductor/model/decoy.so", "x"}}));
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.error().what.find("a/data/aotinductor/model/*.so"), std::string::npos) << st.error().what;
 }
 
 TEST(PackageLayout, DamagedArchivesAreRefusedNeverMisread) {
