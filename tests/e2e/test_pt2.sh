@@ -139,6 +139,16 @@ expect_in err "pilot does not compile packages"
 no_private_copy_left
 [ ! -e runs2 ] || [ -z "$(ls -A runs2)" ] || fail "a run folder was created for a refused package"
 
+# A TMPDIR where other users may rename entries (world-writable, not sticky): the checked
+# copy could be swapped there, so the package is not copied there at all (exit 3).
+mkdir -p "$WORK/opentmp" && chmod 0777 "$WORK/opentmp"
+TMPDIR=$WORK/opentmp run_pilot 3 run --params pt2.json --runs-dir runs3 --device cpu
+expect_in err "lacks the sticky bit"
+[ -z "$(ls -A "$WORK/opentmp")" ] || fail "something was written under the refused TMPDIR"
+chmod 1777 "$WORK/opentmp"  # sticky, like /tmp: fine
+TMPDIR=$WORK/opentmp run_pilot 0 run --params pt2.json --runs-dir runs3 --run-id sticky --device cpu
+[ -z "$(ls -A "$WORK/opentmp")" ] || fail "a private copy was left in the sticky TMPDIR"
+
 # The package's contract is its metadata: a classifier package run as an embedding is refused.
 pt2_params wrongkind.json aoti-embedding langid.pt2 "$(pin langid.pt2)"
 run_pilot 2 run --params wrongkind.json --runs-dir runs2 --device cpu
