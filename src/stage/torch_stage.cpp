@@ -70,10 +70,8 @@ std::string Untrusted(std::string_view text, std::size_t max = 200) { return Esc
 
 bool IsAoti(const std::string& kind) { return kind == kAotiClassifier || kind == kAotiEmbedding; }
 
-using Contract = ModelContract;
-
-Contract ContractOfModule(const torch::jit::Module& m) {
-  Contract c;
+ModelContract ContractOfModule(const torch::jit::Module& m) {
+  ModelContract c;
   if (m.hasattr("labels")) {
     c.labels.emplace();
     for (const auto& l : m.attr("labels").toListRef()) c.labels->push_back(l.toStringRef());
@@ -255,17 +253,22 @@ class TorchStage : public Stage {
     at::manual_seed(config.seed);
     device_ = torch::Device(config.device);
     ResetDevicePeakMemory(device_);
-    Contract contract;
+    ModelContract contract;
     if (aoti_) {
       if (Status st = LoadPackage(config, contract); !st.ok()) return st;
     } else {
       try {
         module_ = torch::jit::load(config.model.string(), device_);
         module_.eval();
-        contract = ContractOfModule(module_);
       } catch (const std::exception& e) {
         return BadInput("cannot load the TorchScript model: " + Message(e), where,
                         "give a file saved with torch.jit.save / torch::jit::Module::save");
+      }
+      try {
+        contract = ContractOfModule(module_);
+      } catch (const std::exception& e) {  // an attribute of another type than the contract's
+        return BadInput("the model's attributes are malformed: " + Untrusted(Message(e)), where,
+                        "see the README, 'The stage and bringing your own model'");
       }
     }
     if (Status st = CheckContract(contract, classifies, where); !st.ok()) return st;
@@ -298,7 +301,7 @@ class TorchStage : public Stage {
   }
 
 #if defined(PILOT_HAVE_AOTI)
-  Status LoadPackage(const StageConfig& config, Contract& contract) {
+  Status LoadPackage(const StageConfig& config, ModelContract& contract) {
     const std::string where = config.model.string();
     // The sha256 first (on a private copy), then the metadata, then the native code.
     auto copy = PrivatePackage::Make(config.model, config.model_sha256);
@@ -344,7 +347,7 @@ class TorchStage : public Stage {
     return {};
   }
 #else
-  Status LoadPackage(const StageConfig& config, Contract&) {
+  Status LoadPackage(const StageConfig& config, ModelContract&) {
     return EnvironmentError("the " + config.kind + " kind needs libtorch >= 2.6 (AOTInductor); found libtorch " +
                                 TORCH_VERSION + " (" + build::kTorchFlavour + " build)",
                             config.model.string(),
@@ -352,7 +355,7 @@ class TorchStage : public Stage {
   }
 #endif
 
-  Status CheckContract(const Contract& c, bool classifies, const std::string& where) {
+  Status CheckContract(const ModelContract& c, bool classifies, const std::string& where) {
     auto missing = [&](const std::string& name, const char* type) {
       return BadInput(aoti_ ? "the package has no 'pilot." + name + "' metadata (" + type + ")"
                             : "the model has no '" + name + "' attribute of type " + type,

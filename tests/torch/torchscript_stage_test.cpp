@@ -299,6 +299,19 @@ def forward(self, ids: Tensor, offsets: Tensor) -> Tensor:
   }
   EXPECT_TRUE(Create(ngram_model(1000, 4)).ok());
 
+  {  // An attribute of another type than the contract's: refused as malformed, not as unloadable.
+    torch::jit::Module m("WrongTypes");
+    m.register_attribute("labels", c10::IntType::get(), std::int64_t{3});
+    m.register_attribute("input_kind", c10::StringType::get(), std::string("text"));
+    m.define(kLengthModel);
+    fs::path p = dir_ / "wrong-types.pt";
+    m.save(p.string());
+    auto stage = Create(p);
+    ASSERT_FALSE(stage.ok());
+    EXPECT_NE(stage.error().what.find("the model's attributes are malformed"), std::string::npos)
+        << stage.error().what;
+  }
+
   auto labelled = [&](c10::List<std::string> labels) {
     torch::jit::Module m("TextModel");
     m.register_attribute("labels", c10::ListType::ofStrings(), labels);
