@@ -15,6 +15,8 @@
 namespace pilot {
 
 inline constexpr const char* kFolderKindRun = "run";
+inline constexpr const char* kFolderKindSweep = "sweep";  // `pilot sweep` (sweep_run.h)
+inline constexpr int kSweepFormatVersion = 1;
 // Format 1: pilot 0.1 (classifier records only). Format 2: kinds and versions declared,
 // journal version 2, stage output kinds (classification, embedding).
 inline constexpr int kRunFormatVersion = 2;

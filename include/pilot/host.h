@@ -10,5 +10,7 @@ namespace pilot {
 // Reads /etc/os-release and /proc/cpuinfo through `fs`.
 nlohmann::ordered_json HostInfo(FileSystem& fs);
 double PeakRssMegabytes();
+// This process's resident memory now (from /proc/self/statm, through `fs`), 0 when it cannot tell.
+double CurrentRssMegabytes(FileSystem& fs);
 
 }  // namespace pilot

@@ -22,5 +22,8 @@ inline constexpr std::uint64_t kTagFileBytes = 64ull << 20;             // bagit
 inline constexpr std::uint64_t kLockFileBytes = 64;                     // .lock (a pid)
 inline constexpr std::uint64_t kEmbeddingDim = 1u << 16;                // an embedding's length
 inline constexpr std::uint64_t kNpyHeaderBytes = 1u << 16;              // vectors.npy's header
+inline constexpr std::uint64_t kSweepCellBytes = 256ull << 20;          // a sweep cell's file (its outcomes)
+inline constexpr std::uint64_t kSweepGroupsBytes = 256ull << 20;        // a sweep's groups.json (its ids)
+inline constexpr std::uint64_t kBatchPlanBytes = 1ull << 20;            // a batch plan
 
 }  // namespace pilot::limits

@@ -60,6 +60,9 @@ struct Params {
   std::uint64_t max_bytes = 1 << 20;
   Acceptance acceptance;
   Requires requires_;
+  // A finished sweep folder whose recommended batch size per length group the run uses
+  // instead of batch_size (resolved; `run --batch-plan` overrides it).
+  std::optional<std::filesystem::path> batch_plan;
 };
 
 inline constexpr std::string_view kDefaultParamsPath = "config/pilot.json";

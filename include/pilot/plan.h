@@ -22,6 +22,8 @@ struct RunRequest {
   std::filesystem::path runs_dir = "runs";
   std::string run_id;  // empty: generated
   std::vector<std::string> command_line;
+  std::optional<std::filesystem::path> batch_plan;  // --batch-plan: a sweep folder
+  bool use_batch_plan = true;  // false: a sweep, which measures batch sizes itself
 };
 
 // Reads and validates the parameters and the manifest (hashing the bytes validated), checks

@@ -17,6 +17,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "pilot/batch_plan.h"
 #include "pilot/clock.h"
 #include "pilot/fs.h"
 #include "pilot/journal.h"
@@ -42,6 +43,7 @@ struct RunPlan {
   std::vector<std::string> command_line;
   nlohmann::ordered_json environment;  // what was received (host + runtime + device)
   nlohmann::ordered_json requested = nlohmann::ordered_json::object();  // what the user asked (plan.h)
+  std::optional<BatchPlan> batch_plan;  // batch per length group instead of params.batch_size
 };
 
 struct Progress {
@@ -78,6 +80,13 @@ struct RunOutcome {
   // against. It cannot live inside the bag it fingerprints: the caller prints it.
   std::string fingerprint;
 };
+
+// The byte copy of a manifest into a folder, checked against the sha256 it is bound to.
+Status CopyManifestPinned(FileSystem& fs, const std::filesystem::path& from, const std::filesystem::path& to,
+                          const std::string& want);
+// "data/manifest.json" or "data/manifest.jsonl", after the manifest's own extension.
+std::string ManifestCopyFileName(const std::filesystem::path& manifest);
+std::string JoinArguments(const std::vector<std::string>& args);
 
 // A run id: UTC time plus a short random suffix, e.g. 20261129T191036Z-3f9a1c.
 std::string NewRunId(Clock& clock);
@@ -123,6 +132,7 @@ struct RunStatus {
   std::optional<double> eta_seconds;
   std::uint64_t torn_bytes = 0;
   int format_version = 0;  // the journal's; older than kJournalVersion: this pilot cannot resume it
+  bool sweep = false;  // a sweep folder: done/total count cells
 };
 Result<RunStatus> ReadRunStatus(FileSystem& fs, const std::filesystem::path& run_dir);
 nlohmann::ordered_json RunStatusToJson(const RunStatus& status);

@@ -69,6 +69,13 @@ struct PreparedInput {
   std::vector<std::int64_t> ids;
 };
 
+// What the model occupies once loaded: its parameters and buffers (weights, embedding
+// tables, running statistics), as the stage holds them on its device.
+struct ModelFootprint {
+  std::uint64_t parameter_bytes = 0, buffer_bytes = 0;
+  std::size_t parameters = 0, buffers = 0;  // tensors
+};
+
 struct StageDescription {
   std::string kind;
   OutputKind output = OutputKind::kClassification;
@@ -105,6 +112,8 @@ class Stage {
   }
   // Peak device memory (MB) allocated since the stage was created; none on CPU.
   virtual std::optional<double> PeakDeviceMemoryMb() const { return std::nullopt; }
+  // The loaded model's parameters and buffers; none when the stage kind cannot tell.
+  virtual std::optional<ModelFootprint> Footprint() const { return std::nullopt; }
 };
 
 struct StageConfig {

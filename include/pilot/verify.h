@@ -33,6 +33,7 @@ struct VerifyOptions {
 struct VerifyResult {
   std::vector<Finding> findings;
   std::size_t files_checked = 0;
+  std::string folder_kind = "run";  // run | sweep
   std::size_t items = 0, accepted = 0, rejected = 0;
   std::string fingerprint;  // sha256 of tagmanifest-sha256.txt; empty when there is none
   bool ok() const { return findings.empty(); }
@@ -43,6 +44,10 @@ VerifyResult VerifyRunFolder(FileSystem& fs, const std::filesystem::path& run_di
 // (folder_kind.h). One this pilot does not know is refused (exit 2, naming it), not judged;
 // one that cannot be read at all is left to the checks, which report it as findings.
 Result<VerifyResult> VerifyFolder(FileSystem& fs, const std::filesystem::path& dir, const VerifyOptions& options);
+// The checks of a sweep folder after the bag's own: the record, the groups, every journaled
+// cell file against its sha256, and sweep.json against the cells (src/bag/verify_sweep.cpp).
+void CheckSweepFolder(FileSystem& fs, const std::filesystem::path& dir, std::vector<Finding>& findings);
+
 nlohmann::ordered_json VerifyResultToJson(const std::filesystem::path& run_dir,
                                           const VerifyResult& result);
 

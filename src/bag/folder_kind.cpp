@@ -64,9 +64,17 @@ Result<FolderKind> ReadFolderKind(FileSystem& fsys, const fs::path& dir) {
 }
 
 Status CheckFolderKind(const FolderKind& k, const fs::path& dir, std::string_view what) {
+  if (k.kind == kFolderKindSweep && k.declared) {
+    if (k.version != kSweepFormatVersion) {
+      return BadInput("the folder is in sweep format " + std::to_string(k.version) + ", which this pilot cannot " +
+                          std::string(what) + " (it knows format " + std::to_string(kSweepFormatVersion) + ")",
+                      dir.string(), "use the pilot that wrote it, or a newer one");
+    }
+    return {};
+  }
   if (k.kind != kFolderKindRun) {
     return BadInput("the folder is of kind '" + KeyForMessage(k.kind) + "', which this pilot cannot " +
-                        std::string(what) + " (it knows: run)",
+                        std::string(what) + " (it knows: run, sweep)",
                     dir.string(), "use a pilot that knows this kind");
   }
   if (k.version < 1 || k.version > kRunFormatVersion) {

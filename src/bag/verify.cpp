@@ -41,8 +41,8 @@ namespace {
 
 class Verifier {
  public:
-  Verifier(FileSystem& fs, fs::path dir, VerifyOptions options)
-      : fs_(fs), dir_(std::move(dir)), options_(std::move(options)) {}
+  Verifier(FileSystem& fs, fs::path dir, VerifyOptions options, bool sweep = false)
+      : fs_(fs), dir_(std::move(dir)), options_(std::move(options)), sweep_(sweep) {}
 
   VerifyResult Run() {
     auto top = fs_.Stat(dir_);
@@ -54,6 +54,10 @@ class Verifier {
     CheckPayload();
     CheckTagFiles();
     CheckFingerprint();
+    if (sweep_) {  // a sweep folder: its record, groups and cells instead of a run's accounting
+      CheckSweepFolder(fs_, dir_, result_.findings);
+      return std::move(result_);
+    }
     CheckRunRecord();
     CheckAccounting();
     if (options_.inputs) CheckInputs();
@@ -617,6 +621,7 @@ class Verifier {
   FileSystem& fs_;
   fs::path dir_;
   VerifyOptions options_;
+  bool sweep_ = false;
   VerifyResult result_;
   std::optional<RunRecord> run_;
   std::string manifest_copy_ = "data/manifest.json";
@@ -638,6 +643,11 @@ Result<VerifyResult> VerifyFolder(FileSystem& fs, const fs::path& dir, const Ver
   auto kind = ReadFolderKind(fs, dir);
   if (kind.ok()) {
     if (Status st = CheckFolderKind(kind.value(), dir, "verify"); !st.ok()) return st.error();
+    if (kind.value().kind == kFolderKindSweep) {
+      VerifyResult r = Verifier(fs, dir, options, /*sweep=*/true).Run();
+      r.folder_kind = kFolderKindSweep;
+      return r;
+    }
   }
   return VerifyRunFolder(fs, dir, options);
 }
@@ -645,6 +655,7 @@ Result<VerifyResult> VerifyFolder(FileSystem& fs, const fs::path& dir, const Ver
 nlohmann::ordered_json VerifyResultToJson(const fs::path& run_dir, const VerifyResult& result) {
   nlohmann::ordered_json j;
   j["run_dir"] = run_dir.string();
+  j["folder_kind"] = result.folder_kind;
   j["ok"] = result.ok();
   j["items"] = result.items;
   j["accepted"] = result.accepted;

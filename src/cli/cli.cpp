@@ -67,6 +67,7 @@ int Dispatch(int argc, char** argv) {
   AddDoctorCommand(app, exit_code);
   AddVerifyCommand(app, exit_code);
   AddManifestCommand(app, exit_code);
+  AddSweepCommand(app, exit_code, args);
   // CLI11 reads an unknown word as a stray argument ("A subcommand is required"): name it.
   auto known = [&](const std::string& name) {
     for (const CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) {

@@ -39,5 +39,9 @@ void AddResumeCommand(CLI::App& app, int& exit_code, const std::vector<std::stri
 void AddStatusCommand(CLI::App& app, int& exit_code);
 void AddVerifyCommand(CLI::App& app, int& exit_code);
 void AddManifestCommand(CLI::App& app, int& exit_code);
+void AddSweepCommand(CLI::App& app, int& exit_code, const std::vector<std::string>& argv);
+
+// `pilot resume` of a sweep folder (cmd_sweep.cpp).
+int ResumeSweepFolder(const std::string& dir, const Common& common, const std::vector<std::string>& argv);
 
 }  // namespace pilot::cli

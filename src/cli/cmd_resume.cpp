@@ -1,7 +1,9 @@
 // `pilot resume RUN_DIR`: finishes an interrupted run in a new process.
 #include "cli/cli.h"
 #include "cli/session.h"
+#include "pilot/folder_kind.h"
 #include "pilot/json_util.h"
+#include "pilot/sweep.h"
 #include "pilot/params.h"
 #include "pilot/run.h"
 
@@ -22,6 +24,16 @@ int Execute(const ResumeOptions& o) {
     return ReportError(BadInput("unknown device '" + KeyForMessage(o.device) + "'", "--device",
                                 "use auto, cpu, cuda or rocm; the run folder was not touched"),
                        o.common);
+  }
+  // A sweep folder resumes as a sweep (its cells, not a run's items).
+  if (auto kind = ReadFolderKind(RealFileSystem(), o.run_dir); kind.ok() && kind.value().kind == kFolderKindSweep) {
+    if (Status st = CheckFolderKind(kind.value(), o.run_dir, "resume"); !st.ok()) return ReportError(st.error(), o.common);
+    if (!o.device.empty() || o.stop_after > 0) {
+      return ReportError(BadInput("--device and --stop-after do not apply to a sweep folder", o.run_dir,
+                                  "a sweep resumes on the device it was measured on"),
+                         o.common);
+    }
+    return ResumeSweepFolder(o.run_dir, o.common, o.argv);
   }
   auto setup = PrepareResume(o.run_dir, CliFileSystem());
   if (!setup.ok()) return ReportError(setup.error(), o.common);

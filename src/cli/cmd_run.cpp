@@ -24,12 +24,14 @@ struct RunOptions {
   std::string runs_dir = "runs";
   std::string run_id;
   std::string device;
+  std::string batch_plan;
   std::size_t stop_after = 0;
   std::vector<std::string> argv;
   const CLI::Option* run_id_option = nullptr;
   const CLI::Option* manifest_option = nullptr;
   const CLI::Option* device_option = nullptr;
   const CLI::Option* params_option = nullptr;
+  const CLI::Option* batch_plan_option = nullptr;
 };
 
 // An option given with an empty value ('') is a mistake, never a request for the default.
@@ -46,13 +48,15 @@ Result<RunPlan> BuildPlan(const RunOptions& o) {
   for (auto [option, value, name] : {std::tuple{o.run_id_option, &o.run_id, "--run-id"},
                                      std::tuple{o.manifest_option, &o.manifest, "--manifest"},
                                      std::tuple{o.device_option, &o.device, "--device"},
-                                     std::tuple{o.params_option, &o.params, "--params"}}) {
+                                     std::tuple{o.params_option, &o.params, "--params"},
+                                     std::tuple{o.batch_plan_option, &o.batch_plan, "--batch-plan"}}) {
     if (Status st = NotEmpty(option, *value, name); !st.ok()) return st.error();
   }
   RunRequest request;
   request.params_file = o.params;
   if (!o.manifest.empty()) request.manifest = fs::path(o.manifest);
   if (!o.device.empty()) request.device = o.device;
+  if (!o.batch_plan.empty()) request.batch_plan = fs::path(o.batch_plan);
   request.runs_dir = o.runs_dir;
   request.run_id = o.run_id;
   request.command_line = o.argv;
@@ -89,6 +93,9 @@ void AddRunCommand(CLI::App& app, int& exit_code, const std::vector<std::string>
   o->run_id_option =
       cmd->add_option("--run-id", o->run_id, "Name of the run folder (default: UTC time + random suffix); never reused");
   o->device_option = cmd->add_option("--device", o->device, "auto | cpu | cuda | rocm (default: the parameters' device)");
+  o->batch_plan_option = cmd->add_option(
+      "--batch-plan", o->batch_plan,
+      "A finished sweep folder: batch each length group at the size it recommends (instead of batch_size)");
   cmd->add_option("--stop-after", o->stop_after,
                   "Stop as if interrupted once N items are done (exit 130; for tests and rehearsals)")
       ->check(CountValidator());

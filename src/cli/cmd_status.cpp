@@ -21,9 +21,13 @@ int Execute(const StatusOptions& o) {
     PrintJson(RunStatusToJson(s));
     return 0;
   }
-  std::printf("run %s: %s%s\n", s.run_id.c_str(), s.state.c_str(),
+  std::printf("%s %s: %s%s\n", s.sweep ? "sweep" : "run", s.run_id.c_str(), s.state.c_str(),
               s.writer_pid ? (" (pid " + std::to_string(*s.writer_pid) + ")").c_str() : "");
-  std::printf("  %zu/%zu items done: %zu accepted, %zu rejected\n", s.done, s.total, s.accepted, s.rejected);
+  if (s.sweep) {
+    std::printf("  %zu cell(s) measured of at most %zu (a group stops at its first limit)\n", s.done, s.total);
+  } else {
+    std::printf("  %zu/%zu items done: %zu accepted, %zu rejected\n", s.done, s.total, s.accepted, s.rejected);
+  }
   if (s.items_per_second > 0) std::printf("  rate %.1f items/s (latest session)\n", s.items_per_second);
   if (s.eta_seconds) std::printf("  ETA %.0f s\n", *s.eta_seconds);
   if (s.state == "interrupted" && s.format_version < kJournalVersion) {

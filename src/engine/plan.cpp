@@ -7,6 +7,7 @@
 #include "pilot/json_util.h"
 #include "pilot/limits.h"
 #include "pilot/manifest.h"
+#include "pilot/sweep_run.h"
 
 namespace pilot {
 
@@ -63,6 +64,23 @@ Result<RunPlan> BuildRunPlan(FileSystem& fsys, const RunRequest& o) {
                     model.string(),
                     "restore the pinned model, or update stage.model_sha256 if the change is intended");
   }
+  // The batch plan: the option's sweep folder, else the parameters'; verified, and bound to
+  // this model (a plan measured on another model says nothing about this one).
+  std::optional<fs::path> plan_dir = o.batch_plan ? o.batch_plan : plan.params.batch_plan;
+  if (plan_dir && o.use_batch_plan) {
+    auto batch_plan = BatchPlanFromSweep(fsys, *plan_dir);
+    if (!batch_plan.ok()) {
+      Error e = batch_plan.error();
+      e.where = (o.batch_plan ? "--batch-plan " : "batch_plan ") + e.where;
+      return e;
+    }
+    if (batch_plan.value().model_sha256 != plan.model_sha256) {
+      return BadInput("the batch plan was measured on model sha256 " + batch_plan.value().model_sha256 +
+                          ", this run uses " + plan.model_sha256,
+                      plan_dir->string(), "sweep this model first: pilot sweep --params ...");
+    }
+    plan.batch_plan = std::move(batch_plan).value();
+  }
   plan.runs_dir = o.runs_dir;
   plan.run_id = o.run_id;
   plan.command_line = o.command_line;
@@ -73,6 +91,7 @@ Result<RunPlan> BuildRunPlan(FileSystem& fsys, const RunRequest& o) {
                     {"device", o.device ? *o.device : asked.device},
                     {"device_in_params", asked.device},
                     {"batch_size", asked.batch_size},
+                    {"batch_plan", plan_dir ? nlohmann::ordered_json(plan_dir->string()) : nlohmann::ordered_json()},
                     {"threads", asked.threads},
                     {"run_id", o.run_id.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(o.run_id)},
                     {"runs_dir", o.runs_dir.string()}};

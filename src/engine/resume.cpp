@@ -5,6 +5,7 @@
 
 #include "pilot/folder_kind.h"
 #include "pilot/hash.h"
+#include "pilot/batch_plan.h"
 #include "pilot/json_util.h"
 #include "pilot/limits.h"
 #include "pilot/run.h"
@@ -180,6 +181,7 @@ Result<ResumeSetup> CheckAgainstJournal(FileSystem& fsys, const fs::path& run_di
     p.manifest = std::move(manifest).value();
   }
   // What the user first asked stays in run.json across sessions.
+  std::optional<std::string> plan_sha;
   if (Exists(fsys, run_dir / "data/run.json")) {
     auto text = ReadCapped(fsys, run_dir / "data/run.json", limits::kRunRecordBytes, "run record");
     if (!text.ok()) return text.error();
@@ -188,6 +190,30 @@ Result<ResumeSetup> CheckAgainstJournal(FileSystem& fsys, const fs::path& run_di
     if (record.value().is_object() && record.value().contains("requested") && record.value()["requested"].is_object()) {
       p.requested = nlohmann::ordered_json::parse(record.value()["requested"].dump());
     }
+    if (record.value().is_object() && record.value().contains("plan") && record.value()["plan"].is_object() &&
+        record.value()["plan"].contains("batch_plan") && record.value()["plan"]["batch_plan"].is_object()) {
+      plan_sha = StringAt(record.value()["plan"]["batch_plan"], "sha256");
+      if (!plan_sha) plan_sha = "";
+    }
+  }
+  // The batch plan comes from the folder's own copy, never from the sweep folder again.
+  if (Exists(fsys, run_dir / kBatchPlanFile)) {
+    auto text = ReadCapped(fsys, run_dir / kBatchPlanFile, limits::kBatchPlanBytes, "batch plan");
+    if (!text.ok()) return text.error();
+    if (plan_sha && Sha256Hex(text.value()) != *plan_sha) {
+      return BadInput("the batch plan's copy differs from the one the run recorded", (run_dir / kBatchPlanFile).string(),
+                      "the run folder was altered; it cannot be resumed");
+    }
+    auto bp = ParseBatchPlan(text.value(), (run_dir / kBatchPlanFile).string());
+    if (!bp.ok()) return bp.error();
+    if (bp.value().model_sha256 != h.model_sha256) {
+      return BadInput("the batch plan's copy is for another model", (run_dir / kBatchPlanFile).string(),
+                      "the run folder was altered; it cannot be resumed");
+    }
+    p.batch_plan = std::move(bp).value();
+  } else if (p.params.batch_plan || (plan_sha && !plan_sha->empty())) {
+    return BadInput("the run used a batch plan, but its copy is missing", (run_dir / kBatchPlanFile).string(),
+                    "the run folder is damaged; it cannot be resumed");
   }
   // Every result in the journal must be for an id of the manifest: checked here, before
   // anything is written, not when the folder is finished.
@@ -266,6 +292,10 @@ Result<ResumeSetup> PrepareResume(const fs::path& given, FileSystem& fsys) {
     auto kind = ReadFolderKind(fsys, run_dir);
     if (!kind.ok()) return kind.error();
     if (Status st = CheckFolderKind(kind.value(), run_dir, "resume"); !st.ok()) return st.error();
+    if (kind.value().kind != kFolderKindRun) {  // a sweep resumes through ResumeSweep (sweep_run.h)
+      return BadInput("the folder is of kind '" + kind.value().kind + "', not a run", run_dir.string(),
+                      "`pilot resume` resumes it as what it is");
+    }
   }
   const bool bagged = Exists(fsys, run_dir / "tagmanifest-sha256.txt");
   if (bagged) {

@@ -1,4 +1,5 @@
 #include "pilot/run.h"
+#include "pilot/sweep.h"
 
 #include <algorithm>
 #include <cmath>
@@ -243,6 +244,20 @@ class Driver {
     return p;
   }
 
+  // An item's length group under the batch plan: its length in the plan's measure (the
+  // stage's features, else bytes). An item the prechecks reject goes anywhere (group 0): it
+  // never reaches the stage.
+  std::size_t GroupOfItem(const BatchPlan& bp, const ManifestItem& item) {
+    Precheck pre = PrecheckItem(fs_, inputs_root_, item, plan_.params.max_bytes, stage_.Describe().input);
+    if (pre.rejection) return 0;
+    std::uint64_t length = pre.text.size();
+    if (bp.measure == "features") {
+      bool features = false;
+      length = InputLength(stage_, pre.text, features);
+    }
+    return GroupForLength(bp.max_lengths, length);
+  }
+
   Status RunPipeline() {
     const auto batch = static_cast<std::size_t>(plan_.params.batch_size);
     const auto workers = static_cast<std::size_t>(std::max(1, plan_.params.prepare_threads));
@@ -269,17 +284,30 @@ class Driver {
         hint = at + 1;
         return true;
       };
-      auto send = [&]() -> Status {
-        if (!raw[next++ % workers]->Push(std::move(pending))) return Interrupted();  // the consumer stopped
-        pending.clear();
+      // With a batch plan, items wait in their length group's batch until it is full; results
+      // are still written in manifest order at the end, whatever order batches ran in.
+      const BatchPlan* bp = plan_.batch_plan ? &*plan_.batch_plan : nullptr;
+      std::vector<std::vector<ManifestItem>> groups(bp ? bp->batch_sizes.size() : 0);
+      auto send_items = [&](std::vector<ManifestItem>& items) -> Status {
+        if (!raw[next++ % workers]->Push(std::move(items))) return Interrupted();  // the consumer stopped
+        items.clear();
         return {};
       };
+      auto send = [&]() -> Status { return send_items(pending); };
       reader_status = manifest_.ForEach(
           [&](const ManifestItem& item) -> Status {
+            if (bp) {
+              const std::size_t g = GroupOfItem(*bp, item);
+              groups[g].push_back(item);
+              return groups[g].size() < static_cast<std::size_t>(bp->batch_sizes[g]) ? Status() : send_items(groups[g]);
+            }
             pending.push_back(item);
             return pending.size() < batch ? Status() : send();
           },
           is_done);
+      for (auto& g : groups) {
+        if (reader_status.ok() && !g.empty()) reader_status = send_items(g);
+      }
       if (reader_status.ok() && !pending.empty()) reader_status = send();
       for (auto& q : raw) q->Close();
     });
@@ -400,6 +428,16 @@ class Driver {
                  {"max_bytes", plan_.params.max_bytes},
                  {"min_confidence", d.min_confidence},
                  {"model_contract", d.details}};
+    if (plan_.batch_plan) {
+      const BatchPlan& bp = *plan_.batch_plan;
+      j["plan"]["batch_plan"] = {{"file", kBatchPlanFile},
+                                 {"sha256", Sha256Hex(PrettyJson(BatchPlanToJson(bp)))},
+                                 {"sweep_fingerprint", bp.sweep_fingerprint},
+                                 {"measure", bp.measure},
+                                 {"groups", BatchPlanToJson(bp)["groups"]}};
+    } else {
+      j["plan"]["batch_plan"] = nullptr;
+    }
     if (d.output == OutputKind::kClassification) {
       j["plan"]["labels"] = d.labels;
       j["plan"]["allowed_categories"] = plan_.params.allowed_categories;
@@ -685,6 +723,12 @@ std::string ManifestCopyName(const fs::path& manifest) {
 
 }  // namespace
 
+Status CopyManifestPinned(FileSystem& fs, const fs::path& from, const fs::path& to, const std::string& want) {
+  return CopyPinnedManifest(fs, from, to, want);
+}
+std::string ManifestCopyFileName(const fs::path& manifest) { return ManifestCopyName(manifest); }
+std::string JoinArguments(const std::vector<std::string>& args) { return JoinCommandLine(args); }
+
 std::string NewRunId(Clock& clock) {
   std::random_device rd;
   char suffix[8];
@@ -725,6 +769,7 @@ Result<RunOutcome> ExecuteRun(const RunPlan& plan, Stage& stage, FileSystem& fs,
   auto copied = [&]() -> Result<std::string> {
     PILOT_TRY(CopyPinnedManifest(fs, plan.manifest.file(), dir / copy_name, plan.manifest.sha256()));
     PILOT_TRY(fs.WriteFileAtomic(dir / "data/params.json", plan.params_bytes));
+    if (plan.batch_plan) PILOT_TRY(fs.WriteFileAtomic(dir / kBatchPlanFile, PrettyJson(BatchPlanToJson(*plan.batch_plan))));
     return plan.manifest.sha256();  // the copy's own hash, just checked equal
   }();
   if (!copied.ok()) {

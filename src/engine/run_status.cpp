@@ -3,6 +3,7 @@
 
 #include "pilot/folder_kind.h"
 #include "pilot/run.h"
+#include "pilot/sweep_run.h"
 
 namespace pilot {
 
@@ -21,6 +22,7 @@ Result<RunStatus> ReadRunStatus(FileSystem& fsys, const fs::path& run_dir) {
     auto kind = ReadFolderKind(fsys, run_dir);
     if (!kind.ok()) return kind.error();
     if (Status s = CheckFolderKind(kind.value(), run_dir, "read the status of"); !s.ok()) return s.error();
+    if (kind.value().kind == kFolderKindSweep) return ReadSweepStatus(fsys, run_dir);
   }
   auto journal = LoadJournal(fsys, run_dir / kJournal, false);
   if (!journal.ok()) return journal.error();
@@ -46,6 +48,7 @@ Result<RunStatus> ReadRunStatus(FileSystem& fsys, const fs::path& run_dir) {
 
 nlohmann::ordered_json RunStatusToJson(const RunStatus& s) {
   nlohmann::ordered_json j;
+  j["folder_kind"] = s.sweep ? "sweep" : "run";
   j["run_id"] = s.run_id;
   j["state"] = s.state;
   j["format_version"] = s.format_version;

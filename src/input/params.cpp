@@ -99,7 +99,7 @@ Result<Params> ParseParams(std::string_view text, const std::filesystem::path& b
   PILOT_TRY(CheckNoCredentials(doc, source));
   PILOT_TRY(CheckKeys(doc,
                       {"description", "manifest", "stage", "allowed_categories", "device",
-                       "batch_size", "threads", "prepare_threads", "seed", "limits", "acceptance", "requires"},
+                       "batch_size", "batch_plan", "threads", "prepare_threads", "seed", "limits", "acceptance", "requires"},
                       "", source));
   Params p;
   Reader top(doc, "", source);
@@ -155,6 +155,11 @@ Result<Params> ParseParams(std::string_view text, const std::filesystem::path& b
     if (!IsKnownDevice(p.device)) return top.Wrong("device", "must be one of auto, cpu, cuda, rocm");
   }
   PILOT_TRY(top.Number("batch_size", p.batch_size, 1, 65536));
+  if (doc.contains("batch_plan")) {
+    std::string plan;
+    PILOT_TRY(top.String("batch_plan", plan, true));
+    p.batch_plan = (base_dir / plan).lexically_normal();
+  }
   PILOT_TRY(top.Number("threads", p.threads, 0, 1024));
   PILOT_TRY(top.Number("prepare_threads", p.prepare_threads, 1, 64));
   PILOT_TRY(top.Number("seed", p.seed, 0, 9007199254740991.0));

@@ -67,4 +67,14 @@ double PeakRssMegabytes() {
   return static_cast<double>(ru.ru_maxrss) / 1024.0;  // ru_maxrss is KiB on Linux
 }
 
+double CurrentRssMegabytes(FileSystem& fs) {
+  // /proc/self/statm: "size resident shared ..." in pages.
+  auto text = fs.ReadFile("/proc/self/statm", 4096);
+  if (!text.ok()) return 0;
+  std::istringstream in(text.value());
+  unsigned long size = 0, resident = 0;
+  if (!(in >> size >> resident)) return 0;
+  return static_cast<double>(resident) * static_cast<double>(sysconf(_SC_PAGE_SIZE)) / (1024.0 * 1024.0);
+}
+
 }  // namespace pilot

@@ -196,6 +196,7 @@ class TorchStage : public Stage {
 
   const StageDescription& Describe() const override { return desc_; }
   std::optional<double> PeakDeviceMemoryMb() const override { return DevicePeakMemoryMb(device_); }
+  std::optional<ModelFootprint> Footprint() const override { return footprint_; }
 
   // A failure of the forward pass fails the batch; the engine bisects it.
   BatchOutput Process(const std::vector<std::string_view>& texts) override { return Run(texts, nullptr); }
@@ -263,6 +264,20 @@ class TorchStage : public Stage {
       } catch (const std::exception& e) {
         return BadInput("cannot load the TorchScript model: " + Message(e), where,
                         "give a file saved with torch.jit.save / torch::jit::Module::save");
+      }
+      try {
+        ModelFootprint f;
+        for (const auto& t : module_.parameters(/*recurse=*/true)) {
+          f.parameter_bytes += static_cast<std::uint64_t>(t.numel()) * t.element_size();
+          ++f.parameters;
+        }
+        for (const auto& t : module_.buffers(/*recurse=*/true)) {
+          f.buffer_bytes += static_cast<std::uint64_t>(t.numel()) * t.element_size();
+          ++f.buffers;
+        }
+        footprint_ = f;
+      } catch (const std::exception&) {  // a module that cannot list them: no footprint, no failure
+        footprint_.reset();
       }
       try {
         contract = ContractOfModule(module_);
@@ -509,6 +524,7 @@ class TorchStage : public Stage {
   }
 
   torch::jit::Module module_;
+  std::optional<ModelFootprint> footprint_;  // TorchScript: its parameters and buffers
 #if defined(PILOT_HAVE_AOTI)
   // Declared before the loader: the loader goes first, then the private copy it read.
   std::unique_ptr<PrivatePackage> package_;

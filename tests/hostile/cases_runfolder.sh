@@ -846,15 +846,25 @@ hc_runfolder__verify_embed_bag_info_kind_sweep() {
   finding 'bag-info\.txt'
   verify_egood
 }
-hc_runfolder__verify_embed_kind_sweep_both() {
+hc_runfolder__verify_embed_kind_merged_both() {
   # Both files agree on a kind this pilot does not know: not a damaged folder but one it
   # cannot judge (exit 2), naming the kind.
   copy_run egood || return
-  sed -i 's/^Pilot-Folder-Kind: run$/Pilot-Folder-Kind: sweep/' "$E/bag-info.txt"
-  pyedit "$E/data/run.json" 'd["folder_kind"] = "sweep"'
+  sed -i 's/^Pilot-Folder-Kind: run$/Pilot-Folder-Kind: merged/' "$E/bag-info.txt"
+  pyedit "$E/data/run.json" 'd["folder_kind"] = "merged"'
   rehash "$E"
   want_rc 2
-  want_err "kind 'sweep'"
+  want_err "kind 'merged'"
+  verify_egood
+}
+hc_runfolder__verify_embed_relabelled_sweep() {
+  # A run folder relabelled as a sweep (both files, rehashed): judged as a sweep, whose
+  # record it does not have: findings (exit 1), never a crash.
+  copy_run egood || return
+  sed -i 's/^Pilot-Folder-Kind: run$/Pilot-Folder-Kind: sweep/; s/^Pilot-Format-Version: .*$/Pilot-Format-Version: 1/' "$E/bag-info.txt"
+  pyedit "$E/data/run.json" 'd["folder_kind"] = "sweep"; d["format_version"] = 1'
+  rehash "$E"
+  finding 'data/run\.json'
   verify_egood
 }
 hc_runfolder__verify_embed_format_99_both() {
@@ -867,10 +877,17 @@ hc_runfolder__verify_embed_format_99_both() {
   want_err 'run format 99'
   verify_egood
 }
-hc_runfolder__resume_embed_kind_sweep() {
+hc_runfolder__resume_embed_kind_merged() {
   copy_run epart || return
-  pyedit "$EP/data/run.json" 'd["folder_kind"] = "sweep"'
-  refused_embed "kind 'sweep'"
+  pyedit "$EP/data/run.json" 'd["folder_kind"] = "merged"'
+  refused_embed "kind 'merged'"
+  hrun resume "$EP"
+}
+hc_runfolder__resume_embed_relabelled_sweep() {
+  # An interrupted run relabelled as a sweep: resumed as a sweep, whose record it lacks.
+  copy_run epart || return
+  pyedit "$EP/data/run.json" 'd["folder_kind"] = "sweep"; d["format_version"] = 1'
+  refused_embed "'request' is missing"
   hrun resume "$EP"
 }
 hc_runfolder__status_embed_format_99() {

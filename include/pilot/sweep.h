@@ -1,0 +1,90 @@
+// Batch tuning (`pilot sweep`, DESIGN.md practice 5): the prechecked items are split into
+// length groups; each group runs at batch sizes 1, 2, 4, ... after a warm-up, one cell per
+// (group, batch size); escalation in a group stops at its first limit (out of memory, a
+// stage error, a kill, the latency budget or the memory cap), which is recorded as data;
+// every cell's outcomes are compared item by item with the same group's batch-1 outcomes.
+//
+// This file is the torch-free core: grouping, running one cell on a Stage, the cell's JSON
+// form, the equivalence check and the recommendation. The folder (a bag) and the child
+// process per cell are sweep_run.h.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "pilot/clock.h"
+#include "pilot/sweep_records.h"
+#include "pilot/stage.h"
+#include "pilot/status.h"
+
+namespace pilot {
+
+// Equivalence tolerances (absolute): a confidence, or any vector component, may differ from
+// its batch-1 value by this much. Batched and single matrix products sum in another order;
+// float32 rounding of that order is below 1e-6 for the bundled models.
+inline constexpr double kConfidenceTolerance = 1e-5;
+inline constexpr double kVectorTolerance = 1e-5;
+
+// Card sizes of the headroom table (GB) and the share of a card kept in reserve.
+inline constexpr double kCardSizesGb[] = {24, 32, 48, 80, 141, 192};
+inline constexpr double kCardReserve = 0.10;
+
+// --- length groups -----------------------------------------------------------------------
+struct MeasuredItem {
+  std::string id;
+  std::uint64_t length = 0;
+};
+// Sorts by length and cuts into `groups` parts of near-equal count, only where the length
+// changes, so that groups never overlap and a length names one group (fewer groups when
+// there are fewer distinct lengths). Items keep manifest order inside a group.
+Grouping MakeGroups(const std::vector<MeasuredItem>& items, int groups, std::string measure);
+// The group a length falls in, given each group's max_length (ascending): the first whose
+// max is >= length; beyond the last, the last.
+std::size_t GroupForLength(const std::vector<std::uint64_t>& max_lengths, std::uint64_t length);
+// How `stage` measures an input: the number of features its Prepare produces, else bytes.
+std::uint64_t InputLength(const Stage& stage, std::string_view input, bool& features);
+
+// --- one cell ---------------------------------------------------------------------------
+// Runs one cell in this process: one warm-up batch, then `repeats` passes over the group's
+// items in batches of `batch_size` (a batch larger than the group is filled by cycling its
+// items). A batch that fails as a whole ends the cell with its limit (out of memory or stage
+// error) and its text. `inputs[k]` is the text of `ids[k]`. Latency per batch covers the
+// stage's Prepare and Process of that batch.
+CellMeasure RunCell(Stage& stage, const std::vector<std::string>& ids, const std::vector<std::string>& inputs,
+                    int group, int batch_size, int repeats, Clock& clock);
+
+// The limit the settings put on a measured cell that reached none of its own (latency
+// budget, then memory cap), or empty.
+std::string SettingsLimit(const CellMeasure& cell, const SweepSettings& settings, std::string& why);
+
+// --- equivalence ------------------------------------------------------------------------
+struct EquivalenceFinding {
+  int group = 0;
+  int batch_size = 0;
+  std::size_t position = 0;  // in the cell's first repeat
+  std::string id;
+  std::string what;
+};
+// Each outcome of `cell` against the outcome of the same id in `reference` (batch 1): same
+// status, same label or error, confidence or vector within tolerance. Positions must hold the
+// ids they were given (order preserved).
+std::vector<EquivalenceFinding> CompareWithReference(const CellMeasure& reference, const CellMeasure& cell,
+                                                     OutputKind kind);
+
+// --- recommendation ---------------------------------------------------------------------
+struct GroupRecommendation {
+  int group = 0;
+  std::optional<int> batch_size;  // the largest size measured without a limit
+  std::string why;
+  std::optional<int> limit_batch_size;  // where escalation stopped
+  std::string limit;
+  double peak_memory_mb = 0;  // at the recommended size
+};
+std::vector<GroupRecommendation> Recommend(const Grouping& grouping, const std::vector<CellMeasure>& cells);
+
+}  // namespace pilot

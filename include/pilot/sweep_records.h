@@ -1,0 +1,125 @@
+// What a sweep folder holds, in the records layer: the settings, the length groups, each
+// cell's measure and outcomes, the cell journal and the record (data/run.json), with their
+// strict, capped parsers (a sweep folder may come back from a rented machine). The sweep
+// itself is engine/sweep.h and sweep_run.h; verify reads a sweep folder through this file.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "pilot/batch_plan.h"
+#include "pilot/fs.h"
+#include "pilot/status.h"
+
+namespace pilot {
+
+inline constexpr const char* kSweepCells = "data/cells.jsonl";
+inline constexpr const char* kSweepGroups = "data/groups.json";
+
+inline constexpr int kMaxRepeats = 100;
+
+struct SweepSettings {
+  int groups = 3;
+  std::vector<int> batch_sizes = {1, 2, 4, 8, 16, 32, 64};
+  int repeats = 2;
+  std::optional<double> latency_budget_ms;  // per-batch p95
+  std::optional<double> max_memory_mb;      // the cell's peak
+};
+
+// "1,2,4,8": strictly increasing, each in 1..kMaxBatchSize, the first 1 (the reference every
+// other size is compared with). Errors (exit 2) name --batch-sizes.
+Result<std::vector<int>> ParseBatchSizes(std::string_view text);
+Status CheckSweepSettings(const SweepSettings& settings);
+nlohmann::ordered_json SweepSettingsToJson(const SweepSettings& settings);
+Result<SweepSettings> SweepSettingsFromJson(const nlohmann::json& j, const std::string& where);
+
+// --- length groups ----------------------------------------------------------------------
+struct LengthGroup {
+  std::uint64_t min_length = 0, max_length = 0;  // inclusive bounds of the lengths in it
+  std::vector<std::string> ids;                   // in manifest order
+};
+struct Grouping {
+  std::string measure;  // "bytes", or "features" (the stage's own: hashed n-grams for langid)
+  std::vector<LengthGroup> groups;
+  std::size_t excluded = 0;  // items rejected by the prechecks: no stage, no length
+};
+nlohmann::ordered_json GroupingToJson(const Grouping& g);
+// Strict: every field typed, ids valid, groups ordered and disjoint; errors name `where`.
+Result<Grouping> GroupingFromJson(std::string_view text, const std::string& where);
+
+// --- one cell ---------------------------------------------------------------------------
+struct CellOutcome {
+  std::string id;
+  bool ok = false;
+  std::string label;     // classification
+  double confidence = 0;
+  std::vector<float> vector;  // embedding
+  std::string error;     // !ok
+};
+
+// Why escalation stopped at this cell (empty: it did not).
+inline constexpr const char* kLimitOutOfMemory = "out_of_memory";
+inline constexpr const char* kLimitStageError = "stage_error";
+inline constexpr const char* kLimitKilled = "killed";
+inline constexpr const char* kLimitLatency = "latency_budget";
+inline constexpr const char* kLimitMemoryCap = "memory_cap";
+
+struct CellMeasure {
+  int group = 0;  // 1-based
+  int batch_size = 0;
+  int repeats = 0;
+  std::size_t group_items = 0;
+  bool cycled = false;  // batch_size > group_items: each batch filled by cycling the items
+  std::size_t batches = 0, completed = 0, failed = 0;  // over the timed repeats
+  double wall_seconds = 0, items_per_second = 0;
+  double p50_ms = 0, p90_ms = 0, p95_ms = 0, p99_ms = 0;  // per-batch latency
+  double rss_after_load_mb = 0;   // the process's resident memory once the model was loaded
+  double peak_rss_mb = 0;         // the cell process's resident high-water mark
+  std::optional<double> peak_device_mb;  // the device allocator's peak (GPU builds)
+  std::string limit;   // kLimit*, or empty
+  std::string error;   // the first error's text
+  std::vector<CellOutcome> outcomes;  // the first timed repeat, batch by batch, in order
+  std::size_t repeat_mismatches = 0;  // positions where a later repeat differed from the first
+  // The figure the memory cap and the headroom table use: device peak on a GPU, else RSS.
+  double peak_memory_mb() const { return peak_device_mb ? *peak_device_mb : peak_rss_mb; }
+};
+
+nlohmann::ordered_json CellToJson(const CellMeasure& cell);
+// Strict and capped (a cell file comes back from a child process, or from a copied folder).
+Result<CellMeasure> CellFromJson(std::string_view text, const std::string& where);
+
+// data/cells/gG-bB.json
+std::string SweepCellFile(int group, int batch_size);
+
+// A file inside a pilot folder, read only when it is a regular file (never through a link),
+// at most `cap` bytes.
+Result<std::string> ReadInsideFolder(FileSystem& fs, const std::filesystem::path& dir, const std::string& rel,
+                                     std::uint64_t cap);
+
+// data/cells.jsonl: one line per finished cell, each naming its cell file and sha256; each
+// file is read back, hashed and parsed. A torn last line (a kill while appending) is cut off
+// when `repair`, refused otherwise; any other damage refuses the folder (exit 2).
+struct JournaledCell {
+  CellMeasure measure;
+  std::string file, sha256;
+};
+Result<std::vector<JournaledCell>> LoadSweepCells(FileSystem& fs, const std::filesystem::path& dir, bool repair);
+
+// What a sweep folder recorded about how it was asked for (data/run.json): enough to
+// rebuild its plan (the caller re-reads the parameters and manifest and compares the pins).
+struct SweepRecord {
+  std::string run_id, state;
+  std::string params_path, manifest_path, device;
+  std::string manifest_sha256, params_sha256, model_sha256;
+  SweepSettings settings;
+  std::vector<std::string> command_line;
+};
+Result<SweepRecord> ReadSweepRecord(FileSystem& fs, const std::filesystem::path& dir);
+
+}  // namespace pilot

@@ -1,0 +1,374 @@
+// `pilot sweep`: batch tuning per length group into a sweep folder, one child process per
+// cell (`pilot sweep-cell`, internal), and `pilot resume` of an interrupted sweep.
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "cli/cli.h"
+#include "cli/session.h"
+#include "pilot/clock.h"
+#include "pilot/host.h"
+#include "pilot/json_util.h"
+#include "pilot/limits.h"
+#include "pilot/plan.h"
+#include "pilot/sweep_run.h"
+#include "pilot/utf8.h"
+
+namespace pilot::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct SweepOptions {
+  Common common;
+  std::string params = std::string(kDefaultParamsPath);
+  std::string manifest;
+  std::string device;
+  std::string out;
+  std::string runs_dir = "runs";
+  int groups = 3;
+  std::string batch_sizes = "1,2,4,8,16,32,64";
+  int repeats = 2;
+  double latency_budget_ms = 0;
+  double max_memory_mb = 0;
+  std::vector<std::string> argv;
+  const CLI::Option* latency_option = nullptr;
+  const CLI::Option* memory_option = nullptr;
+};
+
+std::string Tail(FileSystem& fsys, const fs::path& file) {
+  auto text = fsys.ReadFile(file, 1 << 20);
+  if (!text.ok()) return "";
+  std::string t = text.value();
+  if (t.size() > 1500) t = t.substr(t.size() - 1500);
+  while (!t.empty() && (t.back() == '\n' || t.back() == ' ')) t.pop_back();
+  return EscapeControl(TruncateUtf8(t, 1500));
+}
+
+// One cell in a child `pilot sweep-cell`: its resident high-water mark (wait4) is the cell's
+// own, and its death by a signal (the kernel's OOM killer sends SIGKILL) is a recorded limit.
+Result<CellMeasure> RunCellInChild(const fs::path& dir, int group, int batch, int repeats) {
+  FileSystem& fsys = RealFileSystem();
+  const std::string stem = ".cell-g" + std::to_string(group) + "-b" + std::to_string(batch);
+  const fs::path out = dir / (stem + ".json");
+  const fs::path err = dir / (stem + ".stderr");
+  for (const fs::path& p : {out, err}) (void)fsys.RemoveFile(p);
+  const std::string g = std::to_string(group), b = std::to_string(batch), d = dir.string(), o = out.string();
+  std::vector<const char*> args = {"pilot", "sweep-cell", d.c_str(), "--group", g.c_str(), "--batch-size",
+                                   b.c_str(), "--out", o.c_str(), "--quiet", nullptr};
+  const int err_fd = ::open(err.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (err_fd < 0) return WorkFailed(std::string("cannot create: ") + std::strerror(errno), err.string());
+  const pid_t pid = ::fork();
+  if (pid < 0) {
+    ::close(err_fd);
+    return WorkFailed(std::string("cannot start the cell's process: ") + std::strerror(errno), dir.string());
+  }
+  if (pid == 0) {
+    // The child: dies with the sweep; Ctrl-C is the sweep's to handle (it stops after this cell).
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    ::signal(SIGINT, SIG_IGN);
+    int null_fd = ::open("/dev/null", O_RDWR);
+    if (null_fd >= 0) {
+      ::dup2(null_fd, STDIN_FILENO);
+      ::dup2(null_fd, STDOUT_FILENO);
+    }
+    ::dup2(err_fd, STDERR_FILENO);
+    ::execv("/proc/self/exe", const_cast<char* const*>(args.data()));
+    ::_exit(127);
+  }
+  ::close(err_fd);
+  int status = 0;
+  struct rusage ru {};
+  while (::wait4(pid, &status, 0, &ru) < 0) {
+    if (errno != EINTR) return WorkFailed(std::string("lost the cell's process: ") + std::strerror(errno), dir.string());
+  }
+  const double peak_rss = static_cast<double>(ru.ru_maxrss) / 1024.0;
+  if (WIFSIGNALED(status)) {
+    const int sig = WTERMSIG(status);
+    (void)fsys.RemoveFile(out);
+    (void)fsys.RemoveFile(err);
+    CellMeasure m;
+    m.group = group;
+    m.batch_size = batch;
+    m.repeats = repeats;
+    m.peak_rss_mb = peak_rss;
+    m.limit = kLimitKilled;
+    m.error = "the cell's process was killed by signal " + std::to_string(sig) + " (" + strsignal(sig) + ")" +
+              (sig == SIGKILL ? "; on a machine under memory pressure this is the kernel's out-of-memory killer" : "");
+    return m;
+  }
+  const int code = WIFEXITED(status) ? WEXITSTATUS(status) : 5;
+  if (code != 0) {
+    std::string tail = Tail(fsys, err);
+    (void)fsys.RemoveFile(out);
+    (void)fsys.RemoveFile(err);
+    if (code == 130) return Error{ErrorKind::kInterrupted, "interrupted", "", ""};
+    Error e = WorkFailed("the cell's process failed (exit " + std::to_string(code) + ")" +
+                             (tail.empty() ? std::string() : ": " + tail),
+                         "group " + std::to_string(group) + ", batch " + std::to_string(batch),
+                         "the sweep folder stays resumable: fix the cause, then `pilot resume " + dir.string() + "`");
+    if (code == 2) e.kind = ErrorKind::kBadInput;
+    if (code == 3) e.kind = ErrorKind::kEnvironment;
+    return e;
+  }
+  auto text = fsys.ReadFile(out, limits::kSweepCellBytes);
+  (void)fsys.RemoveFile(out);
+  (void)fsys.RemoveFile(err);
+  if (!text.ok()) return WorkFailed("the cell's process left no result: " + text.error().what, out.string());
+  auto cell = CellFromJson(text.value(), out.string());
+  if (!cell.ok()) return WorkFailed(cell.error().what, out.string());
+  CellMeasure m = std::move(cell).value();
+  m.peak_rss_mb = std::max(m.peak_rss_mb, peak_rss);
+  return m;
+}
+
+SweepControl MakeSweepControl(const Common& common) {
+  SweepControl control;
+  control.should_stop = InterruptRequested;
+  if (!common.quiet && !common.json) {
+    control.on_progress = [](const std::string& line) { std::fprintf(stderr, "pilot: %s\n", line.c_str()); };
+  }
+  return control;
+}
+
+int PrintSweep(const SweepOutcome& out, const Common& common) {
+  std::error_code ec;
+  const std::string dir = fs::absolute(out.dir, ec).lexically_normal().string();
+  int code = 0;
+  if (out.interrupted) {
+    code = Code(ExitCode::kInterrupted);
+  } else if (!out.verify.ok() || out.findings > 0) {
+    code = Code(ExitCode::kVerifyFailed);
+  }
+  if (common.json) {
+    nlohmann::ordered_json j;
+    j["ok"] = code == 0;
+    j["exit_code"] = code;
+    j["sweep_dir"] = dir;
+    j["state"] = out.interrupted ? "interrupted" : "finished";
+    if (!out.interrupted) {
+      j["sweep"] = out.summary;
+      j["verify"] = VerifyResultToJson(out.dir, out.verify);
+      j["fingerprint"] = out.fingerprint;
+    }
+    PrintJson(j);
+    return code;
+  }
+  if (out.interrupted) {
+    std::fprintf(stderr, "pilot: interrupted: finished cells are kept; resume with:\n  pilot resume %s\n", dir.c_str());
+    return code;
+  }
+  const auto& s = out.summary;
+  std::printf("sweep %s on %s: %zu cell(s) measured\n", s["run_id"].get<std::string>().c_str(),
+              s["measured_on"]["device"].get<std::string>().c_str(), s["cells"].size());
+  for (const auto& r : s["recommendation"]) {
+    std::printf("  group %llu (%s %llu-%llu): ", static_cast<unsigned long long>(r["group"].get<std::uint64_t>()),
+                s["measure"].get<std::string>().c_str(), static_cast<unsigned long long>(r["min_length"].get<std::uint64_t>()),
+                static_cast<unsigned long long>(r["max_length"].get<std::uint64_t>()));
+    if (r["batch_size"].is_number()) {
+      std::printf("batch %d — %s\n", r["batch_size"].get<int>(), r["why"].get<std::string>().c_str());
+    } else {
+      std::printf("no batch size — %s\n", r["why"].get<std::string>().c_str());
+    }
+  }
+  if (out.findings > 0) {
+    std::printf("equivalence: FAILED: %zu outcome(s) differ from batch 1:\n", out.findings);
+    for (const auto& f : s["findings"]) {
+      std::printf("  group %d batch %d position %zu %s: %s\n", f["group"].get<int>(), f["batch_size"].get<int>(),
+                  f["position"].get<std::size_t>(), f["id"].get<std::string>().c_str(), f["what"].get<std::string>().c_str());
+    }
+  } else {
+    std::printf("equivalence: every outcome at every batch size equals batch 1, in order\n");
+  }
+  std::printf("%s\n", s["measured_on"]["note"].get<std::string>().c_str());
+  if (!out.verify.ok()) {
+    std::printf("verify: FAILED with %zu finding(s):\n", out.verify.findings.size());
+    for (const auto& f : out.verify.findings) std::printf("  [%s] %s: %s\n", f.check.c_str(), f.where.c_str(), f.what.c_str());
+  }
+  std::printf("sweep folder: %s (sweep.md, report.html)\n", dir.c_str());
+  std::printf("fingerprint: %s\n", out.fingerprint.c_str());
+  return code;
+}
+
+Result<SweepPlan> BuildSweepPlan(const RunRequest& request, const SweepSettings& settings, const Common& common,
+                                 std::unique_ptr<Stage>& stage) {
+  auto plan = BuildRunPlan(RealFileSystem(), request);
+  if (!plan.ok()) return plan.error();
+  PILOT_TRY(CheckEnvironment(plan.value().params, plan.value().runs_dir, "no sweep folder was created or changed"));
+  auto built = BuildStage(plan.value().params, plan.value().model_sha256, plan.value().runs_dir);
+  if (!built.ok()) return built.error();
+  SweepPlan sp;
+  sp.run = std::move(plan).value();
+  sp.run.environment = built.value().environment;
+  sp.settings = settings;
+  sp.rss_after_load_mb = CurrentRssMegabytes(RealFileSystem());
+  stage = std::move(built.value().stage);
+  sp.stage = stage->Describe();
+  sp.footprint = stage->Footprint();
+  (void)common;
+  return sp;
+}
+
+int Execute(const SweepOptions& o) {
+  ApplyLogLevel(o.common);
+  SweepSettings settings;
+  settings.groups = o.groups;
+  settings.repeats = o.repeats;
+  auto sizes = ParseBatchSizes(o.batch_sizes);
+  if (!sizes.ok()) return ReportError(sizes.error(), o.common);
+  settings.batch_sizes = sizes.value();
+  if (o.latency_option && o.latency_option->count() > 0) settings.latency_budget_ms = o.latency_budget_ms;
+  if (o.memory_option && o.memory_option->count() > 0) settings.max_memory_mb = o.max_memory_mb;
+  if (Status st = CheckSweepSettings(settings); !st.ok()) return ReportError(st.error(), o.common);
+  if (o.params.empty()) return ReportError(BadInput("--params is empty", "--params"), o.common);
+  RunRequest request;
+  request.params_file = o.params;
+  if (!o.manifest.empty()) request.manifest = fs::path(o.manifest);
+  if (!o.device.empty()) request.device = o.device;
+  request.runs_dir = o.runs_dir.empty() ? fs::path("runs") : fs::path(o.runs_dir);
+  request.command_line = o.argv;
+  request.use_batch_plan = false;
+  std::unique_ptr<Stage> stage;
+  auto plan = BuildSweepPlan(request, settings, o.common, stage);
+  if (!plan.ok()) return ReportError(plan.error(), o.common);
+  SweepPlan& sp = plan.value();
+  auto grouping = GroupManifest(RealFileSystem(), sp.run, *stage, settings.groups);
+  if (!grouping.ok()) return ReportError(grouping.error(), o.common);
+  sp.grouping = std::move(grouping).value();
+  if (!o.out.empty()) {
+    sp.dir = o.out;
+  } else {
+    sp.dir = request.runs_dir / (NewRunId(SystemClock()) + "-sweep");
+  }
+  stage.reset();  // the cells load their own
+  InstallInterruptHandlers();
+  const int repeats = settings.repeats;
+  CellRunner runner = [repeats](const fs::path& dir, int g, int b) { return RunCellInChild(dir, g, b, repeats); };
+  auto outcome = ExecuteSweep(sp, RealFileSystem(), SystemClock(), runner, MakeSweepControl(o.common));
+  if (!outcome.ok()) return ReportError(outcome.error(), o.common);
+  return PrintSweep(outcome.value(), o.common);
+}
+
+// --- the cell process -----------------------------------------------------------------------
+
+struct CellOptions {
+  Common common;
+  std::string dir, out;
+  int group = 0, batch = 0;
+};
+
+// Test hook: PILOT_TEST_SWEEP_KILL_CELL=G:B makes the cell process of group G, batch B kill
+// itself with SIGKILL, as the kernel's OOM killer would.
+void MaybeKillForTest(int group, int batch) {
+  const char* v = std::getenv("PILOT_TEST_SWEEP_KILL_CELL");
+  if (v && std::string(v) == std::to_string(group) + ":" + std::to_string(batch)) ::kill(::getpid(), SIGKILL);
+}
+
+int ExecuteCell(const CellOptions& o) {
+  ApplyLogLevel(o.common);
+  const fs::path dir = o.dir;
+  auto record = ReadSweepRecord(RealFileSystem(), dir);
+  if (!record.ok()) return ReportError(record.error(), o.common);
+  const SweepRecord& r = record.value();
+  RunRequest request;
+  request.params_file = r.params_path;
+  request.manifest = fs::path(r.manifest_path);
+  request.device = r.device;
+  request.runs_dir = dir.parent_path().empty() ? fs::path(".") : dir.parent_path();
+  request.use_batch_plan = false;
+  auto plan = BuildRunPlan(RealFileSystem(), request);
+  if (!plan.ok()) return ReportError(plan.error(), o.common);
+  if (plan.value().manifest.sha256() != r.manifest_sha256 || plan.value().model_sha256 != r.model_sha256) {
+    return ReportError(BadInput("the manifest or model changed since the sweep started", dir.string()), o.common);
+  }
+  auto built = BuildStage(plan.value().params, plan.value().model_sha256, plan.value().runs_dir);
+  if (!built.ok()) return ReportError(built.error(), o.common);
+  Stage& stage = *built.value().stage;
+  auto inputs = LoadCellInputs(RealFileSystem(), dir, plan.value(), stage, o.group);
+  if (!inputs.ok()) return ReportError(inputs.error(), o.common);
+  MaybeKillForTest(o.group, o.batch);
+  const double rss_after_load = CurrentRssMegabytes(RealFileSystem());
+  CellMeasure m = RunCell(stage, inputs.value().ids, inputs.value().texts, o.group, o.batch, r.settings.repeats,
+                          SystemClock());
+  m.rss_after_load_mb = rss_after_load;
+  if (Status st = RealFileSystem().WriteFileAtomic(o.out, PrettyJson(CellToJson(m))); !st.ok()) {
+    return ReportError(st.error(), o.common);
+  }
+  return 0;
+}
+
+}  // namespace
+
+int ResumeSweepFolder(const std::string& dir_text, const Common& common, const std::vector<std::string>& argv) {
+  const fs::path dir = dir_text;
+  auto record = ReadSweepRecord(RealFileSystem(), dir);
+  if (!record.ok()) return ReportError(record.error(), common);
+  const SweepRecord& r = record.value();
+  RunRequest request;
+  request.params_file = r.params_path;
+  request.manifest = fs::path(r.manifest_path);
+  request.device = r.device;
+  request.runs_dir = dir.parent_path().empty() ? fs::path(".") : dir.parent_path();
+  request.command_line = r.command_line.empty() ? argv : r.command_line;
+  request.use_batch_plan = false;
+  std::unique_ptr<Stage> stage;
+  auto plan = BuildSweepPlan(request, r.settings, common, stage);
+  if (!plan.ok()) return ReportError(plan.error(), common);
+  stage.reset();
+  InstallInterruptHandlers();
+  const int repeats = r.settings.repeats;
+  CellRunner runner = [repeats](const fs::path& d, int g, int b) { return RunCellInChild(d, g, b, repeats); };
+  auto outcome = ResumeSweep(dir, std::move(plan).value(), RealFileSystem(), SystemClock(), runner,
+                             MakeSweepControl(common));
+  if (!outcome.ok()) return ReportError(outcome.error(), common);
+  return PrintSweep(outcome.value(), common);
+}
+
+void AddSweepCommand(CLI::App& app, int& exit_code, const std::vector<std::string>& argv) {
+  auto o = std::make_shared<SweepOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "sweep", "Tune the batch size per input-length group: time, latency, peak memory and errors per cell");
+  cmd->add_option("--params", o->params, "Parameter file")->capture_default_str();
+  cmd->add_option("--manifest", o->manifest, "Manifest to use instead of the one the parameters name");
+  cmd->add_option("--device", o->device, "auto | cpu | cuda | rocm (default: the parameters' device)");
+  cmd->add_option("--groups", o->groups, "Length groups (1-16)")->capture_default_str();
+  cmd->add_option("--batch-sizes", o->batch_sizes, "Batch sizes to try, increasing from 1")->capture_default_str();
+  cmd->add_option("--repeats", o->repeats, "Timed passes over each group per cell (1-100)")->capture_default_str();
+  o->latency_option = cmd->add_option("--latency-budget-ms", o->latency_budget_ms,
+                                      "Stop a group's escalation once a cell's p95 batch latency exceeds this");
+  o->memory_option = cmd->add_option("--max-memory-mb", o->max_memory_mb,
+                                     "Stop a group's escalation once a cell's peak memory exceeds this");
+  cmd->add_option("--out", o->out, "The sweep folder to create (default: RUNS_DIR/<id>-sweep)");
+  cmd->add_option("--runs-dir", o->runs_dir, "Folder that receives the sweep folder")->capture_default_str();
+  AddCommonOptions(*cmd, o->common);
+  cmd->footer(
+      "Each cell (group x batch size) runs in its own pilot process: one warm-up batch, then --repeats\n"
+      "timed passes. A group stops at its first limit (out of memory, stage error, a killed process,\n"
+      "the latency budget, the memory cap); the other groups go on. Every outcome is compared with\n"
+      "batch 1. Exit 0 finished (limits are data), 1 an equivalence finding, 2 bad input,\n"
+      "3 environment, 5 failure during work, 130 interrupted (resume with `pilot resume DIR`).");
+  cmd->callback([o, &exit_code, &argv] {
+    o->argv = argv;
+    exit_code = Execute(*o);
+  });
+
+  auto c = std::make_shared<CellOptions>();
+  CLI::App* cell = app.add_subcommand("sweep-cell", "Internal: one cell of a sweep, run by `pilot sweep`");
+  cell->group("");  // hidden from --help
+  cell->add_option("SWEEP_DIR", c->dir)->required();
+  cell->add_option("--group", c->group)->required()->check(CLI::Range(1, kMaxGroups));
+  cell->add_option("--batch-size", c->batch)->required()->check(CLI::Range(1, kMaxBatchSize));
+  cell->add_option("--out", c->out)->required();
+  AddCommonOptions(*cell, c->common);
+  cell->callback([c, &exit_code] { exit_code = ExecuteCell(*c); });
+}
+
+}  // namespace pilot::cli

@@ -1,0 +1,406 @@
+#include "pilot/sweep_records.h"
+
+#include <cmath>
+#include <set>
+
+#include "pilot/hash.h"
+#include "pilot/json_util.h"
+#include "pilot/limits.h"
+#include "pilot/manifest.h"
+#include "pilot/utf8.h"
+
+namespace pilot {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr std::uint64_t kCellLineBytes = 4096;
+
+// A number field of a document pilot wrote: finite, else nullopt.
+std::optional<double> Finite(const nlohmann::json& j, const char* key) {
+  auto v = NumberAt(j, key);
+  if (!v || !std::isfinite(*v)) return std::nullopt;
+  return v;
+}
+
+}  // namespace
+
+std::string SweepCellFile(int group, int batch) {
+  return "data/cells/g" + std::to_string(group) + "-b" + std::to_string(batch) + ".json";
+}
+
+// A file inside the folder, read only when it is a regular file (never through a link).
+Result<std::string> ReadInsideFolder(FileSystem& fsys, const fs::path& dir, const std::string& rel, std::uint64_t cap) {
+  auto st = fsys.LinkStat(dir / rel);
+  if (!st.ok()) return st.error();
+  if (!st.value().exists) return BadInput("missing", (dir / rel).string());
+  if (st.value().symlink || !st.value().regular) {
+    return BadInput("is not a regular file (a symlink?); pilot never follows one inside a pilot folder",
+                    (dir / rel).string(), "the folder is damaged or hostile");
+  }
+  return ReadCapped(fsys, dir / rel, cap, "file");
+}
+
+Result<std::vector<int>> ParseBatchSizes(std::string_view text) {
+  auto bad = [](const std::string& what) {
+    return BadInput(what, "--batch-sizes", "give increasing sizes from 1, e.g. 1,2,4,8,16");
+  };
+  std::vector<int> sizes;
+  std::size_t start = 0;
+  if (text.empty()) return bad("is empty");
+  while (start <= text.size()) {
+    std::size_t comma = text.find(',', start);
+    std::string_view part = text.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
+    if (part.empty() || part.size() > 4 || part.find_first_not_of("0123456789") != std::string_view::npos) {
+      return bad("'" + EscapeControl(TruncateUtf8(std::string(part), 20)) + "' is not a batch size (a whole number)");
+    }
+    int v = std::stoi(std::string(part));
+    if (v < 1 || v > kMaxBatchSize) return bad(std::to_string(v) + " is outside 1.." + std::to_string(kMaxBatchSize));
+    if (!sizes.empty() && v <= sizes.back()) return bad("sizes must increase (" + std::to_string(v) + " after " +
+                                                       std::to_string(sizes.back()) + ")");
+    if (sizes.size() >= 64) return bad("more than 64 sizes");
+    sizes.push_back(v);
+    if (comma == std::string_view::npos) break;
+    start = comma + 1;
+  }
+  if (sizes.front() != 1) return bad("must start at 1: every other size is compared with batch 1");
+  return sizes;
+}
+
+Status CheckSweepSettings(const SweepSettings& s) {
+  if (s.groups < 1 || s.groups > kMaxGroups) {
+    return BadInput("--groups must be in 1.." + std::to_string(kMaxGroups), "--groups");
+  }
+  if (s.repeats < 1 || s.repeats > kMaxRepeats) {
+    return BadInput("--repeats must be in 1.." + std::to_string(kMaxRepeats), "--repeats");
+  }
+  if (s.batch_sizes.empty() || s.batch_sizes.front() != 1) {
+    return BadInput("the batch sizes must start at 1", "--batch-sizes");
+  }
+  for (std::size_t i = 0; i < s.batch_sizes.size(); ++i) {
+    if (s.batch_sizes[i] < 1 || s.batch_sizes[i] > kMaxBatchSize || (i > 0 && s.batch_sizes[i] <= s.batch_sizes[i - 1])) {
+      return BadInput("the batch sizes must increase, each in 1.." + std::to_string(kMaxBatchSize), "--batch-sizes");
+    }
+  }
+  if (s.latency_budget_ms && !(*s.latency_budget_ms > 0 && std::isfinite(*s.latency_budget_ms))) {
+    return BadInput("--latency-budget-ms must be a positive number", "--latency-budget-ms");
+  }
+  if (s.max_memory_mb && !(*s.max_memory_mb > 0 && std::isfinite(*s.max_memory_mb))) {
+    return BadInput("--max-memory-mb must be a positive number", "--max-memory-mb");
+  }
+  return {};
+}
+
+nlohmann::ordered_json SweepSettingsToJson(const SweepSettings& s) {
+  nlohmann::ordered_json j;
+  j["groups"] = s.groups;
+  j["batch_sizes"] = s.batch_sizes;
+  j["repeats"] = s.repeats;
+  j["latency_budget_ms"] = s.latency_budget_ms ? nlohmann::ordered_json(*s.latency_budget_ms) : nlohmann::ordered_json();
+  j["max_memory_mb"] = s.max_memory_mb ? nlohmann::ordered_json(*s.max_memory_mb) : nlohmann::ordered_json();
+  return j;
+}
+
+Result<SweepSettings> SweepSettingsFromJson(const nlohmann::json& j, const std::string& where) {
+  auto bad = [&] { return BadInput("'settings' is malformed", where, "the folder was altered; start a new sweep"); };
+  if (!j.is_object()) return bad();
+  SweepSettings s;
+  auto groups = UnsignedAt(j, "groups");
+  auto repeats = UnsignedAt(j, "repeats");
+  if (!groups || !repeats || *groups > kMaxGroups || *repeats > kMaxRepeats) return bad();
+  s.groups = static_cast<int>(*groups);
+  s.repeats = static_cast<int>(*repeats);
+  if (!j.contains("batch_sizes") || !j["batch_sizes"].is_array() || j["batch_sizes"].size() > 64) return bad();
+  s.batch_sizes.clear();
+  for (const auto& v : j["batch_sizes"]) {
+    if (!v.is_number_unsigned() || v.get<std::uint64_t>() > kMaxBatchSize) return bad();
+    s.batch_sizes.push_back(static_cast<int>(v.get<std::uint64_t>()));
+  }
+  for (const char* key : {"latency_budget_ms", "max_memory_mb"}) {
+    if (!j.contains(key) || j[key].is_null()) continue;
+    auto v = Finite(j, key);
+    if (!v) return bad();
+    (std::string(key) == "max_memory_mb" ? s.max_memory_mb : s.latency_budget_ms) = *v;
+  }
+  if (Status st = CheckSweepSettings(s); !st.ok()) return bad();
+  return s;
+}
+
+nlohmann::ordered_json GroupingToJson(const Grouping& g) {
+  nlohmann::ordered_json j;
+  j["measure"] = g.measure;
+  j["excluded"] = g.excluded;
+  auto groups = nlohmann::ordered_json::array();
+  for (std::size_t i = 0; i < g.groups.size(); ++i) {
+    const auto& lg = g.groups[i];
+    groups.push_back({{"group", i + 1},
+                      {"min_length", lg.min_length},
+                      {"max_length", lg.max_length},
+                      {"items", lg.ids.size()},
+                      {"ids", lg.ids}});
+  }
+  j["groups"] = groups;
+  return j;
+}
+
+Result<Grouping> GroupingFromJson(std::string_view text, const std::string& where) {
+  if (text.size() > limits::kSweepGroupsBytes) return BadInput("larger than pilot's cap for a groups file", where);
+  auto parsed = ParseJson(text, where);
+  if (!parsed.ok()) return parsed.error();
+  const nlohmann::json& j = parsed.value();
+  auto bad = [&](const std::string& what) { return BadInput(what, where, "the folder was altered; start a new sweep"); };
+  Grouping g;
+  auto measure = StringAt(j, "measure");
+  auto excluded = UnsignedAt(j, "excluded");
+  if (!measure || (*measure != "bytes" && *measure != "features")) return bad("'measure' is neither bytes nor features");
+  if (!excluded) return bad("'excluded' is missing or not a count");
+  g.measure = *measure;
+  g.excluded = *excluded;
+  if (!j.contains("groups") || !j["groups"].is_array() || j["groups"].size() > kMaxGroups) {
+    return bad("'groups' is not a list of at most " + std::to_string(kMaxGroups) + " groups");
+  }
+  for (std::size_t i = 0; i < j["groups"].size(); ++i) {
+    const auto& e = j["groups"][i];
+    auto number = UnsignedAt(e, "group");
+    auto lo = UnsignedAt(e, "min_length");
+    auto hi = UnsignedAt(e, "max_length");
+    auto count = UnsignedAt(e, "items");
+    std::string at = "group " + std::to_string(i + 1);
+    if (!number || *number != i + 1 || !lo || !hi || *lo > *hi || !count) return bad(at + " is malformed");
+    if (!g.groups.empty() && *lo <= g.groups.back().max_length) return bad(at + " overlaps the group before it");
+    if (!e.contains("ids") || !e["ids"].is_array() || e["ids"].size() != *count || *count == 0) {
+      return bad(at + ": 'ids' does not hold its 'items' ids");
+    }
+    LengthGroup lg;
+    lg.min_length = *lo;
+    lg.max_length = *hi;
+    for (const auto& id : e["ids"]) {
+      if (!id.is_string() || !IsValidItemId(id.get_ref<const std::string&>())) return bad(at + " holds an invalid id");
+      lg.ids.push_back(id.get<std::string>());
+    }
+    g.groups.push_back(std::move(lg));
+  }
+  return g;
+}
+
+nlohmann::ordered_json CellToJson(const CellMeasure& c) {
+  nlohmann::ordered_json j;
+  j["group"] = c.group;
+  j["batch_size"] = c.batch_size;
+  j["repeats"] = c.repeats;
+  j["group_items"] = c.group_items;
+  j["cycled"] = c.cycled;
+  j["batches"] = c.batches;
+  j["completed"] = c.completed;
+  j["failed"] = c.failed;
+  j["wall_seconds"] = c.wall_seconds;
+  j["items_per_second"] = c.items_per_second;
+  j["latency_ms"] = {{"p50", c.p50_ms}, {"p90", c.p90_ms}, {"p95", c.p95_ms}, {"p99", c.p99_ms}};
+  j["rss_after_load_mb"] = c.rss_after_load_mb;
+  j["peak_rss_mb"] = c.peak_rss_mb;
+  j["peak_device_mb"] = c.peak_device_mb ? nlohmann::ordered_json(*c.peak_device_mb) : nlohmann::ordered_json();
+  j["limit"] = c.limit.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(c.limit);
+  j["error"] = c.error.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(c.error);
+  j["repeat_mismatches"] = c.repeat_mismatches;
+  auto outcomes = nlohmann::ordered_json::array();
+  for (const auto& o : c.outcomes) {
+    nlohmann::ordered_json e;
+    e["id"] = o.id;
+    e["ok"] = o.ok;
+    if (!o.ok) {
+      e["error"] = o.error;
+    } else if (!o.vector.empty()) {
+      e["vector"] = o.vector;
+    } else {
+      e["label"] = o.label;
+      e["confidence"] = o.confidence;
+    }
+    outcomes.push_back(std::move(e));
+  }
+  j["outcomes"] = outcomes;
+  return j;
+}
+
+Result<CellMeasure> CellFromJson(std::string_view text, const std::string& where) {
+  if (text.size() > limits::kSweepCellBytes) return BadInput("larger than pilot's cap for a sweep cell", where);
+  auto parsed = ParseJson(text, where);
+  if (!parsed.ok()) return parsed.error();
+  const nlohmann::json& j = parsed.value();
+  auto bad = [&](const std::string& what) { return BadInput("the cell is malformed: " + what, where); };
+  if (!j.is_object()) return bad("not an object");
+  CellMeasure c;
+  auto group = UnsignedAt(j, "group");
+  auto batch = UnsignedAt(j, "batch_size");
+  auto repeats = UnsignedAt(j, "repeats");
+  auto items = UnsignedAt(j, "group_items");
+  if (!group || *group < 1 || *group > kMaxGroups || !batch || *batch < 1 || *batch > kMaxBatchSize || !repeats ||
+      *repeats < 1 || *repeats > kMaxRepeats || !items) {
+    return bad("'group', 'batch_size', 'repeats' or 'group_items' is missing or out of range");
+  }
+  c.group = static_cast<int>(*group);
+  c.batch_size = static_cast<int>(*batch);
+  c.repeats = static_cast<int>(*repeats);
+  c.group_items = *items;
+  if (!j.contains("cycled") || !j["cycled"].is_boolean()) return bad("'cycled' is not a boolean");
+  c.cycled = j["cycled"].get<bool>();
+  for (auto [key, out] : {std::pair{"batches", &c.batches}, std::pair{"completed", &c.completed},
+                          std::pair{"failed", &c.failed}, std::pair{"repeat_mismatches", &c.repeat_mismatches}}) {
+    auto v = UnsignedAt(j, key);
+    if (!v) return bad(std::string("'") + key + "' is not a count");
+    *out = *v;
+  }
+  for (auto [key, out] : {std::pair{"wall_seconds", &c.wall_seconds}, std::pair{"items_per_second", &c.items_per_second},
+                          std::pair{"rss_after_load_mb", &c.rss_after_load_mb}, std::pair{"peak_rss_mb", &c.peak_rss_mb}}) {
+    auto v = Finite(j, key);
+    if (!v || *v < 0) return bad(std::string("'") + key + "' is not a number >= 0");
+    *out = *v;
+  }
+  if (!j.contains("latency_ms") || !j["latency_ms"].is_object()) return bad("'latency_ms' is not an object");
+  for (auto [key, out] : {std::pair{"p50", &c.p50_ms}, std::pair{"p90", &c.p90_ms}, std::pair{"p95", &c.p95_ms},
+                          std::pair{"p99", &c.p99_ms}}) {
+    auto v = Finite(j["latency_ms"], key);
+    if (!v || *v < 0) return bad(std::string("'latency_ms.") + key + "' is not a number >= 0");
+    *out = *v;
+  }
+  if (j.contains("peak_device_mb") && !j["peak_device_mb"].is_null()) {
+    auto v = Finite(j, "peak_device_mb");
+    if (!v || *v < 0) return bad("'peak_device_mb' is not a number >= 0");
+    c.peak_device_mb = *v;
+  }
+  for (auto [key, out] : {std::pair{"limit", &c.limit}, std::pair{"error", &c.error}}) {
+    if (!j.contains(key) || j[key].is_null()) continue;
+    auto v = StringAt(j, key);
+    if (!v) return bad(std::string("'") + key + "' is not a string");
+    *out = *v;
+  }
+  if (!c.limit.empty() && c.limit != kLimitOutOfMemory && c.limit != kLimitStageError && c.limit != kLimitKilled &&
+      c.limit != kLimitLatency && c.limit != kLimitMemoryCap) {
+    return bad("'limit' is not one pilot records");
+  }
+  if (!j.contains("outcomes") || !j["outcomes"].is_array()) return bad("'outcomes' is not a list");
+  const std::size_t max_outcomes = std::max<std::size_t>(c.group_items, static_cast<std::size_t>(c.batch_size));
+  if (j["outcomes"].size() > max_outcomes) return bad("more outcomes than the cell ran");
+  for (const auto& e : j["outcomes"]) {
+    CellOutcome o;
+    auto id = StringAt(e, "id");
+    if (!id || !IsValidItemId(*id)) return bad("an outcome's 'id' is missing or invalid");
+    o.id = *id;
+    if (!e.contains("ok") || !e["ok"].is_boolean()) return bad("outcome " + o.id + ": 'ok' is not a boolean");
+    o.ok = e["ok"].get<bool>();
+    if (!o.ok) {
+      auto err = StringAt(e, "error");
+      if (!err) return bad("outcome " + o.id + ": 'error' is not a string");
+      o.error = *err;
+    } else if (e.contains("vector")) {
+      if (!e["vector"].is_array() || e["vector"].size() > limits::kEmbeddingDim) {
+        return bad("outcome " + o.id + ": 'vector' is not a list of at most " + std::to_string(limits::kEmbeddingDim));
+      }
+      for (const auto& x : e["vector"]) {
+        if (!x.is_number() || !std::isfinite(x.get<double>())) return bad("outcome " + o.id + ": 'vector' holds a non-number");
+        o.vector.push_back(x.get<float>());
+      }
+    } else {
+      auto label = StringAt(e, "label");
+      auto conf = Finite(e, "confidence");
+      if (!label || !conf) return bad("outcome " + o.id + ": 'label' or 'confidence' is missing");
+      o.label = *label;
+      o.confidence = *conf;
+    }
+    c.outcomes.push_back(std::move(o));
+  }
+  return c;
+}
+
+// data/cells.jsonl: one line per finished cell. A torn last line (a kill while appending) is
+// cut off when `repair`; any other damage refuses the folder.
+Result<std::vector<JournaledCell>> LoadSweepCells(FileSystem& fsys, const fs::path& dir, bool repair) {
+  std::vector<JournaledCell> cells;
+  auto st = fsys.LinkStat(dir / kSweepCells);
+  if (!st.ok()) return st.error();
+  if (!st.value().exists) return cells;
+  if (st.value().symlink || !st.value().regular) {
+    return BadInput("is not a regular file; pilot never follows one inside a sweep folder", (dir / kSweepCells).string());
+  }
+  auto reader = LineReader::Open(fsys, dir / kSweepCells, kCellLineBytes, /*follow_symlinks=*/false);
+  if (!reader.ok()) return reader.error();
+  std::string line;
+  std::set<std::pair<int, int>> seen;
+  for (;;) {
+    const std::uint64_t at = reader.value().offset();
+    bool complete = true;
+    auto more = reader.value().Next(line, &complete);
+    if (!more.ok()) return more.error();
+    if (!more.value()) break;
+    const std::string where = (dir / kSweepCells).string() + ":" + std::to_string(reader.value().line_number());
+    if (!complete) {
+      if (!repair) return BadInput("the last line is torn", where);
+      PILOT_TRY(fsys.Truncate(dir / kSweepCells, at));
+      break;
+    }
+    auto parsed = ParseJson(line, where);
+    if (!parsed.ok()) return parsed.error();
+    const auto& j = parsed.value();
+    auto group = UnsignedAt(j, "group");
+    auto batch = UnsignedAt(j, "batch_size");
+    auto file = StringAt(j, "file");
+    auto sha = StringAt(j, "sha256");
+    if (!group || !batch || !file || !sha || *group > kMaxGroups || *batch > kMaxBatchSize ||
+        *file != SweepCellFile(static_cast<int>(*group), static_cast<int>(*batch)) || !IsSha256Hex(*sha)) {
+      return BadInput("not a cell record pilot wrote", where, "the folder was altered");
+    }
+    if (!seen.emplace(static_cast<int>(*group), static_cast<int>(*batch)).second) {
+      return BadInput("the cell is journaled twice", where, "the folder was altered");
+    }
+    auto text = ReadInsideFolder(fsys, dir, *file, limits::kSweepCellBytes);
+    if (!text.ok()) return text.error();
+    if (Sha256Hex(text.value()) != *sha) {
+      return BadInput("its sha256 differs from the one journaled", (dir / *file).string(), "the folder was altered");
+    }
+    auto cell = CellFromJson(text.value(), (dir / *file).string());
+    if (!cell.ok()) return cell.error();
+    if (cell.value().group != static_cast<int>(*group) || cell.value().batch_size != static_cast<int>(*batch)) {
+      return BadInput("the cell file is of another cell than its journal line", (dir / *file).string());
+    }
+    cells.push_back({std::move(cell).value(), *file, *sha});
+  }
+  return cells;
+}
+
+Result<SweepRecord> ReadSweepRecord(FileSystem& fsys, const fs::path& dir) {
+  auto text = ReadInsideFolder(fsys, dir, "data/run.json", limits::kRunRecordBytes);
+  if (!text.ok()) return text.error();
+  const std::string where = (dir / "data/run.json").string();
+  auto parsed = ParseJson(text.value(), where);
+  if (!parsed.ok()) return parsed.error();
+  const auto& j = parsed.value();
+  auto bad = [&](const std::string& what) { return BadInput(what, where, "the folder was altered or is not a sweep"); };
+  SweepRecord r;
+  if (StringAt(j, "folder_kind").value_or("") != "sweep") return bad("not a sweep folder");  // kFolderKindSweep
+  for (auto [key, out] : {std::pair{"run_id", &r.run_id}, std::pair{"state", &r.state},
+                          std::pair{"manifest_sha256", &r.manifest_sha256}, std::pair{"params_sha256", &r.params_sha256},
+                          std::pair{"model_sha256", &r.model_sha256}}) {
+    auto v = StringAt(j, key);
+    if (!v) return bad(std::string("'") + key + "' is missing or not a string");
+    *out = *v;
+  }
+  if (!j.contains("request") || !j["request"].is_object()) return bad("'request' is missing");
+  for (auto [key, out] : {std::pair{"params", &r.params_path}, std::pair{"manifest", &r.manifest_path},
+                          std::pair{"device", &r.device}}) {
+    auto v = StringAt(j["request"], key);
+    if (!v || v->empty()) return bad(std::string("'request.") + key + "' is missing or not a string");
+    *out = *v;
+  }
+  if (!j.contains("settings")) return bad("'settings' is missing");
+  auto settings = SweepSettingsFromJson(j["settings"], where);
+  if (!settings.ok()) return settings.error();
+  r.settings = settings.value();
+  if (j.contains("command_args") && j["command_args"].is_array()) {
+    for (const auto& a : j["command_args"]) {
+      if (a.is_string()) r.command_line.push_back(a.get<std::string>());
+    }
+  }
+  return r;
+}
+
+}  // namespace pilot
