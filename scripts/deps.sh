@@ -3,14 +3,23 @@
 # apt-get; otherwise it prints the exact apt-get line to run and fails. Recommends are not
 # installed: requirements-rebuild.txt names everything pilot needs (bench/setup-size.sh
 # prints what that saves). Lines tagged `[torch2]` are needed only by the torch2 flavour and
-# are installed only with --torch2 (scripts/torch2-deps.sh passes it).
+# are installed only with --torch2 (scripts/torch2-deps.sh passes it); lines tagged `[test]`
+# only by the tests, installed with --test (scripts/test.sh passes it).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 torch2=0
-[ "${1:-}" = --torch2 ] && torch2=1
+tests=0
+for arg in "$@"; do
+  case "$arg" in
+    --torch2) torch2=1 ;;
+    --test) tests=1 ;;
+    *) echo "usage: scripts/deps.sh [--torch2] [--test]" >&2; exit 2 ;;
+  esac
+done
 missing=()
 while IFS= read -r line; do
   case "$line" in *"[torch2]"*) [ $torch2 = 1 ] || continue ;; esac
+  case "$line" in *"[test]"*) [ $tests = 1 ] || continue ;; esac
   line=${line%%#*}
   line=${line%%[[:space:]]*}
   [ -n "${line// }" ] || continue

@@ -13,7 +13,7 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 start=$SECONDS
-scripts/deps.sh
+scripts/deps.sh --test
 cmake --preset dev
 cmake --build --preset dev
 ctest --preset dev "$@"

@@ -24,12 +24,6 @@
 
 namespace pilot {
 
-// Equivalence tolerances (absolute): a confidence, or any vector component, may differ from
-// its batch-1 value by this much. Batched and single matrix products sum in another order;
-// float32 rounding of that order is below 1e-6 for the bundled models.
-inline constexpr double kConfidenceTolerance = 1e-5;
-inline constexpr double kVectorTolerance = 1e-5;
-
 // Card sizes of the headroom table (GB) and the share of a card kept in reserve.
 inline constexpr double kCardSizesGb[] = {24, 32, 48, 80, 141, 192};
 inline constexpr double kCardReserve = 0.10;
@@ -61,30 +55,5 @@ CellMeasure RunCell(Stage& stage, const std::vector<std::string>& ids, const std
 // The limit the settings put on a measured cell that reached none of its own (latency
 // budget, then memory cap), or empty.
 std::string SettingsLimit(const CellMeasure& cell, const SweepSettings& settings, std::string& why);
-
-// --- equivalence ------------------------------------------------------------------------
-struct EquivalenceFinding {
-  int group = 0;
-  int batch_size = 0;
-  std::size_t position = 0;  // in the cell's first repeat
-  std::string id;
-  std::string what;
-};
-// Each outcome of `cell` against the outcome of the same id in `reference` (batch 1): same
-// status, same label or error, confidence or vector within tolerance. Positions must hold the
-// ids they were given (order preserved).
-std::vector<EquivalenceFinding> CompareWithReference(const CellMeasure& reference, const CellMeasure& cell,
-                                                     OutputKind kind);
-
-// --- recommendation ---------------------------------------------------------------------
-struct GroupRecommendation {
-  int group = 0;
-  std::optional<int> batch_size;  // the largest size measured without a limit
-  std::string why;
-  std::optional<int> limit_batch_size;  // where escalation stopped
-  std::string limit;
-  double peak_memory_mb = 0;  // at the recommended size
-};
-std::vector<GroupRecommendation> Recommend(const Grouping& grouping, const std::vector<CellMeasure>& cells);
 
 }  // namespace pilot

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -42,7 +43,8 @@ Result<SweepSettings> SweepSettingsFromJson(const nlohmann::json& j, const std::
 // --- length groups ----------------------------------------------------------------------
 struct LengthGroup {
   std::uint64_t min_length = 0, max_length = 0;  // inclusive bounds of the lengths in it
-  std::vector<std::string> ids;                   // in manifest order
+  std::size_t items = 0;          // the group's items
+  std::vector<std::string> ids;   // those its cells run, in manifest order: all, or an even sample
 };
 struct Grouping {
   std::string measure;  // "bytes", or "features" (the stage's own: hashed n-grams for langid)
@@ -94,6 +96,62 @@ nlohmann::ordered_json CellToJson(const CellMeasure& cell);
 // Strict and capped (a cell file comes back from a child process, or from a copied folder).
 Result<CellMeasure> CellFromJson(std::string_view text, const std::string& where);
 
+// Equivalence tolerances (absolute): a confidence, or any vector component, may differ from
+// its batch-1 value by this much. Batched and single matrix products sum in another order;
+// float32 rounding of that order is below 1e-6 for the bundled models.
+inline constexpr double kConfidenceTolerance = 1e-5;
+inline constexpr double kVectorTolerance = 1e-5;
+
+// --- equivalence ------------------------------------------------------------------------
+struct EquivalenceFinding {
+  int group = 0;
+  int batch_size = 0;
+  std::size_t position = 0;  // in the cell's first repeat
+  std::string id;
+  std::string what;
+};
+// Each outcome of `cell` against the outcome of the same id in `reference` (batch 1): same
+// status, same label or error, confidence or vector within tolerance. Positions must hold the
+// ids they were given (order preserved).
+// `vectors`: the stage embeds (compare vectors), else it classifies (labels, confidences).
+std::vector<EquivalenceFinding> CompareWithReference(const CellMeasure& reference, const CellMeasure& cell,
+                                                     bool vectors);
+
+// --- recommendation ---------------------------------------------------------------------
+struct GroupRecommendation {
+  int group = 0;
+  std::optional<int> batch_size;  // the largest size measured without a limit
+  std::string why;
+  std::optional<int> limit_batch_size;  // where escalation stopped
+  std::string limit;
+  double peak_memory_mb = 0;  // at the recommended size
+  // The highest throughput measured below the limit: a larger batch is not always faster
+  // (on a CPU it often is not), which the budget-and-cap rule alone would not say.
+  std::optional<int> fastest_batch_size;
+  double fastest_items_per_second = 0;
+};
+// Per group: the largest batch size measured below the group's first limit, which is within
+// the latency budget and the memory cap (a cell beyond either is itself the limit).
+// Order-independent.
+std::vector<GroupRecommendation> Recommend(const Grouping& grouping, const std::vector<CellMeasure>& cells);
+
+// --- what the cells say, as a whole -----------------------------------------------------
+inline constexpr std::size_t kFindingsListed = 1000;
+struct SweepAnalysis {
+  std::vector<GroupRecommendation> recommendations;
+  std::size_t findings = 0;                 // equivalence findings, all cells
+  std::vector<EquivalenceFinding> listed;   // the first kFindingsListed of them
+  std::map<std::pair<int, int>, std::size_t> findings_per_cell;  // (group, batch size)
+  // Cells that the sweep could not have produced: off the settings' grid, of a group with
+  // another item count, measured after the group's limit, or without the group's batch 1.
+  std::vector<std::string> problems;
+};
+// From the groups, the settings and the journaled cells alone: what sweep.json says, what
+// verify re-derives and what a batch plan is built from. A cell whose repeats disagreed is a
+// finding too (the stage is not deterministic at that size).
+SweepAnalysis AnalyseSweep(const Grouping& grouping, const SweepSettings& settings,
+                           const std::vector<CellMeasure>& cells, bool vectors);
+
 // data/cells/gG-bB.json
 std::string SweepCellFile(int group, int batch_size);
 
@@ -117,6 +175,7 @@ struct SweepRecord {
   std::string run_id, state;
   std::string params_path, manifest_path, device;
   std::string manifest_sha256, params_sha256, model_sha256;
+  std::string output = "classification";  // stage.output: classification | embedding
   SweepSettings settings;
   std::vector<std::string> command_line;
 };

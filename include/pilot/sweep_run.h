@@ -62,8 +62,13 @@ struct SweepOutcome {
 };
 
 // Computes each prechecked item's length with the stage's own measure (else bytes) and cuts
-// the groups. Items the prechecks reject are counted as excluded. Exit 2 when no item is left.
-Result<Grouping> GroupManifest(FileSystem& fs, const RunPlan& plan, const Stage& stage, int groups);
+// the groups. Items the prechecks reject are counted as excluded. A group of more than
+// `max_sample` items is run on an even sample of that many (in manifest order), so a cell's
+// time and memory stay bounded on a large manifest. Exit 2 when no item is left.
+Result<Grouping> GroupManifest(FileSystem& fs, const RunPlan& plan, const Stage& stage, int groups,
+                               std::size_t max_sample);
+// The sample size `pilot sweep` uses: every batch size fills twice, and at least 256 items.
+std::size_t SweepSampleSize(const SweepSettings& settings);
 
 // Creates the folder (exit 2 if it exists), writes the copies, groups and record, then runs
 // every cell and finishes.

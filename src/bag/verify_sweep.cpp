@@ -1,5 +1,7 @@
 // `verify` of a sweep folder, after the bag's own checks (verify.cpp): its record, groups and
-// cells, read through the records layer's strict parsers.
+// cells, read through the records layer's strict parsers; then what the cells say (the
+// recommendation, the equivalence findings) is derived again and compared with sweep.json,
+// so that a folder re-hashed after an edit of its summary is caught.
 #include <map>
 
 #include "pilot/json_util.h"
@@ -19,21 +21,33 @@ void CheckSweepFolder(FileSystem& fsys, const fs::path& dir, std::vector<Finding
   auto record = ReadSweepRecord(fsys, dir);
   if (!record.ok()) {
     add("data/run.json", record.error().what);
-  } else if (record.value().state != "finished") {
+    return;
+  }
+  if (record.value().state != "finished") {
     add("data/run.json", "the sweep has not finished (state '" + KeyForMessage(record.value().state) +
                              "'); `pilot resume` it");
   }
   auto groups_text = ReadInsideFolder(fsys, dir, kSweepGroups, limits::kSweepGroupsBytes);
   if (!groups_text.ok()) {
     add(kSweepGroups, groups_text.error().what);
-  } else if (auto g = GroupingFromJson(groups_text.value(), kSweepGroups); !g.ok()) {
-    add(kSweepGroups, g.error().what);
+    return;
+  }
+  auto grouping = GroupingFromJson(groups_text.value(), kSweepGroups);
+  if (!grouping.ok()) {
+    add(kSweepGroups, grouping.error().what);
+    return;
   }
   auto cells = LoadSweepCells(fsys, dir, /*repair=*/false);
   if (!cells.ok()) {
     add(cells.error().where, cells.error().what);
     return;
   }
+  std::vector<CellMeasure> measures;
+  for (auto& c : cells.value()) measures.push_back(std::move(c.measure));
+  const SweepAnalysis analysis = AnalyseSweep(grouping.value(), record.value().settings, measures,
+                                              record.value().output == "embedding");
+  for (const auto& p : analysis.problems) add(kSweepCells, p);
+
   auto summary_text = ReadInsideFolder(fsys, dir, "data/sweep.json", limits::kReportBytes);
   if (!summary_text.ok()) {
     add("data/sweep.json", summary_text.error().what);
@@ -45,31 +59,60 @@ void CheckSweepFolder(FileSystem& fsys, const fs::path& dir, std::vector<Finding
     return;
   }
   const auto& s = summary.value();
-  if (!s.contains("cells") || !s["cells"].is_array() || s["cells"].size() != cells.value().size()) {
-    add("data/sweep.json", "lists " + std::string(s.contains("cells") && s["cells"].is_array()
-                                                      ? std::to_string(s["cells"].size())
-                                                      : "no") +
-                               " cells; the journal has " + std::to_string(cells.value().size()));
-    return;
-  }
-  std::map<std::pair<int, int>, const CellMeasure*> by_cell;
-  for (const auto& c : cells.value()) by_cell[{c.measure.group, c.measure.batch_size}] = &c.measure;
-  for (const auto& e : s["cells"]) {
-    auto g = UnsignedAt(e, "group");
-    auto b = UnsignedAt(e, "batch_size");
-    auto it = g && b ? by_cell.find({static_cast<int>(*g), static_cast<int>(*b)}) : by_cell.end();
-    if (it == by_cell.end()) {
-      add("data/sweep.json", "lists a cell the journal does not have");
-      continue;
+  auto differs = [&](const std::string& what) { add("data/sweep.json", what + " differs from what its cells say"); };
+  // The cells, one by one.
+  if (!s.contains("cells") || !s["cells"].is_array() || s["cells"].size() != measures.size()) {
+    differs("the number of cells");
+  } else {
+    std::map<std::pair<int, int>, const CellMeasure*> by_cell;
+    for (const auto& m : measures) by_cell[{m.group, m.batch_size}] = &m;
+    for (const auto& e : s["cells"]) {
+      auto g = UnsignedAt(e, "group");
+      auto b = UnsignedAt(e, "batch_size");
+      auto it = g && b && *g <= 1000 && *b <= 100000 ? by_cell.find({static_cast<int>(*g), static_cast<int>(*b)})
+                                                     : by_cell.end();
+      if (it == by_cell.end()) {
+        differs("a cell the journal does not have");
+        continue;
+      }
+      const CellMeasure& m = *it->second;
+      auto ips = NumberAt(e, "items_per_second");
+      auto n = UnsignedAt(e, "equivalence_findings");
+      auto found = analysis.findings_per_cell.find({m.group, m.batch_size});
+      const std::size_t want = found == analysis.findings_per_cell.end() ? 0 : found->second;
+      if (StringAt(e, "limit").value_or("") != m.limit || !ips || *ips != m.items_per_second || !n || *n != want) {
+        differs("cell group " + std::to_string(m.group) + " batch " + std::to_string(m.batch_size));
+      }
     }
-    const CellMeasure& m = *it->second;
-    std::string limit = StringAt(e, "limit").value_or("");
-    auto ips = NumberAt(e, "items_per_second");
-    if (limit != m.limit || !ips || *ips != m.items_per_second) {
-      add("data/sweep.json", "cell group " + std::to_string(m.group) + " batch " + std::to_string(m.batch_size) +
-                                 " does not match its file " + SweepCellFile(m.group, m.batch_size));
+  }
+  // The groups, the findings and the recommendation.
+  const auto& groups = grouping.value().groups;
+  if (!s.contains("groups") || !s["groups"].is_array() || s["groups"].size() != groups.size()) {
+    differs("the groups");
+  } else {
+    for (std::size_t i = 0; i < groups.size(); ++i) {
+      const auto& e = s["groups"][i];
+      if (UnsignedAt(e, "min_length") != groups[i].min_length || UnsignedAt(e, "max_length") != groups[i].max_length) {
+        differs("group " + std::to_string(i + 1));
+      }
     }
   }
+  const auto* eq = s.contains("equivalence") && s["equivalence"].is_object() ? &s["equivalence"] : nullptr;
+  if (!eq || UnsignedAt(*eq, "findings") != analysis.findings) differs("the number of equivalence findings");
+  const auto& recs = analysis.recommendations;
+  if (!s.contains("recommendation") || !s["recommendation"].is_array() || s["recommendation"].size() != recs.size()) {
+    differs("the recommendation");
+  } else {
+    for (std::size_t i = 0; i < recs.size(); ++i) {
+      const auto& e = s["recommendation"][i];
+      std::optional<std::uint64_t> want;
+      if (recs[i].batch_size) want = static_cast<std::uint64_t>(*recs[i].batch_size);
+      const bool null_ok = !want && e.contains("batch_size") && e["batch_size"].is_null();
+      if (!null_ok && UnsignedAt(e, "batch_size") != want) differs("group " + std::to_string(i + 1) + "'s recommended size");
+    }
+  }
+  auto model = s.contains("stage") ? StringAt(s["stage"], "model_sha256") : std::nullopt;
+  if (model != record.value().model_sha256) differs("the model's sha256");
 }
 
 }  // namespace pilot

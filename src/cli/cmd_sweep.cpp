@@ -14,7 +14,9 @@
 
 #include "cli/cli.h"
 #include "cli/session.h"
+#include "cli/torch_loader.h"
 #include "pilot/clock.h"
+#include "pilot/hash.h"
 #include "pilot/host.h"
 #include "pilot/json_util.h"
 #include "pilot/limits.h"
@@ -42,6 +44,7 @@ struct SweepOptions {
   std::vector<std::string> argv;
   const CLI::Option* latency_option = nullptr;
   const CLI::Option* memory_option = nullptr;
+  std::vector<std::pair<const CLI::Option*, const std::string*>> text_options;  // refused when given empty
 };
 
 std::string Tail(FileSystem& fsys, const fs::path& file) {
@@ -66,15 +69,18 @@ Result<CellMeasure> RunCellInChild(const fs::path& dir, int group, int batch, in
                                    b.c_str(), "--out", o.c_str(), "--quiet", nullptr};
   const int err_fd = ::open(err.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (err_fd < 0) return WorkFailed(std::string("cannot create: ") + std::strerror(errno), err.string());
+  const pid_t parent = ::getpid();
   const pid_t pid = ::fork();
   if (pid < 0) {
     ::close(err_fd);
     return WorkFailed(std::string("cannot start the cell's process: ") + std::strerror(errno), dir.string());
   }
   if (pid == 0) {
-    // The child: dies with the sweep; Ctrl-C is the sweep's to handle (it stops after this cell).
+    // The child: in a process group of its own (a terminal's Ctrl-C or a group SIGTERM is the
+    // sweep's to handle, which then stops the cell), and dies with the sweep.
+    ::setpgid(0, 0);
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-    ::signal(SIGINT, SIG_IGN);
+    if (::getppid() != parent) ::_exit(130);  // the sweep died before the line above
     int null_fd = ::open("/dev/null", O_RDWR);
     if (null_fd >= 0) {
       ::dup2(null_fd, STDIN_FILENO);
@@ -87,10 +93,22 @@ Result<CellMeasure> RunCellInChild(const fs::path& dir, int group, int batch, in
   ::close(err_fd);
   int status = 0;
   struct rusage ru {};
+  auto interrupted = [&]() -> Error {
+    (void)fsys.RemoveFile(out);
+    (void)fsys.RemoveFile(err);
+    return Error{ErrorKind::kInterrupted, "interrupted", "", ""};
+  };
   while (::wait4(pid, &status, 0, &ru) < 0) {
     if (errno != EINTR) return WorkFailed(std::string("lost the cell's process: ") + std::strerror(errno), dir.string());
+    if (InterruptRequested()) {  // stop now: the cell is not journaled and runs again on resume
+      ::kill(pid, SIGKILL);
+      while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+      }
+      return interrupted();
+    }
   }
   const double peak_rss = static_cast<double>(ru.ru_maxrss) / 1024.0;
+  if (InterruptRequested()) return interrupted();
   if (WIFSIGNALED(status)) {
     const int sig = WTERMSIG(status);
     (void)fsys.RemoveFile(out);
@@ -100,7 +118,9 @@ Result<CellMeasure> RunCellInChild(const fs::path& dir, int group, int batch, in
     m.batch_size = batch;
     m.repeats = repeats;
     m.peak_rss_mb = peak_rss;
-    m.limit = kLimitKilled;
+    // SIGKILL from outside is what the kernel's out-of-memory killer sends; any other signal
+    // is the stage crashing the process (a segfault in native code): a stage error.
+    m.limit = sig == SIGKILL ? kLimitKilled : kLimitStageError;
     m.error = "the cell's process was killed by signal " + std::to_string(sig) + " (" + strsignal(sig) + ")" +
               (sig == SIGKILL ? "; on a machine under memory pressure this is the kernel's out-of-memory killer" : "");
     return m;
@@ -125,9 +145,9 @@ Result<CellMeasure> RunCellInChild(const fs::path& dir, int group, int batch, in
   if (!text.ok()) return WorkFailed("the cell's process left no result: " + text.error().what, out.string());
   auto cell = CellFromJson(text.value(), out.string());
   if (!cell.ok()) return WorkFailed(cell.error().what, out.string());
-  CellMeasure m = std::move(cell).value();
-  m.peak_rss_mb = std::max(m.peak_rss_mb, peak_rss);
-  return m;
+  // The child's own high-water mark, taken right after the timed passes (wait4's also counts
+  // writing the result out, which is pilot's cost, not the model's).
+  return std::move(cell).value();
 }
 
 SweepControl MakeSweepControl(const Common& common) {
@@ -174,16 +194,17 @@ int PrintSweep(const SweepOutcome& out, const Common& common) {
                 s["measure"].get<std::string>().c_str(), static_cast<unsigned long long>(r["min_length"].get<std::uint64_t>()),
                 static_cast<unsigned long long>(r["max_length"].get<std::uint64_t>()));
     if (r["batch_size"].is_number()) {
-      std::printf("batch %d — %s\n", r["batch_size"].get<int>(), r["why"].get<std::string>().c_str());
+      std::printf("batch %d — %s\n", r["batch_size"].get<int>(), EscapeControl(r["why"].get<std::string>()).c_str());
     } else {
-      std::printf("no batch size — %s\n", r["why"].get<std::string>().c_str());
+      std::printf("no batch size — %s\n", EscapeControl(r["why"].get<std::string>()).c_str());
     }
   }
   if (out.findings > 0) {
     std::printf("equivalence: FAILED: %zu outcome(s) differ from batch 1:\n", out.findings);
     for (const auto& f : s["findings"]) {
       std::printf("  group %d batch %d position %zu %s: %s\n", f["group"].get<int>(), f["batch_size"].get<int>(),
-                  f["position"].get<std::size_t>(), f["id"].get<std::string>().c_str(), f["what"].get<std::string>().c_str());
+                  f["position"].get<std::size_t>(), f["id"].get<std::string>().c_str(),
+                  EscapeControl(TruncateUtf8(f["what"].get<std::string>(), 300)).c_str());
     }
   } else {
     std::printf("equivalence: every outcome at every batch size equals batch 1, in order\n");
@@ -203,15 +224,28 @@ Result<SweepPlan> BuildSweepPlan(const RunRequest& request, const SweepSettings&
   auto plan = BuildRunPlan(RealFileSystem(), request);
   if (!plan.ok()) return plan.error();
   PILOT_TRY(CheckEnvironment(plan.value().params, plan.value().runs_dir, "no sweep folder was created or changed"));
-  auto built = BuildStage(plan.value().params, plan.value().model_sha256, plan.value().runs_dir);
+  // This process only groups the inputs (the stage's featuriser): it loads the model on the
+  // CPU, so that nothing of it stays on the device the cells measure.
+  auto torch = Torch();
+  if (!torch.ok()) return torch.error();
+  auto device = torch.value()->resolve_device(plan.value().params.device);
+  if (!device.ok()) return device.error();
+  Params on_cpu = plan.value().params;
+  on_cpu.device = "cpu";
+  auto built = BuildStage(on_cpu, plan.value().model_sha256, plan.value().runs_dir);
   if (!built.ok()) return built.error();
   SweepPlan sp;
   sp.run = std::move(plan).value();
   sp.run.environment = built.value().environment;
+  sp.run.environment["device_requested"] = sp.run.params.device;
+  sp.run.environment["device_used"] = device.value();
+  sp.run.environment["received"] =
+      torch.value()->received_environment(sp.run.params.device, sp.run.runs_dir).ToJson();
   sp.settings = settings;
   sp.rss_after_load_mb = CurrentRssMegabytes(RealFileSystem());
   stage = std::move(built.value().stage);
   sp.stage = stage->Describe();
+  sp.stage.device = device.value();  // where the cells run
   sp.footprint = stage->Footprint();
   (void)common;
   return sp;
@@ -219,6 +253,14 @@ Result<SweepPlan> BuildSweepPlan(const RunRequest& request, const SweepSettings&
 
 int Execute(const SweepOptions& o) {
   ApplyLogLevel(o.common);
+  // An option given with an empty value ('') is a mistake, never a request for the default.
+  for (const auto& [option, value] : o.text_options) {
+    if (option->count() > 0 && value->empty()) {
+      return ReportError(BadInput(option->get_name() + " is empty", option->get_name(),
+                                  "give a value, or leave the option out for the default"),
+                         o.common);
+    }
+  }
   SweepSettings settings;
   settings.groups = o.groups;
   settings.repeats = o.repeats;
@@ -228,7 +270,6 @@ int Execute(const SweepOptions& o) {
   if (o.latency_option && o.latency_option->count() > 0) settings.latency_budget_ms = o.latency_budget_ms;
   if (o.memory_option && o.memory_option->count() > 0) settings.max_memory_mb = o.max_memory_mb;
   if (Status st = CheckSweepSettings(settings); !st.ok()) return ReportError(st.error(), o.common);
-  if (o.params.empty()) return ReportError(BadInput("--params is empty", "--params"), o.common);
   RunRequest request;
   request.params_file = o.params;
   if (!o.manifest.empty()) request.manifest = fs::path(o.manifest);
@@ -240,7 +281,7 @@ int Execute(const SweepOptions& o) {
   auto plan = BuildSweepPlan(request, settings, o.common, stage);
   if (!plan.ok()) return ReportError(plan.error(), o.common);
   SweepPlan& sp = plan.value();
-  auto grouping = GroupManifest(RealFileSystem(), sp.run, *stage, settings.groups);
+  auto grouping = GroupManifest(RealFileSystem(), sp.run, *stage, settings.groups, SweepSampleSize(settings));
   if (!grouping.ok()) return ReportError(grouping.error(), o.common);
   sp.grouping = std::move(grouping).value();
   if (!o.out.empty()) {
@@ -249,6 +290,7 @@ int Execute(const SweepOptions& o) {
     sp.dir = request.runs_dir / (NewRunId(SystemClock()) + "-sweep");
   }
   stage.reset();  // the cells load their own
+  ::signal(SIGCHLD, SIG_DFL);  // an inherited SIG_IGN would make wait4 lose the cells
   InstallInterruptHandlers();
   const int repeats = settings.repeats;
   CellRunner runner = [repeats](const fs::path& dir, int g, int b) { return RunCellInChild(dir, g, b, repeats); };
@@ -286,8 +328,11 @@ int ExecuteCell(const CellOptions& o) {
   request.use_batch_plan = false;
   auto plan = BuildRunPlan(RealFileSystem(), request);
   if (!plan.ok()) return ReportError(plan.error(), o.common);
-  if (plan.value().manifest.sha256() != r.manifest_sha256 || plan.value().model_sha256 != r.model_sha256) {
-    return ReportError(BadInput("the manifest or model changed since the sweep started", dir.string()), o.common);
+  if (plan.value().manifest.sha256() != r.manifest_sha256 || plan.value().model_sha256 != r.model_sha256 ||
+      Sha256Hex(plan.value().params_bytes) != r.params_sha256) {
+    return ReportError(BadInput("the manifest, parameters or model changed since the sweep started", dir.string(),
+                                "restore them, then `pilot resume` the sweep"),
+                       o.common);
   }
   auto built = BuildStage(plan.value().params, plan.value().model_sha256, plan.value().runs_dir);
   if (!built.ok()) return ReportError(built.error(), o.common);
@@ -323,6 +368,7 @@ int ResumeSweepFolder(const std::string& dir_text, const Common& common, const s
   auto plan = BuildSweepPlan(request, r.settings, common, stage);
   if (!plan.ok()) return ReportError(plan.error(), common);
   stage.reset();
+  ::signal(SIGCHLD, SIG_DFL);
   InstallInterruptHandlers();
   const int repeats = r.settings.repeats;
   CellRunner runner = [repeats](const fs::path& d, int g, int b) { return RunCellInChild(d, g, b, repeats); };
@@ -336,9 +382,12 @@ void AddSweepCommand(CLI::App& app, int& exit_code, const std::vector<std::strin
   auto o = std::make_shared<SweepOptions>();
   CLI::App* cmd = app.add_subcommand(
       "sweep", "Tune the batch size per input-length group: time, latency, peak memory and errors per cell");
-  cmd->add_option("--params", o->params, "Parameter file")->capture_default_str();
-  cmd->add_option("--manifest", o->manifest, "Manifest to use instead of the one the parameters name");
-  cmd->add_option("--device", o->device, "auto | cpu | cuda | rocm (default: the parameters' device)");
+  o->text_options.emplace_back(cmd->add_option("--params", o->params, "Parameter file")->capture_default_str(),
+                               &o->params);
+  o->text_options.emplace_back(
+      cmd->add_option("--manifest", o->manifest, "Manifest to use instead of the one the parameters name"), &o->manifest);
+  o->text_options.emplace_back(
+      cmd->add_option("--device", o->device, "auto | cpu | cuda | rocm (default: the parameters' device)"), &o->device);
   cmd->add_option("--groups", o->groups, "Length groups (1-16)")->capture_default_str();
   cmd->add_option("--batch-sizes", o->batch_sizes, "Batch sizes to try, increasing from 1")->capture_default_str();
   cmd->add_option("--repeats", o->repeats, "Timed passes over each group per cell (1-100)")->capture_default_str();
@@ -346,8 +395,11 @@ void AddSweepCommand(CLI::App& app, int& exit_code, const std::vector<std::strin
                                       "Stop a group's escalation once a cell's p95 batch latency exceeds this");
   o->memory_option = cmd->add_option("--max-memory-mb", o->max_memory_mb,
                                      "Stop a group's escalation once a cell's peak memory exceeds this");
-  cmd->add_option("--out", o->out, "The sweep folder to create (default: RUNS_DIR/<id>-sweep)");
-  cmd->add_option("--runs-dir", o->runs_dir, "Folder that receives the sweep folder")->capture_default_str();
+  o->text_options.emplace_back(
+      cmd->add_option("--out", o->out, "The sweep folder to create (default: RUNS_DIR/<id>-sweep)"), &o->out);
+  o->text_options.emplace_back(
+      cmd->add_option("--runs-dir", o->runs_dir, "Folder that receives the sweep folder")->capture_default_str(),
+      &o->runs_dir);
   AddCommonOptions(*cmd, o->common);
   cmd->footer(
       "Each cell (group x batch size) runs in its own pilot process: one warm-up batch, then --repeats\n"

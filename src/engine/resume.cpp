@@ -182,6 +182,7 @@ Result<ResumeSetup> CheckAgainstJournal(FileSystem& fsys, const fs::path& run_di
   }
   // What the user first asked stays in run.json across sessions.
   std::optional<std::string> plan_sha;
+  bool recorded_no_plan = false;  // run.json says the run used none
   if (Exists(fsys, run_dir / "data/run.json")) {
     auto text = ReadCapped(fsys, run_dir / "data/run.json", limits::kRunRecordBytes, "run record");
     if (!text.ok()) return text.error();
@@ -194,10 +195,17 @@ Result<ResumeSetup> CheckAgainstJournal(FileSystem& fsys, const fs::path& run_di
         record.value()["plan"].contains("batch_plan") && record.value()["plan"]["batch_plan"].is_object()) {
       plan_sha = StringAt(record.value()["plan"]["batch_plan"], "sha256");
       if (!plan_sha) plan_sha = "";
+    } else if (record.value().is_object() && record.value().contains("plan") && record.value()["plan"].is_object() &&
+               record.value()["plan"].contains("batch_plan") && record.value()["plan"]["batch_plan"].is_null()) {
+      recorded_no_plan = true;
     }
   }
   // The batch plan comes from the folder's own copy, never from the sweep folder again.
   if (Exists(fsys, run_dir / kBatchPlanFile)) {
+    if (recorded_no_plan) {
+      return BadInput("the run recorded no batch plan, yet the folder holds one", (run_dir / kBatchPlanFile).string(),
+                      "the run folder was altered; it cannot be resumed");
+    }
     auto text = ReadCapped(fsys, run_dir / kBatchPlanFile, limits::kBatchPlanBytes, "batch plan");
     if (!text.ok()) return text.error();
     if (plan_sha && Sha256Hex(text.value()) != *plan_sha) {

@@ -49,7 +49,7 @@ Grouping MakeGroups(const std::vector<MeasuredItem>& items, int groups, std::str
     std::optional<std::size_t> best;
     for (std::size_t d = 0; d <= n; ++d) {
       for (std::size_t c : {ideal >= d ? ideal - d : n + 1, ideal + d}) {
-        if (c == 0 || c >= n) continue;
+        if (c == 0 || c >= n || (!cuts.empty() && c <= cuts.back())) continue;
         if (items[order[c - 1]].length != items[order[c]].length) {
           best = c;
           break;
@@ -71,6 +71,7 @@ Grouping MakeGroups(const std::vector<MeasuredItem>& items, int groups, std::str
     begin = cuts[gi];
   }
   for (std::size_t i = 0; i < items.size(); ++i) g.groups[static_cast<std::size_t>(group_of[i])].ids.push_back(items[i].id);
+  for (auto& lg : g.groups) lg.items = lg.ids.size();
   return g;
 }
 
@@ -209,95 +210,6 @@ std::string SettingsLimit(const CellMeasure& c, const SweepSettings& s, std::str
     return kLimitMemoryCap;
   }
   return "";
-}
-
-// --- equivalence ---------------------------------------------------------------------------
-
-std::vector<EquivalenceFinding> CompareWithReference(const CellMeasure& reference, const CellMeasure& cell,
-                                                     OutputKind kind) {
-  std::vector<EquivalenceFinding> findings;
-  std::map<std::string, const CellOutcome*> by_id;
-  for (const auto& o : reference.outcomes) by_id.emplace(o.id, &o);
-  const std::size_t n = reference.group_items;
-  for (std::size_t pos = 0; pos < cell.outcomes.size(); ++pos) {
-    const CellOutcome& o = cell.outcomes[pos];
-    auto add = [&](std::string what) {
-      findings.push_back({cell.group, cell.batch_size, pos, o.id, std::move(what)});
-    };
-    // Order: position p of a pass holds the group's (p mod n)-th item, as at batch 1.
-    if (n > 0 && pos % n < reference.outcomes.size() && reference.outcomes[pos % n].id != o.id) {
-      add("position " + std::to_string(pos) + " holds this item, where batch 1 had '" + reference.outcomes[pos % n].id +
-          "': the order changed");
-      continue;
-    }
-    auto it = by_id.find(o.id);
-    if (it == by_id.end()) {
-      add("not in the batch-1 outcomes");
-      continue;
-    }
-    const CellOutcome& r = *it->second;
-    if (r.ok != o.ok) {
-      add(std::string(o.ok ? "accepted" : "failed (" + o.error + ")") + " at batch " + std::to_string(cell.batch_size) +
-          " but " + (r.ok ? "accepted" : "failed (" + r.error + ")") + " at batch 1");
-    } else if (!o.ok) {
-      if (r.error != o.error) add("fails with '" + o.error + "' but with '" + r.error + "' at batch 1");
-    } else if (kind == OutputKind::kClassification) {
-      if (r.label != o.label) {
-        add("label '" + o.label + "' but '" + r.label + "' at batch 1");
-      } else if (std::fabs(r.confidence - o.confidence) > kConfidenceTolerance) {
-        add("confidence " + std::to_string(o.confidence) + " but " + std::to_string(r.confidence) +
-            " at batch 1 (tolerance " + Num(kConfidenceTolerance) + ")");
-      }
-    } else {
-      if (r.vector.size() != o.vector.size()) {
-        add("vector of " + std::to_string(o.vector.size()) + " values but " + std::to_string(r.vector.size()) +
-            " at batch 1");
-        continue;
-      }
-      double worst = 0;
-      for (std::size_t d = 0; d < o.vector.size(); ++d) {
-        worst = std::max(worst, std::fabs(static_cast<double>(o.vector[d]) - r.vector[d]));
-      }
-      if (!(worst <= kVectorTolerance)) {
-        add("vector differs from batch 1 by up to " + Num(worst) + " (tolerance " + Num(kVectorTolerance) + ")");
-      }
-    }
-  }
-  return findings;
-}
-
-// --- recommendation --------------------------------------------------------------------
-
-std::vector<GroupRecommendation> Recommend(const Grouping& grouping, const std::vector<CellMeasure>& cells) {
-  std::vector<GroupRecommendation> out;
-  for (std::size_t g = 0; g < grouping.groups.size(); ++g) {
-    GroupRecommendation r;
-    r.group = static_cast<int>(g + 1);
-    for (const auto& c : cells) {
-      if (c.group != r.group) continue;
-      if (!c.limit.empty()) {
-        if (!r.limit_batch_size || c.batch_size < *r.limit_batch_size) {
-          r.limit_batch_size = c.batch_size;
-          r.limit = c.limit;
-        }
-        continue;
-      }
-      if (r.limit_batch_size && c.batch_size > *r.limit_batch_size) continue;
-      if (!r.batch_size || c.batch_size > *r.batch_size) {
-        r.batch_size = c.batch_size;
-        r.peak_memory_mb = c.peak_memory_mb();
-      }
-    }
-    if (!r.batch_size) {
-      r.why = "no batch size ran without a limit";
-    } else if (r.limit_batch_size) {
-      r.why = "the largest size below the limit at batch " + std::to_string(*r.limit_batch_size) + " (" + r.limit + ")";
-    } else {
-      r.why = "the largest size measured; no limit was reached";
-    }
-    out.push_back(std::move(r));
-  }
-  return out;
 }
 
 }  // namespace pilot

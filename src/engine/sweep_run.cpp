@@ -25,7 +25,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr std::size_t kFindingsListed = 1000;
 
 
 
@@ -108,6 +107,10 @@ class SweepSession {
         CellMeasure m = std::move(measured).value();
         if (m.group != g || m.batch_size != b) {
           return WorkFailed("the cell process measured another cell than it was asked", SweepCellFile(g, b));
+        }
+        if (m.group_items == 0) {  // a process killed before it said: the group's own count
+          m.group_items = groups[gi].ids.size();
+          m.cycled = static_cast<std::size_t>(b) > m.group_items;
         }
         if (m.limit.empty()) {
           std::string why;
@@ -203,7 +206,8 @@ class SweepSession {
       gj.push_back({{"group", i + 1},
                     {"min_length", groups[i].min_length},
                     {"max_length", groups[i].max_length},
-                    {"items", groups[i].ids.size()}});
+                    {"items", groups[i].items},
+                    {"sampled", groups[i].ids.size()}});
     }
     j["groups"] = gj;
     // Cells in sweep order, then what was not run and why.
@@ -213,29 +217,24 @@ class SweepSession {
         if (const CellMeasure* c = Find(static_cast<int>(gi + 1), b)) ordered.push_back(c);
       }
     }
+    const SweepAnalysis analysis =
+        AnalyseSweep(plan_.grouping, plan_.settings, cells_, plan_.stage.output == OutputKind::kEmbedding);
+    finding_count = analysis.findings;
     auto cells = nlohmann::ordered_json::array();
-    auto findings = nlohmann::ordered_json::array();
-    finding_count = 0;
     for (const CellMeasure* c : ordered) {
       nlohmann::ordered_json cj = CellToJson(*c);
       cj.erase("outcomes");
       cj["file"] = SweepCellFile(c->group, c->batch_size);
-      std::size_t cell_findings = 0;
-      if (c->batch_size != 1 && c->limit.empty()) {
-        if (const CellMeasure* ref = Find(c->group, 1); ref && ref->limit.empty()) {
-          for (auto& f : CompareWithReference(*ref, *c, plan_.stage.output)) {
-            ++cell_findings;
-            if (findings.size() < kFindingsListed) {
-              findings.push_back({{"group", f.group}, {"batch_size", f.batch_size}, {"position", f.position},
-                                  {"id", f.id}, {"what", f.what}});
-            }
-          }
-        }
-      }
-      finding_count += cell_findings;
-      cj["equivalence_findings"] = cell_findings;
+      auto n = analysis.findings_per_cell.find({c->group, c->batch_size});
+      cj["equivalence_findings"] = n == analysis.findings_per_cell.end() ? 0 : n->second;
       cells.push_back(std::move(cj));
     }
+    auto findings = nlohmann::ordered_json::array();
+    for (const auto& f : analysis.listed) {
+      findings.push_back({{"group", f.group}, {"batch_size", f.batch_size}, {"position", f.position}, {"id", f.id},
+                          {"what", f.what}});
+    }
+    if (!analysis.problems.empty()) j["problems"] = analysis.problems;
     j["cells"] = cells;
     auto not_run = nlohmann::ordered_json::array();
     for (std::size_t gi = 0; gi < groups.size(); ++gi) {
@@ -254,9 +253,7 @@ class SweepSession {
     j["not_run"] = not_run;
     j["equivalence"] = {{"findings", finding_count}, {"listed", findings.size()}};
     j["findings"] = findings;
-    std::vector<CellMeasure> plain;
-    for (const CellMeasure* c : ordered) plain.push_back(*c);
-    auto recs = Recommend(plan_.grouping, plain);
+    const auto& recs = analysis.recommendations;
     auto rj = nlohmann::ordered_json::array();
     for (const auto& r : recs) {
       const auto& lg = groups[static_cast<std::size_t>(r.group - 1)];
@@ -268,7 +265,11 @@ class SweepSession {
                     {"limit_batch_size", r.limit_batch_size ? nlohmann::ordered_json(*r.limit_batch_size)
                                                             : nlohmann::ordered_json()},
                     {"limit", r.limit.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(r.limit)},
-                    {"peak_memory_mb", r.batch_size ? nlohmann::ordered_json(r.peak_memory_mb) : nlohmann::ordered_json()}});
+                    {"peak_memory_mb", r.batch_size ? nlohmann::ordered_json(r.peak_memory_mb) : nlohmann::ordered_json()},
+                    {"fastest_batch_size", r.fastest_batch_size ? nlohmann::ordered_json(*r.fastest_batch_size)
+                                                                : nlohmann::ordered_json()},
+                    {"fastest_items_per_second",
+                     r.fastest_batch_size ? nlohmann::ordered_json(r.fastest_items_per_second) : nlohmann::ordered_json()}});
     }
     j["recommendation"] = rj;
     // Headroom: each group's peak at its recommended size against common cards, 10% kept back.
@@ -328,7 +329,13 @@ class SweepSession {
 
 }  // namespace
 
-Result<Grouping> GroupManifest(FileSystem& fsys, const RunPlan& plan, const Stage& stage, int groups) {
+std::size_t SweepSampleSize(const SweepSettings& settings) {
+  const int largest = settings.batch_sizes.empty() ? 1 : settings.batch_sizes.back();
+  return std::max<std::size_t>(256, 2 * static_cast<std::size_t>(largest));
+}
+
+Result<Grouping> GroupManifest(FileSystem& fsys, const RunPlan& plan, const Stage& stage, int groups,
+                               std::size_t max_sample) {
   std::vector<MeasuredItem> items;
   std::size_t excluded = 0;
   bool any_features = false, any_bytes = false;
@@ -353,6 +360,12 @@ Result<Grouping> GroupManifest(FileSystem& fsys, const RunPlan& plan, const Stag
   }
   Grouping g = MakeGroups(items, groups, any_features ? "features" : "bytes");
   g.excluded = excluded;
+  for (auto& lg : g.groups) {
+    if (max_sample == 0 || lg.ids.size() <= max_sample) continue;
+    std::vector<std::string> sample;
+    for (std::size_t k = 0; k < max_sample; ++k) sample.push_back(std::move(lg.ids[k * lg.ids.size() / max_sample]));
+    lg.ids = std::move(sample);
+  }
   return g;
 }
 
@@ -393,8 +406,27 @@ Result<SweepOutcome> ResumeSweep(const fs::path& dir, SweepPlan plan, FileSystem
   auto record = ReadSweepRecord(fsys, dir);
   if (!record.ok()) return record.error();
   const SweepRecord& r = record.value();
-  if (r.state != "running") {
+  // Entries are never followed: data/ and data/cells/ must be folders, not links elsewhere.
+  for (const char* rel : {"data", "data/cells"}) {
+    auto st = fsys.LinkStat(dir / rel);
+    if (!st.ok() || !st.value().exists || st.value().symlink || !st.value().directory) {
+      return BadInput("is not a folder (a symlink?); pilot never follows one inside a sweep folder",
+                      (dir / rel).string(), "the folder is damaged or hostile; start a new sweep");
+    }
+  }
+  auto finished = fsys.LinkStat(dir / "tagmanifest-sha256.txt");
+  if (r.state != "running" && finished.ok() && finished.value().exists) {
     return BadInput("the sweep has already finished", dir.string(), "verify it with `pilot verify`, or start a new sweep");
+  }
+  // (state finished without the bag's manifests: killed while finishing; finished again below.)
+  // Temporary files of writes a kill interrupted.
+  for (const char* rel : {"", "data", "data/cells"}) {
+    auto entries = fsys.ListDirectory(dir / rel);
+    if (!entries.ok()) continue;
+    for (const DirEntry& e : entries.value()) {
+      const bool stale = e.name.find(".tmp-") != std::string::npos || e.name.rfind(".cell-g", 0) == 0;
+      if (stale && !e.stat.symlink && e.stat.regular) (void)fsys.RemoveFile(dir / rel / e.name);
+    }
   }
   const std::string params_sha = Sha256Hex(plan.run.params_bytes);
   for (auto [what, was, now] : {std::tuple{"manifest", r.manifest_sha256, plan.run.manifest.sha256()},
@@ -501,33 +533,36 @@ Result<BatchPlan> BatchPlanFromSweep(FileSystem& fsys, const fs::path& sweep_dir
                         " finding(s); first: [" + f.check + "] " + f.where + ": " + f.what + ")",
                     where, "run `pilot verify` on it");
   }
-  auto text = ReadInsideFolder(fsys, sweep_dir, "data/sweep.json", limits::kReportBytes);
-  if (!text.ok()) return text.error();
-  auto parsed = ParseJson(text.value(), (sweep_dir / "data/sweep.json").string());
-  if (!parsed.ok()) return parsed.error();
-  const auto& s = parsed.value();
-  auto findings = s.contains("equivalence") ? UnsignedAt(s["equivalence"], "findings") : std::nullopt;
-  if (!findings || *findings > 0) {
-    return BadInput("the sweep found that batching changes results (" + std::to_string(findings.value_or(0)) +
+  // The plan comes from what verify just re-derived from the groups and the journaled cells
+  // (each checked against its sha256), never from sweep.json's own words.
+  auto record = ReadSweepRecord(fsys, sweep_dir);
+  if (!record.ok()) return record.error();
+  auto groups_text = ReadInsideFolder(fsys, sweep_dir, kSweepGroups, limits::kSweepGroupsBytes);
+  if (!groups_text.ok()) return groups_text.error();
+  auto grouping = GroupingFromJson(groups_text.value(), (sweep_dir / kSweepGroups).string());
+  if (!grouping.ok()) return grouping.error();
+  auto cells = LoadSweepCells(fsys, sweep_dir, /*repair=*/false);
+  if (!cells.ok()) return cells.error();
+  std::vector<CellMeasure> measures;
+  for (auto& c : cells.value()) measures.push_back(std::move(c.measure));
+  const SweepAnalysis analysis = AnalyseSweep(grouping.value(), record.value().settings, measures,
+                                              record.value().output == "embedding");
+  if (analysis.findings > 0) {
+    return BadInput("the sweep found that batching changes results (" + std::to_string(analysis.findings) +
                         " equivalence finding(s)); its sizes are not a plan",
                     where, "see its sweep.md");
   }
   BatchPlan p;
-  p.measure = StringAt(s, "measure").value_or("");
-  p.model_sha256 = s.contains("stage") ? StringAt(s["stage"], "model_sha256").value_or("") : "";
+  p.measure = grouping.value().measure;
+  p.model_sha256 = record.value().model_sha256;
   p.sweep_fingerprint = verified.value().fingerprint;
-  if (!s.contains("recommendation") || !s["recommendation"].is_array()) return BadInput("no recommendation", where);
-  for (const auto& r : s["recommendation"]) {
-    auto group = UnsignedAt(r, "group");
-    auto max = UnsignedAt(r, "max_length");
-    auto batch = UnsignedAt(r, "batch_size");
-    if (!batch) {
-      return BadInput("group " + std::to_string(group.value_or(0)) + " has no recommended batch size (" +
-                          StringAt(r, "why").value_or("") + ")",
-                      where, "sweep again with smaller sizes, or run with one batch size");
+  for (const auto& r : analysis.recommendations) {
+    if (!r.batch_size) {
+      return BadInput("group " + std::to_string(r.group) + " has no recommended batch size (" + r.why + ")", where,
+                      "sweep again with smaller sizes, or run with one batch size");
     }
-    p.max_lengths.push_back(max.value_or(0));
-    p.batch_sizes.push_back(static_cast<int>(*batch));
+    p.max_lengths.push_back(grouping.value().groups[static_cast<std::size_t>(r.group - 1)].max_length);
+    p.batch_sizes.push_back(*r.batch_size);
   }
   // Round-trip through the strict parser: what a run copies is what a resume will accept.
   return ParseBatchPlan(PrettyJson(BatchPlanToJson(p)), (sweep_dir / "data/sweep.json").string());

@@ -1,6 +1,10 @@
 #include "pilot/sweep_records.h"
 
+#include <algorithm>
+#include <cfloat>
 #include <cmath>
+#include <cstdio>
+#include <map>
 #include <set>
 
 #include "pilot/hash.h"
@@ -137,7 +141,8 @@ nlohmann::ordered_json GroupingToJson(const Grouping& g) {
     groups.push_back({{"group", i + 1},
                       {"min_length", lg.min_length},
                       {"max_length", lg.max_length},
-                      {"items", lg.ids.size()},
+                      {"items", std::max(lg.items, lg.ids.size())},
+                      {"sampled", lg.ids.size()},
                       {"ids", lg.ids}});
   }
   j["groups"] = groups;
@@ -165,16 +170,20 @@ Result<Grouping> GroupingFromJson(std::string_view text, const std::string& wher
     auto number = UnsignedAt(e, "group");
     auto lo = UnsignedAt(e, "min_length");
     auto hi = UnsignedAt(e, "max_length");
-    auto count = UnsignedAt(e, "items");
+    auto total = UnsignedAt(e, "items");
+    auto count = UnsignedAt(e, "sampled");
     std::string at = "group " + std::to_string(i + 1);
-    if (!number || *number != i + 1 || !lo || !hi || *lo > *hi || !count) return bad(at + " is malformed");
+    if (!number || *number != i + 1 || !lo || !hi || *lo > *hi || !count || !total || *total < *count) {
+      return bad(at + " is malformed");
+    }
     if (!g.groups.empty() && *lo <= g.groups.back().max_length) return bad(at + " overlaps the group before it");
     if (!e.contains("ids") || !e["ids"].is_array() || e["ids"].size() != *count || *count == 0) {
-      return bad(at + ": 'ids' does not hold its 'items' ids");
+      return bad(at + ": 'ids' does not hold its 'sampled' ids");
     }
     LengthGroup lg;
     lg.min_length = *lo;
     lg.max_length = *hi;
+    lg.items = *total;
     for (const auto& id : e["ids"]) {
       if (!id.is_string() || !IsValidItemId(id.get_ref<const std::string&>())) return bad(at + " holds an invalid id");
       lg.ids.push_back(id.get<std::string>());
@@ -297,7 +306,9 @@ Result<CellMeasure> CellFromJson(std::string_view text, const std::string& where
         return bad("outcome " + o.id + ": 'vector' is not a list of at most " + std::to_string(limits::kEmbeddingDim));
       }
       for (const auto& x : e["vector"]) {
-        if (!x.is_number() || !std::isfinite(x.get<double>())) return bad("outcome " + o.id + ": 'vector' holds a non-number");
+        if (!x.is_number() || !std::isfinite(x.get<double>()) || std::fabs(x.get<double>()) > FLT_MAX) {
+          return bad("outcome " + o.id + ": 'vector' holds a non-number or one beyond float32");
+        }
         o.vector.push_back(x.get<float>());
       }
     } else {
@@ -384,11 +395,24 @@ Result<SweepRecord> ReadSweepRecord(FileSystem& fsys, const fs::path& dir) {
     if (!v) return bad(std::string("'") + key + "' is missing or not a string");
     *out = *v;
   }
+  if (!IsSha256Hex(r.manifest_sha256) || !IsSha256Hex(r.params_sha256) || !IsSha256Hex(r.model_sha256)) {
+    return bad("a sha256 in the record is not 64 lower-case hex digits");
+  }
+  if (!IsValidItemId(r.run_id) || r.run_id[0] == '.') return bad("'run_id' is not a valid run id");
+  if (r.state != "running" && r.state != "finished") return bad("'state' is neither running nor finished");
+  if (j.contains("stage") && j["stage"].is_object()) {
+    r.output = StringAt(j["stage"], "output").value_or("");
+    if (r.output != "classification" && r.output != "embedding") return bad("'stage.output' is malformed");
+  } else {
+    return bad("'stage' is missing");
+  }
   if (!j.contains("request") || !j["request"].is_object()) return bad("'request' is missing");
   for (auto [key, out] : {std::pair{"params", &r.params_path}, std::pair{"manifest", &r.manifest_path},
                           std::pair{"device", &r.device}}) {
     auto v = StringAt(j["request"], key);
-    if (!v || v->empty()) return bad(std::string("'request.") + key + "' is missing or not a string");
+    if (!v || v->empty() || v->size() > 4096 || EscapeControl(*v) != *v) {
+      return bad(std::string("'request.") + key + "' is missing, not a string or holds control characters");
+    }
     *out = *v;
   }
   if (!j.contains("settings")) return bad("'settings' is missing");
@@ -401,6 +425,173 @@ Result<SweepRecord> ReadSweepRecord(FileSystem& fsys, const fs::path& dir) {
     }
   }
   return r;
+}
+
+namespace {
+std::string Num(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.3g", v);
+  return buf;
+}
+}  // namespace
+
+// --- equivalence ---------------------------------------------------------------------------
+
+std::vector<EquivalenceFinding> CompareWithReference(const CellMeasure& reference, const CellMeasure& cell,
+                                                     bool vectors) {
+  std::vector<EquivalenceFinding> findings;
+  std::map<std::string, const CellOutcome*> by_id;
+  for (const auto& o : reference.outcomes) by_id.emplace(o.id, &o);
+  const std::size_t n = reference.group_items;
+  for (std::size_t pos = 0; pos < cell.outcomes.size(); ++pos) {
+    const CellOutcome& o = cell.outcomes[pos];
+    auto add = [&](std::string what) {
+      findings.push_back({cell.group, cell.batch_size, pos, o.id, std::move(what)});
+    };
+    // Order: position p of a pass holds the group's (p mod n)-th item, as at batch 1.
+    if (n > 0 && pos % n < reference.outcomes.size() && reference.outcomes[pos % n].id != o.id) {
+      add("position " + std::to_string(pos) + " holds this item, where batch 1 had '" + reference.outcomes[pos % n].id +
+          "': the order changed");
+      continue;
+    }
+    auto it = by_id.find(o.id);
+    if (it == by_id.end()) {
+      add("not in the batch-1 outcomes");
+      continue;
+    }
+    const CellOutcome& r = *it->second;
+    if (r.ok != o.ok) {
+      add(std::string(o.ok ? "accepted" : "failed (" + o.error + ")") + " at batch " + std::to_string(cell.batch_size) +
+          " but " + (r.ok ? "accepted" : "failed (" + r.error + ")") + " at batch 1");
+    } else if (!o.ok) {
+      if (r.error != o.error) add("fails with '" + o.error + "' but with '" + r.error + "' at batch 1");
+    } else if (!vectors) {
+      if (r.label != o.label) {
+        add("label '" + o.label + "' but '" + r.label + "' at batch 1");
+      } else if (std::fabs(r.confidence - o.confidence) > kConfidenceTolerance) {
+        add("confidence " + std::to_string(o.confidence) + " but " + std::to_string(r.confidence) +
+            " at batch 1 (tolerance " + Num(kConfidenceTolerance) + ")");
+      }
+    } else {
+      if (r.vector.size() != o.vector.size()) {
+        add("vector of " + std::to_string(o.vector.size()) + " values but " + std::to_string(r.vector.size()) +
+            " at batch 1");
+        continue;
+      }
+      double worst = 0;
+      for (std::size_t d = 0; d < o.vector.size(); ++d) {
+        worst = std::max(worst, std::fabs(static_cast<double>(o.vector[d]) - r.vector[d]));
+      }
+      if (!(worst <= kVectorTolerance)) {
+        add("vector differs from batch 1 by up to " + Num(worst) + " (tolerance " + Num(kVectorTolerance) + ")");
+      }
+    }
+  }
+  return findings;
+}
+
+// --- recommendation --------------------------------------------------------------------
+
+std::vector<GroupRecommendation> Recommend(const Grouping& grouping, const std::vector<CellMeasure>& unordered) {
+  std::vector<const CellMeasure*> cells;
+  for (const auto& c : unordered) cells.push_back(&c);
+  std::stable_sort(cells.begin(), cells.end(), [](const CellMeasure* a, const CellMeasure* b) {
+    return a->batch_size < b->batch_size;
+  });
+  std::vector<GroupRecommendation> out;
+  for (std::size_t g = 0; g < grouping.groups.size(); ++g) {
+    GroupRecommendation r;
+    r.group = static_cast<int>(g + 1);
+    for (const CellMeasure* cp : cells) {
+      const CellMeasure& c = *cp;
+      if (c.group != r.group) continue;
+      if (!c.limit.empty()) {
+        if (!r.limit_batch_size || c.batch_size < *r.limit_batch_size) {
+          r.limit_batch_size = c.batch_size;
+          r.limit = c.limit;
+        }
+        continue;
+      }
+      if (r.limit_batch_size && c.batch_size > *r.limit_batch_size) continue;
+      if (!r.batch_size || c.batch_size > *r.batch_size) {
+        r.batch_size = c.batch_size;
+        r.peak_memory_mb = c.peak_memory_mb();
+      }
+      if (!r.fastest_batch_size || c.items_per_second > r.fastest_items_per_second) {
+        r.fastest_batch_size = c.batch_size;
+        r.fastest_items_per_second = c.items_per_second;
+      }
+    }
+    if (!r.batch_size) {
+      r.why = "no batch size ran without a limit";
+    } else if (r.limit_batch_size) {
+      r.why = "the largest size below the limit at batch " + std::to_string(*r.limit_batch_size) + " (" + r.limit + ")";
+    } else {
+      r.why = "the largest size measured; no limit was reached";
+    }
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+SweepAnalysis AnalyseSweep(const Grouping& grouping, const SweepSettings& settings,
+                           const std::vector<CellMeasure>& cells, bool vectors) {
+  SweepAnalysis a;
+  std::map<std::pair<int, int>, const CellMeasure*> at;
+  for (const auto& c : cells) {
+    const std::string name = "cell group " + std::to_string(c.group) + " batch " + std::to_string(c.batch_size);
+    const bool known_size = std::find(settings.batch_sizes.begin(), settings.batch_sizes.end(), c.batch_size) !=
+                            settings.batch_sizes.end();
+    if (c.group < 1 || static_cast<std::size_t>(c.group) > grouping.groups.size() || !known_size) {
+      a.problems.push_back(name + " is not on the sweep's grid of groups and batch sizes");
+      continue;
+    }
+    const auto& group = grouping.groups[static_cast<std::size_t>(c.group - 1)];
+    if (c.group_items != group.ids.size()) {
+      a.problems.push_back(name + " ran " + std::to_string(c.group_items) + " items; the group holds " +
+                           std::to_string(group.ids.size()));
+    }
+    if (!at.emplace(std::pair{c.group, c.batch_size}, &c).second) a.problems.push_back(name + " appears twice");
+  }
+  for (std::size_t gi = 0; gi < grouping.groups.size(); ++gi) {
+    const int g = static_cast<int>(gi + 1);
+    const CellMeasure* ref = nullptr;
+    bool limited = false;
+    for (int b : settings.batch_sizes) {
+      auto it = at.find({g, b});
+      if (it == at.end()) continue;
+      const CellMeasure& c = *it->second;
+      const std::string name = "cell group " + std::to_string(g) + " batch " + std::to_string(b);
+      if (limited) a.problems.push_back(name + " was measured after the group's limit");
+      if (b == settings.batch_sizes.front()) ref = &c;
+      if (!ref) a.problems.push_back(name + " has no batch-1 cell to be compared with");
+      std::size_t n = 0;
+      if (c.limit.empty()) {
+        if (c.outcomes.size() != (c.cycled ? static_cast<std::size_t>(c.batch_size) : c.group_items)) {
+          a.problems.push_back(name + " holds " + std::to_string(c.outcomes.size()) + " outcomes, not one per position");
+        }
+        if (ref && ref != &c && ref->limit.empty()) {
+          for (auto& f : CompareWithReference(*ref, c, vectors)) {
+            ++n;
+            if (a.listed.size() < kFindingsListed) a.listed.push_back(std::move(f));
+          }
+        }
+        if (c.repeat_mismatches > 0) {
+          ++n;
+          if (a.listed.size() < kFindingsListed) {
+            a.listed.push_back({g, b, 0, c.outcomes.empty() ? std::string("-") : c.outcomes.front().id,
+                                std::to_string(c.repeat_mismatches) +
+                                    " position(s) gave other outcomes in a later repeat of the same batch size"});
+          }
+        }
+      }
+      a.findings += n;
+      a.findings_per_cell[{g, b}] = n;
+      if (!c.limit.empty()) limited = true;
+    }
+  }
+  a.recommendations = Recommend(grouping, cells);
+  return a;
 }
 
 }  // namespace pilot

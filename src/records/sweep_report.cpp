@@ -75,7 +75,7 @@ const char* kColours[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b",
 // One chart: `value` of each cell against log2(batch size), a line per group, limits as red
 // crosses at the limit cell's own value.
 std::string Chart(const J& summary, const char* title, const char* unit, double (*value)(const J&)) {
-  const double w = 560, h = 300, left = 64, right = 150, top = 34, bottom = 44;
+  const double w = 580, h = 300, left = 64, right = 170, top = 34, bottom = 44;
   const double pw = w - left - right, ph = h - top - bottom;
   const auto& cells = Arr(summary, "cells");
   std::vector<int> sizes;
@@ -246,11 +246,19 @@ std::string SweepMarkdown(const J& summary) {
         << Md(Str(e, "id")) << " | " << Md(Str(e, "what")) << " |\n";
     }
   }
-  s << "\n## Recommendation\n\n| group | lengths | batch size | why | peak MB |\n|---|---|---|---|---|\n";
+  s << "\n## Recommendation\n\nPer group, the largest batch size measured below its first limit (within the "
+       "latency budget and the memory cap), and, beside it, the size that measured the highest throughput.\n\n"
+       "| group | lengths | batch size | why | peak MB | fastest |\n|---|---|---|---|---|---|\n";
   for (const auto& r : Arr(summary, "recommendation")) {
     s << "| " << Count(r, "group") << " | " << Count(r, "min_length") << "–" << Count(r, "max_length") << " | "
-      << (r["batch_size"].is_number() ? Count(r, "batch_size") : "none") << " | " << Md(Str(r, "why")) << " | "
-      << (r["peak_memory_mb"].is_number() ? Fixed(r["peak_memory_mb"].get<double>(), 1) : "") << " |\n";
+      << (r.contains("batch_size") && r["batch_size"].is_number() ? Count(r, "batch_size") : "none") << " | "
+      << Md(Str(r, "why")) << " | "
+      << (r.contains("peak_memory_mb") && r["peak_memory_mb"].is_number() ? Fixed(r["peak_memory_mb"].get<double>(), 1) : "")
+      << " | "
+      << (r.contains("fastest_batch_size") && r["fastest_batch_size"].is_number()
+              ? "batch " + Count(r, "fastest_batch_size") + ", " + Fixed(Num(r, "fastest_items_per_second"), 0) + " items/s"
+              : "")
+      << " |\n";
   }
   const J& head = summary["headroom"];
   s << "\n## Headroom per card (" << Fixed(Num(head, "reserve") * 100, 0) << "% reserved)\n\n"

@@ -279,3 +279,33 @@ hc_cli__help_resume() { want_rc 0; hrun resume --help; }
 hc_cli__help_status() { want_rc 0; hrun status --help; }
 hc_cli__help_doctor() { want_rc 0; hrun doctor --help; }
 hc_cli__help_manifest() { want_rc 0; hrun manifest --help; }
+
+# --- sweep: options, the output folder, the internal cell command, batch plans ----------------
+sweepc() { hrun sweep --params "$P" "$@"; }
+hc_cli__sweep_batch_sizes_garbage() { top_before; refuse 'batch-sizes'; sweepc --batch-sizes '1,2,x' --out s; top_after; }
+hc_cli__sweep_batch_sizes_huge() { top_before; refuse 'batch-sizes'; sweepc --batch-sizes "1,$(repeat 40 9)" --out s; top_after; }
+hc_cli__sweep_batch_sizes_unordered() { refuse 'increase'; sweepc --batch-sizes 1,8,4 --out s; }
+hc_cli__sweep_groups_huge() { refuse 'groups'; sweepc --groups 1000 --out s; }
+hc_cli__sweep_repeats_negative() { refuse 'repeats'; sweepc --repeats -1 --out s; }
+hc_cli__sweep_latency_nan() { refuse 'latency'; sweepc --latency-budget-ms nan --out s; }
+hc_cli__sweep_memory_negative() { refuse 'max-memory'; sweepc --max-memory-mb -5 --out s; }
+hc_cli__sweep_out_empty() { top_before; refuse '\-\-out'; sweepc --out ''; top_after; }
+hc_cli__sweep_out_symlink_to_outside() {
+  # --out names a symlink to outside/: a sweep never reuses a folder, nothing written through it.
+  ln -s "$C/outside" "$C/s"
+  want_rc 2
+  want_err 'never reuses'
+  guard "$C/outside"
+  sweepc --out s
+}
+hc_cli__sweep_cell_not_a_sweep() {
+  # The internal cell command on a folder that is no sweep: refused, nothing written.
+  want_rc 2
+  want_err 'run\.json'
+  guard "$C/outside"
+  hrun sweep-cell "$C/outside" --group 1 --batch-size 1 --out "$C/outside/cell.json"
+}
+hc_cli__sweep_cell_group_zero() { refuse 'group'; hrun sweep-cell "$C/outside" --group 0 --batch-size 1 --out x; }
+hc_cli__run_batch_plan_empty() { top_before; refuse 'batch-plan'; runc --runs-dir runs --batch-plan ''; top_after; }
+hc_cli__run_batch_plan_dev_zero() { top_before; refuse 'dev/zero'; runc --runs-dir runs --batch-plan /dev/zero; top_after; }
+hc_cli__run_batch_plan_not_a_sweep() { top_before; refuse 'batch-plan'; runc --runs-dir runs --batch-plan "$C/outside"; top_after; }

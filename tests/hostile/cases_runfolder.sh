@@ -887,7 +887,7 @@ hc_runfolder__resume_embed_relabelled_sweep() {
   # An interrupted run relabelled as a sweep: resumed as a sweep, whose record it lacks.
   copy_run epart || return
   pyedit "$EP/data/run.json" 'd["folder_kind"] = "sweep"; d["format_version"] = 1'
-  refused_embed "'request' is missing"
+  refused_embed "'(stage|request)' is missing"
   hrun resume "$EP"
 }
 hc_runfolder__status_embed_format_99() {
