@@ -4,7 +4,8 @@
 # torch2 flavour cannot travel there; the script records that torch's version beside the pin),
 # then runs `pilot doctor`, the bundled pilot and `pilot verify` on the device, exports the
 # bundled model to a .pt2 package for the device and runs the pilot on it (PyTorch >= 2.6),
-# and a small batch-size series, writing every output and log under OUT_DIR (summary.txt first).
+# then `pilot sweep` and a run with its batch plan, writing every output and log under OUT_DIR
+# (summary.txt first).
 #
 #   scripts/gpu-check.sh OUT_DIR [--device cuda|rocm|cpu] [--debs DIR]
 #   scripts/gpu-check.sh --fetch-debs DIR      (on a Debian 12 machine: the .debs to carry)
@@ -142,20 +143,23 @@ else
   note "the .pt2 path: skipped (no PyTorch >= 2.6 here)"
 fi
 
-# A batch-size series on 20,000 synthetic documents (pilot's own sweep is a later issue).
-"$build/pilot-bench" gen 20000 "$out/corpus" >/dev/null 2>&1
-note "batch series (20000 synthetic documents, device $device):"
-for b in 1 16 64 256 1024; do
-  cat >"$out/sweep-$b.json" <<EOT
+# pilot's own sweep on 3,000 generated documents of 1-64 sentences (bench/sweep-corpus.py),
+# then a run with its batch plan; sweep.md and report.html are copied beside the logs.
+python3 "$root/bench/sweep-corpus.py" 3000 "$out/corpus" >/dev/null
+cat >"$out/sweep.json" <<EOT
 {"manifest": "$out/corpus/manifest.jsonl",
  "stage": {"kind": "torchscript-classifier", "model": "$root/data/models/langid/langid.pt"},
- "allowed_categories": ["en", "fr", "de", "es", "it", "pt", "nl", "ja"], "device": "$device", "batch_size": $b}
+ "allowed_categories": ["en", "fr", "de", "es", "it", "pt", "nl", "ja"], "device": "$device", "batch_size": 64}
 EOT
-  if step "sweep-$b" "$pilot" run --params "$out/sweep-$b.json" --runs-dir "$out/runs" --run-id "sweep-$b" --quiet; then
-    sed -n 's/.*\(latency.*\)/    batch '"$b"': \1/p' "$out/sweep-$b.log" | tee -a "$summary"
-  else
-    failed=1
-  fi
-done
+sizes=1,4,16,64,256,1024
+[ "$device" = cpu ] && sizes=1,4,16  # the CPU path only shows that the steps work
+if step sweep "$pilot" sweep --params "$out/sweep.json" --batch-sizes "$sizes" --out "$out/runs/sweep-$device"; then
+  cp "$out/runs/sweep-$device/data/sweep.md" "$out/runs/sweep-$device/data/report.html" "$out/" 2>/dev/null || true
+  sed -n '/^## Recommendation/,/^## Headroom/p' "$out/sweep.md" | tee -a "$summary"
+  step sweep-plan "$pilot" run --params "$out/sweep.json" --batch-plan "$out/runs/sweep-$device" --runs-dir "$out/runs" \
+    --run-id "planned-$device" --quiet || failed=1
+else
+  failed=1
+fi
 note "gpu-check: $([ $failed -eq 0 ] && echo "all steps passed" || echo "SOME STEPS FAILED") — logs in $out"
 exit $failed

@@ -126,8 +126,9 @@ std::string Chart(const J& summary, const char* title, const char* unit, double 
       } else {
         s << "<g stroke=\"#d62728\" stroke-width=\"2.5\"><line x1=\"" << x - 6 << "\" y1=\"" << y - 6 << "\" x2=\""
           << x + 6 << "\" y2=\"" << y + 6 << "\"/><line x1=\"" << x - 6 << "\" y1=\"" << y + 6 << "\" x2=\"" << x + 6
-          << "\" y2=\"" << y - 6 << "\"/></g><text x=\"" << x + 8 << "\" y=\"" << y - 8
-          << "\" font-size=\"10\" fill=\"#d62728\">limit: " << Html(Str(c, "limit")) << "</text>";
+          << "\" y2=\"" << y - 6 << "\"/></g><text x=\"" << (x > left + pw * 0.7 ? x - 8 : x + 8) << "\" y=\"" << y - 8
+          << "\" font-size=\"10\" fill=\"#d62728\" text-anchor=\"" << (x > left + pw * 0.7 ? "end" : "start")
+          << "\">limit: " << Html(Str(c, "limit")) << "</text>";
       }
     }
     if (!points.empty()) {

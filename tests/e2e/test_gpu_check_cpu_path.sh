@@ -1,5 +1,5 @@
 # scripts/gpu-check.sh as far as a machine without a GPU allows: its CPU path builds pilot
-# afresh in OUT_DIR, runs doctor, the bundled pilot, verify and the batch series on cpu,
+# afresh in OUT_DIR, runs doctor, the bundled pilot, verify, a sweep and a batch-plan run on cpu,
 # and leaves every log and a summary.
 source "$(dirname "$0")/lib.sh"
 bash "$SRC/scripts/gpu-check.sh" "$WORK/gc" --device cpu --debs "$WORK/no-debs" >gc.txt 2>&1 \
@@ -8,7 +8,8 @@ expect_in gc/summary.txt "all steps passed"
 expect_in gc/summary.txt "pass compute on cpu"
 expect_in gc/summary.txt "pass model on cpu"
 expect_in gc/summary.txt "verify: ok"
-expect_in gc/summary.txt "batch 1024:"
+expect_in gc/summary.txt "## Recommendation"
+[ -f gc/report.html ] || fail "gpu-check did not keep the sweep's report.html"
 for f in configure.log build.log doctor.log doctor.json pilot.log verify.log smi.txt; do
   [ -f "gc/$f" ] || fail "gpu-check.sh left no $f"
 done
