@@ -52,8 +52,5 @@ std::uint64_t InputLength(const Stage& stage, std::string_view input, bool& feat
 CellMeasure RunCell(Stage& stage, const std::vector<std::string>& ids, const std::vector<std::string>& inputs,
                     int group, int batch_size, int repeats, Clock& clock);
 
-// The limit the settings put on a measured cell that reached none of its own (latency
-// budget, then memory cap), or empty.
-std::string SettingsLimit(const CellMeasure& cell, const SweepSettings& settings, std::string& why);
 
 }  // namespace pilot

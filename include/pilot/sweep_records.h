@@ -152,6 +152,10 @@ struct SweepAnalysis {
 SweepAnalysis AnalyseSweep(const Grouping& grouping, const SweepSettings& settings,
                            const std::vector<CellMeasure>& cells, bool vectors);
 
+// The limit the settings put on a measured cell that reached none of its own (latency
+// budget, then memory cap), or empty.
+std::string SettingsLimit(const CellMeasure& cell, const SweepSettings& settings, std::string& why);
+
 // data/cells/gG-bB.json
 std::string SweepCellFile(int group, int batch_size);
 

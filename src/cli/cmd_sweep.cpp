@@ -299,6 +299,18 @@ int Execute(const SweepOptions& o) {
   return PrintSweep(outcome.value(), o.common);
 }
 
+// What a sweep folder's record asked for, as a request: the cell processes and a resume
+// rebuild the plan from it (and compare it with the pins).
+RunRequest RequestFromRecord(const SweepRecord& r, const fs::path& dir) {
+  RunRequest request;
+  request.params_file = r.params_path;
+  request.manifest = fs::path(r.manifest_path);
+  request.device = r.device;
+  request.runs_dir = dir.parent_path().empty() ? fs::path(".") : dir.parent_path();
+  request.use_batch_plan = false;  // a sweep measures batch sizes itself
+  return request;
+}
+
 // --- the cell process -----------------------------------------------------------------------
 
 struct CellOptions {
@@ -320,13 +332,7 @@ int ExecuteCell(const CellOptions& o) {
   auto record = ReadSweepRecord(RealFileSystem(), dir);
   if (!record.ok()) return ReportError(record.error(), o.common);
   const SweepRecord& r = record.value();
-  RunRequest request;
-  request.params_file = r.params_path;
-  request.manifest = fs::path(r.manifest_path);
-  request.device = r.device;
-  request.runs_dir = dir.parent_path().empty() ? fs::path(".") : dir.parent_path();
-  request.use_batch_plan = false;
-  auto plan = BuildRunPlan(RealFileSystem(), request);
+  auto plan = BuildRunPlan(RealFileSystem(), RequestFromRecord(r, dir));
   if (!plan.ok()) return ReportError(plan.error(), o.common);
   if (plan.value().manifest.sha256() != r.manifest_sha256 || plan.value().model_sha256 != r.model_sha256 ||
       Sha256Hex(plan.value().params_bytes) != r.params_sha256) {
@@ -357,13 +363,8 @@ int ResumeSweepFolder(const std::string& dir_text, const Common& common, const s
   auto record = ReadSweepRecord(RealFileSystem(), dir);
   if (!record.ok()) return ReportError(record.error(), common);
   const SweepRecord& r = record.value();
-  RunRequest request;
-  request.params_file = r.params_path;
-  request.manifest = fs::path(r.manifest_path);
-  request.device = r.device;
-  request.runs_dir = dir.parent_path().empty() ? fs::path(".") : dir.parent_path();
+  RunRequest request = RequestFromRecord(r, dir);
   request.command_line = r.command_line.empty() ? argv : r.command_line;
-  request.use_batch_plan = false;
   std::unique_ptr<Stage> stage;
   auto plan = BuildSweepPlan(request, r.settings, common, stage);
   if (!plan.ok()) return ReportError(plan.error(), common);

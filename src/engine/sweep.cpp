@@ -15,21 +15,6 @@
 
 namespace pilot {
 
-namespace {
-
-std::string Num(double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.3g", v);
-  return buf;
-}
-
-
-}  // namespace
-
-
-
-
-
 // --- groups ---------------------------------------------------------------------------
 
 Grouping MakeGroups(const std::vector<MeasuredItem>& items, int groups, std::string measure) {
@@ -200,16 +185,5 @@ CellMeasure RunCell(Stage& stage, const std::vector<std::string>& ids, const std
 
 
 
-std::string SettingsLimit(const CellMeasure& c, const SweepSettings& s, std::string& why) {
-  if (s.latency_budget_ms && c.p95_ms > *s.latency_budget_ms) {
-    why = "p95 batch latency " + Num(c.p95_ms) + " ms exceeds the budget of " + Num(*s.latency_budget_ms) + " ms";
-    return kLimitLatency;
-  }
-  if (s.max_memory_mb && c.peak_memory_mb() > *s.max_memory_mb) {
-    why = "peak memory " + Num(c.peak_memory_mb()) + " MB exceeds the cap of " + Num(*s.max_memory_mb) + " MB";
-    return kLimitMemoryCap;
-  }
-  return "";
-}
 
 }  // namespace pilot

@@ -594,4 +594,16 @@ SweepAnalysis AnalyseSweep(const Grouping& grouping, const SweepSettings& settin
   return a;
 }
 
+std::string SettingsLimit(const CellMeasure& c, const SweepSettings& s, std::string& why) {
+  if (s.latency_budget_ms && c.p95_ms > *s.latency_budget_ms) {
+    why = "p95 batch latency " + Num(c.p95_ms) + " ms exceeds the budget of " + Num(*s.latency_budget_ms) + " ms";
+    return kLimitLatency;
+  }
+  if (s.max_memory_mb && c.peak_memory_mb() > *s.max_memory_mb) {
+    why = "peak memory " + Num(c.peak_memory_mb()) + " MB exceeds the cap of " + Num(*s.max_memory_mb) + " MB";
+    return kLimitMemoryCap;
+  }
+  return "";
+}
+
 }  // namespace pilot

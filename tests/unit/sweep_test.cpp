@@ -349,6 +349,24 @@ TEST(SweepTest, AnInterruptedSweepResumesKeepingItsFinishedCells) {
   EXPECT_NE(again.error().what.find("already finished"), std::string::npos);
 }
 
+TEST(SweepTest, ASweepKilledWhileFinishingIsFinishedByResume) {
+  SweepHarness h(ThreeLengths());
+  SweepSettings s;
+  s.batch_sizes = {1, 2};
+  SweepPlan plan = h.Plan(s);
+  ASSERT_TRUE(ExecuteSweep(plan, RealFileSystem(), h.clock, h.Runner(plan.run), h.Control()).ok());
+  // As if killed after run.json said finished, before the bag's manifests were written.
+  for (const char* f : {"manifest-sha256.txt", "bag-info.txt", "tagmanifest-sha256.txt"}) fs::remove(plan.dir / f);
+  auto unfinished = VerifyFolder(RealFileSystem(), plan.dir, {});
+  ASSERT_TRUE(unfinished.ok());
+  EXPECT_FALSE(unfinished.value().ok());
+  h.cells_run = 0;
+  auto resumed = ResumeSweep(plan.dir, plan, RealFileSystem(), h.clock, h.Runner(plan.run), h.Control());
+  ASSERT_TRUE(resumed.ok()) << resumed.error().ToString();
+  EXPECT_EQ(h.cells_run, 0u);  // every cell was kept
+  EXPECT_TRUE(resumed.value().verify.ok());
+}
+
 TEST(SweepTest, ResumeRefusesAChangedManifestOrModel) {
   SweepHarness h(ThreeLengths());
   SweepSettings s;
