@@ -126,6 +126,16 @@ assert [g["batch_size"] for g in rec["groups"]] == [8, 8, 8]
 assert json.load(open(f"{runs}/plain/data/run.json"))["plan"]["batch_plan"] is None
 EOF
 run_pilot 0 verify "$WORK/runs/planned"
+# The same plan named in the parameters (`batch_plan`, relative to the parameter file).
+"$PY" - "$WORK/params.json" "$WORK/params-plan.json" <<'EOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["batch_plan"] = "sw"
+json.dump(d, open(sys.argv[2], "w"))
+EOF
+run_pilot 0 run --params "$WORK/params-plan.json" --runs-dir "$WORK/runs" --run-id from-params -q
+cmp "$WORK/runs/planned/data/batch-plan.json" "$WORK/runs/from-params/data/batch-plan.json" \
+  || fail "the plan named in the parameters differs from --batch-plan's"
 
 # --- refusals -------------------------------------------------------------------------------
 run_pilot 2 run --params "$WORK/params.json" --runs-dir "$WORK/runs" --batch-plan "$WORK/runs/plain" -q
