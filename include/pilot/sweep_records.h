@@ -180,9 +180,24 @@ struct SweepRecord {
   std::string params_path, manifest_path, device;
   std::string manifest_sha256, params_sha256, model_sha256;
   std::string output = "classification";  // stage.output: classification | embedding
+  std::string started_at;
   SweepSettings settings;
   std::vector<std::string> command_line;
 };
 Result<SweepRecord> ReadSweepRecord(FileSystem& fs, const std::filesystem::path& dir);
+
+// data/groups.json, read (never through a link) and parsed strictly.
+Result<Grouping> ReadSweepGroups(FileSystem& fs, const std::filesystem::path& dir);
+
+// Everything a finished or interrupted sweep folder says, read and derived once: its record,
+// its groups, its journaled cells (each against its sha256) and what they say as a whole.
+// What verify checks sweep.json against and what a batch plan is built from.
+struct SweepState {
+  SweepRecord record;
+  Grouping grouping;
+  std::vector<CellMeasure> cells;
+  SweepAnalysis analysis;
+};
+Result<SweepState> LoadSweepState(FileSystem& fs, const std::filesystem::path& dir);
 
 }  // namespace pilot

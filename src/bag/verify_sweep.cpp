@@ -18,34 +18,17 @@ void CheckSweepFolder(FileSystem& fsys, const fs::path& dir, std::vector<Finding
   auto add = [&](const std::string& where, const std::string& what) {
     findings.push_back({"sweep", EscapeControl(where), EscapeControl(what)});
   };
-  auto record = ReadSweepRecord(fsys, dir);
-  if (!record.ok()) {
-    add("data/run.json", record.error().what);
+  auto state = LoadSweepState(fsys, dir);
+  if (!state.ok()) {
+    add(state.error().where, state.error().what);
     return;
   }
-  if (record.value().state != "finished") {
-    add("data/run.json", "the sweep has not finished (state '" + KeyForMessage(record.value().state) +
-                             "'); `pilot resume` it");
+  const SweepRecord& record = state.value().record;
+  const auto& measures = state.value().cells;
+  const SweepAnalysis& analysis = state.value().analysis;
+  if (record.state != "finished") {
+    add("data/run.json", "the sweep has not finished (state '" + KeyForMessage(record.state) + "'); `pilot resume` it");
   }
-  auto groups_text = ReadInsideFolder(fsys, dir, kSweepGroups, limits::kSweepGroupsBytes);
-  if (!groups_text.ok()) {
-    add(kSweepGroups, groups_text.error().what);
-    return;
-  }
-  auto grouping = GroupingFromJson(groups_text.value(), kSweepGroups);
-  if (!grouping.ok()) {
-    add(kSweepGroups, grouping.error().what);
-    return;
-  }
-  auto cells = LoadSweepCells(fsys, dir, /*repair=*/false);
-  if (!cells.ok()) {
-    add(cells.error().where, cells.error().what);
-    return;
-  }
-  std::vector<CellMeasure> measures;
-  for (auto& c : cells.value()) measures.push_back(std::move(c.measure));
-  const SweepAnalysis analysis = AnalyseSweep(grouping.value(), record.value().settings, measures,
-                                              record.value().output == "embedding");
   for (const auto& p : analysis.problems) add(kSweepCells, p);
 
   auto summary_text = ReadInsideFolder(fsys, dir, "data/sweep.json", limits::kReportBytes);
@@ -86,7 +69,7 @@ void CheckSweepFolder(FileSystem& fsys, const fs::path& dir, std::vector<Finding
     }
   }
   // The groups, the findings and the recommendation.
-  const auto& groups = grouping.value().groups;
+  const auto& groups = state.value().grouping.groups;
   if (!s.contains("groups") || !s["groups"].is_array() || s["groups"].size() != groups.size()) {
     differs("the groups");
   } else {
@@ -112,7 +95,7 @@ void CheckSweepFolder(FileSystem& fsys, const fs::path& dir, std::vector<Finding
     }
   }
   auto model = s.contains("stage") ? StringAt(s["stage"], "model_sha256") : std::nullopt;
-  if (model != record.value().model_sha256) differs("the model's sha256");
+  if (model != record.model_sha256) differs("the model's sha256");
 }
 
 }  // namespace pilot

@@ -437,9 +437,7 @@ Result<SweepOutcome> ResumeSweep(const fs::path& dir, SweepPlan plan, FileSystem
                       dir.string(), "restore it, or start a new sweep");
     }
   }
-  auto groups_text = ReadInsideFolder(fsys, dir, kSweepGroups, limits::kSweepGroupsBytes);
-  if (!groups_text.ok()) return groups_text.error();
-  auto grouping = GroupingFromJson(groups_text.value(), (dir / kSweepGroups).string());
+  auto grouping = ReadSweepGroups(fsys, dir);
   if (!grouping.ok()) return grouping.error();
   plan.grouping = std::move(grouping).value();
   plan.settings = r.settings;
@@ -447,23 +445,15 @@ Result<SweepOutcome> ResumeSweep(const fs::path& dir, SweepPlan plan, FileSystem
   auto cells = LoadSweepCells(fsys, dir, /*repair=*/true);
   if (!cells.ok()) return cells.error();
   // A cell file written but not journaled (killed between the two) is written again.
-  auto started = ReadInsideFolder(fsys, dir, "data/run.json", limits::kRunRecordBytes);
-  std::string started_at;
-  if (started.ok()) {
-    auto j = ParseJson(started.value(), "run.json");
-    if (j.ok()) started_at = StringAt(j.value(), "started_at").value_or("");
-  }
   spdlog::info("resume sweep {}: {} cell(s) already measured", r.run_id, cells.value().size());
   SweepSession session(dir, plan, fsys, clock, runner, control);
-  session.Adopt(std::move(cells).value(), started_at);
+  session.Adopt(std::move(cells).value(), r.started_at);
   return session.Drive(lock.value());
 }
 
 Result<CellInputs> LoadCellInputs(FileSystem& fsys, const fs::path& dir, const RunPlan& plan, const Stage& stage,
                                   int group) {
-  auto text = ReadInsideFolder(fsys, dir, kSweepGroups, limits::kSweepGroupsBytes);
-  if (!text.ok()) return text.error();
-  auto grouping = GroupingFromJson(text.value(), (dir / kSweepGroups).string());
+  auto grouping = ReadSweepGroups(fsys, dir);
   if (!grouping.ok()) return grouping.error();
   if (group < 1 || static_cast<std::size_t>(group) > grouping.value().groups.size()) {
     return BadInput("the sweep has no group " + std::to_string(group), "--group");
@@ -535,33 +525,25 @@ Result<BatchPlan> BatchPlanFromSweep(FileSystem& fsys, const fs::path& sweep_dir
   }
   // The plan comes from what verify just re-derived from the groups and the journaled cells
   // (each checked against its sha256), never from sweep.json's own words.
-  auto record = ReadSweepRecord(fsys, sweep_dir);
-  if (!record.ok()) return record.error();
-  auto groups_text = ReadInsideFolder(fsys, sweep_dir, kSweepGroups, limits::kSweepGroupsBytes);
-  if (!groups_text.ok()) return groups_text.error();
-  auto grouping = GroupingFromJson(groups_text.value(), (sweep_dir / kSweepGroups).string());
-  if (!grouping.ok()) return grouping.error();
-  auto cells = LoadSweepCells(fsys, sweep_dir, /*repair=*/false);
-  if (!cells.ok()) return cells.error();
-  std::vector<CellMeasure> measures;
-  for (auto& c : cells.value()) measures.push_back(std::move(c.measure));
-  const SweepAnalysis analysis = AnalyseSweep(grouping.value(), record.value().settings, measures,
-                                              record.value().output == "embedding");
+  auto state = LoadSweepState(fsys, sweep_dir);
+  if (!state.ok()) return state.error();
+  const SweepAnalysis& analysis = state.value().analysis;
+  const Grouping& grouping = state.value().grouping;
   if (analysis.findings > 0) {
     return BadInput("the sweep found that batching changes results (" + std::to_string(analysis.findings) +
                         " equivalence finding(s)); its sizes are not a plan",
                     where, "see its sweep.md");
   }
   BatchPlan p;
-  p.measure = grouping.value().measure;
-  p.model_sha256 = record.value().model_sha256;
+  p.measure = grouping.measure;
+  p.model_sha256 = state.value().record.model_sha256;
   p.sweep_fingerprint = verified.value().fingerprint;
   for (const auto& r : analysis.recommendations) {
     if (!r.batch_size) {
       return BadInput("group " + std::to_string(r.group) + " has no recommended batch size (" + r.why + ")", where,
                       "sweep again with smaller sizes, or run with one batch size");
     }
-    p.max_lengths.push_back(grouping.value().groups[static_cast<std::size_t>(r.group - 1)].max_length);
+    p.max_lengths.push_back(grouping.groups[static_cast<std::size_t>(r.group - 1)].max_length);
     p.batch_sizes.push_back(*r.batch_size);
   }
   // Round-trip through the strict parser: what a run copies is what a resume will accept.

@@ -415,6 +415,7 @@ Result<SweepRecord> ReadSweepRecord(FileSystem& fsys, const fs::path& dir) {
     }
     *out = *v;
   }
+  r.started_at = StringAt(j, "started_at").value_or("");
   if (!j.contains("settings")) return bad("'settings' is missing");
   auto settings = SweepSettingsFromJson(j["settings"], where);
   if (!settings.ok()) return settings.error();
@@ -604,6 +605,27 @@ std::string SettingsLimit(const CellMeasure& c, const SweepSettings& s, std::str
     return kLimitMemoryCap;
   }
   return "";
+}
+
+Result<Grouping> ReadSweepGroups(FileSystem& fsys, const fs::path& dir) {
+  auto text = ReadInsideFolder(fsys, dir, kSweepGroups, limits::kSweepGroupsBytes);
+  if (!text.ok()) return text.error();
+  return GroupingFromJson(text.value(), (dir / kSweepGroups).string());
+}
+
+Result<SweepState> LoadSweepState(FileSystem& fsys, const fs::path& dir) {
+  SweepState st;
+  auto record = ReadSweepRecord(fsys, dir);
+  if (!record.ok()) return record.error();
+  st.record = std::move(record).value();
+  auto grouping = ReadSweepGroups(fsys, dir);
+  if (!grouping.ok()) return grouping.error();
+  st.grouping = std::move(grouping).value();
+  auto cells = LoadSweepCells(fsys, dir, /*repair=*/false);
+  if (!cells.ok()) return cells.error();
+  for (auto& c : cells.value()) st.cells.push_back(std::move(c.measure));
+  st.analysis = AnalyseSweep(st.grouping, st.record.settings, st.cells, st.record.output == "embedding");
+  return st;
 }
 
 }  // namespace pilot

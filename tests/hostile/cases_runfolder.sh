@@ -1094,3 +1094,84 @@ hc_runfolder__status_lock_symlink() {
   quick
   hrun status "$R"
 }
+
+# --- sweep folders (a copy of the base sweep "sgood") ------------------------------------------
+S=runs/sgood
+verify_sgood() { guard "$C/$S"; hrun verify "$S"; }
+# resumable_sweep: the copy made to look interrupted (state running, no bag manifests).
+resumable_sweep() {
+  pyedit "$S/data/run.json" 'd["state"] = "running"'
+  rm -f "$S/manifest-sha256.txt" "$S/tagmanifest-sha256.txt" "$S/bag-info.txt"
+}
+hc_runfolder__verify_sweep_control_good() { copy_run sgood || return; want_rc 0; verify_sgood; }
+hc_runfolder__verify_sweep_cells_journal_fifo() {
+  # A FIFO as the cell journal: a finding, never opened (it would hang).
+  copy_run sgood || return
+  rm "$S/data/cells.jsonl" && mkfifo "$S/data/cells.jsonl"
+  finding 'cells\.jsonl'
+  verify_sgood
+}
+hc_runfolder__verify_sweep_cell_symlink_secret() {
+  # A cell file replaced by a link to a secret, the bag re-hashed: a finding; never read.
+  copy_run sgood || return
+  rm "$S/data/cells/g1-b1.json" && ln -s "$C/outside/secret.txt" "$S/data/cells/g1-b1.json"
+  rehash "$S"
+  finding 'g1-b1'
+  verify_sgood
+}
+hc_runfolder__verify_sweep_groups_deep() {
+  copy_run sgood || return
+  python3 -c 'print("[" * 200000)' >"$S/data/groups.json"
+  rehash "$S"
+  finding 'groups\.json'
+  verify_sgood
+}
+hc_runfolder__verify_sweep_journal_names_outside() {
+  # A journal line naming a file outside the cells folder: refused as not pilot's, never read.
+  copy_run sgood || return
+  python3 - "$S/data/cells.jsonl" <<'EOF'
+import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1])]
+lines[0]["file"] = "../../outside/secret.txt"
+open(sys.argv[1], "w").write("".join(json.dumps(l) + "\n" for l in lines))
+EOF
+  rehash "$S"
+  finding 'cells\.jsonl'
+  verify_sgood
+}
+hc_runfolder__verify_sweep_recommendation_raised() {
+  # sweep.json's recommendation raised and the bag re-hashed: verify derives it again.
+  copy_run sgood || return
+  pyedit "$S/data/sweep.json" 'd["recommendation"][0]["batch_size"] = 4096'
+  rehash "$S"
+  finding "recommended size differs"
+  verify_sgood
+}
+hc_runfolder__run_batch_plan_raised_sweep() {
+  # The same forged sweep as a batch plan: refused (exit 2), no run folder.
+  copy_run sgood || return
+  pyedit "$S/data/sweep.json" 'd["recommendation"][0]["batch_size"] = 4096'
+  rehash "$S"
+  want_rc 2
+  want_err 'does not verify'
+  no_runs newruns
+  hrun run --params "$P" --runs-dir newruns --batch-plan "$S"
+}
+hc_runfolder__resume_sweep_cells_dir_symlink() {
+  # An interrupted sweep whose data/cells is a link to outside/: refused, nothing written there.
+  copy_run sgood || return
+  resumable_sweep
+  rm -r "$S/data/cells" && ln -s "$C/outside" "$S/data/cells"
+  want_rc 2
+  want_err 'data/cells'
+  guard "$C/outside"
+  hrun resume "$S"
+}
+hc_runfolder__resume_sweep_torn_journal() {
+  # A torn last journal line (a kill while appending) is cut off; the sweep finishes and verifies.
+  copy_run sgood || return
+  resumable_sweep
+  printf '{"group":1,"batch' >>"$S/data/cells.jsonl"
+  want_rc 0
+  hrun resume "$S"
+}

@@ -225,11 +225,26 @@ make_base_pair() {
 }
 make_base() { make_base_pair proj/config/pilot.json good part 4; }
 make_embed_base() { make_base_pair proj/config/embed.json egood epart 5; }
-# copy_run good|part|egood|epart: a copy of the base run as runs/<name> in the case; the
+# A finished sweep of the bundled pilot, one group at batch sizes 1 and 2 ("sgood").
+make_sweep_base() {
+  [ -f "$BASE/runs/sgood/tagmanifest-sha256.txt" ] && return 0
+  [ -e "$BASE/sgood.out" ] && return 1
+  base_proj
+  local rc=0
+  (cd "$BASE" && timeout -s KILL 120 "$PILOT" sweep --params proj/config/pilot.json --device cpu --groups 1 \
+    --batch-sizes 1,2 --repeats 1 --out runs/sgood >"$BASE/sgood.out" 2>&1) || rc=$?
+  if [ "$rc" != 0 ] || [ ! -f "$BASE/runs/sgood/tagmanifest-sha256.txt" ]; then
+    echo "catalogue: cannot make the base sweep (exit $rc):" >&2
+    cat "$BASE/sgood.out" >&2
+    return 1
+  fi
+}
+# copy_run good|part|egood|epart|sgood: a copy of the base run as runs/<name> in the case; the
 # base itself is guarded (nothing may change it).
 copy_run() {
   case $1 in
     egood | epart) make_embed_base || { bad "no embedding base run"; return 1; } ;;
+    sgood) make_sweep_base || { bad "no base sweep"; return 1; } ;;
     *) make_base || { bad "no base run"; return 1; } ;;
   esac
   cp -a "$BASE/runs/$1" "$C/runs/$1"
