@@ -108,6 +108,12 @@ class FileSystem {
   virtual Status Truncate(const stdfs::path& file, std::uint64_t size) = 0;
   // Removes a file; a missing file is fine.
   virtual Status RemoveFile(const stdfs::path& file) = 0;
+  // Renames a file or folder to a name that must not exist (never replaces one: bad input,
+  // naming `to`), then fsyncs the folder holding `to`.
+  virtual Status RenameNoReplace(const stdfs::path& from, const stdfs::path& to) = 0;
+  // Removes a folder and everything under it; a symlink inside is removed, never followed.
+  // A missing folder is fine.
+  virtual Status RemoveTree(const stdfs::path& dir) = 0;
 
   // Opens a regular file for reading; never blocks on a FIFO or device. With
   // follow_symlinks false a symlink is refused.
@@ -197,6 +203,10 @@ class FileSystemWrapper : public FileSystem {
   Result<std::unique_ptr<AppendFile>> OpenAppend(const stdfs::path& f) override { return target_.OpenAppend(f); }
   Status Truncate(const stdfs::path& f, std::uint64_t size) override { return target_.Truncate(f, size); }
   Status RemoveFile(const stdfs::path& f) override { return target_.RemoveFile(f); }
+  Status RenameNoReplace(const stdfs::path& from, const stdfs::path& to) override {
+    return target_.RenameNoReplace(from, to);
+  }
+  Status RemoveTree(const stdfs::path& d) override { return target_.RemoveTree(d); }
   Result<std::unique_ptr<ReadableFile>> OpenRead(const stdfs::path& f, bool follow_symlinks) override {
     return target_.OpenRead(f, follow_symlinks);
   }

@@ -21,6 +21,7 @@
 #include "pilot/fs.h"
 #include "pilot/id_index.h"
 #include "pilot/results.h"
+#include "pilot/shard.h"
 #include "pilot/status.h"
 
 namespace pilot {
@@ -43,6 +44,10 @@ struct JournalHeader {
   // The effective plan: resolved paths as the run used them.
   std::string manifest_path, params_path, model_path, inputs_root;
   std::string started_at;
+  double started_unix = 0;  // the same instant, to the microsecond (0: not recorded, pilot < 0.5)
+  // A shard's partition (shard.h): only its ids are processed, `items` counts them.
+  std::optional<ShardSpec> shard;
+  std::size_t manifest_items = 0;  // with a shard: the whole manifest's count
 
   nlohmann::ordered_json ToJson() const;
   static Result<JournalHeader> FromJson(const nlohmann::json& j, const std::string& where);

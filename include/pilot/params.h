@@ -73,6 +73,7 @@ Result<Params> ParseParams(std::string_view text, const std::filesystem::path& b
                            const std::string& source);
 Result<Params> LoadParams(FileSystem& fs, const std::filesystem::path& file);
 
+// auto | cpu | cuda | rocm | cuda:N | rocm:N (one device by index).
 bool IsKnownDevice(std::string_view device);
 
 // "2.4.1+cu121" -> {2, 4, 1}; nullopt if it is not a version.

@@ -24,6 +24,7 @@ struct RunRequest {
   std::vector<std::string> command_line;
   std::optional<std::filesystem::path> batch_plan;  // --batch-plan: a sweep folder
   bool use_batch_plan = true;  // false: a sweep, which measures batch sizes itself
+  std::optional<ShardSpec> shard;  // --shard: one partition (run id default shard-I-of-N)
 };
 
 // Reads and validates the parameters and the manifest (hashing the bytes validated), checks

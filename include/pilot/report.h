@@ -48,6 +48,12 @@ struct Report {
   std::vector<BatchFailure> batch_failures;
   std::vector<Criterion> criteria;
   bool acceptance_met = true;
+  // A merged folder (`pilot merge`): the shards' rates summed (what N workers together did
+  // while they ran) beside items_per_second, which is then wall-clock: the manifest count
+  // over the time from the first shard's start to the last one's end.
+  std::size_t shards = 0;
+  double shard_rate_sum = 0;
+  double wall_seconds = 0;
 
   double accuracy() const { return labelled ? static_cast<double>(correct) / labelled : 0; }
 };

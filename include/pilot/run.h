@@ -25,6 +25,7 @@
 #include "pilot/params.h"
 #include "pilot/report.h"
 #include "pilot/run_lock.h"
+#include "pilot/shard.h"
 #include "pilot/stage.h"
 #include "pilot/status.h"
 #include "pilot/verify.h"
@@ -44,7 +45,12 @@ struct RunPlan {
   nlohmann::ordered_json environment;  // what was received (host + runtime + device)
   nlohmann::ordered_json requested = nlohmann::ordered_json::object();  // what the user asked (plan.h)
   std::optional<BatchPlan> batch_plan;  // batch per length group instead of params.batch_size
+  // A shard (kind `shard`): only the ids of this partition; acceptance is judged at merge.
+  std::optional<ShardSpec> shard;
 };
+
+// How many of the manifest's ids belong to `shard` (all of them without one).
+Result<std::size_t> CountShardItems(const ManifestSource& manifest, const std::optional<ShardSpec>& shard);
 
 struct Progress {
   std::size_t done = 0, total = 0, accepted = 0, rejected = 0;
@@ -133,6 +139,7 @@ struct RunStatus {
   std::uint64_t torn_bytes = 0;
   int format_version = 0;  // the journal's; older than kJournalVersion: this pilot cannot resume it
   bool sweep = false;  // a sweep folder: done/total count cells
+  std::string folder_kind = "run";  // run | shard | merged | sweep
 };
 Result<RunStatus> ReadRunStatus(FileSystem& fs, const std::filesystem::path& run_dir);
 nlohmann::ordered_json RunStatusToJson(const RunStatus& status);

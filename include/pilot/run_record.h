@@ -3,9 +3,11 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
+#include "pilot/shard.h"
 #include "pilot/status.h"
 
 namespace pilot {
@@ -22,7 +24,16 @@ struct RunRecord {
   bool kind_declared = false;
   std::string output_kind = "classification";  // plan.output: classification | embedding
   std::uint32_t dim = 0;                        // plan.dim, embedding only
+  // Kind `shard`: its partition and its own item count ("shard": {index, count, items}).
+  std::optional<ShardSpec> shard;
+  std::size_t shard_items = 0;
+  // Kind `merged`: how many shards were joined ("merge": {"shard_count": N, ...}); each one's
+  // run.json and journal are under data/shards/shard-I-of-N/.
+  std::uint32_t merged_shards = 0;
 };
+
+// Where a merged folder keeps shard I's run.json, journal and environment.
+std::string MergedShardFolder(const ShardSpec& spec);
 
 // Parses run.json text (at most limits::kRunRecordBytes, nesting capped, duplicate keys
 // refused). `where` names the file in errors.

@@ -72,9 +72,17 @@ Status CheckFolderKind(const FolderKind& k, const fs::path& dir, std::string_vie
     }
     return {};
   }
+  if (k.kind == kFolderKindShard || k.kind == kFolderKindMerged) {
+    if (!k.declared || k.version != kRunFormatVersion) {
+      return BadInput("the " + k.kind + " folder is in format " + std::to_string(k.version) + ", which this pilot cannot " +
+                          std::string(what) + " (it knows format " + std::to_string(kRunFormatVersion) + ")",
+                      dir.string(), "use the pilot that wrote it, or a newer one");
+    }
+    return {};
+  }
   if (k.kind != kFolderKindRun) {
     return BadInput("the folder is of kind '" + KeyForMessage(k.kind) + "', which this pilot cannot " +
-                        std::string(what) + " (it knows: run, sweep)",
+                        std::string(what) + " (it knows: run, shard, merged, sweep)",
                     dir.string(), "use a pilot that knows this kind");
   }
   if (k.version < 1 || k.version > kRunFormatVersion) {

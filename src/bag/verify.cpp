@@ -59,6 +59,7 @@ class Verifier {
       return std::move(result_);
     }
     CheckRunRecord();
+    if (run_ && run_->folder_kind == kFolderKindMerged) CheckMergedShards();
     CheckAccounting();
     if (options_.inputs) CheckInputs();
     return std::move(result_);
@@ -337,15 +338,44 @@ class Verifier {
   };
 
   // `loading`: the journal, read on another thread while the manifest was parsed.
-  Journal OpenJournal(std::future<Result<JournalState>>& loading) {
-    if (!Openable(kJournal, "journal")) return {};
-    auto state = loading.valid() ? loading.get() : LoadJournal(fs_, dir_ / kJournal, false);
+  Journal OpenJournal(std::future<Result<JournalState>>& loading, const std::string& rel = kJournal) {
+    if (!Openable(rel, "journal")) return {};
+    auto state = loading.valid() ? loading.get() : LoadJournal(fs_, dir_ / rel, false);
     if (!state.ok()) {
-      Add("journal", kJournal, state.error().what);
+      Add("journal", rel, state.error().what);
       return {};
     }
-    if (state.value().torn_bytes > 0) Add("journal", kJournal, "ends in a torn record");
-    return Journal(std::move(state).value(), fs_, dir_ / kJournal);
+    if (state.value().torn_bytes > 0) Add("journal", rel, "ends in a torn record");
+    return Journal(std::move(state).value(), fs_, dir_ / rel);
+  }
+
+  // A merged folder: each shard's run.json, under data/shards/, is a finished shard I of N
+  // over the same manifest, parameters and model. (Its journal is compared with the results
+  // in CheckAccounting.)
+  void CheckMergedShards() {
+    const std::uint32_t n = run_->merged_shards;
+    for (std::uint32_t i = 0; i < n; ++i) {
+      const std::string folder = MergedShardFolder({i, n});
+      const std::string file = folder + "/run.json";
+      auto text = Read(file, "shards", limits::kRunRecordBytes);
+      if (!text) continue;
+      auto rec = ParseRunRecord(*text, file);
+      if (!rec.ok()) {
+        Add("shards", file, rec.error().what);
+        continue;
+      }
+      const RunRecord& r = rec.value();
+      if (r.folder_kind != kFolderKindShard || !r.shard || !(*r.shard == ShardSpec{i, n})) {
+        Add("shards", file, "is not the record of shard " + ShardText({i, n}));
+      } else if (r.state != "finished") {
+        Add("shards", file, "the shard did not finish");
+      }
+      if (r.manifest_sha256 != run_->manifest_sha256 || r.params_sha256 != run_->params_sha256 ||
+          r.model_sha256 != run_->model_sha256) {
+        Add("shards", file, "names another manifest, parameters or model than data/run.json");
+      }
+      shard_items_.push_back(r.shard_items);
+    }
   }
 
   void CheckAccounting() {
@@ -377,7 +407,18 @@ class Verifier {
       Add("accounting", "data/results.jsonl", results.error().what);
       return;
     }
-    Journal journal = OpenJournal(loading);
+    // A merged folder has no journal of its own: each result is compared with its shard's.
+    const bool merged = run_ && run_->folder_kind == kFolderKindMerged;
+    const std::optional<ShardSpec> shard = run_ ? run_->shard : std::nullopt;
+    std::vector<Journal> shard_journals;
+    if (merged) {
+      for (std::uint32_t i = 0; i < run_->merged_shards; ++i) {
+        std::future<Result<JournalState>> none;
+        shard_journals.push_back(OpenJournal(none, MergedShardFolder({i, run_->merged_shards}) + "/journal.jsonl"));
+      }
+      if (loading.valid()) (void)loading.get();
+    }
+    Journal journal = merged ? Journal() : OpenJournal(loading);
     auto params = ParseParams(*params_text, dir_, "data/params.json");
     if (!params.ok()) {
       Add("accounting", "data/params.json", params.error().what);
@@ -398,7 +439,7 @@ class Verifier {
       return at;
     };
     std::map<std::string, std::size_t> by_reason, by_category;
-    std::size_t pos = 0;  // results matched to a manifest id so far
+    std::size_t pos = 0;  // the manifest position after the last result's
     bool in_order = true;
     std::string line;
     for (;;) {
@@ -421,10 +462,24 @@ class Verifier {
         Add("accounting", r.id, "result for an id that is not in the manifest (" + where() + ")");
         continue;
       }
-      in_order = in_order && *k == pos;
-      ++pos;
+      if (shard && !InShard(r.id, *shard)) {
+        Add("accounting", r.id,
+            "belongs to shard " + std::to_string(ShardOfId(r.id, shard->count)) + ", not to this shard " + ShardText(*shard));
+        continue;
+      }
+      in_order = in_order && *k >= pos;
+      pos = *k + 1;
       if (seen[*k] < 2 && ++seen[*k] == 2) Add("accounting", r.id, "appears more than once in data/results.jsonl");
-      journal.Compare(r, line, *this);
+      if (merged) {
+        const std::uint32_t owner = ShardOfId(r.id, run_->merged_shards);
+        if (owner < shard_journals.size()) {
+          const std::size_t before = rows_.size();
+          shard_journals[owner].Compare(r, line, *this);
+          rows_.resize(before);  // the shards' sidecars are not in a merged folder
+        }
+      } else {
+        journal.Compare(r, line, *this);
+      }
       if (r.accepted && embeds) {
         if (!r.dim || *r.dim != run_->dim || !r.row) {
           Add("accounting", r.id, "accepted without the embedding's row and dim " + std::to_string(run_->dim));
@@ -454,15 +509,30 @@ class Verifier {
             "expected rejection '" + *want + "' but got " + (r.accepted ? "accepted" : "'" + r.reason + "'"));
       }
     }
-    result_.items = ids.size();
-    bool all_seen = true;
+    result_.items = 0;
+    std::vector<std::size_t> per_shard(merged ? run_->merged_shards : 0, 0);
     for (std::size_t k = 0; k < ids.size(); ++k) {
+      if (shard && !InShard(ids.Id(k), *shard)) continue;
+      ++result_.items;
+      if (merged) ++per_shard[ShardOfId(ids.Id(k), run_->merged_shards)];
       if (seen[k]) continue;
-      all_seen = false;
-      Add("accounting", std::string(ids.Id(k)), "manifest id has no result in data/results.jsonl");
+      Add("accounting", std::string(ids.Id(k)),
+          shard ? "id of shard " + ShardText(*shard) + " has no result in data/results.jsonl"
+                : "manifest id has no result in data/results.jsonl");
     }
-    in_order = in_order && pos == ids.size();
-    if (!in_order && all_seen) Add("accounting", "data/results.jsonl", "results are not in manifest order");
+    if (!in_order) Add("accounting", "data/results.jsonl", "results are not in manifest order");
+    if (shard && run_->shard_items != result_.items) {
+      Add("accounting", "data/run.json",
+          "shard.items is " + std::to_string(run_->shard_items) + " but the manifest holds " +
+              std::to_string(result_.items) + " ids of shard " + ShardText(*shard));
+    }
+    for (std::size_t i = 0; merged && i < per_shard.size() && i < shard_items_.size(); ++i) {
+      if (shard_items_[i] != per_shard[i]) {
+        Add("shards", MergedShardFolder({static_cast<std::uint32_t>(i), run_->merged_shards}) + "/run.json",
+            "the shard processed " + std::to_string(shard_items_[i]) + " items; the manifest holds " +
+                std::to_string(per_shard[i]) + " of its ids");
+      }
+    }
     CheckReport(by_reason, by_category);
     if (embeds) CheckVectors(run_->dim);
   }
@@ -631,6 +701,7 @@ class Verifier {
     std::string id;
   };
   std::vector<RowRef> rows_;  // embedding runs: each accepted item's row and journaled vector
+  std::vector<std::size_t> shard_items_;  // merged: each shard's own item count, from its run.json
 };
 
 }  // namespace
@@ -648,6 +719,9 @@ Result<VerifyResult> VerifyFolder(FileSystem& fs, const fs::path& dir, const Ver
       r.folder_kind = kFolderKindSweep;
       return r;
     }
+    VerifyResult r = VerifyRunFolder(fs, dir, options);
+    r.folder_kind = kind.value().kind;
+    return r;
   }
   return VerifyRunFolder(fs, dir, options);
 }

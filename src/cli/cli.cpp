@@ -68,6 +68,8 @@ int Dispatch(int argc, char** argv) {
   AddVerifyCommand(app, exit_code);
   AddManifestCommand(app, exit_code);
   AddSweepCommand(app, exit_code, args);
+  AddMergeCommand(app, exit_code, args);
+  AddExportCommand(app, exit_code);
   // CLI11 reads an unknown word as a stray argument ("A subcommand is required"): name it.
   auto known = [&](const std::string& name) {
     for (const CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) {

@@ -41,6 +41,19 @@ void AddVerifyCommand(CLI::App& app, int& exit_code);
 void AddManifestCommand(CLI::App& app, int& exit_code);
 void AddSweepCommand(CLI::App& app, int& exit_code, const std::vector<std::string>& argv);
 
+void AddMergeCommand(CLI::App& app, int& exit_code, const std::vector<std::string>& argv);
+void AddExportCommand(CLI::App& app, int& exit_code);
+
+}  // namespace pilot::cli
+namespace pilot {
+struct MergeOutcome;
+}
+namespace pilot::cli {
+
+// Prints a merge's outcome (summary or --json) and returns its exit code (cmd_merge.cpp);
+// `run --workers` ends with it too.
+int PrintMergeOutcome(const MergeOutcome& outcome, const Common& common);
+
 // `pilot resume` of a sweep folder (cmd_sweep.cpp).
 int ResumeSweepFolder(const std::string& dir, const Common& common, const std::vector<std::string>& argv);
 

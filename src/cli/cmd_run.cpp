@@ -1,4 +1,16 @@
 // `pilot run`: validate everything, check the environment, then hand over to ExecuteRun.
+// With --shard, one partition of the manifest (a folder of kind shard, resumed when it
+// exists); with --workers K, K shards on this host in child processes, then merged.
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <thread>
 #include <tuple>
 
 #include "cli/cli.h"
@@ -10,7 +22,12 @@
 #include "pilot/manifest.h"
 #include "pilot/params.h"
 #include "pilot/plan.h"
+#include "pilot/journal.h"
+#include "pilot/merge.h"
 #include "pilot/run.h"
+#include "pilot/run_lock.h"
+#include "pilot/shard.h"
+#include "cli/torch_loader.h"
 
 namespace pilot::cli {
 namespace {
@@ -25,6 +42,8 @@ struct RunOptions {
   std::string run_id;
   std::string device;
   std::string batch_plan;
+  std::string shard;
+  std::size_t workers = 0;
   std::size_t stop_after = 0;
   std::vector<std::string> argv;
   const CLI::Option* run_id_option = nullptr;
@@ -32,7 +51,12 @@ struct RunOptions {
   const CLI::Option* device_option = nullptr;
   const CLI::Option* params_option = nullptr;
   const CLI::Option* batch_plan_option = nullptr;
+  const CLI::Option* shard_option = nullptr;
+  const CLI::Option* workers_option = nullptr;
 };
+
+// At most this many --workers on one host (one process and one device each).
+constexpr std::size_t kMaxWorkers = 64;
 
 // An option given with an empty value ('') is a mistake, never a request for the default.
 Status NotEmpty(const CLI::Option* option, const std::string& value, const char* name) {
@@ -43,13 +67,14 @@ Status NotEmpty(const CLI::Option* option, const std::string& value, const char*
 }
 
 // Parses the options into a request; the plan itself is built by the library.
-Result<RunPlan> BuildPlan(const RunOptions& o) {
+Result<RunPlan> BuildPlan(const RunOptions& o, const std::optional<ShardChoice>& shard = std::nullopt) {
   if (o.runs_dir.empty()) return BadInput("--runs-dir is empty", "--runs-dir", "give the folder that receives run folders");
   for (auto [option, value, name] : {std::tuple{o.run_id_option, &o.run_id, "--run-id"},
                                      std::tuple{o.manifest_option, &o.manifest, "--manifest"},
                                      std::tuple{o.device_option, &o.device, "--device"},
                                      std::tuple{o.params_option, &o.params, "--params"},
-                                     std::tuple{o.batch_plan_option, &o.batch_plan, "--batch-plan"}}) {
+                                     std::tuple{o.batch_plan_option, &o.batch_plan, "--batch-plan"},
+                                     std::tuple{o.shard_option, &o.shard, "--shard"}}) {
     if (Status st = NotEmpty(option, *value, name); !st.ok()) return st.error();
   }
   RunRequest request;
@@ -60,13 +85,245 @@ Result<RunPlan> BuildPlan(const RunOptions& o) {
   request.runs_dir = o.runs_dir;
   request.run_id = o.run_id;
   request.command_line = o.argv;
-  return BuildRunPlan(RealFileSystem(), request);
+  if (shard) request.shard = shard->spec;
+  auto plan = BuildRunPlan(RealFileSystem(), request);
+  if (!plan.ok() || !shard || !shard->local_rank) return plan;
+  // torchrun: LOCAL_RANK picks this host's device, cuda:LOCAL_RANK (or rocm:).
+  std::string& device = plan.value().params.device;
+  std::string base = device;
+  if (device == "auto") {
+    auto torch = Torch();
+    if (!torch.ok()) return torch.error();
+    base = torch.value()->received_environment("auto", plan.value().runs_dir).backend;
+  }
+  if (base == "cuda" || base == "rocm") device = base + ":" + std::to_string(*shard->local_rank);
+  return plan;
+}
+
+// A shard's folder already exists (a resubmitted task): the same shard of the same manifest,
+// parameters and model resumes, or, finished, is verified again; anything else is refused.
+int ContinueShard(const RunOptions& o, RunPlan& plan, const fs::path& dir) {
+  FileSystem& fsys = CliFileSystem();
+  const std::string hint = "this folder is not the same shard's: give another --run-id or --runs-dir, or move it away";
+  auto journal = LoadJournal(fsys, dir / kJournal, false);
+  if (!journal.ok()) {
+    return ReportError(BadInput("exists but is not a shard pilot can continue: " + journal.error().what, dir.string(), hint),
+                       o.common);
+  }
+  const JournalHeader& h = journal.value().header;
+  if (!h.shard || !(*h.shard == *plan.shard)) {
+    return ReportError(BadInput("exists and holds " + (h.shard ? "shard " + ShardText(*h.shard) : std::string("a run")) +
+                                    ", not shard " + ShardText(*plan.shard),
+                                dir.string(), hint),
+                       o.common);
+  }
+  for (auto [theirs, mine, what] : {std::tuple{h.manifest_sha256, plan.manifest.sha256(), "manifest"},
+                                    std::tuple{h.params_sha256, Sha256Hex(plan.params_bytes), "parameters"},
+                                    std::tuple{h.model_sha256, plan.model_sha256, "model"}}) {
+    if (theirs != mine) {
+      return ReportError(BadInput(std::string("exists for another ") + what + " (sha256 " + theirs + "; this run's is " +
+                                      mine + ")",
+                                  dir.string(), hint),
+                         o.common);
+    }
+  }
+  auto lock = fsys.LinkStat(dir / kLockFile);
+  auto tags = fsys.LinkStat(dir / "tagmanifest-sha256.txt");
+  if (lock.ok() && !lock.value().exists && tags.ok() && tags.value().exists) {
+    std::fprintf(stderr, "pilot: shard %s is already finished in %s; verifying it\n", ShardText(*plan.shard).c_str(),
+                 dir.c_str());
+    ResumeSetup done;
+    done.run_dir = dir;
+    done.finished_verify = VerifyRunFolder(fsys, dir, VerifyOptions{});
+    return PrintAlreadyFinished(done, o.common);
+  }
+  std::fprintf(stderr, "pilot: shard %s resumes its folder %s\n", ShardText(*plan.shard).c_str(), dir.c_str());
+  auto setup = PrepareResume(dir, fsys);
+  if (!setup.ok()) return ReportError(setup.error(), o.common);
+  ResumeSetup& s = setup.value();
+  if (s.already_finished) return PrintAlreadyFinished(s, o.common);
+  s.plan.params.device = plan.params.device;
+  if (Status env = CheckEnvironment(s.plan.params, s.plan.runs_dir, "the shard folder stays resumable"); !env.ok()) {
+    return ReportError(env.error(), o.common);
+  }
+  auto built = BuildStage(s.plan.params, s.plan.model_sha256, s.plan.runs_dir);
+  if (!built.ok()) return ReportError(built.error(), o.common);
+  s.plan.environment = built.value().environment;
+  s.plan.command_line = o.argv;
+  InstallInterruptHandlers();
+  auto outcome = ResumeRun(s, *built.value().stage, fsys, SystemClock(), MakeRunControl(o.common, o.stop_after));
+  if (!outcome.ok()) return ReportError(outcome.error(), o.common);
+  return PrintOutcome(outcome.value(), o.common);
+}
+
+// --workers K: K child `pilot run --shard k/K` processes on this host, one device each, then
+// `pilot merge` of their folders into the run folder. The single-host case of sharding: the
+// same shard folders, resumed the same way (run the same command, same --run-id, again).
+int ExecuteWorkers(const RunOptions& o) {
+  if (o.workers == 0 || o.workers > kMaxWorkers) {
+    return ReportError(BadInput("--workers must be 1.." + std::to_string(kMaxWorkers), "--workers"), o.common);
+  }
+  if (o.shard_option && o.shard_option->count() > 0) {
+    return ReportError(BadInput("--workers and --shard exclude each other", "--workers",
+                                "--workers K runs every shard on this host; --shard I/N runs one"),
+                       o.common);
+  }
+  if (o.stop_after > 0) return ReportError(BadInput("--stop-after does not apply to --workers", "--stop-after"), o.common);
+  auto plan = BuildPlan(o);
+  if (!plan.ok()) return ReportError(plan.error(), o.common);
+  RunPlan& p = plan.value();
+  const std::string run_id = p.run_id.empty() ? NewRunId(SystemClock()) : p.run_id;
+  const fs::path merged = p.runs_dir / run_id;
+  const fs::path shards_dir = p.runs_dir / (run_id + ".shards");
+  if (auto st = RealFileSystem().LinkStat(merged); st.ok() && st.value().exists) {
+    return ReportError(BadInput("run folder already exists; pilot never reuses or overwrites one", merged.string(),
+                                "choose another --run-id or leave it out"),
+                       o.common);
+  }
+  const auto k_workers = static_cast<std::uint32_t>(o.workers);
+  // One device per worker: cpu for every one, or cuda:k / rocm:k.
+  std::string base = p.params.device;
+  if (base.find(':') != std::string::npos) {
+    return ReportError(BadInput("--workers gives each worker its own device; the device is fixed to '" + base + "'",
+                                "--device", "use --device cuda (or rocm, auto, cpu) with --workers"),
+                       o.common);
+  }
+  if (base == "auto") {
+    auto torch = Torch();
+    if (!torch.ok()) return ReportError(torch.error(), o.common);
+    base = torch.value()->received_environment("auto", p.runs_dir).backend;
+  }
+  if (Status env = CheckEnvironment(p.params, p.runs_dir, "no run folder was created"); !env.ok()) {
+    return ReportError(env.error(), o.common);
+  }
+  if (Status made = RealFileSystem().CreateDirectories(shards_dir); !made.ok()) return ReportError(made.error(), o.common);
+  InstallInterruptHandlers();
+  ::signal(SIGCHLD, SIG_DFL);
+  struct Worker {
+    pid_t pid = -1;
+    int code = -1;
+    fs::path log;
+  };
+  std::vector<Worker> workers(k_workers);
+  for (std::uint32_t k = 0; k < k_workers; ++k) {
+    const ShardSpec spec{k, k_workers};
+    std::vector<std::string> args = {"pilot", "run", "--shard", ShardText(spec), "--run-id", ShardRunId(spec),
+                                     "--runs-dir", shards_dir.string(), "--params", o.params, "--quiet",
+                                     "--device", base == "cpu" || base == "none" ? std::string("cpu") : base + ":" + std::to_string(k)};
+    if (!o.manifest.empty()) args.insert(args.end(), {"--manifest", o.manifest});
+    if (!o.batch_plan.empty()) args.insert(args.end(), {"--batch-plan", o.batch_plan});
+    workers[k].log = shards_dir / (ShardRunId(spec) + ".log");
+    std::vector<const char*> argv;
+    for (const auto& a : args) argv.push_back(a.c_str());
+    argv.push_back(nullptr);
+    const pid_t pid = ::fork();
+    if (pid < 0) {
+      return ReportError(Error{ErrorKind::kEnvironment, std::string("cannot start a worker: ") + std::strerror(errno),
+                               "--workers", "the shards started so far resume when the command is run again"},
+                         o.common);
+    }
+    if (pid == 0) {
+      ::setpgid(0, 0);  // a terminal's Ctrl-C reaches the parent, which stops each worker
+      ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+      int fd = ::open(workers[k].log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0644);
+      if (fd >= 0) {
+        ::dup2(fd, STDOUT_FILENO);
+        ::dup2(fd, STDERR_FILENO);
+      }
+      ::execv("/proc/self/exe", const_cast<char* const*>(argv.data()));
+      ::_exit(127);
+    }
+    workers[k].pid = pid;
+  }
+  if (!o.common.quiet && !o.common.json) {
+    std::fprintf(stderr, "pilot: %u workers started; shard folders and logs in %s\n", k_workers, shards_dir.c_str());
+  }
+  std::size_t running = k_workers;
+  bool stopping = false;
+  double last = 0;
+  while (running > 0) {
+    int status = 0;
+    const pid_t pid = ::waitpid(-1, &status, WNOHANG);
+    if (pid > 0) {
+      for (auto& w : workers) {
+        if (w.pid != pid) continue;
+        w.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+        w.pid = -1;
+        --running;
+      }
+      continue;
+    }
+    if (InterruptRequested() && !stopping) {
+      stopping = true;
+      for (const auto& w : workers) {
+        if (w.pid > 0) ::kill(w.pid, SIGTERM);
+      }
+    }
+    const double now = SystemClock().MonotonicSeconds();
+    if (!o.common.quiet && !o.common.json && ::isatty(STDERR_FILENO) && now - last >= 0.5) {
+      last = now;
+      std::size_t done = 0, total = 0;
+      for (std::uint32_t k = 0; k < k_workers; ++k) {
+        auto st = ReadRunStatus(RealFileSystem(), shards_dir / ShardRunId({k, k_workers}));
+        if (st.ok()) {
+          done += st.value().done;
+          total += st.value().total;
+        }
+      }
+      std::fprintf(stderr, "\r\033[Kpilot: %zu workers running, %zu/%zu items", running, done, total);
+      std::fflush(stderr);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  if (!o.common.quiet && !o.common.json && ::isatty(STDERR_FILENO)) std::fputc('\n', stderr);
+  const std::string again = "run the same command again with --run-id " + run_id + ": each shard resumes its folder";
+  int worst = 0;
+  std::string failed;
+  for (std::uint32_t k = 0; k < k_workers; ++k) {
+    if (workers[k].code == 0) continue;
+    if (worst == 0 || workers[k].code == Code(ExitCode::kInterrupted)) worst = workers[k].code;
+    failed += "\n  shard " + ShardText({k, k_workers}) + " exited with " + std::to_string(workers[k].code) + " (log: " +
+              workers[k].log.string() + ")";
+  }
+  if (worst != 0) {
+    Error e{worst == Code(ExitCode::kInterrupted) ? ErrorKind::kInterrupted : ErrorKind::kWorkFailed,
+            "not every worker finished:" + failed, shards_dir.string(), again};
+    if (worst == Code(ExitCode::kBadInput)) e.kind = ErrorKind::kBadInput;
+    if (worst == Code(ExitCode::kEnvironment)) e.kind = ErrorKind::kEnvironment;
+    return ReportError(e, o.common);
+  }
+  MergeRequest merge;
+  for (std::uint32_t k = 0; k < k_workers; ++k) merge.shards.push_back(shards_dir / ShardRunId({k, k_workers}));
+  merge.out = merged;
+  merge.command_line = o.argv;
+  auto outcome = MergeShards(RealFileSystem(), SystemClock(), merge, MakeRunControl(o.common, 0));
+  if (!outcome.ok()) {
+    Error e = outcome.error();
+    if (e.kind == ErrorKind::kInterrupted) e.hint = again;
+    return ReportError(e, o.common);
+  }
+  return PrintMergeOutcome(outcome.value(), o.common);
 }
 
 int Execute(const RunOptions& o) {
   ApplyLogLevel(o.common);
-  auto plan = BuildPlan(o);
+  if (o.workers_option && o.workers_option->count() > 0) return ExecuteWorkers(o);
+  std::optional<ShardChoice> shard;
+  if (o.shard_option && o.shard_option->count() > 0) {
+    if (o.shard.empty()) return ReportError(BadInput("--shard is empty", "--shard", "give I/N, auto/N or auto"), o.common);
+    auto choice = ParseShardOption(o.shard, ProcessEnvironment());
+    if (!choice.ok()) return ReportError(choice.error(), o.common);
+    shard = choice.value();
+    if (!o.common.quiet && !o.common.json) {
+      std::fprintf(stderr, "pilot: shard %s, from %s\n", ShardText(shard->spec).c_str(), shard->source.c_str());
+    }
+  }
+  auto plan = BuildPlan(o, shard);
   if (!plan.ok()) return ReportError(plan.error(), o.common);
+  if (shard) {
+    const fs::path dir = plan.value().runs_dir / plan.value().run_id;
+    if (auto st = RealFileSystem().LinkStat(dir); st.ok() && st.value().exists) return ContinueShard(o, plan.value(), dir);
+  }
   if (Status env = CheckEnvironment(plan.value().params, plan.value().runs_dir, "no run folder was created"); !env.ok()) {
     return ReportError(env.error(), o.common);
   }
@@ -92,7 +349,16 @@ void AddRunCommand(CLI::App& app, int& exit_code, const std::vector<std::string>
   cmd->add_option("--runs-dir", o->runs_dir, "Folder that receives the run folder")->capture_default_str();
   o->run_id_option =
       cmd->add_option("--run-id", o->run_id, "Name of the run folder (default: UTC time + random suffix); never reused");
-  o->device_option = cmd->add_option("--device", o->device, "auto | cpu | cuda | rocm (default: the parameters' device)");
+  o->device_option =
+      cmd->add_option("--device", o->device, "auto | cpu | cuda | rocm | cuda:N | rocm:N (default: the parameters' device)");
+  o->shard_option = cmd->add_option(
+      "--shard", o->shard,
+      "Process one partition: I/N (0-based), auto/N (I from SLURM_ARRAY_TASK_ID or JOB_COMPLETION_INDEX), or auto "
+      "(torchrun: RANK/WORLD_SIZE, device cuda:LOCAL_RANK). Run id default shard-I-of-N; an existing one resumes");
+  o->workers_option = cmd->add_option("--workers", o->workers,
+                                      "Run K shards on this host, one per device (cpu: K CPU processes), then merge "
+                                      "them into the run folder; shards go to RUNS_DIR/RUN_ID.shards")
+                          ->check(CountValidator());
   o->batch_plan_option = cmd->add_option(
       "--batch-plan", o->batch_plan,
       "A finished sweep folder: batch each length group at the size it recommends (instead of batch_size)");
@@ -102,7 +368,9 @@ void AddRunCommand(CLI::App& app, int& exit_code, const std::vector<std::string>
   AddCommonOptions(*cmd, o->common);
   cmd->footer(
       "Ctrl-C (or SIGTERM) stops after the current batch with exit 130 and a resumable folder;\n"
-      "a second Ctrl-C stops at once (still resumable). Finish with `pilot resume RUN_DIR`.");
+      "a second Ctrl-C stops at once (still resumable). Finish with `pilot resume RUN_DIR`.\n"
+      "Shards: an id belongs to shard (first 8 bytes of sha256(id)) mod N. Scheduler variables are read\n"
+      "only with --shard auto. Join the shard folders with `pilot merge SHARD_DIR... --out DIR`.");
   cmd->callback([o, &exit_code, &argv] {
     o->argv = argv;
     exit_code = Execute(*o);

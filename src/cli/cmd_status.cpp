@@ -21,7 +21,7 @@ int Execute(const StatusOptions& o) {
     PrintJson(RunStatusToJson(s));
     return 0;
   }
-  std::printf("%s %s: %s%s\n", s.sweep ? "sweep" : "run", s.run_id.c_str(), s.state.c_str(),
+  std::printf("%s %s: %s%s\n", s.sweep ? "sweep" : s.folder_kind.c_str(), s.run_id.c_str(), s.state.c_str(),
               s.writer_pid ? (" (pid " + std::to_string(*s.writer_pid) + ")").c_str() : "");
   if (s.sweep) {
     std::printf("  %zu cell(s) measured of at most %zu (a group stops at its first limit)\n", s.done, s.total);

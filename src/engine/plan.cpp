@@ -82,7 +82,8 @@ Result<RunPlan> BuildRunPlan(FileSystem& fsys, const RunRequest& o) {
     plan.batch_plan = std::move(batch_plan).value();
   }
   plan.runs_dir = o.runs_dir;
-  plan.run_id = o.run_id;
+  plan.run_id = o.run_id.empty() && o.shard ? ShardRunId(*o.shard) : o.run_id;
+  plan.shard = o.shard;
   plan.command_line = o.command_line;
   // What was asked, beside the plan's effective values (run.json "requested" and "plan").
   plan.requested = {{"params", o.params_file.string()},
@@ -95,6 +96,7 @@ Result<RunPlan> BuildRunPlan(FileSystem& fsys, const RunRequest& o) {
                     {"threads", asked.threads},
                     {"run_id", o.run_id.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(o.run_id)},
                     {"runs_dir", o.runs_dir.string()}};
+  if (o.shard) plan.requested["shard"] = ShardText(*o.shard);
   return plan;
 }
 

@@ -174,7 +174,8 @@ Result<ResumeSetup> CheckAgainstJournal(FileSystem& fsys, const fs::path& run_di
   // reads is still parsed strictly, and a repeated id is caught below.
   // (A .json manifest is capped in size and held in memory: it is simply loaded again.)
   if (manifest_file.value().extension() == ".jsonl") {
-    p.manifest = ManifestSource::OpenPinned(fsys, manifest_file.value(), h.items, h.manifest_sha256);
+    p.manifest = ManifestSource::OpenPinned(fsys, manifest_file.value(), h.shard ? h.manifest_items : h.items,
+                                            h.manifest_sha256);
   } else {
     auto manifest = ManifestSource::Open(fsys, manifest_file.value());
     if (!manifest.ok()) return manifest.error();
@@ -225,8 +226,12 @@ Result<ResumeSetup> CheckAgainstJournal(FileSystem& fsys, const fs::path& run_di
   }
   // Every result in the journal must be for an id of the manifest: checked here, before
   // anything is written, not when the folder is finished.
-  std::size_t known = 0, items = 0, hint = 0;
+  // A shard counts only its partition: a journaled id of another shard is a ghost too.
+  p.shard = h.shard;
+  std::size_t known = 0, items = 0, hint = 0, all_items = 0;
   auto count = [&](std::string_view id) {
+    ++all_items;
+    if (h.shard && !InShard(id, *h.shard)) return;
     ++items;
     std::size_t at = s.journal.done.Find(id, hint);
     if (at != IdIndex::npos) {
@@ -243,14 +248,16 @@ Result<ResumeSetup> CheckAgainstJournal(FileSystem& fsys, const fs::path& run_di
     return Status();
   };
   if (Status st = p.manifest.ForEach(count_parsed, count_known); !st.ok()) return st.error();
-  if (items != h.items) {
-    return BadInput("the manifest holds " + std::to_string(items) + " items, the journal " + std::to_string(h.items),
+  if (items != h.items || (h.shard && all_items != h.manifest_items)) {
+    return BadInput("the manifest holds " + std::to_string(items) + " items" +
+                        (h.shard ? " of shard " + ShardText(*h.shard) : std::string()) + ", the journal " +
+                        std::to_string(h.items),
                     manifest_file.value().string(), "the run folder is damaged; it cannot be resumed");
   }
   if (known != s.journal.done.size()) {
     std::unordered_set<std::string> ids;
     (void)p.manifest.ForEach([&](const ManifestItem& item) {
-      ids.insert(item.id);
+      if (!h.shard || InShard(item.id, *h.shard)) ids.insert(item.id);
       return Status();
     });
     std::string ghost;
@@ -261,7 +268,8 @@ Result<ResumeSetup> CheckAgainstJournal(FileSystem& fsys, const fs::path& run_di
       return BadInput("the manifest copy names an id more than once", manifest_file.value().string(),
                       "the run folder is damaged; it cannot be resumed");
     }
-    return BadInput("the journal holds a result for '" + ghost + "', an id that is not in the manifest",
+    return BadInput("the journal holds a result for '" + ghost + "', an id that is not in the manifest" +
+                        (h.shard ? std::string(" or not of shard ") + ShardText(*h.shard) : std::string()),
                     (run_dir / kJournal).string(), "the run folder is damaged; it cannot be resumed");
   }
   p.inputs_root = h.inputs_root;
@@ -300,7 +308,8 @@ Result<ResumeSetup> PrepareResume(const fs::path& given, FileSystem& fsys) {
     auto kind = ReadFolderKind(fsys, run_dir);
     if (!kind.ok()) return kind.error();
     if (Status st = CheckFolderKind(kind.value(), run_dir, "resume"); !st.ok()) return st.error();
-    if (kind.value().kind != kFolderKindRun) {  // a sweep resumes through ResumeSweep (sweep_run.h)
+    // A shard resumes as a run over its partition; a sweep through ResumeSweep (sweep_run.h).
+    if (kind.value().kind != kFolderKindRun && kind.value().kind != kFolderKindShard) {
       return BadInput("the folder is of kind '" + kind.value().kind + "', not a run", run_dir.string(),
                       "`pilot resume` resumes it as what it is");
     }

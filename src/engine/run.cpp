@@ -148,7 +148,7 @@ class Driver {
       progress_.accepted = previous->accepted;
       progress_.rejected = previous->rejected;
     }
-    progress_.total = plan_.manifest.size();
+    progress_.total = header_.items;
     progress_.done = progress_.accepted + progress_.rejected;
     sessions_ = (previous ? previous->sessions : 0) + 1;
     previous_ = previous;
@@ -304,7 +304,7 @@ class Driver {
             pending.push_back(item);
             return pending.size() < batch ? Status() : send();
           },
-          is_done);
+          [&](std::string_view id) { return !InShard(id, shard_) || is_done(id); });
       for (auto& g : groups) {
         if (reader_status.ok() && !g.empty()) reader_status = send_items(g);
       }
@@ -397,7 +397,7 @@ class Driver {
   Status WriteRunRecord(const std::string& state) {
     const StageDescription& d = stage_.Describe();
     nlohmann::ordered_json j;
-    j["folder_kind"] = kFolderKindRun;
+    j["folder_kind"] = header_.shard ? kFolderKindShard : kFolderKindRun;
     j["format_version"] = kRunFormatVersion;
     j["run_id"] = header_.run_id;
     j["pilot_version"] = build::kVersion;
@@ -406,11 +406,20 @@ class Driver {
     j["state"] = state;
     j["started_at"] = header_.started_at;
     j["finished_at"] = state == "finished" ? nlohmann::ordered_json(clock_.UtcNowIso()) : nlohmann::ordered_json();
+    if (header_.started_unix > 0) {
+      j["started_unix"] = header_.started_unix;
+      j["finished_unix"] = state == "finished" ? nlohmann::ordered_json(clock_.UnixSeconds()) : nlohmann::ordered_json();
+    }
     j["sessions"] = sessions_;
     j["manifest_copy"] = header_.manifest_copy;
     j["manifest_sha256"] = header_.manifest_sha256;
     j["params_sha256"] = header_.params_sha256;
     j["model_sha256"] = header_.model_sha256;
+    if (header_.shard) {
+      j["shard"] = {{"index", header_.shard->index}, {"count", header_.shard->count}, {"items", header_.items},
+                    {"assignment", "sha256(id)[0:8] big-endian mod count"},
+                    {"acceptance", "judged by pilot merge over the whole manifest"}};
+    }
     j["requested"] = plan_.requested;
     j["plan"] = {{"manifest", header_.manifest_path},
                  {"inputs_root", header_.inputs_root},
@@ -618,6 +627,7 @@ class Driver {
     std::size_t next_hint = 0;
     PILOT_TRY(manifest_.ForEach([&](const ManifestItem& item) -> Status {
       const std::size_t at = js.done.Find(item.id, next_hint);
+      // (Ids of other shards are skipped below; a journaled one of them is counted out at the end.)
       if (at == IdIndex::npos) return BadInput("no result was journaled for this item", item.id);
       next_hint = at + 1;
       // The common case copies the journal's line: a classifier's or a rejection's record
@@ -660,14 +670,15 @@ class Driver {
       if (rows.size() < kMarkdownItemRows) rows.push_back(std::move(r));
       ++n;
       return {};
-    }));
+    }, [&](std::string_view id) { return !InShard(id, shard_); }));
     if (js.done.size() != n) {
       return BadInput("the journal holds results for ids that are not in the manifest", journal_file.string());
     }
     if (embeds) PILOT_TRY(fs_.WriteFileAtomic(dir_ / kVectorsNpy, npy));
     PILOT_TRY(flush(0));
     PILOT_TRY(results_file.value()->Commit());
-    outcome_.report = builder.Finish(plan_.params.acceptance,
+    // A shard's acceptance is judged by merge, over the whole manifest.
+    outcome_.report = builder.Finish(header_.shard ? Acceptance{} : plan_.params.acceptance,
                                      RunMetrics{js.processing_seconds, std::max(js.peak_rss_mb, PeakRssMegabytes()),
                                                 js.device_peak_mb, js.batch_failure_count, js.batch_failures});
     PILOT_TRY(fs_.WriteFileAtomic(dir_ / "data/report.json", PrettyJson(ReportToJson(outcome_.report))));
@@ -677,7 +688,7 @@ class Driver {
     PILOT_TRY(FinalizeBag(fs_, dir_, clock_.UtcNowIso().substr(0, 10),
                                       {{"Bag-Software-Agent", std::string("pilot ") + build::kVersion},
                                        {"External-Identifier", header_.run_id},
-                                       {"Pilot-Folder-Kind", kFolderKindRun},
+                                       {"Pilot-Folder-Kind", header_.shard ? kFolderKindShard : kFolderKindRun},
                                        {"Pilot-Format-Version", std::to_string(kRunFormatVersion)}}));
     lock.RemoveFile();
     auto fingerprint = Sha256File(fs_, dir_ / "tagmanifest-sha256.txt", false);
@@ -701,6 +712,7 @@ class Driver {
   const RunPlan& plan_;
   ManifestSource manifest_;  // iterates the run folder's copy once it exists
   const JournalHeader header_;  // a copy: a resume moves its journal state into Finish
+  const ShardSpec shard_ = header_.shard.value_or(ShardSpec{});
   Stage& stage_;
   FileSystem& fs_;
   Clock& clock_;
@@ -722,6 +734,18 @@ std::string ManifestCopyName(const fs::path& manifest) {
 }
 
 }  // namespace
+
+Result<std::size_t> CountShardItems(const ManifestSource& manifest, const std::optional<ShardSpec>& shard) {
+  if (!shard || shard->count <= 1) return manifest.size();
+  std::size_t n = 0;
+  // Every id is passed to skip and skipped: on JSON Lines the lines are not parsed again.
+  PILOT_TRY(manifest.ForEach([](const ManifestItem&) -> Status { return {}; },
+                             [&](std::string_view id) {
+                               if (InShard(id, *shard)) ++n;
+                               return true;
+                             }));
+  return n;
+}
 
 Status CopyManifestPinned(FileSystem& fs, const fs::path& from, const fs::path& to, const std::string& want) {
   return CopyPinnedManifest(fs, from, to, want);
@@ -758,7 +782,8 @@ Result<RunOutcome> ExecuteRun(const RunPlan& plan, Stage& stage, FileSystem& fs,
   }
   auto lock = RunLock::Acquire(fs, dir);
   if (!lock.ok()) return lock.error();
-  spdlog::info("run {}: {} items, stage {} on {}", run_id, plan.manifest.size(), stage.Describe().kind,
+  spdlog::info("run {}: {} items{}, stage {} on {}", run_id, plan.manifest.size(),
+               plan.shard ? " (shard " + ShardText(*plan.shard) + ")" : std::string(), stage.Describe().kind,
                stage.Describe().device);
   PILOT_TRY(fs.CreateDirectoryExclusive(dir / "data"));
 
@@ -782,18 +807,23 @@ Result<RunOutcome> ExecuteRun(const RunPlan& plan, Stage& stage, FileSystem& fs,
     return e;
   }
 
+  auto items = CountShardItems(plan.manifest, plan.shard);
+  if (!items.ok()) return items.error();
   JournalHeader header;
+  header.shard = plan.shard;
+  header.manifest_items = plan.manifest.size();
   header.run_id = run_id;
   header.manifest_sha256 = copied.value();
   header.params_sha256 = Sha256Hex(plan.params_bytes);
   header.model_sha256 = plan.model_sha256;
-  header.items = plan.manifest.size();
+  header.items = items.value();
   header.manifest_copy = copy_name;
   header.manifest_path = fs::absolute(plan.manifest.file()).lexically_normal().string();
   header.params_path = fs::absolute(plan.params_file).lexically_normal().string();
   header.model_path = fs::absolute(plan.params.stage.model).lexically_normal().string();
   header.inputs_root = plan.inputs_root.string();
   header.started_at = clock.UtcNowIso();
+  header.started_unix = clock.UnixSeconds();
   auto journal = JournalWriter::Open(fs, dir / kJournal);
   Status opened = journal.ok() ? journal.value().AppendHeader(header) : journal.status();
   if (!opened.ok()) {

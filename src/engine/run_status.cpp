@@ -2,6 +2,8 @@
 #include <algorithm>
 
 #include "pilot/folder_kind.h"
+#include "pilot/json_util.h"
+#include "pilot/limits.h"
 #include "pilot/run.h"
 #include "pilot/sweep_run.h"
 
@@ -18,16 +20,39 @@ Result<RunStatus> ReadRunStatus(FileSystem& fsys, const fs::path& run_dir) {
     auto st = fsys.LinkStat(p);
     return st.ok() && st.value().exists;
   };
+  std::string folder_kind = kFolderKindRun;
   if (exists(run_dir / "data/run.json")) {
     auto kind = ReadFolderKind(fsys, run_dir);
     if (!kind.ok()) return kind.error();
     if (Status s = CheckFolderKind(kind.value(), run_dir, "read the status of"); !s.ok()) return s.error();
     if (kind.value().kind == kFolderKindSweep) return ReadSweepStatus(fsys, run_dir);
+    folder_kind = kind.value().kind;
+  }
+  if (folder_kind == kFolderKindMerged) {
+    // Written whole by `pilot merge` (never resumed): its report holds the counts.
+    const fs::path file = run_dir / "data/report.json";
+    auto text = ReadCapped(fsys, file, limits::kReportBytes, "report");
+    if (!text.ok()) return text.error();
+    auto report = ParseJson(text.value(), file.string());
+    if (!report.ok()) return report.error();
+    const auto counts = report.value().is_object() ? report.value().find("counts") : report.value().end();
+    if (counts == report.value().end()) return BadInput("no 'counts'", file.string());
+    RunStatus st;
+    st.folder_kind = folder_kind;
+    st.run_id = run_dir.filename().string();
+    st.format_version = kJournalVersion;
+    st.state = exists(run_dir / "tagmanifest-sha256.txt") ? "finished" : "interrupted";
+    st.total = static_cast<std::size_t>(UnsignedAt(*counts, "total").value_or(0));
+    st.accepted = static_cast<std::size_t>(UnsignedAt(*counts, "accepted").value_or(0));
+    st.rejected = static_cast<std::size_t>(UnsignedAt(*counts, "rejected").value_or(0));
+    st.done = st.accepted + st.rejected;
+    return st;
   }
   auto journal = LoadJournal(fsys, run_dir / kJournal, false);
   if (!journal.ok()) return journal.error();
   const JournalState& js = journal.value();
   RunStatus st;
+  st.folder_kind = folder_kind;
   st.run_id = js.header.run_id;
   st.format_version = js.header.version;
   st.writer_pid = LockHolder(fsys, run_dir);
@@ -48,7 +73,7 @@ Result<RunStatus> ReadRunStatus(FileSystem& fsys, const fs::path& run_dir) {
 
 nlohmann::ordered_json RunStatusToJson(const RunStatus& s) {
   nlohmann::ordered_json j;
-  j["folder_kind"] = s.sweep ? "sweep" : "run";
+  j["folder_kind"] = s.sweep ? std::string("sweep") : s.folder_kind;
   j["run_id"] = s.run_id;
   j["state"] = s.state;
   j["format_version"] = s.format_version;

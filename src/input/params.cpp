@@ -86,7 +86,18 @@ class Reader {
 }  // namespace
 
 bool IsKnownDevice(std::string_view device) {
-  return device == "auto" || device == "cpu" || device == "cuda" || device == "rocm";
+  if (device == "auto" || device == "cpu" || device == "cuda" || device == "rocm") return true;
+  // cuda:N or rocm:N, N a device index (at most 3 digits, no sign or space).
+  for (std::string_view base : {"cuda:", "rocm:"}) {
+    if (device.substr(0, base.size()) != base) continue;
+    std::string_view n = device.substr(base.size());
+    if (n.empty() || n.size() > 3) return false;
+    for (char c : n) {
+      if (c < '0' || c > '9') return false;
+    }
+    return true;
+  }
+  return false;
 }
 
 Result<Params> ParseParams(std::string_view text, const std::filesystem::path& base_dir,
@@ -152,7 +163,7 @@ Result<Params> ParseParams(std::string_view text, const std::filesystem::path& b
 
   if (doc.contains("device")) {
     PILOT_TRY(top.String("device", p.device, true));
-    if (!IsKnownDevice(p.device)) return top.Wrong("device", "must be one of auto, cpu, cuda, rocm");
+    if (!IsKnownDevice(p.device)) return top.Wrong("device", "must be one of auto, cpu, cuda, rocm, cuda:N, rocm:N");
   }
   PILOT_TRY(top.Number("batch_size", p.batch_size, 1, 65536));
   if (doc.contains("batch_plan")) {

@@ -299,6 +299,25 @@ class PosixFileSystem : public FileSystem {
     return {};
   }
 
+  Status RenameNoReplace(const stdfs::path& from, const stdfs::path& to) override {
+    if (::renameat2(AT_FDCWD, from.c_str(), AT_FDCWD, to.c_str(), RENAME_NOREPLACE) != 0) {
+      const int err = errno;
+      if (err == EEXIST) {
+        return BadInput("already exists; pilot never writes into an existing folder", to.string(),
+                        "choose another destination");
+      }
+      return FileWriteError("cannot rename " + from.string() + " to", to, err);
+    }
+    return SyncDirectory(ParentOf(to));
+  }
+
+  Status RemoveTree(const stdfs::path& dir) override {
+    std::error_code ec;
+    stdfs::remove_all(dir, ec);  // removes links themselves, never what they point at
+    if (ec) return FileWriteError("cannot remove folder", dir, ec.value());
+    return {};
+  }
+
   Result<std::unique_ptr<AppendFile>> OpenAppend(const stdfs::path& file) override {
     if (Status st = CheckWritable(file); !st.ok()) return st.error();
     int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0666);

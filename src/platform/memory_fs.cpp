@@ -342,6 +342,45 @@ Status MemoryFileSystem::RemoveFile(const stdfs::path& file) {
   return {};
 }
 
+Status MemoryFileSystem::RenameNoReplace(const stdfs::path& from, const stdfs::path& to) {
+  std::lock_guard<std::mutex> hold(mu_);
+  Walked src = Walk(from, /*follow_last=*/false);
+  if (src.err != 0) return FileWriteError("cannot rename", from, src.err);
+  Walked dst = Walk(to, /*follow_last=*/false);
+  if (dst.err == 0) {
+    return BadInput("already exists; pilot never writes into an existing folder", to.string(), "choose another destination");
+  }
+  if (dst.err != ENOENT || dst.key.empty()) return FileWriteError("cannot rename to", to, dst.err);
+  const std::string prefix = src.key + "/";
+  std::map<std::string, Node> moved;
+  for (auto it = nodes_.begin(); it != nodes_.end();) {
+    if (it->first == src.key || it->first.compare(0, prefix.size(), prefix) == 0) {
+      moved[dst.key + it->first.substr(src.key.size())] = std::move(it->second);
+      it = nodes_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  for (auto& [k, v] : moved) nodes_[k] = std::move(v);
+  return {};
+}
+
+Status MemoryFileSystem::RemoveTree(const stdfs::path& dir) {
+  std::lock_guard<std::mutex> hold(mu_);
+  Walked w = Walk(dir, /*follow_last=*/false);
+  if (w.err == ENOENT) return {};
+  if (w.err != 0) return FileWriteError("cannot remove folder", dir, w.err);
+  const std::string prefix = w.key + "/";
+  for (auto it = nodes_.begin(); it != nodes_.end();) {
+    if (it->first == w.key || it->first.compare(0, prefix.size(), prefix) == 0) {
+      it = nodes_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  return {};
+}
+
 Result<std::vector<DirEntry>> MemoryFileSystem::ListDirectory(const stdfs::path& dir) {
   std::vector<std::pair<std::string, std::string>> names;  // name, key
   {

@@ -28,6 +28,8 @@ nlohmann::ordered_json JournalHeader::ToJson() const {
                {"model", model_path},
                {"inputs_root", inputs_root}};
   j["started_at"] = started_at;
+  if (started_unix > 0) j["started_unix"] = started_unix;
+  if (shard) j["shard"] = {{"index", shard->index}, {"count", shard->count}, {"manifest_items", manifest_items}};
   return j;
 }
 
@@ -56,6 +58,22 @@ Result<JournalHeader> JournalHeader::FromJson(const nlohmann::json& j, const std
     h.model_path = plan.at("model").get<std::string>();
     h.inputs_root = plan.at("inputs_root").get<std::string>();
     h.started_at = StringAt(j, "started_at").value_or("");
+    if (auto it = j.find("started_unix"); it != j.end() && it->is_number() && std::isfinite(it->get<double>())) {
+      h.started_unix = std::max(0.0, it->get<double>());
+    }
+    if (j.contains("shard")) {
+      const auto& s = j.at("shard");
+      const std::uint64_t none = ~std::uint64_t{0};
+      const std::uint64_t index = UnsignedAt(s, "index").value_or(none);
+      const std::uint64_t count = UnsignedAt(s, "count").value_or(0);
+      const std::uint64_t total = UnsignedAt(s, "manifest_items").value_or(0);
+      if (total < h.items || count < 1 || count > kMaxShards || index >= count) {
+        throw std::runtime_error("'shard' is not {index, count, manifest_items} with index < count <= " +
+                                 std::to_string(kMaxShards));
+      }
+      h.shard = ShardSpec{static_cast<std::uint32_t>(index), static_cast<std::uint32_t>(count)};
+      h.manifest_items = static_cast<std::size_t>(total);
+    }
     // The header steers what resume reads and writes: nothing in it may point elsewhere.
     if (h.manifest_copy != "data/manifest.json" && h.manifest_copy != "data/manifest.jsonl") {
       throw std::runtime_error("'manifest_copy' is neither data/manifest.json nor data/manifest.jsonl");

@@ -93,6 +93,12 @@ nlohmann::ordered_json ReportToJson(const Report& r) {
                               {"unmet_ids", r.expected_rejections_unmet}};
   j["latency_ms"] = {{"samples", r.latency_samples}, {"p50", r.p50_ms}, {"p95", r.p95_ms}, {"p99", r.p99_ms}};
   j["throughput_items_per_s"] = r.items_per_second;
+  if (r.shards > 0) {
+    j["shards"] = {{"count", r.shards},
+                   {"throughput_sum_of_shards_items_per_s", r.shard_rate_sum},
+                   {"wall_clock_seconds", r.wall_seconds},
+                   {"throughput_wall_clock_items_per_s", r.items_per_second}};
+  }
   j["peak_rss_mb"] = r.peak_rss_mb;
   j["device_peak_memory_mb"] = r.device_peak_mb ? nlohmann::ordered_json(*r.device_peak_mb) : nlohmann::ordered_json();
   std::set<std::uint64_t> oom_sizes;
@@ -150,6 +156,13 @@ std::string ReportToMarkdown(const Report& r, const std::string& run_id,
                 "| %.2f | %.2f | %.2f | %.1f | %.1f |\n\n",
                 r.p50_ms, r.p95_ms, r.p99_ms, r.items_per_second, r.peak_rss_mb);
   md << buf;
+  if (r.shards > 0) {
+    std::snprintf(buf, sizeof buf,
+                  "Merged from %zu shards: items/s above is wall-clock (%.1f s from the first shard's start to the "
+                  "last one's end); the shards' own rates sum to %.1f items/s.\n\n",
+                  r.shards, r.wall_seconds, r.shard_rate_sum);
+    md << buf;
+  }
   if (r.device_peak_mb) {
     std::snprintf(buf, sizeof buf, "Device peak memory (caching allocator): %.1f MB\n\n", *r.device_peak_mb);
     md << buf;

@@ -38,6 +38,30 @@ Result<RunRecord> ParseRunRecord(std::string_view text, const std::string& where
     r.format_version = static_cast<int>(*version);
     r.kind_declared = true;
   }
+  if (j.contains("shard") && !j["shard"].is_null()) {
+    const auto& s = j["shard"];
+    const std::uint64_t none = ~std::uint64_t{0};
+    const std::uint64_t index = UnsignedAt(s, "index").value_or(none);
+    const std::uint64_t count = UnsignedAt(s, "count").value_or(0);
+    const std::uint64_t items = UnsignedAt(s, "items").value_or(none);
+    if (count < 1 || count > kMaxShards || index >= count || items == none) {
+      return BadInput("'shard' is not {index, count, items} with index < count <= " + std::to_string(kMaxShards), where);
+    }
+    r.shard = ShardSpec{static_cast<std::uint32_t>(index), static_cast<std::uint32_t>(count)};
+    r.shard_items = static_cast<std::size_t>(items);
+  }
+  if (r.folder_kind == "shard" && !r.shard) return BadInput("a folder of kind 'shard' without 'shard'", where);
+  if (r.folder_kind != "shard" && r.shard) {
+    return BadInput("'shard' in a folder of kind '" + KeyForMessage(r.folder_kind) + "'", where);
+  }
+  if (r.folder_kind == "merged") {
+    const auto merge = j.find("merge");
+    auto n = merge != j.end() ? UnsignedAt(*merge, "shard_count") : std::nullopt;
+    if (!n || *n < 1 || *n > kMaxShards) {
+      return BadInput("'merge.shard_count' must be a count in 1.." + std::to_string(kMaxShards), where);
+    }
+    r.merged_shards = static_cast<std::uint32_t>(*n);
+  }
   if (j.contains("plan")) {
     const auto& plan = j["plan"];
     if (!plan.is_object()) return BadInput("'plan' is not an object", where);
@@ -59,5 +83,7 @@ Result<RunRecord> ParseRunRecord(std::string_view text, const std::string& where
   }
   return r;
 }
+
+std::string MergedShardFolder(const ShardSpec& spec) { return "data/shards/" + ShardRunId(spec); }
 
 }  // namespace pilot

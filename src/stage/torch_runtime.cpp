@@ -37,8 +37,29 @@ std::string Found(const Backends& b) {
 
 }  // namespace
 
-Result<std::string> ResolveDevice(const std::string& requested) {
+Result<std::string> ResolveDevice(const std::string& asked) {
   Backends b = Probe();
+  // cuda:N / rocm:N: the backend as for cuda / rocm, then the index must name a device.
+  std::string requested = asked;
+  std::string index;
+  if (const auto colon = asked.find(':'); colon != std::string::npos) {
+    requested = asked.substr(0, colon);
+    index = asked.substr(colon + 1);
+    if ((requested != "cuda" && requested != "rocm") || index.empty() || index.size() > 3 ||
+        index.find_first_not_of("0123456789") != std::string::npos) {
+      return BadInput("unknown device '" + asked + "'", "--device", "use auto, cpu, cuda, rocm, cuda:N or rocm:N");
+    }
+  }
+  if (!index.empty()) {
+    auto base = ResolveDevice(requested);
+    if (!base.ok()) return base.error();
+    if (std::stoi(index) >= b.gpus) {
+      return EnvironmentError("device '" + asked + "' was asked for but this machine has " + std::to_string(b.gpus) +
+                                  " GPU(s), numbered from 0",
+                              "--device / params device", "use an index below " + std::to_string(b.gpus));
+    }
+    return base.value() + ":" + index;
+  }
   if (requested == "cpu") return std::string("cpu");
   if (requested == "auto") return std::string(b.cuda_runtime && b.gpus > 0 ? "cuda" : "cpu");
   if (requested == "cuda" && b.cuda_runtime && b.gpus > 0 && !b.rocm) return std::string("cuda");

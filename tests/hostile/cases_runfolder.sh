@@ -846,15 +846,15 @@ hc_runfolder__verify_embed_bag_info_kind_sweep() {
   finding 'bag-info\.txt'
   verify_egood
 }
-hc_runfolder__verify_embed_kind_merged_both() {
+hc_runfolder__verify_embed_kind_archive_both() {
   # Both files agree on a kind this pilot does not know: not a damaged folder but one it
   # cannot judge (exit 2), naming the kind.
   copy_run egood || return
-  sed -i 's/^Pilot-Folder-Kind: run$/Pilot-Folder-Kind: merged/' "$E/bag-info.txt"
-  pyedit "$E/data/run.json" 'd["folder_kind"] = "merged"'
+  sed -i 's/^Pilot-Folder-Kind: run$/Pilot-Folder-Kind: archive/' "$E/bag-info.txt"
+  pyedit "$E/data/run.json" 'd["folder_kind"] = "archive"'
   rehash "$E"
   want_rc 2
-  want_err "kind 'merged'"
+  want_err "kind 'archive'"
   verify_egood
 }
 hc_runfolder__verify_embed_relabelled_sweep() {
@@ -877,10 +877,10 @@ hc_runfolder__verify_embed_format_99_both() {
   want_err 'run format 99'
   verify_egood
 }
-hc_runfolder__resume_embed_kind_merged() {
+hc_runfolder__resume_embed_kind_archive() {
   copy_run epart || return
-  pyedit "$EP/data/run.json" 'd["folder_kind"] = "merged"'
-  refused_embed "kind 'merged'"
+  pyedit "$EP/data/run.json" 'd["folder_kind"] = "archive"'
+  refused_embed "kind 'archive'"
   hrun resume "$EP"
 }
 hc_runfolder__resume_embed_relabelled_sweep() {

@@ -253,7 +253,7 @@ class FolderKindTest : public ::testing::Test {
 };
 
 TEST_F(FolderKindTest, AnUnknownKindIsRefusedByVerifyResumeAndStatusNamingIt) {
-  EditRunJson("\"folder_kind\": \"run\"", "\"folder_kind\": \"merged\"");
+  EditRunJson("\"folder_kind\": \"run\"", "\"folder_kind\": \"archive\"");
   const std::string before = ReadText(dir_ / "data/run.json");
   // bag-info.txt still says run: the two disagree, which is a finding of a damaged folder.
   auto verified = VerifyFolder(RealFileSystem(), dir_, {});
@@ -263,19 +263,19 @@ TEST_F(FolderKindTest, AnUnknownKindIsRefusedByVerifyResumeAndStatusNamingIt) {
     disagreement |= x.what.find("bag-info.txt says kind 'run'") != std::string::npos;
   }
   EXPECT_TRUE(disagreement);
-  // Both say merged: a kind this pilot does not know, refused (exit 2) rather than judged.
-  WriteText(dir_ / "bag-info.txt", "Pilot-Folder-Kind: merged\nPilot-Format-Version: 2\n");
+  // Both say archive: a kind this pilot does not know, refused (exit 2) rather than judged.
+  WriteText(dir_ / "bag-info.txt", "Pilot-Folder-Kind: archive\nPilot-Format-Version: 2\n");
   verified = VerifyFolder(RealFileSystem(), dir_, {});
   ASSERT_FALSE(verified.ok());
   EXPECT_EQ(verified.error().kind, ErrorKind::kBadInput);
-  EXPECT_NE(verified.error().what.find("kind 'merged'"), std::string::npos) << verified.error().what;
+  EXPECT_NE(verified.error().what.find("kind 'archive'"), std::string::npos) << verified.error().what;
   auto status = ReadRunStatus(RealFileSystem(), dir_);
   ASSERT_FALSE(status.ok());
-  EXPECT_NE(status.error().what.find("kind 'merged'"), std::string::npos);
+  EXPECT_NE(status.error().what.find("kind 'archive'"), std::string::npos);
   FakeStage stage;
   auto resumed = Resume(dir_, stage);
   ASSERT_FALSE(resumed.ok());
-  EXPECT_NE(resumed.error().what.find("kind 'merged'"), std::string::npos) << resumed.error().what;
+  EXPECT_NE(resumed.error().what.find("kind 'archive'"), std::string::npos) << resumed.error().what;
   EXPECT_EQ(ReadText(dir_ / "data/run.json"), before);
 }
 

@@ -1,0 +1,131 @@
+#include "pilot/export.h"
+
+#include <spdlog/spdlog.h>
+
+#include "engine/partial_folder.h"
+#include "pilot/folder_kind.h"
+#include "pilot/hash.h"
+#include "pilot/run_lock.h"
+
+namespace pilot {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+Error Interrupted() { return Error{ErrorKind::kInterrupted, "interrupted", "", ""}; }
+
+// True when `inner` is `outer` or lies under it (both absolute and resolved).
+bool Within(const fs::path& inner, const fs::path& outer) {
+  auto i = inner.begin();
+  for (auto o = outer.begin(); o != outer.end(); ++o, ++i) {
+    if (o->empty()) continue;
+    if (i == inner.end() || *i != *o) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+Result<ExportOutcome> ExportFolder(FileSystem& fsys, const fs::path& source, const fs::path& dest,
+                                   const RunControl& control) {
+  ExportOutcome out;
+  out.source = source;
+  auto top = fsys.LinkStat(source);
+  if (!top.ok()) return top.error();
+  if (!top.value().directory) {
+    return BadInput(top.value().exists ? "not a folder" : "no such folder", source.string(),
+                    "give a run, shard, merged or sweep folder");
+  }
+  auto kind = ReadFolderKind(fsys, source);
+  if (!kind.ok()) {
+    Error e = kind.error();
+    e.what = "not a pilot folder: " + e.what;
+    return e;
+  }
+  PILOT_TRY(CheckFolderKind(kind.value(), source, "export"));
+  out.folder_kind = kind.value().kind;
+  auto lock = fsys.LinkStat(source / kLockFile);
+  auto tags = fsys.LinkStat(source / "tagmanifest-sha256.txt");
+  if (!lock.ok()) return lock.error();
+  if (!tags.ok()) return tags.error();
+  if (lock.value().exists || !tags.value().regular) {
+    return BadInput("the folder is unfinished (or still being written)", source.string(),
+                    "finish it first (pilot resume " + source.string() + "); export copies finished folders only");
+  }
+  auto src_real = fsys.Resolve(fs::absolute(source));
+  auto dest_real = fsys.Resolve(fs::absolute(dest));
+  if (!src_real.ok()) return src_real.error();
+  if (!dest_real.ok()) return dest_real.error();
+  if (Within(dest_real.value(), src_real.value())) {
+    return BadInput("the destination lies inside the folder it would copy", dest.string(),
+                    "export to a place outside " + source.string());
+  }
+  auto fingerprint = Sha256File(fsys, source / "tagmanifest-sha256.txt", false);
+  if (!fingerprint.ok()) return fingerprint.error();
+  out.source_fingerprint = fingerprint.value();
+
+  // What is to be copied: regular files and folders only, listed before anything is written.
+  std::vector<std::string> folders, files;
+  std::vector<std::string> pending{""};
+  while (!pending.empty()) {
+    const std::string rel = pending.back();
+    pending.pop_back();
+    auto entries = fsys.ListDirectory(rel.empty() ? source : source / rel);
+    if (!entries.ok()) return entries.error();
+    for (const DirEntry& e : entries.value()) {
+      const std::string name = rel.empty() ? e.name : rel + "/" + e.name;
+      if (e.stat.directory) {
+        folders.push_back(name);
+        pending.push_back(name);
+      } else if (e.stat.regular) {
+        files.push_back(name);
+        out.bytes += e.stat.size;
+      } else {
+        return BadInput(std::string(e.stat.symlink ? "a symlink" : "not a regular file (a FIFO or device?)") +
+                            " inside the folder; export copies regular files only and never follows a link",
+                        (source / name).string(), "verify the source: pilot verify " + source.string());
+      }
+    }
+  }
+
+  auto partial = engine::PartialFolder::Create(fsys, dest);
+  if (!partial.ok()) return partial.error();
+  const fs::path copy = partial.value().path();
+  std::sort(folders.begin(), folders.end());  // a parent before its children
+  for (const std::string& f : folders) PILOT_TRY(fsys.CreateDirectoryExclusive(copy / f));
+  std::uint64_t copied = 0;
+  for (const std::string& f : files) {
+    if (control.should_stop && control.should_stop()) return Interrupted();
+    PILOT_TRY(fsys.CopyFileAtomic(source / f, copy / f));  // temp name, fsync, rename, fsync the folder
+    auto st = fsys.LinkStat(copy / f);
+    if (st.ok()) copied += st.value().size;
+    ++out.files;
+    if (control.on_progress) {
+      Progress p;
+      p.done = out.files;
+      p.total = files.size();
+      control.on_progress(p);
+    }
+  }
+  out.folders = folders.size();
+  spdlog::info("copied {} files ({} bytes) into {}", out.files, copied, copy.string());
+
+  // The copy verified in full where it lies, against the source's fingerprint.
+  VerifyOptions options;
+  options.expect_fingerprint = out.source_fingerprint;
+  auto verified = VerifyFolder(fsys, copy, options);
+  if (!verified.ok()) return verified.error();
+  out.verify = std::move(verified).value();
+  out.fingerprint = out.verify.fingerprint;
+  out.dest = copy;
+  if (!out.ok()) return out;  // left at DEST.partial, named in the outcome
+  PILOT_TRY(partial.value().Commit());
+  out.dest = dest;
+  auto final_print = Sha256File(fsys, dest / "tagmanifest-sha256.txt", false);
+  if (!final_print.ok()) return final_print.error();
+  out.fingerprint = final_print.value();
+  return out;
+}
+
+}  // namespace pilot

@@ -1,0 +1,461 @@
+#include "pilot/merge.h"
+
+#include <algorithm>
+#include <ctime>
+#include <map>
+#include <optional>
+
+#include <spdlog/spdlog.h>
+
+#include "engine/partial_folder.h"
+#include "pilot/bag.h"
+#include "pilot/build_info.h"
+#include "pilot/folder_kind.h"
+#include "pilot/hash.h"
+#include "pilot/host.h"
+#include "pilot/journal.h"
+#include "pilot/json_util.h"
+#include "pilot/limits.h"
+#include "pilot/manifest.h"
+#include "pilot/params.h"
+#include "pilot/results.h"
+#include "pilot/run_lock.h"
+#include "pilot/run_record.h"
+#include "pilot/vectors.h"
+
+namespace pilot {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// "2026-11-29T19:10:36Z" as seconds since the epoch.
+std::optional<double> ParseUtc(const std::string& iso) {
+  std::tm tm{};
+  if (iso.size() != 20 || iso[19] != 'Z') return std::nullopt;
+  if (std::sscanf(iso.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour,
+                  &tm.tm_min, &tm.tm_sec) != 6) {
+    return std::nullopt;
+  }
+  tm.tm_year -= 1900;
+  tm.tm_mon -= 1;
+  return static_cast<double>(::timegm(&tm));
+}
+
+struct ShardFolder {
+  MergedShard info;
+  RunRecord record;
+  nlohmann::json run_json;  // the whole record: its plan is the merged folder's
+  double peak_rss_mb = 0;
+  std::optional<double> device_peak_mb;
+  std::size_t batch_failures = 0;
+};
+
+Result<nlohmann::json> ReadJsonFile(FileSystem& fsys, const fs::path& file, std::uint64_t cap, const char* what) {
+  auto text = ReadCapped(fsys, file, cap, what);
+  if (!text.ok()) return text.error();
+  auto parsed = ParseJson(text.value(), file.string());
+  if (!parsed.ok()) return parsed.error();
+  if (!parsed.value().is_object()) return BadInput("not a JSON object", file.string());
+  return std::move(parsed).value();
+}
+
+// One shard folder's record, before verification: a finished shard, or a refusal naming it.
+Result<ShardFolder> ReadShard(FileSystem& fsys, const fs::path& dir) {
+  ShardFolder s;
+  s.info.dir = dir;
+  auto top = fsys.LinkStat(dir);
+  if (!top.ok()) return top.error();
+  if (!top.value().directory) return BadInput("not a folder", dir.string(), "give the shard folders pilot run --shard wrote");
+  auto kind = ReadFolderKind(fsys, dir);
+  if (!kind.ok()) {
+    Error e = kind.error();
+    e.hint = "give the shard folders pilot run --shard wrote";
+    return e;
+  }
+  if (kind.value().kind != kFolderKindShard) {
+    return BadInput("a folder of kind '" + KeyForMessage(kind.value().kind) + "', not a shard", dir.string(),
+                    "merge takes the folders written by pilot run --shard I/N");
+  }
+  PILOT_TRY(CheckFolderKind(kind.value(), dir, "merge"));
+  auto run = ReadJsonFile(fsys, dir / "data/run.json", limits::kRunRecordBytes, "run record");
+  if (!run.ok()) return run.error();
+  auto record = ParseRunRecord(run.value().dump(), (dir / "data/run.json").string());
+  if (!record.ok()) return record.error();
+  s.record = std::move(record).value();
+  s.run_json = std::move(run).value();
+  auto lock = fsys.LinkStat(dir / kLockFile);
+  auto tags = fsys.LinkStat(dir / "tagmanifest-sha256.txt");
+  if (!lock.ok()) return lock.error();
+  if (!tags.ok()) return tags.error();
+  if (s.record.state != "finished" || !tags.value().exists || lock.value().exists) {
+    return BadInput("shard " + ShardText(*s.record.shard) + " is unfinished" +
+                        (lock.value().exists ? " (or still being written: `pilot status " + dir.string() + "`)" : ""),
+                    dir.string(), "finish it with: pilot resume " + dir.string() + ", then merge again");
+  }
+  s.info.spec = *s.record.shard;
+  s.info.run_id = s.record.run_id;
+  s.info.items = s.record.shard_items;
+  s.info.started_at = StringAt(s.run_json, "started_at").value_or("");
+  s.info.finished_at = StringAt(s.run_json, "finished_at").value_or("");
+  return s;
+}
+
+}  // namespace
+
+Result<MergeOutcome> MergeShards(FileSystem& fsys, Clock& clock, const MergeRequest& request, const RunControl& control) {
+  if (request.shards.empty()) return BadInput("no shard folders given", "SHARD_DIR", "give every shard folder of the job");
+  if (request.shards.size() > kMaxShards) {
+    return BadInput(std::to_string(request.shards.size()) + " folders given; pilot merges at most " +
+                        std::to_string(kMaxShards) + " shards",
+                    "SHARD_DIR");
+  }
+  const std::string out_name = request.out.filename().string();
+  if (!IsValidRunId(out_name)) {
+    return BadInput("the merged folder's name '" + KeyForMessage(out_name) + "' is not a valid run id", "--out",
+                    "use 1-128 characters of [A-Za-z0-9._-], not starting with '.'");
+  }
+  if (auto out = fsys.LinkStat(request.out); !out.ok() || out.value().exists) {
+    return BadInput("already exists; pilot never writes into an existing folder", request.out.string(),
+                    "choose an --out that does not exist yet");
+  }
+
+  // 1. Every folder a finished shard of the same job; no index twice, none missing.
+  std::vector<ShardFolder> shards;
+  for (const fs::path& dir : request.shards) {
+    auto s = ReadShard(fsys, dir);
+    if (!s.ok()) return s.error();
+    shards.push_back(std::move(s).value());
+  }
+  const ShardFolder& first = shards.front();
+  const std::uint32_t n = first.info.spec.count;
+  std::vector<const ShardFolder*> by_index(n, nullptr);
+  for (const ShardFolder& s : shards) {
+    const std::string dir = s.info.dir.string();
+    if (s.info.spec.count != n) {
+      return BadInput("is shard " + ShardText(s.info.spec) + ", but " + first.info.dir.string() + " is shard " +
+                          ShardText(first.info.spec) + ": shards of different splits",
+                      dir, "merge the shards of one job, all with the same N");
+    }
+    for (auto [mine, theirs, what] : {std::tuple{&s.record.manifest_sha256, &first.record.manifest_sha256, "manifest"},
+                                      std::tuple{&s.record.params_sha256, &first.record.params_sha256, "parameters"},
+                                      std::tuple{&s.record.model_sha256, &first.record.model_sha256, "model"}}) {
+      if (*mine != *theirs) {
+        return BadInput(std::string("used another ") + what + " (sha256 " + *mine + ") than " + first.info.dir.string() +
+                            " (sha256 " + *theirs + ")",
+                        dir, "every shard of a job runs the same manifest, parameters and model");
+      }
+    }
+    if (s.record.output_kind != first.record.output_kind || s.record.dim != first.record.dim) {
+      return BadInput("its stage output differs from " + first.info.dir.string() + "'s", dir,
+                      "every shard of a job runs the same stage");
+    }
+    const ShardFolder*& slot = by_index[s.info.spec.index];
+    if (slot) {
+      return BadInput("shard " + ShardText(s.info.spec) + " given twice: " + slot->info.dir.string() + " and " + dir, dir,
+                      "give each shard once");
+    }
+    slot = &s;
+  }
+  std::string missing;
+  std::size_t missing_count = 0;
+  for (std::uint32_t i = 0; i < n; ++i) {
+    if (by_index[i]) continue;
+    if (++missing_count <= 20) missing += (missing.empty() ? "" : ", ") + std::to_string(i);
+  }
+  if (missing_count > 0) {
+    return BadInput(std::to_string(missing_count) + " of " + std::to_string(n) + " shards missing: " + missing +
+                        (missing_count > 20 ? ", ..." : ""),
+                    "SHARD_DIR",
+                    "run each missing one (pilot run --shard I/" + std::to_string(n) +
+                        ", or resubmit that array index), then merge again");
+  }
+
+  // 2. Each shard verified in full: fixity, accounting over its partition, its report.
+  MergeOutcome outcome;
+  for (std::uint32_t i = 0; i < n; ++i) {
+    const ShardFolder& s = *by_index[i];
+    VerifyResult v = VerifyRunFolder(fsys, s.info.dir, VerifyOptions{});
+    if (!v.ok()) {
+      outcome.failed_shards.emplace_back(s.info.dir, std::move(v));
+      continue;
+    }
+    MergedShard info = s.info;
+    info.accepted = v.accepted;
+    info.rejected = v.rejected;
+    info.fingerprint = v.fingerprint;
+    outcome.shards.push_back(std::move(info));
+  }
+  if (!outcome.failed_shards.empty()) {
+    outcome.verdict = RunVerdict::kVerifyFailed;
+    return outcome;
+  }
+  std::size_t accepted_total = 0;
+  double rate_sum = 0, peak_rss = 0;
+  std::optional<double> device_peak;
+  std::optional<double> started, finished;
+  for (std::uint32_t i = 0; i < n; ++i) {
+    const ShardFolder& s = *by_index[i];
+    MergedShard& info = outcome.shards[i];
+    accepted_total += info.accepted;
+    auto report = ReadJsonFile(fsys, s.info.dir / "data/report.json", limits::kReportBytes, "report");
+    if (!report.ok()) return report.error();
+    const auto& r = report.value();
+    auto number = [&](const char* key) {
+      auto it = r.find(key);
+      return it != r.end() && it->is_number() ? it->get<double>() : 0.0;
+    };
+    info.items_per_second = number("throughput_items_per_s");
+    rate_sum += info.items_per_second;
+    peak_rss = std::max(peak_rss, number("peak_rss_mb"));
+    if (auto it = r.find("device_peak_memory_mb"); it != r.end() && it->is_number()) {
+      device_peak = std::max(device_peak.value_or(0), it->get<double>());
+    }
+    auto precise = [&](const char* key) -> std::optional<double> {
+      auto it = s.run_json.find(key);
+      if (it == s.run_json.end() || !it->is_number()) return std::nullopt;
+      return it->get<double>();
+    };
+    auto a = precise("started_unix"), b = precise("finished_unix");
+    if (!a || !b) {  // a shard from a pilot that recorded whole seconds only
+      a = ParseUtc(info.started_at);
+      b = ParseUtc(info.finished_at);
+    }
+    if (a) started = started ? std::min(*started, *a) : *a;
+    if (b) finished = finished ? std::max(*finished, *b) : *b;
+  }
+
+  // 3. The merged folder, written under OUT.partial.
+  auto partial = engine::PartialFolder::Create(fsys, request.out);
+  if (!partial.ok()) return partial.error();
+  const fs::path dir = partial.value().path();
+  const std::string merge_started = clock.UtcNowIso();
+  PILOT_TRY(fsys.CreateDirectoryExclusive(dir / "data"));
+  PILOT_TRY(WriteBagDeclaration(fsys, dir));
+  const std::string manifest_copy = first.record.manifest_copy;
+  PILOT_TRY(CopyManifestPinned(fsys, first.info.dir / manifest_copy, dir / manifest_copy, first.record.manifest_sha256));
+  PILOT_TRY(fsys.CopyFileAtomic(first.info.dir / "data/params.json", dir / "data/params.json"));
+  if (auto digest = Sha256File(fsys, dir / "data/params.json", false); !digest.ok() || digest.value() != first.record.params_sha256) {
+    return BadInput("the parameters' copy changed while merging", (first.info.dir / "data/params.json").string());
+  }
+  PILOT_TRY(fsys.CreateDirectoryExclusive(dir / "data/shards"));
+  for (std::uint32_t i = 0; i < n; ++i) {
+    const fs::path to = dir / MergedShardFolder({i, n});
+    PILOT_TRY(fsys.CreateDirectoryExclusive(to));
+    for (const char* file : {"data/run.json", "data/journal.jsonl", "data/environment.json"}) {
+      PILOT_TRY(fsys.CopyFileAtomic(by_index[i]->info.dir / file, to / fs::path(file).filename()));
+    }
+  }
+  nlohmann::ordered_json environment;
+  environment["note"] = "each shard's environment is in data/shards/<shard>/environment.json";
+  environment["merge_host"] = HostInfo(fsys);
+  PILOT_TRY(fsys.WriteFileAtomic(dir / "data/environment.json", PrettyJson(environment)));
+
+  auto params_text = ReadCapped(fsys, dir / "data/params.json", limits::kParamsBytes, "parameter file");
+  if (!params_text.ok()) return params_text.error();
+  auto params = ParseParams(params_text.value(), dir, "data/params.json");
+  if (!params.ok()) return params.error();
+  auto manifest = ManifestSource::Open(fsys, dir / manifest_copy);
+  if (!manifest.ok()) return manifest.error();
+
+  // The shards' results side by side: each item's line is the next one of its shard's.
+  const bool embeds = first.record.output_kind == "embedding";
+  const std::uint32_t dim = first.record.dim;
+  struct Reader {
+    std::optional<LineReader> results;
+    std::unique_ptr<ReadableFile> npy;
+    std::uint64_t npy_data = 0, npy_rows = 0, row = 0;
+  };
+  std::vector<Reader> readers(n);
+  for (std::uint32_t i = 0; i < n; ++i) {
+    auto lines = LineReader::Open(fsys, by_index[i]->info.dir / "data/results.jsonl", limits::kResultLineBytes, false);
+    if (!lines.ok()) return lines.error();
+    readers[i].results.emplace(std::move(lines).value());
+    if (embeds) {
+      auto npy = fsys.OpenRead(by_index[i]->info.dir / kVectorsNpy, false);
+      if (!npy.ok()) return npy.error();
+      std::string head(static_cast<std::size_t>(std::min<std::uint64_t>(npy.value()->size(), limits::kNpyHeaderBytes + 10)), '\0');
+      PILOT_TRY(ReadExactAt(*npy.value(), 0, head.data(), head.size()));
+      auto shape = ParseNpyHeader(head, (by_index[i]->info.dir / kVectorsNpy).string());
+      if (!shape.ok()) return shape.error();
+      readers[i].npy_data = shape.value().data_offset;
+      readers[i].npy_rows = shape.value().rows;
+      readers[i].npy = std::move(npy).value();
+    }
+  }
+  auto results_file = fsys.CreateAtomic(dir / "data/results.jsonl");
+  if (!results_file.ok()) return results_file.error();
+  std::unique_ptr<AtomicFile> npy_file;
+  if (embeds) {
+    auto created = fsys.CreateAtomic(dir / kVectorsNpy);
+    if (!created.ok()) return created.error();
+    npy_file = std::move(created).value();
+    PILOT_TRY(npy_file->Append(NpyHeader(accepted_total, dim)));
+  }
+  ReportBuilder builder(first.record.output_kind, dim);
+  std::vector<ResultRecord> rows;
+  std::string out, vectors, line, vector(4ull * dim, '\0');
+  std::uint64_t merged_row = 0;
+  std::size_t done = 0;
+  const std::size_t total = manifest.value().size();
+  constexpr std::size_t kFlushBytes = 1 << 20;
+  Status streamed = manifest.value().ForEach([&](const ManifestItem& item) -> Status {
+    const std::uint32_t owner = ShardOfId(item.id, n);
+    Reader& rd = readers[owner];
+    const fs::path& from = by_index[owner]->info.dir;
+    auto more = rd.results->Next(line);
+    if (!more.ok()) return more.error();
+    if (!more.value()) {
+      return BadInput("no result for '" + item.id + "', which belongs to this shard", (from / "data/results.jsonl").string());
+    }
+    std::optional<ResultRecord> scanned = embeds ? std::nullopt : ScanResultRecord(line, /*journal=*/false);
+    auto rec = scanned ? Result<ResultRecord>(std::move(*scanned))
+                       : ParseResultRecord(line, (from / "data/results.jsonl").string() + ":" +
+                                                     std::to_string(rd.results->line_number()));
+    if (!rec.ok()) return rec.error();
+    ResultRecord& r = rec.value();
+    if (r.id != item.id) {
+      return BadInput("holds '" + KeyForMessage(r.id) + "' where manifest order puts '" + item.id + "'",
+                      (from / "data/results.jsonl").string() + ":" + std::to_string(rd.results->line_number()));
+    }
+    if (embeds && r.accepted) {
+      if (!r.row || *r.row != rd.row || rd.row >= rd.npy_rows) {
+        return BadInput("the row of '" + item.id + "' is not the shard's next", (from / "data/results.jsonl").string());
+      }
+      PILOT_TRY(ReadExactAt(*rd.npy, rd.npy_data + rd.row * vector.size(), vector.data(), vector.size()));
+      ++rd.row;
+      vectors += vector;
+      r.row = merged_row++;
+      out += ToJsonLine(r);
+    } else {
+      out += line;
+    }
+    out += '\n';
+    builder.Add(item, r);
+    if (rows.size() < kMarkdownItemRows) rows.push_back(r);
+    ++done;
+    if (out.size() >= kFlushBytes) {
+      PILOT_TRY(results_file.value()->Append(out));
+      out.clear();
+    }
+    if (vectors.size() >= kFlushBytes) {
+      PILOT_TRY(npy_file->Append(vectors));
+      vectors.clear();
+    }
+    if ((done & 4095) == 0) {
+      if (control.on_progress) {
+        Progress p;
+        p.done = done;
+        p.total = total;
+        control.on_progress(p);
+      }
+      if (control.should_stop && control.should_stop()) return Error{ErrorKind::kInterrupted, "interrupted", "", ""};
+    }
+    return {};
+  });
+  if (!streamed.ok()) {
+    Error e = streamed.error();
+    if (e.kind != ErrorKind::kInterrupted) {
+      e.hint += std::string(e.hint.empty() ? "" : "; ") + "nothing was merged; " + dir.string() +
+                " is left for the next merge to replace";
+    }
+    return e;
+  }
+  for (std::uint32_t i = 0; i < n; ++i) {
+    auto more = readers[i].results->Next(line);
+    if (!more.ok()) return more.error();
+    if (more.value()) {
+      return BadInput("holds more results than the manifest gives this shard",
+                      (by_index[i]->info.dir / "data/results.jsonl").string());
+    }
+  }
+  PILOT_TRY(results_file.value()->Append(out));
+  PILOT_TRY(results_file.value()->Commit());
+  if (npy_file) {
+    PILOT_TRY(npy_file->Append(vectors));
+    PILOT_TRY(npy_file->Commit());
+  }
+  if (control.on_progress) {
+    Progress p;
+    p.done = p.total = total;
+    control.on_progress(p);
+  }
+
+  // 4. The report over the whole manifest, and the acceptance judged on it.
+  const double wall = started && finished && *finished > *started ? *finished - *started : 0;
+  RunMetrics metrics;
+  metrics.processing_seconds = wall;
+  metrics.peak_rss_mb = peak_rss;
+  metrics.device_peak_mb = device_peak;
+  Report report = builder.Finish(params.value().acceptance, metrics);
+  report.shards = n;
+  report.shard_rate_sum = rate_sum;
+  report.wall_seconds = wall;
+  PILOT_TRY(fsys.WriteFileAtomic(dir / "data/report.json", PrettyJson(ReportToJson(report))));
+  PILOT_TRY(fsys.WriteFileAtomic(dir / "data/report.md", ReportToMarkdown(report, out_name, rows)));
+
+  nlohmann::ordered_json j;
+  j["folder_kind"] = kFolderKindMerged;
+  j["format_version"] = kRunFormatVersion;
+  j["run_id"] = out_name;
+  j["pilot_version"] = build::kVersion;
+  j["source_revision"] = build::kSourceRevision;
+  j["command_line"] = JoinArguments(request.command_line);
+  j["state"] = "finished";
+  j["started_at"] = merge_started;
+  j["finished_at"] = clock.UtcNowIso();
+  j["sessions"] = 1;
+  j["manifest_copy"] = manifest_copy;
+  j["manifest_sha256"] = first.record.manifest_sha256;
+  j["params_sha256"] = first.record.params_sha256;
+  j["model_sha256"] = first.record.model_sha256;
+  nlohmann::ordered_json plan = nlohmann::ordered_json::parse(first.run_json.value("plan", nlohmann::json::object()).dump());
+  plan["items"] = total;
+  plan["device"] = nullptr;  // each shard's own is in its run.json
+  j["plan"] = plan;
+  nlohmann::ordered_json list = nlohmann::ordered_json::array();
+  for (const MergedShard& s : outcome.shards) {
+    list.push_back({{"index", s.spec.index},
+                    {"folder", MergedShardFolder(s.spec)},
+                    {"source", s.dir.string()},
+                    {"run_id", s.run_id},
+                    {"fingerprint", s.fingerprint},
+                    {"items", s.items},
+                    {"accepted", s.accepted},
+                    {"rejected", s.rejected},
+                    {"started_at", s.started_at},
+                    {"finished_at", s.finished_at},
+                    {"items_per_second", s.items_per_second}});
+  }
+  j["merge"] = {{"shard_count", n},
+                {"assignment", "sha256(id)[0:8] big-endian mod shard_count"},
+                {"shards", list},
+                {"throughput_sum_of_shards_items_per_s", rate_sum},
+                {"wall_clock_seconds", wall},
+                {"throughput_wall_clock_items_per_s", report.items_per_second}};
+  PILOT_TRY(fsys.WriteFileAtomic(dir / "data/run.json", PrettyJson(j)));
+  PILOT_TRY(FinalizeBag(fsys, dir, clock.UtcNowIso().substr(0, 10),
+                        {{"Bag-Software-Agent", std::string("pilot ") + build::kVersion},
+                         {"External-Identifier", out_name},
+                         {"Pilot-Folder-Kind", kFolderKindMerged},
+                         {"Pilot-Format-Version", std::to_string(kRunFormatVersion)}}));
+  // Checked before it takes its name: structure, completeness, the copies, and global
+  // exactly-once against every shard's journal (the bytes were hashed a moment ago).
+  VerifyOptions self;
+  self.fast = true;
+  outcome.verify = VerifyRunFolder(fsys, dir, self);
+  if (outcome.verify.ok()) PILOT_TRY(partial.value().Commit());
+  outcome.dir = outcome.verify.ok() ? request.out : dir;
+  auto fingerprint = Sha256File(fsys, outcome.dir / "tagmanifest-sha256.txt", false);
+  if (fingerprint.ok()) outcome.fingerprint = fingerprint.value();
+  outcome.report = std::move(report);
+  if (!outcome.verify.ok()) {
+    outcome.verdict = RunVerdict::kVerifyFailed;
+  } else if (!outcome.report.acceptance_met) {
+    outcome.verdict = RunVerdict::kAcceptanceFailed;
+  }
+  spdlog::info("merged {} shards, {} items, into {}", n, total, outcome.dir.string());
+  return outcome;
+}
+
+}  // namespace pilot
