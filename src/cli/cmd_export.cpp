@@ -22,7 +22,7 @@ int Execute(const ExportOptions& o) {
     return ReportError(BadInput("RUN_DIR and DEST must not be empty", "pilot export"), o.common);
   }
   InstallInterruptHandlers();
-  auto outcome = ExportFolder(RealFileSystem(), o.source, o.dest, MakeRunControl(o.common, 0));
+  auto outcome = ExportFolder(CliFileSystem(), o.source, o.dest, MakeRunControl(o.common, 0));
   if (!outcome.ok()) {
     Error e = outcome.error();
     if (e.kind == ErrorKind::kInterrupted) {

@@ -97,7 +97,7 @@ int Execute(const MergeOptions& o) {
   request.out = o.out;
   request.command_line = o.argv;
   InstallInterruptHandlers();
-  auto outcome = MergeShards(RealFileSystem(), SystemClock(), request, MakeRunControl(o.common, 0));
+  auto outcome = MergeShards(CliFileSystem(), SystemClock(), request, MakeRunControl(o.common, 0));
   if (!outcome.ok()) {
     Error e = outcome.error();
     if (e.kind == ErrorKind::kInterrupted) {
