@@ -15,16 +15,6 @@ namespace {
 
 Error Interrupted() { return Error{ErrorKind::kInterrupted, "interrupted", "", ""}; }
 
-// True when `inner` is `outer` or lies under it (both absolute and resolved).
-bool Within(const fs::path& inner, const fs::path& outer) {
-  auto i = inner.begin();
-  for (auto o = outer.begin(); o != outer.end(); ++o, ++i) {
-    if (o->empty()) continue;
-    if (i == inner.end() || *i != *o) return false;
-  }
-  return true;
-}
-
 }  // namespace
 
 Result<ExportOutcome> ExportFolder(FileSystem& fsys, const fs::path& source, const fs::path& dest,
@@ -53,14 +43,7 @@ Result<ExportOutcome> ExportFolder(FileSystem& fsys, const fs::path& source, con
     return BadInput("the folder is unfinished (or still being written)", source.string(),
                     "finish it first (pilot resume " + source.string() + "); export copies finished folders only");
   }
-  auto src_real = fsys.Resolve(fs::absolute(source));
-  auto dest_real = fsys.Resolve(fs::absolute(dest));
-  if (!src_real.ok()) return src_real.error();
-  if (!dest_real.ok()) return dest_real.error();
-  if (Within(dest_real.value(), src_real.value())) {
-    return BadInput("the destination lies inside the folder it would copy", dest.string(),
-                    "export to a place outside " + source.string());
-  }
+  PILOT_TRY(engine::RefuseInside(fsys, dest, source, "the folder it would copy,"));
   auto fingerprint = Sha256File(fsys, source / "tagmanifest-sha256.txt", false);
   if (!fingerprint.ok()) return fingerprint.error();
   out.source_fingerprint = fingerprint.value();

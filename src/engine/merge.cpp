@@ -127,6 +127,7 @@ Result<MergeOutcome> MergeShards(FileSystem& fsys, Clock& clock, const MergeRequ
     if (!s.ok()) return s.error();
     shards.push_back(std::move(s).value());
   }
+  for (const ShardFolder& s : shards) PILOT_TRY(engine::RefuseInside(fsys, request.out, s.info.dir, "the shard folder"));
   const ShardFolder& first = shards.front();
   const std::uint32_t n = first.info.spec.count;
   std::vector<const ShardFolder*> by_index(n, nullptr);

@@ -13,6 +13,31 @@
 
 namespace pilot::engine {
 
+// True when `inner` is `outer` or lies under it (both absolute and resolved).
+inline bool PathWithin(const std::filesystem::path& inner, const std::filesystem::path& outer) {
+  auto i = inner.begin();
+  for (auto o = outer.begin(); o != outer.end(); ++o, ++i) {
+    if (o->empty()) continue;
+    if (i == inner.end() || *i != *o) return false;
+  }
+  return true;
+}
+
+// Refuses (bad input, naming `dest`) a destination inside `folder`: pilot never writes into
+// a folder it reads (a copy inside its source, a merge inside a shard).
+inline Status RefuseInside(FileSystem& fs, const std::filesystem::path& dest, const std::filesystem::path& folder,
+                           const std::string& what) {
+  auto d = fs.Resolve(std::filesystem::absolute(dest));
+  auto f = fs.Resolve(std::filesystem::absolute(folder));
+  if (!d.ok()) return d.error();
+  if (!f.ok()) return f.error();
+  if (PathWithin(d.value(), f.value())) {
+    return BadInput("the destination lies inside " + what + " " + folder.string(), dest.string(),
+                    "choose a place outside it: pilot never writes into a folder it reads");
+  }
+  return {};
+}
+
 class PartialFolder {
  public:
   // Refuses (bad input) a DEST that exists, or a DEST.partial that is not pilot's (no lock

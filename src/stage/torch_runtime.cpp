@@ -52,7 +52,11 @@ Result<std::string> ResolveDevice(const std::string& asked) {
   }
   if (!index.empty()) {
     auto base = ResolveDevice(requested);
-    if (!base.ok()) return base.error();
+    if (!base.ok()) {
+      Error e = base.error();
+      e.what = "device '" + asked + "': " + e.what;
+      return e;
+    }
     if (std::stoi(index) >= b.gpus) {
       return EnvironmentError("device '" + asked + "' was asked for but this machine has " + std::to_string(b.gpus) +
                                   " GPU(s), numbered from 0",

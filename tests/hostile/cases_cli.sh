@@ -309,3 +309,58 @@ hc_cli__sweep_cell_group_zero() { refuse 'group'; hrun sweep-cell "$C/outside" -
 hc_cli__run_batch_plan_empty() { top_before; refuse 'batch-plan'; runc --runs-dir runs --batch-plan ''; top_after; }
 hc_cli__run_batch_plan_dev_zero() { top_before; refuse 'dev/zero'; runc --runs-dir runs --batch-plan /dev/zero; top_after; }
 hc_cli__run_batch_plan_not_a_sweep() { top_before; refuse 'batch-plan'; runc --runs-dir runs --batch-plan "$C/outside"; top_after; }
+
+# --- --shard, --workers, merge and export arguments --------------------------------------
+hc_cli__run_shard_index_too_big() { no_runs; refuse 'does not exist'; runc --runs-dir runs --shard 3/3; }
+hc_cli__run_shard_count_over_cap() { no_runs; refuse 'not a count'; runc --runs-dir runs --shard 1/4097; }
+hc_cli__run_shard_negative() { no_runs; refuse 'not a count'; runc --runs-dir runs --shard -1/3; }
+hc_cli__run_shard_garbage() { no_runs; refuse 'not a count'; runc --runs-dir runs --shard '../../x'; }
+hc_cli__run_shard_huge_text() {
+  no_runs
+  refuse 'not a count'
+  quick
+  runc --runs-dir runs --shard "1/$(repeat 100000 9)"
+}
+hc_cli__run_shard_auto_no_scheduler() { no_runs; refuse 'no scheduler'; runc --runs-dir runs --shard auto/4; }
+hc_cli__run_shard_auto_env_injection() {
+  no_runs
+  refuse 'SLURM_ARRAY_TASK_ID'
+  SLURM_ARRAY_TASK_ID='1;touch pwned' runc --runs-dir runs --shard auto/4
+  [ ! -e "$C/pwned" ] || bad "an environment value was executed"
+}
+hc_cli__run_shard_auto_env_huge() {
+  no_runs
+  refuse 'JOB_COMPLETION_INDEX'
+  quick
+  JOB_COMPLETION_INDEX=$(repeat 100000 7) runc --runs-dir runs --shard auto/4
+  [ "$(wc -c <"$ERR")" -lt 4000 ] || bad "the huge value was echoed"
+}
+hc_cli__run_shard_torchrun_mismatch() {
+  no_runs
+  refuse 'disagrees'
+  RANK=1 WORLD_SIZE=8 runc --runs-dir runs --shard auto/4
+}
+hc_cli__run_shard_run_id_of_a_run() {
+  # --run-id naming an existing plain run: not the same shard's folder, refused; untouched.
+  copy_run good || return
+  guard "$C/runs/good"
+  want_rc 2
+  want_err 'not shard 0/2'
+  runc --runs-dir runs --shard 0/2 --run-id good
+}
+hc_cli__run_workers_zero() { no_runs; refuse 'workers'; runc --runs-dir runs --workers 0; }
+hc_cli__run_workers_too_many() { no_runs; refuse 'workers must be'; runc --runs-dir runs --workers 65; }
+hc_cli__run_device_index_garbage() { no_runs; refuse 'device'; runc --runs-dir runs --device 'cuda:x'; }
+hc_cli__run_device_index_cpu() { no_runs; refuse 'device'; runc --runs-dir runs --device 'cpu:0'; }
+hc_cli__run_device_index_absent() { no_runs; want_rc 3; want_err 'cuda:7'; runc --runs-dir runs --device 'cuda:7'; }
+hc_cli__merge_no_shards() { want_rc 2; want_err 'SHARD_DIR|required'; hrun merge --out m; }
+hc_cli__merge_out_empty() { want_rc 2; want_err '\-\-out'; hrun merge runs --out ''; }
+hc_cli__merge_not_a_folder() { want_rc 2; want_err 'not a folder'; hrun merge "$C/outside/secret.txt" --out m; }
+hc_cli__merge_bad_out_name() { want_rc 2; want_err 'not a valid run id'; hrun merge runs --out 'runs/bad name'; }
+hc_cli__export_missing_source() { want_rc 2; want_err 'no such folder'; hrun export nowhere copy; }
+hc_cli__export_secret_file_as_source() {
+  want_rc 2
+  want_err 'not a folder'
+  hrun export "$C/outside/secret.txt" copy
+}
+hc_cli__export_device_as_source() { want_rc 2; want_err 'not a folder'; quick; hrun export /dev/zero copy; }

@@ -1175,3 +1175,218 @@ hc_runfolder__resume_sweep_torn_journal() {
   want_rc 0
   hrun resume "$S"
 }
+
+# --- shards, merged folders and export (copy_run shards: runs/shard-0-of-2, shard-1-of-2,
+# the interrupted shard-0-of-3 and the merged mgood) ---------------------------------------
+S0=runs/shard-0-of-2
+S1=runs/shard-1-of-2
+MG=runs/mgood
+merge_shards() { guard "$C/$S0"; guard "$C/$S1"; hrun merge "$S0" "$S1" "$@"; }
+verify_mgood() { guard "$C/$MG"; hrun verify "$MG"; }
+hc_runfolder__merge_shards_control_good() { copy_run shards || return; want_rc 0; merge_shards --out runs/m2; }
+hc_runfolder__merge_shard_result_dropped_rehashed() {
+  # A result line removed from a shard and the bag re-hashed: the shard fails verification
+  # (exit 1, naming it); nothing is written.
+  copy_run shards || return
+  sed -i '2d' "$S1/data/results.jsonl"
+  rehash "$S1"
+  want_rc 1
+  merge_shards --out runs/m2
+  grep -q "shard-1-of-2" "$OUT" || bad "the failing shard is not named"
+  [ ! -e "$C/runs/m2" ] && [ ! -e "$C/runs/m2.partial" ] || bad "a refused merge left a folder"
+}
+hc_runfolder__merge_shard_relabelled_index() {
+  # Shard 1 relabelled as shard 0 (both files, re-hashed): shard 0 twice, refused naming both.
+  copy_run shards || return
+  pyedit "$S1/data/run.json" 'd["shard"]["index"] = 0'
+  rehash "$S1"
+  want_rc 2
+  want_err 'shard 0/2 given twice'
+  merge_shards --out runs/m2
+}
+hc_runfolder__merge_shard_count_huge() {
+  copy_run shards || return
+  pyedit "$S1/data/run.json" 'd["shard"]["count"] = 4096'
+  rehash "$S1"
+  want_rc 2
+  want_err 'different splits'
+  merge_shards --out runs/m2
+}
+hc_runfolder__merge_shard_count_over_cap() {
+  copy_run shards || return
+  pyedit "$S1/data/run.json" 'd["shard"]["count"] = 4097; d["shard"]["index"] = 4096'
+  rehash "$S1"
+  want_rc 2
+  want_err "'shard'"
+  merge_shards --out runs/m2
+}
+hc_runfolder__merge_shard_results_symlink_secret() {
+  # A shard's results replaced by a link to a secret, re-hashed: a verification finding, the
+  # secret never read into any output.
+  copy_run shards || return
+  rm "$S1/data/results.jsonl" && ln -s "$C/outside/secret.txt" "$S1/data/results.jsonl"
+  rehash "$S1"
+  want_rc 1
+  merge_shards --out runs/m2
+}
+hc_runfolder__merge_unfinished_shard() {
+  copy_run shards || return
+  guard "$C/runs/shard-0-of-3"
+  want_rc 2
+  want_err 'unfinished' 'pilot resume .*shard-0-of-3'
+  hrun merge runs/shard-0-of-3 "$S1" --out runs/m2
+}
+hc_runfolder__merge_out_symlink_outside() {
+  # --out is a link to a folder outside: it exists, refused; nothing written through it.
+  copy_run shards || return
+  ln -s "$C/outside" "$C/runs/m2"
+  want_rc 2
+  want_err 'already exists'
+  merge_shards --out runs/m2
+}
+hc_runfolder__merge_partial_symlink_outside() {
+  # A planted OUT.partial linking outside (with a lock file beside it): never removed or
+  # written through.
+  copy_run shards || return
+  ln -s "$C/outside" "$C/runs/m2.partial"
+  : >"$C/runs/m2.partial.lock"
+  want_rc 2
+  want_err 'in the way'
+  merge_shards --out runs/m2
+}
+hc_runfolder__merge_out_inside_a_shard() {
+  copy_run shards || return
+  want_rc 2
+  want_err 'inside the shard folder'
+  merge_shards --out "$S1/data/merged"
+}
+hc_runfolder__merge_too_many_shards() {
+  copy_run shards || return
+  local args=() i
+  for ((i = 0; i < 4100; i++)); do args+=("$S0"); done
+  want_rc 2
+  want_err 'at most 4096'
+  quick
+  hrun merge "${args[@]}" --out runs/m2
+}
+hc_runfolder__verify_merged_control_good() { copy_run shards || return; want_rc 0; verify_mgood; }
+hc_runfolder__verify_merged_shard_journal_edited() {
+  # A result changed in the merged copy of a shard's journal and in results.jsonl, re-hashed:
+  # they agree with each other, but not with the shard's journal... which is the copy: so
+  # change the journal only; the results then differ from their record.
+  copy_run shards || return
+  sed -i '0,/"category":"fr"/s//"category":"de"/' "$MG/data/shards/shard-0-of-2/journal.jsonl"
+  rehash "$MG"
+  finding 'differs from its record'
+  verify_mgood
+}
+hc_runfolder__verify_merged_result_dropped() {
+  copy_run shards || return
+  sed -i '3d' "$MG/data/results.jsonl"
+  rehash "$MG"
+  finding 'manifest id has no result'
+  verify_mgood
+}
+hc_runfolder__verify_merged_shard_count_huge() {
+  # merge.shard_count raised to the cap: findings for the shards it lacks, bounded, no crash.
+  copy_run shards || return
+  pyedit "$MG/data/run.json" 'd["merge"]["shard_count"] = 4096'
+  rehash "$MG"
+  finding 'shards'
+  quick
+  verify_mgood
+}
+hc_runfolder__verify_merged_shard_record_deep() {
+  copy_run shards || return
+  python3 -c 'print("[" * 200000)' >"$MG/data/shards/shard-0-of-2/run.json"
+  rehash "$MG"
+  finding 'shard-0-of-2/run\.json'
+  verify_mgood
+}
+hc_runfolder__verify_merged_shard_journal_fifo() {
+  copy_run shards || return
+  rm "$MG/data/shards/shard-1-of-2/journal.jsonl" && mkfifo "$MG/data/shards/shard-1-of-2/journal.jsonl"
+  finding 'journal\.jsonl'
+  quick
+  verify_mgood
+}
+hc_runfolder__verify_shard_foreign_result() {
+  # A result of shard 1's moved into shard 0 (journal and results, re-hashed): it belongs to
+  # the other shard.
+  copy_run shards || return
+  local line
+  line=$(head -n 1 "$S1/data/results.jsonl")
+  printf '%s\n' "$line" >>"$S0/data/results.jsonl"
+  printf '{"type":"result",%s\n' "${line#\{}" >>"$S0/data/journal.jsonl"
+  rehash "$S0"
+  finding 'belongs to shard 1'
+  guard "$C/$S0"
+  hrun verify "$S0"
+}
+hc_runfolder__resume_shard_foreign_journal_id() {
+  # An interrupted shard whose journal holds a result of another shard: refused, untouched.
+  copy_run shards || return
+  local sp=runs/shard-0-of-3 id
+  id=$(python3 - "$C/proj/data/pilot/manifest.json" <<'PYEOF'
+import hashlib, json, sys
+for item in json.load(open(sys.argv[1]))["items"]:
+    if int(hashlib.sha256(item["id"].encode()).hexdigest()[:16], 16) % 3 != 0:
+        print(item["id"]); break
+PYEOF
+)
+  printf '{"type":"result","id":"%s","status":"rejected","reason":"empty_input","detail":"x"}\n' "$id" >>"$sp/data/journal.jsonl"
+  want_rc 2
+  want_err "not of shard 0/3"
+  guard "$C/$sp"
+  hrun resume "$sp"
+}
+hc_runfolder__export_symlink_inside() {
+  copy_run shards || return
+  ln -s "$C/outside/secret.txt" "$MG/data/link.txt"
+  want_rc 2
+  want_err 'symlink' 'link\.txt'
+  guard "$C/$MG"
+  hrun export "$MG" exported
+  [ ! -e "$C/exported" ] && [ ! -e "$C/exported.partial" ] || bad "a refused export left a folder"
+}
+hc_runfolder__export_fifo_inside() {
+  copy_run shards || return
+  mkfifo "$MG/data/pipe"
+  want_rc 2
+  want_err 'not a regular file'
+  quick
+  guard "$C/$MG"
+  hrun export "$MG" exported
+}
+hc_runfolder__export_dest_symlink_outside() {
+  copy_run shards || return
+  ln -s "$C/outside" "$C/exported"
+  want_rc 2
+  want_err 'already exists'
+  hrun export "$MG" exported
+}
+hc_runfolder__export_into_itself() {
+  copy_run shards || return
+  want_rc 2
+  want_err 'inside the folder it would copy'
+  guard "$C/$MG"
+  hrun export "$MG" "$MG/data/copy"
+}
+hc_runfolder__export_unfinished() {
+  copy_run shards || return
+  want_rc 2
+  want_err 'unfinished'
+  hrun export runs/shard-0-of-3 exported
+}
+hc_runfolder__export_rehashed_copy_differs() {
+  # A source re-hashed after its fingerprint was printed still exports: the copy's
+  # fingerprint is the source's (what export checks); `verify --expect` on the old print catches it.
+  copy_run shards || return
+  sed -i '3d' "$MG/data/results.jsonl"
+  rehash "$MG"
+  want_rc 1
+  hrun export "$MG" exported
+  grep -q 'manifest id has no result' "$OUT" || bad "the copy's finding is not printed"
+  [ ! -e "$C/exported" ] || bad "a copy that fails verification took the destination's name"
+  [ -d "$C/exported.partial" ] || bad "the failed copy was not left at exported.partial"
+}

@@ -239,12 +239,38 @@ make_sweep_base() {
     return 1
   fi
 }
-# copy_run good|part|egood|epart|sgood: a copy of the base run as runs/<name> in the case; the
+# Two finished shards of the bundled pilot (shard-0-of-2, shard-1-of-2), an interrupted third
+# split's shard (shard-0-of-3, stopped after 2 items) and the merged folder of the two ("mgood").
+make_shard_base() {
+  [ -f "$BASE/runs/mgood/tagmanifest-sha256.txt" ] && return 0
+  [ -e "$BASE/shards.out" ] && return 1
+  base_proj
+  local rc=0 i
+  for i in 0 1; do
+    (cd "$BASE" && timeout -s KILL 120 "$PILOT" run --params proj/config/pilot.json --shard "$i/2" --runs-dir runs \
+      >>"$BASE/shards.out" 2>&1) || rc=$?
+  done
+  (cd "$BASE" && timeout -s KILL 120 "$PILOT" run --params proj/config/pilot.json --shard 0/3 --runs-dir runs \
+    --stop-after 2 >>"$BASE/shards.out" 2>&1) || true
+  (cd "$BASE" && timeout -s KILL 120 "$PILOT" merge runs/shard-0-of-2 runs/shard-1-of-2 --out runs/mgood \
+    >>"$BASE/shards.out" 2>&1) || rc=$?
+  if [ "$rc" != 0 ] || [ ! -f "$BASE/runs/mgood/tagmanifest-sha256.txt" ] || [ ! -d "$BASE/runs/shard-0-of-3" ]; then
+    echo "catalogue: cannot make the base shards (exit $rc):" >&2
+    cat "$BASE/shards.out" >&2
+    return 1
+  fi
+}
+# copy_run good|part|egood|epart|sgood|shards: a copy of the base run as runs/<name> in the case; the
 # base itself is guarded (nothing may change it).
 copy_run() {
   case $1 in
     egood | epart) make_embed_base || { bad "no embedding base run"; return 1; } ;;
     sgood) make_sweep_base || { bad "no base sweep"; return 1; } ;;
+    shards)
+      make_shard_base || { bad "no base shards"; return 1; }
+      local f
+      for f in shard-0-of-2 shard-1-of-2 shard-0-of-3 mgood; do cp -a "$BASE/runs/$f" "$C/runs/$f"; done
+      return 0 ;;
     *) make_base || { bad "no base run"; return 1; } ;;
   esac
   cp -a "$BASE/runs/$1" "$C/runs/$1"

@@ -302,6 +302,13 @@ TEST_F(ShardRuns, MergeRefusesEachBadSetNamingTheShard) {
     EXPECT_FALSE(fs::exists(f_.dir / "out"));
     EXPECT_FALSE(fs::exists(f_.dir / "out.partial"));
   }
+  MergeRequest inside;
+  inside.shards = dirs;
+  inside.out = dirs[1] / "data/merged";
+  auto into_shard = MergeShards(RealFileSystem(), SystemClock(), inside);
+  ASSERT_FALSE(into_shard.ok());
+  EXPECT_NE(into_shard.error().what.find("inside the shard folder"), std::string::npos) << into_shard.error().what;
+  EXPECT_FALSE(fs::exists(dirs[1] / "data/merged.partial"));
   auto refused = Merge({dirs[0], dirs[1], unfinished}, "out");
   ASSERT_FALSE(refused.ok());
   EXPECT_NE(refused.error().hint.find("pilot resume " + unfinished.string()), std::string::npos);
@@ -418,7 +425,7 @@ TEST_F(ShardRuns, ExportRefusesAnUnfinishedFolderALinkInsideAndADestinationInsid
   const fs::path whole = f_.plan.runs_dir / "whole";
   auto inside = ExportFolder(RealFileSystem(), whole, whole / "data/copy");
   ASSERT_FALSE(inside.ok());
-  EXPECT_NE(inside.error().what.find("inside the folder"), std::string::npos);
+  EXPECT_NE(inside.error().what.find("inside the folder it would copy"), std::string::npos) << inside.error().what;
   WriteText(f_.dir / "secret.txt", "secret\n");
   fs::create_symlink(f_.dir / "secret.txt", whole / "data/link.txt");
   auto linked = ExportFolder(RealFileSystem(), whole, f_.dir / "copy");
