@@ -4,6 +4,9 @@
 //   bare PARAMS MANIFEST   the same reading, featurisation and model calls as `pilot run`,
 //                     in the same batches, with no journal, bag, prechecks or report
 //   validate MANIFEST opens (validates) a manifest as `pilot run` does
+//   shards N K DIR    K finished shard folders of one N-item manifest under DIR/runs (what
+//                     `pilot merge` joins), written by the engine itself with a stage that
+//                     answers at once: the merge figures are the merge's alone
 // Each prints one JSON line of figures (items, seconds, items/s, peak RSS).
 #include <chrono>
 #include <cstdio>
@@ -16,6 +19,9 @@
 #include "pilot/host.h"
 #include "pilot/manifest.h"
 #include "pilot/params.h"
+#include "pilot/run.h"
+#include "pilot/shard.h"
+#include "pilot/stage.h"
 #include "pilot/torch_stage.h"
 
 namespace fs = std::filesystem;
@@ -109,6 +115,81 @@ int Validate(const fs::path& manifest_file) {
   return 0;
 }
 
+// A classifier that answers at once: every item "en" at 0.9.
+class InstantStage : public Stage {
+ public:
+  explicit InstantStage(std::string model_sha256) {
+    desc_.kind = "instant";
+    desc_.output = OutputKind::kClassification;
+    desc_.labels = {"en", "fr"};
+    desc_.model_sha256 = std::move(model_sha256);
+    desc_.device = "cpu";
+    desc_.min_confidence = 0.5;
+  }
+  const StageDescription& Describe() const override { return desc_; }
+  BatchOutput Process(const std::vector<std::string_view>& inputs) override {
+    BatchOutput out;
+    out.ok = true;
+    for (std::size_t k = 0; k < inputs.size(); ++k) {
+      ItemOutput item;
+      item.ok = true;
+      item.label = "en";
+      item.confidence = 0.9f;
+      item.scores = {0.9f, 0.1f};
+      out.items.push_back(std::move(item));
+    }
+    return out;
+  }
+
+ private:
+  StageDescription desc_;
+};
+
+int Shards(long n, long k, const fs::path& dir) {
+  fs::create_directories(dir / "docs");
+  const std::string text = "The committee met on Tuesday to review the annual report.\n";
+  std::ofstream(dir / "docs/d.txt", std::ios::binary) << text;
+  {
+    // Every item names the same small input: the figures are the engine's and the merge's,
+    // not a million files'.
+    std::ofstream manifest(dir / "manifest.jsonl");
+    const std::string sha = Sha256Hex(text);
+    for (long i = 0; i < n; ++i) {
+      manifest << "{\"id\":\"d" << i << "\",\"path\":\"docs/d.txt\",\"sha256\":\"" << sha << "\"}\n";
+    }
+  }
+  std::ofstream(dir / "model.bin", std::ios::binary) << "instant";
+  const std::string params_text = R"({"manifest": "manifest.jsonl", "stage": {"kind": "instant", "model": "model.bin"},
+  "allowed_categories": ["en", "fr"], "device": "cpu", "batch_size": 256, "threads": 1})";
+  std::ofstream(dir / "params.json", std::ios::binary) << params_text;
+  auto params = ParseParams(params_text, fs::absolute(dir), (dir / "params.json").string());
+  if (!params.ok()) return std::fprintf(stderr, "%s\n", params.error().ToString().c_str()), 2;
+  const double t0 = Now();
+  for (long i = 0; i < k; ++i) {
+    RunPlan plan;
+    plan.params = params.value();
+    plan.params_file = fs::absolute(dir / "params.json");
+    plan.params_bytes = params_text;
+    auto manifest = ManifestSource::Open(RealFileSystem(), dir / "manifest.jsonl");
+    if (!manifest.ok()) return std::fprintf(stderr, "%s\n", manifest.error().ToString().c_str()), 2;
+    plan.manifest = std::move(manifest).value();
+    plan.inputs_root = fs::canonical(dir);
+    plan.model_sha256 = Sha256Hex("instant");
+    plan.runs_dir = dir / "runs";
+    const ShardSpec spec{static_cast<std::uint32_t>(i), static_cast<std::uint32_t>(k)};
+    plan.shard = spec;
+    plan.run_id = ShardRunId(spec);
+    plan.command_line = {"pilot-bench", "shards"};
+    plan.environment = {{"host", "pilot-bench"}};
+    InstantStage stage(plan.model_sha256);
+    auto out = ExecuteRun(plan, stage, RealFileSystem(), SystemClock());
+    if (!out.ok()) return std::fprintf(stderr, "%s\n", out.error().ToString().c_str()), 2;
+    if (out.value().verdict != RunVerdict::kPassed) return std::fprintf(stderr, "shard %ld failed\n", i), 1;
+  }
+  std::printf("{\"items\": %ld, \"shards\": %ld, \"seconds\": %.3f}\n", n, k, Now() - t0);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -117,6 +198,7 @@ int main(int argc, char** argv) {
   if (cmd == "manifest" && argc == 4) return ManifestOnly(std::atol(argv[2]), argv[3]);
   if (cmd == "bare" && argc == 4) return Bare(argv[2], argv[3]);
   if (cmd == "validate" && argc == 3) return Validate(argv[2]);
-  std::fprintf(stderr, "usage: pilot-bench gen N DIR | manifest N FILE | bare PARAMS MANIFEST | validate MANIFEST\n");
+  if (cmd == "shards" && argc == 5) return Shards(std::atol(argv[2]), std::atol(argv[3]), argv[4]);
+  std::fprintf(stderr, "usage: pilot-bench gen N DIR | manifest N FILE | bare PARAMS MANIFEST | validate MANIFEST | shards N K DIR\n");
   return 2;
 }

@@ -4,7 +4,8 @@
 # torch2 flavour cannot travel there; the script records that torch's version beside the pin),
 # then runs `pilot doctor`, the bundled pilot and `pilot verify` on the device, exports the
 # bundled model to a .pt2 package for the device and runs the pilot on it (PyTorch >= 2.6),
-# then `pilot sweep` and a run with its batch plan, writing every output and log under OUT_DIR
+# then `pilot sweep` and a run with its batch plan, then `run --workers` (one shard per device)
+# and an export of the merged bag, writing every output and log under OUT_DIR
 # (summary.txt first).
 #
 #   scripts/gpu-check.sh OUT_DIR [--device cuda|rocm|cpu] [--debs DIR]
@@ -158,6 +159,20 @@ if step sweep "$pilot" sweep --params "$out/sweep.json" --batch-sizes "$sizes" -
   sed -n '/^## Recommendation/,/^## Headroom/p' "$out/sweep.md" | tee -a "$summary"
   step sweep-plan "$pilot" run --params "$out/sweep.json" --batch-plan "$out/runs/sweep-$device" --runs-dir "$out/runs" \
     --run-id "planned-$device" --quiet || failed=1
+else
+  failed=1
+fi
+# Shards on this host: --workers over the corpus (one device each: cuda:0, cuda:1, ... or
+# cpu), merged into one bag; then the merged bag exported and verified.
+workers=2
+if [ "$device" != cpu ]; then
+  gpus=$(nvidia-smi -L 2>/dev/null | wc -l || echo 1)
+  [ "$gpus" -ge 1 ] 2>/dev/null && workers=$gpus
+fi
+if step workers "$pilot" run --params "$out/sweep.json" --workers "$workers" --device "$device" --runs-dir "$out/runs" \
+     --run-id "workers-$device"; then
+  sed -n '/^throughput:/p' "$out/workers.log" | tee -a "$summary"
+  step export "$pilot" export "$out/runs/workers-$device" "$out/exported-$device" || failed=1
 else
   failed=1
 fi

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -11,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "pilot/fs.h"
+#include "pilot/manifest.h"
 #include "pilot/status.h"
 
 namespace pilot {
@@ -21,6 +23,14 @@ struct Finding {
   std::string what;
 };
 
+// What verify keeps of a manifest copy it validated, for the next folder that holds the same
+// bytes: `pilot merge` verifies N shards that each hold the whole manifest, which is then
+// validated once instead of N times (the copy's sha256, checked against its record, is the key).
+struct ManifestCache {
+  std::string sha256;  // empty until filled
+  ManifestIndex index;
+};
+
 struct VerifyOptions {
   bool fast = false;    // skip payload hashing (structure, Oxum and completeness only)
   bool inputs = false;  // also re-hash the inputs the manifest names
@@ -28,6 +38,7 @@ struct VerifyOptions {
   // The copy must have this fingerprint (sha256 of tagmanifest-sha256.txt), as noted at the
   // end of the run: a bag re-hashed consistently passes every other check.
   std::optional<std::string> expect_fingerprint;
+  std::shared_ptr<ManifestCache> manifest_cache;  // optional; not used with `inputs`
 };
 
 struct VerifyResult {

@@ -285,6 +285,7 @@ class Verifier {
                                    std::tuple{std::string("data/params.json"), run_->params_sha256, "params_sha256"}}) {
       if (!Openable(file, "copies")) continue;
       auto digest = Sha256File(fs_, dir_ / file, /*follow_symlinks=*/false);
+      if (digest.ok() && digest.value() == want && file == manifest_copy_) manifest_copy_sha256_ = want;
       if (!digest.ok() || digest.value() != want) {
         Add("copies", file, std::string("does not match ") + key + " in data/run.json");
       }
@@ -392,15 +393,26 @@ class Verifier {
     }
     // The manifest copy is streamed (validated line by line, as `pilot run` validates it);
     // only its ids are kept.
-    ManifestIndex index;
+    ManifestIndex local;
+    const ManifestIndex* index = &local;
     if (!Openable(manifest_copy_, "accounting")) return;
     auto params_text = Read("data/params.json", "accounting", limits::kParamsBytes);
-    auto source = ManifestSource::Open(fs_, dir_ / manifest_copy_, &index);
-    if (!source.ok()) {
-      Add("accounting", manifest_copy_, source.error().what);
-      return;
+    const std::shared_ptr<ManifestCache>& cache = options_.inputs ? nullptr : options_.manifest_cache;
+    if (cache && !cache->sha256.empty() && cache->sha256 == manifest_copy_sha256_) {
+      index = &cache->index;  // the same bytes, validated for an earlier folder
+    } else {
+      auto source = ManifestSource::Open(fs_, dir_ / manifest_copy_, &local);
+      if (!source.ok()) {
+        Add("accounting", manifest_copy_, source.error().what);
+        return;
+      }
+      manifest_.emplace(std::move(source).value());
+      if (cache && cache->sha256.empty()) {
+        cache->sha256 = manifest_->sha256();
+        cache->index = std::move(local);
+        index = &cache->index;
+      }
     }
-    manifest_.emplace(std::move(source).value());
     if (!params_text || !Openable("data/results.jsonl", "accounting")) return;
     auto results = LineReader::Open(fs_, dir_ / "data/results.jsonl", limits::kResultLineBytes, /*follow_symlinks=*/false);
     if (!results.ok()) {
@@ -427,7 +439,7 @@ class Verifier {
     const bool embeds = run_ && run_->output_kind == "embedding";
     std::set<std::string> allowed(params.value().allowed_categories.begin(),
                                   params.value().allowed_categories.end());
-    const IdIndex& ids = index.ids;
+    const IdIndex& ids = index->ids;
     // Memory in proportion to the ids, not the records: the ids themselves and one count per
     // manifest item. The common case compares each line's id with the next item's; a result
     // out of manifest order is looked up.
@@ -501,9 +513,9 @@ class Verifier {
         if (!reason::IsKnown(r.reason)) Add("accounting", r.id, "rejected with unknown reason '" + r.reason + "'");
         if (r.detail.empty()) Add("accounting", r.id, "rejected without a detail");
       }
-      auto expected = index.expected_rejection.find(*k);
+      auto expected = index->expected_rejection.find(*k);
       const std::optional<std::string> want =
-          expected == index.expected_rejection.end() ? std::nullopt : std::optional<std::string>(expected->second);
+          expected == index->expected_rejection.end() ? std::nullopt : std::optional<std::string>(expected->second);
       if (want && (r.accepted || r.reason != *want)) {
         Add("accounting", r.id,
             "expected rejection '" + *want + "' but got " + (r.accepted ? "accepted" : "'" + r.reason + "'"));
@@ -695,6 +707,7 @@ class Verifier {
   VerifyResult result_;
   std::optional<RunRecord> run_;
   std::string manifest_copy_ = "data/manifest.json";
+  std::string manifest_copy_sha256_;  // set when the copy hashed to its record's pin
   std::optional<ManifestSource> manifest_;  // the run's copy, validated by CheckAccounting
   struct RowRef {
     std::uint64_t row, vector_at;

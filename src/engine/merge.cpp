@@ -174,9 +174,11 @@ Result<MergeOutcome> MergeShards(FileSystem& fsys, Clock& clock, const MergeRequ
 
   // 2. Each shard verified in full: fixity, accounting over its partition, its report.
   MergeOutcome outcome;
+  VerifyOptions full;
+  full.manifest_cache = std::make_shared<ManifestCache>();  // one manifest, validated once
   for (std::uint32_t i = 0; i < n; ++i) {
     const ShardFolder& s = *by_index[i];
-    VerifyResult v = VerifyRunFolder(fsys, s.info.dir, VerifyOptions{});
+    VerifyResult v = VerifyRunFolder(fsys, s.info.dir, full);
     if (!v.ok()) {
       outcome.failed_shards.emplace_back(s.info.dir, std::move(v));
       continue;

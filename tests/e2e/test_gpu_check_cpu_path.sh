@@ -1,5 +1,6 @@
 # scripts/gpu-check.sh as far as a machine without a GPU allows: its CPU path builds pilot
-# afresh in OUT_DIR, runs doctor, the bundled pilot, verify, a sweep and a batch-plan run on cpu,
+# afresh in OUT_DIR, runs doctor, the bundled pilot, verify, a sweep, a batch-plan run, two
+# --workers and an export on cpu,
 # and leaves every log and a summary.
 source "$(dirname "$0")/lib.sh"
 bash "$SRC/scripts/gpu-check.sh" "$WORK/gc" --device cpu --debs "$WORK/no-debs" >gc.txt 2>&1 \
@@ -10,6 +11,8 @@ expect_in gc/summary.txt "pass model on cpu"
 expect_in gc/summary.txt "verify: ok"
 expect_in gc/summary.txt "## Recommendation"
 [ -f gc/report.html ] || fail "gpu-check did not keep the sweep's report.html"
+expect_in gc/summary.txt "items/s summed over the shards"
+expect_in gc/export.log "verified the copy in full"
 for f in configure.log build.log doctor.log doctor.json pilot.log verify.log smi.txt; do
   [ -f "gc/$f" ] || fail "gpu-check.sh left no $f"
 done

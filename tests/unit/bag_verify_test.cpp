@@ -76,7 +76,7 @@ TEST_F(VerifyTest, OneChangedByteIsAFixityFinding) {
   WriteText(run_ / "data/report.md", text);
   auto r = VerifyRunFolder(RealFileSystem(), run_, {});
   EXPECT_TRUE(Has(r, "fixity", "data/report.md", "sha256 is")) << Dump(r);
-  EXPECT_TRUE(VerifyRunFolder(RealFileSystem(), run_, {true, false, {}, {}}).ok()) << "--fast does not re-hash";
+  EXPECT_TRUE(VerifyRunFolder(RealFileSystem(), run_, {true, false, {}, {}, {}}).ok()) << "--fast does not re-hash";
 }
 
 TEST_F(VerifyTest, EveryFailingFileIsListed) {
@@ -171,9 +171,9 @@ TEST_F(VerifyTest, AnUnfinishedRunNeverPasses) {
 }
 
 TEST_F(VerifyTest, InputsOptionRehashesTheInputs) {
-  EXPECT_TRUE(VerifyRunFolder(RealFileSystem(), run_, {false, true, {}, {}}).ok());
+  EXPECT_TRUE(VerifyRunFolder(RealFileSystem(), run_, {false, true, {}, {}, {}}).ok());
   WriteText(fixture_->inputs / "b.txt", "en changed");
-  auto r = VerifyRunFolder(RealFileSystem(), run_, {false, true, {}, {}});
+  auto r = VerifyRunFolder(RealFileSystem(), run_, {false, true, {}, {}, {}});
   EXPECT_TRUE(Has(r, "inputs", "b", "no longer matches")) << Dump(r);
 }
 

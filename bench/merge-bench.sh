@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# The merge benchmark: `pilot merge` of N items over K shards (default 1,000,000 over 100),
+# its time and peak RSS, then `pilot verify` of the merged bag, printed as figures.
+#
+#   bench/merge-bench.sh [N] [K]        (from the repository root; builds pilot-bench)
+#
+# The shard folders are written by the engine itself (pilot-bench shards: ExecuteRun per
+# shard with a stage that answers at once), so that only the merge is measured. Merging
+# streams the shards side by side: memory grows with the shards and the ids, not the
+# records. Scratch in build/bench-merge (several GB at 1M items; removed at the end unless
+# KEEP=1).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+n=${1:-1000000}
+k=${2:-100}
+cmake --build --preset dev --target pilot pilot-bench >/dev/null
+pilot=$PWD/build/dev/pilot
+bench=$PWD/build/dev/pilot-bench
+scratch=$PWD/build/bench-merge
+rm -rf "$scratch"
+mkdir -p "$scratch"
+[ "${KEEP:-0}" = 1 ] || trap 'rm -rf "$scratch"' EXIT
+now() { date +%s.%N; }
+calc() { python3 -c "print(f'{$1:.2f}')"; }
+measure() {  # measure LABEL CMD...: wall seconds and peak RSS (MB) of CMD, into $secs, $rss
+  local t0 t1 out
+  t0=$(now)
+  out=$(python3 -c '
+import resource, subprocess, sys
+rc = subprocess.call(sys.argv[1:], stdout=subprocess.DEVNULL)
+print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024, rc)' "$@")
+  t1=$(now)
+  secs=$(calc "$t1 - $t0")
+  rss=$(calc "${out% *}")
+  [ "${out#* }" = 0 ] || { echo "merge-bench: $1 exited ${out#* }" >&2; exit 1; }
+}
+echo "merge-bench: writing $k shards of $n items in all ..." >&2
+"$bench" shards "$n" "$k" "$scratch" >"$scratch/shards.json"
+shards=()
+for ((i = 0; i < k; i++)); do shards+=("$scratch/runs/shard-$i-of-$k"); done
+measure "pilot merge" "$pilot" merge "${shards[@]}" --out "$scratch/merged" --quiet
+merge_s=$secs merge_rss=$rss
+measure "pilot verify" "$pilot" verify "$scratch/merged" --quiet
+verify_s=$secs verify_rss=$rss
+payload=$(du -sm "$scratch/merged/data" | cut -f1)
+lines=$(wc -l <"$scratch/merged/data/results.jsonl")
+[ "$lines" = "$n" ] || { echo "merge-bench: $lines results for $n items" >&2; exit 1; }
+printf '\npilot merge benchmark, %d items over %d shards, %s cores\n' "$n" "$k" "$(nproc)"
+printf '  writing the shards (engine, instant stage):   %s s\n' "$(sed -n 's/.*"seconds": \([0-9.]*\).*/\1/p' "$scratch/shards.json")"
+printf '  pilot merge (verifies each shard in full, then streams them): %8.2f s   peak RSS %7.1f MB\n' "$merge_s" "$merge_rss"
+printf '  pilot verify of the merged bag (%d MB payload):                %8.2f s   peak RSS %7.1f MB\n' "$payload" "$verify_s" "$verify_rss"
+printf '  per item: merge %.2f us, verify %.2f us\n' "$(calc "1000000 * $merge_s / $n")" "$(calc "1000000 * $verify_s / $n")"
