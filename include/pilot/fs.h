@@ -100,8 +100,9 @@ class FileSystem {
   virtual Status WriteFileAtomic(const stdfs::path& file, std::string_view data) = 0;
   // WriteFileAtomic in pieces, for a file too large to assemble in memory first.
   virtual Result<std::unique_ptr<AtomicFile>> CreateAtomic(const stdfs::path& file) = 0;
-  // Durable copy of `from` to `to` (streamed, then as WriteFileAtomic).
-  virtual Status CopyFileAtomic(const stdfs::path& from, const stdfs::path& to) = 0;
+  // Durable copy of `from` to `to` (streamed, then as WriteFileAtomic). With follow_symlinks
+  // false, a symlink at `from` is refused, never read through.
+  virtual Status CopyFileAtomic(const stdfs::path& from, const stdfs::path& to, bool follow_symlinks = true) = 0;
   // Opens (creating if needed) a file for appending.
   virtual Result<std::unique_ptr<AppendFile>> OpenAppend(const stdfs::path& file) = 0;
   // Cuts a file to `size` bytes and fsyncs it.
@@ -197,8 +198,8 @@ class FileSystemWrapper : public FileSystem {
     return target_.WriteFileAtomic(f, data);
   }
   Result<std::unique_ptr<AtomicFile>> CreateAtomic(const stdfs::path& f) override { return target_.CreateAtomic(f); }
-  Status CopyFileAtomic(const stdfs::path& from, const stdfs::path& to) override {
-    return target_.CopyFileAtomic(from, to);
+  Status CopyFileAtomic(const stdfs::path& from, const stdfs::path& to, bool follow_symlinks = true) override {
+    return target_.CopyFileAtomic(from, to, follow_symlinks);
   }
   Result<std::unique_ptr<AppendFile>> OpenAppend(const stdfs::path& f) override { return target_.OpenAppend(f); }
   Status Truncate(const stdfs::path& f, std::uint64_t size) override { return target_.Truncate(f, size); }

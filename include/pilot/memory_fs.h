@@ -43,7 +43,7 @@ class MemoryFileSystem : public FileSystem {
   Status CreateDirectories(const stdfs::path& dir) override;
   Status WriteFileAtomic(const stdfs::path& file, std::string_view data) override;
   Result<std::unique_ptr<AtomicFile>> CreateAtomic(const stdfs::path& file) override;
-  Status CopyFileAtomic(const stdfs::path& from, const stdfs::path& to) override;
+  Status CopyFileAtomic(const stdfs::path& from, const stdfs::path& to, bool follow_symlinks = true) override;
   Result<std::unique_ptr<AppendFile>> OpenAppend(const stdfs::path& file) override;
   Status Truncate(const stdfs::path& file, std::uint64_t size) override;
   Status RemoveFile(const stdfs::path& file) override;

@@ -332,6 +332,8 @@ class Verifier {
       }
     }
 
+    const JournalState* state() const { return state_ ? &*state_ : nullptr; }
+
    private:
     std::optional<JournalState> state_;
     std::optional<JournalReader> reader_;
@@ -350,6 +352,25 @@ class Verifier {
     return Journal(std::move(state).value(), fs_, dir_ / rel);
   }
 
+  // The journal's header binds the run (resume and status trust it): it must say what
+  // data/run.json says, the shard included.
+  void CompareHeader(const JournalHeader& h, const std::string& file, const std::optional<ShardSpec>& shard) {
+    if (!run_) return;
+    const bool same_shard = h.shard.has_value() == shard.has_value() && (!shard || *h.shard == *shard);
+    if (!same_shard) {
+      Add("journal", file,
+          "its header is of " + (h.shard ? "shard " + ShardText(*h.shard) : std::string("no shard")) + ", data/run.json of " +
+              (shard ? "shard " + ShardText(*shard) : std::string("no shard")));
+    }
+    if (h.manifest_sha256 != run_->manifest_sha256 || h.params_sha256 != run_->params_sha256 ||
+        h.model_sha256 != run_->model_sha256) {
+      Add("journal", file, "its header names another manifest, parameters or model than data/run.json");
+    }
+    if (run_->folder_kind != kFolderKindMerged && h.run_id != run_->run_id) {
+      Add("journal", file, "its header's run id differs from data/run.json's");
+    }
+  }
+
   // A merged folder: each shard's run.json, under data/shards/, is a finished shard I of N
   // over the same manifest, parameters and model. (Its journal is compared with the results
   // in CheckAccounting.)
@@ -358,6 +379,7 @@ class Verifier {
     for (std::uint32_t i = 0; i < n; ++i) {
       const std::string folder = MergedShardFolder({i, n});
       const std::string file = folder + "/run.json";
+      shard_items_.push_back(kUnknownItems);  // replaced once the record is read
       auto text = Read(file, "shards", limits::kRunRecordBytes);
       if (!text) continue;
       auto rec = ParseRunRecord(*text, file);
@@ -375,7 +397,7 @@ class Verifier {
           r.model_sha256 != run_->model_sha256) {
         Add("shards", file, "names another manifest, parameters or model than data/run.json");
       }
-      shard_items_.push_back(r.shard_items);
+      shard_items_.back() = r.shard_items;
     }
   }
 
@@ -426,11 +448,15 @@ class Verifier {
     if (merged) {
       for (std::uint32_t i = 0; i < run_->merged_shards; ++i) {
         std::future<Result<JournalState>> none;
-        shard_journals.push_back(OpenJournal(none, MergedShardFolder({i, run_->merged_shards}) + "/journal.jsonl"));
+        const ShardSpec spec{i, run_->merged_shards};
+        const std::string file = MergedShardFolder(spec) + "/journal.jsonl";
+        shard_journals.push_back(OpenJournal(none, file));
+        if (const JournalState* js = shard_journals.back().state()) CompareHeader(js->header, file, spec);
       }
       if (loading.valid()) (void)loading.get();
     }
     Journal journal = merged ? Journal() : OpenJournal(loading);
+    if (!merged && journal.state() && run_) CompareHeader(journal.state()->header, kJournal, run_->shard);
     auto params = ParseParams(*params_text, dir_, "data/params.json");
     if (!params.ok()) {
       Add("accounting", "data/params.json", params.error().what);
@@ -533,13 +559,18 @@ class Verifier {
                 : "manifest id has no result in data/results.jsonl");
     }
     if (!in_order) Add("accounting", "data/results.jsonl", "results are not in manifest order");
+    if (!merged && journal.state() && journal.state()->header.items != result_.items) {
+      Add("journal", kJournal,
+          "its header counts " + std::to_string(journal.state()->header.items) + " items; the manifest holds " +
+              std::to_string(result_.items) + (shard ? " of this shard's" : ""));
+    }
     if (shard && run_->shard_items != result_.items) {
       Add("accounting", "data/run.json",
           "shard.items is " + std::to_string(run_->shard_items) + " but the manifest holds " +
               std::to_string(result_.items) + " ids of shard " + ShardText(*shard));
     }
     for (std::size_t i = 0; merged && i < per_shard.size() && i < shard_items_.size(); ++i) {
-      if (shard_items_[i] != per_shard[i]) {
+      if (shard_items_[i] != kUnknownItems && shard_items_[i] != per_shard[i]) {
         Add("shards", MergedShardFolder({static_cast<std::uint32_t>(i), run_->merged_shards}) + "/run.json",
             "the shard processed " + std::to_string(shard_items_[i]) + " items; the manifest holds " +
                 std::to_string(per_shard[i]) + " of its ids");
@@ -715,6 +746,7 @@ class Verifier {
   };
   std::vector<RowRef> rows_;  // embedding runs: each accepted item's row and journaled vector
   std::vector<std::size_t> shard_items_;  // merged: each shard's own item count, from its run.json
+  static constexpr std::size_t kUnknownItems = static_cast<std::size_t>(-1);  // its record unreadable
 };
 
 }  // namespace

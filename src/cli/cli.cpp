@@ -1,5 +1,7 @@
 #include "cli/cli.h"
 
+#include <sys/resource.h>
+
 #include <cstdio>
 #include <iostream>
 
@@ -100,6 +102,13 @@ int Dispatch(int argc, char** argv) {
 }  // namespace
 
 int Main(int argc, char** argv) {
+  // Merging or verifying many shards keeps a file open per shard: the soft limit on open
+  // files is raised to the hard one (often 1024 against 4096 or more).
+  struct rlimit files {};
+  if (::getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur < files.rlim_max) {
+    files.rlim_cur = files.rlim_max;
+    (void)::setrlimit(RLIMIT_NOFILE, &files);
+  }
   // The one place where anything unexpected ends: a clear message and a documented exit
   // code, never std::terminate. Library code returns errors as values; reaching here is a
   // defect in pilot, reported as bad input because no folder was trusted with it.

@@ -1,4 +1,6 @@
 // `pilot merge SHARD_DIR... --out DIR`: the shards of one job joined into one verified bag.
+#include <sys/resource.h>
+
 #include "cli/cli.h"
 #include "cli/session.h"
 #include "pilot/json_util.h"
@@ -92,6 +94,17 @@ struct MergeOptions {
 int Execute(const MergeOptions& o) {
   ApplyLogLevel(o.common);
   if (o.out.empty()) return ReportError(BadInput("--out is empty", "--out", "give the merged folder to create"), o.common);
+  // One open file per shard (two for embeddings) while streaming, and as many journals when
+  // the merged bag verifies itself: refused up front when the limit cannot hold them.
+  struct rlimit files {};
+  const rlim_t need = 2 * static_cast<rlim_t>(o.shards.size()) + 64;
+  if (::getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur != RLIM_INFINITY && files.rlim_cur < need) {
+    return ReportError(EnvironmentError("merging " + std::to_string(o.shards.size()) + " shards needs about " +
+                                            std::to_string(need) + " open files; this process may open " +
+                                            std::to_string(files.rlim_cur),
+                                        "ulimit -n", "raise the limit (ulimit -Hn and -n), then merge again"),
+                       o.common);
+  }
   MergeRequest request;
   for (const auto& s : o.shards) request.shards.push_back(s);
   request.out = o.out;

@@ -3,6 +3,7 @@
 // exists); with --workers K, K shards on this host in child processes, then merged.
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <fcntl.h>
 #include <unistd.h>
@@ -196,6 +197,17 @@ int ExecuteWorkers(const RunOptions& o) {
   if (Status env = CheckEnvironment(p.params, p.runs_dir, "no run folder was created"); !env.ok()) {
     return ReportError(env.error(), o.common);
   }
+  if (base == "cuda" || base == "rocm") {
+    auto torch = Torch();
+    if (!torch.ok()) return ReportError(torch.error(), o.common);
+    const int gpus = torch.value()->received_environment(base, p.runs_dir).device_count;
+    if (static_cast<std::size_t>(gpus) < o.workers) {
+      return ReportError(EnvironmentError("--workers " + std::to_string(o.workers) + " needs one device each; this machine has " +
+                                              std::to_string(gpus),
+                                          "--workers", "use --workers " + std::to_string(gpus) + " or fewer; no run folder was created"),
+                         o.common);
+    }
+  }
   if (Status made = RealFileSystem().CreateDirectories(shards_dir); !made.ok()) return ReportError(made.error(), o.common);
   InstallInterruptHandlers();
   ::signal(SIGCHLD, SIG_DFL);
@@ -213,11 +225,26 @@ int ExecuteWorkers(const RunOptions& o) {
     if (!o.manifest.empty()) args.insert(args.end(), {"--manifest", o.manifest});
     if (!o.batch_plan.empty()) args.insert(args.end(), {"--batch-plan", o.batch_plan});
     workers[k].log = shards_dir / (ShardRunId(spec) + ".log");
+    // Opened here, never through a link or onto a FIFO: a worker's output goes to its log or
+    // nowhere.
+    const int log = ::open(workers[k].log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0644);
+    struct stat log_stat {};
+    if (log < 0 || ::fstat(log, &log_stat) != 0 || !S_ISREG(log_stat.st_mode)) {
+      if (log >= 0) ::close(log);
+      for (const auto& w : workers) {
+        if (w.pid > 0) ::kill(w.pid, SIGTERM);
+      }
+      return ReportError(BadInput("cannot open the worker's log as a regular file (a link or a FIFO in its place?)",
+                                  workers[k].log.string(), "move it away; the shards started so far resume when the command runs again"),
+                         o.common);
+    }
     std::vector<const char*> argv;
     for (const auto& a : args) argv.push_back(a.c_str());
     argv.push_back(nullptr);
+    const pid_t parent = ::getpid();
     const pid_t pid = ::fork();
     if (pid < 0) {
+      ::close(log);
       return ReportError(Error{ErrorKind::kEnvironment, std::string("cannot start a worker: ") + std::strerror(errno),
                                "--workers", "the shards started so far resume when the command is run again"},
                          o.common);
@@ -225,14 +252,15 @@ int ExecuteWorkers(const RunOptions& o) {
     if (pid == 0) {
       ::setpgid(0, 0);  // a terminal's Ctrl-C reaches the parent, which stops each worker
       ::prctl(PR_SET_PDEATHSIG, SIGTERM);
-      int fd = ::open(workers[k].log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0644);
-      if (fd >= 0) {
-        ::dup2(fd, STDOUT_FILENO);
-        ::dup2(fd, STDERR_FILENO);
-      }
+      if (::getppid() != parent) ::_exit(130);  // the parent died before the line above
+      ::signal(SIGINT, SIG_DFL);  // the worker installs its own handlers
+      ::signal(SIGTERM, SIG_DFL);
+      ::dup2(log, STDOUT_FILENO);
+      ::dup2(log, STDERR_FILENO);
       ::execv("/proc/self/exe", const_cast<char* const*>(argv.data()));
       ::_exit(127);
     }
+    ::close(log);
     workers[k].pid = pid;
   }
   if (!o.common.quiet && !o.common.json) {
@@ -260,7 +288,8 @@ int ExecuteWorkers(const RunOptions& o) {
       }
     }
     const double now = SystemClock().MonotonicSeconds();
-    if (!o.common.quiet && !o.common.json && ::isatty(STDERR_FILENO) && now - last >= 0.5) {
+    // Each shard's journal is read again for the line: every 2 s, not to compete with the workers.
+    if (!o.common.quiet && !o.common.json && ::isatty(STDERR_FILENO) && now - last >= 2.0) {
       last = now;
       std::size_t done = 0, total = 0;
       for (std::uint32_t k = 0; k < k_workers; ++k) {
@@ -279,6 +308,7 @@ int ExecuteWorkers(const RunOptions& o) {
   const std::string again = "run the same command again with --run-id " + run_id + ": each shard resumes its folder";
   int worst = 0;
   std::string failed;
+  if (InterruptRequested()) worst = Code(ExitCode::kInterrupted);  // stopped: no merge, even if all finished
   for (std::uint32_t k = 0; k < k_workers; ++k) {
     if (workers[k].code == 0) continue;
     if (worst == 0 || workers[k].code == Code(ExitCode::kInterrupted)) worst = workers[k].code;
@@ -286,11 +316,18 @@ int ExecuteWorkers(const RunOptions& o) {
               workers[k].log.string() + ")";
   }
   if (worst != 0) {
-    Error e{worst == Code(ExitCode::kInterrupted) ? ErrorKind::kInterrupted : ErrorKind::kWorkFailed,
-            "not every worker finished:" + failed, shards_dir.string(), again};
-    if (worst == Code(ExitCode::kBadInput)) e.kind = ErrorKind::kBadInput;
-    if (worst == Code(ExitCode::kEnvironment)) e.kind = ErrorKind::kEnvironment;
-    return ReportError(e, o.common);
+    // The first failed worker's code when it is one pilot documents; anything else (a
+    // signal, an exec that failed) is a failure during work.
+    for (int known : {1, 2, 3, 4, 5, 130}) {
+      if (worst == known) {
+        Error e{ErrorKind::kWorkFailed, (failed.empty() ? "interrupted" : "not every worker finished:" + failed),
+                shards_dir.string(), again};
+        ReportError(e, o.common);
+        return worst;
+      }
+    }
+    return ReportError(Error{ErrorKind::kWorkFailed, "not every worker finished:" + failed, shards_dir.string(), again},
+                       o.common);
   }
   MergeRequest merge;
   for (std::uint32_t k = 0; k < k_workers; ++k) merge.shards.push_back(shards_dir / ShardRunId({k, k_workers}));
@@ -322,7 +359,15 @@ int Execute(const RunOptions& o) {
   if (!plan.ok()) return ReportError(plan.error(), o.common);
   if (shard) {
     const fs::path dir = plan.value().runs_dir / plan.value().run_id;
-    if (auto st = RealFileSystem().LinkStat(dir); st.ok() && st.value().exists) return ContinueShard(o, plan.value(), dir);
+    if (auto st = RealFileSystem().LinkStat(dir); st.ok() && st.value().exists) {
+      if (!st.value().directory) {
+        return ReportError(BadInput(std::string(st.value().symlink ? "is a symlink" : "is not a folder") +
+                                        "; a shard's folder is never followed through a link",
+                                    dir.string(), "move it away, or give another --runs-dir"),
+                           o.common);
+      }
+      return ContinueShard(o, plan.value(), dir);
+    }
   }
   if (Status env = CheckEnvironment(plan.value().params, plan.value().runs_dir, "no run folder was created"); !env.ok()) {
     return ReportError(env.error(), o.common);

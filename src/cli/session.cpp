@@ -41,8 +41,8 @@ class KillingFileSystem : public FileSystemWrapper {
   Status WriteFileAtomic(const stdfs::path& f, std::string_view data) override {
     return Count(target().WriteFileAtomic(f, data));
   }
-  Status CopyFileAtomic(const stdfs::path& from, const stdfs::path& to) override {
-    return Count(target().CopyFileAtomic(from, to));
+  Status CopyFileAtomic(const stdfs::path& from, const stdfs::path& to, bool follow_symlinks = true) override {
+    return Count(target().CopyFileAtomic(from, to, follow_symlinks));
   }
   Status Truncate(const stdfs::path& f, std::uint64_t size) override { return Count(target().Truncate(f, size)); }
   // One write, counted when it is committed (its pieces go to a temp file nobody reads).

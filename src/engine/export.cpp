@@ -17,8 +17,11 @@ Error Interrupted() { return Error{ErrorKind::kInterrupted, "interrupted", "", "
 
 }  // namespace
 
-Result<ExportOutcome> ExportFolder(FileSystem& fsys, const fs::path& source, const fs::path& dest,
+Result<ExportOutcome> ExportFolder(FileSystem& fsys, const fs::path& source, const fs::path& dest_given,
                                    const RunControl& control) {
+  auto normal = engine::NormalDestination(dest_given, "DEST");
+  if (!normal.ok()) return normal.error();
+  const fs::path dest = normal.value();
   ExportOutcome out;
   out.source = source;
   auto top = fsys.LinkStat(source);
@@ -72,7 +75,8 @@ Result<ExportOutcome> ExportFolder(FileSystem& fsys, const fs::path& source, con
     }
   }
 
-  auto partial = engine::PartialFolder::Create(fsys, dest);
+  if (control.should_stop && control.should_stop()) return Interrupted();
+  auto partial = engine::PartialFolder::Create(fsys, dest, {source});
   if (!partial.ok()) return partial.error();
   const fs::path copy = partial.value().path();
   std::sort(folders.begin(), folders.end());  // a parent before its children
@@ -80,7 +84,7 @@ Result<ExportOutcome> ExportFolder(FileSystem& fsys, const fs::path& source, con
   std::uint64_t copied = 0;
   for (const std::string& f : files) {
     if (control.should_stop && control.should_stop()) return Interrupted();
-    PILOT_TRY(fsys.CopyFileAtomic(source / f, copy / f));  // temp name, fsync, rename, fsync the folder
+    PILOT_TRY(fsys.CopyFileAtomic(source / f, copy / f, /*follow_symlinks=*/false));  // temp name, fsync, rename, fsync the folder
     auto st = fsys.LinkStat(copy / f);
     if (st.ok()) copied += st.value().size;
     ++out.files;
@@ -95,6 +99,7 @@ Result<ExportOutcome> ExportFolder(FileSystem& fsys, const fs::path& source, con
   spdlog::info("copied {} files ({} bytes) into {}", out.files, copied, copy.string());
 
   // The copy verified in full where it lies, against the source's fingerprint.
+  if (control.should_stop && control.should_stop()) return Interrupted();
   VerifyOptions options;
   options.expect_fingerprint = out.source_fingerprint;
   auto verified = VerifyFolder(fsys, copy, options);

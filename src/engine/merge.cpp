@@ -83,6 +83,9 @@ Result<ShardFolder> ReadShard(FileSystem& fsys, const fs::path& dir) {
   auto record = ParseRunRecord(run.value().dump(), (dir / "data/run.json").string());
   if (!record.ok()) return record.error();
   s.record = std::move(record).value();
+  if (s.record.folder_kind != kFolderKindShard || !s.record.shard) {  // read twice: it may have changed
+    return BadInput("data/run.json is not a shard's record", dir.string(), "give the shard folders pilot run --shard wrote");
+  }
   s.run_json = std::move(run).value();
   auto lock = fsys.LinkStat(dir / kLockFile);
   auto tags = fsys.LinkStat(dir / "tagmanifest-sha256.txt");
@@ -110,12 +113,15 @@ Result<MergeOutcome> MergeShards(FileSystem& fsys, Clock& clock, const MergeRequ
                         std::to_string(kMaxShards) + " shards",
                     "SHARD_DIR");
   }
-  const std::string out_name = request.out.filename().string();
+  auto normal = engine::NormalDestination(request.out, "--out");
+  if (!normal.ok()) return normal.error();
+  const fs::path out_dir = normal.value();
+  const std::string out_name = out_dir.filename().string();
   if (!IsValidRunId(out_name)) {
     return BadInput("the merged folder's name '" + KeyForMessage(out_name) + "' is not a valid run id", "--out",
                     "use 1-128 characters of [A-Za-z0-9._-], not starting with '.'");
   }
-  if (auto out = fsys.LinkStat(request.out); !out.ok() || out.value().exists) {
+  if (auto out = fsys.LinkStat(out_dir); !out.ok() || out.value().exists) {
     return BadInput("already exists; pilot never writes into an existing folder", request.out.string(),
                     "choose an --out that does not exist yet");
   }
@@ -127,7 +133,7 @@ Result<MergeOutcome> MergeShards(FileSystem& fsys, Clock& clock, const MergeRequ
     if (!s.ok()) return s.error();
     shards.push_back(std::move(s).value());
   }
-  for (const ShardFolder& s : shards) PILOT_TRY(engine::RefuseInside(fsys, request.out, s.info.dir, "the shard folder"));
+  for (const ShardFolder& s : shards) PILOT_TRY(engine::RefuseInside(fsys, out_dir, s.info.dir, "the shard folder"));
   const ShardFolder& first = shards.front();
   const std::uint32_t n = first.info.spec.count;
   std::vector<const ShardFolder*> by_index(n, nullptr);
@@ -177,6 +183,7 @@ Result<MergeOutcome> MergeShards(FileSystem& fsys, Clock& clock, const MergeRequ
   VerifyOptions full;
   full.manifest_cache = std::make_shared<ManifestCache>();  // one manifest, validated once
   for (std::uint32_t i = 0; i < n; ++i) {
+    if (control.should_stop && control.should_stop()) return Error{ErrorKind::kInterrupted, "interrupted", "", ""};
     const ShardFolder& s = *by_index[i];
     VerifyResult v = VerifyRunFolder(fsys, s.info.dir, full);
     if (!v.ok()) {
@@ -229,7 +236,8 @@ Result<MergeOutcome> MergeShards(FileSystem& fsys, Clock& clock, const MergeRequ
   }
 
   // 3. The merged folder, written under OUT.partial.
-  auto partial = engine::PartialFolder::Create(fsys, request.out);
+  if (control.should_stop && control.should_stop()) return Error{ErrorKind::kInterrupted, "interrupted", "", ""};
+  auto partial = engine::PartialFolder::Create(fsys, out_dir, request.shards);
   if (!partial.ok()) return partial.error();
   const fs::path dir = partial.value().path();
   const std::string merge_started = clock.UtcNowIso();
@@ -237,7 +245,7 @@ Result<MergeOutcome> MergeShards(FileSystem& fsys, Clock& clock, const MergeRequ
   PILOT_TRY(WriteBagDeclaration(fsys, dir));
   const std::string manifest_copy = first.record.manifest_copy;
   PILOT_TRY(CopyManifestPinned(fsys, first.info.dir / manifest_copy, dir / manifest_copy, first.record.manifest_sha256));
-  PILOT_TRY(fsys.CopyFileAtomic(first.info.dir / "data/params.json", dir / "data/params.json"));
+  PILOT_TRY(fsys.CopyFileAtomic(first.info.dir / "data/params.json", dir / "data/params.json", false));
   if (auto digest = Sha256File(fsys, dir / "data/params.json", false); !digest.ok() || digest.value() != first.record.params_sha256) {
     return BadInput("the parameters' copy changed while merging", (first.info.dir / "data/params.json").string());
   }
@@ -246,7 +254,7 @@ Result<MergeOutcome> MergeShards(FileSystem& fsys, Clock& clock, const MergeRequ
     const fs::path to = dir / MergedShardFolder({i, n});
     PILOT_TRY(fsys.CreateDirectoryExclusive(to));
     for (const char* file : {"data/run.json", "data/journal.jsonl", "data/environment.json"}) {
-      PILOT_TRY(fsys.CopyFileAtomic(by_index[i]->info.dir / file, to / fs::path(file).filename()));
+      PILOT_TRY(fsys.CopyFileAtomic(by_index[i]->info.dir / file, to / fs::path(file).filename(), false));
     }
   }
   nlohmann::ordered_json environment;
@@ -448,7 +456,7 @@ Result<MergeOutcome> MergeShards(FileSystem& fsys, Clock& clock, const MergeRequ
   self.fast = true;
   outcome.verify = VerifyRunFolder(fsys, dir, self);
   if (outcome.verify.ok()) PILOT_TRY(partial.value().Commit());
-  outcome.dir = outcome.verify.ok() ? request.out : dir;
+  outcome.dir = outcome.verify.ok() ? out_dir : dir;
   auto fingerprint = Sha256File(fsys, outcome.dir / "tagmanifest-sha256.txt", false);
   if (fingerprint.ok()) outcome.fingerprint = fingerprint.value();
   outcome.report = std::move(report);

@@ -7,6 +7,8 @@
 
 #include <filesystem>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "pilot/fs.h"
 #include "pilot/status.h"
@@ -38,12 +40,28 @@ inline Status RefuseInside(FileSystem& fs, const std::filesystem::path& dest, co
   return {};
 }
 
+// DEST as a plain path to a new folder: made absolute and normal ("a/./b/" is "a/b", "a/../b"
+// is "b"), refused (bad input, naming `option`) when it names no folder of its own ("/",
+// ".", "..").
+inline Result<std::filesystem::path> NormalDestination(const std::filesystem::path& dest, const std::string& option) {
+  if (dest.empty()) return BadInput("is empty", option, "give the folder to create");
+  std::filesystem::path d = std::filesystem::absolute(dest).lexically_normal();
+  if (!d.has_filename() && d.has_parent_path() && d != d.root_path()) d = d.parent_path();
+  const std::string name = d.filename().string();
+  if (name.empty() || name == "." || name == "..") {
+    return BadInput("'" + dest.string() + "' does not name a new folder", option, "give a path such as out/merged");
+  }
+  return d;
+}
+
 class PartialFolder {
  public:
   // Refuses (bad input) a DEST that exists, or a DEST.partial that is not pilot's (no lock
-  // file beside it) or that another process is writing. A partial folder an interrupted
-  // attempt left is removed first.
-  static Result<PartialFolder> Create(FileSystem& fs, const std::filesystem::path& dest) {
+  // file beside it), that another process is writing, or that holds a folder this command
+  // reads (`reads`: a source, the shards). A partial folder an interrupted attempt left is
+  // removed first. `dest` is a NormalDestination.
+  static Result<PartialFolder> Create(FileSystem& fs, const std::filesystem::path& dest,
+                                      const std::vector<std::filesystem::path>& reads) {
     auto d = fs.LinkStat(dest);
     if (!d.ok()) return d.error();
     if (d.value().exists) {
@@ -71,6 +89,16 @@ class PartialFolder {
     auto stale = fs.LinkStat(p.partial_);
     if (!stale.ok()) return stale.error();
     if (stale.value().exists) {
+      for (const auto& read : reads) {
+        auto r = fs.Resolve(std::filesystem::absolute(read));
+        auto partial = fs.Resolve(p.partial_);
+        if (!r.ok()) return r.error();
+        if (!partial.ok()) return partial.error();
+        if (PathWithin(r.value(), partial.value())) {
+          return BadInput("holds " + read.string() + ", which this command reads: it is never removed",
+                          p.partial_.string(), "move the folder you want to read out of it, or choose another destination");
+        }
+      }
       if (!stale.value().directory) {
         return BadInput("is in the way and is not a folder pilot left", p.partial_.string(), "move it away");
       }

@@ -301,6 +301,11 @@ Result<ResumeSetup> PrepareResume(const fs::path& given, FileSystem& fsys) {
   if (!top.ok() || !top.value().directory) {
     return BadInput("not a folder", given.string(), "give the path of a run folder, e.g. runs/<run-id>");
   }
+  // The folder itself, not a link to one: resume writes into it.
+  if (auto link = fsys.LinkStat(run_dir); !link.ok() || link.value().symlink) {
+    return BadInput("is a symlink; resume never writes through a link", given.string(),
+                    "give the run folder's own path");
+  }
   if (Status st = CheckEntries(fsys, run_dir); !st.ok()) return st.error();
   // What the folder is: a kill before data/run.json was written leaves only the journal,
   // whose header carries the version.

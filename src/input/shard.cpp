@@ -110,7 +110,7 @@ Result<ShardChoice> ParseShardOption(std::string_view text, const EnvLookup& env
       if (!rank.value() || !world.value() || *world.value() == 0) {
         return ShardError("torchrun's RANK and WORLD_SIZE must both be set (WORLD_SIZE at least 1)", "RANK/WORLD_SIZE");
       }
-      auto local = read("LOCAL_RANK", kMaxShards);
+      auto local = read("LOCAL_RANK", 999);  // a device index: cuda:0 .. cuda:999
       if (!local.ok()) return local.error();
       found.push_back({"torchrun", "RANK", *rank.value(), *world.value(), local.value()});
     }

@@ -253,8 +253,8 @@ class PosixFileSystem : public FileSystem {
     return std::unique_ptr<AtomicFile>(std::make_unique<PosixAtomicFile>(fd.value(), tmp, file));
   }
 
-  Status CopyFileAtomic(const stdfs::path& from, const stdfs::path& to) override {
-    auto in = OpenRegularFd(from, true);
+  Status CopyFileAtomic(const stdfs::path& from, const stdfs::path& to, bool follow_symlinks = true) override {
+    auto in = OpenRegularFd(from, follow_symlinks);
     if (!in.ok()) return in.error();
     stdfs::path tmp;
     auto out = CreateTemp(to, tmp);

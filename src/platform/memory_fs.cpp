@@ -307,7 +307,12 @@ Result<std::unique_ptr<AtomicFile>> MemoryFileSystem::CreateAtomic(const stdfs::
   return std::unique_ptr<AtomicFile>(std::make_unique<MemoryAtomicFile>(*this, file));
 }
 
-Status MemoryFileSystem::CopyFileAtomic(const stdfs::path& from, const stdfs::path& to) {
+Status MemoryFileSystem::CopyFileAtomic(const stdfs::path& from, const stdfs::path& to, bool follow_symlinks) {
+  if (!follow_symlinks) {
+    auto st = LinkStat(from);
+    if (!st.ok()) return st.error();
+    if (st.value().symlink) return FileWriteError("cannot copy a symlink", from, ELOOP);
+  }
   auto bytes = ReadFile(from, UINT64_MAX - 1);
   if (!bytes.ok()) return bytes.error();
   return WriteFileAtomic(to, bytes.value());

@@ -140,6 +140,11 @@ run_pilot 2 run --workers 2 "${P[@]}" --run-id w2
 expect_in "$WORK/err" "already exists"
 run_pilot 2 run --workers 2 --shard 0/2 "${P[@]}" --run-id w3
 expect_in "$WORK/err" "exclude each other"
+# A merge whose shards cannot all be open at once is refused up front (exit 3), naming the limit.
+rc=0
+(ulimit -n 100; "$PILOT" merge $(for i in $(seq 40); do printf '%s ' "${S[0]}"; done) --out "$WORK/m" >"$WORK/out" 2>"$WORK/err") || rc=$?
+[ "$rc" = 3 ] || { cat "$WORK/err"; fail "merge over the open-file limit exited $rc, not 3"; }
+expect_in "$WORK/err" "ulimit -n"
 
 # 8. Export: each kind copied and verified; never into an existing folder; a kill mid-copy
 # leaves no DEST and a retry finishes.

@@ -364,3 +364,13 @@ hc_cli__export_secret_file_as_source() {
   hrun export "$C/outside/secret.txt" copy
 }
 hc_cli__export_device_as_source() { want_rc 2; want_err 'not a folder'; quick; hrun export /dev/zero copy; }
+hc_cli__run_shard_local_rank_huge() { no_runs; refuse 'LOCAL_RANK'; RANK=0 WORLD_SIZE=2 LOCAL_RANK=1000 runc --runs-dir runs --shard auto --device cpu; }
+hc_cli__run_workers_log_fifo() {
+  # A FIFO where a worker's log goes: refused at once (never opened for writing, no hang).
+  mkdir -p "$C/runs/w1.shards"
+  mkfifo "$C/runs/w1.shards/shard-0-of-1.log"
+  want_rc 2
+  want_err 'log'
+  quick
+  runc --runs-dir runs --workers 1 --device cpu --run-id w1
+}

@@ -1390,3 +1390,70 @@ hc_runfolder__export_rehashed_copy_differs() {
   [ ! -e "$C/exported" ] || bad "a copy that fails verification took the destination's name"
   [ -d "$C/exported.partial" ] || bad "the failed copy was not left at exported.partial"
 }
+hc_runfolder__export_partial_holds_the_source() {
+  # Exporting a folder left at X.partial to X: the leftover partial folder is the source, and
+  # is never removed.
+  copy_run shards || return
+  cp -a "$MG" "$C/runs/x.partial"
+  : >"$C/runs/x.partial.lock"
+  want_rc 2
+  want_err 'which this command reads'
+  guard "$C/runs/x.partial"
+  hrun export runs/x.partial runs/x
+}
+hc_runfolder__merge_partial_holds_the_shards() {
+  copy_run shards || return
+  mkdir -p "$C/runs/m.partial"
+  cp -a "$C/$S0" "$C/$S1" "$C/runs/m.partial/"
+  : >"$C/runs/m.partial.lock"
+  want_rc 2
+  want_err 'which this command reads'
+  guard "$C/runs/m.partial"
+  hrun merge runs/m.partial/shard-0-of-2 runs/m.partial/shard-1-of-2 --out runs/m
+}
+hc_runfolder__export_dest_trailing_slash() {
+  # DEST/ is DEST: the copy lands there, with no hidden partial folder inside it.
+  copy_run shards || return
+  want_rc 0
+  hrun export "$MG" exported/
+  [ -f "$C/exported/tagmanifest-sha256.txt" ] || bad "no copy at exported"
+  [ ! -e "$C/exported/.partial" ] && [ ! -e "$C/exported.partial" ] || bad "a partial folder was left"
+}
+hc_runfolder__export_dest_dotdot() { copy_run shards || return; want_rc 2; want_err 'already exists'; hrun export "$MG" runs/..; }
+hc_runfolder__export_dest_root() { copy_run shards || return; want_rc 2; want_err 'does not name a new folder'; hrun export "$MG" /; }
+hc_runfolder__verify_shard_journal_header_other_shard() {
+  # The journal's header made to say shard 1 of 2 in shard 0's folder (re-hashed): resume and
+  # status trust the header, so verify compares it with run.json.
+  copy_run shards || return
+  python3 - "$S0/data/journal.jsonl" <<'PYEOF'
+import json, sys
+lines = open(sys.argv[1]).read().splitlines(True)
+h = json.loads(lines[0]); h["shard"]["index"] = 1
+lines[0] = json.dumps(h, separators=(",", ":")) + "\n"
+open(sys.argv[1], "w").write("".join(lines))
+PYEOF
+  rehash "$S0"
+  finding 'its header is of shard 1/2'
+  guard "$C/$S0"
+  hrun verify "$S0"
+}
+hc_runfolder__run_shard_folder_is_a_symlink() {
+  # runs/shard-0-of-3 linking to another folder: never resumed through the link.
+  copy_run shards || return
+  mkdir -p "$C/elsewhere"
+  cp -a "$C/runs/shard-0-of-3" "$C/elsewhere/real"
+  rm -rf "$C/runs/shard-0-of-3"
+  ln -s "$C/elsewhere/real" "$C/runs/shard-0-of-3"
+  guard "$C/elsewhere"
+  want_rc 2
+  want_err 'symlink'
+  hrun run --params "$P" --runs-dir runs --shard 0/3
+}
+hc_runfolder__resume_through_a_symlink() {
+  copy_run shards || return
+  ln -s "$C/runs/shard-0-of-3" "$C/link"
+  guard "$C/runs/shard-0-of-3"
+  want_rc 2
+  want_err 'symlink'
+  hrun resume link
+}

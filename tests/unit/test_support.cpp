@@ -104,9 +104,9 @@ Status FaultyFileSystem::WriteFileAtomic(const stdfs::path& file, std::string_vi
   return RealFileSystem().WriteFileAtomic(file, data);
 }
 
-Status FaultyFileSystem::CopyFileAtomic(const stdfs::path& from, const stdfs::path& to) {
+Status FaultyFileSystem::CopyFileAtomic(const stdfs::path& from, const stdfs::path& to, bool follow_symlinks) {
   if (NextWriteFails()) return WorkFailed("injected write failure: No space left on device", to.string());
-  return RealFileSystem().CopyFileAtomic(from, to);
+  return RealFileSystem().CopyFileAtomic(from, to, follow_symlinks);
 }
 
 Status FaultyFileSystem::Truncate(const stdfs::path& file, std::uint64_t size) {

@@ -58,7 +58,7 @@ class FaultyFileSystem : public FileSystemWrapper {
       : FileSystemWrapper(RealFileSystem()), fail_at_(fail_write_number) {}
   Result<std::string> ReadFile(const stdfs::path& file, std::uint64_t max_bytes) override;
   Status WriteFileAtomic(const stdfs::path& file, std::string_view data) override;
-  Status CopyFileAtomic(const stdfs::path& from, const stdfs::path& to) override;
+  Status CopyFileAtomic(const stdfs::path& from, const stdfs::path& to, bool follow_symlinks = true) override;
   Result<std::unique_ptr<AtomicFile>> CreateAtomic(const stdfs::path& file) override;
   Result<std::unique_ptr<AppendFile>> OpenAppend(const stdfs::path& file) override;
   Status Truncate(const stdfs::path& file, std::uint64_t size) override;
