@@ -168,4 +168,32 @@ expect_in "$WORK/err" "missing"
 run_pilot 0 export "$WORK/merged" "$WORK/killed"
 [ ! -e "$WORK/killed.partial" ] && [ ! -e "$WORK/killed.partial.lock" ] || fail "the retry left the partial folder"
 run_pilot 0 verify "$WORK/killed" --expect "$fingerprint"
+# 9. Embeddings: the shards' vectors concatenated and renumbered in manifest order, row for
+# row the vectors of one unsharded run.
+PY=/usr/bin/python3
+"$PY" -c 'import numpy' || fail "numpy is missing: run scripts/deps.sh (python3-numpy is a test dependency)"
+E=(--params "$SRC/config/embed.json" --runs-dir "$WORK/embed" --device cpu)
+run_pilot 0 run "${E[@]}" --run-id whole
+for i in 0 1 2; do run_pilot 0 run --shard "$i/3" "${E[@]}"; done
+run_pilot 0 merge "$WORK"/embed/shard-{0,1,2}-of-3 --out "$WORK/embed/merged"
+run_pilot 0 verify "$WORK/embed/merged"
+"$PY" - "$WORK/embed/whole" "$WORK/embed/merged" <<'PYEOF2'
+import json, sys
+import numpy as np
+whole, merged = sys.argv[1], sys.argv[2]
+a, b = np.load(whole + "/data/vectors.npy"), np.load(merged + "/data/vectors.npy")
+assert a.shape == b.shape, (a.shape, b.shape)
+assert (a == b).all(), "merged vectors differ from the unsharded run's"
+rows = [json.loads(l) for l in open(merged + "/data/results.jsonl")]
+accepted = [r for r in rows if r["status"] == "accepted"]
+assert [r["row"] for r in accepted] == list(range(len(accepted))), "rows not renumbered in manifest order"
+print(f"{len(accepted)} vectors of dim {b.shape[1]} agree")
+PYEOF2
+
+# 10. Export of a sweep folder (the fourth kind).
+run_pilot 0 sweep --params "$WORK/params.json" --device cpu --groups 1 --batch-sizes 1,2 --repeats 1 --out "$WORK/sweep"
+run_pilot 0 export "$WORK/sweep" "$WORK/exported/sweep"
+expect_in "$WORK/out" "copied sweep folder"
+expect_in "$WORK/out" "the sweep's record and cells"
+run_pilot 0 verify "$WORK/exported/sweep"
 echo PASS
