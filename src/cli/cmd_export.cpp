@@ -4,7 +4,6 @@
 #include "cli/session.h"
 #include "pilot/export.h"
 #include "pilot/json_util.h"
-#include "pilot/utf8.h"
 
 namespace pilot::cli {
 namespace {
@@ -51,11 +50,8 @@ int Execute(const ExportOptions& o) {
   std::printf("copied %s folder %s: %zu files, %zu folders, %llu bytes, each fsynced\n", out.folder_kind.c_str(),
               out.source.c_str(), out.files, out.folders, static_cast<unsigned long long>(out.bytes));
   if (!out.ok()) {
-    std::printf("verify of the copy: FAILED with %zu finding(s); the copy is left at %s, not at %s:\n",
-                out.verify.findings.size(), out.dest.c_str(), o.dest.c_str());
-    for (const auto& f : out.verify.findings) {
-      std::printf("  [%s] %s: %s\n", f.check.c_str(), EscapeControl(f.where).c_str(), EscapeControl(f.what).c_str());
-    }
+    PrintFindings(out.verify.findings,
+                  "verify of the copy: FAILED (the copy is left at " + out.dest.string() + ", not at " + o.dest + ")");
     return code;
   }
   const std::string what = out.folder_kind == "sweep"

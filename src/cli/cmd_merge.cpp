@@ -4,7 +4,6 @@
 #include "cli/cli.h"
 #include "cli/session.h"
 #include "pilot/json_util.h"
-#include "pilot/utf8.h"
 #include "pilot/merge.h"
 
 namespace pilot::cli {
@@ -34,14 +33,7 @@ int PrintMergeOutcome(const MergeOutcome& out, const Common& common) {
   }
   if (!out.failed_shards.empty()) {
     std::printf("merge: refused: %zu shard(s) failed verification; nothing was written\n", out.failed_shards.size());
-    for (const auto& [dir, v] : out.failed_shards) {
-      std::printf("shard %s: %zu finding(s):\n", dir.c_str(), v.findings.size());
-      std::size_t shown = 0;
-      for (const auto& f : v.findings) {
-        if (++shown > 20) break;
-        std::printf("  [%s] %s: %s\n", f.check.c_str(), EscapeControl(f.where).c_str(), EscapeControl(f.what).c_str());
-      }
-    }
+    for (const auto& [dir, v] : out.failed_shards) PrintFindings(v.findings, "shard " + dir.string() + ":", 20);
     return code;
   }
   const Report& r = out.report;
@@ -60,20 +52,11 @@ int PrintMergeOutcome(const MergeOutcome& out, const Common& common) {
               "shard's start to the last one's end)\n",
               r.shard_rate_sum, r.items_per_second, r.wall_seconds);
   if (!out.verify.ok()) {
-    std::printf("verify: FAILED with %zu finding(s):\n", out.verify.findings.size());
-    for (const auto& f : out.verify.findings) {
-      std::printf("  [%s] %s: %s\n", f.check.c_str(), EscapeControl(f.where).c_str(), EscapeControl(f.what).c_str());
-    }
+    PrintFindings(out.verify.findings);
   } else {
     std::printf("verify: ok (every manifest id accounted for exactly once over all %zu shards)\n", out.shards.size());
   }
-  for (const auto& c : r.criteria) {
-    if (!c.measured) {
-      std::printf("acceptance: %s not met: nothing to measure it on\n", c.name.c_str());
-    } else if (!c.met) {
-      std::printf("acceptance: %s not met (limit %g, value %g)\n", c.name.c_str(), c.limit, c.value);
-    }
-  }
+  PrintUnmetCriteria(r);
   std::printf("merged folder: %s\n", out.dir.c_str());
   if (!out.fingerprint.empty()) {
     std::printf("fingerprint: %s  (check a copy with: pilot verify COPY --expect %s)\n", out.fingerprint.c_str(),

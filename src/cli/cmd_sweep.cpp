@@ -211,8 +211,7 @@ int PrintSweep(const SweepOutcome& out, const Common& common) {
   }
   std::printf("%s\n", s["measured_on"]["note"].get<std::string>().c_str());
   if (!out.verify.ok()) {
-    std::printf("verify: FAILED with %zu finding(s):\n", out.verify.findings.size());
-    for (const auto& f : out.verify.findings) std::printf("  [%s] %s: %s\n", f.check.c_str(), f.where.c_str(), f.what.c_str());
+    PrintFindings(out.verify.findings);
   }
   std::printf("sweep folder: %s (sweep.md, report.html)\n", dir.c_str());
   std::printf("fingerprint: %s\n", out.fingerprint.c_str());

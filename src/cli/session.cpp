@@ -226,13 +226,32 @@ int PrintOutcome(const RunOutcome& out, const Common& common) {
   if (r.device_peak_mb) std::printf("; device peak %.0f MB", *r.device_peak_mb);
   std::printf("\n");
   if (!out.verify.ok()) {
-    std::printf("verify: FAILED with %zu finding(s):\n", out.verify.findings.size());
-    for (const auto& f : out.verify.findings) {
-      std::printf("  [%s] %s: %s\n", f.check.c_str(), f.where.c_str(), f.what.c_str());
-    }
+    PrintFindings(out.verify.findings);
   } else {
     std::printf("verify: ok (every manifest id accounted for exactly once)\n");
   }
+  PrintUnmetCriteria(r);
+  std::printf("run folder: %s\n", dir.c_str());
+  if (!out.fingerprint.empty()) {
+    std::printf("fingerprint: %s  (check a copy with: pilot verify COPY --expect %s)\n", out.fingerprint.c_str(),
+                out.fingerprint.c_str());
+  }
+  return Code(ExitCodeFor(out.verdict));
+}
+
+void PrintFindings(const std::vector<Finding>& findings, const std::string& heading, std::size_t most) {
+  std::printf("%s with %zu finding(s):\n", heading.c_str(), findings.size());
+  std::size_t shown = 0;
+  for (const auto& f : findings) {
+    if (shown++ == most) {
+      std::printf("  ... and %zu more\n", findings.size() - most);
+      break;
+    }
+    std::printf("  [%s] %s: %s\n", f.check.c_str(), f.where.c_str(), f.what.c_str());
+  }
+}
+
+void PrintUnmetCriteria(const Report& r) {
   for (const auto& c : r.criteria) {
     if (!c.measured) {
       std::printf("acceptance: %s not met: nothing to measure it on (e.g. no item has an `expected` label)\n",
@@ -241,12 +260,6 @@ int PrintOutcome(const RunOutcome& out, const Common& common) {
       std::printf("acceptance: %s not met (limit %g, value %g)\n", c.name.c_str(), c.limit, c.value);
     }
   }
-  std::printf("run folder: %s\n", dir.c_str());
-  if (!out.fingerprint.empty()) {
-    std::printf("fingerprint: %s  (check a copy with: pilot verify COPY --expect %s)\n", out.fingerprint.c_str(),
-                out.fingerprint.c_str());
-  }
-  return Code(ExitCodeFor(out.verdict));
 }
 
 int PrintAlreadyFinished(const ResumeSetup& s, const Common& common) {
@@ -268,8 +281,7 @@ int PrintAlreadyFinished(const ResumeSetup& s, const Common& common) {
   if (v.ok()) {
     std::printf("verify: ok (every manifest id accounted for exactly once)\n");
   } else {
-    std::printf("verify: FAILED with %zu finding(s):\n", v.findings.size());
-    for (const auto& f : v.findings) std::printf("  [%s] %s: %s\n", f.check.c_str(), f.where.c_str(), f.what.c_str());
+    PrintFindings(v.findings);
   }
   std::printf("run folder: %s\n", s.run_dir.c_str());
   if (!v.fingerprint.empty()) std::printf("fingerprint: %s\n", v.fingerprint.c_str());

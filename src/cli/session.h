@@ -47,6 +47,13 @@ FileSystem& CliFileSystem();
 // its fingerprint (the sha256 of tagmanifest-sha256.txt) for `verify --expect`.
 int PrintOutcome(const RunOutcome& outcome, const Common& common);
 
+// "  [check] where: what" per finding on stdout, after `heading` ("verify: FAILED with N
+// finding(s):"); at most `most` of them, then how many more.
+void PrintFindings(const std::vector<Finding>& findings, const std::string& heading = "verify: FAILED",
+                   std::size_t most = static_cast<std::size_t>(-1));
+// "acceptance: NAME not met ..." for each criterion of the report that was not met.
+void PrintUnmetCriteria(const Report& report);
+
 // `resume` of a folder that had already finished (only a stale lock was left and removed):
 // prints its verification; 0 when it verifies, 1 otherwise.
 int PrintAlreadyFinished(const ResumeSetup& setup, const Common& common);
