@@ -114,7 +114,6 @@ class PartialFolder {
   // Renames the finished folder to DEST (never replacing one) and removes the lock file.
   Status Commit() {
     PILOT_TRY(fs_->RenameNoReplace(partial_, dest_));
-    committed_ = true;
     lock_.reset();
     return fs_->RemoveFile(lock_file_);
   }
@@ -129,7 +128,6 @@ class PartialFolder {
   FileSystem* fs_;
   std::filesystem::path dest_, partial_, lock_file_;
   std::unique_ptr<FileLock> lock_;
-  bool committed_ = false;
 };
 
 }  // namespace pilot::engine

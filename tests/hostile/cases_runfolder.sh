@@ -1457,3 +1457,29 @@ hc_runfolder__resume_through_a_symlink() {
   want_err 'symlink'
   hrun resume link
 }
+hc_runfolder__status_merged_report_deep() {
+  # `pilot status` of a merged folder reads its report (it has no journal): a 200,000-deep
+  # report is refused (exit 2) naming it, never a crash.
+  copy_run shards || return
+  python3 -c 'print("[" * 200000)' >"$MG/data/report.json"
+  want_rc 2
+  want_err 'report\.json'
+  guard "$C/$MG"
+  hrun status "$MG"
+}
+hc_runfolder__status_merged_report_fifo() {
+  copy_run shards || return
+  rm "$MG/data/report.json" && mkfifo "$MG/data/report.json"
+  want_rc 2
+  want_err 'report\.json'
+  quick
+  guard "$C/$MG"
+  hrun status "$MG"
+}
+hc_runfolder__status_merged_counts_wrong_types() {
+  copy_run shards || return
+  pyedit "$MG/data/report.json" 'd["counts"] = {"total": "12", "accepted": -1, "rejected": 1e300}'
+  want_rc 0
+  guard "$C/$MG"
+  hrun status "$MG"
+}
