@@ -25,6 +25,11 @@ inline constexpr double kComputeTolerance = 1e-3;
 // Largest absolute difference allowed between a model's probabilities on a device and on
 // the CPU for the same batch (and the top label must agree).
 inline constexpr double kModelTolerance = 1e-3;
+// stage.options.dtype: the model in that dtype on the device against float32 on the CPU.
+// bfloat16 keeps 8 bits of mantissa (relative step 2^-8), float16 11 (2^-11); a score is a
+// softmax over sums of many such weights.
+inline constexpr double kBfloat16Tolerance = 5e-2;
+inline constexpr double kFloat16Tolerance = 1e-2;
 
 struct DoctorCheck {
   std::string name;

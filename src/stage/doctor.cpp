@@ -66,8 +66,18 @@ DoctorCheck ModelCheck(const Params& params, const std::string& device) {
   cfg.options = params.stage.options;
   cfg.threads = params.threads;
   cfg.seed = params.seed;
+  // The reference is the model in float32 on the CPU; the device runs it in the configured
+  // dtype, so a reduced precision is checked for what it changes, on the pilot's own inputs.
+  std::string dtype = "float32";
+  if (cfg.options.is_object() && cfg.options.contains("dtype") && cfg.options["dtype"].is_string()) {
+    dtype = cfg.options["dtype"].get<std::string>();
+  }
+  const double tolerance = dtype == "bfloat16" ? kBfloat16Tolerance : dtype == "float16" ? kFloat16Tolerance : kModelTolerance;
+  if (dtype != "float32") c.name += " (" + dtype + ")";
   cfg.device = "cpu";
-  auto on_cpu = registry.Create(cfg);
+  StageConfig ref_cfg = cfg;
+  if (ref_cfg.options.is_object()) ref_cfg.options.erase("dtype");
+  auto on_cpu = registry.Create(ref_cfg);
   cfg.device = device;
   auto on_device = registry.Create(cfg);
   if (!on_cpu.ok()) {
@@ -76,7 +86,7 @@ DoctorCheck ModelCheck(const Params& params, const std::string& device) {
   }
   if (!on_device.ok()) {
     return {c.name, kFail,
-            "the model does not load on " + device + ": " + on_device.error().what + " (" + params.stage.model.string() + ")",
+            "the model does not load on " + device + (dtype != "float32" ? " in " + dtype : std::string()) + ": " + on_device.error().what + " (" + params.stage.model.string() + ")",
             true, {}};
   }
   std::vector<std::string_view> views(texts.begin(), texts.end());
@@ -106,12 +116,12 @@ DoctorCheck ModelCheck(const Params& params, const std::string& device) {
     }
   }
   c.data = {{"inputs", views.size()}, {"max_abs_difference", max_diff}, {"same_top_label", same_top},
-            {"tolerance", kModelTolerance}, {"model_sha256", sha.value()}};
-  bool pass = max_diff <= kModelTolerance && same_top == views.size();
+            {"tolerance", tolerance}, {"dtype", dtype}, {"reference", "float32 on cpu"}, {"model_sha256", sha.value()}};
+  bool pass = max_diff <= tolerance && same_top == views.size();
   c.status = pass ? kPass : kFail;
   c.detail = Fmt("%.0f pilot inputs: max |device - cpu| = %.2e", static_cast<double>(views.size()), max_diff) +
              ", same top label " + std::to_string(same_top) + "/" + std::to_string(views.size()) +
-             Fmt(" (tolerance %.0e)", kModelTolerance);
+             Fmt(" (tolerance %.0e", tolerance) + (dtype != "float32" ? "; " + dtype + " against float32 on cpu)" : ")");
   return c;
 }
 

@@ -68,6 +68,15 @@ std::string Message(const std::exception& e) {
 // message: control bytes escaped, at most `max` bytes.
 std::string Untrusted(std::string_view text, std::size_t max = 200) { return EscapeControl(TruncateUtf8(text, max)); }
 
+// A TorchScript failure quotes the script's traceback before the error itself: keep the error.
+std::string Essential(const std::string& message) {
+  std::string_view m(message);
+  if (auto at = m.rfind("RuntimeError: "); at != std::string_view::npos) m = m.substr(at + 14);
+  while (!m.empty() && (m.back() == '\n' || m.back() == ' ')) m.remove_suffix(1);
+  if (auto nl = m.find('\n'); nl != std::string_view::npos) m = m.substr(0, nl);
+  return std::string(m);
+}
+
 bool IsAoti(const std::string& kind) { return kind == kAotiClassifier || kind == kAotiEmbedding; }
 
 ModelContract ContractOfModule(const torch::jit::Module& m) {
@@ -240,15 +249,29 @@ class TorchStage : public Stage {
     aoti_ = IsAoti(config.kind);
     desc_.output = classifies ? OutputKind::kClassification : OutputKind::kEmbedding;
     for (const auto& [key, value] : config.options.items()) {
+      if (key == "dtype") {
+        auto dtype = value.is_string() ? DtypeFromName(value.get<std::string>()) : std::nullopt;
+        if (!dtype) {
+          return BadInput("'stage.options.dtype' must be one of float32, bfloat16, float16", "stage.options.dtype",
+                          "float32 is the default; the others halve the model's weights where the device supports them");
+        }
+        dtype_ = *dtype;
+        dtype_name_ = value.get<std::string>();
+        continue;
+      }
       if (key != "min_confidence" || !classifies) {
         return BadInput("unknown stage option 'stage.options." + key + "'", "stage.options",
-                        classifies ? "the " + config.kind + " kind takes: min_confidence"
-                                   : "the " + config.kind + " kind takes no options");
+                        classifies ? "the " + config.kind + " kind takes: min_confidence, dtype"
+                                   : "the " + config.kind + " kind takes: dtype");
       }
       if (!value.is_number() || value.get<double>() < 0 || value.get<double>() > 1) {
         return BadInput("'stage.options.min_confidence' must be a number in [0, 1]", "stage.options");
       }
       desc_.min_confidence = value.get<double>();
+    }
+    if (aoti_ && dtype_ != torch::kFloat32) {
+      return BadInput("'stage.options.dtype' " + dtype_name_ + " cannot apply to a .pt2 package: its dtype is compiled in",
+                      config.model.string(), "export the package in " + dtype_name_ + ", or use the TorchScript model");
     }
     if (config.threads > 0) at::set_num_threads(config.threads);
     at::manual_seed(config.seed);
@@ -264,6 +287,14 @@ class TorchStage : public Stage {
       } catch (const std::exception& e) {
         return BadInput("cannot load the TorchScript model: " + Message(e), where,
                         "give a file saved with torch.jit.save / torch::jit::Module::save");
+      }
+      if (dtype_ != torch::kFloat32) {
+        // Floating-point parameters and buffers only (integer buffers keep their type).
+        try {
+          module_.to(dtype_);
+        } catch (const std::exception& e) {
+          return DtypeRefused(config, Message(e));
+        }
       }
       try {
         ModelFootprint f;
@@ -291,6 +322,7 @@ class TorchStage : public Stage {
     desc_.model_sha256 = config.model_sha256;
     desc_.device = config.device;
     desc_.details["input_kind"] = input_kind_;
+    desc_.details["dtype"] = dtype_name_;
     if (classifies) desc_.details["output"] = logits_ ? "logits" : "probabilities";
     if (!classifies) desc_.details["dim"] = desc_.dim;
     if (input_kind_ == "hashed_char_ngrams") {
@@ -305,6 +337,9 @@ class TorchStage : public Stage {
     for (int i = 0; i < 2; ++i) {
       auto out = Process({std::string_view("warm up")});
       std::string error = !out.ok ? out.error : out.items.size() != 1 ? "no output" : out.items[0].error;
+      if ((!out.ok || out.items.size() != 1 || !out.items[0].ok) && dtype_ != torch::kFloat32) {
+        return DtypeRefused(config, error);
+      }
       if (!out.ok || out.items.size() != 1 || !out.items[0].ok) {
         return BadInput("the model fails on a warm-up input: " + error, where,
                         "check the model's forward() against its declared input_kind");
@@ -369,6 +404,23 @@ class TorchStage : public Stage {
                             "build the torch2 flavour (README, 'Build flavours'), or use a TorchScript model");
   }
 #endif
+
+  // A dtype this device or this libtorch cannot run the model in: the environment's limit
+  // (exit 3), named with what libtorch said.
+  Status DtypeRefused(const StageConfig& config, const std::string& why) const {
+    return EnvironmentError("the model cannot run in " + dtype_name_ + " on " + config.device + " with libtorch " +
+                                TORCH_VERSION + " (" + build::kTorchFlavour + " build): " + Untrusted(Essential(why)),
+                            "stage.options.dtype",
+                            "use float32 here, or a device and libtorch that support " + dtype_name_ +
+                                " (`pilot doctor` checks the model in the configured dtype)");
+  }
+
+  static std::optional<torch::Dtype> DtypeFromName(const std::string& name) {
+    if (name == "float32") return torch::kFloat32;
+    if (name == "bfloat16") return torch::kBFloat16;
+    if (name == "float16") return torch::kFloat16;
+    return std::nullopt;
+  }
 
   Status CheckContract(const ModelContract& c, bool classifies, const std::string& where) {
     auto missing = [&](const std::string& name, const char* type) {
@@ -536,6 +588,8 @@ class TorchStage : public Stage {
   std::string input_kind_;
   bool logits_ = false;
   NgramContract contract_;
+  torch::Dtype dtype_ = torch::kFloat32;
+  std::string dtype_name_ = "float32";
 };
 
 }  // namespace
