@@ -1,0 +1,134 @@
+// `pilot compare RUN_A RUN_B`: item agreement, quality, speed and memory of two runs over the
+// same manifest, and what changed between them.
+#include <cstdio>
+
+#include "cli/cli.h"
+#include "cli/session.h"
+#include "pilot/compare.h"
+#include "pilot/json_util.h"
+
+namespace pilot::cli {
+namespace {
+
+struct CompareCliOptions {
+  Common common;
+  std::string a, b, out;
+  double tolerance = CompareOptions{}.tolerance;
+};
+
+std::string Str(const nlohmann::ordered_json& v) {
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_null()) return "-";
+  if (v.is_number_float()) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.4g", v.get<double>());
+    return buf;
+  }
+  return v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+int Execute(const CompareCliOptions& o) {
+  ApplyLogLevel(o.common);
+  if (o.a.empty() || o.b.empty()) return ReportError(BadInput("RUN_A and RUN_B must not be empty", "pilot compare"), o.common);
+  CompareOptions options;
+  options.tolerance = o.tolerance;
+  auto outcome = CompareRuns(CliFileSystem(), o.a, o.b, options);
+  if (!outcome.ok()) return ReportError(outcome.error(), o.common);
+  const CompareOutcome& out = outcome.value();
+  if (!out.failed_verification.empty()) {
+    const int code = Code(ExitCode::kVerifyFailed);
+    if (o.common.json) {
+      nlohmann::ordered_json j;
+      j["ok"] = false;
+      j["exit_code"] = code;
+      j["failed_verification"] = nlohmann::ordered_json::array();
+      for (const auto& [dir, v] : out.failed_verification) j["failed_verification"].push_back(VerifyResultToJson(dir, v));
+      PrintJson(j);
+    } else {
+      for (const auto& [dir, v] : out.failed_verification) {
+        PrintFindings(v.findings, "verify of " + dir + ": FAILED (nothing was compared)");
+      }
+    }
+    return code;
+  }
+  const nlohmann::ordered_json& d = out.document;
+  if (!o.out.empty()) {
+    if (Status st = WriteCompare(CliFileSystem(), o.out, d); !st.ok()) return ReportError(st.error(), o.common);
+  }
+  const int code = Code(out.within_tolerance ? ExitCode::kOk : ExitCode::kVerifyFailed);
+  if (o.common.json) {
+    nlohmann::ordered_json j = d;
+    j["ok"] = out.within_tolerance;
+    j["exit_code"] = code;
+    if (!o.out.empty()) j["written"] = {o.out + "/compare.json", o.out + "/compare.md"};
+    PrintJson(j);
+    return code;
+  }
+  const auto& it = d["items"];
+  std::printf("compare A %s (%s, %s) with B %s (%s, %s): same manifest %s\n", Str(d["a"]["folder"]).c_str(),
+              Str(d["a"]["device"]).c_str(), Str(d["a"]["dtype"]).c_str(), Str(d["b"]["folder"]).c_str(),
+              Str(d["b"]["device"]).c_str(), Str(d["b"]["dtype"]).c_str(), Str(d["manifest_sha256"]).substr(0, 12).c_str());
+  std::printf("what changed: %s\n", Str(d["change_summary"]).c_str());
+  for (const auto& c : d["changes"]) {
+    std::printf("  %-28s %s -> %s  (%s)\n", Str(c["name"]).c_str(), Str(c["a"]).c_str(), Str(c["b"]).c_str(),
+                Str(c["source"]).c_str());
+  }
+  for (const auto& w : d["warnings"]) std::printf("warning: %s\n", Str(w).c_str());
+  std::printf("items: %s of %s agree (same status, same category or reason, within tolerance %s)\n",
+              Str(it["agree"]).c_str(), Str(it["total"]).c_str(), Str(d["tolerance"]).c_str());
+  if (it.contains("max_confidence_difference")) {
+    std::printf("  confidence: max |A - B| %s, mean %s\n", Str(it["max_confidence_difference"]).c_str(),
+                Str(it["mean_confidence_difference"]).c_str());
+  } else {
+    std::printf("  vectors: max |A - B| %s, cosine min %s, mean %s\n", Str(it["max_vector_difference"]).c_str(),
+                Str(it["min_cosine"]).c_str(), Str(it["mean_cosine"]).c_str());
+  }
+  const auto& q = d["quality"];
+  std::printf("quality: accuracy A %s, B %s (delta %s); expected rejections met A %s, B %s\n",
+              Str(q["accuracy_a"]).c_str(), Str(q["accuracy_b"]).c_str(), Str(q["accuracy_delta"]).c_str(),
+              Str(q["expected_rejections_met_a"]).c_str(), Str(q["expected_rejections_met_b"]).c_str());
+  const auto& p = d["performance"];
+  std::printf("B / A: throughput %s, latency p95 %s, peak RSS %s, device peak memory %s\n",
+              Str(p["throughput_items_per_s"]["b_over_a"]).c_str(), Str(p["latency_p95_ms"]["b_over_a"]).c_str(),
+              Str(p["peak_rss_mb"]["b_over_a"]).c_str(), Str(p["device_peak_memory_mb"]["b_over_a"]).c_str());
+  if (!out.within_tolerance) {
+    std::printf("differing items (%s):\n", Str(it["differ"]).c_str());
+    std::size_t shown = 0;
+    for (const auto& x : d["differences"]) {
+      if (++shown > 50) {
+        std::printf("  ... (%s listed in compare.json with --out, or --json)\n", Str(d["differences_listed"]).c_str());
+        break;
+      }
+      std::printf("  %s: %s %s -> %s\n", Str(x["id"]).c_str(), Str(x["what"]).c_str(), Str(x["a"]).c_str(),
+                  Str(x["b"]).c_str());
+    }
+  }
+  if (!o.out.empty()) std::printf("wrote %s/compare.json and %s/compare.md\n", o.out.c_str(), o.out.c_str());
+  std::printf("verdict: %s\n", out.within_tolerance ? "the runs agree within tolerance" : "the runs differ beyond tolerance");
+  return code;
+}
+
+}  // namespace
+
+void AddCompareCommand(CLI::App& app, int& exit_code) {
+  auto o = std::make_shared<CompareCliOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "compare", "Compare two runs over the same manifest: item agreement, quality, speed, memory, and what changed");
+  cmd->add_option("RUN_A", o->a, "The reference run (or merged) folder")->required();
+  cmd->add_option("RUN_B", o->b, "The changed run (or merged) folder")->required();
+  cmd->add_option("--tolerance", o->tolerance,
+                  "Largest |confidence A - B| (classifiers) or |element A - B| (embeddings) that agrees (default 1e-3)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--out", o->out, "Write compare.json and compare.md into this folder (created; never overwritten)");
+  AddCommonOptions(*cmd, o->common);
+  cmd->footer(
+      "Both folders are verified in full first. Exit 0: every item agrees (same status, same category or\n"
+      "reason, within the tolerance); 1: items differ (listed), or a folder fails verification; 2: the\n"
+      "runs used different manifests (both sha256s named), or a folder is not a finished run or merged folder.\n"
+      "What changed is read from each run's params.json, run.json (the effective device, dtype, batch size,\n"
+      "threads, batch plan, model) and environment.json; more than one change is a warning: the rule is\n"
+      "one change at a time, each with an equivalent quality check. `pilot decide --compare` takes compare.json.");
+  cmd->callback([o, &exit_code] { exit_code = Execute(*o); });
+}
+
+}  // namespace pilot::cli
