@@ -1,0 +1,178 @@
+// `pilot plan`: what renting cards for the full corpus would take, projected from a pilot's
+// measurement. For each card type of a user's price file, each rental period (3, 7, 30 days)
+// and each lot count (1-10): whether the model fits one card, the compute time with one
+// worker (one shard) per card, whether the period covers it plus an allowance for install,
+// checks and export, and the cost = lot price x lots (a lot of several cards, a B200 lot of
+// two, is priced once). Every number carries its basis; a measurement of another device
+// class than the card is refused unless the user states a scaling factor.
+//
+// Everything read here is untrusted: the price file, the folder's report, run.json and
+// sweep.json are size- and depth-capped and type-checked; a wrong type is a bad-input error
+// naming the file and key. Values only; no shared state.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "pilot/fs.h"
+#include "pilot/status.h"
+
+namespace pilot {
+
+// The periods a card can be rented for, and the lot counts planned.
+inline constexpr int kRentalPeriodsDays[] = {3, 7, 30};
+inline constexpr int kMaxLots = 10;
+// Caps on a price file (far above a real one).
+inline constexpr std::uint64_t kPricesBytes = 1ull << 20;
+inline constexpr std::size_t kMaxCardTypes = 256;
+inline constexpr int kMaxCardsPerLot = 16;
+inline constexpr std::size_t kMaxCardNameChars = 64;
+inline constexpr std::size_t kMaxPriceNoteChars = 2000;
+// Defaults of the command (documented in the README).
+inline constexpr double kDefaultAllowanceHours = 8;  // install, environment checks, export
+inline constexpr double kDefaultHeadroom = 0.10;     // the share of a card kept free (as sweep's)
+// At most this many inputs are sized (stat) for a length mix; past it the mix is a sample.
+inline constexpr std::size_t kMaxSizedInputs = 100000;
+
+enum class DeviceClass { kCpu, kCuda, kRocm };
+const char* DeviceClassName(DeviceClass c);
+std::optional<DeviceClass> ParseDeviceClass(std::string_view name);
+
+// --- the price file ----------------------------------------------------------------------
+struct CardType {
+  std::string name;
+  DeviceClass device_class = DeviceClass::kCuda;
+  double memory_gb = 0;
+  int cards_per_lot = 1;
+  std::map<int, double> lot_price;  // period (days) -> price of one lot; a missing period is not offered
+};
+
+struct PriceList {
+  bool example = false;  // the file says its prices are made up
+  std::string currency;
+  std::string note;
+  std::vector<CardType> cards;
+  std::string file;    // as given
+  std::string sha256;  // of the bytes parsed
+};
+
+// Parses a price file (format in the README and config/prices.example.json). Strict:
+// unknown keys, periods other than 3/7/30, prices that are not finite and > 0, cards per lot
+// outside 1..16, memory not > 0, names that are not short printable text, duplicate names
+// and more than kMaxCardTypes cards are refused (bad input), naming `source` and the key.
+Result<PriceList> ParsePrices(std::string_view text, const std::string& source);
+// Reads (regular file, capped at kPricesBytes) and parses; fills file and sha256.
+Result<PriceList> LoadPrices(FileSystem& fs, const std::filesystem::path& file);
+
+// --- the measurement ---------------------------------------------------------------------
+// What a set of inputs weighs: the item count and, where the files could be sized, their bytes.
+struct LengthMix {
+  std::size_t items = 0;
+  std::size_t sized = 0;    // inputs found and sized (at most kMaxSizedInputs)
+  std::size_t missing = 0;  // inputs not found (or outside the manifest's folder)
+  std::uint64_t bytes = 0;  // of the sized ones
+  bool known() const { return sized > 0; }
+  double mean_bytes() const { return sized ? static_cast<double>(bytes) / static_cast<double>(sized) : 0; }
+};
+
+struct Measurement {
+  std::string folder;
+  std::string folder_kind;  // run | shard | merged | sweep
+  std::string device;       // as recorded ("cpu", "cuda:0", ...)
+  DeviceClass device_class = DeviceClass::kCpu;
+  std::size_t items = 0;           // the items measured
+  double items_per_s_per_card = 0;  // one worker (one process on one device)
+  double peak_memory_mb = 0;
+  std::string memory_basis;      // "device" (the GPU allocator's peak) | "rss" (resident memory)
+  std::string throughput_basis;  // how items_per_s_per_card was derived, for a person
+  std::string fingerprint;       // of the folder, as verified
+  LengthMix mix;                 // of the inputs the measurement ran on (unknown when absent)
+};
+
+// Verifies the folder in full (a folder that fails is refused, bad input, with its first
+// findings) and reads its figures: a run or shard folder's report.json and run.json, a merged
+// folder's report (the shards' rates averaged per worker) and shards' run.json, a sweep's
+// sweep.json (each group's recommended size, weighted by the group's item count).
+Result<Measurement> ReadMeasurement(FileSystem& fs, const std::filesystem::path& dir);
+// The same figures from already-read documents (no verification, no file access but the
+// inputs' sizes): what ReadMeasurement does after verify; public for the unit tests.
+// `docs` maps a path relative to the folder ("data/report.json") to its parsed document.
+Result<Measurement> MeasurementFromDocuments(const std::string& folder, const std::string& folder_kind,
+                                             const std::map<std::string, nlohmann::json>& docs);
+
+// The corpus to plan for: --corpus-items N, or a manifest (its item count and, where its
+// inputs are present, their bytes).
+struct Corpus {
+  std::size_t items = 0;
+  std::string manifest;  // empty with --corpus-items
+  LengthMix mix;
+};
+Result<Corpus> ReadCorpusManifest(FileSystem& fs, const std::filesystem::path& manifest);
+// The mix of a manifest's inputs, confined to `root` (as a run reads them): sizes the first
+// kMaxSizedInputs. Never fails: an unreadable manifest or root gives an unknown mix.
+LengthMix MeasureInputs(FileSystem& fs, const std::filesystem::path& manifest, const std::filesystem::path& root);
+
+// --- the plan ----------------------------------------------------------------------------
+struct PlanRequest {
+  Measurement basis;
+  Corpus corpus;
+  PriceList prices;
+  double allowance_hours = kDefaultAllowanceHours;
+  std::optional<double> assume_scaling;  // multiplies the measured rate on cards of another class
+  double headroom = kDefaultHeadroom;
+};
+
+struct PlanRow {
+  std::string card;
+  int period_days = 0;
+  int lots = 0;
+  int cards = 0;
+  std::string fit;         // yes | unknown (a card that does not fit has no rows)
+  std::string rate_basis;  // measured | assumed
+  double items_per_s_per_card = 0;
+  double compute_hours = 0;
+  double needed_hours = 0;  // compute + allowance
+  bool period_suffices = false;
+  double cost = 0;  // lot price x lots
+  bool fits = false;
+};
+
+struct CardVerdict {
+  std::string card;
+  std::string device_class;
+  std::string fit;  // yes | no | unknown
+  std::string note;
+  double usable_mb = 0;  // memory_gb x 1024 x (1 - headroom)
+};
+
+struct RentalPlan {
+  PlanRequest request;
+  std::vector<PlanRow> rows;  // card (price-file order), period, lots
+  std::vector<CardVerdict> cards;
+  std::optional<std::size_t> cheapest, fastest;  // indexes into rows
+  std::vector<std::string> warnings;
+  bool any_fits() const { return cheapest.has_value(); }
+};
+
+// The arithmetic. Refuses (bad input) a measurement of another device class than a card
+// unless assume_scaling is given, naming the cards; a rate that is not finite and > 0; an
+// allowance, headroom or scaling out of range; a corpus of 0 items.
+Result<RentalPlan> BuildRentalPlan(const PlanRequest& request);
+
+// The plan document `pilot plan --json`/`--out` writes and `pilot decide --plan` reads:
+// {"kind": "pilot-plan", "format_version": 1, "basis", "corpus", "allowance_hours",
+// "headroom", "prices", "plans", "cards", "cheapest", "fastest", "verdict", "warnings"}.
+inline constexpr const char* kPlanDocumentKind = "pilot-plan";
+inline constexpr int kPlanFormatVersion = 1;
+nlohmann::ordered_json RentalPlanToJson(const RentalPlan& plan);
+nlohmann::ordered_json PlanRowToJson(const PlanRow& row);
+
+}  // namespace pilot

@@ -1,0 +1,187 @@
+// `pilot plan --from DIR (--corpus-items N | --corpus-manifest F) --prices F`: cards x
+// period x lots for the full corpus, projected from a pilot's measurement (rental_plan.h).
+#include <cinttypes>
+#include <cstdio>
+#include <optional>
+
+#include "cli/cli.h"
+#include "cli/session.h"
+#include "pilot/json_util.h"
+#include "pilot/rental_plan.h"
+
+namespace pilot::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct PlanOptions {
+  Common common;
+  std::string from, corpus_items, corpus_manifest, prices, out;
+  std::optional<double> allowance_hours, assume_scaling, headroom;
+};
+
+std::string Hours(double h) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, h >= 1e7 ? "%.3g" : "%.2f", h);
+  return buf;
+}
+
+std::string MixText(const LengthMix& m) {
+  if (!m.known()) return "unknown (inputs not found)";
+  char buf[160];
+  std::snprintf(buf, sizeof buf, "%zu of %zu inputs sized, mean %.0f bytes%s", m.sized, m.items, m.mean_bytes(),
+                m.missing ? " (some missing)" : "");
+  return buf;
+}
+
+void PrintPlan(const RentalPlan& plan, const nlohmann::ordered_json& doc) {
+  const PlanRequest& q = plan.request;
+  const Measurement& b = q.basis;
+  const std::string cur = q.prices.currency;
+  for (const auto& w : plan.warnings) {
+    if (q.prices.example && w.find("EXAMPLE") != std::string::npos) std::printf("WARNING: %s\n\n", w.c_str());
+  }
+  std::printf("basis: %s folder %s\n", b.folder_kind.c_str(), b.folder.c_str());
+  std::printf("  measured on %s (%s): %zu items, %.3g items/s per card, peak %.1f MB (%s)\n", b.device.c_str(),
+              DeviceClassName(b.device_class), b.items, b.items_per_s_per_card, b.peak_memory_mb,
+              b.memory_basis == "device" ? "device allocator" : "resident memory, RSS");
+  std::printf("  rate: %s\n", b.throughput_basis.c_str());
+  std::printf("  pilot's inputs: %s\n", MixText(b.mix).c_str());
+  std::printf("corpus: %zu items%s%s; its inputs: %s\n", q.corpus.items, q.corpus.manifest.empty() ? "" : " from ",
+              q.corpus.manifest.c_str(), MixText(q.corpus.mix).c_str());
+  std::printf("allowance: %.1f h (install, checks, export) on top of compute; headroom: %.0f%% of a card kept free\n",
+              q.allowance_hours, q.headroom * 100);
+  if (q.assume_scaling) std::printf("assumed scaling: x%g on cards of another class (not measured)\n", *q.assume_scaling);
+  std::printf("prices: %s (%s)\n", q.prices.file.c_str(), cur.c_str());
+  for (const CardVerdict& v : plan.cards) {
+    std::printf("\n%s [%s]: fit %s — %s\n", v.card.c_str(), v.device_class.c_str(), v.fit.c_str(), v.note.c_str());
+    bool header = false;
+    for (std::size_t i = 0; i < plan.rows.size(); ++i) {
+      const PlanRow& r = plan.rows[i];
+      if (r.card != v.card) continue;
+      if (!header) {
+        std::printf("  %6s %4s %5s %12s %12s %8s %14s\n", "period", "lots", "cards", "compute h", "needed h", "covers",
+                    ("cost " + cur).c_str());
+        header = true;
+      }
+      std::string mark;
+      if (plan.cheapest == i) mark += "  <- cheapest";
+      if (plan.fastest == i) mark += "  <- fastest";
+      std::printf("  %5dd %4d %5d %12s %12s %8s %14.2f%s%s\n", r.period_days, r.lots, r.cards,
+                  Hours(r.compute_hours).c_str(), Hours(r.needed_hours).c_str(), r.period_suffices ? "yes" : "no",
+                  r.cost, r.rate_basis == "assumed" ? "  (assumed rate)" : "", mark.c_str());
+    }
+  }
+  std::printf("\n");
+  auto line = [&](const char* what, const std::optional<std::size_t>& i) {
+    if (!i) return;
+    const PlanRow& r = plan.rows[*i];
+    std::printf("%s: %s, %d lot(s) = %d card(s), %d days: %s h needed, %.2f %s (fit %s%s)\n", what, r.card.c_str(),
+                r.lots, r.cards, r.period_days, Hours(r.needed_hours).c_str(), r.cost, cur.c_str(), r.fit.c_str(),
+                r.rate_basis == "assumed" ? ", assumed rate" : "");
+  };
+  line("cheapest", plan.cheapest);
+  line("fastest", plan.fastest);
+  if (!plan.any_fits()) std::printf("no plan fits\n");
+  for (const auto& w : plan.warnings) std::printf("warning: %s\n", w.c_str());
+  for (const auto& c : doc["caveats"]) std::printf("note: %s\n", c.get<std::string>().c_str());
+}
+
+Result<RentalPlan> MakePlan(const PlanOptions& o) {
+  FileSystem& fsys = CliFileSystem();
+  if (o.from.empty()) return BadInput("--from is empty", "--from", "give a finished run, merged or sweep folder");
+  if (o.prices.empty()) return BadInput("--prices is empty", "--prices", "see config/prices.example.json");
+  if (!o.out.empty()) {
+    auto st = fsys.LinkStat(o.out);
+    if (!st.ok()) return st.error();
+    if (st.value().exists) {
+      return BadInput("--out exists (a plan is never overwritten)", o.out, "give a new file name, or remove it first");
+    }
+    fs::path parent = fs::path(o.out).parent_path();
+    if (parent.empty()) parent = ".";
+    auto dir = fsys.Stat(parent);
+    if (!dir.ok()) return dir.error();
+    if (!dir.value().directory) {
+      return BadInput("--out's folder does not exist", o.out, "create the folder first, or give another path");
+    }
+  }
+  PlanRequest q;
+  auto prices = LoadPrices(fsys, o.prices);
+  if (!prices.ok()) return prices.error();
+  q.prices = std::move(prices).value();
+  if (!o.corpus_items.empty()) {
+    q.corpus.items = static_cast<std::size_t>(std::stoull(o.corpus_items));  // CountValidator: <= 18 digits
+    if (q.corpus.items == 0) return BadInput("the corpus has no item", "--corpus-items", "give N >= 1");
+  } else {
+    auto corpus = ReadCorpusManifest(fsys, o.corpus_manifest);
+    if (!corpus.ok()) return corpus.error();
+    q.corpus = std::move(corpus).value();
+  }
+  if (o.allowance_hours) q.allowance_hours = *o.allowance_hours;
+  if (o.headroom) q.headroom = *o.headroom;
+  q.assume_scaling = o.assume_scaling;
+  auto basis = ReadMeasurement(fsys, o.from);
+  if (!basis.ok()) return basis.error();
+  q.basis = std::move(basis).value();
+  return BuildRentalPlan(q);
+}
+
+int Execute(const PlanOptions& o) {
+  ApplyLogLevel(o.common);
+  auto plan = MakePlan(o);
+  if (!plan.ok()) return ReportError(plan.error(), o.common);
+  const RentalPlan& p = plan.value();
+  const nlohmann::ordered_json doc = RentalPlanToJson(p);
+  if (!o.out.empty()) {
+    if (Status st = CliFileSystem().WriteFileAtomic(o.out, PrettyJson(doc)); !st.ok()) {
+      return ReportError(st.error(), o.common);
+    }
+  }
+  const int code = Code(p.any_fits() ? ExitCode::kOk : ExitCode::kAcceptanceFailed);
+  if (o.common.json) {
+    PrintJson(doc);
+    return code;
+  }
+  PrintPlan(p, doc);
+  if (!o.out.empty()) std::printf("plan written to %s (for pilot decide --plan)\n", o.out.c_str());
+  return code;
+}
+
+}  // namespace
+
+void AddPlanCommand(CLI::App& app, int& exit_code) {
+  auto o = std::make_shared<PlanOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "plan", "Project cards x period (3/7/30 days) x lots (1-10) for the full corpus from a pilot's measurement");
+  cmd->add_option("--from", o->from, "A finished run, shard, merged or sweep folder (verified first)")->required();
+  auto* items = cmd->add_option("--corpus-items", o->corpus_items, "The full corpus' item count")
+                    ->check(CountValidator());
+  auto* manifest = cmd->add_option("--corpus-manifest", o->corpus_manifest,
+                                   "The full corpus' manifest (its item count; its inputs' bytes where present)");
+  items->excludes(manifest);
+  manifest->excludes(items);
+  cmd->add_option("--prices", o->prices, "Price file: card types, memory, cards per lot, lot price per period")
+      ->required();
+  cmd->add_option("--allowance-hours", o->allowance_hours,
+                  "Hours added to compute for install, checks and export (default 8)");
+  cmd->add_option("--assume-scaling", o->assume_scaling,
+                  "Take F x the measured items/s per card on cards of another device class (an assumption)");
+  cmd->add_option("--headroom", o->headroom, "Share of a card's memory kept free when judging fit (default 0.1)");
+  cmd->add_option("--out", o->out, "Write the plan document (JSON, for pilot decide --plan) to this new file");
+  AddCommonOptions(*cmd, o->common);
+  cmd->footer(
+      "cost = lot price x lots: a lot of several cards (a B200 lot is 2) is priced once. One worker per card\n"
+      "(a shard per card: pilot run --shard I/N); cards neither spread one program nor pool memory. A plan fits\n"
+      "when the model fits one card (or fit is unknown: CPU figures say nothing of a card's memory) and the\n"
+      "period covers compute + allowance. A measurement on another device class than a card is refused\n"
+      "unless --assume-scaling is given. Exit 0: some plan fits; 4: none does; 2: bad input.");
+  cmd->callback([o, &exit_code] {
+    if (o->corpus_items.empty() && o->corpus_manifest.empty()) {
+      exit_code = ReportError(BadInput("give --corpus-items N or --corpus-manifest F", "pilot plan"), o->common);
+      return;
+    }
+    exit_code = Execute(*o);
+  });
+}
+
+}  // namespace pilot::cli

@@ -1,0 +1,439 @@
+// `pilot plan`'s library (rental_plan.h): the price file's validation, the figures read from
+// a folder's documents, and the arithmetic of cards x period x lots. No file system but the
+// in-memory one, no torch.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <map>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "pilot/memory_fs.h"
+#include "pilot/rental_plan.h"
+
+namespace pilot {
+namespace {
+
+using json = nlohmann::json;
+
+// A measurement of `rate` items/s per card and `peak_mb` on `cls`.
+Measurement Basis(DeviceClass cls, double rate, double peak_mb) {
+  Measurement m;
+  m.folder = "runs/r1";
+  m.folder_kind = "run";
+  m.device = cls == DeviceClass::kCpu ? "cpu" : "cuda:0";
+  m.device_class = cls;
+  m.items = 12;
+  m.items_per_s_per_card = rate;
+  m.peak_memory_mb = peak_mb;
+  m.memory_basis = cls == DeviceClass::kCpu ? "rss" : "device";
+  return m;
+}
+
+CardType Card(std::string name, DeviceClass cls, double gb, int per_lot, std::map<int, double> prices) {
+  CardType c;
+  c.name = std::move(name);
+  c.device_class = cls;
+  c.memory_gb = gb;
+  c.cards_per_lot = per_lot;
+  c.lot_price = std::move(prices);
+  return c;
+}
+
+PlanRequest Request(Measurement basis, std::vector<CardType> cards, std::size_t items, double allowance = 8) {
+  PlanRequest q;
+  q.basis = std::move(basis);
+  q.prices.currency = "EUR";
+  q.prices.file = "prices.json";
+  q.prices.cards = std::move(cards);
+  q.corpus.items = items;
+  q.allowance_hours = allowance;
+  return q;
+}
+
+const PlanRow* Row(const RentalPlan& p, const std::string& card, int days, int lots) {
+  for (const auto& r : p.rows) {
+    if (r.card == card && r.period_days == days && r.lots == lots) return &r;
+  }
+  return nullptr;
+}
+
+// --- arithmetic ----------------------------------------------------------------------------
+
+TEST(RentalPlan, B200LotOfTwoCardsIsPricedOncePerLot) {
+  auto q = Request(Basis(DeviceClass::kCuda, 100, 1000),
+                   {Card("B200", DeviceClass::kCuda, 180, 2, {{7, 3900}, {30, 14500}})}, 3'600'000);
+  auto plan = BuildRentalPlan(q);
+  ASSERT_TRUE(plan.ok()) << plan.error().ToString();
+  const PlanRow* r = Row(plan.value(), "B200", 7, 3);
+  ASSERT_NE(r, nullptr);
+  EXPECT_EQ(r->cards, 6);
+  EXPECT_DOUBLE_EQ(r->cost, 3 * 3900.0);  // never x cards_per_lot again
+  // 3.6M items at 100/s per card on 6 cards: 6000 s = 1.667 h of compute.
+  EXPECT_NEAR(r->compute_hours, 3'600'000.0 / (100 * 6) / 3600, 1e-9);
+  EXPECT_NEAR(r->needed_hours, r->compute_hours + 8, 1e-9);
+  EXPECT_EQ(Row(plan.value(), "B200", 3, 1), nullptr);  // 3 days not offered
+  EXPECT_EQ(plan.value().rows.size(), 20u);            // 2 periods x 10 lots
+}
+
+TEST(RentalPlan, PeriodTooShortForAllowancePlusCompute) {
+  // 1 card at 1 item/s: 3 days = 72 h hold 64 h of compute only with the 8 h allowance.
+  const std::size_t items_64h = 64 * 3600;
+  auto q = Request(Basis(DeviceClass::kCpu, 1, 100), {Card("c", DeviceClass::kCpu, 64, 1, {{3, 10}, {7, 20}})},
+                   items_64h);
+  auto plan = BuildRentalPlan(q);
+  ASSERT_TRUE(plan.ok());
+  const PlanRow* r = Row(plan.value(), "c", 3, 1);
+  ASSERT_NE(r, nullptr);
+  EXPECT_NEAR(r->needed_hours, 72, 1e-9);
+  EXPECT_TRUE(r->period_suffices);  // exactly 72 h: covered
+  q.corpus.items = items_64h + 1;
+  plan = BuildRentalPlan(q);
+  ASSERT_TRUE(plan.ok());
+  r = Row(plan.value(), "c", 3, 1);
+  EXPECT_FALSE(r->period_suffices);
+  EXPECT_FALSE(r->fits);
+  EXPECT_TRUE(Row(plan.value(), "c", 3, 2)->fits);  // two cards halve compute
+  // The allowance alone can exceed a period: 80 h of allowance never fits 3 days.
+  q.allowance_hours = 80;
+  plan = BuildRentalPlan(q);
+  ASSERT_TRUE(plan.ok());
+  for (int lots = 1; lots <= kMaxLots; ++lots) EXPECT_FALSE(Row(plan.value(), "c", 3, lots)->fits);
+  EXPECT_TRUE(Row(plan.value(), "c", 7, 1)->fits);
+}
+
+TEST(RentalPlan, CheapestAndFastestChosen) {
+  // 100 items/s per card, 36M items: 100 card-hours of compute.
+  auto q = Request(Basis(DeviceClass::kCuda, 100, 1000),
+                   {Card("small", DeviceClass::kCuda, 24, 1, {{3, 100}, {7, 200}, {30, 500}}),
+                    Card("pair", DeviceClass::kCuda, 80, 2, {{3, 300}, {7, 500}})},
+                   36'000'000);
+  auto plan = BuildRentalPlan(q);
+  ASSERT_TRUE(plan.ok());
+  const RentalPlan& p = plan.value();
+  ASSERT_TRUE(p.cheapest && p.fastest);
+  // small, 7 days (168 h): 1 card needs 108 h -> 200. small 3 days: 2 cards need 58 h -> 200 too;
+  // the tie goes to fewer cards: 7 days x 1 lot.
+  const PlanRow& c = p.rows[*p.cheapest];
+  EXPECT_EQ(c.card, "small");
+  EXPECT_EQ(c.lots, 1);
+  EXPECT_EQ(c.period_days, 7);
+  EXPECT_DOUBLE_EQ(c.cost, 200);
+  // Fastest: 10 lots of pair = 20 cards: 5 h + 8; cost 3000 (3 days) < 5000 (7 days).
+  const PlanRow& f = p.rows[*p.fastest];
+  EXPECT_EQ(f.card, "pair");
+  EXPECT_EQ(f.cards, 20);
+  EXPECT_EQ(f.period_days, 3);
+  EXPECT_NEAR(f.needed_hours, 13, 1e-9);
+  EXPECT_DOUBLE_EQ(f.cost, 3000);
+  auto doc = RentalPlanToJson(p);
+  EXPECT_EQ(doc["verdict"], "fits");
+  EXPECT_EQ(doc["cheapest"]["card"], "small");
+  EXPECT_EQ(doc["fastest"]["card"], "pair");
+}
+
+TEST(RentalPlan, CheapestTieGoesToShorterPeriodAtEqualCards) {
+  auto q = Request(Basis(DeviceClass::kCuda, 1000, 10),
+                   {Card("a", DeviceClass::kCuda, 24, 1, {{3, 100}, {7, 100}})}, 1000);
+  auto plan = BuildRentalPlan(q);
+  ASSERT_TRUE(plan.ok());
+  const PlanRow& c = plan.value().rows[*plan.value().cheapest];
+  EXPECT_EQ(c.period_days, 3);
+  EXPECT_EQ(c.lots, 1);
+  // Fastest among equal needed hours? More lots are faster: 10 lots, then the cheaper period.
+  const PlanRow& f = plan.value().rows[*plan.value().fastest];
+  EXPECT_EQ(f.lots, 10);
+  EXPECT_EQ(f.period_days, 3);
+}
+
+TEST(RentalPlan, RefusesDeviceClassMismatchWithoutScaling) {
+  auto q = Request(Basis(DeviceClass::kCpu, 300, 170), {Card("H100", DeviceClass::kCuda, 80, 1, {{3, 400}})}, 1000);
+  auto plan = BuildRentalPlan(q);
+  ASSERT_FALSE(plan.ok());
+  EXPECT_EQ(plan.error().kind, ErrorKind::kBadInput);
+  EXPECT_NE(plan.error().what.find("H100 (cuda)"), std::string::npos) << plan.error().what;
+  EXPECT_NE(plan.error().hint.find("--assume-scaling"), std::string::npos);
+  // With F: the rate is F x measured, labelled assumed, and the fit is unknown.
+  q.assume_scaling = 20;
+  plan = BuildRentalPlan(q);
+  ASSERT_TRUE(plan.ok()) << plan.error().ToString();
+  const PlanRow* r = Row(plan.value(), "H100", 3, 1);
+  ASSERT_NE(r, nullptr);
+  EXPECT_EQ(r->rate_basis, "assumed");
+  EXPECT_DOUBLE_EQ(r->items_per_s_per_card, 6000);
+  bool labelled = false;
+  for (const auto& w : plan.value().warnings) labelled |= w.find("ASSUMPTION") != std::string::npos;
+  EXPECT_TRUE(labelled);
+  EXPECT_EQ(RentalPlanToJson(plan.value())["basis"]["assume_scaling"], 20.0);
+}
+
+TEST(RentalPlan, CpuFiguresGiveUnknownFitOnAGpu) {
+  auto q = Request(Basis(DeviceClass::kCpu, 300, 500'000),  // an RSS far above any card
+                   {Card("H100", DeviceClass::kCuda, 80, 1, {{3, 400}}), Card("host", DeviceClass::kCpu, 1024, 1, {{3, 50}})},
+                   1000);
+  q.assume_scaling = 1;
+  auto plan = BuildRentalPlan(q);
+  ASSERT_TRUE(plan.ok());
+  EXPECT_EQ(plan.value().cards[0].fit, "unknown");
+  EXPECT_EQ(plan.value().cards[1].fit, "yes");  // RSS against a CPU node's memory is judged
+  const PlanRow* r = Row(plan.value(), "H100", 3, 1);
+  ASSERT_NE(r, nullptr);
+  EXPECT_EQ(r->fit, "unknown");
+  EXPECT_TRUE(r->fits);  // unknown does not exclude, it labels
+  EXPECT_EQ(Row(plan.value(), "host", 3, 1)->rate_basis, "measured");
+}
+
+TEST(RentalPlan, ModelTooLargeForOneCardNeedsModelParallelism) {
+  // 30 GB peak on the GPU: fits 48 GB (43.2 usable), not 24 GB (21.6 usable); several 24 GB
+  // cards do not pool their memory.
+  auto q = Request(Basis(DeviceClass::kCuda, 10, 30 * 1024.0),
+                   {Card("small", DeviceClass::kCuda, 24, 1, {{30, 100}}), Card("big", DeviceClass::kCuda, 48, 1, {{30, 900}})},
+                   1000);
+  auto plan = BuildRentalPlan(q);
+  ASSERT_TRUE(plan.ok());
+  const RentalPlan& p = plan.value();
+  EXPECT_EQ(p.cards[0].fit, "no");
+  EXPECT_NE(p.cards[0].note.find("needs model parallelism; not covered"), std::string::npos);
+  EXPECT_EQ(Row(p, "small", 30, 10), nullptr);  // no plan for that card
+  EXPECT_EQ(p.cards[1].fit, "yes");
+  EXPECT_EQ(p.rows[*p.cheapest].card, "big");
+  // Only the small card: nothing fits.
+  q.prices.cards.pop_back();
+  plan = BuildRentalPlan(q);
+  ASSERT_TRUE(plan.ok());
+  EXPECT_FALSE(plan.value().any_fits());
+  EXPECT_EQ(RentalPlanToJson(plan.value())["verdict"], "none_fits");
+  EXPECT_TRUE(RentalPlanToJson(plan.value())["cheapest"].is_null());
+  // The headroom decides at the edge: 0 keeps nothing back.
+  q.basis.peak_memory_mb = 24 * 1024.0;
+  q.headroom = 0;
+  plan = BuildRentalPlan(q);
+  ASSERT_TRUE(plan.ok());
+  EXPECT_EQ(plan.value().cards[0].fit, "yes");
+}
+
+TEST(RentalPlan, RefusesBadRequestFigures) {
+  auto base = Request(Basis(DeviceClass::kCpu, 10, 10), {Card("c", DeviceClass::kCpu, 8, 1, {{3, 1}})}, 10);
+  auto q = base;
+  q.corpus.items = 0;
+  EXPECT_FALSE(BuildRentalPlan(q).ok());
+  q = base;
+  q.allowance_hours = std::nan("");
+  EXPECT_EQ(BuildRentalPlan(q).error().where, "--allowance-hours");
+  q = base;
+  q.headroom = 1.5;
+  EXPECT_EQ(BuildRentalPlan(q).error().where, "--headroom");
+  q = base;
+  q.assume_scaling = -1;
+  EXPECT_EQ(BuildRentalPlan(q).error().where, "--assume-scaling");
+  q = base;
+  q.assume_scaling = std::numeric_limits<double>::infinity();
+  EXPECT_FALSE(BuildRentalPlan(q).ok());
+  q = base;
+  q.basis.items_per_s_per_card = 0;
+  EXPECT_FALSE(BuildRentalPlan(q).ok());
+}
+
+TEST(RentalPlan, DocumentHasTheShapeDecideReads) {
+  auto q = Request(Basis(DeviceClass::kCpu, 10, 10), {Card("c", DeviceClass::kCpu, 8, 1, {{3, 1}})}, 10);
+  q.prices.example = true;
+  auto plan = BuildRentalPlan(q);
+  ASSERT_TRUE(plan.ok());
+  auto j = RentalPlanToJson(plan.value());
+  EXPECT_EQ(j["kind"], "pilot-plan");
+  EXPECT_EQ(j["format_version"], 1);
+  for (const char* key : {"basis", "corpus", "allowance_hours", "prices", "plans", "cards", "cheapest", "fastest",
+                          "verdict", "warnings"}) {
+    EXPECT_TRUE(j.contains(key)) << key;
+  }
+  for (const char* key : {"folder", "folder_kind", "device", "device_class", "items", "items_per_s_per_card",
+                          "peak_memory_mb", "memory_basis", "assume_scaling"}) {
+    EXPECT_TRUE(j["basis"].contains(key)) << key;
+  }
+  for (const char* key : {"card", "period_days", "lots", "cards", "fit", "compute_hours", "needed_hours",
+                          "period_suffices", "cost", "fits"}) {
+    EXPECT_TRUE(j["plans"][0].contains(key)) << key;
+  }
+  EXPECT_EQ(j["prices"]["example"], true);
+  EXPECT_NE(j["warnings"][0].get<std::string>().find("EXAMPLE"), std::string::npos);
+}
+
+// --- the price file ------------------------------------------------------------------------
+
+const char* const kGoodPrices = R"({"example": true, "currency": "EUR", "note": "made up",
+  "cards": [{"name": "B200", "class": "cuda", "memory_gb": 180, "cards_per_lot": 2,
+             "lot_price": {"7": 3900, "30": 14500}},
+            {"name": "MI300X", "class": "rocm", "memory_gb": 192, "cards_per_lot": 1,
+             "lot_price": {"3": 480}}]})";
+
+TEST(RentalPrices, ParsesAGoodFile) {
+  auto p = ParsePrices(kGoodPrices, "prices.json");
+  ASSERT_TRUE(p.ok()) << p.error().ToString();
+  EXPECT_TRUE(p.value().example);
+  EXPECT_EQ(p.value().currency, "EUR");
+  ASSERT_EQ(p.value().cards.size(), 2u);
+  EXPECT_EQ(p.value().cards[0].cards_per_lot, 2);
+  EXPECT_EQ(p.value().cards[0].lot_price.size(), 2u);
+  EXPECT_EQ(p.value().cards[1].device_class, DeviceClass::kRocm);
+}
+
+// Replaces the first occurrence of `from` in the good file by `to`.
+std::string Edited(const std::string& from, const std::string& to) {
+  std::string s = kGoodPrices;
+  auto at = s.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  return s.replace(at, from.size(), to);
+}
+
+void ExpectRefused(const std::string& text, const std::string& key) {
+  auto p = ParsePrices(text, "prices.json");
+  ASSERT_FALSE(p.ok()) << text;
+  EXPECT_EQ(p.error().kind, ErrorKind::kBadInput);
+  EXPECT_NE(p.error().where.find("prices.json"), std::string::npos) << p.error().where;
+  EXPECT_NE(p.error().where.find(key), std::string::npos) << "where: " << p.error().where << ", want " << key;
+}
+
+TEST(RentalPrices, ValidationErrorsNameTheKey) {
+  ExpectRefused(Edited("\"note\"", "\"notes\""), "notes");
+  ExpectRefused(Edited("\"class\": \"cuda\"", "\"class\": \"tpu\""), "cards[0].class");
+  ExpectRefused(Edited("\"memory_gb\": 180", "\"memory_gb\": 0"), "cards[0].memory_gb");
+  ExpectRefused(Edited("\"memory_gb\": 180", "\"memory_gb\": \"180\""), "cards[0].memory_gb");
+  ExpectRefused(Edited("\"cards_per_lot\": 2", "\"cards_per_lot\": 17"), "cards[0].cards_per_lot");
+  ExpectRefused(Edited("\"cards_per_lot\": 2", "\"cards_per_lot\": 2.5"), "cards[0].cards_per_lot");
+  ExpectRefused(Edited("\"cards_per_lot\": 2", "\"cards_per_lot\": 0"), "cards[0].cards_per_lot");
+  ExpectRefused(Edited("\"7\": 3900", "\"14\": 3900"), "cards[0].lot_price.14");
+  ExpectRefused(Edited("\"7\": 3900", "\"7\": -1"), "cards[0].lot_price.7");
+  ExpectRefused(Edited("\"7\": 3900", "\"7\": 0"), "cards[0].lot_price.7");
+  ExpectRefused(Edited("\"7\": 3900", "\"7\": 1e999"), "prices.json");  // refused by the parser itself
+  ExpectRefused(Edited("\"7\": 3900", "\"7\": null"), "cards[0].lot_price.7");
+  ExpectRefused(Edited("\"lot_price\": {\"3\": 480}", "\"lot_price\": {}"), "cards[1].lot_price");
+  ExpectRefused(Edited("\"name\": \"MI300X\"", "\"name\": \"B200\""), "cards[1].name");
+  ExpectRefused(Edited("\"name\": \"MI300X\"", "\"name\": \"bad\\u0001name\""), "cards[1].name");
+  ExpectRefused(Edited("\"name\": \"MI300X\", ", ""), "cards[1].name");
+  ExpectRefused(Edited("\"cards_per_lot\": 1,", "\"cards_per_lot\": 1, \"speed\": 3,"), "cards[1].speed");
+  ExpectRefused(Edited("\"example\": true", "\"example\": \"yes\""), "example");
+  ExpectRefused(Edited("\"currency\": \"EUR\"", "\"currency\": 5"), "currency");
+  ExpectRefused(R"({"currency": "EUR", "cards": []})", "cards");
+  ExpectRefused("[]", "prices.json");
+  ExpectRefused("{", "prices.json");
+}
+
+TEST(RentalPrices, CapsSizeDepthAndCount) {
+  ExpectRefused(std::string(kPricesBytes + 1, ' '), "prices.json");
+  ExpectRefused(std::string(100, '[') + std::string(100, ']'), "prices.json");
+  std::string many = R"({"currency": "EUR", "cards": [)";
+  for (std::size_t i = 0; i <= kMaxCardTypes; ++i) {
+    many += (i ? "," : "") + std::string(R"({"name": "c)") + std::to_string(i) +
+            R"(", "class": "cpu", "memory_gb": 1, "cards_per_lot": 1, "lot_price": {"3": 1}})";
+  }
+  ExpectRefused(many + "]}", "cards");
+}
+
+TEST(RentalPrices, LoadRefusesAFifoAndHashesTheBytes) {
+  MemoryFileSystem mfs;
+  mfs.AddFolder("/p");
+  mfs.AddSpecial("/p/fifo.json");
+  auto fifo = LoadPrices(mfs, "/p/fifo.json");
+  ASSERT_FALSE(fifo.ok());
+  EXPECT_NE(fifo.error().where.find("fifo.json"), std::string::npos);
+  mfs.AddFile("/p/prices.json", kGoodPrices);
+  auto p = LoadPrices(mfs, "/p/prices.json");
+  ASSERT_TRUE(p.ok()) << p.error().ToString();
+  EXPECT_EQ(p.value().sha256.size(), 64u);
+  EXPECT_EQ(p.value().file, "/p/prices.json");
+}
+
+// --- the figures of a folder ---------------------------------------------------------------
+
+std::map<std::string, json> RunDocs() {
+  return {{"data/run.json", json::parse(R"({"plan": {"device": "cuda:0"}})")},
+          {"data/environment.json", json::parse(R"({"libtorch": {"rocm_available": false}})")},
+          {"data/report.json", json::parse(R"({"counts": {"total": 12}, "throughput_items_per_s": 50.0,
+                                             "peak_rss_mb": 900, "device_peak_memory_mb": 300})")}};
+}
+
+TEST(RentalMeasurement, RunFolderFigures) {
+  auto m = MeasurementFromDocuments("runs/r", "run", RunDocs());
+  ASSERT_TRUE(m.ok()) << m.error().ToString();
+  EXPECT_EQ(m.value().device_class, DeviceClass::kCuda);
+  EXPECT_EQ(m.value().items, 12u);
+  EXPECT_DOUBLE_EQ(m.value().items_per_s_per_card, 50);
+  EXPECT_DOUBLE_EQ(m.value().peak_memory_mb, 300);  // the device's peak on a GPU
+  EXPECT_EQ(m.value().memory_basis, "device");
+  auto docs = RunDocs();
+  docs["data/environment.json"]["libtorch"]["rocm_available"] = true;  // ROCm names its devices cuda
+  EXPECT_EQ(MeasurementFromDocuments("runs/r", "run", docs).value().device_class, DeviceClass::kRocm);
+  docs = RunDocs();
+  docs["data/run.json"]["plan"]["device"] = "cpu";
+  m = MeasurementFromDocuments("runs/r", "run", docs);
+  EXPECT_EQ(m.value().memory_basis, "rss");
+  EXPECT_DOUBLE_EQ(m.value().peak_memory_mb, 900);
+}
+
+TEST(RentalMeasurement, WrongTypesNameFileAndKey) {
+  auto docs = RunDocs();
+  docs["data/report.json"]["throughput_items_per_s"] = "fast";
+  auto m = MeasurementFromDocuments("runs/r", "run", docs);
+  ASSERT_FALSE(m.ok());
+  EXPECT_EQ(m.error().kind, ErrorKind::kBadInput);
+  EXPECT_NE(m.error().where.find("data/report.json key throughput_items_per_s"), std::string::npos)
+      << m.error().where;
+  docs = RunDocs();
+  docs["data/report.json"]["counts"] = json::array();
+  EXPECT_NE(MeasurementFromDocuments("runs/r", "run", docs).error().where.find("counts"), std::string::npos);
+  docs = RunDocs();
+  docs["data/run.json"]["plan"]["device"] = 7;
+  EXPECT_NE(MeasurementFromDocuments("runs/r", "run", docs).error().where.find("plan.device"), std::string::npos);
+  docs = RunDocs();
+  docs["data/run.json"]["plan"]["device"] = "tpu";
+  EXPECT_FALSE(MeasurementFromDocuments("runs/r", "run", docs).ok());
+  docs = RunDocs();
+  docs["data/report.json"]["throughput_items_per_s"] = 0;
+  EXPECT_FALSE(MeasurementFromDocuments("runs/r", "run", docs).ok());
+  docs = RunDocs();
+  docs["data/report.json"] = json::array();
+  EXPECT_FALSE(MeasurementFromDocuments("runs/r", "run", docs).ok());
+  EXPECT_FALSE(MeasurementFromDocuments("runs/r", "decision", RunDocs()).ok());
+}
+
+TEST(RentalMeasurement, MergedFolderRatePerWorker) {
+  std::map<std::string, json> docs = {
+      {"data/run.json", json::parse(R"({"plan": {"device": null}})")},
+      {"data/shards/shard-0-of-2/run.json", json::parse(R"({"plan": {"device": "cpu"}})")},
+      {"data/shards/shard-1-of-2/run.json", json::parse(R"({"plan": {"device": "cpu"}})")},
+      {"data/report.json", json::parse(R"({"counts": {"total": 12}, "throughput_items_per_s": 30,
+          "shards": {"count": 2, "throughput_sum_of_shards_items_per_s": 120}, "peak_rss_mb": 170,
+          "device_peak_memory_mb": null})")}};
+  auto m = MeasurementFromDocuments("runs/m", "merged", docs);
+  ASSERT_TRUE(m.ok()) << m.error().ToString();
+  EXPECT_DOUBLE_EQ(m.value().items_per_s_per_card, 60);
+  EXPECT_EQ(m.value().device, "cpu");
+  docs["data/shards/shard-1-of-2/run.json"]["plan"]["device"] = "cuda:1";
+  EXPECT_FALSE(MeasurementFromDocuments("runs/m", "merged", docs).ok());  // mixed classes
+}
+
+TEST(RentalMeasurement, SweepWeightsRecommendedSizesByGroupItems) {
+  std::map<std::string, json> docs = {{"data/sweep.json", json::parse(R"({
+      "measured_on": {"device": "cpu"},
+      "groups": [{"group": 1, "items": 30, "sampled": 3}, {"group": 2, "items": 10, "sampled": 2}],
+      "cells": [{"group": 1, "batch_size": 2, "items_per_second": 100},
+                {"group": 1, "batch_size": 4, "items_per_second": 300},
+                {"group": 2, "batch_size": 4, "items_per_second": 10}],
+      "recommendation": [{"group": 1, "batch_size": 4, "peak_memory_mb": 200},
+                         {"group": 2, "batch_size": 4, "peak_memory_mb": 250}]})")}};
+  auto m = MeasurementFromDocuments("sw", "sweep", docs);
+  ASSERT_TRUE(m.ok()) << m.error().ToString();
+  // 30 items at 300/s (0.1 s) + 10 at 10/s (1 s): 40 items in 1.1 s.
+  EXPECT_NEAR(m.value().items_per_s_per_card, 40 / 1.1, 1e-9);
+  EXPECT_DOUBLE_EQ(m.value().peak_memory_mb, 250);
+  EXPECT_EQ(m.value().items, 5u);
+  docs["data/sweep.json"]["recommendation"][1]["batch_size"] = nullptr;
+  auto none = MeasurementFromDocuments("sw", "sweep", docs);
+  ASSERT_FALSE(none.ok());
+  EXPECT_NE(none.error().where.find("recommendation[1].batch_size"), std::string::npos) << none.error().where;
+}
+
+}  // namespace
+}  // namespace pilot
