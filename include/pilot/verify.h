@@ -59,6 +59,23 @@ Result<VerifyResult> VerifyFolder(FileSystem& fs, const std::filesystem::path& d
 // cell file against its sha256, and sweep.json against the cells (src/bag/verify_sweep.cpp).
 void CheckSweepFolder(FileSystem& fs, const std::filesystem::path& dir, std::vector<Finding>& findings);
 
+// `pilot decide`'s tag files (decide.h): decisions.jsonl (one entry per recorded decision),
+// decision.md, and each entry's evidence as decision-N-<kind>.json.
+inline constexpr const char* kDecisionsFile = "decisions.jsonl";
+inline constexpr const char* kDecisionMarkdown = "decision.md";
+inline constexpr std::size_t kMaxDecisions = 1000;  // entries in decisions.jsonl
+// A decision entry parsed back: what verify checks and decide builds on.
+struct DecisionEntry {
+  std::size_t entry = 0;
+  std::string decision;
+  std::vector<std::pair<std::string, std::string>> evidence;  // file (relative), sha256
+};
+Result<DecisionEntry> ParseDecisionEntry(std::string_view line, const std::string& where);
+// The checks of a folder's decision files, when either is present (src/bag/verify_decision.cpp):
+// both present, every entry parses, entries numbered 1..N, each entry's evidence file present
+// with its sha256, and no decision-*.json that no entry names. Findings: check "decision".
+void CheckDecisionFiles(FileSystem& fs, const std::filesystem::path& dir, std::vector<Finding>& findings);
+
 nlohmann::ordered_json VerifyResultToJson(const std::filesystem::path& run_dir,
                                           const VerifyResult& result);
 

@@ -54,6 +54,7 @@ class Verifier {
     CheckPayload();
     CheckTagFiles();
     CheckFingerprint();
+    CheckDecisionFiles(fs_, dir_, result_.findings);
     if (sweep_) {  // a sweep folder: its record, groups and cells instead of a run's accounting
       CheckSweepFolder(fs_, dir_, result_.findings);
       return std::move(result_);

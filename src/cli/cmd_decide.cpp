@@ -1,0 +1,154 @@
+// `pilot decide RUN_DIR`: proposes go / fix-env / revise-config from the evidence, and records
+// the person's decision with reasons beside the payload.
+#include <csignal>
+#include <cstdio>
+
+#include "cli/cli.h"
+#include "cli/session.h"
+#include "pilot/clock.h"
+#include "pilot/decide.h"
+#include "pilot/json_util.h"
+
+namespace pilot::cli {
+namespace {
+
+struct DecideCliOptions {
+  Common common;
+  std::string dir, doctor, compare, sweep, plan, inputs_root, decision, choose = "cheapest";
+  std::vector<std::string> reasons;
+  bool no_excerpts = false;
+  std::size_t per_category = 2;
+  std::optional<std::uint64_t> seed;
+};
+
+// SIGINT and SIGTERM wait while the decision files and the tag manifest are written: an
+// interrupt then lands after the folder is consistent again.
+class SignalsHeld {
+ public:
+  SignalsHeld() {
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    sigprocmask(SIG_BLOCK, &set, &old_);
+  }
+  ~SignalsHeld() { sigprocmask(SIG_SETMASK, &old_, nullptr); }
+
+ private:
+  sigset_t old_;
+};
+
+int Execute(const DecideCliOptions& o, const std::vector<std::string>& argv) {
+  ApplyLogLevel(o.common);
+  if (o.dir.empty()) return ReportError(BadInput("RUN_DIR must not be empty", "pilot decide"), o.common);
+  DecideOptions d;
+  auto path = [](const std::string& s) { return s.empty() ? std::nullopt : std::optional<std::filesystem::path>(s); };
+  d.doctor = path(o.doctor);
+  d.compare = path(o.compare);
+  d.sweep = path(o.sweep);
+  d.plan = path(o.plan);
+  d.inputs_root = path(o.inputs_root);
+  d.plan_choice = o.choose;
+  d.excerpts = !o.no_excerpts;
+  d.per_category = o.per_category;
+  d.seed = o.seed;
+  if (!o.decision.empty()) d.decision = o.decision;
+  d.reasons = o.reasons;
+  for (const auto& a : argv) d.command_line += (d.command_line.empty() ? "" : " ") + a;
+  if (!d.decision && !o.reasons.empty()) {
+    return ReportError(BadInput("--reason is recorded with a decision", "--reason",
+                                "add --decision go|fix-env|revise-config, or leave out --reason for a proposal"),
+                       o.common);
+  }
+  Result<DecideOutcome> outcome = [&] {
+    std::optional<SignalsHeld> held;
+    if (d.decision) held.emplace();
+    return Decide(CliFileSystem(), SystemClock(), o.dir, d);
+  }();
+  if (!outcome.ok()) return ReportError(outcome.error(), o.common);
+  const DecideOutcome& out = outcome.value();
+  if (out.failed_verification) {
+    const int code = Code(ExitCode::kVerifyFailed);
+    if (o.common.json) {
+      nlohmann::ordered_json j = VerifyResultToJson(o.dir, *out.failed_verification);
+      j["exit_code"] = code;
+      PrintJson(j);
+    } else {
+      PrintFindings(out.failed_verification->findings, "verify of " + o.dir + ": FAILED (no decision proposed or recorded)");
+    }
+    return code;
+  }
+  if (o.common.json) {
+    nlohmann::ordered_json j;
+    j["ok"] = true;
+    j["exit_code"] = 0;
+    j["folder"] = o.dir;
+    j["proposal"] = out.proposal;
+    j["facts"] = out.facts;
+    j["evidence"] = out.evidence;
+    j["recorded"] = out.recorded;
+    if (out.recorded) {
+      j["decision"] = o.decision;
+      j["entry"] = out.entry;
+      j["written"] = out.written;
+      j["previous_fingerprint"] = out.previous_fingerprint;
+    }
+    j["fingerprint"] = out.fingerprint;
+    PrintJson(j);
+    return 0;
+  }
+  std::printf("proposal: %s\n", out.proposal.c_str());
+  for (const auto& f : out.facts) {
+    std::printf("  [%s] %s\n        from %s\n", f["points_to"].get<std::string>().c_str(),
+                f["fact"].get<std::string>().c_str(), f["from"].get<std::string>().c_str());
+  }
+  if (!out.recorded) {
+    std::printf("nothing written. To record it: pilot decide %s --decision %s --reason \"...\" (with the same evidence "
+                "options)\n",
+                o.dir.c_str(), out.proposal.c_str());
+    return 0;
+  }
+  std::printf("recorded decision %s as entry %zu in %s/decisions.jsonl%s\n", o.decision.c_str(), out.entry, o.dir.c_str(),
+              o.decision != out.proposal ? " (it overrides the proposal)" : "");
+  for (const auto& w : out.written) std::printf("  wrote %s\n", w.c_str());
+  std::printf("tagmanifest-sha256.txt updated; the payload is untouched\n");
+  std::printf("fingerprint: %s (was %s)\n", out.fingerprint.c_str(), out.previous_fingerprint.c_str());
+  return 0;
+}
+
+}  // namespace
+
+void AddDecideCommand(CLI::App& app, int& exit_code, const std::vector<std::string>& argv) {
+  auto o = std::make_shared<DecideCliOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "decide", "Propose go / fix-env / revise-config from the evidence; record the person's decision with reasons");
+  cmd->add_option("RUN_DIR", o->dir, "A finished run (or merged) folder")->required();
+  cmd->add_option("--decision", o->decision, "Record this decision (go, fix-env, revise-config); without it, only propose")
+      ->check(CLI::IsMember({"go", "fix-env", "revise-config"}));
+  cmd->add_option("--reason", o->reasons, "Why (repeatable; required with --decision)");
+  cmd->add_option("--doctor", o->doctor, "`pilot doctor --json` output (environment evidence, unmet requires)");
+  cmd->add_option("--compare", o->compare, "compare.json from `pilot compare --out`");
+  cmd->add_option("--sweep", o->sweep, "A sweep folder (its limits against the run's batch size)");
+  cmd->add_option("--plan", o->plan, "The JSON `pilot plan --out` wrote");
+  cmd->add_option("--choose", o->choose, "Which plan decision.md names: cheapest (default) or fastest")
+      ->check(CLI::IsMember({"cheapest", "fastest"}));
+  cmd->add_option("--inputs-root", o->inputs_root, "Where the inputs are for the spot check (default: the run's)");
+  cmd->add_flag("--no-excerpts", o->no_excerpts, "No spot-check table: quote no input in decision.md");
+  cmd->add_option("--per-category", o->per_category, "Accepted items sampled per category for the spot check (default 2)")
+      ->check(CLI::Range(0, 100));
+  cmd->add_option("--seed", o->seed, "The spot check's sampling seed (default: the run's seed)");
+  AddCommonOptions(*cmd, o->common);
+  cmd->footer(
+      "Without --decision: prints the proposal and the facts behind it, each with its file; writes nothing.\n"
+      "fix-env: a doctor check failed or `requires` is unmet. revise-config: acceptance unmet, rejections\n"
+      "the manifest does not expect, a comparison beyond tolerance (or of several changes), a sweep limit at\n"
+      "or below the run's batch size, or no rental plan fits. go: none of these.\n"
+      "With --decision and --reason: verifies the folder, copies each evidence file beside it\n"
+      "(decision-N-<kind>.json, with its sha256), appends entry N to decisions.jsonl, regenerates\n"
+      "decision.md (spot check, accepted, still to fix, plan, reasons), and updates tagmanifest-sha256.txt\n"
+      "under the folder's lock; prints the new fingerprint. Exit 0; 1: the folder fails verification;\n"
+      "2: bad input (a missing or foreign evidence file, no --reason).");
+  cmd->callback([o, &exit_code, argv] { exit_code = Execute(*o, argv); });
+}
+
+}  // namespace pilot::cli

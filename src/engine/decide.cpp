@@ -1,0 +1,675 @@
+#include "pilot/decide.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <random>
+#include <set>
+
+#include "pilot/bag.h"
+#include "pilot/folder_kind.h"
+#include "pilot/hash.h"
+#include "pilot/json_util.h"
+#include "pilot/limits.h"
+#include "pilot/manifest.h"
+#include "pilot/paths.h"
+#include "pilot/results.h"
+#include "pilot/run_lock.h"
+#include "pilot/run_record.h"
+#include "pilot/utf8.h"
+
+namespace pilot {
+
+namespace fs = std::filesystem;
+using ojson = nlohmann::ordered_json;
+
+bool IsDecision(const std::string& name) {
+  return name == kDecisionGo || name == kDecisionFixEnv || name == kDecisionReviseConfig;
+}
+
+namespace {
+
+constexpr std::size_t kMaxRejectedShown = 200;
+constexpr std::size_t kExcerptBytes = 160;
+constexpr std::uint64_t kExcerptPinCheckBytes = 64ull << 20;
+
+// A cost or a duration for a person: two decimals, never an exponent.
+std::string Money(const nlohmann::json& v) {
+  if (!v.is_number() || !std::isfinite(v.get<double>())) return "-";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.2f", v.get<double>());
+  return buf;
+}
+
+std::string Short(const nlohmann::json& v) {
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_null()) return "-";
+  if (v.is_number_float()) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.4g", v.get<double>());
+    return buf;
+  }
+  return v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+const nlohmann::json& At(const nlohmann::json& j, const char* key) {
+  static const nlohmann::json null;
+  if (!j.is_object()) return null;
+  auto it = j.find(key);
+  return it == j.end() ? null : *it;
+}
+
+// One piece of evidence: the bytes read (what is copied, and hashed), parsed.
+struct Evidence {
+  std::string kind;  // doctor | compare | sweep | plan
+  std::string source;
+  std::string bytes;
+  nlohmann::json doc;
+  std::string sha256;
+  std::string note;  // sweep: the folder's fingerprint
+};
+
+Result<Evidence> ReadEvidence(FileSystem& fsys, const std::string& kind, const fs::path& file) {
+  Evidence e;
+  e.kind = kind;
+  e.source = file.string();
+  auto text = ReadCapped(fsys, file, kEvidenceBytes, kind + " evidence");
+  if (!text.ok()) return text.error();
+  e.bytes = std::move(text.value());
+  auto doc = ParseJson(e.bytes, file.string());
+  if (!doc.ok()) return doc.error();
+  e.doc = std::move(doc.value());
+  e.sha256 = Sha256Hex(e.bytes);
+  if (!e.doc.is_object()) return BadInput("not a JSON object", file.string());
+  return e;
+}
+
+struct Facts {
+  ojson list = ojson::array();
+  void Add(const std::string& fact, const std::string& from, const char* points_to) {
+    list.push_back({{"fact", fact}, {"from", from}, {"points_to", points_to}});
+  }
+  bool Any(const char* decision) const {
+    return std::any_of(list.begin(), list.end(), [&](const ojson& f) { return f["points_to"] == decision; });
+  }
+};
+
+void DoctorFacts(const Evidence& e, Facts& facts) {
+  const nlohmann::json& checks = At(e.doc, "checks");
+  std::size_t failed = 0;
+  if (checks.is_array()) {
+    for (const auto& c : checks) {
+      const std::string status = Short(At(c, "status"));
+      const bool required = At(c, "required").is_boolean() && At(c, "required").get<bool>();
+      if (!required || status == "pass") continue;
+      ++failed;
+      std::string fact = "doctor check '" + TruncateUtf8(Short(At(c, "name")), 80) + "' " + status;
+      const nlohmann::json& unmet = At(At(c, "data"), "unmet");
+      if (unmet.is_array() && !unmet.empty()) fact += ": unmet requires " + TruncateUtf8(Short(unmet), 300);
+      else if (At(c, "detail").is_string()) fact += ": " + TruncateUtf8(At(c, "detail").get<std::string>(), 300);
+      facts.Add(EscapeControl(fact), e.source, kDecisionFixEnv);
+    }
+  }
+  if (failed == 0) {
+    facts.Add("every required doctor check passed (" + std::to_string(checks.is_array() ? checks.size() : 0) + " checks)",
+              e.source, kDecisionGo);
+  }
+}
+
+Status CompareFacts(const Evidence& e, const std::string& manifest_sha256, Facts& facts) {
+  if (At(e.doc, "kind") != "pilot-compare") {
+    return BadInput("not a comparison written by `pilot compare --out` (kind is not pilot-compare)", e.source);
+  }
+  if (At(e.doc, "manifest_sha256") != manifest_sha256) {
+    return BadInput("the comparison is over another manifest (" + TruncateUtf8(Short(At(e.doc, "manifest_sha256")), 64) +
+                        ") than this run's (" + manifest_sha256 + ")",
+                    e.source, "compare runs over this run's manifest");
+  }
+  const nlohmann::json& within = At(e.doc, "within_tolerance");
+  const std::string summary = TruncateUtf8(Short(At(e.doc, "change_summary")), 300);
+  const nlohmann::json& items = At(e.doc, "items");
+  if (within.is_boolean() && within.get<bool>()) {
+    facts.Add("the comparison agrees within tolerance (" + Short(At(items, "agree")) + "/" + Short(At(items, "total")) +
+                  " items; " + summary + ")",
+              e.source, kDecisionGo);
+  } else {
+    facts.Add("the comparison differs beyond tolerance: " + Short(At(items, "differ")) + " of " +
+                  Short(At(items, "total")) + " items (" + summary + ")",
+              e.source, kDecisionReviseConfig);
+  }
+  if (At(e.doc, "one_change") == false) {
+    facts.Add("warning: the comparison changed several things at once (" + summary +
+                  "): its outcome cannot be put down to one change",
+              e.source, "note");
+  }
+  return {};
+}
+
+Status PlanFacts(const Evidence& e, Facts& facts) {
+  if (At(e.doc, "kind") != "pilot-plan") {
+    return BadInput("not a plan written by `pilot plan --out` (kind is not pilot-plan)", e.source);
+  }
+  if (At(e.doc, "verdict") == "fits") {
+    const nlohmann::json& c = At(e.doc, "cheapest");
+    facts.Add("a rental plan fits: cheapest " + Short(At(c, "lots")) + " lot(s) of " + TruncateUtf8(Short(At(c, "card")), 64) +
+                  " for " + Short(At(c, "period_days")) + " days at " + Money(At(c, "cost")) + " " +
+                  TruncateUtf8(Short(At(At(e.doc, "prices"), "currency")), 16),
+              e.source, kDecisionGo);
+    if (At(c, "fit") == "unknown" || At(c, "rate_basis") == "assumed") {
+      facts.Add("warning: the cheapest plan rests on an assumption (fit " + Short(At(c, "fit")) + ", rate " +
+                    Short(At(c, "rate_basis")) + "): measure on one such card before renting for the period",
+                e.source, "note");
+    }
+    if (At(At(e.doc, "prices"), "example") == true) {
+      facts.Add("warning: the price file is an example with made-up prices", e.source, "note");
+    }
+  } else {
+    facts.Add("no rental plan fits the corpus in the offered periods and lots", e.source, kDecisionReviseConfig);
+  }
+  return {};
+}
+
+void SweepFacts(const Evidence& e, const nlohmann::json& run, Facts& facts) {
+  const nlohmann::json& plan = At(run, "plan");
+  const nlohmann::json& batch = At(plan, "batch_size");
+  const bool batch_plan = !At(plan, "batch_plan").is_null();
+  const nlohmann::json& rec = At(e.doc, "recommendation");
+  std::size_t below = 0;
+  if (rec.is_array() && batch.is_number_unsigned() && !batch_plan) {
+    for (const auto& g : rec) {
+      const nlohmann::json& limit = At(g, "limit_batch_size");
+      const nlohmann::json& size = At(g, "batch_size");
+      if (!limit.is_number_unsigned()) continue;
+      if (limit.get<std::uint64_t>() <= batch.get<std::uint64_t>()) {
+        ++below;
+        facts.Add("sweep group " + Short(At(g, "group")) + " (lengths " + Short(At(g, "min_length")) + "-" +
+                      Short(At(g, "max_length")) + ") reached a limit (" + TruncateUtf8(Short(At(g, "limit")), 120) +
+                      ") at batch size " + Short(limit) + ", at or below the run's batch size " + Short(batch) +
+                      "; the sweep recommends " + (size.is_null() ? std::string("none (no size ran without a limit)") : Short(size)),
+                  e.source, kDecisionReviseConfig);
+      }
+    }
+  }
+  if (below == 0) {
+    facts.Add(batch_plan ? std::string("the run used a batch plan per length group")
+                         : "no sweep limit at or below the run's batch size " + Short(batch),
+              e.source, kDecisionGo);
+  }
+}
+
+// The folder's own facts: acceptance, expected and unexpected rejections.
+struct RunFacts {
+  std::vector<std::string> unexpected;  // first ids rejected without an expected_rejection
+  std::size_t unexpected_count = 0;
+};
+
+std::string Excerpt(FileSystem& fsys, const fs::path& root, const ManifestItem& item) {
+  ConfinedPath p = ConfinePath(fsys, root, item.path);
+  if (!p.inside) return "(not shown: the path leaves the inputs' folder)";
+  auto st = fsys.LinkStat(p.resolved);
+  if (!st.ok() || !st.value().exists) return "(not shown: the input is missing under " + root.string() + ")";
+  if (!st.value().regular) return "(not shown: not a regular file)";
+  const std::uint64_t size = st.value().size;
+  if (size <= kExcerptPinCheckBytes) {
+    auto sha = Sha256File(fsys, p.resolved, false);
+    if (!sha.ok()) return "(not shown: unreadable)";
+    if (sha.value() != item.sha256) return "(not shown: the input changed since the run; its sha256 differs from the pin)";
+  }
+  auto in = fsys.OpenRead(p.resolved, false);
+  if (!in.ok()) return "(not shown: unreadable)";
+  std::string head(static_cast<std::size_t>(std::min<std::uint64_t>(size, kExcerptBytes * 2)), '\0');
+  if (!ReadExactAt(*in.value(), 0, head.data(), head.size()).ok()) return "(not shown: unreadable)";
+  const bool binary = head.find('\0') != std::string::npos ||
+                      !CheckUtf8(TruncateUtf8(head, head.size() >= kExcerptBytes * 2 ? head.size() - 4 : head.size())).valid;
+  if (binary) return "(binary, " + std::to_string(size) + " bytes)";
+  std::string text = TruncateUtf8(head, kExcerptBytes);
+  for (char& c : text) {
+    if (c == '\n' || c == '\r' || c == '\t') c = ' ';
+  }
+  text = EscapeControl(text);
+  std::string out;
+  for (char c : text) {
+    if (c == '|') out += "\\|";
+    else if (c == '<') out += "&lt;";
+    else if (c == '>') out += "&gt;";
+    else if (c == '`') out += "'";
+    else if (c == '*' || c == '_' || c == '[' || c == ']') out += std::string("\\") + c;
+    else out += c;
+  }
+  if (out.find_first_not_of(' ') == std::string::npos) return "(empty or only whitespace, " + std::to_string(size) + " bytes)";
+  return out;
+}
+
+struct Spot {
+  std::string id, outcome;
+  std::size_t position = 0;
+  std::string excerpt;
+};
+
+std::string Cell(const std::string& text) {
+  std::string out;
+  for (char c : EscapeControl(text)) {
+    if (c == '|') out += "\\|";
+    else out += c;
+  }
+  return out;
+}
+
+}  // namespace
+
+Result<DecideOutcome> Decide(FileSystem& fsys, Clock& clock, const fs::path& run_dir, const DecideOptions& o) {
+  if (o.decision && !IsDecision(*o.decision)) {
+    return BadInput("the decision must be go, fix-env or revise-config", "--decision");
+  }
+  if (o.decision) {
+    if (o.reasons.empty()) return BadInput("a recorded decision needs its reasons", "--reason", "give --reason TEXT (repeatable)");
+    if (o.reasons.size() > kMaxReasons) return BadInput("more than " + std::to_string(kMaxReasons) + " reasons", "--reason");
+    for (const auto& r : o.reasons) {
+      if (r.find_first_not_of(" \t\r\n") == std::string::npos || r.size() > kMaxReasonBytes || !CheckUtf8(r).valid) {
+        return BadInput("each reason must be 1-" + std::to_string(kMaxReasonBytes) + " bytes of UTF-8 text", "--reason");
+      }
+    }
+  }
+  if (o.plan_choice != "cheapest" && o.plan_choice != "fastest") {
+    return BadInput("the plan choice must be cheapest or fastest", "--choose");
+  }
+  auto top = fsys.LinkStat(run_dir);
+  if (!top.ok()) return top.error();
+  if (!top.value().directory) {
+    return BadInput(top.value().exists ? "not a folder" : "no such folder", run_dir.string(), "give a finished run folder");
+  }
+  auto kind = ReadFolderKind(fsys, run_dir);
+  if (!kind.ok()) {
+    Error e = kind.error();
+    e.what = "not a pilot run folder: " + e.what;
+    return e;
+  }
+  PILOT_TRY(CheckFolderKind(kind.value(), run_dir, "decide"));
+  if (kind.value().kind != kFolderKindRun && kind.value().kind != kFolderKindMerged) {
+    return BadInput("a " + kind.value().kind + " folder: a decision is recorded on a run (or merged) folder",
+                    run_dir.string(), kind.value().kind == kFolderKindShard ? "merge the shards first (pilot merge)"
+                                                                            : "pass a sweep with --sweep DIR");
+  }
+  // Evidence first: a bad file is refused before anything else is read or locked.
+  std::vector<Evidence> evidence;
+  auto take = [&](const char* k, const std::optional<fs::path>& file) -> Status {
+    if (!file) return {};
+    auto e = ReadEvidence(fsys, k, *file);
+    if (!e.ok()) return e.error();
+    evidence.push_back(std::move(e.value()));
+    return {};
+  };
+  PILOT_TRY(take("doctor", o.doctor));
+  PILOT_TRY(take("compare", o.compare));
+  PILOT_TRY(take("plan", o.plan));
+  if (o.sweep) {
+    auto skind = ReadFolderKind(fsys, *o.sweep);
+    if (!skind.ok() || skind.value().kind != kFolderKindSweep) {
+      return BadInput("not a sweep folder", o.sweep->string(), "give the folder `pilot sweep` wrote");
+    }
+    auto verified = VerifyFolder(fsys, *o.sweep, VerifyOptions{});
+    if (!verified.ok()) return verified.error();
+    if (!verified.value().ok()) {
+      const Finding& f = verified.value().findings.front();
+      return BadInput("the sweep folder fails verification (" + std::to_string(verified.value().findings.size()) +
+                          " findings; first: " + f.check + " " + f.where + ": " + f.what + ")",
+                      o.sweep->string(), "pilot verify " + o.sweep->string());
+    }
+    auto e = ReadEvidence(fsys, "sweep", *o.sweep / "data/sweep.json");
+    if (!e.ok()) return e.error();
+    e.value().source = o.sweep->string();
+    e.value().note = "the sweep folder's fingerprint " + verified.value().fingerprint;
+    evidence.push_back(std::move(e.value()));
+  }
+
+  DecideOutcome out;
+  if (auto holder = LockHolder(fsys, run_dir)) {
+    return BadInput("the folder is being written by process " + std::to_string(*holder), run_dir.string(),
+                    "wait for it to finish (pilot status)");
+  }
+  VerifyOptions vo;
+  auto verified = VerifyFolder(fsys, run_dir, vo);
+  if (!verified.ok()) return verified.error();
+  if (!verified.value().ok()) {
+    out.failed_verification = verified.value();
+    return out;
+  }
+  out.previous_fingerprint = verified.value().fingerprint;
+  out.fingerprint = out.previous_fingerprint;
+  // Recording holds the folder's lock from here; the tag manifest must still be the one just
+  // verified (another decide, or a writer, may have come between).
+  std::optional<RunLock> lock;
+  if (o.decision) {
+    auto acquired = RunLock::Acquire(fsys, run_dir);
+    if (!acquired.ok()) return acquired.error();
+    lock.emplace(std::move(acquired.value()));
+    auto now = Sha256File(fsys, run_dir / "tagmanifest-sha256.txt", false);
+    if (!now.ok()) return now.error();
+    if (now.value() != out.previous_fingerprint) {
+      return BadInput("the folder changed while it was verified (its fingerprint is now " + now.value() + ")",
+                      run_dir.string(), "run the same decide again");
+    }
+  }
+
+  auto run_text = ReadCapped(fsys, run_dir / "data/run.json", limits::kRunRecordBytes, "run record");
+  if (!run_text.ok()) return run_text.error();
+  auto run = ParseJson(run_text.value(), (run_dir / "data/run.json").string());
+  if (!run.ok()) return run.error();
+  auto record = ParseRunRecord(run_text.value(), (run_dir / "data/run.json").string());
+  if (!record.ok()) return record.error();
+  auto report_text = ReadCapped(fsys, run_dir / "data/report.json", limits::kReportBytes, "report");
+  if (!report_text.ok()) return report_text.error();
+  auto report = ParseJson(report_text.value(), (run_dir / "data/report.json").string());
+  if (!report.ok()) return report.error();
+  const std::string report_file = (run_dir / "data/report.json").string();
+  const std::string results_file = (run_dir / "data/results.jsonl").string();
+
+  Facts facts;
+  // The folder's own facts.
+  const nlohmann::json& acceptance = At(report.value(), "acceptance");
+  if (At(acceptance, "met") == false) {
+    std::string unmet;
+    if (At(acceptance, "criteria").is_array()) {
+      for (const auto& c : At(acceptance, "criteria")) {
+        if (At(c, "met") == false) {
+          unmet += (unmet.empty() ? "" : ", ") + Short(At(c, "criterion")) + " " + Short(At(c, "value")) + " against " +
+                   Short(At(c, "limit"));
+        }
+      }
+    }
+    facts.Add("the acceptance criteria are not met: " + unmet, report_file, kDecisionReviseConfig);
+  } else if (At(acceptance, "criteria").is_array() && !At(acceptance, "criteria").empty()) {
+    facts.Add("every acceptance criterion is met (" + std::to_string(At(acceptance, "criteria").size()) + ")", report_file,
+              kDecisionGo);
+  } else {
+    facts.Add("the parameters set no acceptance criteria: nothing was judged", report_file, kDecisionGo);
+  }
+  const nlohmann::json& unmet_ids = At(At(report.value(), "expected_rejections"), "unmet_ids");
+  if (unmet_ids.is_array() && !unmet_ids.empty()) {
+    facts.Add("expected rejections not met: " + TruncateUtf8(Short(unmet_ids), 400), report_file, kDecisionReviseConfig);
+  }
+
+  // Rejections the manifest did not expect, and the spot-check sample, in one pass over the
+  // results (in manifest order: position k is manifest item k).
+  const fs::path manifest_copy = run_dir / record.value().manifest_copy;
+  ManifestIndex index;
+  auto source = ManifestSource::Open(fsys, manifest_copy, &index);
+  if (!source.ok()) return source.error();
+  auto lines = LineReader::Open(fsys, run_dir / "data/results.jsonl", limits::kResultLineBytes, false);
+  if (!lines.ok()) return lines.error();
+  const std::uint64_t seed = o.seed ? *o.seed : UnsignedAt(At(run.value(), "plan"), "seed").value_or(0);
+  std::mt19937_64 rng(seed);
+  std::map<std::string, std::vector<Spot>> sample;  // category -> reservoir
+  std::map<std::string, std::size_t> seen;
+  std::vector<Spot> rejected;
+  std::size_t rejected_count = 0, unexpected_count = 0, position = 0;
+  std::vector<std::string> unexpected;
+  std::string line;
+  for (;; ++position) {
+    auto next = lines.value().Next(line);
+    if (!next.ok()) return next.error();
+    if (!next.value()) break;
+    auto parsed = ScanResultRecord(line, false);
+    ResultRecord r;
+    if (parsed) {
+      r = std::move(*parsed);
+    } else {
+      auto full = ParseResultRecord(line, results_file + ":" + std::to_string(position + 1));
+      if (!full.ok()) return full.error();
+      r = std::move(full.value());
+    }
+    if (!r.accepted) {
+      ++rejected_count;
+      if (!index.expected_rejection.count(position)) {
+        ++unexpected_count;
+        if (unexpected.size() < 20) unexpected.push_back(r.id + " (" + r.reason + ")");
+      }
+      if (rejected.size() < kMaxRejectedShown) rejected.push_back({r.id, "rejected: " + r.reason, position, ""});
+      continue;
+    }
+    const std::string category = r.category.empty() ? std::string("(embedding)") : r.category;
+    std::string outcome = r.category.empty() ? "accepted (vector)" : "accepted: " + r.category;
+    if (!r.category.empty()) {
+      char buf[32];
+      std::snprintf(buf, sizeof buf, " (%.3f)", r.confidence);
+      outcome += buf;
+    }
+    auto& bucket = sample[category];
+    const std::size_t k = ++seen[category];
+    if (bucket.size() < o.per_category) {
+      bucket.push_back({r.id, outcome, position, ""});
+    } else if (o.per_category > 0) {
+      const std::size_t j = std::uniform_int_distribution<std::size_t>(0, k - 1)(rng);
+      if (j < o.per_category) bucket[j] = {r.id, outcome, position, ""};
+    }
+  }
+  if (unexpected_count > 0) {
+    std::string ids;
+    for (const auto& u : unexpected) ids += (ids.empty() ? "" : ", ") + u;
+    facts.Add(std::to_string(unexpected_count) + " item(s) rejected that the manifest does not expect to be: " + ids +
+                  (unexpected_count > unexpected.size() ? ", …" : ""),
+              results_file, kDecisionReviseConfig);
+  } else {
+    facts.Add("every rejection (" + std::to_string(rejected_count) + ") is one the manifest expects", results_file,
+              kDecisionGo);
+  }
+  for (const Evidence& e : evidence) {
+    if (e.kind == "doctor") DoctorFacts(e, facts);
+    if (e.kind == "compare") PILOT_TRY(CompareFacts(e, record.value().manifest_sha256, facts));
+    if (e.kind == "plan") PILOT_TRY(PlanFacts(e, facts));
+    if (e.kind == "sweep") SweepFacts(e, run.value(), facts);
+  }
+  out.proposal = facts.Any(kDecisionFixEnv) ? kDecisionFixEnv : facts.Any(kDecisionReviseConfig) ? kDecisionReviseConfig : kDecisionGo;
+  out.facts = facts.list;
+  for (const Evidence& e : evidence) {
+    out.evidence.push_back({{"kind", e.kind}, {"source", e.source}, {"sha256", e.sha256}});
+    if (!e.note.empty()) out.evidence.back()["note"] = e.note;
+  }
+  if (!o.decision) return out;
+
+  // Recording. The earlier entries are kept byte for byte.
+  std::string previous;
+  std::size_t entries = 0;
+  {
+    auto st = fsys.LinkStat(run_dir / kDecisionsFile);
+    if (!st.ok()) return st.error();
+    if (st.value().exists) {
+      auto text = ReadCapped(fsys, run_dir / kDecisionsFile, 16ull << 20, "decision record");
+      if (!text.ok()) return text.error();
+      previous = std::move(text.value());
+      entries = static_cast<std::size_t>(std::count(previous.begin(), previous.end(), '\n'));
+    }
+  }
+  if (entries >= kMaxDecisions) return BadInput("the folder already holds " + std::to_string(entries) + " decisions", kDecisionsFile);
+  const std::size_t n = entries + 1;
+  out.entry = n;
+  ojson entry;
+  entry["entry"] = n;
+  entry["decided_at"] = clock.UtcNowIso();
+  entry["decision"] = *o.decision;
+  entry["proposal"] = out.proposal;
+  entry["overrides_proposal"] = *o.decision != out.proposal;
+  entry["reasons"] = o.reasons;
+  entry["facts"] = out.facts;
+  ojson ev = ojson::array();
+  std::vector<std::pair<std::string, std::string>> files;  // name, contents
+  for (const Evidence& e : evidence) {
+    const std::string name = "decision-" + std::to_string(n) + "-" + e.kind + ".json";
+    ojson item = {{"kind", e.kind}, {"source", e.source}, {"file", name}, {"sha256", e.sha256}};
+    if (!e.note.empty()) item["note"] = e.note;
+    ev.push_back(item);
+    files.emplace_back(name, e.bytes);
+  }
+  entry["evidence"] = ev;
+  entry["run"] = {{"run_id", record.value().run_id},
+                  {"folder_kind", record.value().folder_kind},
+                  {"manifest_sha256", record.value().manifest_sha256},
+                  {"fingerprint_before", out.previous_fingerprint}};
+  const Evidence* plan = nullptr;
+  for (const Evidence& e : evidence) {
+    if (e.kind == "plan") plan = &e;
+  }
+  if (plan) {
+    entry["plan_choice"] = o.plan_choice;
+    entry["plan"] = At(plan->doc, o.plan_choice.c_str());
+  }
+  entry["command_line"] = o.command_line;
+  const std::string all = previous + JsonLine(entry) + "\n";
+
+  // decision.md, from every entry (the latest first) and this call's spot check.
+  std::string md = "# Decision record: run " + Cell(record.value().run_id) + "\n\n";
+  md += "Kept beside the payload as tag files (decisions.jsonl, this file, decision-N-*.json), covered by "
+        "tagmanifest-sha256.txt; `pilot verify` checks them. Earlier entries are never rewritten.\n\n";
+  md += "## Entry " + std::to_string(n) + ": **" + *o.decision + "** (" + entry["decided_at"].get<std::string>() + ")\n\n";
+  md += "pilot proposed **" + out.proposal + "**" +
+        (*o.decision != out.proposal ? "; the person decided otherwise, for the reasons below" : "") + ".\n\n";
+  md += "### Reasons\n\n";
+  for (const auto& r : o.reasons) md += "- " + Cell(r) + "\n";
+  md += "\n### What is accepted\n\n";
+  const nlohmann::json& counts = At(report.value(), "counts");
+  md += "- items: " + Short(At(counts, "total")) + " = " + Short(At(counts, "accepted")) + " accepted + " +
+        Short(At(counts, "rejected")) + " rejected (verified: every manifest id exactly once)\n";
+  const nlohmann::json& quality = At(report.value(), "quality");
+  if (!quality.is_null()) {
+    md += "- accuracy on labelled items: " + Short(At(quality, "correct")) + "/" + Short(At(quality, "labelled")) + "\n";
+  }
+  md += "- verdict of the run: " + Short(At(report.value(), "verdict")) + "\n";
+  for (const auto& f : facts.list) {
+    if (f["points_to"] == kDecisionGo) md += "- " + Cell(f["fact"].get<std::string>()) + " (" + Cell(f["from"].get<std::string>()) + ")\n";
+  }
+  md += "\n### What still needs fixing\n\n";
+  std::size_t open = 0;
+  for (const auto& f : facts.list) {
+    if (f["points_to"] == kDecisionGo) continue;
+    ++open;
+    md += "- [" + f["points_to"].get<std::string>() + "] " + Cell(f["fact"].get<std::string>()) + " (" +
+          Cell(f["from"].get<std::string>()) + ")\n";
+  }
+  if (open == 0) md += "Nothing in the evidence given.\n";
+  md += "\n### Plan, projected time and cost\n\n";
+  if (!plan) {
+    md += "No plan was given (`pilot plan --out F`, then `--plan F`).\n";
+  } else {
+    const nlohmann::json& chosen = At(plan->doc, o.plan_choice.c_str());
+    if (chosen.is_null()) {
+      md += "The plan has no fitting choice: " + Short(At(plan->doc, "verdict")) + ".\n";
+    } else {
+      md += "Chosen (" + o.plan_choice + "): " + Cell(Short(At(chosen, "lots"))) + " lot(s) of " + Cell(Short(At(chosen, "card"))) +
+            " (" + Short(At(chosen, "cards")) + " cards) for " + Short(At(chosen, "period_days")) + " days; projected compute " +
+            Money(At(chosen, "compute_hours")) + " h, with the allowance " + Money(At(chosen, "needed_hours")) + " h; cost " +
+            Money(At(chosen, "cost")) + " " + Cell(Short(At(At(plan->doc, "prices"), "currency"))) + " (fit " +
+            Cell(Short(At(chosen, "fit"))) + ", rate " + Cell(Short(At(chosen, "rate_basis"))) + ").\n";
+    }
+    const nlohmann::json& other = At(plan->doc, o.plan_choice == "cheapest" ? "fastest" : "cheapest");
+    if (!other.is_null()) {
+      md += "\nThe " + std::string(o.plan_choice == "cheapest" ? "fastest" : "cheapest") + ": " + Cell(Short(At(other, "lots"))) +
+            " lot(s) of " + Cell(Short(At(other, "card"))) + " for " + Short(At(other, "period_days")) + " days, " +
+            Money(At(other, "needed_hours")) + " h, cost " + Money(At(other, "cost")) + ".\n";
+    }
+    if (At(At(plan->doc, "prices"), "example") == true) {
+      md += "\n> **The price file is an example with made-up prices.** Replace it with real quotes before renting.\n";
+    }
+    const nlohmann::json& b = At(plan->doc, "basis");
+    md += "\nBasis: the " + Cell(Short(At(b, "folder_kind"))) + " folder " + Cell(Short(At(b, "folder"))) + ", measured on " +
+          Cell(Short(At(b, "device"))) + " over " + Short(At(b, "items")) + " items: " + Money(At(b, "items_per_s_per_card")) +
+          " items/s per card, peak " + Money(At(b, "peak_memory_mb")) + " MB (" + Cell(Short(At(b, "memory_basis"))) + ")" +
+          (At(b, "assume_scaling").is_number() ? "; ASSUMED scaling x" + Short(At(b, "assume_scaling")) + " on other cards"
+                                               : std::string()) +
+          "; corpus " + Short(At(At(plan->doc, "corpus"), "items")) + " items; allowance " +
+          Money(At(plan->doc, "allowance_hours")) + " h.\n";
+    if (At(plan->doc, "warnings").is_array()) {
+      for (const auto& w : At(plan->doc, "warnings")) md += "- " + Cell(TruncateUtf8(Short(w), 400)) + "\n";
+    }
+  }
+  md += "\n### Evidence\n\n";
+  md += "- this folder, verified before recording; fingerprint before: `" + out.previous_fingerprint + "`\n";
+  for (const auto& e : ev) {
+    md += "- " + e["kind"].get<std::string>() + ": `" + e["file"].get<std::string>() + "` (sha256 `" +
+          e["sha256"].get<std::string>() + "`), copied from " + Cell(e["source"].get<std::string>()) +
+          (e.contains("note") ? "; " + Cell(e["note"].get<std::string>()) : std::string()) + "\n";
+  }
+  md += "\n### Spot check\n\n";
+  if (!o.excerpts) {
+    md += "Turned off (--no-excerpts): no input is quoted here.\n";
+  } else {
+    fs::path root = o.inputs_root ? *o.inputs_root : fs::path(record.value().inputs_root);
+    auto resolved = fsys.Resolve(root);
+    std::vector<Spot*> spots;
+    for (auto& [c, bucket] : sample) {
+      std::sort(bucket.begin(), bucket.end(), [](const Spot& a, const Spot& b) { return a.position < b.position; });
+      for (auto& s : bucket) spots.push_back(&s);
+    }
+    for (auto& s : rejected) spots.push_back(&s);
+    std::map<std::size_t, Spot*> by_position;
+    for (Spot* s : spots) by_position[s->position] = s;
+    std::size_t k = 0;
+    (void)source.value().ForEach([&](const ManifestItem& item) -> Status {
+      auto it = by_position.find(k++);
+      if (it != by_position.end()) {
+        it->second->excerpt = resolved.ok() ? Excerpt(fsys, resolved.value(), item)
+                                            : "(not shown: the inputs' folder " + root.string() + " is not there)";
+      }
+      return {};
+    });
+    md += "A seeded sample (seed " + std::to_string(seed) + ") of " + std::to_string(o.per_category) +
+          " accepted item(s) per category and every rejected item" +
+          (rejected_count > rejected.size() ? " (the first " + std::to_string(rejected.size()) + " of " +
+                                                  std::to_string(rejected_count) + ")"
+                                            : std::string()) +
+          ", each beside the start of its input (from " + Cell(root.string()) +
+          "). A valid-looking output can still be wrong: read them.\n\n";
+    md += "| id | outcome | input (excerpt) |\n|---|---|---|\n";
+    for (Spot* s : spots) md += "| " + Cell(s->id) + " | " + Cell(s->outcome) + " | " + s->excerpt + " |\n";
+  }
+  if (entries > 0) {
+    md += "\n## Earlier entries\n\n";
+    std::size_t i = 0;
+    std::string_view rest(previous);
+    while (!rest.empty()) {
+      const auto nl = rest.find('\n');
+      const std::string_view l = rest.substr(0, nl);
+      rest = nl == std::string_view::npos ? std::string_view() : rest.substr(nl + 1);
+      ++i;
+      auto parsed = ParseJson(l, kDecisionsFile, 16);
+      if (!parsed.ok()) continue;
+      std::string reasons;
+      if (At(parsed.value(), "reasons").is_array()) {
+        for (const auto& r : At(parsed.value(), "reasons")) reasons += (reasons.empty() ? "" : "; ") + Short(r);
+      }
+      md += "- entry " + std::to_string(i) + ": **" + Cell(Short(At(parsed.value(), "decision"))) + "** (" +
+            Cell(Short(At(parsed.value(), "decided_at"))) + "): " + Cell(TruncateUtf8(reasons, 600)) + "\n";
+    }
+  }
+
+  // Write the evidence, the record and the page, then the tag manifest last: until it is
+  // renamed into place the folder's fingerprint is the old one.
+  for (const auto& [name, bytes] : files) {
+    auto st = fsys.LinkStat(run_dir / name);
+    if (!st.ok()) return st.error();
+    if (st.value().exists) return BadInput("already exists: evidence is never overwritten", (run_dir / name).string());
+  }
+  auto tag_text = ReadCapped(fsys, run_dir / "tagmanifest-sha256.txt", limits::kTagFileBytes, "tag manifest");
+  if (!tag_text.ok()) return tag_text.error();
+  auto tag_lines = ParseManifestLines(tag_text.value(), "tagmanifest-sha256.txt");
+  if (!tag_lines.ok()) return tag_lines.error();
+  files.emplace_back(kDecisionsFile, all);
+  files.emplace_back(kDecisionMarkdown, md);
+  std::set<std::string> written;
+  for (const auto& [name, bytes] : files) {
+    PILOT_TRY(fsys.WriteFileAtomic(run_dir / name, bytes));
+    written.insert(name);
+    out.written.push_back(name);
+  }
+  std::string tags;
+  for (const ManifestLine& l : tag_lines.value()) {
+    if (!written.count(l.path)) tags += l.sha256 + "  " + EncodeManifestPath(l.path) + "\n";
+  }
+  for (const auto& [name, bytes] : files) tags += Sha256Hex(bytes) + "  " + name + "\n";
+  PILOT_TRY(fsys.WriteFileAtomic(run_dir / "tagmanifest-sha256.txt", tags));
+  out.fingerprint = Sha256Hex(tags);
+  out.recorded = true;
+  lock->RemoveFile();  // a finished folder holds no lock file, even one taken over from a dead process
+  return out;
+}
+
+}  // namespace pilot
