@@ -43,6 +43,9 @@ void AddSweepCommand(CLI::App& app, int& exit_code, const std::vector<std::strin
 
 void AddMergeCommand(CLI::App& app, int& exit_code, const std::vector<std::string>& argv);
 void AddExportCommand(CLI::App& app, int& exit_code);
+void AddCompareCommand(CLI::App& app, int& exit_code);
+void AddPlanCommand(CLI::App& app, int& exit_code);
+void AddDecideCommand(CLI::App& app, int& exit_code, const std::vector<std::string>& argv);
 
 }  // namespace pilot::cli
 namespace pilot {

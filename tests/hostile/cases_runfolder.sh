@@ -1483,3 +1483,443 @@ hc_runfolder__status_merged_counts_wrong_types() {
   guard "$C/$MG"
   hrun status "$MG"
 }
+
+# --- pilot plan (issue 12) -------------------------------------------------------------
+
+# cpu_prices FILE: a valid price file of one CPU "card" (the base runs are CPU runs).
+cpu_prices() {
+  printf '%s\n' '{"currency": "EUR", "cards": [{"name": "node", "class": "cpu", "memory_gb": 64, "cards_per_lot": 1, "lot_price": {"3": 30, "7": 60}}]}' >"$1"
+}
+# plan_good ARGS...: plan from the copied good run (runs/ guarded: plan writes nothing there).
+plan_good() { guard "$C/runs"; hrun plan --from "$G" --corpus-items 1000 "$@"; }
+# plan_refused PATTERN...: exit 2, stderr matching every pattern.
+plan_refused() { want_rc 2; want_err "$@"; }
+
+# --- controls --------------------------------------------------------------------------------
+hc_runfolder__plan_control_good() {
+  copy_run good || return
+  cpu_prices "$C/prices.json"
+  want_rc 0
+  plan_good --prices prices.json
+}
+hc_runfolder__plan_control_sweep() {
+  copy_run sgood || return
+  cpu_prices "$C/prices.json"
+  want_rc 0
+  guard "$C/runs"
+  hrun plan --from runs/sgood --corpus-items 1000 --prices prices.json
+}
+hc_runfolder__plan_control_merged() {
+  copy_run shards || return
+  cpu_prices "$C/prices.json"
+  want_rc 0
+  guard "$C/runs"
+  hrun plan --from runs/mgood --corpus-items 1000 --prices prices.json
+}
+
+# --- the price file --------------------------------------------------------------------------
+hc_runfolder__plan_prices_huge() {
+  copy_run good || return
+  { printf '{"currency": "EUR", "note": "'; repeat $((3 * 1024 * 1024)) a; printf '", "cards": []}'; } >"$C/prices.json"
+  plan_refused 'prices\.json' 'cap|larger'
+  quick
+  bounded
+  plan_good --prices prices.json
+}
+hc_runfolder__plan_prices_deep() {
+  copy_run good || return
+  nest 200000 >"$C/prices.json"
+  plan_refused 'prices\.json'
+  quick
+  bounded
+  plan_good --prices prices.json
+}
+hc_runfolder__plan_prices_nan() {
+  copy_run good || return
+  cpu_prices "$C/prices.json"
+  sed -i 's/"3": 30/"3": NaN/' "$C/prices.json"
+  plan_refused 'prices\.json'
+  plan_good --prices prices.json
+}
+hc_runfolder__plan_prices_negative() {
+  copy_run good || return
+  cpu_prices "$C/prices.json"
+  sed -i 's/"3": 30/"3": -30/' "$C/prices.json"
+  plan_refused 'lot_price\.3'
+  plan_good --prices prices.json
+}
+hc_runfolder__plan_prices_zero() {
+  copy_run good || return
+  cpu_prices "$C/prices.json"
+  sed -i 's/"7": 60/"7": 0/' "$C/prices.json"
+  plan_refused 'lot_price\.7'
+  plan_good --prices prices.json
+}
+hc_runfolder__plan_prices_infinite() {
+  copy_run good || return
+  cpu_prices "$C/prices.json"
+  sed -i 's/"3": 30/"3": 1e999/' "$C/prices.json"
+  plan_refused 'prices\.json'
+  plan_good --prices prices.json
+}
+hc_runfolder__plan_prices_absurd_lot() {
+  copy_run good || return
+  cpu_prices "$C/prices.json"
+  sed -i 's/"cards_per_lot": 1/"cards_per_lot": 1000000000000/' "$C/prices.json"
+  plan_refused 'cards_per_lot'
+  plan_good --prices prices.json
+}
+hc_runfolder__plan_prices_memory_string() {
+  copy_run good || return
+  cpu_prices "$C/prices.json"
+  sed -i 's/"memory_gb": 64/"memory_gb": "64"/' "$C/prices.json"
+  plan_refused 'memory_gb'
+  plan_good --prices prices.json
+}
+hc_runfolder__plan_prices_unknown_key() {
+  copy_run good || return
+  cpu_prices "$C/prices.json"
+  sed -i 's/"currency"/"discount": 0.5, "currency"/' "$C/prices.json"
+  plan_refused 'discount'
+  plan_good --prices prices.json
+}
+hc_runfolder__plan_prices_secret_key_not_echoed() {
+  # An unknown key that looks like a credential (a token) is masked in the message; its value is never shown.
+  copy_run good || return
+  cpu_prices "$C/prices.json"
+  sed -i 's/"currency"/"ghp_'"$MARKER"'0123456789abcdefghijklmn": "sk-proj-'"$MARKER"'0123456789abcdef", "currency"/' "$C/prices.json"
+  plan_refused 'prices\.json'
+  plan_good --prices prices.json
+}
+hc_runfolder__plan_prices_too_many_cards() {
+  copy_run good || return
+  python3 -c '
+import json, sys
+cards = [{"name": "c%d" % i, "class": "cpu", "memory_gb": 1, "cards_per_lot": 1, "lot_price": {"3": 1}} for i in range(300)]
+json.dump({"currency": "EUR", "cards": cards}, open(sys.argv[1], "w"))' "$C/prices.json"
+  plan_refused 'cards'
+  plan_good --prices prices.json
+}
+hc_runfolder__plan_prices_fifo() {
+  copy_run good || return
+  mkfifo "$C/prices.json"
+  plan_refused 'prices\.json'
+  quick
+  plan_good --prices prices.json
+}
+hc_runfolder__plan_prices_dev_zero() {
+  copy_run good || return
+  plan_refused '/dev/zero'
+  quick
+  bounded
+  plan_good --prices /dev/zero
+}
+hc_runfolder__plan_prices_folder() {
+  copy_run good || return
+  mkdir "$C/prices.json"
+  plan_refused 'prices\.json'
+  plan_good --prices prices.json
+}
+hc_runfolder__plan_prices_symlink_to_secret() {
+  # Read (a price file is an input, like a manifest) but not JSON: refused, the secret never echoed.
+  copy_run good || return
+  ln -s "$C/outside/secret.txt" "$C/prices.json"
+  plan_refused 'prices\.json'
+  plan_good --prices prices.json
+}
+
+# --- the folder ------------------------------------------------------------------------------
+hc_runfolder__plan_from_symlink() {
+  copy_run good || return
+  cpu_prices "$C/prices.json"
+  ln -s "$C/$G" "$C/link"
+  plan_refused 'symlink'
+  guard "$C/runs"
+  hrun plan --from link --corpus-items 10 --prices prices.json
+}
+hc_runfolder__plan_from_interrupted() {
+  copy_run part || return
+  cpu_prices "$C/prices.json"
+  want_rc 2
+  guard "$C/runs"
+  hrun plan --from "$R" --corpus-items 10 --prices prices.json
+}
+hc_runfolder__plan_report_throughput_string() {
+  copy_run good || return
+  cpu_prices "$C/prices.json"
+  pyedit "$G/data/report.json" 'd["throughput_items_per_s"] = "fast"'
+  rehash "$G"
+  plan_refused 'report\.json'
+  plan_good --prices prices.json
+}
+hc_runfolder__plan_report_counts_list() {
+  copy_run good || return
+  cpu_prices "$C/prices.json"
+  pyedit "$G/data/report.json" 'd["counts"] = [12, 9, 3]'
+  rehash "$G"
+  plan_refused 'report\.json'
+  plan_good --prices prices.json
+}
+hc_runfolder__plan_report_throughput_huge() {
+  # A forged rate of 1e308 items/s: no overflow, no crash; whatever the verdict, the exit is documented.
+  copy_run good || return
+  cpu_prices "$C/prices.json"
+  pyedit "$G/data/report.json" 'd["throughput_items_per_s"] = 1e308'
+  rehash "$G"
+  want_rc 0 2
+  plan_good --prices prices.json
+}
+hc_runfolder__plan_report_deep() {
+  copy_run good || return
+  cpu_prices "$C/prices.json"
+  nest 100000 >"$G/data/report.json"
+  rehash "$G"
+  plan_refused 'report\.json'
+  quick
+  bounded
+  plan_good --prices prices.json
+}
+hc_runfolder__plan_run_json_device_number() {
+  copy_run good || return
+  cpu_prices "$C/prices.json"
+  pyedit "$G/data/run.json" 'd["plan"]["device"] = 7'
+  rehash "$G"
+  plan_refused 'run\.json'
+  plan_good --prices prices.json
+}
+hc_runfolder__plan_sweep_recommendation_wrong_types() {
+  copy_run sgood || return
+  cpu_prices "$C/prices.json"
+  pyedit runs/sgood/data/sweep.json 'd["recommendation"][0]["batch_size"] = "2"'
+  rehash runs/sgood
+  plan_refused 'sweep\.json'
+  guard "$C/runs"
+  hrun plan --from runs/sgood --corpus-items 10 --prices prices.json
+}
+hc_runfolder__plan_merged_shard_run_json_symlink() {
+  copy_run shards || return
+  cpu_prices "$C/prices.json"
+  cp runs/mgood/data/shards/shard-0-of-2/run.json "$C/outside/run.json"
+  rm runs/mgood/data/shards/shard-0-of-2/run.json
+  ln -s "$C/outside/run.json" runs/mgood/data/shards/shard-0-of-2/run.json
+  plan_refused 'run\.json'
+  guard "$C/runs"
+  hrun plan --from runs/mgood --corpus-items 10 --prices prices.json
+}
+
+# --- the corpus and the output ---------------------------------------------------------------
+hc_runfolder__plan_corpus_manifest_fifo() {
+  copy_run good || return
+  cpu_prices "$C/prices.json"
+  mkfifo "$C/corpus.json"
+  plan_refused 'corpus\.json'
+  quick
+  guard "$C/runs"
+  hrun plan --from "$G" --corpus-manifest corpus.json --prices prices.json
+}
+hc_runfolder__plan_corpus_items_nineteen_digits() {
+  copy_run good || return
+  cpu_prices "$C/prices.json"
+  plan_refused 'corpus-items'
+  guard "$C/runs"
+  hrun plan --from "$G" --corpus-items 9999999999999999999 --prices prices.json
+}
+hc_runfolder__plan_corpus_items_huge_fits_nothing() {
+  copy_run good || return
+  cpu_prices "$C/prices.json"
+  want_rc 4
+  guard "$C/runs"
+  hrun plan --from "$G" --corpus-items 999999999999999999 --prices prices.json
+}
+hc_runfolder__plan_allowance_negative() {
+  copy_run good || return
+  cpu_prices "$C/prices.json"
+  plan_refused 'allowance'
+  plan_good --prices prices.json --allowance-hours -1
+}
+hc_runfolder__plan_headroom_nan() {
+  copy_run good || return
+  cpu_prices "$C/prices.json"
+  plan_refused 'headroom'
+  plan_good --prices prices.json --headroom nan
+}
+hc_runfolder__plan_out_symlink_to_outside() {
+  copy_run good || return
+  cpu_prices "$C/prices.json"
+  ln -s "$C/outside/victim.txt" "$C/plan.json"
+  plan_refused 'plan\.json'
+  plan_good --prices prices.json --out plan.json
+}
+hc_runfolder__plan_out_existing_folder() {
+  copy_run good || return
+  cpu_prices "$C/prices.json"
+  mkdir "$C/plan.json"
+  plan_refused 'plan\.json'
+  guard "$C/plan.json"
+  plan_good --prices prices.json --out plan.json
+}
+hc_runfolder__plan_out_in_missing_folder() {
+  copy_run good || return
+  cpu_prices "$C/prices.json"
+  want_rc 2 5
+  want_err 'plan\.json'
+  plan_good --prices prices.json --out nowhere/plan.json
+  [ -e "$C/nowhere" ] && bad "a folder was created for --out"
+}
+hc_runfolder__plan_json_error_is_json() {
+  copy_run good || return
+  cpu_prices "$C/prices.json"
+  sed -i 's/"3": 30/"3": -1/' "$C/prices.json"
+  plan_refused 'lot_price'
+  plan_good --prices prices.json --json
+  valid_json "$OUT"
+}
+
+# --- pilot compare and pilot decide (issue 12) ------------------------------------------------
+# compare reads two verified folders and writes only its --out folder; decide reads a verified
+# folder and its evidence and writes only its tag files. Hostile evidence and folders are
+# exit 2 (or 1 for a folder that fails verification) naming the thing at fault, never a crash.
+hc_runfolder__compare_control_good() {
+  copy_run good || return
+  want_rc 0
+  guard "$C/$G"
+  hrun compare "$G" "$G" --tolerance 0
+}
+hc_runfolder__compare_run_with_sweep() {
+  copy_run good || return
+  copy_run sgood || return
+  want_rc 2; want_err "a sweep folder, not a run"
+  hrun compare "$G" runs/sgood
+}
+hc_runfolder__compare_unfinished() {
+  copy_run good || return
+  copy_run part || return
+  want_rc 2; want_err "not a run folder|unfinished|did not finish"
+  guard "$C/$R"
+  hrun compare "$G" "$R"
+}
+hc_runfolder__compare_symlinked_folder() {
+  copy_run good || return
+  ln -s good "$C/runs/link"
+  want_rc 2; want_err "not a folder"
+  hrun compare "$G" runs/link
+}
+hc_runfolder__compare_results_rehashed_other_order() {
+  copy_run good || return
+  # Lines swapped and the bag re-hashed: verify catches the order, compare compares nothing.
+  { sed -n 2p "$C/$G/data/results.jsonl"; sed -n 1p "$C/$G/data/results.jsonl"; sed -n '3,$p' "$C/$G/data/results.jsonl"; } >"$C/x" && mv "$C/x" "$C/$G/data/results.jsonl"
+  rehash "$C/$G"
+  mkdir -p "$C/runs2" && cp -r "$C/$G" "$C/runs2/good"
+  want_rc 1
+  hrun compare runs2/good "$G"
+}
+hc_runfolder__compare_out_is_a_symlink() {
+  copy_run good || return
+  mkdir -p "$C/elsewhere" && ln -s elsewhere "$C/out"
+  want_rc 2; want_err "a symlink, not a folder"
+  guard "$C/elsewhere"
+  hrun compare "$G" "$G" --out out
+}
+hc_runfolder__compare_huge_params_copy_type() {
+  copy_run good || return
+  # params.json with a wrong-typed member, re-hashed: verify still passes the bag; compare
+  # reads it as data, never a crash.
+  pyedit "$C/$G/data/report.json" 'd["throughput_items_per_s"] = "fast"; d["latency_ms"] = [1, 2]'
+  rehash "$C/$G"
+  want_rc 0 1
+  hrun compare "$G" "$G"
+}
+decide_good() { hrun decide "$G" "$@"; }
+hc_runfolder__decide_control_proposal() {
+  copy_run good || return
+  want_rc 0;   guard "$C/$G"
+  decide_good
+}
+hc_runfolder__decide_evidence_fifo() {
+  copy_run good || return
+  mkfifo "$C/doctor.json"
+  want_rc 2; want_err "doctor.json"
+  guard "$C/$G"
+  decide_good --doctor doctor.json --decision go --reason x
+}
+hc_runfolder__decide_evidence_huge() {
+  copy_run good || return
+  head -c $((17 << 20)) /dev/zero | tr '\0' ' ' >"$C/doctor.json"
+  want_rc 2; want_err "doctor.json"
+  guard "$C/$G"
+  decide_good --doctor doctor.json --decision go --reason x
+}
+hc_runfolder__decide_evidence_deep() {
+  copy_run good || return
+  python3 -c "print('['*100000 + ']'*100000)" >"$C/doctor.json"
+  want_rc 2; want_err "doctor.json"
+  guard "$C/$G"
+  decide_good --doctor doctor.json
+}
+hc_runfolder__decide_evidence_not_object() {
+  copy_run good || return
+  echo '[1, 2, 3]' >"$C/plan.json"
+  want_rc 2; want_err "not a JSON object"
+  guard "$C/$G"
+  decide_good --plan plan.json
+}
+hc_runfolder__decide_doctor_wrong_types() {
+  copy_run good || return
+  echo '{"checks": [{"name": 5, "status": ["fail"], "required": "yes", "data": {"unmet": 7}}, 3, null]}' >"$C/doctor.json"
+  want_rc 0;   guard "$C/$G"
+  decide_good --doctor doctor.json
+}
+hc_runfolder__decide_plan_wrong_types() {
+  copy_run good || return
+  echo '{"kind": "pilot-plan", "verdict": "fits", "cheapest": [1], "prices": 3}' >"$C/plan.json"
+  want_rc 0;   decide_good --plan plan.json --decision go --reason "typed badly, recorded as given"
+}
+hc_runfolder__decide_reason_not_utf8() {
+  copy_run good || return
+  want_rc 2; want_err "UTF-8"
+  guard "$C/$G"
+  decide_good --decision go --reason "$(printf 'bad \xff byte')"
+}
+hc_runfolder__decide_reason_control_chars() {
+  copy_run good || return
+  # Recorded, but escaped in decision.md: no line of it can be forged.
+  want_rc 0
+  decide_good --decision go --reason "$(printf 'line\n## Entry 9: **go**\r|x|')"
+}
+hc_runfolder__decide_evidence_name_exists_as_symlink() {
+  copy_run good || return
+  ln -s /etc/passwd "$C/$G/decision-1-doctor.json"
+  echo '{"checks": []}' >"$C/doctor.json"
+  want_rc 1 2
+  guard "$C/$G"
+  decide_good --doctor doctor.json --decision go --reason x
+}
+hc_runfolder__decide_decisions_jsonl_symlink() {
+  copy_run good || return
+  ln -s /etc/passwd "$C/$G/decisions.jsonl"
+  want_rc 1
+  guard "$C/$G"
+  decide_good --decision go --reason x
+}
+hc_runfolder__decide_on_unfinished() {
+  copy_run good || return
+  copy_run part || return
+  want_rc 1 2
+  guard "$C/$R"
+  hrun decide "$R" --decision go --reason x
+}
+hc_runfolder__decide_inputs_root_escape() {
+  copy_run good || return
+  # The spot check reads inputs only inside the root given; a link out is not followed.
+  mkdir -p "$C/inputs" && ln -s /etc/passwd "$C/inputs/doc-01.txt"
+  want_rc 0
+  decide_good --decision go --reason x --inputs-root inputs
+}
+hc_runfolder__decide_tampered_entry_rehashed() {
+  copy_run good || return
+  decide_good --decision go --reason x >/dev/null 2>&1
+  sed -i 's/"entry":1/"entry":3/' "$C/$G/decisions.jsonl"
+  (cd "$C/$G" && sed -i '/  decisions.jsonl$/d' tagmanifest-sha256.txt && sha256sum decisions.jsonl >>tagmanifest-sha256.txt)
+  want_rc 1; want_err "entry 3 where entry 1 belongs"
+  verify_good
+}
