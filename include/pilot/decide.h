@@ -9,6 +9,8 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -48,6 +50,9 @@ struct DecideOptions {
   std::optional<std::string> decision;
   std::vector<std::string> reasons;
   std::string command_line;
+  // Called just before the first write; what it returns is held until the writes are done (the
+  // CLI holds SIGINT and SIGTERM with it, so an interrupt lands after the folder is whole).
+  std::function<std::shared_ptr<void>()> hold_signals;
 };
 
 struct DecideOutcome {

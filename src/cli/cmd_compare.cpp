@@ -6,6 +6,7 @@
 #include "cli/session.h"
 #include "pilot/compare.h"
 #include "pilot/json_util.h"
+#include "pilot/utf8.h"
 
 namespace pilot::cli {
 namespace {
@@ -16,8 +17,9 @@ struct CompareCliOptions {
   double tolerance = CompareOptions{}.tolerance;
 };
 
+// Values of the comparison come from untrusted folders: control bytes escaped for a terminal.
 std::string Str(const nlohmann::ordered_json& v) {
-  if (v.is_string()) return v.get<std::string>();
+  if (v.is_string()) return EscapeControl(v.get<std::string>());
   if (v.is_null()) return "-";
   if (v.is_number_float()) {
     char buf[32];

@@ -60,11 +60,10 @@ int Execute(const DecideCliOptions& o, const std::vector<std::string>& argv) {
                                 "add --decision go|fix-env|revise-config, or leave out --reason for a proposal"),
                        o.common);
   }
-  Result<DecideOutcome> outcome = [&] {
-    std::optional<SignalsHeld> held;
-    if (d.decision) held.emplace();
-    return Decide(CliFileSystem(), SystemClock(), o.dir, d);
-  }();
+  // Reading and verifying may be stopped at any time (nothing is written yet): the default
+  // SIGINT/SIGTERM ends the process. The writes hold them, and an interrupt lands after.
+  d.hold_signals = [] { return std::shared_ptr<void>(std::make_shared<SignalsHeld>()); };
+  Result<DecideOutcome> outcome = Decide(CliFileSystem(), SystemClock(), o.dir, d);
   if (!outcome.ok()) return ReportError(outcome.error(), o.common);
   const DecideOutcome& out = outcome.value();
   if (out.failed_verification) {
@@ -141,8 +140,8 @@ void AddDecideCommand(CLI::App& app, int& exit_code, const std::vector<std::stri
   cmd->footer(
       "Without --decision: prints the proposal and the facts behind it, each with its file; writes nothing.\n"
       "fix-env: a doctor check failed or `requires` is unmet. revise-config: acceptance unmet, rejections\n"
-      "the manifest does not expect, a comparison beyond tolerance (or of several changes), a sweep limit at\n"
-      "or below the run's batch size, or no rental plan fits. go: none of these.\n"
+      "the manifest does not expect, a comparison beyond tolerance, a sweep limit at or below the run's\n"
+      "batch size, or no rental plan fits. go: none of these (a comparison of several changes is a warning).\n"
       "With --decision and --reason: verifies the folder, copies each evidence file beside it\n"
       "(decision-N-<kind>.json, with its sha256), appends entry N to decisions.jsonl, regenerates\n"
       "decision.md (spot check, accepted, still to fix, plan, reasons), and updates tagmanifest-sha256.txt\n"

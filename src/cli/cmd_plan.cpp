@@ -6,6 +6,7 @@
 
 #include "cli/cli.h"
 #include "cli/session.h"
+#include "pilot/compare.h"
 #include "pilot/json_util.h"
 #include "pilot/rental_plan.h"
 
@@ -104,6 +105,7 @@ Result<RentalPlan> MakePlan(const PlanOptions& o) {
     if (!dir.value().directory) {
       return BadInput("--out's folder does not exist", o.out, "create the folder first, or give another path");
     }
+    PILOT_TRY(RefuseInsidePilotFolder(fsys, o.out));
   }
   PlanRequest q;
   auto prices = LoadPrices(fsys, o.prices);

@@ -13,6 +13,7 @@
 #include "pilot/limits.h"
 #include "pilot/results.h"
 #include "pilot/run_record.h"
+#include "pilot/utf8.h"
 #include "pilot/vectors.h"
 
 namespace pilot {
@@ -37,9 +38,10 @@ void Flatten(const nlohmann::json& j, const std::string& prefix, std::map<std::s
   out[prefix] = j;
 }
 
+// A value of an untrusted document for a message or a page: control bytes escaped, bounded.
 std::string Shown(const nlohmann::json& v) {
   if (v.is_null()) return "(absent)";
-  if (v.is_string()) return v.get<std::string>();
+  if (v.is_string()) return EscapeControl(TruncateUtf8(v.get<std::string>(), 200));
   std::string s = v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   return s.size() > 200 ? s.substr(0, 200) + "…" : s;
 }
@@ -484,9 +486,9 @@ std::string CompareMarkdown(const ojson& d) {
   auto s = [](const ojson& v) {
     return Shown(nlohmann::json::parse(v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)));
   };
-  auto cell = [](std::string text) {
+  auto cell = [](const std::string& raw) {
     std::string out;
-    for (char c : text) {
+    for (char c : EscapeControl(raw)) {
       if (c == '|') out += "\\|";
       else if (c == '\n' || c == '\r') out += ' ';
       else out += c;
@@ -494,10 +496,10 @@ std::string CompareMarkdown(const ojson& d) {
     return out;
   };
   std::string md = "# pilot compare\n\n";
-  md += "- A: `" + cell(s(d["a"]["folder"])) + "` (run " + cell(s(d["a"]["run_id"])) + ", " + s(d["a"]["device"]) + ", " +
-        s(d["a"]["dtype"]) + ")\n";
-  md += "- B: `" + cell(s(d["b"]["folder"])) + "` (run " + cell(s(d["b"]["run_id"])) + ", " + s(d["b"]["device"]) + ", " +
-        s(d["b"]["dtype"]) + ")\n";
+  md += "- A: `" + cell(s(d["a"]["folder"])) + "` (run " + cell(s(d["a"]["run_id"])) + ", " + cell(s(d["a"]["device"])) + ", " +
+        cell(s(d["a"]["dtype"])) + ")\n";
+  md += "- B: `" + cell(s(d["b"]["folder"])) + "` (run " + cell(s(d["b"]["run_id"])) + ", " + cell(s(d["b"]["device"])) + ", " +
+        cell(s(d["b"]["dtype"])) + ")\n";
   md += "- manifest sha256 (both): `" + s(d["manifest_sha256"]) + "`\n";
   md += "- verdict: **" + s(d["verdict"]) + "** (tolerance " + s(d["tolerance"]) + ")\n\n";
   md += "## What changed\n\n" + cell(s(d["change_summary"])) + "\n\n";
@@ -527,21 +529,37 @@ std::string CompareMarkdown(const ojson& d) {
   }
   md += "## Quality\n\n| | A | B |\n|---|---|---|\n";
   const ojson& q = d["quality"];
-  md += "| accuracy on labelled items | " + s(q["accuracy_a"]) + " | " + s(q["accuracy_b"]) + " |\n";
-  md += "| expected rejections met | " + s(q["expected_rejections_met_a"]) + " | " + s(q["expected_rejections_met_b"]) + " |\n";
-  md += "| accepted | " + s(q["accepted_a"]) + " | " + s(q["accepted_b"]) + " |\n";
-  md += "| verdict | " + s(q["verdict_a"]) + " | " + s(q["verdict_b"]) + " |\n\n";
-  md += "Accuracy delta (B - A): " + s(q["accuracy_delta"]) + "\n\n";
+  md += "| accuracy on labelled items | " + cell(s(q["accuracy_a"])) + " | " + cell(s(q["accuracy_b"])) + " |\n";
+  md += "| expected rejections met | " + cell(s(q["expected_rejections_met_a"])) + " | " + cell(s(q["expected_rejections_met_b"])) + " |\n";
+  md += "| accepted | " + cell(s(q["accepted_a"])) + " | " + cell(s(q["accepted_b"])) + " |\n";
+  md += "| verdict | " + cell(s(q["verdict_a"])) + " | " + cell(s(q["verdict_b"])) + " |\n\n";
+  md += "Accuracy delta (B - A): " + cell(s(q["accuracy_delta"])) + "\n\n";
   md += "## Speed and memory (B / A)\n\n| | A | B | B / A |\n|---|---|---|---|\n";
   for (const auto& [k, v] : d["performance"].items()) {
     if (!v.is_object()) continue;
-    md += "| " + k + " | " + s(v["a"]) + " | " + s(v["b"]) + " | " + s(v["b_over_a"]) + " |\n";
+    md += "| " + cell(k) + " | " + cell(s(v["a"])) + " | " + cell(s(v["b"])) + " | " + cell(s(v["b_over_a"])) + " |\n";
   }
   md += "\n" + s(d["performance"]["note"]) + "\n";
   return md;
 }
 
+Status RefuseInsidePilotFolder(FileSystem& fsys, const fs::path& out) {
+  std::error_code ec;
+  fs::path at = fs::absolute(out, ec).lexically_normal();
+  if (ec) return BadInput("cannot make the path absolute", out.string());
+  for (fs::path dir = at; !dir.empty(); dir = dir.parent_path()) {
+    auto bag = fsys.LinkStat(dir / "bagit.txt");
+    if (bag.ok() && bag.value().exists) {
+      return BadInput("inside the pilot folder " + dir.string() + ": writing there would change its bag", out.string(),
+                      "write it beside the folder, not inside it");
+    }
+    if (dir == dir.parent_path()) break;
+  }
+  return {};
+}
+
 Status WriteCompare(FileSystem& fsys, const fs::path& dir, const ojson& document) {
+  PILOT_TRY(RefuseInsidePilotFolder(fsys, dir));
   auto st = fsys.LinkStat(dir);
   if (!st.ok()) return st.error();
   if (st.value().exists && !st.value().directory) {

@@ -32,6 +32,7 @@ namespace {
 constexpr std::size_t kMaxRejectedShown = 200;
 constexpr std::size_t kExcerptBytes = 160;
 constexpr std::uint64_t kExcerptPinCheckBytes = 64ull << 20;
+constexpr std::uint64_t kDecisionsFileBytes = 16ull << 20;  // decisions.jsonl, decision.md (verify's cap)
 
 // A cost or a duration for a person: two decimals, never an exponent.
 std::string Money(const nlohmann::json& v) {
@@ -86,16 +87,27 @@ Result<Evidence> ReadEvidence(FileSystem& fsys, const std::string& kind, const f
 
 struct Facts {
   ojson list = ojson::array();
+  // Facts quote untrusted files: control bytes escaped, bounded, before they reach a terminal or a page.
   void Add(const std::string& fact, const std::string& from, const char* points_to) {
-    list.push_back({{"fact", fact}, {"from", from}, {"points_to", points_to}});
+    list.push_back({{"fact", EscapeControl(TruncateUtf8(fact, 1000))},
+                    {"from", EscapeControl(TruncateUtf8(from, 500))},
+                    {"points_to", points_to}});
   }
   bool Any(const char* decision) const {
     return std::any_of(list.begin(), list.end(), [&](const ojson& f) { return f["points_to"] == decision; });
   }
 };
 
-void DoctorFacts(const Evidence& e, Facts& facts) {
+Status DoctorFacts(const Evidence& e, Facts& facts) {
   const nlohmann::json& checks = At(e.doc, "checks");
+  const bool shaped = checks.is_array() && !checks.empty() &&
+                      std::all_of(checks.begin(), checks.end(), [](const nlohmann::json& c) {
+                        return At(c, "name").is_string() && At(c, "status").is_string() && At(c, "required").is_boolean();
+                      });
+  if (!shaped) {
+    return BadInput("not a `pilot doctor --json` report (no list of checks, each with name, status and required)",
+                    e.source, "give the output of pilot doctor --json");
+  }
   std::size_t failed = 0;
   if (checks.is_array()) {
     for (const auto& c : checks) {
@@ -111,12 +123,12 @@ void DoctorFacts(const Evidence& e, Facts& facts) {
     }
   }
   if (failed == 0) {
-    facts.Add("every required doctor check passed (" + std::to_string(checks.is_array() ? checks.size() : 0) + " checks)",
-              e.source, kDecisionGo);
+    facts.Add("every required doctor check passed (" + std::to_string(checks.size()) + " checks)", e.source, kDecisionGo);
   }
+  return {};
 }
 
-Status CompareFacts(const Evidence& e, const std::string& manifest_sha256, Facts& facts) {
+Status CompareFacts(const Evidence& e, const std::string& manifest_sha256, const std::string& fingerprint, Facts& facts) {
   if (At(e.doc, "kind") != "pilot-compare") {
     return BadInput("not a comparison written by `pilot compare --out` (kind is not pilot-compare)", e.source);
   }
@@ -124,6 +136,10 @@ Status CompareFacts(const Evidence& e, const std::string& manifest_sha256, Facts
     return BadInput("the comparison is over another manifest (" + TruncateUtf8(Short(At(e.doc, "manifest_sha256")), 64) +
                         ") than this run's (" + manifest_sha256 + ")",
                     e.source, "compare runs over this run's manifest");
+  }
+  if (At(At(e.doc, "a"), "fingerprint") != fingerprint && At(At(e.doc, "b"), "fingerprint") != fingerprint) {
+    facts.Add("warning: neither run of the comparison is this folder (by fingerprint): it speaks of other runs over the same manifest",
+              e.source, "note");
   }
   const nlohmann::json& within = At(e.doc, "within_tolerance");
   const std::string summary = TruncateUtf8(Short(At(e.doc, "change_summary")), 300);
@@ -203,18 +219,20 @@ struct RunFacts {
   std::size_t unexpected_count = 0;
 };
 
+std::string Cell(const std::string& text);
+
 std::string Excerpt(FileSystem& fsys, const fs::path& root, const ManifestItem& item) {
   ConfinedPath p = ConfinePath(fsys, root, item.path);
   if (!p.inside) return "(not shown: the path leaves the inputs' folder)";
   auto st = fsys.LinkStat(p.resolved);
-  if (!st.ok() || !st.value().exists) return "(not shown: the input is missing under " + root.string() + ")";
+  if (!st.ok() || !st.value().exists) return "(not shown: the input is missing under " + Cell(root.string()) + ")";
   if (!st.value().regular) return "(not shown: not a regular file)";
   const std::uint64_t size = st.value().size;
-  if (size <= kExcerptPinCheckBytes) {
-    auto sha = Sha256File(fsys, p.resolved, false);
-    if (!sha.ok()) return "(not shown: unreadable)";
-    if (sha.value() != item.sha256) return "(not shown: the input changed since the run; its sha256 differs from the pin)";
-  }
+  // Nothing is quoted that is not checked against its pin first.
+  if (size > kExcerptPinCheckBytes) return "(not shown: " + std::to_string(size) + " bytes, too large to check against its pin here)";
+  auto sha = Sha256File(fsys, p.resolved, false);
+  if (!sha.ok()) return "(not shown: unreadable)";
+  if (sha.value() != item.sha256) return "(not shown: the input changed since the run; its sha256 differs from the pin)";
   auto in = fsys.OpenRead(p.resolved, false);
   if (!in.ok()) return "(not shown: unreadable)";
   std::string head(static_cast<std::size_t>(std::min<std::uint64_t>(size, kExcerptBytes * 2)), '\0');
@@ -254,6 +272,9 @@ std::string Cell(const std::string& text) {
   }
   return out;
 }
+
+// A value of an untrusted document, fit for one cell or line of decision.md.
+std::string C(const nlohmann::json& v) { return Cell(TruncateUtf8(Short(v), 600)); }
 
 }  // namespace
 
@@ -454,8 +475,8 @@ Result<DecideOutcome> Decide(FileSystem& fsys, Clock& clock, const fs::path& run
               kDecisionGo);
   }
   for (const Evidence& e : evidence) {
-    if (e.kind == "doctor") DoctorFacts(e, facts);
-    if (e.kind == "compare") PILOT_TRY(CompareFacts(e, record.value().manifest_sha256, facts));
+    if (e.kind == "doctor") PILOT_TRY(DoctorFacts(e, facts));
+    if (e.kind == "compare") PILOT_TRY(CompareFacts(e, record.value().manifest_sha256, out.previous_fingerprint, facts));
     if (e.kind == "plan") PILOT_TRY(PlanFacts(e, facts));
     if (e.kind == "sweep") SweepFacts(e, run.value(), facts);
   }
@@ -474,7 +495,7 @@ Result<DecideOutcome> Decide(FileSystem& fsys, Clock& clock, const fs::path& run
     auto st = fsys.LinkStat(run_dir / kDecisionsFile);
     if (!st.ok()) return st.error();
     if (st.value().exists) {
-      auto text = ReadCapped(fsys, run_dir / kDecisionsFile, 16ull << 20, "decision record");
+      auto text = ReadCapped(fsys, run_dir / kDecisionsFile, kDecisionsFileBytes, "decision record");
       if (!text.ok()) return text.error();
       previous = std::move(text.value());
       entries = static_cast<std::size_t>(std::count(previous.begin(), previous.end(), '\n'));
@@ -511,10 +532,29 @@ Result<DecideOutcome> Decide(FileSystem& fsys, Clock& clock, const fs::path& run
   }
   if (plan) {
     entry["plan_choice"] = o.plan_choice;
-    entry["plan"] = At(plan->doc, o.plan_choice.c_str());
+    // The chosen row's own fields, typed: the evidence file holds the rest.
+    const nlohmann::json& row = At(plan->doc, o.plan_choice.c_str());
+    ojson chosen = ojson::object();
+    for (const char* k : {"card", "fit", "rate_basis"}) {
+      if (At(row, k).is_string()) chosen[k] = TruncateUtf8(At(row, k).get<std::string>(), 64);
+    }
+    for (const char* k : {"period_days", "lots", "cards", "items_per_s_per_card", "compute_hours", "needed_hours", "cost"}) {
+      if (At(row, k).is_number() && std::isfinite(At(row, k).get<double>())) chosen[k] = At(row, k).get<double>();
+    }
+    entry["plan"] = row.is_object() ? chosen : ojson();
   }
   entry["command_line"] = o.command_line;
-  const std::string all = previous + JsonLine(entry) + "\n";
+  const std::string entry_line = JsonLine(entry);
+  // What verify will read back: the entry must pass its own check, the file its cap.
+  if (auto back = ParseDecisionEntry(entry_line, kDecisionsFile); !back.ok()) {
+    return BadInput("the decision entry would not read back: " + back.error().what, kDecisionsFile,
+                    "shorten the reasons, or check the evidence files");
+  }
+  if (previous.size() + entry_line.size() + 1 > kDecisionsFileBytes) {
+    return BadInput("decisions.jsonl would pass its cap of " + std::to_string(kDecisionsFileBytes >> 20) + " MiB",
+                    kDecisionsFile, "record this decision on an exported copy, or shorten the reasons");
+  }
+  const std::string all = previous + entry_line + "\n";
 
   // decision.md, from every entry (the latest first) and this call's spot check.
   std::string md = "# Decision record: run " + Cell(record.value().run_id) + "\n\n";
@@ -527,13 +567,13 @@ Result<DecideOutcome> Decide(FileSystem& fsys, Clock& clock, const fs::path& run
   for (const auto& r : o.reasons) md += "- " + Cell(r) + "\n";
   md += "\n### What is accepted\n\n";
   const nlohmann::json& counts = At(report.value(), "counts");
-  md += "- items: " + Short(At(counts, "total")) + " = " + Short(At(counts, "accepted")) + " accepted + " +
-        Short(At(counts, "rejected")) + " rejected (verified: every manifest id exactly once)\n";
+  md += "- items: " + C(At(counts, "total")) + " = " + C(At(counts, "accepted")) + " accepted + " +
+        C(At(counts, "rejected")) + " rejected (verified: every manifest id exactly once)\n";
   const nlohmann::json& quality = At(report.value(), "quality");
   if (!quality.is_null()) {
-    md += "- accuracy on labelled items: " + Short(At(quality, "correct")) + "/" + Short(At(quality, "labelled")) + "\n";
+    md += "- accuracy on labelled items: " + C(At(quality, "correct")) + "/" + C(At(quality, "labelled")) + "\n";
   }
-  md += "- verdict of the run: " + Short(At(report.value(), "verdict")) + "\n";
+  md += "- verdict of the run: " + C(At(report.value(), "verdict")) + "\n";
   for (const auto& f : facts.list) {
     if (f["points_to"] == kDecisionGo) md += "- " + Cell(f["fact"].get<std::string>()) + " (" + Cell(f["from"].get<std::string>()) + ")\n";
   }
@@ -552,30 +592,30 @@ Result<DecideOutcome> Decide(FileSystem& fsys, Clock& clock, const fs::path& run
   } else {
     const nlohmann::json& chosen = At(plan->doc, o.plan_choice.c_str());
     if (chosen.is_null()) {
-      md += "The plan has no fitting choice: " + Short(At(plan->doc, "verdict")) + ".\n";
+      md += "The plan has no fitting choice: " + C(At(plan->doc, "verdict")) + ".\n";
     } else {
-      md += "Chosen (" + o.plan_choice + "): " + Cell(Short(At(chosen, "lots"))) + " lot(s) of " + Cell(Short(At(chosen, "card"))) +
-            " (" + Short(At(chosen, "cards")) + " cards) for " + Short(At(chosen, "period_days")) + " days; projected compute " +
+      md += "Chosen (" + o.plan_choice + "): " + C(At(chosen, "lots")) + " lot(s) of " + C(At(chosen, "card")) +
+            " (" + C(At(chosen, "cards")) + " cards) for " + C(At(chosen, "period_days")) + " days; projected compute " +
             Money(At(chosen, "compute_hours")) + " h, with the allowance " + Money(At(chosen, "needed_hours")) + " h; cost " +
-            Money(At(chosen, "cost")) + " " + Cell(Short(At(At(plan->doc, "prices"), "currency"))) + " (fit " +
-            Cell(Short(At(chosen, "fit"))) + ", rate " + Cell(Short(At(chosen, "rate_basis"))) + ").\n";
+            Money(At(chosen, "cost")) + " " + C(At(At(plan->doc, "prices"), "currency")) + " (fit " +
+            C(At(chosen, "fit")) + ", rate " + C(At(chosen, "rate_basis")) + ").\n";
     }
     const nlohmann::json& other = At(plan->doc, o.plan_choice == "cheapest" ? "fastest" : "cheapest");
     if (!other.is_null()) {
-      md += "\nThe " + std::string(o.plan_choice == "cheapest" ? "fastest" : "cheapest") + ": " + Cell(Short(At(other, "lots"))) +
-            " lot(s) of " + Cell(Short(At(other, "card"))) + " for " + Short(At(other, "period_days")) + " days, " +
+      md += "\nThe " + std::string(o.plan_choice == "cheapest" ? "fastest" : "cheapest") + ": " + C(At(other, "lots")) +
+            " lot(s) of " + C(At(other, "card")) + " for " + C(At(other, "period_days")) + " days, " +
             Money(At(other, "needed_hours")) + " h, cost " + Money(At(other, "cost")) + ".\n";
     }
     if (At(At(plan->doc, "prices"), "example") == true) {
       md += "\n> **The price file is an example with made-up prices.** Replace it with real quotes before renting.\n";
     }
     const nlohmann::json& b = At(plan->doc, "basis");
-    md += "\nBasis: the " + Cell(Short(At(b, "folder_kind"))) + " folder " + Cell(Short(At(b, "folder"))) + ", measured on " +
-          Cell(Short(At(b, "device"))) + " over " + Short(At(b, "items")) + " items: " + Money(At(b, "items_per_s_per_card")) +
-          " items/s per card, peak " + Money(At(b, "peak_memory_mb")) + " MB (" + Cell(Short(At(b, "memory_basis"))) + ")" +
-          (At(b, "assume_scaling").is_number() ? "; ASSUMED scaling x" + Short(At(b, "assume_scaling")) + " on other cards"
+    md += "\nBasis: the " + C(At(b, "folder_kind")) + " folder " + C(At(b, "folder")) + ", measured on " +
+          C(At(b, "device")) + " over " + C(At(b, "items")) + " items: " + Money(At(b, "items_per_s_per_card")) +
+          " items/s per card, peak " + Money(At(b, "peak_memory_mb")) + " MB (" + C(At(b, "memory_basis")) + ")" +
+          (At(b, "assume_scaling").is_number() ? "; ASSUMED scaling x" + C(At(b, "assume_scaling")) + " on other cards"
                                                : std::string()) +
-          "; corpus " + Short(At(At(plan->doc, "corpus"), "items")) + " items; allowance " +
+          "; corpus " + C(At(At(plan->doc, "corpus"), "items")) + " items; allowance " +
           Money(At(plan->doc, "allowance_hours")) + " h.\n";
     if (At(plan->doc, "warnings").is_array()) {
       for (const auto& w : At(plan->doc, "warnings")) md += "- " + Cell(TruncateUtf8(Short(w), 400)) + "\n";
@@ -607,7 +647,7 @@ Result<DecideOutcome> Decide(FileSystem& fsys, Clock& clock, const fs::path& run
       auto it = by_position.find(k++);
       if (it != by_position.end()) {
         it->second->excerpt = resolved.ok() ? Excerpt(fsys, resolved.value(), item)
-                                            : "(not shown: the inputs' folder " + root.string() + " is not there)";
+                                            : "(not shown: the inputs' folder " + Cell(root.string()) + " is not there)";
       }
       return {};
     });
@@ -636,8 +676,8 @@ Result<DecideOutcome> Decide(FileSystem& fsys, Clock& clock, const fs::path& run
       if (At(parsed.value(), "reasons").is_array()) {
         for (const auto& r : At(parsed.value(), "reasons")) reasons += (reasons.empty() ? "" : "; ") + Short(r);
       }
-      md += "- entry " + std::to_string(i) + ": **" + Cell(Short(At(parsed.value(), "decision"))) + "** (" +
-            Cell(Short(At(parsed.value(), "decided_at"))) + "): " + Cell(TruncateUtf8(reasons, 600)) + "\n";
+      md += "- entry " + std::to_string(i) + ": **" + C(At(parsed.value(), "decision")) + "** (" +
+            C(At(parsed.value(), "decided_at")) + "): " + Cell(TruncateUtf8(reasons, 600)) + "\n";
     }
   }
 
@@ -654,10 +694,33 @@ Result<DecideOutcome> Decide(FileSystem& fsys, Clock& clock, const fs::path& run
   if (!tag_lines.ok()) return tag_lines.error();
   files.emplace_back(kDecisionsFile, all);
   files.emplace_back(kDecisionMarkdown, md);
+  std::string previous_md;
+  if (entries > 0) {
+    auto text = ReadCapped(fsys, run_dir / kDecisionMarkdown, kDecisionsFileBytes, "decision page");
+    if (!text.ok()) return text.error();
+    previous_md = std::move(text.value());
+  }
+  // SIGINT and SIGTERM wait from here until the tag manifest is in place.
+  std::shared_ptr<void> held = o.hold_signals ? o.hold_signals() : nullptr;
   std::set<std::string> written;
+  // A failed write takes back what was written, so that the folder is the one verified above.
+  auto roll_back = [&](const Error& e) -> Error {
+    for (const std::string& name : written) {
+      if (name == kDecisionsFile && entries > 0) {
+        (void)fsys.WriteFileAtomic(run_dir / name, previous);
+      } else if (name == kDecisionMarkdown && entries > 0) {
+        (void)fsys.WriteFileAtomic(run_dir / name, previous_md);
+      } else {
+        (void)fsys.RemoveFile(run_dir / name);
+      }
+    }
+    Error out_error = e;
+    out_error.hint = "nothing was recorded (the files written were taken back); free space and run the same decide again";
+    return out_error;
+  };
   for (const auto& [name, bytes] : files) {
-    PILOT_TRY(fsys.WriteFileAtomic(run_dir / name, bytes));
     written.insert(name);
+    if (Status st = fsys.WriteFileAtomic(run_dir / name, bytes); !st.ok()) return roll_back(st.error());
     out.written.push_back(name);
   }
   std::string tags;
@@ -665,7 +728,7 @@ Result<DecideOutcome> Decide(FileSystem& fsys, Clock& clock, const fs::path& run
     if (!written.count(l.path)) tags += l.sha256 + "  " + EncodeManifestPath(l.path) + "\n";
   }
   for (const auto& [name, bytes] : files) tags += Sha256Hex(bytes) + "  " + name + "\n";
-  PILOT_TRY(fsys.WriteFileAtomic(run_dir / "tagmanifest-sha256.txt", tags));
+  if (Status st = fsys.WriteFileAtomic(run_dir / "tagmanifest-sha256.txt", tags); !st.ok()) return roll_back(st.error());
   out.fingerprint = Sha256Hex(tags);
   out.recorded = true;
   lock->RemoveFile();  // a finished folder holds no lock file, even one taken over from a dead process

@@ -300,6 +300,13 @@ Result<DeviceClass> ClassOfDevice(const std::string& device, const json* environ
                                   const std::string& rel) {
   if (device == "cpu") return DeviceClass::kCpu;
   const std::string base = device.substr(0, device.find(':'));
+  // "cuda" or "cuda:N" exactly: the device is printed and recorded, so nothing else passes.
+  const std::string index = device.size() > base.size() ? device.substr(base.size() + 1) : std::string("0");
+  if (index.empty() || index.size() > 4 || index.find_first_not_of("0123456789") != std::string::npos ||
+      (device.size() > base.size() && device[base.size()] != ':')) {
+    return BadInput("device '" + Shown(device) + "' is not one pilot knows (cpu, cuda, cuda:N, rocm, rocm:N)",
+                    docs.Where(rel, "plan.device"));
+  }
   if (base == "rocm") return DeviceClass::kRocm;
   if (base == "cuda") {
     bool rocm = false;

@@ -338,7 +338,16 @@ class TorchStage : public Stage {
       auto out = Process({std::string_view("warm up")});
       std::string error = !out.ok ? out.error : out.items.size() != 1 ? "no output" : out.items[0].error;
       if ((!out.ok || out.items.size() != 1 || !out.items[0].ok) && dtype_ != torch::kFloat32) {
-        return DtypeRefused(config, error);
+        // The dtype is at fault only if the same model runs in float32; otherwise the model is.
+        bool float32_runs = false;
+        try {
+          module_.to(torch::kFloat32);
+          auto again = Process({std::string_view("warm up")});
+          float32_runs = again.ok && again.items.size() == 1 && again.items[0].ok;
+        } catch (const std::exception&) {
+          float32_runs = false;
+        }
+        if (float32_runs) return DtypeRefused(config, error);
       }
       if (!out.ok || out.items.size() != 1 || !out.items[0].ok) {
         return BadInput("the model fails on a warm-up input: " + error, where,

@@ -210,3 +210,40 @@ before=$(tree_sum "$WORK/t1")
 run_pilot 1 decide "$WORK/t1" --decision go --reason x
 [ "$(tree_sum "$WORK/t1")" = "$before" ] || fail "decide wrote into a folder that fails verification"
 echo "compare/decide: ok"
+
+# 7. From the review: a doctor file that is not a doctor report is refused; an --out inside a
+# pilot folder is refused; a deep plan row is recorded typed (verify green); a decide whose
+# write fails (a file-size limit) takes back what it wrote, exit 5, and the same decide then
+# succeeds.
+echo '{}' >"$WORK/empty.json"
+run_pilot 2 decide "$WORK/runs/b1" --doctor "$WORK/empty.json"
+expect_in "$WORK/err" "not a \`pilot doctor --json\` report"
+run_pilot 2 compare "$WORK/runs/base" "$WORK/runs/b1" --out "$WORK/runs/b1/data"
+expect_in "$WORK/err" "inside the pilot folder"
+run_pilot 0 verify "$WORK/runs/b1"
+run_pilot 0 plan --from "$WORK/runs/b1" --corpus-items 1000 --prices "$SRC/config/prices.example.json" --assume-scaling 10 \
+  --out "$WORK/plan.json"
+/usr/bin/python3 - "$WORK/plan.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+x = "deep"
+for _ in range(30):
+    x = [x]
+d["cheapest"]["card"] = x
+json.dump(d, open(sys.argv[1], "w"))
+PY
+run_pilot 0 decide "$WORK/runs/b1" --plan "$WORK/plan.json" --decision revise-config --reason "deep plan row"
+run_pilot 0 verify "$WORK/runs/b1"
+before=$(tree_sum "$WORK/runs/b1")
+rc=0
+(trap "" XFSZ; ulimit -f 3; "$PILOT" decide "$WORK/runs/b1" --doctor "$WORK/doctor.json" --decision go --reason "big") \
+  >"$WORK/out" 2>"$WORK/err" || rc=$?
+[ "$rc" = 5 ] || { cat "$WORK/err"; fail "a decide whose write failed exited $rc, expected 5"; }
+expect_in "$WORK/err" "nothing was recorded"
+expect_in "$WORK/err" "decision.md.tmp"  # after decision-2-doctor.json and decisions.jsonl were written: taken back
+[ "$(tree_sum "$WORK/runs/b1")" = "$before" ] || fail "a failed decide left the folder changed"
+run_pilot 0 verify "$WORK/runs/b1"
+run_pilot 0 decide "$WORK/runs/b1" --doctor "$WORK/doctor.json" --decision go --reason "retried"
+expect_in "$WORK/out" "entry 2"
+run_pilot 0 verify "$WORK/runs/b1"
+echo "review cases: ok"

@@ -1866,7 +1866,8 @@ hc_runfolder__decide_evidence_not_object() {
 hc_runfolder__decide_doctor_wrong_types() {
   copy_run good || return
   echo '{"checks": [{"name": 5, "status": ["fail"], "required": "yes", "data": {"unmet": 7}}, 3, null]}' >"$C/doctor.json"
-  want_rc 0;   guard "$C/$G"
+  want_rc 2; want_err "not a .pilot doctor --json. report"
+  guard "$C/$G"
   decide_good --doctor doctor.json
 }
 hc_runfolder__decide_plan_wrong_types() {
@@ -1922,4 +1923,38 @@ hc_runfolder__decide_tampered_entry_rehashed() {
   (cd "$C/$G" && sed -i '/  decisions.jsonl$/d' tagmanifest-sha256.txt && sha256sum decisions.jsonl >>tagmanifest-sha256.txt)
   want_rc 1; want_err "entry 3 where entry 1 belongs"
   verify_good
+}
+hc_runfolder__decide_md_injection_from_report() {
+  # A re-hashed report whose verdict and counts forge a heading and a table row: decision.md
+  # keeps them inside one escaped line.
+  copy_run good || return
+  pyedit "$C/$G/data/report.json" 'd["verdict"] = "ok\n\n# FORGED heading\n| x | y |"; d["counts"]["total"] = "12\n## forged"'
+  rehash "$C/$G"
+  want_rc 0 1
+  decide_good --decision go --reason x
+  if [ -f "$C/$G/decision.md" ] && grep -q '^#\{1,2\} FORGED\|^## forged' "$C/$G/decision.md"; then
+    bad "decision.md holds a forged heading"
+  fi
+}
+hc_runfolder__compare_md_injection_from_plan_device() {
+  copy_run good || return
+  pyedit "$C/$G/data/run.json" 'd["plan"]["device"] = "cpu\n\n# FORGED\u001b[31m"'
+  rehash "$C/$G"
+  want_rc 0 1 2
+  hrun compare "$G" "$G" --out cmp
+  if [ -f "$C/cmp/compare.md" ] && grep -q '^# FORGED' "$C/cmp/compare.md"; then bad "compare.md holds a forged heading"; fi
+  if grep -q $'\x1b' "$C/cmp/compare.md" 2>/dev/null; then bad "compare.md holds an escape byte"; fi
+}
+hc_runfolder__decide_doctor_not_a_report() {
+  copy_run good || return
+  echo '{}' >"$C/doctor.json"
+  want_rc 2; want_err "not a .pilot doctor --json. report"
+  guard "$C/$G"
+  decide_good --doctor doctor.json
+}
+hc_runfolder__compare_out_inside_bag() {
+  copy_run good || return
+  want_rc 2; want_err "inside the pilot folder"
+  guard "$C/$G"
+  hrun compare "$G" "$G" --out "$G/data"
 }

@@ -84,7 +84,7 @@ TEST(Decide, RecordingKeepsThePayloadAndVerifyGreenAndAppends) {
   Label(f);
   fs::path run = MakeRun(f);
   const std::string results = ReadText(run / "data/results.jsonl");
-  WriteText(f.dir / "doctor.json", R"({"ok": true, "checks": []})");
+  WriteText(f.dir / "doctor.json", R"({"ok": true, "checks": [{"name": "host", "status": "pass", "required": true}]})");
   DecideOptions o;
   o.doctor = f.dir / "doctor.json";
   o.decision = "go";
