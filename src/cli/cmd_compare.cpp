@@ -5,6 +5,7 @@
 #include "cli/cli.h"
 #include "cli/session.h"
 #include "pilot/compare.h"
+#include "pilot/json_file.h"
 #include "pilot/json_util.h"
 #include "pilot/utf8.h"
 
@@ -17,17 +18,6 @@ struct CompareCliOptions {
   double tolerance = CompareOptions{}.tolerance;
 };
 
-// Values of the comparison come from untrusted folders: control bytes escaped for a terminal.
-std::string Str(const nlohmann::ordered_json& v) {
-  if (v.is_string()) return EscapeControl(v.get<std::string>());
-  if (v.is_null()) return "-";
-  if (v.is_number_float()) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.4g", v.get<double>());
-    return buf;
-  }
-  return v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-}
 
 int Execute(const CompareCliOptions& o) {
   ApplyLogLevel(o.common);
@@ -67,42 +57,42 @@ int Execute(const CompareCliOptions& o) {
     return code;
   }
   const auto& it = d["items"];
-  std::printf("compare A %s (%s, %s) with B %s (%s, %s): same manifest %s\n", Str(d["a"]["folder"]).c_str(),
-              Str(d["a"]["device"]).c_str(), Str(d["a"]["dtype"]).c_str(), Str(d["b"]["folder"]).c_str(),
-              Str(d["b"]["device"]).c_str(), Str(d["b"]["dtype"]).c_str(), Str(d["manifest_sha256"]).substr(0, 12).c_str());
-  std::printf("what changed: %s\n", Str(d["change_summary"]).c_str());
+  std::printf("compare A %s (%s, %s) with B %s (%s, %s): same manifest %s\n", JsonValueText(d["a"]["folder"]).c_str(),
+              JsonValueText(d["a"]["device"]).c_str(), JsonValueText(d["a"]["dtype"]).c_str(), JsonValueText(d["b"]["folder"]).c_str(),
+              JsonValueText(d["b"]["device"]).c_str(), JsonValueText(d["b"]["dtype"]).c_str(), JsonValueText(d["manifest_sha256"]).substr(0, 12).c_str());
+  std::printf("what changed: %s\n", JsonValueText(d["change_summary"]).c_str());
   for (const auto& c : d["changes"]) {
-    std::printf("  %-28s %s -> %s  (%s)\n", Str(c["name"]).c_str(), Str(c["a"]).c_str(), Str(c["b"]).c_str(),
-                Str(c["source"]).c_str());
+    std::printf("  %-28s %s -> %s  (%s)\n", JsonValueText(c["name"]).c_str(), JsonValueText(c["a"]).c_str(), JsonValueText(c["b"]).c_str(),
+                JsonValueText(c["source"]).c_str());
   }
-  for (const auto& w : d["warnings"]) std::printf("warning: %s\n", Str(w).c_str());
+  for (const auto& w : d["warnings"]) std::printf("warning: %s\n", JsonValueText(w).c_str());
   std::printf("items: %s of %s agree (same status, same category or reason, within tolerance %s)\n",
-              Str(it["agree"]).c_str(), Str(it["total"]).c_str(), Str(d["tolerance"]).c_str());
+              JsonValueText(it["agree"]).c_str(), JsonValueText(it["total"]).c_str(), JsonValueText(d["tolerance"]).c_str());
   if (it.contains("max_confidence_difference")) {
-    std::printf("  confidence: max |A - B| %s, mean %s\n", Str(it["max_confidence_difference"]).c_str(),
-                Str(it["mean_confidence_difference"]).c_str());
+    std::printf("  confidence: max |A - B| %s, mean %s\n", JsonValueText(it["max_confidence_difference"]).c_str(),
+                JsonValueText(it["mean_confidence_difference"]).c_str());
   } else {
-    std::printf("  vectors: max |A - B| %s, cosine min %s, mean %s\n", Str(it["max_vector_difference"]).c_str(),
-                Str(it["min_cosine"]).c_str(), Str(it["mean_cosine"]).c_str());
+    std::printf("  vectors: max |A - B| %s, cosine min %s, mean %s\n", JsonValueText(it["max_vector_difference"]).c_str(),
+                JsonValueText(it["min_cosine"]).c_str(), JsonValueText(it["mean_cosine"]).c_str());
   }
   const auto& q = d["quality"];
   std::printf("quality: accuracy A %s, B %s (delta %s); expected rejections met A %s, B %s\n",
-              Str(q["accuracy_a"]).c_str(), Str(q["accuracy_b"]).c_str(), Str(q["accuracy_delta"]).c_str(),
-              Str(q["expected_rejections_met_a"]).c_str(), Str(q["expected_rejections_met_b"]).c_str());
+              JsonValueText(q["accuracy_a"]).c_str(), JsonValueText(q["accuracy_b"]).c_str(), JsonValueText(q["accuracy_delta"]).c_str(),
+              JsonValueText(q["expected_rejections_met_a"]).c_str(), JsonValueText(q["expected_rejections_met_b"]).c_str());
   const auto& p = d["performance"];
   std::printf("B / A: throughput %s, latency p95 %s, peak RSS %s, device peak memory %s\n",
-              Str(p["throughput_items_per_s"]["b_over_a"]).c_str(), Str(p["latency_p95_ms"]["b_over_a"]).c_str(),
-              Str(p["peak_rss_mb"]["b_over_a"]).c_str(), Str(p["device_peak_memory_mb"]["b_over_a"]).c_str());
+              JsonValueText(p["throughput_items_per_s"]["b_over_a"]).c_str(), JsonValueText(p["latency_p95_ms"]["b_over_a"]).c_str(),
+              JsonValueText(p["peak_rss_mb"]["b_over_a"]).c_str(), JsonValueText(p["device_peak_memory_mb"]["b_over_a"]).c_str());
   if (!out.within_tolerance) {
-    std::printf("differing items (%s):\n", Str(it["differ"]).c_str());
+    std::printf("differing items (%s):\n", JsonValueText(it["differ"]).c_str());
     std::size_t shown = 0;
     for (const auto& x : d["differences"]) {
       if (++shown > 50) {
-        std::printf("  ... (%s listed in compare.json with --out, or --json)\n", Str(d["differences_listed"]).c_str());
+        std::printf("  ... (%s listed in compare.json with --out, or --json)\n", JsonValueText(d["differences_listed"]).c_str());
         break;
       }
-      std::printf("  %s: %s %s -> %s\n", Str(x["id"]).c_str(), Str(x["what"]).c_str(), Str(x["a"]).c_str(),
-                  Str(x["b"]).c_str());
+      std::printf("  %s: %s %s -> %s\n", JsonValueText(x["id"]).c_str(), JsonValueText(x["what"]).c_str(), JsonValueText(x["a"]).c_str(),
+                  JsonValueText(x["b"]).c_str());
     }
   }
   if (!o.out.empty()) std::printf("wrote %s/compare.json and %s/compare.md\n", o.out.c_str(), o.out.c_str());

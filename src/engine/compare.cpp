@@ -9,6 +9,7 @@
 
 #include "pilot/folder_kind.h"
 #include "pilot/hash.h"
+#include "pilot/json_file.h"
 #include "pilot/json_util.h"
 #include "pilot/limits.h"
 #include "pilot/results.h"
@@ -22,12 +23,6 @@ namespace fs = std::filesystem;
 using ojson = nlohmann::ordered_json;
 
 namespace {
-
-Result<nlohmann::json> ReadJson(FileSystem& fsys, const fs::path& file, std::uint64_t cap, const std::string& what) {
-  auto text = ReadCapped(fsys, file, cap, what);
-  if (!text.ok()) return text.error();
-  return ParseJson(text.value(), file.string());
-}
 
 // A JSON document's leaves as "a.b.c" -> value (arrays whole, as values).
 void Flatten(const nlohmann::json& j, const std::string& prefix, std::map<std::string, nlohmann::json>& out) {
@@ -91,7 +86,7 @@ Status LoadSide(FileSystem& fsys, const fs::path& dir, Side& side) {
                     k == kFolderKindShard ? "merge the shards first (pilot merge), then compare the merged folder"
                                           : "give the folders `pilot run` (or `pilot merge`) wrote");
   }
-  auto run = ReadJson(fsys, dir / "data/run.json", limits::kRunRecordBytes, "run record");
+  auto run = ReadJsonFile(fsys, dir / "data/run.json", limits::kRunRecordBytes, "run record");
   if (!run.ok()) return run.error();
   side.run = std::move(run.value());
   auto record = ParseRunRecord(side.run.dump(), (dir / "data/run.json").string());
@@ -105,10 +100,10 @@ Status LoadSide(FileSystem& fsys, const fs::path& dir, Side& side) {
 
 Status LoadRest(FileSystem& fsys, Side& side) {
   const fs::path& dir = side.dir;
-  auto params = ReadJson(fsys, dir / "data/params.json", limits::kParamsBytes, "parameter file");
+  auto params = ReadJsonFile(fsys, dir / "data/params.json", limits::kParamsBytes, "parameter file");
   if (!params.ok()) return params.error();
   side.params = std::move(params.value());
-  auto report = ReadJson(fsys, dir / "data/report.json", limits::kReportBytes, "report");
+  auto report = ReadJsonFile(fsys, dir / "data/report.json", limits::kReportBytes, "report");
   if (!report.ok()) return report.error();
   side.report = std::move(report.value());
   // A merged folder's environment is each shard's: the first shard's stands for them (every
@@ -122,7 +117,7 @@ Status LoadRest(FileSystem& fsys, Side& side) {
     std::set<std::string> devices;
     for (std::uint32_t i = 0; i < side.record.merged_shards; ++i) {
       const fs::path shard_run = dir / MergedShardFolder(ShardSpec{i, side.record.merged_shards}) / "run.json";
-      auto shard = ReadJson(fsys, shard_run, limits::kRunRecordBytes, "shard's run record");
+      auto shard = ReadJsonFile(fsys, shard_run, limits::kRunRecordBytes, "shard's run record");
       if (!shard.ok()) return shard.error();
       devices.insert(Shown(Path(shard.value(), {"plan", "device"})));
     }
@@ -132,7 +127,7 @@ Status LoadRest(FileSystem& fsys, Side& side) {
       side.run["plan"]["device"] = devices.size() == 1 ? joined : "mixed: " + joined;
     }
   }
-  auto environment = ReadJson(fsys, env, limits::kRunRecordBytes, "environment record");
+  auto environment = ReadJsonFile(fsys, env, limits::kRunRecordBytes, "environment record");
   if (!environment.ok()) return environment.error();
   side.environment = std::move(environment.value());
   if (side.record.output_kind == "embedding") {

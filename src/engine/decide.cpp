@@ -9,6 +9,7 @@
 #include "pilot/bag.h"
 #include "pilot/folder_kind.h"
 #include "pilot/hash.h"
+#include "pilot/json_file.h"
 #include "pilot/json_util.h"
 #include "pilot/limits.h"
 #include "pilot/manifest.h"
@@ -42,16 +43,6 @@ std::string Money(const nlohmann::json& v) {
   return buf;
 }
 
-std::string Short(const nlohmann::json& v) {
-  if (v.is_string()) return v.get<std::string>();
-  if (v.is_null()) return "-";
-  if (v.is_number_float()) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.4g", v.get<double>());
-    return buf;
-  }
-  return v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-}
 
 const nlohmann::json& At(const nlohmann::json& j, const char* key) {
   static const nlohmann::json null;
@@ -111,13 +102,13 @@ Status DoctorFacts(const Evidence& e, Facts& facts) {
   std::size_t failed = 0;
   if (checks.is_array()) {
     for (const auto& c : checks) {
-      const std::string status = Short(At(c, "status"));
+      const std::string status = JsonValueText(At(c, "status"));
       const bool required = At(c, "required").is_boolean() && At(c, "required").get<bool>();
       if (!required || status == "pass") continue;
       ++failed;
-      std::string fact = "doctor check '" + TruncateUtf8(Short(At(c, "name")), 80) + "' " + status;
+      std::string fact = "doctor check '" + TruncateUtf8(JsonValueText(At(c, "name")), 80) + "' " + status;
       const nlohmann::json& unmet = At(At(c, "data"), "unmet");
-      if (unmet.is_array() && !unmet.empty()) fact += ": unmet requires " + TruncateUtf8(Short(unmet), 300);
+      if (unmet.is_array() && !unmet.empty()) fact += ": unmet requires " + TruncateUtf8(JsonValueText(unmet), 300);
       else if (At(c, "detail").is_string()) fact += ": " + TruncateUtf8(At(c, "detail").get<std::string>(), 300);
       facts.Add(EscapeControl(fact), e.source, kDecisionFixEnv);
     }
@@ -133,7 +124,7 @@ Status CompareFacts(const Evidence& e, const std::string& manifest_sha256, const
     return BadInput("not a comparison written by `pilot compare --out` (kind is not pilot-compare)", e.source);
   }
   if (At(e.doc, "manifest_sha256") != manifest_sha256) {
-    return BadInput("the comparison is over another manifest (" + TruncateUtf8(Short(At(e.doc, "manifest_sha256")), 64) +
+    return BadInput("the comparison is over another manifest (" + TruncateUtf8(JsonValueText(At(e.doc, "manifest_sha256")), 64) +
                         ") than this run's (" + manifest_sha256 + ")",
                     e.source, "compare runs over this run's manifest");
   }
@@ -142,15 +133,15 @@ Status CompareFacts(const Evidence& e, const std::string& manifest_sha256, const
               e.source, "note");
   }
   const nlohmann::json& within = At(e.doc, "within_tolerance");
-  const std::string summary = TruncateUtf8(Short(At(e.doc, "change_summary")), 300);
+  const std::string summary = TruncateUtf8(JsonValueText(At(e.doc, "change_summary")), 300);
   const nlohmann::json& items = At(e.doc, "items");
   if (within.is_boolean() && within.get<bool>()) {
-    facts.Add("the comparison agrees within tolerance (" + Short(At(items, "agree")) + "/" + Short(At(items, "total")) +
+    facts.Add("the comparison agrees within tolerance (" + JsonValueText(At(items, "agree")) + "/" + JsonValueText(At(items, "total")) +
                   " items; " + summary + ")",
               e.source, kDecisionGo);
   } else {
-    facts.Add("the comparison differs beyond tolerance: " + Short(At(items, "differ")) + " of " +
-                  Short(At(items, "total")) + " items (" + summary + ")",
+    facts.Add("the comparison differs beyond tolerance: " + JsonValueText(At(items, "differ")) + " of " +
+                  JsonValueText(At(items, "total")) + " items (" + summary + ")",
               e.source, kDecisionReviseConfig);
   }
   if (At(e.doc, "one_change") == false) {
@@ -167,13 +158,13 @@ Status PlanFacts(const Evidence& e, Facts& facts) {
   }
   if (At(e.doc, "verdict") == "fits") {
     const nlohmann::json& c = At(e.doc, "cheapest");
-    facts.Add("a rental plan fits: cheapest " + Short(At(c, "lots")) + " lot(s) of " + TruncateUtf8(Short(At(c, "card")), 64) +
-                  " for " + Short(At(c, "period_days")) + " days at " + Money(At(c, "cost")) + " " +
-                  TruncateUtf8(Short(At(At(e.doc, "prices"), "currency")), 16),
+    facts.Add("a rental plan fits: cheapest " + JsonValueText(At(c, "lots")) + " lot(s) of " + TruncateUtf8(JsonValueText(At(c, "card")), 64) +
+                  " for " + JsonValueText(At(c, "period_days")) + " days at " + Money(At(c, "cost")) + " " +
+                  TruncateUtf8(JsonValueText(At(At(e.doc, "prices"), "currency")), 16),
               e.source, kDecisionGo);
     if (At(c, "fit") == "unknown" || At(c, "rate_basis") == "assumed") {
-      facts.Add("warning: the cheapest plan rests on an assumption (fit " + Short(At(c, "fit")) + ", rate " +
-                    Short(At(c, "rate_basis")) + "): measure on one such card before renting for the period",
+      facts.Add("warning: the cheapest plan rests on an assumption (fit " + JsonValueText(At(c, "fit")) + ", rate " +
+                    JsonValueText(At(c, "rate_basis")) + "): measure on one such card before renting for the period",
                 e.source, "note");
     }
     if (At(At(e.doc, "prices"), "example") == true) {
@@ -198,17 +189,17 @@ void SweepFacts(const Evidence& e, const nlohmann::json& run, Facts& facts) {
       if (!limit.is_number_unsigned()) continue;
       if (limit.get<std::uint64_t>() <= batch.get<std::uint64_t>()) {
         ++below;
-        facts.Add("sweep group " + Short(At(g, "group")) + " (lengths " + Short(At(g, "min_length")) + "-" +
-                      Short(At(g, "max_length")) + ") reached a limit (" + TruncateUtf8(Short(At(g, "limit")), 120) +
-                      ") at batch size " + Short(limit) + ", at or below the run's batch size " + Short(batch) +
-                      "; the sweep recommends " + (size.is_null() ? std::string("none (no size ran without a limit)") : Short(size)),
+        facts.Add("sweep group " + JsonValueText(At(g, "group")) + " (lengths " + JsonValueText(At(g, "min_length")) + "-" +
+                      JsonValueText(At(g, "max_length")) + ") reached a limit (" + TruncateUtf8(JsonValueText(At(g, "limit")), 120) +
+                      ") at batch size " + JsonValueText(limit) + ", at or below the run's batch size " + JsonValueText(batch) +
+                      "; the sweep recommends " + (size.is_null() ? std::string("none (no size ran without a limit)") : JsonValueText(size)),
                   e.source, kDecisionReviseConfig);
       }
     }
   }
   if (below == 0) {
     facts.Add(batch_plan ? std::string("the run used a batch plan per length group")
-                         : "no sweep limit at or below the run's batch size " + Short(batch),
+                         : "no sweep limit at or below the run's batch size " + JsonValueText(batch),
               e.source, kDecisionGo);
   }
 }
@@ -274,7 +265,7 @@ std::string Cell(const std::string& text) {
 }
 
 // A value of an untrusted document, fit for one cell or line of decision.md.
-std::string C(const nlohmann::json& v) { return Cell(TruncateUtf8(Short(v), 600)); }
+std::string C(const nlohmann::json& v) { return Cell(TruncateUtf8(JsonValueText(v), 600)); }
 
 }  // namespace
 
@@ -393,8 +384,8 @@ Result<DecideOutcome> Decide(FileSystem& fsys, Clock& clock, const fs::path& run
     if (At(acceptance, "criteria").is_array()) {
       for (const auto& c : At(acceptance, "criteria")) {
         if (At(c, "met") == false) {
-          unmet += (unmet.empty() ? "" : ", ") + Short(At(c, "criterion")) + " " + Short(At(c, "value")) + " against " +
-                   Short(At(c, "limit"));
+          unmet += (unmet.empty() ? "" : ", ") + JsonValueText(At(c, "criterion")) + " " + JsonValueText(At(c, "value")) + " against " +
+                   JsonValueText(At(c, "limit"));
         }
       }
     }
@@ -407,7 +398,7 @@ Result<DecideOutcome> Decide(FileSystem& fsys, Clock& clock, const fs::path& run
   }
   const nlohmann::json& unmet_ids = At(At(report.value(), "expected_rejections"), "unmet_ids");
   if (unmet_ids.is_array() && !unmet_ids.empty()) {
-    facts.Add("expected rejections not met: " + TruncateUtf8(Short(unmet_ids), 400), report_file, kDecisionReviseConfig);
+    facts.Add("expected rejections not met: " + TruncateUtf8(JsonValueText(unmet_ids), 400), report_file, kDecisionReviseConfig);
   }
 
   // Rejections the manifest did not expect, and the spot-check sample, in one pass over the
@@ -618,7 +609,7 @@ Result<DecideOutcome> Decide(FileSystem& fsys, Clock& clock, const fs::path& run
           "; corpus " + C(At(At(plan->doc, "corpus"), "items")) + " items; allowance " +
           Money(At(plan->doc, "allowance_hours")) + " h.\n";
     if (At(plan->doc, "warnings").is_array()) {
-      for (const auto& w : At(plan->doc, "warnings")) md += "- " + Cell(TruncateUtf8(Short(w), 400)) + "\n";
+      for (const auto& w : At(plan->doc, "warnings")) md += "- " + Cell(TruncateUtf8(JsonValueText(w), 400)) + "\n";
     }
   }
   md += "\n### Evidence\n\n";
@@ -674,7 +665,7 @@ Result<DecideOutcome> Decide(FileSystem& fsys, Clock& clock, const fs::path& run
       if (!parsed.ok()) continue;
       std::string reasons;
       if (At(parsed.value(), "reasons").is_array()) {
-        for (const auto& r : At(parsed.value(), "reasons")) reasons += (reasons.empty() ? "" : "; ") + Short(r);
+        for (const auto& r : At(parsed.value(), "reasons")) reasons += (reasons.empty() ? "" : "; ") + JsonValueText(r);
       }
       md += "- entry " + std::to_string(i) + ": **" + C(At(parsed.value(), "decision")) + "** (" +
             C(At(parsed.value(), "decided_at")) + "): " + Cell(TruncateUtf8(reasons, 600)) + "\n";

@@ -12,6 +12,7 @@
 #include "pilot/build_info.h"
 #include "pilot/folder_kind.h"
 #include "pilot/hash.h"
+#include "pilot/json_file.h"
 #include "pilot/host.h"
 #include "pilot/journal.h"
 #include "pilot/json_util.h"
@@ -50,15 +51,6 @@ struct ShardFolder {
   std::optional<double> device_peak_mb;
   std::size_t batch_failures = 0;
 };
-
-Result<nlohmann::json> ReadJsonFile(FileSystem& fsys, const fs::path& file, std::uint64_t cap, const char* what) {
-  auto text = ReadCapped(fsys, file, cap, what);
-  if (!text.ok()) return text.error();
-  auto parsed = ParseJson(text.value(), file.string());
-  if (!parsed.ok()) return parsed.error();
-  if (!parsed.value().is_object()) return BadInput("not a JSON object", file.string());
-  return std::move(parsed).value();
-}
 
 // One shard folder's record, before verification: a finished shard, or a refusal naming it.
 Result<ShardFolder> ReadShard(FileSystem& fsys, const fs::path& dir) {
