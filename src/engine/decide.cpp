@@ -204,13 +204,18 @@ void SweepFacts(const Evidence& e, const nlohmann::json& run, Facts& facts) {
   }
 }
 
-// The folder's own facts: acceptance, expected and unexpected rejections.
-struct RunFacts {
-  std::vector<std::string> unexpected;  // first ids rejected without an expected_rejection
-  std::size_t unexpected_count = 0;
-};
 
-std::string Cell(const std::string& text);
+std::string Cell(const std::string& text) {
+  std::string out;
+  for (char c : EscapeControl(text)) {
+    if (c == '|') out += "\\|";
+    else out += c;
+  }
+  return out;
+}
+
+// A value of an untrusted document, fit for one cell or line of decision.md.
+std::string C(const nlohmann::json& v) { return Cell(TruncateUtf8(JsonValueText(v), 600)); }
 
 std::string Excerpt(FileSystem& fsys, const fs::path& root, const ManifestItem& item) {
   ConfinedPath p = ConfinePath(fsys, root, item.path);
@@ -255,17 +260,6 @@ struct Spot {
   std::string excerpt;
 };
 
-std::string Cell(const std::string& text) {
-  std::string out;
-  for (char c : EscapeControl(text)) {
-    if (c == '|') out += "\\|";
-    else out += c;
-  }
-  return out;
-}
-
-// A value of an untrusted document, fit for one cell or line of decision.md.
-std::string C(const nlohmann::json& v) { return Cell(TruncateUtf8(JsonValueText(v), 600)); }
 
 }  // namespace
 
