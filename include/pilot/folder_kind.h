@@ -20,6 +20,8 @@ inline constexpr const char* kFolderKindSweep = "sweep";  // `pilot sweep` (swee
 inline constexpr const char* kFolderKindShard = "shard";
 // `pilot merge` (merge.h): the shards joined, in run format, with data/shards/.
 inline constexpr const char* kFolderKindMerged = "merged";
+// `pilot adapt` (adapt.h): the adaptation pilot's folder, in its own format (adapt_records.h).
+inline constexpr const char* kFolderKindAdapt = "adapt";
 inline constexpr int kSweepFormatVersion = 1;
 // Format 1: pilot 0.1 (classifier records only). Format 2: kinds and versions declared,
 // journal version 2, stage output kinds (classification, embedding).

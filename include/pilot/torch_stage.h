@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "pilot/adapt.h"
 #include "pilot/doctor.h"
 #include "pilot/requirements.h"
 #include "pilot/stage.h"
@@ -48,9 +49,12 @@ ComputeCheckResult CheckCompute(const std::string& device, bool corrupt_referenc
 // Every check of `pilot doctor`.
 DoctorReport RunDoctor(const DoctorOptions& options);
 
+// The adaptation trainer on libtorch (src/stage/adapt_torch.cpp).
+std::unique_ptr<AdaptTrainer> MakeTorchAdaptTrainer();
+
 // The torch module's entry points. The `pilot` binary does not link libtorch: it loads
 // libpilot-torch.so, built beside it from src/stage/, only for the commands that need a
-// model or a device (run, resume, doctor). verify, status and manifest never pay libtorch's
+// model or a device (run, resume, doctor, adapt). verify, status and manifest never pay libtorch's
 // start-up. Both sides are built from the same sources in one build: `size`, `version` and
 // `revision` let the loader refuse a module from another build.
 struct TorchApi {
@@ -62,6 +66,7 @@ struct TorchApi {
   nlohmann::ordered_json (*runtime_info)();
   Received (*received_environment)(const std::string& requested, const std::filesystem::path& runs_dir);
   DoctorReport (*run_doctor)(const DoctorOptions& options);
+  std::unique_ptr<AdaptTrainer> (*make_adapt_trainer)();
 };
 
 inline constexpr const char* kTorchModuleFile = "libpilot-torch.so";

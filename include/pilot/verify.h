@@ -58,6 +58,11 @@ Result<VerifyResult> VerifyFolder(FileSystem& fs, const std::filesystem::path& d
 // The checks of a sweep folder after the bag's own: the record, the groups, every journaled
 // cell file against its sha256, and sweep.json against the cells (src/bag/verify_sweep.cpp).
 void CheckSweepFolder(FileSystem& fs, const std::filesystem::path& dir, std::vector<Finding>& findings);
+// The checks of an adaptation folder (kind `adapt`, adapt_records.h) after the bag's own:
+// run.json, the copies against their pins, the accounting of both manifests, the journal's
+// kept checkpoints against their files, the final model against the model card and run.json,
+// report.json's counts (src/bag/verify_adapt.cpp).
+void CheckAdaptFolder(FileSystem& fs, const std::filesystem::path& dir, std::vector<Finding>& findings);
 
 // `pilot decide`'s tag files (decide.h): decisions.jsonl (one entry per recorded decision),
 // decision.md, and each entry's evidence as decision-N-<kind>.json.

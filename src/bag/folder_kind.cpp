@@ -1,5 +1,6 @@
 #include "pilot/folder_kind.h"
 
+#include "pilot/adapt_records.h"
 #include "pilot/fs.h"
 #include "pilot/json_util.h"
 #include "pilot/limits.h"
@@ -40,12 +41,24 @@ Result<FolderKind> ReadFolderKind(FileSystem& fsys, const fs::path& dir) {
     e.hint = "not a folder pilot wrote, or one that never started";
     return e;
   }
-  auto record = ParseRunRecord(text.value(), (dir / "data/run.json").string());
-  if (!record.ok()) return record.error();
   FolderKind k;
-  k.kind = record.value().folder_kind;
-  k.version = record.value().format_version;
-  k.declared = record.value().kind_declared;
+  // An adaptation folder's record is its own (adapt_records.h): only its kind and version here.
+  auto doc = ParseJson(text.value(), (dir / "data/run.json").string());
+  if (doc.ok() && StringAt(doc.value(), "folder_kind") == std::string(kFolderKindAdapt)) {
+    auto version = UnsignedAt(doc.value(), "format_version");
+    if (!version || *version > 1000) {
+      return BadInput("'format_version' must be a count", (dir / "data/run.json").string());
+    }
+    k.kind = kFolderKindAdapt;
+    k.version = static_cast<int>(*version);
+    k.declared = true;
+  } else {
+    auto record = ParseRunRecord(text.value(), (dir / "data/run.json").string());
+    if (!record.ok()) return record.error();
+    k.kind = record.value().folder_kind;
+    k.version = record.value().format_version;
+    k.declared = record.value().kind_declared;
+  }
   auto info_stat = fsys.LinkStat(dir / "bag-info.txt");
   if (info_stat.ok() && info_stat.value().exists) {
     auto info = ReadCapped(fsys, dir / "bag-info.txt", limits::kTagFileBytes, "bag-info.txt");
@@ -72,6 +85,14 @@ Status CheckFolderKind(const FolderKind& k, const fs::path& dir, std::string_vie
     }
     return {};
   }
+  if (k.kind == kFolderKindAdapt) {
+    if (!k.declared || k.version != kAdaptFormatVersion) {
+      return BadInput("the folder is in adapt format " + std::to_string(k.version) + ", which this pilot cannot " +
+                          std::string(what) + " (it knows format " + std::to_string(kAdaptFormatVersion) + ")",
+                      dir.string(), "use the pilot that wrote it, or a newer one");
+    }
+    return {};
+  }
   if (k.kind == kFolderKindShard || k.kind == kFolderKindMerged) {
     if (!k.declared || k.version != kRunFormatVersion) {
       return BadInput("the " + k.kind + " folder is in format " + std::to_string(k.version) + ", which this pilot cannot " +
@@ -82,7 +103,7 @@ Status CheckFolderKind(const FolderKind& k, const fs::path& dir, std::string_vie
   }
   if (k.kind != kFolderKindRun) {
     return BadInput("the folder is of kind '" + KeyForMessage(k.kind) + "', which this pilot cannot " +
-                        std::string(what) + " (it knows: run, shard, merged, sweep)",
+                        std::string(what) + " (it knows: run, shard, merged, sweep, adapt)",
                     dir.string(), "use a pilot that knows this kind");
   }
   if (k.version < 1 || k.version > kRunFormatVersion) {

@@ -41,8 +41,9 @@ namespace {
 
 class Verifier {
  public:
-  Verifier(FileSystem& fs, fs::path dir, VerifyOptions options, bool sweep = false)
-      : fs_(fs), dir_(std::move(dir)), options_(std::move(options)), sweep_(sweep) {}
+  // `kind`: a sweep or adaptation folder's own checks replace a run's accounting.
+  Verifier(FileSystem& fs, fs::path dir, VerifyOptions options, std::string kind = kFolderKindRun)
+      : fs_(fs), dir_(std::move(dir)), options_(std::move(options)), kind_(std::move(kind)) {}
 
   VerifyResult Run() {
     auto top = fs_.Stat(dir_);
@@ -55,8 +56,12 @@ class Verifier {
     CheckTagFiles();
     CheckFingerprint();
     CheckDecisionFiles(fs_, dir_, result_.findings);
-    if (sweep_) {  // a sweep folder: its record, groups and cells instead of a run's accounting
+    if (kind_ == kFolderKindSweep) {  // its record, groups and cells instead of a run's accounting
       CheckSweepFolder(fs_, dir_, result_.findings);
+      return std::move(result_);
+    }
+    if (kind_ == kFolderKindAdapt) {  // its journal, accounting, checkpoints and model
+      CheckAdaptFolder(fs_, dir_, result_.findings);
       return std::move(result_);
     }
     CheckRunRecord();
@@ -735,7 +740,7 @@ class Verifier {
   FileSystem& fs_;
   fs::path dir_;
   VerifyOptions options_;
-  bool sweep_ = false;
+  std::string kind_;
   VerifyResult result_;
   std::optional<RunRecord> run_;
   std::string manifest_copy_ = "data/manifest.json";
@@ -760,9 +765,9 @@ Result<VerifyResult> VerifyFolder(FileSystem& fs, const fs::path& dir, const Ver
   auto kind = ReadFolderKind(fs, dir);
   if (kind.ok()) {
     if (Status st = CheckFolderKind(kind.value(), dir, "verify"); !st.ok()) return st.error();
-    if (kind.value().kind == kFolderKindSweep) {
-      VerifyResult r = Verifier(fs, dir, options, /*sweep=*/true).Run();
-      r.folder_kind = kFolderKindSweep;
+    if (kind.value().kind == kFolderKindSweep || kind.value().kind == kFolderKindAdapt) {
+      VerifyResult r = Verifier(fs, dir, options, kind.value().kind).Run();
+      r.folder_kind = kind.value().kind;
       return r;
     }
     VerifyResult r = VerifyRunFolder(fs, dir, options);

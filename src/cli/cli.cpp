@@ -75,6 +75,7 @@ int Dispatch(int argc, char** argv) {
   AddCompareCommand(app, exit_code);
   AddPlanCommand(app, exit_code);
   AddDecideCommand(app, exit_code, args);
+  AddAdaptCommand(app, exit_code, args);
   // CLI11 reads an unknown word as a stray argument ("A subcommand is required"): name it.
   auto known = [&](const std::string& name) {
     for (const CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) {

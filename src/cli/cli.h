@@ -46,6 +46,7 @@ void AddExportCommand(CLI::App& app, int& exit_code);
 void AddCompareCommand(CLI::App& app, int& exit_code);
 void AddPlanCommand(CLI::App& app, int& exit_code);
 void AddDecideCommand(CLI::App& app, int& exit_code, const std::vector<std::string>& argv);
+void AddAdaptCommand(CLI::App& app, int& exit_code, const std::vector<std::string>& argv);
 
 }  // namespace pilot::cli
 namespace pilot {
@@ -59,5 +60,10 @@ int PrintMergeOutcome(const MergeOutcome& outcome, const Common& common);
 
 // `pilot resume` of a sweep folder (cmd_sweep.cpp).
 int ResumeSweepFolder(const std::string& dir, const Common& common, const std::vector<std::string>& argv);
+// `pilot resume` and `pilot status` of an adaptation folder (cmd_adapt.cpp). `device`: empty
+// keeps the one the adaptation began on (another is refused).
+int ResumeAdaptFolder(const std::string& dir, const std::string& device, std::uint64_t stop_after, const Common& common,
+                      const std::vector<std::string>& argv);
+int PrintAdaptStatus(const std::string& dir, const Common& common);
 
 }  // namespace pilot::cli

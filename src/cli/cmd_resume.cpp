@@ -35,6 +35,11 @@ int Execute(const ResumeOptions& o) {
     }
     return ResumeSweepFolder(o.run_dir, o.common, o.argv);
   }
+  // An adaptation folder resumes from its last checkpoint.
+  if (auto kind = ReadFolderKind(RealFileSystem(), o.run_dir); kind.ok() && kind.value().kind == kFolderKindAdapt) {
+    if (Status st = CheckFolderKind(kind.value(), o.run_dir, "resume"); !st.ok()) return ReportError(st.error(), o.common);
+    return ResumeAdaptFolder(o.run_dir, o.device, o.stop_after, o.common, o.argv);
+  }
   auto setup = PrepareResume(o.run_dir, CliFileSystem());
   if (!setup.ok()) return ReportError(setup.error(), o.common);
   ResumeSetup& s = setup.value();
@@ -59,14 +64,15 @@ void AddResumeCommand(CLI::App& app, int& exit_code, const std::vector<std::stri
   CLI::App* cmd = app.add_subcommand("resume", "Finish an interrupted run: only items without a result are processed");
   cmd->add_option("RUN_DIR", o->run_dir, "The run folder")->required();
   cmd->add_option("--device", o->device, "auto | cpu | cuda | rocm (default: the run's parameters)");
-  cmd->add_option("--stop-after", o->stop_after, "Stop as if interrupted once N more items are done")
+  cmd->add_option("--stop-after", o->stop_after, "Stop as if interrupted once N more items (adapt: steps) are done")
       ->check(CountValidator());
   AddCommonOptions(*cmd, o->common);
   cmd->footer(
       "Works from the folder alone: the copies of manifest and parameters (checked against the\n"
       "journal's header), the journal, and the model file the parameters name (re-hashed). Refuses\n"
       "(exit 2) a finished run, a changed manifest, parameters or model, and a folder another\n"
-      "process is writing.");
+      "process is writing. An adaptation folder (`pilot adapt`) continues from its last journaled\n"
+      "checkpoint, each kept checkpoint checked against its sha256 first.");
   cmd->callback([o, &exit_code, &argv] {
     o->argv = argv;
     exit_code = Execute(*o);

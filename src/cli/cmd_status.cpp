@@ -2,6 +2,7 @@
 #include <cstdio>
 
 #include "cli/cli.h"
+#include "pilot/folder_kind.h"
 #include "pilot/run.h"
 
 namespace pilot::cli {
@@ -14,6 +15,9 @@ struct StatusOptions {
 
 int Execute(const StatusOptions& o) {
   ApplyLogLevel(o.common);
+  if (auto kind = ReadFolderKind(RealFileSystem(), o.run_dir); kind.ok() && kind.value().kind == kFolderKindAdapt) {
+    return PrintAdaptStatus(o.run_dir, o.common);
+  }
   auto st = ReadRunStatus(RealFileSystem(), o.run_dir);
   if (!st.ok()) return ReportError(st.error(), o.common);
   const RunStatus& s = st.value();

@@ -45,6 +45,11 @@ int Execute(const VerifyCliOptions& o) {
     std::printf("verify: ok %s (a sweep folder: record, groups and every cell against its sha256); %zu files checked%s\n",
                 o.run_dir.c_str(), result.files_checked, o.fast ? " (--fast: payload not re-hashed)" : "");
     std::printf("fingerprint: %s%s\n", result.fingerprint.c_str(), o.expect.empty() ? "" : " (as expected)");
+  } else if (result.ok() && result.folder_kind == "adapt") {
+    std::printf("verify: ok %s (an adaptation folder: every training and evaluation id accounted for once, the kept "
+                "checkpoints against the journal, the model against its card); %zu files checked%s\n",
+                o.run_dir.c_str(), result.files_checked, o.fast ? " (--fast: payload not re-hashed)" : "");
+    std::printf("fingerprint: %s%s\n", result.fingerprint.c_str(), o.expect.empty() ? "" : " (as expected)");
   } else if (result.ok()) {
     std::printf("verify: ok %s: %zu items, %zu accepted + %zu rejected; %zu files checked%s\n", o.run_dir.c_str(),
                 result.items, result.accepted, result.rejected, result.files_checked,

@@ -12,6 +12,7 @@ extern "C" __attribute__((visibility("default"))) const pilot::TorchApi* pilot_t
                                    &pilot::ResolveDevice,
                                    &pilot::TorchRuntimeInfo,
                                    &pilot::ReceivedEnvironment,
-                                   &pilot::RunDoctor};
+                                   &pilot::RunDoctor,
+                                   &pilot::MakeTorchAdaptTrainer};
   return &api;
 }

@@ -49,35 +49,10 @@
 #include "pilot/text_features.h"
 #include "pilot/torch_stage.h"
 #include "pilot/utf8.h"
+#include "torch_contract.h"
 #include "torch_device.h"
 
 namespace pilot {
-namespace {
-
-constexpr std::int64_t kMaxNgram = 16;
-constexpr std::int64_t kMaxBuckets = (std::int64_t{1} << 31) - 1;
-constexpr std::int64_t kMaxChars = 1 << 20;
-
-// c10 errors carry a C++ backtrace in what(); users need the message alone.
-std::string Message(const std::exception& e) {
-  if (const auto* c10e = dynamic_cast<const c10::Error*>(&e)) return c10e->what_without_backtrace();
-  return e.what();
-}
-
-// Text that came from a model or a package (or an error quoting it), fit for one line of a
-// message: control bytes escaped, at most `max` bytes.
-std::string Untrusted(std::string_view text, std::size_t max = 200) { return EscapeControl(TruncateUtf8(text, max)); }
-
-// A TorchScript failure quotes the script's traceback before the error itself: keep the error.
-std::string Essential(const std::string& message) {
-  std::string_view m(message);
-  if (auto at = m.rfind("RuntimeError: "); at != std::string_view::npos) m = m.substr(at + 14);
-  while (!m.empty() && (m.back() == '\n' || m.back() == ' ')) m.remove_suffix(1);
-  if (auto nl = m.find('\n'); nl != std::string_view::npos) m = m.substr(0, nl);
-  return std::string(m);
-}
-
-bool IsAoti(const std::string& kind) { return kind == kAotiClassifier || kind == kAotiEmbedding; }
 
 ModelContract ContractOfModule(const torch::jit::Module& m) {
   ModelContract c;
@@ -94,6 +69,36 @@ ModelContract ContractOfModule(const torch::jit::Module& m) {
   if (m.hasattr("output")) c.output = m.attr("output").toStringRef();
   return c;
 }
+
+std::string TorchErrorMessage(const std::exception& e) {
+  if (const auto* c10e = dynamic_cast<const c10::Error*>(&e)) return c10e->what_without_backtrace();
+  return e.what();
+}
+
+namespace {
+
+constexpr std::int64_t kMaxNgram = 16;
+constexpr std::int64_t kMaxBuckets = (std::int64_t{1} << 31) - 1;
+constexpr std::int64_t kMaxChars = 1 << 20;
+
+// c10 errors carry a C++ backtrace in what(); users need the message alone.
+std::string Message(const std::exception& e) { return TorchErrorMessage(e); }
+
+// Text that came from a model or a package (or an error quoting it), fit for one line of a
+// message: control bytes escaped, at most `max` bytes.
+std::string Untrusted(std::string_view text, std::size_t max = 200) { return EscapeControl(TruncateUtf8(text, max)); }
+
+// A TorchScript failure quotes the script's traceback before the error itself: keep the error.
+std::string Essential(const std::string& message) {
+  std::string_view m(message);
+  if (auto at = m.rfind("RuntimeError: "); at != std::string_view::npos) m = m.substr(at + 14);
+  while (!m.empty() && (m.back() == '\n' || m.back() == ' ')) m.remove_suffix(1);
+  if (auto nl = m.find('\n'); nl != std::string_view::npos) m = m.substr(0, nl);
+  return std::string(m);
+}
+
+bool IsAoti(const std::string& kind) { return kind == kAotiClassifier || kind == kAotiEmbedding; }
+
 
 #if defined(PILOT_HAVE_AOTI)
 // A .pt2 package copied, while it is hashed, into a private folder (mode 0700, under $TMPDIR
