@@ -71,6 +71,18 @@ run_pilot 0 resume "$R/stop"
 run_pilot 2 resume "$R/stop"
 expect_in "$WORK/err" "already finished"
 
+# SIGINT: stops after the current step, exit 130, resumable to the same bits.
+PILOT_TEST_STEP_DELAY_MS=30 "$PILOT" "${A[@]}" --run-id sigint >"$WORK/out" 2>"$WORK/err" &
+pid=$!
+wait_for "$R/sigint/data/journal.jsonl" '"type":"checkpoint"'
+kill -INT "$pid"
+rc=0
+wait "$pid" || rc=$?
+[ "$rc" = 130 ] || { cat "$WORK/err"; fail "SIGINT gave exit $rc, not 130"; }
+expect_in "$WORK/err" "pilot resume $R/sigint"
+run_pilot 0 resume "$R/sigint"
+[ "$(model_sha "$R/sigint")" = "$SHA" ] || fail "SIGINT + resume gave another model"
+
 # 3. SIGKILL at several writes (journal appends torn half-way, checkpoint renames not yet
 # journaled, pruning half done) and half-way through a checkpoint's temp file.
 for n in 9 11 13 15 18; do
@@ -164,6 +176,19 @@ sed 's/7b16f402/0b16f402/' "$PROJ/config/short.json" >"$PROJ/config/pin.json"
 run_pilot 2 adapt --params "$PROJ/config/pin.json" --runs-dir "$R" --run-id pin
 expect_in "$WORK/err" "not the pinned"
 [ ! -e "$R/typo" ] && [ ! -e "$R/pin" ] || fail "a refused adaptation left a folder"
+# A dtype: exit 3 before any folder where this build cannot run it (Debian's libtorch 1.13 has
+# no bfloat16 embedding_bag on a CPU), or an adaptation that finishes where it can.
+sed 's/"float32"/"bfloat16"/' "$PROJ/config/short.json" >"$PROJ/config/bf16.json"
+rc=0
+"$PILOT" adapt --params "$PROJ/config/bf16.json" --runs-dir "$R" --run-id bf16 >"$WORK/out" 2>"$WORK/err" || rc=$?
+if [ "$rc" = 3 ]; then
+  expect_in "$WORK/err" "cannot run this model in bfloat16"
+  expect_in "$WORK/err" "(train.dtype)"
+  [ ! -e "$R/bf16" ] || fail "a refused dtype left a folder"
+else
+  [ "$rc" = 0 ] || [ "$rc" = 4 ] || { cat "$WORK/err"; fail "a bfloat16 adaptation exited $rc"; }
+  run_pilot 0 verify "$R/bf16"
+fi
 
 # 6. Closing the loop: the adapted model in `pilot run`, pinned by the sha256 adapt printed;
 # its accuracy on the evaluation manifest is the one adapt reported.
@@ -181,4 +206,4 @@ EOF
 run_pilot 0 run --params "$PROJ/config/adapted.json" --runs-dir "$R" --run-id with-adapted
 acc=$(/usr/bin/python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print(r["evaluation"]["adapted"]["correct"])' "$REF/data/report.json")
 expect_in "$WORK/out" "accuracy on labelled items: $acc/248"
-echo "adapt: reference $SHA; a stop, kills at 5 writes and 2 mid-checkpoint kills all resume to the same bits"
+echo "adapt: reference $SHA; a stop, a SIGINT, kills at 5 writes and 2 mid-checkpoint kills all resume to the same bits"
