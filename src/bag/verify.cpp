@@ -24,6 +24,7 @@
 #include "pilot/results.h"
 #include "pilot/run_lock.h"
 #include "pilot/run_record.h"
+#include "pilot/sweep_records.h"
 #include "pilot/utf8.h"
 #include "pilot/vectors.h"
 
@@ -773,6 +774,17 @@ Result<VerifyResult> VerifyFolder(FileSystem& fs, const fs::path& dir, const Ver
     VerifyResult r = VerifyRunFolder(fs, dir, options);
     r.folder_kind = kind.value().kind;
     return r;
+  }
+  // An adaptation folder whose record and bag-info.txt disagree (or whose format this pilot
+  // does not know): its own checks, with the disagreement as the first finding.
+  if (auto record = ReadInsideFolder(fs, dir, "data/run.json", limits::kRunRecordBytes); record.ok()) {
+    auto doc = ParseJson(record.value(), "data/run.json");
+    if (doc.ok() && StringAt(doc.value(), "folder_kind") == std::string(kFolderKindAdapt)) {
+      VerifyResult r = Verifier(fs, dir, options, kFolderKindAdapt).Run();
+      r.findings.insert(r.findings.begin(), Finding{"bag", EscapeControl(kind.error().where), EscapeControl(kind.error().what)});
+      r.folder_kind = kFolderKindAdapt;
+      return r;
+    }
   }
   return VerifyRunFolder(fs, dir, options);
 }

@@ -796,11 +796,6 @@ Result<AdaptOutcome> ResumeAdapt(const fs::path& given, const std::string& devic
   if (!loaded.ok()) return loaded.error();
   AdaptJournalState state = std::move(loaded).value();
   const AdaptJournalHeader h = state.header;
-  if (state.torn_bytes > 0) {
-    PILOT_TRY(fsys.Truncate(dir / kAdaptJournal, state.valid_bytes));
-    notes.push_back("dropped a torn last journal record (" + std::to_string(state.torn_bytes) +
-                    " bytes) left by a process killed while appending");
-  }
   if (!device.empty() && device != h.device) {
     return BadInput("the adaptation ran on '" + h.device + "', not '" + KeyForMessage(device) + "'", "--device",
                     "resume on the device it began on: bitwise identity holds only there");
@@ -856,6 +851,16 @@ Result<AdaptOutcome> ResumeAdapt(const fs::path& given, const std::string& devic
     return BadInput("the inputs' prechecks differ from when the adaptation began (an input changed, or was removed)",
                     h.train_manifest_path, "restore the inputs as they were, or start a new adaptation");
   }
+  // The header's schedule and settings follow from the pinned parameters and the inputs: a
+  // journal that says otherwise was altered (a huge total_steps would train for ever).
+  const std::uint64_t per_epoch = StepsPerEpoch(prepared.value().train.size(), p.batch_size);
+  const std::uint64_t total = p.steps ? *p.steps : static_cast<std::uint64_t>(*p.epochs) * per_epoch;
+  if (h.steps_per_epoch != per_epoch || h.total_steps != total || h.threads != p.threads || h.seed != p.seed ||
+      h.dtype != p.dtype || h.train_used != prepared.value().train.size() ||
+      h.train_items != prepared.value().train_items || h.eval_items != prepared.value().eval_items) {
+    return BadInput("the journal's header does not match the parameters and inputs it is bound to",
+                    (dir / kAdaptJournal).string(), "the folder was altered; it cannot be resumed");
+  }
 
   // Checkpoints: every kept one must match its record; anything else in the folder goes.
   std::set<std::string> kept_files;
@@ -866,12 +871,18 @@ Result<AdaptOutcome> ResumeAdapt(const fs::path& given, const std::string& devic
       return BadInput("a checkpoint the journal keeps is missing, or not a regular file", (dir / c->file).string(),
                       "the folder was damaged after it was written; it cannot be resumed to the same bits");
     }
+    if (st.value().size != c->bytes) {
+      return BadInput("the checkpoint is " + std::to_string(st.value().size) + " bytes, the journal records " +
+                          std::to_string(c->bytes) + " (tampered or damaged)",
+                      (dir / c->file).string(), "it cannot be resumed to the same bits; start a new adaptation");
+    }
     auto sha = Sha256File(fsys, dir / c->file, false);
     if (!sha.ok() || sha.value() != c->sha256) {
       return BadInput("the checkpoint does not match the sha256 the journal records for it (tampered or damaged)",
                       (dir / c->file).string(), "it cannot be resumed to the same bits; start a new adaptation");
     }
   }
+  std::vector<std::string> strays;
   auto listing = fsys.ListDirectory(dir / kAdaptCheckpointDir);
   if (!listing.ok()) return listing.error();
   for (const auto& entry : listing.value()) {
@@ -882,18 +893,18 @@ Result<AdaptOutcome> ResumeAdapt(const fs::path& given, const std::string& devic
       return BadInput("an unexpected entry in the checkpoints folder", (dir / kAdaptCheckpointDir / entry.name).string(),
                       "remove it if it is not yours; pilot removes only its own unjournaled checkpoints");
     }
-    PILOT_TRY(fsys.RemoveFile(dir / kAdaptCheckpointDir / entry.name));
-    notes.push_back("removed " + std::string(kAdaptCheckpointDir) + "/" + entry.name +
-                    " (written by a process killed before its journal record, or pruned)");
+    strays.push_back(entry.name);
   }
-
-  AdaptSession s(dir, fsys, clock, trainer, control);
-  s.params = p;
-  s.info = std::move(info).value();
-  s.items = std::move(prepared).value();
-  s.header = h;
-  s.command_line = command_line;
   const auto kept = KeptCheckpoints(state);
+  if (!state.baseline && !kept.empty()) {
+    return BadInput("the journal has checkpoints but no baseline evaluation", (dir / kAdaptJournal).string(),
+                    "the folder is damaged; it cannot be resumed");
+  }
+  if (state.baseline && state.baseline->predictions.size() != prepared.value().eval.size()) {
+    return BadInput("the baseline evaluation does not cover the evaluation items", (dir / kAdaptJournal).string(),
+                    "the folder is damaged; it cannot be resumed");
+  }
+  std::uint64_t restored_step = 0;
   if (!kept.empty()) {
     const AdaptCheckpointRecord& last = *kept.back();
     auto bytes = ReadInsideFolder(fsys, dir, last.file, last.bytes);
@@ -911,24 +922,46 @@ Result<AdaptOutcome> ResumeAdapt(const fs::path& given, const std::string& devic
       return BadInput("the checkpoint's parameters do not match the digest the journal records",
                       (dir / last.file).string());
     }
-    s.step = last.step;
+    restored_step = last.step;
   }
+
+  // Everything checked: only from here on is the folder changed. A torn last journal record
+  // goes first, so that appends continue after whole records.
+  if (state.torn_bytes > 0) {
+    PILOT_TRY(fsys.Truncate(dir / kAdaptJournal, state.valid_bytes));
+    notes.push_back("dropped a torn last journal record (" + std::to_string(state.torn_bytes) +
+                    " bytes) left by a process killed while appending");
+  }
+  for (const auto& name : strays) {
+    PILOT_TRY(fsys.RemoveFile(dir / kAdaptCheckpointDir / name));
+    notes.push_back("removed " + std::string(kAdaptCheckpointDir) + "/" + name +
+                    " (written by a process killed before its journal record, or pruned)");
+  }
+  // Temp files of writes a killed process never renamed (reports, the model, copies).
+  for (const fs::path& d : {dir, dir / "data", dir / "data/model"}) {
+    auto entries = fsys.ListDirectory(d);
+    if (!entries.ok()) continue;
+    for (const DirEntry& e : entries.value()) {
+      if (e.name.find(".tmp-") != std::string::npos && e.stat.regular && !e.stat.symlink) {
+        PILOT_TRY(fsys.RemoveFile(d / e.name));
+      }
+    }
+  }
+
+  AdaptSession s(dir, fsys, clock, trainer, control);
+  s.params = p;
+  s.info = std::move(info).value();
+  s.items = std::move(prepared).value();
+  s.header = h;
+  s.command_line = command_line;
+  s.step = restored_step;
   s.state = std::move(state);
   s.notes = notes;
   PILOT_TRY(s.OpenJournal());
   PILOT_TRY(s.StartSession());
   ++s.state.sessions;
   s.MarkSessionStart();
-  if (!s.state.baseline) {
-    if (!kept.empty()) {
-      return BadInput("the journal has checkpoints but no baseline evaluation", (dir / kAdaptJournal).string(),
-                      "the folder is damaged; it cannot be resumed");
-    }
-    PILOT_TRY(s.Baseline());
-  } else if (s.state.baseline->predictions.size() != s.items.eval.size()) {
-    return BadInput("the baseline evaluation does not cover the evaluation items", (dir / kAdaptJournal).string(),
-                    "the folder is damaged; it cannot be resumed");
-  }
+  if (!s.state.baseline) PILOT_TRY(s.Baseline());
   return s.Drive(lock.value());
 }
 

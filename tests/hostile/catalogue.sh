@@ -4,7 +4,7 @@
 #
 #   PILOT=build/dev/pilot PILOT_SOURCE_DIR=. bash tests/hostile/catalogue.sh [GROUP [CASE-REGEX]]
 #
-# GROUP is one of: manifest params model runfolder cli (all of them when absent); CASE-REGEX
+# GROUP is one of: manifest params model runfolder cli adapt (all of them when absent); CASE-REGEX
 # (optional) keeps only the cases whose name matches it. Every case gets its own working
 # folder inside one scratch root (removed at exit; HOSTILE_KEEP=1 keeps it and prints it):
 #
@@ -16,7 +16,7 @@
 # and runs ONE pilot command (hrun) under `timeout -s KILL 60`, then checks:
 #   - the exact exit code (want_rc); never >= 128 except 130; no core file;
 #   - runs/ stays empty where no run folder may be created (no_runs);
-#   - outside/, proj/ (the base runs, for the runfolder group) and whatever the case guards
+#   - outside/, proj/ (the base runs, for the runfolder group; both, for adapt) and whatever the case guards
 #     with `guard` are unchanged, byte for byte (names, types, sizes, mtimes, link targets);
 #   - stderr names the thing at fault (want_err: extended regexes, case-insensitive);
 #   - the secret marker appears in neither stdout, stderr nor any file written under runs/;
@@ -30,7 +30,7 @@ case "$PILOT" in /*) ;; *) PILOT=$PWD/$PILOT ;; esac
 case "$PILOT_SOURCE_DIR" in /*) ;; *) PILOT_SOURCE_DIR=$PWD/$PILOT_SOURCE_DIR ;; esac
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 SRC=$PILOT_SOURCE_DIR
-ALL_GROUPS=(manifest params model runfolder cli)
+ALL_GROUPS=(manifest params model runfolder cli adapt)
 
 # The marker planted in every secret (outside/secret.txt and the hostile files themselves).
 MARKER=SeCrEtMaRkEr
@@ -224,6 +224,46 @@ make_base_pair() {
   fi
 }
 make_base() { make_base_pair proj/config/pilot.json good part 4; }
+# The adaptation pilot (config/adapt.json cut to 40 steps, a checkpoint every 10, the last two
+# kept): a finished folder ("agood"), one stopped after 15 steps ("apart": exit 130, its last
+# checkpoint at step 10) and one killed before its journal's header ("aearly"), made once on
+# first use. Their journal headers name the inputs under $BASE/proj, which a resume reads.
+make_adapt_base() {
+  [ -f "$BASE/runs/agood/tagmanifest-sha256.txt" ] && [ -d "$BASE/runs/apart" ] && [ -d "$BASE/runs/aearly" ] &&
+    return 0
+  [ -e "$BASE/agood.out" ] && return 1
+  base_proj
+  python3 - "$BASE/proj/config/adapt.json" "$BASE/proj/config/adapt-short.json" <<'PYEOF'
+import json, sys
+p = json.load(open(sys.argv[1]))
+del p["train"]["epochs"]
+p["train"].update(steps=40, checkpoint_every=10, keep_checkpoints=2)
+p["acceptance"] = {"min_gain": 0.01}
+json.dump(p, open(sys.argv[2], "w"), indent=2)
+PYEOF
+  local a=(adapt --params proj/config/adapt-short.json --runs-dir runs) rc=0
+  (cd "$BASE" && timeout -s KILL 120 "$PILOT" "${a[@]}" --run-id agood >"$BASE/agood.out" 2>&1) || rc=$?
+  if [ "$rc" != 0 ] || [ ! -f "$BASE/runs/agood/tagmanifest-sha256.txt" ]; then
+    echo "catalogue: cannot make the finished base adaptation (exit $rc):" >&2
+    cat "$BASE/agood.out" >&2
+    return 1
+  fi
+  rc=0
+  (cd "$BASE" && timeout -s KILL 120 "$PILOT" "${a[@]}" --run-id apart --stop-after 15 >"$BASE/apart.out" 2>&1) || rc=$?
+  if [ "$rc" != 130 ] || [ ! -f "$BASE/runs/apart/data/checkpoints/step-00000010.ckpt" ]; then
+    echo "catalogue: cannot make the interrupted base adaptation (exit $rc):" >&2
+    cat "$BASE/apart.out" >&2
+    return 1
+  fi
+  rc=0
+  (cd "$BASE" && PILOT_TEST_KILL_AFTER_WRITE=2 timeout -s KILL 120 "$PILOT" "${a[@]}" --run-id aearly \
+    >"$BASE/aearly.out" 2>&1) || rc=$?
+  if [ "$rc" != 137 ] || [ ! -d "$BASE/runs/aearly" ] || [ -e "$BASE/runs/aearly/data/journal.jsonl" ]; then
+    echo "catalogue: cannot make the base adaptation killed before its journal (exit $rc):" >&2
+    cat "$BASE/aearly.out" >&2
+    return 1
+  fi
+}
 make_embed_base() { make_base_pair proj/config/embed.json egood epart 5; }
 # A finished sweep of the bundled pilot, one group at batch sizes 1 and 2 ("sgood").
 make_sweep_base() {
@@ -260,12 +300,15 @@ make_shard_base() {
     return 1
   fi
 }
-# copy_run good|part|egood|epart|sgood|shards: a copy of the base run as runs/<name> in the case; the
-# base itself is guarded (nothing may change it).
+# copy_run good|part|egood|epart|sgood|shards|agood|apart|aearly: a copy of the base run as runs/<name> in the case; the
+# base itself is guarded (nothing may change it; for the adaptations, the one copied).
 copy_run() {
   case $1 in
     egood | epart) make_embed_base || { bad "no embedding base run"; return 1; } ;;
     sgood) make_sweep_base || { bad "no base sweep"; return 1; } ;;
+    agood | apart | aearly)
+      make_adapt_base || { bad "no base adaptation"; return 1; }
+      guard "$BASE/runs/$1" ;;
     shards)
       make_shard_base || { bad "no base shards"; return 1; }
       local f
@@ -330,6 +373,7 @@ run_case() {
     setup_case
     # Inputs are immutable: pilot never writes into the project (nor into the base runs).
     if [ "$group" = runfolder ]; then guard "$BASE"; else guard "$C/proj"; fi
+    [ "$group" = adapt ] && guard "$BASE/proj"  # its folders' resumes read the base's inputs
     cd "$C" || exit 1
     "$fn" >"$T/case.log" 2>&1
     cd "$C" || exit 1
