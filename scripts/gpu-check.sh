@@ -4,12 +4,16 @@
 # torch2 flavour cannot travel there; the script records that torch's version beside the pin),
 # then runs `pilot doctor`, the bundled pilot and `pilot verify` on the device, exports the
 # bundled model to a .pt2 package for the device and runs the pilot on it (PyTorch >= 2.6),
-# then `pilot sweep` and a run with its batch plan, then `run --workers` (one shard per device)
+# then `pilot adapt` (and a stopped adaptation resumed), then `pilot sweep` and a run with its batch plan, then `run --workers` (one shard per device)
 # and an export of the merged bag, writing every output and log under OUT_DIR
 # (summary.txt first).
 #
-#   scripts/gpu-check.sh OUT_DIR [--device cuda|rocm|cpu] [--debs DIR]
+#   scripts/gpu-check.sh OUT_DIR [--device cuda|rocm|cpu] [--debs DIR] [--prebuilt BUILD_DIR]
 #   scripts/gpu-check.sh --fetch-debs DIR      (on a Debian 12 machine: the .debs to carry)
+#
+# --prebuilt BUILD_DIR configures as usual (the configure step is still checked) but uses the
+# pilot already built in BUILD_DIR instead of building again: what the test suite's run of the
+# CPU path does, to save a second build of pilot on a 2-core machine.
 #
 # Header-only and small dependencies missing on the GPU machine come from .deb files carried
 # along (--debs DIR, default third_party/debs): they are unpacked under OUT_DIR/prefix, and
@@ -26,14 +30,16 @@ if [ "${1:-}" = "--fetch-debs" ]; then
   exit $?
 fi
 
-out=${1:?usage: gpu-check.sh OUT_DIR [--device cuda|rocm|cpu] [--debs DIR]}
+out=${1:?usage: gpu-check.sh OUT_DIR [--device cuda|rocm|cpu] [--debs DIR] [--prebuilt BUILD_DIR]}
 shift
 device=cuda
 debs=$root/third_party/debs
+prebuilt=""
 while [ $# -gt 0 ]; do
   case $1 in
     --device) device=$2; shift 2 ;;
     --debs) debs=$2; shift 2 ;;
+    --prebuilt) prebuilt=$(cd "$2" && pwd); shift 2 ;;
     *) echo "gpu-check: unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -92,8 +98,13 @@ build=$out/build
 step configure cmake -S "$root" -B "$build" "${gen[@]}" -DCMAKE_BUILD_TYPE=Release -DPILOT_BUILD_TESTS=OFF \
   "-DCMAKE_PREFIX_PATH=$prefix_path" "${cmake_extra[@]}" || failed=1
 grep -E "pilot: libtorch" "$out/configure.log" | tee -a "$summary"
-step build cmake --build "$build" --target pilot pilot-bench -j "$(nproc)" || failed=1
-pilot=$build/pilot
+if [ -n "$prebuilt" ]; then
+  note "build: skipped; using the pilot built in $prebuilt"
+  pilot=$prebuilt/pilot
+else
+  step build cmake --build "$build" --target pilot pilot-bench -j "$(nproc)" || failed=1
+  pilot=$build/pilot
+fi
 if [ ! -x "$pilot" ]; then
   note "gpu-check: the build failed; see $out/configure.log and $out/build.log"
   exit 1
@@ -107,6 +118,17 @@ step pilot "$pilot" run --device "$device" --runs-dir "$out/runs" --run-id pilot
 grep -E "^run |latency|verify:|acceptance" "$out/pilot.log" | tee -a "$summary"
 step verify "$pilot" verify "$out/runs/pilot-$device" || failed=1
 tail -1 "$out/verify.log" | tee -a "$summary"
+
+# The adaptation pilot on the device, then one stopped after 100 steps and resumed: on a GPU
+# the two need not be bitwise identical (non-deterministic kernels); their accuracies are noted.
+step adapt "$pilot" adapt --device "$device" --runs-dir "$out/runs" --run-id adapt-$device || failed=1
+grep -E "^adapt |evaluation accuracy|^training:|^checkpoints:|^verify:" "$out/adapt.log" | tee -a "$summary"
+step adapt-stop "$pilot" adapt --device "$device" --runs-dir "$out/runs" --run-id adapt-stop-$device --stop-after 100
+step adapt-resume "$pilot" resume "$out/runs/adapt-stop-$device" || failed=1
+grep -E "evaluation accuracy" "$out/adapt-resume.log" | sed 's/^/resumed: /' | tee -a "$summary"
+a=$(sha256sum "$out/runs/adapt-$device/data/model/adapted.pt" 2>/dev/null | cut -c1-64)
+b=$(sha256sum "$out/runs/adapt-stop-$device/data/model/adapted.pt" 2>/dev/null | cut -c1-64)
+note "adapt: uninterrupted and stopped+resumed models are $([ -n "$a" ] && [ "$a" = "$b" ] && echo "bitwise identical" || echo "NOT bitwise identical ($a vs $b)")"
 
 # The .pt2 path: the bundled model exported on this machine for this device (a package is
 # tied to its device and torch version, so none travels), then the bundled pilot on it,

@@ -1,9 +1,10 @@
-# scripts/gpu-check.sh as far as a machine without a GPU allows: its CPU path builds pilot
-# afresh in OUT_DIR, runs doctor, the bundled pilot, verify, a sweep, a batch-plan run, two
+# scripts/gpu-check.sh as far as a machine without a GPU allows: its CPU path configures a
+# build in OUT_DIR (the pilot under test stands in for its build: --prebuilt), runs doctor,
+# an adaptation and a stopped one resumed (bitwise identical on the CPU), the bundled pilot, verify, a sweep, a batch-plan run, two
 # --workers and an export on cpu,
 # and leaves every log and a summary.
 source "$(dirname "$0")/lib.sh"
-bash "$SRC/scripts/gpu-check.sh" "$WORK/gc" --device cpu --debs "$WORK/no-debs" >gc.txt 2>&1 \
+bash "$SRC/scripts/gpu-check.sh" "$WORK/gc" --device cpu --debs "$WORK/no-debs" --prebuilt "$(dirname "$PILOT")" >gc.txt 2>&1 \
   || { cat gc.txt; fail "gpu-check.sh failed on its CPU path"; }
 expect_in gc/summary.txt "all steps passed"
 expect_in gc/summary.txt "pass compute on cpu"
@@ -13,7 +14,9 @@ expect_in gc/summary.txt "## Recommendation"
 [ -f gc/report.html ] || fail "gpu-check did not keep the sweep's report.html"
 expect_in gc/summary.txt "items/s summed over the shards"
 expect_in gc/export.log "verified the copy in full"
-for f in configure.log build.log doctor.log doctor.json pilot.log verify.log smi.txt; do
+expect_in gc/summary.txt "evaluation accuracy: base 51.21% -> adapted"
+expect_in gc/summary.txt "adapt: uninterrupted and stopped+resumed models are bitwise identical"
+for f in configure.log doctor.log adapt.log doctor.json pilot.log verify.log smi.txt; do
   [ -f "gc/$f" ] || fail "gpu-check.sh left no $f"
 done
 expect_in gc/doctor.json '"ok": true'
