@@ -2,7 +2,7 @@
 # The sanitizer and fuzzing check (CI calls it): builds the `asan` preset (clang, ASan +
 # UBSan, the libFuzzer targets of tests/fuzz) into build/asan, runs the unit tests (and any
 # test labelled `sanitize`) under the sanitizers, then for every fuzz target replays its
-# committed corpus and fuzzes it for FUZZ_SECONDS (default 20) with a fixed seed, into a
+# committed corpus and fuzzes it for FUZZ_SECONDS (default 10) with a fixed seed, into a
 # scratch copy of the corpus (the committed corpus is never written).
 #
 # Fails (exit 1) on any test failure, crash, sanitizer or leak report. Findings are kept
@@ -18,7 +18,7 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 
-FUZZ_SECONDS=${FUZZ_SECONDS:-20}
+FUZZ_SECONDS=${FUZZ_SECONDS:-10}
 # Fuzzed inputs stay small: exec/s drops tenfold at 64 KiB, and the caps pilot enforces
 # (nesting 64, ids 128) are reached within a few KiB. Larger inputs are in the replay.
 FUZZ_MAX_LEN=${FUZZ_MAX_LEN:-4096}
