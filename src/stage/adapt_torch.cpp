@@ -130,9 +130,12 @@ class TorchAdaptTrainer final : public AdaptTrainer {
   Result<std::string> LoadCheckpoint(std::string_view bytes) override {
     try {
       torch::serialize::InputArchive archive;
-      archive.load_from(bytes.data(), bytes.size());
+      // Every tensor onto the training device, so that the optimiser's state sits beside its
+      // parameters; the generator states and the cursor are read back on the CPU.
+      archive.load_from(bytes.data(), bytes.size(), device_);
       torch::Tensor tag;
-      if (!archive.try_read(kCheckpointTag, tag) || tag.numel() != 1 || tag.item<std::int64_t>() != kCheckpointFormat) {
+      if (!archive.try_read(kCheckpointTag, tag) || tag.numel() != 1 || tag.scalar_type() != torch::kInt64 ||
+          tag.item<std::int64_t>() != kCheckpointFormat) {
         return BadInput("not a checkpoint this pilot wrote (format " + std::to_string(kCheckpointFormat) + ")", "checkpoint");
       }
       torch::NoGradGuard no_grad;
@@ -151,19 +154,19 @@ class TorchAdaptTrainer final : public AdaptTrainer {
       torch::Tensor rng;
       archive.read("rng_cpu", rng);
       at::Generator cpu = at::detail::getDefaultCPUGenerator();
-      cpu.set_state(rng);
+      cpu.set_state(rng.to(torch::kCPU));
       if (device_.is_cuda()) {
         torch::Tensor dev;
         archive.read("rng_device", dev);
         at::Generator gen = at::globalContext().defaultGenerator(device_);
-        gen.set_state(dev);
+        gen.set_state(dev.to(torch::kCPU));
       }
       torch::Tensor c;
       archive.read("cursor", c);
       if (c.scalar_type() != torch::kUInt8 || c.dim() != 1 || c.numel() > 4096) {
         return BadInput("the checkpoint's cursor is malformed", "checkpoint");
       }
-      c = c.contiguous();
+      c = c.to(torch::kCPU).contiguous();
       return std::string(reinterpret_cast<const char*>(c.data_ptr<std::uint8_t>()), static_cast<std::size_t>(c.numel()));
     } catch (const std::exception& e) {
       return BadInput("cannot read the checkpoint: " + Short(TorchErrorMessage(e)), "checkpoint",
