@@ -75,8 +75,12 @@ class AdaptTrainer {
   virtual Result<double> Step(const std::vector<const std::string*>& texts, const std::vector<std::int64_t>& labels) = 0;
   // The parameters, the optimiser's state, the RNG states and `cursor` (opaque to the trainer).
   virtual Result<std::string> SaveCheckpoint(const std::string& cursor) = 0;
-  // Restores what SaveCheckpoint wrote; returns its cursor.
+  // Restores what SaveCheckpoint wrote; returns its cursor. The bytes come from a folder that
+  // may be hostile: parsing them never runs code they carry, and anything that is not exactly
+  // what this model and optimiser would write is refused.
   virtual Result<std::string> LoadCheckpoint(std::string_view bytes) = 0;
+  // The most bytes a checkpoint of this model can take: a resume refuses to read more.
+  virtual std::uint64_t CheckpointBytesLimit() = 0;
   // The model as a TorchScript file, with the current parameters.
   virtual Result<std::string> SaveModel() = 0;
   // sha256 of the trainable parameters' bytes, in name order.

@@ -907,6 +907,12 @@ Result<AdaptOutcome> ResumeAdapt(const fs::path& given, const std::string& devic
   std::uint64_t restored_step = 0;
   if (!kept.empty()) {
     const AdaptCheckpointRecord& last = *kept.back();
+    if (last.bytes > trainer.CheckpointBytesLimit()) {
+      return BadInput("the checkpoint's recorded size " + std::to_string(last.bytes) +
+                          " is more than a checkpoint of this model can take (" +
+                          std::to_string(trainer.CheckpointBytesLimit()) + ")",
+                      (dir / last.file).string(), "the folder was altered; it cannot be resumed");
+    }
     auto bytes = ReadInsideFolder(fsys, dir, last.file, last.bytes);
     if (!bytes.ok()) return AsBadInput(bytes.error(), "the checkpoint cannot be read");
     if (Sha256Hex(bytes.value()) != last.sha256) {

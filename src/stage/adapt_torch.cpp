@@ -1,7 +1,7 @@
 // The adaptation trainer (adapt.h) on libtorch: a TorchScript classifier trained in place
-// through its own forward(), with torch::optim's Adam or SGD. A checkpoint is a
-// torch::serialize archive of every parameter, the optimiser's state, the CPU generator's
-// state (and the device's, on a GPU) and the engine's cursor.
+// through its own forward(), with torch::optim's Adam or SGD. A checkpoint (pilot's own plain
+// format, below) holds every parameter, the optimiser's state, the CPU generator's state (and
+// the device's, on a GPU) and the engine's cursor.
 #include <ATen/Context.h>
 #include <ATen/Parallel.h>
 #include <torch/script.h>
@@ -9,11 +9,14 @@
 #include <torch/version.h>
 
 #include <algorithm>
+#include <cstring>
+#include <type_traits>
 #include <set>
 #include <sstream>
 
 #include "pilot/adapt.h"
 #include "pilot/hash.h"
+#include "pilot/json_util.h"
 #include "pilot/limits.h"
 #include "pilot/text_features.h"
 #include "pilot/torch_stage.h"
@@ -26,8 +29,8 @@ namespace {
 constexpr std::int64_t kMaxNgram = 16;
 constexpr std::int64_t kMaxBuckets = (std::int64_t{1} << 31) - 1;
 constexpr std::int64_t kMaxChars = 1 << 20;
-constexpr const char* kCheckpointTag = "pilot_adapt_checkpoint";
-constexpr std::int64_t kCheckpointFormat = 1;
+constexpr const char* kCheckpointMagic = "pilot-adapt-checkpoint 1";
+constexpr std::size_t kMaxCheckpointHeader = 1 << 20;
 
 std::string Short(const std::string& text) { return EscapeControl(TruncateUtf8(text, 300)); }
 
@@ -101,27 +104,50 @@ class TorchAdaptTrainer final : public AdaptTrainer {
     }
   }
 
+  // The checkpoint is pilot's own plain format, never a TorchScript archive (whose loading
+  // runs code the archive carries): a magic line, one JSON header line naming each tensor
+  // (name, dtype, shape, bytes), then the tensors' raw bytes in that order. Loading derives
+  // every expected name, dtype and shape from the model itself and checks the header and the
+  // sizes against them before any byte is used.
   Result<std::string> SaveCheckpoint(const std::string& cursor) override {
     try {
-      torch::serialize::OutputArchive archive;
-      archive.write(kCheckpointTag, torch::tensor({kCheckpointFormat}, torch::kInt64));
-      for (std::size_t i = 0; i < params_.size(); ++i) {
-        archive.write("p" + std::to_string(i), params_[i].second.detach().to(torch::kCPU));
+      std::vector<std::pair<std::string, torch::Tensor>> blobs;
+      nlohmann::json steps = nlohmann::json::array();
+      for (std::size_t i = 0; i < params_.size(); ++i) blobs.emplace_back("p" + std::to_string(i), params_[i].second);
+      for (std::size_t j = 0; j < train_.size(); ++j) {
+        auto& state = optimiser_->state();
+        auto it = state.find(StateKey(state, train_[j]));
+        if (it == state.end()) {
+          steps.push_back(-1);
+          continue;
+        }
+        if (adam_) {
+          auto& st = static_cast<torch::optim::AdamParamState&>(*it->second);
+          steps.push_back(st.step());
+          blobs.emplace_back("adam" + std::to_string(j) + ".exp_avg", st.exp_avg());
+          blobs.emplace_back("adam" + std::to_string(j) + ".exp_avg_sq", st.exp_avg_sq());
+        } else {
+          auto& st = static_cast<torch::optim::SGDParamState&>(*it->second);
+          steps.push_back(0);
+          blobs.emplace_back("sgd" + std::to_string(j) + ".momentum_buffer", st.momentum_buffer());
+        }
       }
-      torch::serialize::OutputArchive optimiser;
-      optimiser_->save(optimiser);
-      archive.write("optimiser", optimiser);
-      archive.write("rng_cpu", at::detail::getDefaultCPUGenerator().get_state());
+      blobs.emplace_back("rng_cpu", at::detail::getDefaultCPUGenerator().get_state());
       if (device_.is_cuda()) {
         at::Generator gen = at::globalContext().defaultGenerator(device_);
-        archive.write("rng_device", gen.get_state());
+        blobs.emplace_back("rng_device", gen.get_state());
       }
-      torch::Tensor c = torch::empty({static_cast<std::int64_t>(cursor.size())}, torch::kUInt8);
-      std::copy(cursor.begin(), cursor.end(), reinterpret_cast<char*>(c.data_ptr<std::uint8_t>()));
-      archive.write("cursor", c);
-      std::ostringstream os;
-      archive.save_to(os);
-      return os.str();
+      nlohmann::json header{{"cursor", cursor}, {"optimiser", adam_ ? "adam" : "sgd"}, {"steps", steps}};
+      header["tensors"] = nlohmann::json::array();
+      std::string data;
+      for (auto& [name, t] : blobs) {
+        torch::Tensor c = t.detach().to(torch::kCPU).contiguous();
+        const std::size_t n = static_cast<std::size_t>(c.numel()) * c.element_size();
+        header["tensors"].push_back({{"name", name}, {"dtype", std::string(c10::toString(c.scalar_type()))},
+                                     {"shape", c.sizes().vec()}, {"bytes", n}});
+        data.append(static_cast<const char*>(c.data_ptr()), n);
+      }
+      return std::string(kCheckpointMagic) + "\n" + header.dump() + "\n" + data;
     } catch (const std::exception& e) {
       return WorkFailed("cannot serialise the checkpoint: " + Short(TorchErrorMessage(e)), where_);
     }
@@ -129,49 +155,17 @@ class TorchAdaptTrainer final : public AdaptTrainer {
 
   Result<std::string> LoadCheckpoint(std::string_view bytes) override {
     try {
-      torch::serialize::InputArchive archive;
-      // Every tensor onto the training device, so that the optimiser's state sits beside its
-      // parameters; the generator states and the cursor are read back on the CPU.
-      archive.load_from(bytes.data(), bytes.size(), device_);
-      torch::Tensor tag;
-      if (!archive.try_read(kCheckpointTag, tag) || tag.numel() != 1 || tag.scalar_type() != torch::kInt64 ||
-          tag.item<std::int64_t>() != kCheckpointFormat) {
-        return BadInput("not a checkpoint this pilot wrote (format " + std::to_string(kCheckpointFormat) + ")", "checkpoint");
-      }
-      torch::NoGradGuard no_grad;
-      for (std::size_t i = 0; i < params_.size(); ++i) {
-        torch::Tensor t;
-        if (!archive.try_read("p" + std::to_string(i), t) || t.sizes() != params_[i].second.sizes() ||
-            t.scalar_type() != params_[i].second.scalar_type()) {
-          return BadInput("the checkpoint's parameter '" + params_[i].first + "' is missing or of another shape",
-                          "checkpoint", "it was written for another model");
-        }
-        params_[i].second.copy_(t);
-      }
-      torch::serialize::InputArchive optimiser;
-      archive.read("optimiser", optimiser);
-      optimiser_->load(optimiser);
-      torch::Tensor rng;
-      archive.read("rng_cpu", rng);
-      at::Generator cpu = at::detail::getDefaultCPUGenerator();
-      cpu.set_state(rng.to(torch::kCPU));
-      if (device_.is_cuda()) {
-        torch::Tensor dev;
-        archive.read("rng_device", dev);
-        at::Generator gen = at::globalContext().defaultGenerator(device_);
-        gen.set_state(dev.to(torch::kCPU));
-      }
-      torch::Tensor c;
-      archive.read("cursor", c);
-      if (c.scalar_type() != torch::kUInt8 || c.dim() != 1 || c.numel() > 4096) {
-        return BadInput("the checkpoint's cursor is malformed", "checkpoint");
-      }
-      c = c.to(torch::kCPU).contiguous();
-      return std::string(reinterpret_cast<const char*>(c.data_ptr<std::uint8_t>()), static_cast<std::size_t>(c.numel()));
+      return LoadOrThrow(bytes);
     } catch (const std::exception& e) {
-      return BadInput("cannot read the checkpoint: " + Short(TorchErrorMessage(e)), "checkpoint",
-                      "it was damaged, or written by another model");
+      return BadInput("cannot restore the checkpoint: " + Short(TorchErrorMessage(e)), "checkpoint",
+                      "it was damaged, or written for another model");
     }
+  }
+
+  std::uint64_t CheckpointBytesLimit() override {
+    std::uint64_t values = 0;
+    for (const auto& [name, t] : params_) values += static_cast<std::uint64_t>(t.numel()) * t.element_size();
+    return kMaxCheckpointHeader + 4 * values + (1u << 20);
   }
 
   Result<std::string> SaveModel() override {
@@ -209,6 +203,114 @@ class TorchAdaptTrainer final : public AdaptTrainer {
   }
 
  private:
+  template <typename Map>
+  static typename Map::key_type StateKey(const Map&, const torch::Tensor& p) {
+    using Key = typename Map::key_type;
+    if constexpr (std::is_same_v<Key, std::string>) {  // libtorch 1.x keys its state by the impl's address as text
+      std::ostringstream os;
+      os << p.unsafeGetTensorImpl();
+      return os.str();
+    } else {
+      return static_cast<Key>(p.unsafeGetTensorImpl());
+    }
+  }
+
+  Result<std::string> LoadOrThrow(std::string_view bytes) {
+    const std::string where = "checkpoint";
+    const std::string magic = std::string(kCheckpointMagic) + "\n";
+    if (bytes.substr(0, magic.size()) != magic) return BadInput("not a checkpoint this pilot writes", where);
+    bytes.remove_prefix(magic.size());
+    const std::size_t nl = bytes.substr(0, kMaxCheckpointHeader).find('\n');
+    if (nl == std::string_view::npos) return BadInput("the checkpoint's header is missing or too long", where);
+    auto parsed = ParseJson(bytes.substr(0, nl), where);
+    if (!parsed.ok()) return parsed.error();
+    bytes.remove_prefix(nl + 1);
+    const nlohmann::json& h = parsed.value();
+    auto cursor = StringAt(h, "cursor");
+    auto optimiser = StringAt(h, "optimiser");
+    if (!cursor || cursor->size() > 4096 || !optimiser || *optimiser != (adam_ ? "adam" : "sgd") ||
+        !h.contains("steps") || !h["steps"].is_array() || h["steps"].size() != train_.size() ||
+        !h.contains("tensors") || !h["tensors"].is_array()) {
+      return BadInput("the checkpoint's header is not one this model and optimiser write", where);
+    }
+    // What this model would have written, given which parameters have optimiser state.
+    struct Want {
+      std::string name;
+      torch::Tensor like;  // dtype and shape
+    };
+    std::vector<Want> want;
+    for (std::size_t i = 0; i < params_.size(); ++i) want.push_back({"p" + std::to_string(i), params_[i].second});
+    std::vector<std::int64_t> steps;
+    for (std::size_t j = 0; j < train_.size(); ++j) {
+      const auto& v = h["steps"][j];
+      if (!v.is_number_integer() || v.get<std::int64_t>() < -1 || v.get<std::int64_t>() > (std::int64_t{1} << 40)) {
+        return BadInput("the checkpoint's optimiser steps are malformed", where);
+      }
+      steps.push_back(v.get<std::int64_t>());
+      if (steps.back() < 0) continue;
+      if (adam_) {
+        want.push_back({"adam" + std::to_string(j) + ".exp_avg", train_[j]});
+        want.push_back({"adam" + std::to_string(j) + ".exp_avg_sq", train_[j]});
+      } else {
+        want.push_back({"sgd" + std::to_string(j) + ".momentum_buffer", train_[j]});
+      }
+    }
+    want.push_back({"rng_cpu", at::detail::getDefaultCPUGenerator().get_state()});
+    if (device_.is_cuda()) {
+      at::Generator gen = at::globalContext().defaultGenerator(device_);
+      want.push_back({"rng_device", gen.get_state()});
+    }
+    const auto& tensors = h["tensors"];
+    if (tensors.size() != want.size()) return BadInput("the checkpoint holds other tensors than this model's", where);
+    std::vector<torch::Tensor> got;
+    std::size_t at = 0;
+    for (std::size_t k = 0; k < want.size(); ++k) {
+      const torch::Tensor& like = want[k].like;
+      const std::size_t n = static_cast<std::size_t>(like.numel()) * like.element_size();
+      const auto& t = tensors[k];
+      if (StringAt(t, "name") != want[k].name ||
+          StringAt(t, "dtype") != std::string(c10::toString(like.scalar_type())) || !t.contains("shape") ||
+          t["shape"] != nlohmann::json(like.sizes().vec()) || UnsignedAt(t, "bytes") != n) {
+        return BadInput("the checkpoint's tensor '" + want[k].name + "' is missing or of another dtype or shape", where,
+                        "it was written for another model");
+      }
+      if (bytes.size() - at < n) return BadInput("the checkpoint is shorter than its header says", where);
+      torch::Tensor c = torch::empty(like.sizes(), torch::TensorOptions().dtype(like.scalar_type()));
+      std::memcpy(c.data_ptr(), bytes.data() + at, n);
+      at += n;
+      got.push_back(std::move(c));
+    }
+    if (at != bytes.size()) return BadInput("the checkpoint has bytes beyond its tensors", where);
+
+    torch::NoGradGuard no_grad;
+    std::size_t k = 0;
+    for (auto& [name, t] : params_) t.copy_(got[k++]);
+    auto& state = optimiser_->state();
+    for (std::size_t j = 0; j < train_.size(); ++j) {
+      auto key = StateKey(state, train_[j]);
+      state.erase(key);
+      if (steps[j] < 0) continue;
+      if (adam_) {
+        auto st = std::make_unique<torch::optim::AdamParamState>();
+        st->step(steps[j]);
+        st->exp_avg(got[k++].to(device_));
+        st->exp_avg_sq(got[k++].to(device_));
+        state[key] = std::move(st);
+      } else {
+        auto st = std::make_unique<torch::optim::SGDParamState>();
+        st->momentum_buffer(got[k++].to(device_));
+        state[key] = std::move(st);
+      }
+    }
+    at::Generator cpu = at::detail::getDefaultCPUGenerator();
+    cpu.set_state(got[k++]);
+    if (device_.is_cuda()) {
+      at::Generator gen = at::globalContext().defaultGenerator(device_);
+      gen.set_state(got[k++]);
+    }
+    return *cursor;
+  }
+
   Result<AdaptTrainerInfo> LoadOrThrow(const AdaptTrainerConfig& config) {
     at::set_num_threads(config.threads);
     torch::manual_seed(config.seed);
@@ -249,6 +351,8 @@ class TorchAdaptTrainer final : public AdaptTrainer {
       info.trainable_values += static_cast<std::uint64_t>(t.numel());
     }
     if (train.empty()) return BadInput("the model has no parameter to train", where_);
+    train_ = train;
+    adam_ = config.optimiser == "adam";
     if (config.optimiser == "adam") {
       optimiser_ = std::make_unique<torch::optim::Adam>(
           train, torch::optim::AdamOptions(config.learning_rate).weight_decay(config.weight_decay));
@@ -337,6 +441,8 @@ class TorchAdaptTrainer final : public AdaptTrainer {
   std::vector<std::pair<std::string, torch::Tensor>> params_;
   std::set<std::string> trainable_;
   std::unique_ptr<torch::optim::Optimizer> optimiser_;
+  std::vector<torch::Tensor> train_;  // the parameters the optimiser updates, in its order
+  bool adam_ = true;
   std::vector<std::string> labels_;
   bool logits_ = false, text_input_ = false;
   NgramContract contract_;

@@ -117,6 +117,24 @@ run_pilot 2 resume "$R/tamper"
 expect_in "$WORK/err" "does not match the sha256 the journal records for it"
 expect_in "$WORK/err" "step-00000020.ckpt"
 [ "$(tree_sum "$R/tamper")" = "$before" ] || fail "a refused resume changed the folder"
+# A TorchScript archive (which would run the code it carries when loaded) in place of a
+# checkpoint, its journal record rewritten to pin it: refused by its first line, nothing run.
+run_pilot 130 "${A[@]}" --run-id archive --stop-after 15
+cp "$PROJ/data/models/langid/langid.pt" "$R/archive/data/checkpoints/step-00000010.ckpt"
+/usr/bin/python3 - "$R/archive" <<'EOF'
+import hashlib, json, os, sys
+d = sys.argv[1]
+ck = open(os.path.join(d, "data/checkpoints/step-00000010.ckpt"), "rb").read()
+out = []
+for l in open(os.path.join(d, "data/journal.jsonl")).read().splitlines():
+    r = json.loads(l)
+    if r.get("type") == "checkpoint" and r["step"] == 10:
+        r["sha256"], r["bytes"] = hashlib.sha256(ck).hexdigest(), len(ck)
+    out.append(json.dumps(r, separators=(",", ":")))
+open(os.path.join(d, "data/journal.jsonl"), "w").write("\n".join(out) + "\n")
+EOF
+run_pilot 2 resume "$R/archive"
+expect_in "$WORK/err" "not a checkpoint this pilot writes"
 # In a finished folder, even with the bag's manifests re-hashed to match, verify finds it.
 cp -r "$REF" "$WORK/copy"
 printf 'X' | dd of="$WORK/copy/data/checkpoints/step-00000040.ckpt" bs=1 seek=100 conv=notrunc 2>/dev/null

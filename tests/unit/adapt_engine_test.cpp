@@ -64,6 +64,7 @@ class FakeTrainer : public AdaptTrainer {
     steps_ = j["steps"].get<std::uint64_t>();
     return j["cursor"].get<std::string>();
   }
+  std::uint64_t CheckpointBytesLimit() override { return 1 << 20; }
   Result<std::string> SaveModel() override { return "model " + ParametersDigest(); }
   std::string ParametersDigest() override { return Sha256Hex(nlohmann::json{{"w", w_}, {"rng", rng_}}.dump()); }
 
