@@ -245,7 +245,9 @@ EOF
     local timeout=${SLURM_HARNESS_TIMEOUT:-60} state='' name pid
     for ((i = 0; i < timeout * 5; i++)); do
         while read -r name pid; do
-            if ! _slurm_pid_is_ours "$pid" "$dir"; then
+            # A pid still alive but not yet marked is the forked shell before its exec (the
+            # marker is set at exec): not dead, only slow on a busy machine.
+            if ! _slurm_pid_is_ours "$pid" "$dir" && ! { ((i < 25)) && kill -0 "$pid" 2>/dev/null; }; then
                 _slurm_log "$name (pid $pid) died during startup"
                 _slurm_dump_logs "$dir"; slurm_stop "$dir"; return 1
             fi
