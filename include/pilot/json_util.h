@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <initializer_list>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -40,5 +41,12 @@ std::string KeyForMessage(std::string_view key);
 std::optional<std::string> StringAt(const nlohmann::json& j, const char* key);
 std::optional<double> NumberAt(const nlohmann::json& j, const char* key);
 std::optional<std::uint64_t> UnsignedAt(const nlohmann::json& j, const char* key);
+
+// Refuses (exit 2, naming the key path and `source`, listing what is allowed) a member of
+// `obj` that is not in `allowed`, and an `obj` that is not an object: a typo in a parameter
+// file must never fall back to a default. `where` is the object's key path ("" at the top);
+// `hint` is given when `obj` is not an object.
+Status CheckKnownKeys(const nlohmann::json& obj, std::initializer_list<const char*> allowed, const std::string& where,
+                      const std::string& source, const std::string& hint);
 
 }  // namespace pilot

@@ -149,4 +149,22 @@ std::optional<std::uint64_t> UnsignedAt(const json& j, const char* key) {
   return it->get<std::uint64_t>();
 }
 
+Status CheckKnownKeys(const json& obj, std::initializer_list<const char*> allowed, const std::string& where,
+                      const std::string& source, const std::string& hint) {
+  if (!obj.is_object()) return BadInput("'" + where + "' must be an object", source, hint);
+  for (const auto& [key, _] : obj.items()) {
+    bool ok = false;
+    std::string list;
+    for (const char* a : allowed) {
+      ok = ok || key == a;
+      list += (list.empty() ? "" : ", ") + std::string(a);
+    }
+    if (!ok) {
+      std::string path = (where.empty() ? "" : where + ".") + KeyForMessage(key);
+      return BadInput("unknown key '" + path + "'", source, "a typo must not fall back to a default; allowed here: " + list);
+    }
+  }
+  return {};
+}
+
 }  // namespace pilot

@@ -13,25 +13,9 @@ namespace {
 using nlohmann::json;
 
 // Checks the keys of one object against the allowed ones; `where` is its key path.
-Status CheckKeys(const json& obj, std::initializer_list<const char*> allowed,
-                 const std::string& where, const std::string& source) {
-  if (!obj.is_object()) {
-    return BadInput("'" + where + "' must be an object", source, "see config/pilot.json");
-  }
-  for (const auto& [key, _] : obj.items()) {
-    bool ok = false;
-    std::string list;
-    for (const char* a : allowed) {
-      ok = ok || key == a;
-      list += (list.empty() ? "" : ", ") + std::string(a);
-    }
-    if (!ok) {
-      std::string path = (where.empty() ? "" : where + ".") + KeyForMessage(key);
-      return BadInput("unknown key '" + path + "'", source,
-                      "a typo must not fall back to a default; allowed here: " + list);
-    }
-  }
-  return {};
+Status CheckKeys(const json& obj, std::initializer_list<const char*> allowed, const std::string& where,
+                 const std::string& source) {
+  return CheckKnownKeys(obj, allowed, where, source, "see config/pilot.json");
 }
 
 class Reader {
