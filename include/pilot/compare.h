@@ -41,12 +41,9 @@ Result<CompareOutcome> CompareRuns(FileSystem& fs, const std::filesystem::path& 
 // compare.md: the same facts for a person.
 std::string CompareMarkdown(const nlohmann::ordered_json& document);
 
-// Refuses (exit 2) an output path inside a pilot folder (a folder holding bagit.txt, at any
-// level above it): a file written there would change a bag's payload or tags.
-Status RefuseInsidePilotFolder(FileSystem& fs, const std::filesystem::path& out);
-
-// Writes compare.json and compare.md into `dir` (created if missing; an existing
-// compare.json or compare.md there is refused, never overwritten).
+// Writes compare.json and compare.md into `dir` (resolved once as a destination, paths.h;
+// created if missing; refused inside a pilot folder; an existing compare.json or compare.md
+// there is refused, never overwritten).
 Status WriteCompare(FileSystem& fs, const std::filesystem::path& dir, const nlohmann::ordered_json& document);
 
 }  // namespace pilot

@@ -13,6 +13,8 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -34,6 +36,15 @@ inline constexpr std::size_t kMaxReasonBytes = 4096;
 
 bool IsDecision(const std::string& name);
 
+// Where a decide is, for the CLI's Ctrl-C handler to say what state the folder is in.
+enum class DecidePhase {
+  kReading,     // reading and verifying: nothing written, the folder as it was
+  kRecovering,  // finishing or undoing an interrupted decide first (RecoverInterruptedDecide)
+  kLocked,    // the folder's lock is held; nothing recorded yet
+  kWriting,   // staging and applying the decision's files: finished before stopping
+  kRecorded,  // the decision is recorded in full
+};
+
 struct DecideOptions {
   std::optional<std::filesystem::path> doctor;   // `pilot doctor --json` output
   std::optional<std::filesystem::path> compare;  // compare.json
@@ -50,9 +61,15 @@ struct DecideOptions {
   std::optional<std::string> decision;
   std::vector<std::string> reasons;
   std::string command_line;
-  // Called just before the first write; what it returns is held until the writes are done (the
-  // CLI holds SIGINT and SIGTERM with it, so an interrupt lands after the folder is whole).
-  std::function<std::shared_ptr<void>()> hold_signals;
+  // The folder's fingerprint noted earlier (`pilot run` printed it), and the sweep folder's:
+  // each must match before anything is read further (a re-hashed forgery passes every other
+  // check).
+  std::optional<std::string> expect;
+  std::optional<std::string> expect_sweep;
+  // Told each phase as it begins; polled while reading and before the first write (true:
+  // stop, with nothing written). Once writing has begun, the decision is finished first.
+  std::function<void(DecidePhase)> on_phase;
+  std::function<bool()> should_stop;
 };
 
 struct DecideOutcome {
@@ -66,7 +83,35 @@ struct DecideOutcome {
   std::string fingerprint;      // the folder's fingerprint after recording (or as found)
   std::string previous_fingerprint;
   std::vector<std::string> written;  // tag files written, relative to the folder
+  std::vector<std::string> notes;    // an interrupted decide finished or undone first
 };
+
+// What decide checks of one piece of evidence (kind doctor, compare or plan) before drawing any
+// fact from it: the document pilot writes, agreeing with itself (a verdict that contradicts
+// its counts, a negative cost, a plan row that fits beyond its period are refused, exit 2).
+Status CheckEvidenceDocument(const std::string& kind, std::string_view bytes, const std::string& where);
+
+// A decision staged in .decide-pending/ (verify.h, kDecidePending) and committed by its
+// COMMIT.json: the files to place, in order (the tag manifest last), each with its sha256, and
+// the fingerprint the folder had before.
+struct DecideCommit {
+  std::size_t entry = 0;
+  std::string before;
+  std::vector<std::pair<std::string, std::string>> files;  // name, sha256
+};
+// Parses a COMMIT.json (capped, from a folder that may be hostile): only names decide writes
+// (decisions.jsonl, decision.md, decision-<entry>-<kind>.json, the tag manifest last).
+Result<DecideCommit> ParseDecideCommit(std::string_view text, const std::string& where);
+
+// A decide killed part-way leaves the folder in one of three states: as before it (a stale
+// .lock at most), as after it, or with a staging folder (.decide-pending) that this finishes
+// or undoes: without its COMMIT record the staged files are removed (nothing of that decide
+// is recorded), with it the change is applied to its end. A stale lock left on a finished
+// folder is removed. Takes the folder's lock; refuses (exit 2, naming it) a folder another
+// process is writing, or a staging folder that is damaged or no longer fits the folder.
+// Returns what was done, or nothing when the folder needed nothing. `pilot decide` and
+// `pilot resume` call it first.
+Result<std::optional<std::string>> RecoverInterruptedDecide(FileSystem& fs, const std::filesystem::path& dir);
 
 // Verifies RUN_DIR (a finished run or merged folder) in full, reads the evidence, and
 // proposes; with options.decision, records it under the folder's lock. Bad evidence (an

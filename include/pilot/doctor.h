@@ -42,7 +42,10 @@ struct DoctorCheck {
 struct DoctorOptions {
   std::optional<Params> params;  // the model check and `requires` need them
   std::string device = "auto";   // auto | cpu | cuda | rocm
-  std::filesystem::path runs_dir = "runs";
+  std::filesystem::path runs_dir = "runs";  // resolved as `run` resolves --runs-dir (paths.h)
+  // Why `run` would refuse --runs-dir (a symlink loop, a file, inside a pilot folder): the
+  // disk check then fails with it, never "writable".
+  std::string runs_dir_refused;
   bool corrupt_reference = false;  // test seam: the compute check's reference is perturbed
 };
 

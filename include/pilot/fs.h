@@ -80,6 +80,14 @@ class AppendFile {
   virtual Status Sync() = 0;
 };
 
+// OpenBeneath's answer: the file, or why it was not opened.
+struct BeneathOpen {
+  enum class Failure { kNone, kOutside, kMissing, kNotRegular, kUnreadable };
+  std::unique_ptr<ReadableFile> file;  // set when failure is kNone
+  Failure failure = Failure::kNone;
+  std::string detail;  // what went wrong, for the rejection's detail
+};
+
 class FileSystem {
  public:
   virtual ~FileSystem() = default;
@@ -112,6 +120,10 @@ class FileSystem {
   // Renames a file or folder to a name that must not exist (never replaces one: bad input,
   // naming `to`), then fsyncs the folder holding `to`.
   virtual Status RenameNoReplace(const stdfs::path& from, const stdfs::path& to) = 0;
+  // Renames the regular file `from` over `to` (absent or a regular file: never a symlink or a
+  // folder, which are refused naming `to`), then fsyncs the folder holding `to`. Atomic: `to`
+  // holds either its old bytes or `from`'s. The step that applies a staged change.
+  virtual Status RenameReplace(const stdfs::path& from, const stdfs::path& to) = 0;
   // Removes a folder and everything under it; a symlink inside is removed, never followed.
   // A missing folder is fine.
   virtual Status RemoveTree(const stdfs::path& dir) = 0;
@@ -119,6 +131,14 @@ class FileSystem {
   // Opens a regular file for reading; never blocks on a FIFO or device. With
   // follow_symlinks false a symlink is refused.
   virtual Result<std::unique_ptr<ReadableFile>> OpenRead(const stdfs::path& file, bool follow_symlinks) = 0;
+  // Opens `relative` (a manifest item's path: relative, no "..") under the folder `root`
+  // (absolute, resolved) for reading, and never anything outside it, in one step: symlinks
+  // are followed only while they stay under root, so a link swapped in while inputs are
+  // read cannot lead out (openat2 with RESOLVE_BENEATH on Linux 5.6 and later; where the
+  // kernel lacks it, a walk from root's descriptor with O_NOFOLLOW, and a path holding a
+  // symlink is resolved and checked, then opened: docs/security.md names this limit).
+  // Never blocks on a FIFO or device.
+  virtual BeneathOpen OpenBeneath(const stdfs::path& root, const std::string& relative) = 0;
   // The names in a folder (not "." or ".."), each with its LinkStat, sorted by name.
   virtual Result<std::vector<DirEntry>> ListDirectory(const stdfs::path& dir) = 0;
   // The path with every symlink that exists along it followed, "." and ".." resolved and
@@ -146,6 +166,10 @@ Result<std::string> ReadCapped(FileSystem& fs, const stdfs::path& file, std::uin
 // error naming it.
 Result<std::vector<std::string>> ListFilesRecursive(FileSystem& fs, const stdfs::path& base,
                                                     const stdfs::path& dir);
+
+// Reads a whole open file, at most `max_bytes` + 1 bytes of it (as FileSystem::ReadFile: a
+// longer result means the file is larger than the caller allows).
+Result<std::string> ReadAllCapped(ReadableFile& file, std::uint64_t max_bytes);
 
 // Reads exactly `n` bytes at `offset`, or fails naming the file (a short read is an error).
 Status ReadExactAt(ReadableFile& file, std::uint64_t offset, char* buf, std::size_t n);
@@ -207,9 +231,15 @@ class FileSystemWrapper : public FileSystem {
   Status RenameNoReplace(const stdfs::path& from, const stdfs::path& to) override {
     return target_.RenameNoReplace(from, to);
   }
+  Status RenameReplace(const stdfs::path& from, const stdfs::path& to) override {
+    return target_.RenameReplace(from, to);
+  }
   Status RemoveTree(const stdfs::path& d) override { return target_.RemoveTree(d); }
   Result<std::unique_ptr<ReadableFile>> OpenRead(const stdfs::path& f, bool follow_symlinks) override {
     return target_.OpenRead(f, follow_symlinks);
+  }
+  BeneathOpen OpenBeneath(const stdfs::path& root, const std::string& relative) override {
+    return target_.OpenBeneath(root, relative);
   }
   Result<std::vector<DirEntry>> ListDirectory(const stdfs::path& d) override { return target_.ListDirectory(d); }
   Result<stdfs::path> Resolve(const stdfs::path& p) override { return target_.Resolve(p); }

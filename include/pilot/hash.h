@@ -10,6 +10,7 @@
 
 namespace pilot {
 class FileSystem;
+class ReadableFile;
 }
 
 namespace pilot {
@@ -20,6 +21,9 @@ std::string Sha256Hex(std::string_view bytes);
 // Lower-case hex SHA-256 of a regular file's contents, streamed (constant memory). A FIFO,
 // device or folder is refused (never read); with follow_symlinks false, so is a symlink.
 Result<std::string> Sha256File(FileSystem& fs, const std::filesystem::path& file, bool follow_symlinks = true);
+
+// Sha256File of a file already open (streamed from its start).
+Result<std::string> Sha256Of(ReadableFile& file);
 
 // Sha256File of each file, on up to `max_threads` threads (0: every core, at most 16): the
 // fixity of a bag on all cores. Results in the order of `files`.

@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "pilot/escape.h"
 #include "pilot/fs.h"
 #include "pilot/status.h"
 #include "pilot/utf8.h"
@@ -26,13 +27,13 @@ Result<nlohmann::json> ReadJsonFile(FileSystem& fs, const std::filesystem::path&
 template <typename Json>
 std::string JsonValueText(const Json& v) {
   if (v.is_null()) return "-";
-  if (v.is_string()) return EscapeControl(TruncateUtf8(v.template get<std::string>(), 1000));
+  if (v.is_string()) return EscapeTerminal(TruncateUtf8(v.template get<std::string>(), 1000));
   if (v.is_number_float()) {
     char buf[32];
     std::snprintf(buf, sizeof buf, "%.4g", v.template get<double>());
     return buf;
   }
-  return EscapeControl(TruncateUtf8(v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace), 1000));
+  return EscapeTerminal(TruncateUtf8(v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace), 1000));
 }
 
 }  // namespace pilot

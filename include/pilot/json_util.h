@@ -35,6 +35,11 @@ std::string JsonLine(const nlohmann::ordered_json& doc);
 // characters of [A-Za-z0-9_.-] that do not look like a credential), otherwise a mask that
 // gives its length only.
 std::string KeyForMessage(std::string_view key);
+// A value that is not a JSON key (a file name in a folder, a scheduler variable, a run id, an
+// option's value) as it may be shown in a message: escaped for the terminal (a byte that is
+// not UTF-8 as \xNN) and cut at `max` bytes; a mask giving its length when it looks like a
+// credential.
+std::string ValueForMessage(std::string_view value, std::size_t max = 64);
 
 // Typed access to an object's member: nullopt when the document is not an object, the key
 // is absent or holds another type. Never throws.

@@ -25,5 +25,6 @@ inline constexpr std::uint64_t kNpyHeaderBytes = 1u << 16;              // vecto
 inline constexpr std::uint64_t kSweepCellBytes = 256ull << 20;          // a sweep cell's file (its outcomes)
 inline constexpr std::uint64_t kSweepGroupsBytes = 256ull << 20;        // a sweep's groups.json (its ids)
 inline constexpr std::uint64_t kBatchPlanBytes = 1ull << 20;            // a batch plan
+inline constexpr std::size_t kExpectedLabelBytes = 256;                 // a manifest item's `expected`
 
 }  // namespace pilot::limits

@@ -48,8 +48,10 @@ class MemoryFileSystem : public FileSystem {
   Status Truncate(const stdfs::path& file, std::uint64_t size) override;
   Status RemoveFile(const stdfs::path& file) override;
   Status RenameNoReplace(const stdfs::path& from, const stdfs::path& to) override;
+  Status RenameReplace(const stdfs::path& from, const stdfs::path& to) override;
   Status RemoveTree(const stdfs::path& dir) override;
   Result<std::unique_ptr<ReadableFile>> OpenRead(const stdfs::path& file, bool follow_symlinks) override;
+  BeneathOpen OpenBeneath(const stdfs::path& root, const std::string& relative) override;
   Result<std::vector<DirEntry>> ListDirectory(const stdfs::path& dir) override;
   Result<stdfs::path> Resolve(const stdfs::path& path) override;
   Result<LockAttempt> TryLock(const stdfs::path& file, bool exclusive, bool create) override;

@@ -101,7 +101,10 @@ struct Measurement {
 // findings) and reads its figures: a run or shard folder's report.json and run.json, a merged
 // folder's report (the shards' rates averaged per worker) and shards' run.json, a sweep's
 // sweep.json (each group's recommended size, weighted by the group's item count).
-Result<Measurement> ReadMeasurement(FileSystem& fs, const std::filesystem::path& dir);
+// With `expect`, the folder must have that fingerprint (a re-hashed forgery passes every other
+// check).
+Result<Measurement> ReadMeasurement(FileSystem& fs, const std::filesystem::path& dir,
+                                    const std::optional<std::string>& expect = std::nullopt);
 // The same figures from already-read documents (no verification, no file access but the
 // inputs' sizes): what ReadMeasurement does after verify; public for the unit tests.
 // `docs` maps a path relative to the folder ("data/report.json") to its parsed document.

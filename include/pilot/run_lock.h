@@ -40,7 +40,10 @@ class RunLock {
   bool unlink_on_release_ = false;
 };
 
-// The pid holding the folder's lock, if a live process holds it.
+// The pid holding the folder's lock, if a live process holds it (0: it has not written its
+// pid yet).
 std::optional<long> LockHolder(FileSystem& files, const std::filesystem::path& run_dir);
+// "process 1234", or, for pid 0, "another process (it has not written its pid yet)".
+std::string LockHolderText(long pid);
 
 }  // namespace pilot

@@ -19,8 +19,4 @@ Utf8Check CheckUtf8(std::string_view bytes);
 // sequence), with "…" appended when cut.
 std::string TruncateUtf8(std::string_view text, std::size_t max_bytes);
 
-// `text` with control characters (below 0x20, and 0x7f) written as \xNN, so that a name
-// read from a hostile folder cannot start a new line in pilot's output.
-std::string EscapeControl(std::string_view text);
-
 }  // namespace pilot

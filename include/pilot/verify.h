@@ -41,8 +41,19 @@ struct VerifyOptions {
   std::shared_ptr<ManifestCache> manifest_cache;  // optional; not used with `inputs`
 };
 
+// What `verify --inputs` did with the inputs: how many it re-hashed, under which folder.
+struct InputsChecked {
+  std::string root;            // the inputs folder, resolved
+  std::size_t items = 0;       // manifest items
+  std::size_t rehashed = 0;    // inputs read and hashed
+  std::size_t missing = 0;     // absent or not a regular file (a finding unless expected)
+  std::size_t changed = 0;     // hashed to another sha256 than pinned (a finding unless expected)
+  std::size_t not_opened = 0;  // paths outside the folder: never opened, by rule
+};
+
 struct VerifyResult {
   std::vector<Finding> findings;
+  std::optional<InputsChecked> inputs;  // set when --inputs ran
   std::size_t files_checked = 0;
   std::string folder_kind = "run";  // run | sweep
   std::size_t items = 0, accepted = 0, rejected = 0;
@@ -69,6 +80,10 @@ void CheckAdaptFolder(FileSystem& fs, const std::filesystem::path& dir, std::vec
 inline constexpr const char* kDecisionsFile = "decisions.jsonl";
 inline constexpr const char* kDecisionMarkdown = "decision.md";
 inline constexpr std::size_t kMaxDecisions = 1000;  // entries in decisions.jsonl
+// Where `pilot decide` stages a decision's files before it applies them (decide.h): present
+// only while a decide is writing, or after one was interrupted (a verify finding then).
+inline constexpr const char* kDecidePending = ".decide-pending";
+inline constexpr const char* kDecideCommit = "COMMIT.json";
 // A decision entry parsed back: what verify checks and decide builds on.
 struct DecisionEntry {
   std::size_t entry = 0;

@@ -1,3 +1,4 @@
+#include "pilot/escape.h"
 #include "pilot/verify.h"
 
 #include <algorithm>
@@ -19,7 +20,6 @@
 #include "pilot/limits.h"
 #include "pilot/manifest.h"
 #include "pilot/params.h"
-#include "pilot/paths.h"
 #include "pilot/reasons.h"
 #include "pilot/results.h"
 #include "pilot/run_lock.h"
@@ -75,7 +75,7 @@ class Verifier {
  private:
   // A name inside a hostile bag may hold a newline: escaped, it cannot forge a finding line.
   void Add(std::string check, const std::string& where, const std::string& what) {
-    result_.findings.push_back({std::move(check), EscapeControl(where), EscapeControl(what)});
+    result_.findings.push_back({std::move(check), EscapeTerminal(where), EscapeTerminal(what)});
   }
 
   // What a name inside the bag is, without following it (an unreadable one: absent).
@@ -139,7 +139,7 @@ class Verifier {
       bool escapes = line.path.empty() || line.path[0] == '/' || line.path.find('\0') != std::string::npos;
       for (const auto& part : fs::path(line.path)) escapes = escapes || part == "..";
       if (escapes) {
-        Add(check, KeyForMessage(line.path), "path in " + name + " escapes the bag");
+        Add(check, ValueForMessage(line.path, 200), "path in " + name + " escapes the bag");
         continue;
       }
       Entry e = Look(line.path);
@@ -231,7 +231,7 @@ class Verifier {
       Add("bag", "bag-info.txt", "no Payload-Oxum");
     } else if (oxum != want) {
       Add("completeness", "bag-info.txt",
-          "Payload-Oxum is " + KeyForMessage(oxum) + " but the payload holds " + want + " (octets.files)");
+          "Payload-Oxum is " + ValueForMessage(oxum) + " but the payload holds " + want + " (octets.files)");
     }
   }
 
@@ -252,12 +252,16 @@ class Verifier {
     for (const DirEntry& e : entries.value()) {
       const std::string& name = e.name;
       if (name == "data" || name == "tagmanifest-sha256.txt") continue;
-      if (name == kLockFile) {
+      if (name == kDecidePending) {
+        Add("decision", name,
+            "a decide was interrupted while it wrote: `pilot decide` (or `pilot resume`) on this folder finishes "
+            "it or undoes it");
+      } else if (name == kLockFile) {
         Add("completeness", name,
             "a writer's lock: a run may still be writing this folder (`pilot status`), or `pilot resume` "
             "removes one left by a process that is gone");
       } else if (!listed.count(name)) {
-        Add("completeness", KeyForMessage(name), "not covered by tagmanifest-sha256.txt (unexpected file)");
+        Add("completeness", ValueForMessage(name, 200), "not covered by tagmanifest-sha256.txt (unexpected file)");
       }
     }
   }
@@ -285,7 +289,7 @@ class Verifier {
     run_ = std::move(parsed).value();
     if (auto kind = ReadFolderKind(fs_, dir_); !kind.ok()) Add("bag", kind.error().where, kind.error().what);
     if (run_->state != "finished") {
-      Add("bag", "data/run.json", "state is '" + KeyForMessage(run_->state) + "', not 'finished'");
+      Add("bag", "data/run.json", "state is '" + ValueForMessage(run_->state) + "', not 'finished'");
     }
     manifest_copy_ = run_->manifest_copy;
     for (auto [file, want, key] : {std::tuple{manifest_copy_, run_->manifest_sha256, "manifest_sha256"},
@@ -721,20 +725,32 @@ class Verifier {
       return;
     }
     if (auto canonical = fs_.Resolve(root); canonical.ok()) root = canonical.value();
+    InputsChecked checked;
+    checked.root = root.string();
     Status read = manifest_->ForEach([&](const ManifestItem& item) -> Status {
-      ConfinedPath p = ConfinePath(fs_, root, item.path);
-      if (!p.inside) return {};  // never opened, by rule; its rejection says so
-      auto st = fs_.Stat(p.resolved);
-      if (!st.ok() || !st.value().regular) {
+      ++checked.items;
+      // Opened once, never leaving the inputs' folder, and hashed through that descriptor.
+      BeneathOpen opened = fs_.OpenBeneath(root, item.path);
+      if (opened.failure == BeneathOpen::Failure::kOutside) {
+        ++checked.not_opened;  // never opened, by rule; its rejection says so
+        return {};
+      }
+      if (!opened.file) {
+        ++checked.missing;
         if (!item.expected_rejection) Add("inputs", item.id, "input '" + item.path + "' is missing");
         return {};
       }
-      auto digest = Sha256File(fs_, p.resolved);
-      if (digest.ok() && digest.value() != item.sha256 && item.expected_rejection != std::string(reason::kInputChanged)) {
-        Add("inputs", item.id, "input '" + item.path + "' no longer matches its pinned sha256");
+      auto digest = Sha256Of(*opened.file);
+      ++checked.rehashed;
+      if (digest.ok() && digest.value() != item.sha256) {
+        ++checked.changed;
+        if (item.expected_rejection != std::string(reason::kInputChanged)) {
+          Add("inputs", item.id, "input '" + item.path + "' no longer matches its pinned sha256");
+        }
       }
       return {};
     });
+    result_.inputs = checked;
     if (!read.ok()) Add("inputs", manifest_copy_, read.error().what);
   }
 
@@ -781,7 +797,7 @@ Result<VerifyResult> VerifyFolder(FileSystem& fs, const fs::path& dir, const Ver
     auto doc = ParseJson(record.value(), "data/run.json");
     if (doc.ok() && StringAt(doc.value(), "folder_kind") == std::string(kFolderKindAdapt)) {
       VerifyResult r = Verifier(fs, dir, options, kFolderKindAdapt).Run();
-      r.findings.insert(r.findings.begin(), Finding{"bag", EscapeControl(kind.error().where), EscapeControl(kind.error().what)});
+      r.findings.insert(r.findings.begin(), Finding{"bag", EscapeTerminal(kind.error().where), EscapeTerminal(kind.error().what)});
       r.folder_kind = kFolderKindAdapt;
       return r;
     }
@@ -799,6 +815,11 @@ nlohmann::ordered_json VerifyResultToJson(const fs::path& run_dir, const VerifyR
   j["rejected"] = result.rejected;
   j["files_checked"] = result.files_checked;
   j["fingerprint"] = result.fingerprint.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(result.fingerprint);
+  if (result.inputs) {
+    const InputsChecked& in = *result.inputs;
+    j["inputs"] = {{"root", in.root},           {"items", in.items},     {"rehashed", in.rehashed},
+                   {"missing", in.missing},     {"changed", in.changed}, {"not_opened", in.not_opened}};
+  }
   auto findings = nlohmann::ordered_json::array();
   for (const auto& f : result.findings) findings.push_back({{"check", f.check}, {"where", f.where}, {"what", f.what}});
   j["findings"] = findings;

@@ -6,6 +6,7 @@
 #include <map>
 #include <set>
 
+#include "pilot/escape.h"
 #include "pilot/adapt_records.h"
 #include "pilot/hash.h"
 #include "pilot/json_util.h"
@@ -47,7 +48,7 @@ class AdaptChecker {
 
  private:
   void Add(const std::string& check, const std::string& where, const std::string& what) {
-    findings_.push_back({check, EscapeControl(where), EscapeControl(what)});
+    findings_.push_back({check, EscapeTerminal(where), EscapeTerminal(what)});
   }
 
   std::string Pin(const char* key) { return StringAt(record_, key).value_or(""); }

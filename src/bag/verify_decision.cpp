@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <set>
 
+#include "pilot/escape.h"
 #include "pilot/hash.h"
 #include "pilot/json_util.h"
 #include "pilot/utf8.h"
@@ -65,7 +66,7 @@ Result<DecisionEntry> ParseDecisionEntry(std::string_view line, const std::strin
 
 void CheckDecisionFiles(FileSystem& fsys, const fs::path& dir, std::vector<Finding>& findings) {
   auto add = [&](const std::string& where, const std::string& what) {
-    findings.push_back({"decision", EscapeControl(where), EscapeControl(what)});
+    findings.push_back({"decision", EscapeTerminal(where), EscapeTerminal(what)});
   };
   auto entries = fsys.ListDirectory(dir);
   if (!entries.ok()) return;  // the bag's own checks report an unlistable folder

@@ -4,6 +4,7 @@
 // so that a folder re-hashed after an edit of its summary is caught.
 #include <map>
 
+#include "pilot/escape.h"
 #include "pilot/json_util.h"
 #include "pilot/limits.h"
 #include "pilot/sweep_records.h"
@@ -16,7 +17,7 @@ namespace fs = std::filesystem;
 
 void CheckSweepFolder(FileSystem& fsys, const fs::path& dir, std::vector<Finding>& findings) {
   auto add = [&](const std::string& where, const std::string& what) {
-    findings.push_back({"sweep", EscapeControl(where), EscapeControl(what)});
+    findings.push_back({"sweep", EscapeTerminal(where), EscapeTerminal(what)});
   };
   auto state = LoadSweepState(fsys, dir);
   if (!state.ok()) {

@@ -8,6 +8,7 @@
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
+#include "pilot/escape.h"
 #include "pilot/build_info.h"
 #include "pilot/json_util.h"
 #include "pilot/utf8.h"
@@ -35,9 +36,14 @@ int ReportError(const Error& error, const Common& common) {
   return Code(ExitCodeFor(error.kind));
 }
 
+std::string EmptyValueMessage(const std::string& value) {
+  return value.empty() ? "is empty: give a value, or leave the option out for its default" : "";
+}
+
 CLI::Validator CountValidator() {
   return CLI::Validator(
       [](std::string& v) -> std::string {
+        if (v.empty()) return EmptyValueMessage(v);
         bool digits = !v.empty() && v.size() <= 18 && v.find_first_not_of("0123456789") == std::string::npos;
         return digits ? std::string() : "must be a whole number, 0 or more";
       },
@@ -45,6 +51,42 @@ CLI::Validator CountValidator() {
 }
 
 namespace {
+
+// An option or argument given an empty value ('', say an unset $VAR in a script) is refused on
+// every command, naming it: it is never a request for the default, nor a check skipped.
+void RefuseEmptyValues(CLI::App& app) {
+  for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) {
+    for (CLI::Option* option : sub->get_options([](const CLI::Option*) { return true; })) {
+      if (option->get_type_size_max() == 0) continue;  // a flag takes no value
+      // Validators run in the order they were added: each one the option already has says
+      // "is empty" first, so that '' gets the same words whatever else the option checks.
+      for (int i = 0;; ++i) {
+        CLI::Validator* existing = nullptr;
+        try {
+          existing = option->get_validator(i);
+        } catch (const CLI::OptionNotFound&) {
+          break;
+        }
+        CLI::Validator inner = *existing;
+        existing->operation([inner](std::string& value) {
+          std::string empty = EmptyValueMessage(value);
+          return empty.empty() ? inner(value) : empty;
+        });
+      }
+      option->check(CLI::Validator([](std::string& value) { return EmptyValueMessage(value); }, ""));
+    }
+    RefuseEmptyValues(*sub);
+  }
+}
+
+// A parse error as every other error: `pilot: error: ...`, naming the option, with the command
+// whose --help lists the options.
+std::string FailureMessage(const CLI::App* app, const CLI::Error& e) {
+  std::string command = "pilot";
+  for (const CLI::App* sub : app->get_subcommands()) command += " " + sub->get_name();
+  return "pilot: error: " + EscapeTerminal(TruncateUtf8(e.what(), 500)) + " — run `" + command +
+         " --help` for the options\n";
+}
 
 int Dispatch(int argc, char** argv) {
   auto logger = spdlog::stderr_color_st("pilot");
@@ -76,6 +118,8 @@ int Dispatch(int argc, char** argv) {
   AddPlanCommand(app, exit_code);
   AddDecideCommand(app, exit_code, args);
   AddAdaptCommand(app, exit_code, args);
+  RefuseEmptyValues(app);
+  app.failure_message(FailureMessage);
   // CLI11 reads an unknown word as a stray argument ("A subcommand is required"): name it.
   auto known = [&](const std::string& name) {
     for (const CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) {
@@ -85,7 +129,7 @@ int Dispatch(int argc, char** argv) {
   };
   if (argc > 1 && argv[1][0] != '-' && !known(argv[1])) {
     std::fprintf(stderr, "pilot: error: unknown command '%s' (argv) — run `pilot --help` for the commands\n",
-                 EscapeControl(TruncateUtf8(argv[1], 100)).c_str());
+                 EscapeTerminal(TruncateUtf8(argv[1], 100)).c_str());
     return Code(ExitCode::kBadInput);
   }
   try {

@@ -29,6 +29,10 @@ int ReportError(const Error& error, const Common& common);
 
 void PrintJson(const nlohmann::ordered_json& doc);
 
+// What every command says of an option or argument given '' (the one validator,
+// cli.cpp's RefuseEmptyValues, and the few validators that run before it): "" for a value.
+std::string EmptyValueMessage(const std::string& value);
+
 // Accepts a whole number >= 0 ("-1" would otherwise wrap to a huge unsigned count).
 CLI::Validator CountValidator();
 

@@ -161,9 +161,9 @@ int PrintAdaptOutcome(const AdaptOutcome& out, const Common& common) {
 
 int Execute(const AdaptOptions& o) {
   ApplyLogLevel(o.common);
-  if (o.runs_dir.empty()) return ReportError(BadInput("--runs-dir is empty", "--runs-dir"), o.common);
+  if (Status st = CheckDefaultParams(o.params, kDefaultAdaptParamsPath); !st.ok()) return ReportError(st.error(), o.common);
   if (!o.device.empty() && !IsKnownDevice(o.device)) {
-    return ReportError(BadInput("unknown device '" + KeyForMessage(o.device) + "'", "--device",
+    return ReportError(BadInput("unknown device '" + ValueForMessage(o.device) + "'", "--device",
                                 "use auto, cpu, cuda or rocm"),
                        o.common);
   }

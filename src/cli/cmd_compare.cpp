@@ -1,16 +1,22 @@
 // `pilot compare RUN_A RUN_B`: item agreement, quality, speed and memory of two runs over the
 // same manifest, and what changed between them.
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
 
 #include "cli/cli.h"
 #include "cli/session.h"
 #include "pilot/compare.h"
 #include "pilot/json_file.h"
 #include "pilot/json_util.h"
+#include "pilot/paths.h"
 #include "pilot/utf8.h"
 
 namespace pilot::cli {
 namespace {
+
+// A tolerance past this agrees with anything: a typo, never a measurement.
+constexpr double kMaxTolerance = 1e6;
 
 struct CompareCliOptions {
   Common common;
@@ -21,10 +27,17 @@ struct CompareCliOptions {
 
 int Execute(const CompareCliOptions& o) {
   ApplyLogLevel(o.common);
-  if (o.a.empty() || o.b.empty()) return ReportError(BadInput("RUN_A and RUN_B must not be empty", "pilot compare"), o.common);
+  auto a = ResolveGivenFolder(RealFileSystem(), o.a, "a finished run or merged folder (RUN_A)");
+  if (!a.ok()) return ReportError(a.error(), o.common);
+  auto b = ResolveGivenFolder(RealFileSystem(), o.b, "a finished run or merged folder (RUN_B)");
+  if (!b.ok()) return ReportError(b.error(), o.common);
+  if (!o.out.empty()) {  // refused before the comparison, not after it
+    auto out = ResolveDestination(RealFileSystem(), o.out, "--out", Destination::kFolder);
+    if (!out.ok()) return ReportError(out.error(), o.common);
+  }
   CompareOptions options;
   options.tolerance = o.tolerance;
-  auto outcome = CompareRuns(CliFileSystem(), o.a, o.b, options);
+  auto outcome = CompareRuns(CliFileSystem(), a.value(), b.value(), options);
   if (!outcome.ok()) return ReportError(outcome.error(), o.common);
   const CompareOutcome& out = outcome.value();
   if (!out.failed_verification.empty()) {
@@ -110,7 +123,15 @@ void AddCompareCommand(CLI::App& app, int& exit_code) {
   cmd->add_option("RUN_B", o->b, "The changed run (or merged) folder")->required();
   cmd->add_option("--tolerance", o->tolerance,
                   "Largest |confidence A - B| (classifiers) or |element A - B| (embeddings) that agrees (default 1e-3)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(CLI::Validator(
+          [](std::string& v) -> std::string {
+            if (v.empty()) return EmptyValueMessage(v);
+            char* end = nullptr;
+            const double d = std::strtod(v.c_str(), &end);
+            const bool ok = end && *end == '\0' && !v.empty() && std::isfinite(d) && d >= 0 && d <= kMaxTolerance;
+            return ok ? std::string() : "must be a finite number from 0 to 1e6";
+          },
+          "X"));
   cmd->add_option("--out", o->out, "Write compare.json and compare.md into this folder (created; never overwritten)");
   AddCommonOptions(*cmd, o->common);
   cmd->footer(

@@ -1,51 +1,96 @@
 // `pilot decide RUN_DIR`: proposes go / fix-env / revise-config from the evidence, and records
 // the person's decision with reasons beside the payload.
+#include <unistd.h>
+
+#include <atomic>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <tuple>
 
 #include "cli/cli.h"
 #include "cli/session.h"
 #include "pilot/clock.h"
 #include "pilot/decide.h"
+#include "pilot/hash.h"
 #include "pilot/json_util.h"
+#include "pilot/paths.h"
 
 namespace pilot::cli {
 namespace {
 
 struct DecideCliOptions {
   Common common;
-  std::string dir, doctor, compare, sweep, plan, inputs_root, decision, choose = "cheapest";
+  std::string dir, doctor, compare, sweep, plan, inputs_root, decision, choose = "cheapest", expect, expect_sweep;
   std::vector<std::string> reasons;
   bool no_excerpts = false;
   std::size_t per_category = 2;
   std::optional<std::uint64_t> seed;
 };
 
-// SIGINT and SIGTERM wait while the decision files and the tag manifest are written: an
-// interrupt then lands after the folder is consistent again.
-class SignalsHeld {
- public:
-  SignalsHeld() {
-    sigset_t set;
-    sigemptyset(&set);
-    sigaddset(&set, SIGINT);
-    sigaddset(&set, SIGTERM);
-    sigprocmask(SIG_BLOCK, &set, &old_);
-  }
-  ~SignalsHeld() { sigprocmask(SIG_SETMASK, &old_, nullptr); }
+// Ctrl-C (or SIGTERM) by phase: while decide reads, nothing is written and it stops at once,
+// saying so; once it holds the folder's lock it stops before its first write; once it writes,
+// the decision is finished first (docs/security.md, "A decision interrupted").
+std::atomic<int> g_phase{static_cast<int>(DecidePhase::kReading)};
+std::atomic<bool> g_stop{false};
 
- private:
-  sigset_t old_;
-};
+void Say(const char* text) {
+  [[maybe_unused]] auto w = ::write(STDERR_FILENO, text, std::strlen(text));
+}
+
+void OnDecideSignal(int) {
+  switch (static_cast<DecidePhase>(g_phase.load())) {
+    case DecidePhase::kReading:
+      Say("\npilot: interrupted while reading: nothing was recorded; the folder is as it was\n");
+      ::_exit(130);
+    case DecidePhase::kRecovering:
+      g_stop = true;
+      Say("\npilot: an interrupted decide is being finished or undone first, then pilot stops\n");
+      return;
+    case DecidePhase::kLocked:
+      g_stop = true;
+      Say("\npilot: stopping before anything is written\n");
+      return;
+    case DecidePhase::kWriting:
+    case DecidePhase::kRecorded:
+      g_stop = true;
+      Say("\npilot: the decision is being written; it is finished first, then pilot stops\n");
+      return;
+  }
+}
+
+void InstallDecideHandlers() {
+  struct sigaction sa {};
+  sa.sa_handler = OnDecideSignal;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+}
 
 int Execute(const DecideCliOptions& o, const std::vector<std::string>& argv) {
   ApplyLogLevel(o.common);
-  if (o.dir.empty()) return ReportError(BadInput("RUN_DIR must not be empty", "pilot decide"), o.common);
+  auto dir = ResolveGivenFolder(RealFileSystem(), o.dir, "a finished run (or merged) folder");
+  if (!dir.ok()) return ReportError(dir.error(), o.common);
   DecideOptions d;
   auto path = [](const std::string& s) { return s.empty() ? std::nullopt : std::optional<std::filesystem::path>(s); };
   d.doctor = path(o.doctor);
   d.compare = path(o.compare);
-  d.sweep = path(o.sweep);
+  if (!o.sweep.empty()) {
+    auto sweep = ResolveGivenFolder(RealFileSystem(), o.sweep, "a sweep folder");
+    if (!sweep.ok()) return ReportError(sweep.error(), o.common);
+    d.sweep = sweep.value();
+  }
+  for (auto [given, into, option] : {std::tuple{&o.expect, &d.expect, "--expect"},
+                                     std::tuple{&o.expect_sweep, &d.expect_sweep, "--expect-sweep"}}) {
+    if (given->empty()) continue;
+    if (!IsSha256Hex(*given)) {
+      return ReportError(BadInput(std::string(option) + " takes a fingerprint: 64 lower-case hex digits", option,
+                                  "the one the command that wrote the folder printed"),
+                         o.common);
+    }
+    *into = *given;
+  }
   d.plan = path(o.plan);
   d.inputs_root = path(o.inputs_root);
   d.plan_choice = o.choose;
@@ -60,12 +105,27 @@ int Execute(const DecideCliOptions& o, const std::vector<std::string>& argv) {
                                 "add --decision go|fix-env|revise-config, or leave out --reason for a proposal"),
                        o.common);
   }
-  // Reading and verifying may be stopped at any time (nothing is written yet): the default
-  // SIGINT/SIGTERM ends the process. The writes hold them, and an interrupt lands after.
-  d.hold_signals = [] { return std::shared_ptr<void>(std::make_shared<SignalsHeld>()); };
-  Result<DecideOutcome> outcome = Decide(CliFileSystem(), SystemClock(), o.dir, d);
+  d.on_phase = [](DecidePhase phase) {
+    g_phase = static_cast<int>(phase);
+    // Test hook: PILOT_TEST_DECIDE_PAUSE=reading|locked|writing waits 3 s as that phase begins
+    // (announced on stderr), so that a test can interrupt decide there.
+    static const char* names[] = {"reading", "recovering", "locked", "writing", "recorded"};
+    const char* pause = std::getenv("PILOT_TEST_DECIDE_PAUSE");
+    if (pause && std::strcmp(pause, names[static_cast<int>(phase)]) == 0) {
+      std::fprintf(stderr, "pilot: test: paused as %s begins\n", pause);
+      std::fflush(stderr);
+      ::sleep(3);
+    }
+  };
+  d.should_stop = [] { return g_stop.load(); };
+  InstallDecideHandlers();
+  Result<DecideOutcome> outcome = Decide(CliFileSystem(), SystemClock(), dir.value(), d);
   if (!outcome.ok()) return ReportError(outcome.error(), o.common);
   const DecideOutcome& out = outcome.value();
+  for (const auto& note : out.notes) std::fprintf(stderr, "pilot: note: %s\n", note.c_str());
+  if (out.recorded && g_stop) {
+    std::fprintf(stderr, "pilot: note: interrupted while the decision was written; it was recorded in full first\n");
+  }
   if (out.failed_verification) {
     const int code = Code(ExitCode::kVerifyFailed);
     if (o.common.json) {
@@ -129,6 +189,10 @@ void AddDecideCommand(CLI::App& app, int& exit_code, const std::vector<std::stri
   cmd->add_option("--compare", o->compare, "compare.json from `pilot compare --out`");
   cmd->add_option("--sweep", o->sweep, "A sweep folder (its limits against the run's batch size)");
   cmd->add_option("--plan", o->plan, "The JSON `pilot plan --out` wrote");
+  cmd->add_option("--expect", o->expect,
+                  "RUN_DIR's fingerprint as noted when it was written; another one is refused (exit 1) before "
+                  "anything is proposed or recorded");
+  cmd->add_option("--expect-sweep", o->expect_sweep, "The --sweep folder's fingerprint as noted; another is refused");
   cmd->add_option("--choose", o->choose, "Which plan decision.md names: cheapest (default) or fastest")
       ->check(CLI::IsMember({"cheapest", "fastest"}));
   cmd->add_option("--inputs-root", o->inputs_root, "Where the inputs are for the spot check (default: the run's)");

@@ -4,6 +4,7 @@
 #include "cli/cli.h"
 #include "pilot/doctor.h"
 #include "pilot/params.h"
+#include "pilot/paths.h"
 #include "cli/torch_loader.h"
 
 namespace pilot::cli {
@@ -18,10 +19,6 @@ struct DoctorCliOptions {
 
 int Execute(const DoctorCliOptions& o) {
   ApplyLogLevel(o.common);
-  if (o.runs_dir.empty()) {
-    return ReportError(BadInput("--runs-dir is empty", "--runs-dir", "give the folder that receives run folders"),
-                       o.common);
-  }
   DoctorOptions options;
   std::string params_file = o.params;
   std::error_code ec;
@@ -38,7 +35,13 @@ int Execute(const DoctorCliOptions& o) {
     }
     options.device = o.device;
   }
-  options.runs_dir = o.runs_dir;
+  // The runs folder as `run` would resolve and check it: doctor reports what run will use.
+  if (auto runs = ResolveDestination(RealFileSystem(), o.runs_dir, "--runs-dir", Destination::kFolder); runs.ok()) {
+    options.runs_dir = runs.value();
+  } else {
+    options.runs_dir = o.runs_dir;
+    options.runs_dir_refused = runs.error().ToString();
+  }
   auto torch = Torch();
   if (!torch.ok()) return ReportError(torch.error(), o.common);
   DoctorReport report = torch.value()->run_doctor(options);

@@ -4,6 +4,7 @@
 #include "cli/session.h"
 #include "pilot/export.h"
 #include "pilot/json_util.h"
+#include "pilot/paths.h"
 
 namespace pilot::cli {
 namespace {
@@ -17,11 +18,10 @@ struct ExportOptions {
 
 int Execute(const ExportOptions& o) {
   ApplyLogLevel(o.common);
-  if (o.source.empty() || o.dest.empty()) {
-    return ReportError(BadInput("RUN_DIR and DEST must not be empty", "pilot export"), o.common);
-  }
+  auto source = ResolveGivenFolder(RealFileSystem(), o.source, "a finished run, shard, merged or sweep folder");
+  if (!source.ok()) return ReportError(source.error(), o.common);
   InstallInterruptHandlers();
-  auto outcome = ExportFolder(CliFileSystem(), o.source, o.dest, MakeRunControl(o.common, 0));
+  auto outcome = ExportFolder(CliFileSystem(), source.value(), o.dest, MakeRunControl(o.common, 0));
   if (!outcome.ok()) {
     Error e = outcome.error();
     if (e.kind == ErrorKind::kInterrupted) {

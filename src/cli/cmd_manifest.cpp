@@ -4,6 +4,7 @@
 #include <set>
 
 #include "cli/cli.h"
+#include "pilot/escape.h"
 #include "pilot/bag.h"
 #include "pilot/fs.h"
 #include "pilot/hash.h"
@@ -44,12 +45,18 @@ std::string IdFromPath(const std::string& rel, const std::string& suffix = "") {
 int Execute(const ManifestCliOptions& o) {
   ApplyLogLevel(o.common);
   std::error_code ec;
-  if (!fs::is_directory(o.dir, ec)) {
-    return ReportError(BadInput("not a folder", o.dir, "give the folder that holds the inputs"), o.common);
-  }
+  auto dir = ResolveGivenFolder(RealFileSystem(), o.dir, "the folder that holds the inputs");
+  if (!dir.ok()) return ReportError(dir.error(), o.common);
   const bool to_stdout = o.out == "-";
-  fs::path out = o.out.empty() ? fs::path(o.dir) / "manifest.json" : fs::path(o.out);
-  fs::path root = fs::canonical(o.dir, ec);
+  fs::path out;
+  if (!to_stdout) {
+    // Resolved once (paths.h): a manifest written into a pilot folder would change its bag.
+    auto resolved = ResolveDestination(RealFileSystem(), o.out.empty() ? dir.value() / "manifest.json" : fs::path(o.out),
+                                       "--out", Destination::kNew);
+    if (!resolved.ok()) return ReportError(resolved.error(), o.common);
+    out = resolved.value();
+  }
+  fs::path root = dir.value();
   fs::path out_dir = to_stdout ? root : fs::weakly_canonical(fs::absolute(out, ec).parent_path(), ec);
   if (ec) return ReportError(BadInput("cannot resolve the paths: " + ec.message(), o.dir), o.common);
   auto rel_root = root.lexically_relative(out_dir);
@@ -75,14 +82,14 @@ int Execute(const ManifestCliOptions& o) {
     if (!CheckUtf8(rel).valid) {
       // A manifest is JSON text: a name that is not UTF-8 cannot be written into it faithfully.
       return ReportError(BadInput("a file name is not valid UTF-8: " + CheckUtf8(rel).detail,
-                                  EscapeControl((root / rel).string()),
+                                  EscapeTerminal((root / rel).string()),
                                   "rename the file (e.g. with `convmv`) and run `pilot manifest` again"),
                          o.common);
     }
-    if (EscapeControl(rel) != rel) {
+    if (EscapeTerminal(rel) != rel) {
       // `pilot run` refuses a path holding a control character: never pin one.
       return ReportError(BadInput("a file name holds a control character (e.g. a newline)",
-                                  EscapeControl((root / rel).string()), "rename the file and run `pilot manifest` again"),
+                                  EscapeTerminal((root / rel).string()), "rename the file and run `pilot manifest` again"),
                          o.common);
     }
     // `pilot run` rejects a path that resolves outside the folder (path_outside_root):

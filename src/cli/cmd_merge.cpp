@@ -5,6 +5,7 @@
 #include "cli/session.h"
 #include "pilot/json_util.h"
 #include "pilot/merge.h"
+#include "pilot/paths.h"
 
 namespace pilot::cli {
 
@@ -76,7 +77,6 @@ struct MergeOptions {
 
 int Execute(const MergeOptions& o) {
   ApplyLogLevel(o.common);
-  if (o.out.empty()) return ReportError(BadInput("--out is empty", "--out", "give the merged folder to create"), o.common);
   // One open file per shard (two for embeddings) while streaming, and as many journals when
   // the merged bag verifies itself: refused up front when the limit cannot hold them.
   struct rlimit files {};
@@ -89,7 +89,11 @@ int Execute(const MergeOptions& o) {
                        o.common);
   }
   MergeRequest request;
-  for (const auto& s : o.shards) request.shards.push_back(s);
+  for (const auto& s : o.shards) {
+    auto shard = ResolveGivenFolder(RealFileSystem(), s, "a shard folder");
+    if (!shard.ok()) return ReportError(shard.error(), o.common);
+    request.shards.push_back(shard.value());
+  }
   request.out = o.out;
   request.command_line = o.argv;
   InstallInterruptHandlers();

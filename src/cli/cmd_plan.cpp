@@ -6,8 +6,9 @@
 
 #include "cli/cli.h"
 #include "cli/session.h"
-#include "pilot/compare.h"
+#include "pilot/hash.h"
 #include "pilot/json_util.h"
+#include "pilot/paths.h"
 #include "pilot/rental_plan.h"
 
 namespace pilot::cli {
@@ -18,6 +19,7 @@ namespace fs = std::filesystem;
 struct PlanOptions {
   Common common;
   std::string from, corpus_items, corpus_manifest, prices, out;
+  std::optional<std::string> expect;
   std::optional<double> allowance_hours, assume_scaling, headroom;
 };
 
@@ -88,25 +90,25 @@ void PrintPlan(const RentalPlan& plan, const nlohmann::ordered_json& doc) {
   for (const auto& c : doc["caveats"]) std::printf("note: %s\n", c.get<std::string>().c_str());
 }
 
+// --out resolved once (paths.h): a new file, in an existing folder outside every pilot folder.
+Result<fs::path> PlanOut(FileSystem& fsys, const std::string& given) {
+  auto out = ResolveDestination(fsys, given, "--out", Destination::kNew);
+  if (!out.ok()) return out.error();
+  auto st = fsys.LinkStat(out.value());
+  if (!st.ok()) return st.error();
+  if (st.value().exists) {
+    return BadInput("--out exists (a plan is never overwritten)", given, "give a new file name, or remove it first");
+  }
+  auto dir = fsys.LinkStat(out.value().parent_path());
+  if (!dir.ok()) return dir.error();
+  if (!dir.value().directory) {
+    return BadInput("--out's folder does not exist", given, "create the folder first, or give another path");
+  }
+  return out;
+}
+
 Result<RentalPlan> MakePlan(const PlanOptions& o) {
   FileSystem& fsys = CliFileSystem();
-  if (o.from.empty()) return BadInput("--from is empty", "--from", "give a finished run, merged or sweep folder");
-  if (o.prices.empty()) return BadInput("--prices is empty", "--prices", "see config/prices.example.json");
-  if (!o.out.empty()) {
-    auto st = fsys.LinkStat(o.out);
-    if (!st.ok()) return st.error();
-    if (st.value().exists) {
-      return BadInput("--out exists (a plan is never overwritten)", o.out, "give a new file name, or remove it first");
-    }
-    fs::path parent = fs::path(o.out).parent_path();
-    if (parent.empty()) parent = ".";
-    auto dir = fsys.Stat(parent);
-    if (!dir.ok()) return dir.error();
-    if (!dir.value().directory) {
-      return BadInput("--out's folder does not exist", o.out, "create the folder first, or give another path");
-    }
-    PILOT_TRY(RefuseInsidePilotFolder(fsys, o.out));
-  }
   PlanRequest q;
   auto prices = LoadPrices(fsys, o.prices);
   if (!prices.ok()) return prices.error();
@@ -122,7 +124,9 @@ Result<RentalPlan> MakePlan(const PlanOptions& o) {
   if (o.allowance_hours) q.allowance_hours = *o.allowance_hours;
   if (o.headroom) q.headroom = *o.headroom;
   q.assume_scaling = o.assume_scaling;
-  auto basis = ReadMeasurement(fsys, o.from);
+  auto from = ResolveGivenFolder(fsys, o.from, "a finished run, merged or sweep folder");
+  if (!from.ok()) return from.error();
+  auto basis = ReadMeasurement(fsys, from.value(), o.expect);
   if (!basis.ok()) return basis.error();
   q.basis = std::move(basis).value();
   return BuildRentalPlan(q);
@@ -130,12 +134,18 @@ Result<RentalPlan> MakePlan(const PlanOptions& o) {
 
 int Execute(const PlanOptions& o) {
   ApplyLogLevel(o.common);
+  std::optional<fs::path> out;
+  if (!o.out.empty()) {
+    auto resolved = PlanOut(CliFileSystem(), o.out);
+    if (!resolved.ok()) return ReportError(resolved.error(), o.common);
+    out = resolved.value();
+  }
   auto plan = MakePlan(o);
   if (!plan.ok()) return ReportError(plan.error(), o.common);
   const RentalPlan& p = plan.value();
   const nlohmann::ordered_json doc = RentalPlanToJson(p);
-  if (!o.out.empty()) {
-    if (Status st = CliFileSystem().WriteFileAtomic(o.out, PrettyJson(doc)); !st.ok()) {
+  if (out) {
+    if (Status st = CliFileSystem().WriteFileAtomic(*out, PrettyJson(doc)); !st.ok()) {
       return ReportError(st.error(), o.common);
     }
   }
@@ -145,6 +155,10 @@ int Execute(const PlanOptions& o) {
     return code;
   }
   PrintPlan(p, doc);
+  if (!o.expect) {
+    std::printf("note: the --from folder's fingerprint was not checked against one noted earlier (--expect FP): "
+                "a copy re-hashed after its figures were edited would verify too\n");
+  }
   if (!o.out.empty()) std::printf("plan written to %s (for pilot decide --plan)\n", o.out.c_str());
   return code;
 }
@@ -170,6 +184,15 @@ void AddPlanCommand(CLI::App& app, int& exit_code) {
                   "Take F x the measured items/s per card on cards of another device class (an assumption)");
   cmd->add_option("--headroom", o->headroom, "Share of a card's memory kept free when judging fit (default 0.1)");
   cmd->add_option("--out", o->out, "Write the plan document (JSON, for pilot decide --plan) to this new file");
+  cmd->add_option("--expect", o->expect,
+                  "The --from folder's fingerprint as noted when it was written: another one is refused, so that "
+                  "figures edited into a re-hashed copy are never planned on")
+      ->check(CLI::Validator(
+          [](std::string& v) {
+            if (v.empty()) return EmptyValueMessage(v);
+            return IsSha256Hex(v) ? std::string() : std::string("takes a fingerprint: 64 lower-case hex digits");
+          },
+          "FINGERPRINT"));
   AddCommonOptions(*cmd, o->common);
   cmd->footer(
       "cost = lot price x lots: a lot of several cards (a B200 lot is 2) is priced once. One worker per card\n"

@@ -1,11 +1,14 @@
 // `pilot resume RUN_DIR`: finishes an interrupted run in a new process.
 #include "cli/cli.h"
 #include "cli/session.h"
+#include "pilot/decide.h"
 #include "pilot/folder_kind.h"
 #include "pilot/json_util.h"
 #include "pilot/sweep.h"
 #include "pilot/params.h"
+#include "pilot/paths.h"
 #include "pilot/run.h"
+#include "pilot/verify.h"
 
 namespace pilot::cli {
 namespace {
@@ -21,26 +24,48 @@ struct ResumeOptions {
 int Execute(const ResumeOptions& o) {
   ApplyLogLevel(o.common);
   if (!o.device.empty() && !IsKnownDevice(o.device)) {
-    return ReportError(BadInput("unknown device '" + KeyForMessage(o.device) + "'", "--device",
+    return ReportError(BadInput("unknown device '" + ValueForMessage(o.device) + "'", "--device",
                                 "use auto, cpu, cuda or rocm; the run folder was not touched"),
                        o.common);
   }
+  auto resolved = ResolveGivenFolder(RealFileSystem(), o.run_dir, "a run folder");
+  if (!resolved.ok()) return ReportError(resolved.error(), o.common);
+  const std::string run_dir = resolved.value().string();
+  auto kind = ReadFolderKind(RealFileSystem(), run_dir);
+  if (kind.ok() && (kind.value().kind == kFolderKindRun || kind.value().kind == kFolderKindMerged ||
+                    kind.value().kind == kFolderKindShard)) {
+    // A decide killed part-way (or a stale lock on a finished folder): finished or undone first.
+    auto recovered = RecoverInterruptedDecide(CliFileSystem(), run_dir);
+    if (!recovered.ok()) return ReportError(recovered.error(), o.common);
+    if (recovered.value()) {
+      ResumeSetup done;
+      done.run_dir = run_dir;
+      done.notes.push_back(*recovered.value());
+      done.finished_verify = VerifyRunFolder(RealFileSystem(), run_dir, VerifyOptions{});
+      return PrintAlreadyFinished(done, o.common);
+    }
+    if (kind.value().kind == kFolderKindMerged) {
+      return ReportError(BadInput("a merged folder is finished once it exists and never resumes", run_dir,
+                                  "check it with `pilot verify`; to redo it, resume its shards and merge them again"),
+                         o.common);
+    }
+  }
   // A sweep folder resumes as a sweep (its cells, not a run's items).
-  if (auto kind = ReadFolderKind(RealFileSystem(), o.run_dir); kind.ok() && kind.value().kind == kFolderKindSweep) {
-    if (Status st = CheckFolderKind(kind.value(), o.run_dir, "resume"); !st.ok()) return ReportError(st.error(), o.common);
+  if (kind.ok() && kind.value().kind == kFolderKindSweep) {
+    if (Status st = CheckFolderKind(kind.value(), run_dir, "resume"); !st.ok()) return ReportError(st.error(), o.common);
     if (!o.device.empty() || o.stop_after > 0) {
-      return ReportError(BadInput("--device and --stop-after do not apply to a sweep folder", o.run_dir,
+      return ReportError(BadInput("--device and --stop-after do not apply to a sweep folder", run_dir,
                                   "a sweep resumes on the device it was measured on"),
                          o.common);
     }
-    return ResumeSweepFolder(o.run_dir, o.common, o.argv);
+    return ResumeSweepFolder(run_dir, o.common, o.argv);
   }
   // An adaptation folder resumes from its last checkpoint.
-  if (auto kind = ReadFolderKind(RealFileSystem(), o.run_dir); kind.ok() && kind.value().kind == kFolderKindAdapt) {
-    if (Status st = CheckFolderKind(kind.value(), o.run_dir, "resume"); !st.ok()) return ReportError(st.error(), o.common);
-    return ResumeAdaptFolder(o.run_dir, o.device, o.stop_after, o.common, o.argv);
+  if (kind.ok() && kind.value().kind == kFolderKindAdapt) {
+    if (Status st = CheckFolderKind(kind.value(), run_dir, "resume"); !st.ok()) return ReportError(st.error(), o.common);
+    return ResumeAdaptFolder(run_dir, o.device, o.stop_after, o.common, o.argv);
   }
-  auto setup = PrepareResume(o.run_dir, CliFileSystem());
+  auto setup = PrepareResume(run_dir, CliFileSystem());
   if (!setup.ok()) return ReportError(setup.error(), o.common);
   ResumeSetup& s = setup.value();
   if (s.already_finished) return PrintAlreadyFinished(s, o.common);

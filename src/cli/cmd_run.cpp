@@ -47,11 +47,6 @@ struct RunOptions {
   std::size_t workers = 0;
   std::size_t stop_after = 0;
   std::vector<std::string> argv;
-  const CLI::Option* run_id_option = nullptr;
-  const CLI::Option* manifest_option = nullptr;
-  const CLI::Option* device_option = nullptr;
-  const CLI::Option* params_option = nullptr;
-  const CLI::Option* batch_plan_option = nullptr;
   const CLI::Option* shard_option = nullptr;
   const CLI::Option* workers_option = nullptr;
 };
@@ -59,25 +54,8 @@ struct RunOptions {
 // At most this many --workers on one host (one process and one device each).
 constexpr std::size_t kMaxWorkers = 64;
 
-// An option given with an empty value ('') is a mistake, never a request for the default.
-Status NotEmpty(const CLI::Option* option, const std::string& value, const char* name) {
-  if (option && option->count() > 0 && value.empty()) {
-    return BadInput(std::string(name) + " is empty", name, "give a value, or leave the option out for the default");
-  }
-  return {};
-}
-
 // Parses the options into a request; the plan itself is built by the library.
 Result<RunPlan> BuildPlan(const RunOptions& o, const std::optional<ShardChoice>& shard = std::nullopt) {
-  if (o.runs_dir.empty()) return BadInput("--runs-dir is empty", "--runs-dir", "give the folder that receives run folders");
-  for (auto [option, value, name] : {std::tuple{o.run_id_option, &o.run_id, "--run-id"},
-                                     std::tuple{o.manifest_option, &o.manifest, "--manifest"},
-                                     std::tuple{o.device_option, &o.device, "--device"},
-                                     std::tuple{o.params_option, &o.params, "--params"},
-                                     std::tuple{o.batch_plan_option, &o.batch_plan, "--batch-plan"},
-                                     std::tuple{o.shard_option, &o.shard, "--shard"}}) {
-    if (Status st = NotEmpty(option, *value, name); !st.ok()) return st.error();
-  }
   RunRequest request;
   request.params_file = o.params;
   if (!o.manifest.empty()) request.manifest = fs::path(o.manifest);
@@ -208,6 +186,16 @@ int ExecuteWorkers(const RunOptions& o) {
                          o.common);
     }
   }
+  // RUN_ID.shards is a name pilot derives: a link (or anything but a folder) there is never
+  // followed, nor written through.
+  if (auto st = RealFileSystem().LinkStat(shards_dir); !st.ok()) {
+    return ReportError(st.error(), o.common);
+  } else if (st.value().exists && !st.value().directory) {
+    return ReportError(BadInput(std::string(st.value().symlink ? "is a symlink" : "is not a folder") +
+                                    "; the workers' shard folders are never written through a link",
+                                shards_dir.string(), "move it away, or give another --run-id"),
+                       o.common);
+  }
   if (Status made = RealFileSystem().CreateDirectories(shards_dir); !made.ok()) return ReportError(made.error(), o.common);
   InstallInterruptHandlers();
   ::signal(SIGCHLD, SIG_DFL);
@@ -217,6 +205,43 @@ int ExecuteWorkers(const RunOptions& o) {
     fs::path log;
   };
   std::vector<Worker> workers(k_workers);
+  // Every log is opened before any worker starts, never through a link or onto a FIFO, and
+  // never shared through a hard link: a worker's output goes to its own log or nowhere, and a
+  // log that cannot be opened leaves no worker running.
+  std::vector<int> logs(k_workers, -1);
+  auto close_logs = [&] {
+    for (int& fd : logs) {
+      if (fd >= 0) ::close(fd);
+      fd = -1;
+    }
+  };
+  for (std::uint32_t k = 0; k < k_workers; ++k) {
+    workers[k].log = shards_dir / (ShardRunId({k, k_workers}) + ".log");
+    int log = ::open(workers[k].log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0644);
+    struct stat log_stat {};
+    if (log >= 0 && ::fstat(log, &log_stat) == 0 && S_ISREG(log_stat.st_mode) && log_stat.st_nlink > 1) {
+      // A hard link shares the file with a name elsewhere: the log starts afresh under its own
+      // name instead, and the other name keeps what it held.
+      ::close(log);
+      ::unlink(workers[k].log.c_str());
+      log = ::open(workers[k].log.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC,
+                   0644);
+    }
+    if (log < 0 || ::fstat(log, &log_stat) != 0 || !S_ISREG(log_stat.st_mode)) {
+      if (log >= 0) ::close(log);
+      close_logs();
+      return ReportError(BadInput("cannot open the worker's log as a regular file (a link or a FIFO in its place?)",
+                                  workers[k].log.string(), "move it away; no worker was started"),
+                         o.common);
+    }
+    logs[k] = log;
+  }
+  // SIGINT and SIGTERM are held across each fork: a child never runs this process's handler
+  // (which would write to the terminal) before it has reset its own.
+  sigset_t hold, previous;
+  sigemptyset(&hold);
+  sigaddset(&hold, SIGINT);
+  sigaddset(&hold, SIGTERM);
   for (std::uint32_t k = 0; k < k_workers; ++k) {
     const ShardSpec spec{k, k_workers};
     std::vector<std::string> args = {"pilot", "run", "--shard", ShardText(spec), "--run-id", ShardRunId(spec),
@@ -224,43 +249,39 @@ int ExecuteWorkers(const RunOptions& o) {
                                      "--device", base == "cpu" || base == "none" ? std::string("cpu") : base + ":" + std::to_string(k)};
     if (!o.manifest.empty()) args.insert(args.end(), {"--manifest", o.manifest});
     if (!o.batch_plan.empty()) args.insert(args.end(), {"--batch-plan", o.batch_plan});
-    workers[k].log = shards_dir / (ShardRunId(spec) + ".log");
-    // Opened here, never through a link or onto a FIFO: a worker's output goes to its log or
-    // nowhere.
-    const int log = ::open(workers[k].log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0644);
-    struct stat log_stat {};
-    if (log < 0 || ::fstat(log, &log_stat) != 0 || !S_ISREG(log_stat.st_mode)) {
-      if (log >= 0) ::close(log);
-      for (const auto& w : workers) {
-        if (w.pid > 0) ::kill(w.pid, SIGTERM);
-      }
-      return ReportError(BadInput("cannot open the worker's log as a regular file (a link or a FIFO in its place?)",
-                                  workers[k].log.string(), "move it away; the shards started so far resume when the command runs again"),
-                         o.common);
-    }
     std::vector<const char*> argv;
     for (const auto& a : args) argv.push_back(a.c_str());
     argv.push_back(nullptr);
+    const int log = logs[k];
     const pid_t parent = ::getpid();
+    ::sigprocmask(SIG_BLOCK, &hold, &previous);
     const pid_t pid = ::fork();
     if (pid < 0) {
-      ::close(log);
-      return ReportError(Error{ErrorKind::kEnvironment, std::string("cannot start a worker: ") + std::strerror(errno),
+      const int err = errno;
+      ::sigprocmask(SIG_SETMASK, &previous, nullptr);
+      close_logs();
+      for (const auto& w : workers) {
+        if (w.pid > 0) ::kill(w.pid, SIGTERM);
+      }
+      return ReportError(Error{ErrorKind::kEnvironment, std::string("cannot start a worker: ") + std::strerror(err),
                                "--workers", "the shards started so far resume when the command is run again"},
                          o.common);
     }
     if (pid == 0) {
       ::setpgid(0, 0);  // a terminal's Ctrl-C reaches the parent, which stops each worker
       ::prctl(PR_SET_PDEATHSIG, SIGTERM);
-      if (::getppid() != parent) ::_exit(130);  // the parent died before the line above
       ::signal(SIGINT, SIG_DFL);  // the worker installs its own handlers
       ::signal(SIGTERM, SIG_DFL);
+      ::sigprocmask(SIG_SETMASK, &previous, nullptr);
+      if (::getppid() != parent) ::_exit(130);  // the parent died before PR_SET_PDEATHSIG
       ::dup2(log, STDOUT_FILENO);
       ::dup2(log, STDERR_FILENO);
       ::execv("/proc/self/exe", const_cast<char* const*>(argv.data()));
       ::_exit(127);
     }
+    ::sigprocmask(SIG_SETMASK, &previous, nullptr);
     ::close(log);
+    logs[k] = -1;
     workers[k].pid = pid;
   }
   if (!o.common.quiet && !o.common.json) {
@@ -317,16 +338,23 @@ int ExecuteWorkers(const RunOptions& o) {
   }
   if (worst != 0) {
     // The first failed worker's code when it is one pilot documents; anything else (a
-    // signal, an exec that failed) is a failure during work.
+    // signal, an exec that failed) is a failure during work. Running again helps an
+    // interrupted or failed worker, never one that refused its input (exit 2: a shard folder
+    // of another job, say): its log says what to change.
+    const std::string hint =
+        worst == Code(ExitCode::kBadInput)
+            ? "a worker refused its input: read its log, fix what it names (a shard folder of another job is "
+              "never resumed: move " + shards_dir.string() + " away or give another --run-id), then run again"
+            : again;
     for (int known : {1, 2, 3, 4, 5, 130}) {
       if (worst == known) {
         Error e{ErrorKind::kWorkFailed, (failed.empty() ? "interrupted" : "not every worker finished:" + failed),
-                shards_dir.string(), again};
+                shards_dir.string(), hint};
         ReportError(e, o.common);
         return worst;
       }
     }
-    return ReportError(Error{ErrorKind::kWorkFailed, "not every worker finished:" + failed, shards_dir.string(), again},
+    return ReportError(Error{ErrorKind::kWorkFailed, "not every worker finished:" + failed, shards_dir.string(), hint},
                        o.common);
   }
   MergeRequest merge;
@@ -344,10 +372,10 @@ int ExecuteWorkers(const RunOptions& o) {
 
 int Execute(const RunOptions& o) {
   ApplyLogLevel(o.common);
+  if (Status st = CheckDefaultParams(o.params); !st.ok()) return ReportError(st.error(), o.common);
   if (o.workers_option && o.workers_option->count() > 0) return ExecuteWorkers(o);
   std::optional<ShardChoice> shard;
   if (o.shard_option && o.shard_option->count() > 0) {
-    if (o.shard.empty()) return ReportError(BadInput("--shard is empty", "--shard", "give I/N, auto/N or auto"), o.common);
     auto choice = ParseShardOption(o.shard, ProcessEnvironment());
     if (!choice.ok()) return ReportError(choice.error(), o.common);
     shard = choice.value();
@@ -388,14 +416,11 @@ void AddRunCommand(CLI::App& app, int& exit_code, const std::vector<std::string>
   auto o = std::make_shared<RunOptions>();
   CLI::App* cmd = app.add_subcommand(
       "run", "Run every manifest item through the stage into a new run folder, then verify it");
-  o->params_option = cmd->add_option("--params", o->params, "Parameter file")->capture_default_str();
-  o->manifest_option =
-      cmd->add_option("--manifest", o->manifest, "Manifest to use instead of the one the parameters name");
+  cmd->add_option("--params", o->params, "Parameter file")->capture_default_str();
+  cmd->add_option("--manifest", o->manifest, "Manifest to use instead of the one the parameters name");
   cmd->add_option("--runs-dir", o->runs_dir, "Folder that receives the run folder")->capture_default_str();
-  o->run_id_option =
-      cmd->add_option("--run-id", o->run_id, "Name of the run folder (default: UTC time + random suffix); never reused");
-  o->device_option =
-      cmd->add_option("--device", o->device, "auto | cpu | cuda | rocm | cuda:N | rocm:N (default: the parameters' device)");
+  cmd->add_option("--run-id", o->run_id, "Name of the run folder (default: UTC time + random suffix); never reused");
+  cmd->add_option("--device", o->device, "auto | cpu | cuda | rocm | cuda:N | rocm:N (default: the parameters' device)");
   o->shard_option = cmd->add_option(
       "--shard", o->shard,
       "Process one partition: I/N (0-based), auto/N (I from SLURM_ARRAY_TASK_ID or JOB_COMPLETION_INDEX), or auto "
@@ -404,7 +429,7 @@ void AddRunCommand(CLI::App& app, int& exit_code, const std::vector<std::string>
                                       "Run K shards on this host, one per device (cpu: K CPU processes), then merge "
                                       "them into the run folder; shards go to RUNS_DIR/RUN_ID.shards")
                           ->check(CountValidator());
-  o->batch_plan_option = cmd->add_option(
+  cmd->add_option(
       "--batch-plan", o->batch_plan,
       "A finished sweep folder: batch each length group at the size it recommends (instead of batch_size)");
   cmd->add_option("--stop-after", o->stop_after,

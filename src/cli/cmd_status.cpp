@@ -2,7 +2,11 @@
 #include <cstdio>
 
 #include "cli/cli.h"
+#include "pilot/escape.h"
 #include "pilot/folder_kind.h"
+#include "pilot/paths.h"
+#include "pilot/run_lock.h"
+#include "pilot/verify.h"
 #include "pilot/run.h"
 
 namespace pilot::cli {
@@ -15,18 +19,25 @@ struct StatusOptions {
 
 int Execute(const StatusOptions& o) {
   ApplyLogLevel(o.common);
-  if (auto kind = ReadFolderKind(RealFileSystem(), o.run_dir); kind.ok() && kind.value().kind == kFolderKindAdapt) {
-    return PrintAdaptStatus(o.run_dir, o.common);
+  auto resolved = ResolveGivenFolder(RealFileSystem(), o.run_dir, "a run folder");
+  if (!resolved.ok()) return ReportError(resolved.error(), o.common);
+  const std::string run_dir = resolved.value().string();
+  if (auto kind = ReadFolderKind(RealFileSystem(), run_dir); kind.ok() && kind.value().kind == kFolderKindAdapt) {
+    return PrintAdaptStatus(run_dir, o.common);
   }
-  auto st = ReadRunStatus(RealFileSystem(), o.run_dir);
+  auto st = ReadRunStatus(RealFileSystem(), run_dir);
   if (!st.ok()) return ReportError(st.error(), o.common);
   const RunStatus& s = st.value();
   if (o.common.json) {
     PrintJson(RunStatusToJson(s));
     return 0;
   }
-  std::printf("%s %s: %s%s\n", s.sweep ? "sweep" : s.folder_kind.c_str(), s.run_id.c_str(), s.state.c_str(),
-              s.writer_pid ? (" (pid " + std::to_string(*s.writer_pid) + ")").c_str() : "");
+  std::printf("%s %s: %s%s\n", s.sweep ? "sweep" : s.folder_kind.c_str(), ShowUntrusted(s.run_id).c_str(),
+              s.state.c_str(), s.writer_pid ? (" (" + LockHolderText(*s.writer_pid) + ")").c_str() : "");
+  if (auto pending = RealFileSystem().LinkStat(resolved.value() / kDecidePending); pending.ok() && pending.value().exists) {
+    std::printf("  a decide was interrupted while it wrote: `pilot decide %s` finishes or undoes it\n",
+                ShowUntrusted(run_dir, 500).c_str());
+  }
   if (s.sweep) {
     std::printf("  %zu cell(s) measured of at most %zu (a group stops at its first limit)\n", s.done, s.total);
   } else {
@@ -40,7 +51,7 @@ int Execute(const StatusOptions& o) {
   } else if (s.state == "interrupted") {
     std::error_code ec;
     std::printf("  resume with: pilot resume %s\n",
-                std::filesystem::absolute(o.run_dir, ec).lexically_normal().string().c_str());
+                std::filesystem::absolute(run_dir, ec).lexically_normal().string().c_str());
   }
   return 0;
 }

@@ -15,6 +15,7 @@
 #include "cli/cli.h"
 #include "cli/session.h"
 #include "cli/torch_loader.h"
+#include "pilot/escape.h"
 #include "pilot/clock.h"
 #include "pilot/hash.h"
 #include "pilot/host.h"
@@ -44,7 +45,6 @@ struct SweepOptions {
   std::vector<std::string> argv;
   const CLI::Option* latency_option = nullptr;
   const CLI::Option* memory_option = nullptr;
-  std::vector<std::pair<const CLI::Option*, const std::string*>> text_options;  // refused when given empty
 };
 
 std::string Tail(FileSystem& fsys, const fs::path& file) {
@@ -53,7 +53,7 @@ std::string Tail(FileSystem& fsys, const fs::path& file) {
   std::string t = text.value();
   if (t.size() > 1500) t = t.substr(t.size() - 1500);
   while (!t.empty() && (t.back() == '\n' || t.back() == ' ')) t.pop_back();
-  return EscapeControl(TruncateUtf8(t, 1500));
+  return EscapeTerminal(TruncateUtf8(t, 1500));
 }
 
 // One cell in a child `pilot sweep-cell`: its resident high-water mark (wait4) is the cell's
@@ -194,9 +194,9 @@ int PrintSweep(const SweepOutcome& out, const Common& common) {
                 s["measure"].get<std::string>().c_str(), static_cast<unsigned long long>(r["min_length"].get<std::uint64_t>()),
                 static_cast<unsigned long long>(r["max_length"].get<std::uint64_t>()));
     if (r["batch_size"].is_number()) {
-      std::printf("batch %d — %s\n", r["batch_size"].get<int>(), EscapeControl(r["why"].get<std::string>()).c_str());
+      std::printf("batch %d — %s\n", r["batch_size"].get<int>(), EscapeTerminal(r["why"].get<std::string>()).c_str());
     } else {
-      std::printf("no batch size — %s\n", EscapeControl(r["why"].get<std::string>()).c_str());
+      std::printf("no batch size — %s\n", EscapeTerminal(r["why"].get<std::string>()).c_str());
     }
   }
   if (out.findings > 0) {
@@ -204,7 +204,7 @@ int PrintSweep(const SweepOutcome& out, const Common& common) {
     for (const auto& f : s["findings"]) {
       std::printf("  group %d batch %d position %zu %s: %s\n", f["group"].get<int>(), f["batch_size"].get<int>(),
                   f["position"].get<std::size_t>(), f["id"].get<std::string>().c_str(),
-                  EscapeControl(TruncateUtf8(f["what"].get<std::string>(), 300)).c_str());
+                  EscapeTerminal(TruncateUtf8(f["what"].get<std::string>(), 300)).c_str());
     }
   } else {
     std::printf("equivalence: every outcome at every batch size equals batch 1, in order\n");
@@ -252,14 +252,7 @@ Result<SweepPlan> BuildSweepPlan(const RunRequest& request, const SweepSettings&
 
 int Execute(const SweepOptions& o) {
   ApplyLogLevel(o.common);
-  // An option given with an empty value ('') is a mistake, never a request for the default.
-  for (const auto& [option, value] : o.text_options) {
-    if (option->count() > 0 && value->empty()) {
-      return ReportError(BadInput(option->get_name() + " is empty", option->get_name(),
-                                  "give a value, or leave the option out for the default"),
-                         o.common);
-    }
-  }
+  if (Status st = CheckDefaultParams(o.params); !st.ok()) return ReportError(st.error(), o.common);
   SweepSettings settings;
   settings.groups = o.groups;
   settings.repeats = o.repeats;
@@ -382,12 +375,9 @@ void AddSweepCommand(CLI::App& app, int& exit_code, const std::vector<std::strin
   auto o = std::make_shared<SweepOptions>();
   CLI::App* cmd = app.add_subcommand(
       "sweep", "Tune the batch size per input-length group: time, latency, peak memory and errors per cell");
-  o->text_options.emplace_back(cmd->add_option("--params", o->params, "Parameter file")->capture_default_str(),
-                               &o->params);
-  o->text_options.emplace_back(
-      cmd->add_option("--manifest", o->manifest, "Manifest to use instead of the one the parameters name"), &o->manifest);
-  o->text_options.emplace_back(
-      cmd->add_option("--device", o->device, "auto | cpu | cuda | rocm (default: the parameters' device)"), &o->device);
+  cmd->add_option("--params", o->params, "Parameter file")->capture_default_str();
+  cmd->add_option("--manifest", o->manifest, "Manifest to use instead of the one the parameters name");
+  cmd->add_option("--device", o->device, "auto | cpu | cuda | rocm (default: the parameters' device)");
   cmd->add_option("--groups", o->groups, "Length groups (1-16)")->capture_default_str();
   cmd->add_option("--batch-sizes", o->batch_sizes, "Batch sizes to try, increasing from 1")->capture_default_str();
   cmd->add_option("--repeats", o->repeats, "Timed passes over each group per cell (1-100)")->capture_default_str();
@@ -395,11 +385,8 @@ void AddSweepCommand(CLI::App& app, int& exit_code, const std::vector<std::strin
                                       "Stop a group's escalation once a cell's p95 batch latency exceeds this");
   o->memory_option = cmd->add_option("--max-memory-mb", o->max_memory_mb,
                                      "Stop a group's escalation once a cell's peak memory exceeds this");
-  o->text_options.emplace_back(
-      cmd->add_option("--out", o->out, "The sweep folder to create (default: RUNS_DIR/<id>-sweep)"), &o->out);
-  o->text_options.emplace_back(
-      cmd->add_option("--runs-dir", o->runs_dir, "Folder that receives the sweep folder")->capture_default_str(),
-      &o->runs_dir);
+  cmd->add_option("--out", o->out, "The sweep folder to create (default: RUNS_DIR/<id>-sweep)");
+  cmd->add_option("--runs-dir", o->runs_dir, "Folder that receives the sweep folder")->capture_default_str();
   AddCommonOptions(*cmd, o->common);
   cmd->footer(
       "Each cell (group x batch size) runs in its own pilot process: one warm-up batch, then --repeats\n"

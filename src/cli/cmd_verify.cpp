@@ -2,7 +2,9 @@
 #include <cstdio>
 
 #include "cli/cli.h"
+#include "pilot/escape.h"
 #include "pilot/hash.h"
+#include "pilot/paths.h"
 #include "pilot/verify.h"
 
 namespace pilot::cli {
@@ -19,11 +21,8 @@ struct VerifyCliOptions {
 
 int Execute(const VerifyCliOptions& o) {
   ApplyLogLevel(o.common);
-  std::error_code ec;
-  if (o.run_dir.empty() || !std::filesystem::is_directory(o.run_dir, ec)) {
-    return ReportError(BadInput("not a folder", o.run_dir, "give the path of a run folder, e.g. runs/<run-id>"),
-                       o.common);
-  }
+  auto dir = ResolveGivenFolder(RealFileSystem(), o.run_dir, "a run folder, e.g. runs/<run-id>");
+  if (!dir.ok()) return ReportError(dir.error(), o.common);
   VerifyOptions options;
   options.fast = o.fast;
   options.inputs = o.inputs || !o.inputs_root.empty();
@@ -36,29 +35,37 @@ int Execute(const VerifyCliOptions& o) {
     }
     options.expect_fingerprint = o.expect;
   }
-  auto verified = VerifyFolder(RealFileSystem(), o.run_dir, options);
+  auto verified = VerifyFolder(RealFileSystem(), dir.value(), options);
   if (!verified.ok()) return ReportError(verified.error(), o.common);
   VerifyResult result = std::move(verified).value();
+  const std::string shown = ShowUntrusted(o.run_dir, 1000);
+  if (!o.common.json && result.inputs) {
+    const InputsChecked& in = *result.inputs;
+    std::printf("inputs: %zu of %zu re-hashed under %s (%zu missing, %zu changed, %zu outside the folder and never "
+                "opened)\n",
+                in.rehashed, in.items, ShowUntrusted(in.root, 1000).c_str(), in.missing, in.changed, in.not_opened);
+  }
   if (o.common.json) {
     PrintJson(VerifyResultToJson(o.run_dir, result));
   } else if (result.ok() && result.folder_kind == "sweep") {
     std::printf("verify: ok %s (a sweep folder: record, groups and every cell against its sha256); %zu files checked%s\n",
-                o.run_dir.c_str(), result.files_checked, o.fast ? " (--fast: payload not re-hashed)" : "");
+                shown.c_str(), result.files_checked, o.fast ? " (--fast: payload not re-hashed)" : "");
     std::printf("fingerprint: %s%s\n", result.fingerprint.c_str(), o.expect.empty() ? "" : " (as expected)");
   } else if (result.ok() && result.folder_kind == "adapt") {
     std::printf("verify: ok %s (an adaptation folder: every training and evaluation id accounted for once, the kept "
                 "checkpoints against the journal, the model against its card); %zu files checked%s\n",
-                o.run_dir.c_str(), result.files_checked, o.fast ? " (--fast: payload not re-hashed)" : "");
+                shown.c_str(), result.files_checked, o.fast ? " (--fast: payload not re-hashed)" : "");
     std::printf("fingerprint: %s%s\n", result.fingerprint.c_str(), o.expect.empty() ? "" : " (as expected)");
   } else if (result.ok()) {
-    std::printf("verify: ok %s: %zu items, %zu accepted + %zu rejected; %zu files checked%s\n", o.run_dir.c_str(),
+    std::printf("verify: ok %s: %zu items, %zu accepted + %zu rejected; %zu files checked%s\n", shown.c_str(),
                 result.items, result.accepted, result.rejected, result.files_checked,
                 o.fast ? " (--fast: payload not re-hashed)" : "");
     std::printf("fingerprint: %s%s\n", result.fingerprint.c_str(), o.expect.empty() ? "" : " (as expected)");
   } else {
-    std::fprintf(stderr, "verify: FAILED %s: %zu finding(s)\n", o.run_dir.c_str(), result.findings.size());
+    std::fprintf(stderr, "verify: FAILED %s: %zu finding(s)\n", shown.c_str(), result.findings.size());
     for (const auto& f : result.findings) {
-      std::fprintf(stderr, "  [%s] %s: %s\n", f.check.c_str(), f.where.c_str(), f.what.c_str());
+      std::fprintf(stderr, "  [%s] %s: %s\n", f.check.c_str(), EscapeTerminal(f.where).c_str(),
+                   EscapeTerminal(f.what).c_str());
     }
   }
   return Code(result.ok() ? ExitCode::kOk : ExitCode::kVerifyFailed);

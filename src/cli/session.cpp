@@ -11,7 +11,9 @@
 #include <iostream>
 
 #include "pilot/clock.h"
+#include "pilot/escape.h"
 #include "pilot/host.h"
+#include "pilot/params.h"
 #include "pilot/plan.h"
 #include "cli/torch_loader.h"
 
@@ -34,10 +36,29 @@ void OnSignal(int sig) {
   [[maybe_unused]] auto w = ::write(STDERR_FILENO, msg, sizeof msg - 1);
 }
 
-// Test hook: counts durable operations and SIGKILLs the process after the Nth.
+// Test hook: counts durable operations and SIGKILLs the process after the Nth. Counted:
+// whole-file writes, copies, commits, appends, truncations and RenameReplace; with
+// every_step, also each folder created, file or folder removed, rename and lock taken, so
+// that a test can stop a command between any two changes it makes.
 class KillingFileSystem : public FileSystemWrapper {
  public:
-  explicit KillingFileSystem(long kill_after) : FileSystemWrapper(RealFileSystem()), kill_after_(kill_after) {}
+  KillingFileSystem(long kill_after, bool every_step)
+      : FileSystemWrapper(RealFileSystem()), kill_after_(kill_after), every_step_(every_step) {}
+  Status RenameReplace(const stdfs::path& from, const stdfs::path& to) override {
+    return Count(target().RenameReplace(from, to));
+  }
+  Status CreateDirectoryExclusive(const stdfs::path& d) override { return Step(target().CreateDirectoryExclusive(d)); }
+  Status RemoveFile(const stdfs::path& f) override { return Step(target().RemoveFile(f)); }
+  Status RemoveTree(const stdfs::path& d) override { return Step(target().RemoveTree(d)); }
+  Status RenameNoReplace(const stdfs::path& from, const stdfs::path& to) override {
+    return Step(target().RenameNoReplace(from, to));
+  }
+  Result<LockAttempt> TryLock(const stdfs::path& f, bool exclusive, bool create) override {
+    auto got = target().TryLock(f, exclusive, create);
+    if (create && got.ok() && got.value().lock) (void)Step(Status());
+    return got;
+  }
+  Status Step(Status st) { return every_step_ ? Count(std::move(st)) : st; }
   Status WriteFileAtomic(const stdfs::path& f, std::string_view data) override {
     return Count(target().WriteFileAtomic(f, data));
   }
@@ -90,6 +111,7 @@ class KillingFileSystem : public FileSystemWrapper {
     KillingFileSystem& fs_;
   };
   long kill_after_;
+  bool every_step_;
   long writes_ = 0;
 };
 
@@ -108,6 +130,17 @@ Status CheckEnvironment(const Params& params, const fs::path& runs_dir, const ch
   return EnvironmentError(what, "requires / --device",
                           std::string("run `pilot doctor` for details; use a machine that provides them, or revise "
                                       "the parameters; ") + untouched);
+}
+
+Status CheckDefaultParams(const std::string& params, std::string_view default_path) {
+  if (params != default_path) return {};
+  auto st = RealFileSystem().LinkStat(params);
+  if (st.ok() && st.value().exists) return {};
+  std::error_code ec;
+  return BadInput("no parameter file at " + params + " under the current folder " + fs::current_path(ec).string(),
+                  "--params",
+                  "pilot's defaults (" + std::string(default_path) + ", runs/) are relative to the folder it runs in: give "
+                  "--params YOUR.json (and --runs-dir DIR for the run folders), or run it from the pilot checkout");
 }
 
 Result<BuiltStage> BuildStage(const Params& params, const std::string& model_sha256, const fs::path& runs_dir) {
@@ -181,7 +214,8 @@ RunControl MakeRunControl(const Common& common, std::size_t stop_after) {
 FileSystem& CliFileSystem() {
   static FileSystem* fs = [] () -> FileSystem* {
     const char* n = std::getenv("PILOT_TEST_KILL_AFTER_WRITE");
-    if (n && std::atol(n) > 0) return new KillingFileSystem(std::atol(n));
+    const char* every = std::getenv("PILOT_TEST_KILL_EVERY_STEP");
+    if (n && std::atol(n) > 0) return new KillingFileSystem(std::atol(n), every && std::string(every) == "1");
     return &RealFileSystem();
   }();
   return *fs;
@@ -247,7 +281,7 @@ void PrintFindings(const std::vector<Finding>& findings, const std::string& head
       std::printf("  ... and %zu more\n", findings.size() - most);
       break;
     }
-    std::printf("  [%s] %s: %s\n", f.check.c_str(), f.where.c_str(), f.what.c_str());
+    std::printf("  [%s] %s: %s\n", f.check.c_str(), EscapeTerminal(f.where).c_str(), EscapeTerminal(f.what).c_str());
   }
 }
 

@@ -24,6 +24,11 @@ struct BuiltStage {
 // the user what became of their folder (run: none was created; resume: it stays resumable).
 Status CheckEnvironment(const Params& params, const std::filesystem::path& runs_dir, const char* untouched);
 
+// A default parameter file (config/pilot.json, config/adapt.json) is relative to the folder
+// pilot runs in: when it is the one asked for and it is not there, the error says how to
+// point pilot at one's own parameters and runs folder.
+Status CheckDefaultParams(const std::string& params, std::string_view default_path = kDefaultParamsPath);
+
 // Resolves the device (exit 3 when absent), loads the model through the registry (exit 2),
 // and checks that allowed_categories are labels of the model.
 Result<BuiltStage> BuildStage(const Params& params, const std::string& model_sha256,
@@ -40,7 +45,8 @@ RunControl MakeRunControl(const Common& common, std::size_t stop_after);
 
 // The file system the CLI writes through: the real one, or, when the environment variable
 // PILOT_TEST_KILL_AFTER_WRITE=N is set (a test hook), one that SIGKILLs this process
-// right after its Nth write, append or truncate.
+// right after its Nth write, append, truncate or replacing rename; with
+// PILOT_TEST_KILL_EVERY_STEP=1 as well, every folder made, removal, rename and lock counts.
 FileSystem& CliFileSystem();
 
 // Prints the outcome (summary, or --json) and returns the exit code. A finished run prints

@@ -12,6 +12,7 @@
 #include "pilot/build_info.h"
 #include "pilot/folder_kind.h"
 #include "pilot/hash.h"
+#include "pilot/paths.h"
 #include "pilot/json_util.h"
 #include "pilot/limits.h"
 #include "pilot/manifest.h"
@@ -639,9 +640,11 @@ Result<AdaptOutcome> ExecuteAdapt(const AdaptPlan& plan, AdaptTrainer& trainer, 
   const AdaptParams& p = plan.params;
   const std::string run_id = plan.run_id.empty() ? NewRunId(clock) : plan.run_id;
   if (!IsValidRunId(run_id)) {
-    return BadInput("invalid run id '" + KeyForMessage(run_id) + "'", "--run-id",
+    return BadInput("invalid run id '" + ValueForMessage(run_id, 130) + "'", "--run-id",
                     "use 1-128 characters of [A-Za-z0-9._-], not starting with '.'");
   }
+  auto runs_dir = ResolveDestination(fsys, plan.runs_dir, "--runs-dir", Destination::kFolder);
+  if (!runs_dir.ok()) return runs_dir.error();
   auto model_sha = HashModel(fsys, p.base_model);
   if (!model_sha.ok()) return model_sha.error();
   if (model_sha.value() != p.base_model_sha256) {
@@ -655,8 +658,8 @@ Result<AdaptOutcome> ExecuteAdapt(const AdaptPlan& plan, AdaptTrainer& trainer, 
   auto prepared = PrepareItems(fsys, manifests.value(), info.value().labels, p.max_bytes);
   if (!prepared.ok()) return prepared.error();
 
-  const fs::path dir = plan.runs_dir / run_id;
-  if (Status st = fsys.CreateDirectories(plan.runs_dir); !st.ok()) return AsBadInput(st.error(), "");
+  const fs::path dir = runs_dir.value() / run_id;
+  if (Status st = fsys.CreateDirectories(runs_dir.value()); !st.ok()) return AsBadInput(st.error(), "");
   if (Status st = fsys.CreateDirectoryExclusive(dir); !st.ok()) {
     return AsBadInput(st.error(), "an adaptation never reuses a folder: give another --run-id");
   }
@@ -797,7 +800,7 @@ Result<AdaptOutcome> ResumeAdapt(const fs::path& given, const std::string& devic
   AdaptJournalState state = std::move(loaded).value();
   const AdaptJournalHeader h = state.header;
   if (!device.empty() && device != h.device) {
-    return BadInput("the adaptation ran on '" + h.device + "', not '" + KeyForMessage(device) + "'", "--device",
+    return BadInput("the adaptation ran on '" + h.device + "', not '" + ValueForMessage(device) + "'", "--device",
                     "resume on the device it began on: bitwise identity holds only there");
   }
   // The copies, against the journal's pins; the parameters read from the copy.

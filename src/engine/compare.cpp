@@ -1,3 +1,4 @@
+#include "pilot/escape.h"
 #include "pilot/compare.h"
 
 #include <algorithm>
@@ -11,6 +12,7 @@
 #include "pilot/hash.h"
 #include "pilot/json_file.h"
 #include "pilot/json_util.h"
+#include "pilot/paths.h"
 #include "pilot/limits.h"
 #include "pilot/results.h"
 #include "pilot/run_record.h"
@@ -36,7 +38,7 @@ void Flatten(const nlohmann::json& j, const std::string& prefix, std::map<std::s
 // A value of an untrusted document for a message or a page: control bytes escaped, bounded.
 std::string Shown(const nlohmann::json& v) {
   if (v.is_null()) return "(absent)";
-  if (v.is_string()) return EscapeControl(TruncateUtf8(v.get<std::string>(), 200));
+  if (v.is_string()) return EscapeTerminal(TruncateUtf8(v.get<std::string>(), 200));
   std::string s = v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   return s.size() > 200 ? s.substr(0, 200) + "…" : s;
 }
@@ -481,15 +483,7 @@ std::string CompareMarkdown(const ojson& d) {
   auto s = [](const ojson& v) {
     return Shown(nlohmann::json::parse(v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)));
   };
-  auto cell = [](const std::string& raw) {
-    std::string out;
-    for (char c : EscapeControl(raw)) {
-      if (c == '|') out += "\\|";
-      else if (c == '\n' || c == '\r') out += ' ';
-      else out += c;
-    }
-    return out;
-  };
+  auto cell = [](const std::string& raw) { return EscapeMarkdown(raw); };
   std::string md = "# pilot compare\n\n";
   md += "- A: `" + cell(s(d["a"]["folder"])) + "` (run " + cell(s(d["a"]["run_id"])) + ", " + cell(s(d["a"]["device"])) + ", " +
         cell(s(d["a"]["dtype"])) + ")\n";
@@ -538,23 +532,10 @@ std::string CompareMarkdown(const ojson& d) {
   return md;
 }
 
-Status RefuseInsidePilotFolder(FileSystem& fsys, const fs::path& out) {
-  std::error_code ec;
-  fs::path at = fs::absolute(out, ec).lexically_normal();
-  if (ec) return BadInput("cannot make the path absolute", out.string());
-  for (fs::path dir = at; !dir.empty(); dir = dir.parent_path()) {
-    auto bag = fsys.LinkStat(dir / "bagit.txt");
-    if (bag.ok() && bag.value().exists) {
-      return BadInput("inside the pilot folder " + dir.string() + ": writing there would change its bag", out.string(),
-                      "write it beside the folder, not inside it");
-    }
-    if (dir == dir.parent_path()) break;
-  }
-  return {};
-}
-
-Status WriteCompare(FileSystem& fsys, const fs::path& dir, const ojson& document) {
-  PILOT_TRY(RefuseInsidePilotFolder(fsys, dir));
+Status WriteCompare(FileSystem& fsys, const fs::path& given, const ojson& document) {
+  auto resolved = ResolveDestination(fsys, given, "--out", Destination::kFolder);
+  if (!resolved.ok()) return resolved.error();
+  const fs::path dir = resolved.value();
   auto st = fsys.LinkStat(dir);
   if (!st.ok()) return st.error();
   if (st.value().exists && !st.value().directory) {

@@ -1,3 +1,4 @@
+#include "pilot/escape.h"
 #include "pilot/decide.h"
 
 #include <algorithm>
@@ -80,8 +81,8 @@ struct Facts {
   ojson list = ojson::array();
   // Facts quote untrusted files: control bytes escaped, bounded, before they reach a terminal or a page.
   void Add(const std::string& fact, const std::string& from, const char* points_to) {
-    list.push_back({{"fact", EscapeControl(TruncateUtf8(fact, 1000))},
-                    {"from", EscapeControl(TruncateUtf8(from, 500))},
+    list.push_back({{"fact", EscapeTerminal(TruncateUtf8(fact, 1000))},
+                    {"from", EscapeTerminal(TruncateUtf8(from, 500))},
                     {"points_to", points_to}});
   }
   bool Any(const char* decision) const {
@@ -89,16 +90,150 @@ struct Facts {
   }
 };
 
+// Evidence must agree with itself: a document edited by hand (a verdict flipped, a cost made
+// negative) is refused, naming what contradicts what, before any fact is drawn from it.
+Error Inconsistent(const Evidence& e, const std::string& what) {
+  return BadInput("the " + e.kind + " evidence contradicts itself: " + what, e.source,
+                  "give the file pilot wrote, unedited");
+}
+
+bool FiniteNumber(const nlohmann::json& v) { return v.is_number() && std::isfinite(v.get<double>()); }
+
+Status CheckCompareConsistent(const Evidence& e) {
+  const nlohmann::json& items = At(e.doc, "items");
+  const nlohmann::json &total = At(items, "total"), &agree = At(items, "agree"), &differ = At(items, "differ");
+  if (!total.is_number_unsigned() || !agree.is_number_unsigned() || !differ.is_number_unsigned()) {
+    return Inconsistent(e, "items.total, items.agree and items.differ must be counts");
+  }
+  if (agree.get<std::uint64_t>() + differ.get<std::uint64_t>() != total.get<std::uint64_t>()) {
+    return Inconsistent(e, "items.agree + items.differ is not items.total");
+  }
+  const nlohmann::json& within = At(e.doc, "within_tolerance");
+  const nlohmann::json& verdict = At(e.doc, "verdict");
+  if (!within.is_boolean() || !(verdict == "agree" || verdict == "differ")) {
+    return Inconsistent(e, "within_tolerance must be true or false, and verdict agree or differ");
+  }
+  const bool none_differ = differ.get<std::uint64_t>() == 0;
+  if (within.get<bool>() != none_differ || (verdict == "agree") != none_differ) {
+    return Inconsistent(e, "verdict " + JsonValueText(verdict) + " (within_tolerance " + JsonValueText(within) +
+                               ") with " + JsonValueText(differ) + " item(s) that differ");
+  }
+  const nlohmann::json& listed = At(e.doc, "differences");
+  if (!listed.is_array() || listed.size() > differ.get<std::uint64_t>() ||
+      At(e.doc, "differences_listed") != listed.size()) {
+    return Inconsistent(e, "the differences listed do not match items.differ and differences_listed");
+  }
+  const nlohmann::json& changes = At(e.doc, "changes");
+  if (!changes.is_array() || !At(e.doc, "one_change").is_boolean() ||
+      At(e.doc, "one_change").get<bool>() != (changes.size() <= 1)) {
+    return Inconsistent(e, "one_change does not match the changes listed");
+  }
+  return {};
+}
+
+Status CheckPlanConsistent(const Evidence& e) {
+  const nlohmann::json& rows = At(e.doc, "plans");
+  if (!rows.is_array() || rows.size() > 100000) return Inconsistent(e, "'plans' must be the list of plan rows");
+  auto same_row = [](const nlohmann::json& a, const nlohmann::json& b) {
+    return At(a, "card") == At(b, "card") && At(a, "period_days") == At(b, "period_days") &&
+           At(a, "lots") == At(b, "lots") && At(a, "cost") == At(b, "cost");
+  };
+  std::optional<double> cheapest_cost;
+  for (const auto& r : rows) {
+    const nlohmann::json& cost = At(r, "cost");
+    if (!FiniteNumber(cost) || cost.get<double>() < 0) {
+      return Inconsistent(e, "a plan row's cost " + JsonValueText(cost) + " is not a finite amount of 0 or more");
+    }
+    const nlohmann::json &lots = At(r, "lots"), &cards = At(r, "cards"), &days = At(r, "period_days");
+    if (!lots.is_number_unsigned() || lots.get<std::uint64_t>() < 1 || !cards.is_number_unsigned() ||
+        cards.get<std::uint64_t>() < lots.get<std::uint64_t>() || !days.is_number_unsigned() ||
+        days.get<std::uint64_t>() < 1 || !At(r, "fits").is_boolean()) {
+      return Inconsistent(e, "a plan row's lots, cards, period_days or fits are not what pilot writes");
+    }
+    if (!At(r, "fits").get<bool>()) continue;
+    const nlohmann::json& needed = At(r, "needed_hours");
+    if (!FiniteNumber(needed) || needed.get<double>() < 0 ||
+        needed.get<double>() > static_cast<double>(days.get<std::uint64_t>()) * 24.0 + 1e-6) {
+      return Inconsistent(e, "a row that fits needs " + JsonValueText(needed) + " h, more than its " +
+                                 JsonValueText(days) + " days (or no finite figure)");
+    }
+    if (!cheapest_cost || cost.get<double>() < *cheapest_cost) cheapest_cost = cost.get<double>();
+  }
+  const bool fits = cheapest_cost.has_value();
+  if (At(e.doc, "verdict") != (fits ? "fits" : "none_fits")) {
+    return Inconsistent(e, "verdict " + JsonValueText(At(e.doc, "verdict")) + (fits ? ", yet a row fits" : ", yet no row fits"));
+  }
+  for (const char* pick : {"cheapest", "fastest"}) {
+    const nlohmann::json& chosen = At(e.doc, pick);
+    if (!fits) {
+      if (!chosen.is_null()) return Inconsistent(e, std::string(pick) + " names a plan although none fits");
+      continue;
+    }
+    const bool listed = std::any_of(rows.begin(), rows.end(), [&](const nlohmann::json& r) {
+      return At(r, "fits") == true && same_row(r, chosen);
+    });
+    if (!listed) return Inconsistent(e, std::string(pick) + " is not one of the rows that fit");
+  }
+  if (fits && At(At(e.doc, "cheapest"), "cost").get<double>() > *cheapest_cost) {
+    return Inconsistent(e, "cheapest costs more than another row that fits");
+  }
+  const nlohmann::json& rate = At(At(e.doc, "basis"), "items_per_s_per_card");
+  if (!FiniteNumber(rate) || rate.get<double>() <= 0) {
+    return Inconsistent(e, "basis.items_per_s_per_card " + JsonValueText(rate) + " is not a positive rate");
+  }
+  return {};
+}
+
+Status CheckDoctorConsistent(const Evidence& e) {
+  bool all_required_pass = true;
+  for (const auto& c : At(e.doc, "checks")) {
+    const nlohmann::json& status = At(c, "status");
+    if (!(status == "pass" || status == "fail" || status == "could-not-run")) {
+      return Inconsistent(e, "a check's status " + JsonValueText(status) + " is not pass, fail or could-not-run");
+    }
+    if (At(c, "required") == true && status != "pass") all_required_pass = false;
+  }
+  const nlohmann::json& ok = At(e.doc, "ok");
+  if (!ok.is_null() && (!ok.is_boolean() || ok.get<bool>() != all_required_pass)) {
+    return Inconsistent(e, "ok is " + JsonValueText(ok) + (all_required_pass ? " though every required check passed"
+                                                                           : " though a required check did not pass"));
+  }
+  return {};
+}
+
+// What each kind of evidence must be before any fact is drawn from it: the document pilot
+// writes, agreeing with itself. Called as each file is read, before the folder is touched.
+Status CheckEvidence(const Evidence& e) {
+  if (e.kind == "doctor") {
+    const nlohmann::json& checks = At(e.doc, "checks");
+    const bool shaped = checks.is_array() && !checks.empty() &&
+                        std::all_of(checks.begin(), checks.end(), [](const nlohmann::json& c) {
+                          return At(c, "name").is_string() && At(c, "status").is_string() &&
+                                 At(c, "required").is_boolean();
+                        });
+    if (!shaped) {
+      return BadInput("not a `pilot doctor --json` report (no list of checks, each with name, status and required)",
+                      e.source, "give the output of pilot doctor --json");
+    }
+    return CheckDoctorConsistent(e);
+  }
+  if (e.kind == "compare") {
+    if (At(e.doc, "kind") != "pilot-compare") {
+      return BadInput("not a comparison written by `pilot compare --out` (kind is not pilot-compare)", e.source);
+    }
+    return CheckCompareConsistent(e);
+  }
+  if (e.kind == "plan") {
+    if (At(e.doc, "kind") != "pilot-plan") {
+      return BadInput("not a plan written by `pilot plan --out` (kind is not pilot-plan)", e.source);
+    }
+    return CheckPlanConsistent(e);
+  }
+  return {};
+}
+
 Status DoctorFacts(const Evidence& e, Facts& facts) {
   const nlohmann::json& checks = At(e.doc, "checks");
-  const bool shaped = checks.is_array() && !checks.empty() &&
-                      std::all_of(checks.begin(), checks.end(), [](const nlohmann::json& c) {
-                        return At(c, "name").is_string() && At(c, "status").is_string() && At(c, "required").is_boolean();
-                      });
-  if (!shaped) {
-    return BadInput("not a `pilot doctor --json` report (no list of checks, each with name, status and required)",
-                    e.source, "give the output of pilot doctor --json");
-  }
   std::size_t failed = 0;
   if (checks.is_array()) {
     for (const auto& c : checks) {
@@ -110,7 +245,7 @@ Status DoctorFacts(const Evidence& e, Facts& facts) {
       const nlohmann::json& unmet = At(At(c, "data"), "unmet");
       if (unmet.is_array() && !unmet.empty()) fact += ": unmet requires " + TruncateUtf8(JsonValueText(unmet), 300);
       else if (At(c, "detail").is_string()) fact += ": " + TruncateUtf8(At(c, "detail").get<std::string>(), 300);
-      facts.Add(EscapeControl(fact), e.source, kDecisionFixEnv);
+      facts.Add(EscapeTerminal(fact), e.source, kDecisionFixEnv);
     }
   }
   if (failed == 0) {
@@ -120,9 +255,6 @@ Status DoctorFacts(const Evidence& e, Facts& facts) {
 }
 
 Status CompareFacts(const Evidence& e, const std::string& manifest_sha256, const std::string& fingerprint, Facts& facts) {
-  if (At(e.doc, "kind") != "pilot-compare") {
-    return BadInput("not a comparison written by `pilot compare --out` (kind is not pilot-compare)", e.source);
-  }
   if (At(e.doc, "manifest_sha256") != manifest_sha256) {
     return BadInput("the comparison is over another manifest (" + TruncateUtf8(JsonValueText(At(e.doc, "manifest_sha256")), 64) +
                         ") than this run's (" + manifest_sha256 + ")",
@@ -153,9 +285,6 @@ Status CompareFacts(const Evidence& e, const std::string& manifest_sha256, const
 }
 
 Status PlanFacts(const Evidence& e, Facts& facts) {
-  if (At(e.doc, "kind") != "pilot-plan") {
-    return BadInput("not a plan written by `pilot plan --out` (kind is not pilot-plan)", e.source);
-  }
   if (At(e.doc, "verdict") == "fits") {
     const nlohmann::json& c = At(e.doc, "cheapest");
     facts.Add("a rental plan fits: cheapest " + JsonValueText(At(c, "lots")) + " lot(s) of " + TruncateUtf8(JsonValueText(At(c, "card")), 64) +
@@ -205,34 +334,32 @@ void SweepFacts(const Evidence& e, const nlohmann::json& run, Facts& facts) {
 }
 
 
-std::string Cell(const std::string& text) {
-  std::string out;
-  for (char c : EscapeControl(text)) {
-    if (c == '|') out += "\\|";
-    else out += c;
-  }
-  return out;
-}
+// Text for one cell or line of decision.md: escaped for Markdown (escape.h).
+std::string Cell(const std::string& text) { return EscapeMarkdown(text); }
 
 // A value of an untrusted document, fit for one cell or line of decision.md.
 std::string C(const nlohmann::json& v) { return Cell(TruncateUtf8(JsonValueText(v), 600)); }
 
 std::string Excerpt(FileSystem& fsys, const fs::path& root, const ManifestItem& item) {
-  ConfinedPath p = ConfinePath(fsys, root, item.path);
-  if (!p.inside) return "(not shown: the path leaves the inputs' folder)";
-  auto st = fsys.LinkStat(p.resolved);
-  if (!st.ok() || !st.value().exists) return "(not shown: the input is missing under " + Cell(root.string()) + ")";
-  if (!st.value().regular) return "(not shown: not a regular file)";
-  const std::uint64_t size = st.value().size;
+  // Opened once, never leaving the inputs' folder; checked against its pin and quoted from the
+  // same descriptor, so that what is quoted is what was checked.
+  BeneathOpen opened = fsys.OpenBeneath(root, item.path);
+  switch (opened.failure) {
+    case BeneathOpen::Failure::kNone: break;
+    case BeneathOpen::Failure::kOutside: return "(not shown: the path leaves the inputs' folder)";
+    case BeneathOpen::Failure::kMissing: return "(not shown: the input is missing under " + Cell(root.string()) + ")";
+    case BeneathOpen::Failure::kNotRegular: return "(not shown: not a regular file)";
+    case BeneathOpen::Failure::kUnreadable: return "(not shown: unreadable)";
+  }
+  ReadableFile& in = *opened.file;
+  const std::uint64_t size = in.size();
   // Nothing is quoted that is not checked against its pin first.
   if (size > kExcerptPinCheckBytes) return "(not shown: " + std::to_string(size) + " bytes, too large to check against its pin here)";
-  auto sha = Sha256File(fsys, p.resolved, false);
+  auto sha = Sha256Of(in);
   if (!sha.ok()) return "(not shown: unreadable)";
   if (sha.value() != item.sha256) return "(not shown: the input changed since the run; its sha256 differs from the pin)";
-  auto in = fsys.OpenRead(p.resolved, false);
-  if (!in.ok()) return "(not shown: unreadable)";
   std::string head(static_cast<std::size_t>(std::min<std::uint64_t>(size, kExcerptBytes * 2)), '\0');
-  if (!ReadExactAt(*in.value(), 0, head.data(), head.size()).ok()) return "(not shown: unreadable)";
+  if (!ReadExactAt(in, 0, head.data(), head.size()).ok()) return "(not shown: unreadable)";
   const bool binary = head.find('\0') != std::string::npos ||
                       !CheckUtf8(TruncateUtf8(head, head.size() >= kExcerptBytes * 2 ? head.size() - 4 : head.size())).valid;
   if (binary) return "(binary, " + std::to_string(size) + " bytes)";
@@ -240,18 +367,8 @@ std::string Excerpt(FileSystem& fsys, const fs::path& root, const ManifestItem& 
   for (char& c : text) {
     if (c == '\n' || c == '\r' || c == '\t') c = ' ';
   }
-  text = EscapeControl(text);
-  std::string out;
-  for (char c : text) {
-    if (c == '|') out += "\\|";
-    else if (c == '<') out += "&lt;";
-    else if (c == '>') out += "&gt;";
-    else if (c == '`') out += "'";
-    else if (c == '*' || c == '_' || c == '[' || c == ']') out += std::string("\\") + c;
-    else out += c;
-  }
-  if (out.find_first_not_of(' ') == std::string::npos) return "(empty or only whitespace, " + std::to_string(size) + " bytes)";
-  return out;
+  if (text.find_first_not_of(' ') == std::string::npos) return "(empty or only whitespace, " + std::to_string(size) + " bytes)";
+  return Cell(text);
 }
 
 struct Spot {
@@ -261,7 +378,153 @@ struct Spot {
 };
 
 
+
+std::string StagedToJson(const DecideCommit& s) {
+  ojson j;
+  j["kind"] = "pilot-decide-commit";
+  j["entry"] = s.entry;
+  j["fingerprint_before"] = s.before;
+  ojson files = ojson::array();
+  for (const auto& [name, sha] : s.files) files.push_back({{"file", name}, {"sha256", sha}});
+  j["files"] = files;
+  return JsonLine(j) + "\n";
+}
+
+// A name a staged decision may place: the record, the page, its own evidence, the tag manifest.
+bool IsStagedName(const std::string& name, std::size_t entry) {
+  if (name == kDecisionsFile || name == kDecisionMarkdown || name == "tagmanifest-sha256.txt") return true;
+  const std::string prefix = "decision-" + std::to_string(entry) + "-";
+  if (name.rfind(prefix, 0) != 0 || name.size() > 64 || name.size() < prefix.size() + 6) return false;
+  if (name.compare(name.size() - 5, 5, ".json") != 0) return false;
+  const std::string kind = name.substr(prefix.size(), name.size() - prefix.size() - 5);
+  return !kind.empty() && std::all_of(kind.begin(), kind.end(), [](char c) { return c >= 'a' && c <= 'z'; });
+}
+
 }  // namespace
+
+Result<DecideCommit> ParseDecideCommit(std::string_view text, const std::string& where) {
+  auto doc = ParseJson(text, where, 8);
+  if (!doc.ok()) return doc.error();
+  const nlohmann::json& j = doc.value();
+  DecideCommit s;
+  auto entry = UnsignedAt(j, "entry");
+  auto before = StringAt(j, "fingerprint_before");
+  if (StringAt(j, "kind") != std::string("pilot-decide-commit") || !entry || *entry < 1 || *entry > kMaxDecisions ||
+      !before || !IsSha256Hex(*before) || !At(j, "files").is_array() || At(j, "files").empty() ||
+      At(j, "files").size() > 32) {
+    return BadInput("not a decide commit record pilot wrote", where, "a damaged or hostile folder");
+  }
+  s.entry = static_cast<std::size_t>(*entry);
+  s.before = *before;
+  std::set<std::string> seen;
+  for (const auto& f : At(j, "files")) {
+    auto file = StringAt(f, "file");
+    auto sha = StringAt(f, "sha256");
+    if (!file || !sha || !IsSha256Hex(*sha) || !IsStagedName(*file, s.entry) || !seen.insert(*file).second) {
+      return BadInput("a file of the decide commit record is not one decide writes", where,
+                      "a damaged or hostile folder");
+    }
+    s.files.emplace_back(*file, *sha);
+  }
+  if (s.files.back().first != "tagmanifest-sha256.txt" || !seen.count(kDecisionsFile)) {
+    return BadInput("the decide commit record does not end with the tag manifest", where, "a damaged or hostile folder");
+  }
+  return s;
+}
+
+namespace {
+
+// Places each staged file over its name (RenameReplace: atomic, one at a time), the tag
+// manifest last, then removes the staging folder. A file already placed (an earlier attempt
+// was stopped after it) must hold the bytes staged. Runs to its end again after any stop.
+Status ApplyStaged(FileSystem& fsys, const fs::path& run_dir, const DecideCommit& staged) {
+  const fs::path pending = run_dir / kDecidePending;
+  for (const auto& [name, sha] : staged.files) {
+    const fs::path from = pending / name;
+    auto st = fsys.LinkStat(from);
+    if (!st.ok()) return st.error();
+    if (st.value().exists) {
+      auto got = Sha256File(fsys, from, /*follow_symlinks=*/false);
+      if (!got.ok() || got.value() != sha) {
+        return BadInput("a staged file does not hold what its commit record says", from.string(),
+                        "a damaged or hostile folder: restore it from a copy");
+      }
+      PILOT_TRY(fsys.RenameReplace(from, run_dir / name));
+    } else {
+      auto got = Sha256File(fsys, run_dir / name, /*follow_symlinks=*/false);
+      if (!got.ok() || got.value() != sha) {
+        return BadInput("neither staged nor in place with the bytes its commit record says", (run_dir / name).string(),
+                        "a damaged or hostile folder: restore it from a copy");
+      }
+    }
+  }
+  return fsys.RemoveTree(pending);
+}
+
+}  // namespace
+
+Status CheckEvidenceDocument(const std::string& kind, std::string_view bytes, const std::string& where) {
+  if (kind != "doctor" && kind != "compare" && kind != "plan") return BadInput("unknown evidence kind", where);
+  Evidence e;
+  e.kind = kind;
+  e.source = where;
+  auto doc = ParseJson(bytes, where);
+  if (!doc.ok()) return doc.error();
+  e.doc = std::move(doc.value());
+  if (!e.doc.is_object()) return BadInput("not a JSON object", where);
+  return CheckEvidence(e);
+}
+
+Result<std::optional<std::string>> RecoverInterruptedDecide(FileSystem& fsys, const fs::path& dir) {
+  const fs::path pending = dir / kDecidePending;
+  auto pst = fsys.LinkStat(pending);
+  auto lst = fsys.LinkStat(dir / kLockFile);
+  auto tst = fsys.LinkStat(dir / "tagmanifest-sha256.txt");
+  if (!pst.ok()) return pst.error();
+  if (!lst.ok()) return lst.error();
+  if (!tst.ok()) return tst.error();
+  const bool stale_lock = lst.value().exists && tst.value().exists;
+  if (!pst.value().exists && !stale_lock) return std::optional<std::string>();
+  if (auto holder = LockHolder(fsys, dir)) {
+    return BadInput("the folder is being written by " + LockHolderText(*holder), dir.string(),
+                    "wait for it to finish (pilot status)");
+  }
+  if (pst.value().exists && !pst.value().directory) {
+    return BadInput("is not a folder (a symlink?); pilot never follows one inside a run folder", pending.string(),
+                    "a damaged or hostile folder: remove it if no pilot is writing the folder");
+  }
+  auto lock = RunLock::Acquire(fsys, dir);
+  if (!lock.ok()) return lock.error();
+  std::string note;
+  if (pst.value().exists) {
+    auto cst = fsys.LinkStat(pending / kDecideCommit);
+    if (!cst.ok()) return cst.error();
+    if (!cst.value().exists) {
+      PILOT_TRY(fsys.RemoveTree(pending));
+      note = "an interrupted decide was undone: it had not committed, and nothing of it is recorded";
+    } else {
+      auto text = ReadCapped(fsys, pending / kDecideCommit, 64 << 10, "decide commit record");
+      if (!text.ok()) return text.error();
+      auto staged = ParseDecideCommit(text.value(), (pending / kDecideCommit).string());
+      if (!staged.ok()) return staged.error();
+      // The folder must be the one the decision was made on, or already carry its tag manifest.
+      auto now = Sha256File(fsys, dir / "tagmanifest-sha256.txt", /*follow_symlinks=*/false);
+      if (!now.ok()) return now.error();
+      if (now.value() != staged.value().before && now.value() != staged.value().files.back().second) {
+        return BadInput("the folder changed since the interrupted decide began (its fingerprint is " + now.value() +
+                            ", the decide began on " + staged.value().before + ")",
+                        pending.string(), "a damaged or hostile folder: restore it from a copy");
+      }
+      PILOT_TRY(ApplyStaged(fsys, dir, staged.value()));
+      note = "an interrupted decide was finished: entry " + std::to_string(staged.value().entry) +
+             " of decisions.jsonl is recorded";
+    }
+  } else {
+    note = "removed the lock a process that is gone left on this finished folder";
+  }
+  lock.value().RemoveFile();
+  return std::optional<std::string>(note);
+}
 
 Result<DecideOutcome> Decide(FileSystem& fsys, Clock& clock, const fs::path& run_dir, const DecideOptions& o) {
   if (o.decision && !IsDecision(*o.decision)) {
@@ -302,6 +565,7 @@ Result<DecideOutcome> Decide(FileSystem& fsys, Clock& clock, const fs::path& run
     if (!file) return {};
     auto e = ReadEvidence(fsys, k, *file);
     if (!e.ok()) return e.error();
+    PILOT_TRY(CheckEvidence(e.value()));
     evidence.push_back(std::move(e.value()));
     return {};
   };
@@ -313,7 +577,9 @@ Result<DecideOutcome> Decide(FileSystem& fsys, Clock& clock, const fs::path& run
     if (!skind.ok() || skind.value().kind != kFolderKindSweep) {
       return BadInput("not a sweep folder", o.sweep->string(), "give the folder `pilot sweep` wrote");
     }
-    auto verified = VerifyFolder(fsys, *o.sweep, VerifyOptions{});
+    VerifyOptions sweep_options;
+    sweep_options.expect_fingerprint = o.expect_sweep;
+    auto verified = VerifyFolder(fsys, *o.sweep, sweep_options);
     if (!verified.ok()) return verified.error();
     if (!verified.value().ok()) {
       const Finding& f = verified.value().findings.front();
@@ -328,12 +594,33 @@ Result<DecideOutcome> Decide(FileSystem& fsys, Clock& clock, const fs::path& run
     evidence.push_back(std::move(e.value()));
   }
 
+  if (o.expect_sweep && !o.sweep) return BadInput("--expect-sweep checks the --sweep folder: give --sweep DIR", "--expect-sweep");
+  if (o.on_phase) o.on_phase(DecidePhase::kReading);
+  auto stop = [&]() -> bool { return o.should_stop && o.should_stop(); };
+  auto interrupted = [&](const char* what) {
+    return Error{ErrorKind::kInterrupted, what, run_dir.string(), "the folder is as it was"};
+  };
+  if (stop()) return interrupted("interrupted while reading: nothing was recorded");
+
   DecideOutcome out;
+  // A decide killed part-way is finished or undone first (and a stale lock removed): the folder
+  // is then as before or as after that decide, never between.
+  const bool may_recover = [&] {
+    auto pending = fsys.LinkStat(run_dir / kDecidePending);
+    auto lock_file = fsys.LinkStat(run_dir / kLockFile);
+    return (pending.ok() && pending.value().exists) || (lock_file.ok() && lock_file.value().exists);
+  }();
+  if (may_recover && o.on_phase) o.on_phase(DecidePhase::kRecovering);  // it may write: a Ctrl-C waits for it
+  auto recovered = RecoverInterruptedDecide(fsys, run_dir);
+  if (may_recover && o.on_phase) o.on_phase(DecidePhase::kReading);
+  if (!recovered.ok()) return recovered.error();
+  if (recovered.value()) out.notes.push_back(*recovered.value());
   if (auto holder = LockHolder(fsys, run_dir)) {
-    return BadInput("the folder is being written by process " + std::to_string(*holder), run_dir.string(),
+    return BadInput("the folder is being written by " + LockHolderText(*holder), run_dir.string(),
                     "wait for it to finish (pilot status)");
   }
   VerifyOptions vo;
+  vo.expect_fingerprint = o.expect;
   auto verified = VerifyFolder(fsys, run_dir, vo);
   if (!verified.ok()) return verified.error();
   if (!verified.value().ok()) {
@@ -349,6 +636,7 @@ Result<DecideOutcome> Decide(FileSystem& fsys, Clock& clock, const fs::path& run
     auto acquired = RunLock::Acquire(fsys, run_dir);
     if (!acquired.ok()) return acquired.error();
     lock.emplace(std::move(acquired.value()));
+    if (o.on_phase) o.on_phase(DecidePhase::kLocked);
     auto now = Sha256File(fsys, run_dir / "tagmanifest-sha256.txt", false);
     if (!now.ok()) return now.error();
     if (now.value() != out.previous_fingerprint) {
@@ -411,7 +699,12 @@ Result<DecideOutcome> Decide(FileSystem& fsys, Clock& clock, const fs::path& run
   std::size_t rejected_count = 0, unexpected_count = 0, position = 0;
   std::vector<std::string> unexpected;
   std::string line;
+  auto halt = [&]() -> Error {
+    if (lock) lock->RemoveFile();  // a finished folder holds no lock file
+    return interrupted("interrupted before anything was written: nothing was recorded");
+  };
   for (;; ++position) {
+    if (position % 1024 == 0 && stop()) return halt();
     auto next = lines.value().Next(line);
     if (!next.ok()) return next.error();
     if (!next.value()) break;
@@ -666,8 +959,10 @@ Result<DecideOutcome> Decide(FileSystem& fsys, Clock& clock, const fs::path& run
     }
   }
 
-  // Write the evidence, the record and the page, then the tag manifest last: until it is
-  // renamed into place the folder's fingerprint is the old one.
+  // Write the evidence, the record and the page, then the tag manifest last, each staged in
+  // .decide-pending/ with a COMMIT record written after them all: a kill before COMMIT leaves
+  // the folder as it was (the next decide or resume removes the staging folder), a kill after
+  // it leaves a change the next decide or resume applies to the end (docs/security.md, "A decision interrupted").
   for (const auto& [name, bytes] : files) {
     auto st = fsys.LinkStat(run_dir / name);
     if (!st.ok()) return st.error();
@@ -679,44 +974,51 @@ Result<DecideOutcome> Decide(FileSystem& fsys, Clock& clock, const fs::path& run
   if (!tag_lines.ok()) return tag_lines.error();
   files.emplace_back(kDecisionsFile, all);
   files.emplace_back(kDecisionMarkdown, md);
-  std::string previous_md;
-  if (entries > 0) {
-    auto text = ReadCapped(fsys, run_dir / kDecisionMarkdown, kDecisionsFileBytes, "decision page");
-    if (!text.ok()) return text.error();
-    previous_md = std::move(text.value());
-  }
-  // SIGINT and SIGTERM wait from here until the tag manifest is in place.
-  std::shared_ptr<void> held = o.hold_signals ? o.hold_signals() : nullptr;
   std::set<std::string> written;
-  // A failed write takes back what was written, so that the folder is the one verified above.
-  auto roll_back = [&](const Error& e) -> Error {
-    for (const std::string& name : written) {
-      if (name == kDecisionsFile && entries > 0) {
-        (void)fsys.WriteFileAtomic(run_dir / name, previous);
-      } else if (name == kDecisionMarkdown && entries > 0) {
-        (void)fsys.WriteFileAtomic(run_dir / name, previous_md);
-      } else {
-        (void)fsys.RemoveFile(run_dir / name);
-      }
-    }
-    Error out_error = e;
-    out_error.hint = "nothing was recorded (the files written were taken back); free space and run the same decide again";
-    return out_error;
-  };
-  for (const auto& [name, bytes] : files) {
-    written.insert(name);
-    if (Status st = fsys.WriteFileAtomic(run_dir / name, bytes); !st.ok()) return roll_back(st.error());
-    out.written.push_back(name);
-  }
+  for (const auto& [name, bytes] : files) written.insert(name);
   std::string tags;
   for (const ManifestLine& l : tag_lines.value()) {
     if (!written.count(l.path)) tags += l.sha256 + "  " + EncodeManifestPath(l.path) + "\n";
   }
   for (const auto& [name, bytes] : files) tags += Sha256Hex(bytes) + "  " + name + "\n";
-  if (Status st = fsys.WriteFileAtomic(run_dir / "tagmanifest-sha256.txt", tags); !st.ok()) return roll_back(st.error());
+  files.emplace_back("tagmanifest-sha256.txt", tags);
+  if (stop()) return halt();
+  if (o.on_phase) o.on_phase(DecidePhase::kWriting);
+  DecideCommit staged;
+  staged.entry = n;
+  staged.before = out.previous_fingerprint;
+  for (const auto& [name, bytes] : files) staged.files.emplace_back(name, Sha256Hex(bytes));
+  const fs::path pending = run_dir / kDecidePending;
+  // A failed write before COMMIT takes the staging folder back: the folder is the one verified.
+  auto roll_back = [&](const Error& e) -> Error {
+    (void)fsys.RemoveTree(pending);
+    lock->RemoveFile();
+    Error out_error = e;
+    out_error.hint = "nothing was recorded (the staged files were removed); free space and run the same decide again";
+    return out_error;
+  };
+  if (Status st = fsys.CreateDirectoryExclusive(pending); !st.ok()) return roll_back(st.error());
+  for (const auto& [name, bytes] : files) {
+    if (Status st = fsys.WriteFileAtomic(pending / name, bytes); !st.ok()) return roll_back(st.error());
+  }
+  if (Status st = fsys.WriteFileAtomic(pending / kDecideCommit, StagedToJson(staged)); !st.ok()) {
+    return roll_back(st.error());
+  }
+  // Committed: from here the change is applied to its end, now or by the next decide or resume.
+  if (Status st = ApplyStaged(fsys, run_dir, staged); !st.ok()) {
+    Error e = st.error();
+    e.kind = ErrorKind::kWorkFailed;
+    e.hint = "the decision is committed in " + std::string(kDecidePending) +
+             "/: run `pilot decide " + run_dir.string() + "` (or `pilot resume`) again to apply it to its end";
+    return e;
+  }
+  for (const auto& [name, bytes] : files) {
+    if (name != "tagmanifest-sha256.txt") out.written.push_back(name);
+  }
   out.fingerprint = Sha256Hex(tags);
   out.recorded = true;
   lock->RemoveFile();  // a finished folder holds no lock file, even one taken over from a dead process
+  if (o.on_phase) o.on_phase(DecidePhase::kRecorded);
   return out;
 }
 

@@ -5,6 +5,7 @@
 #include "engine/partial_folder.h"
 #include "pilot/folder_kind.h"
 #include "pilot/hash.h"
+#include "pilot/paths.h"
 #include "pilot/run_lock.h"
 
 namespace pilot {
@@ -19,9 +20,6 @@ Error Interrupted() { return Error{ErrorKind::kInterrupted, "interrupted", "", "
 
 Result<ExportOutcome> ExportFolder(FileSystem& fsys, const fs::path& source, const fs::path& dest_given,
                                    const RunControl& control) {
-  auto normal = engine::NormalDestination(dest_given, "DEST");
-  if (!normal.ok()) return normal.error();
-  const fs::path dest = normal.value();
   ExportOutcome out;
   out.source = source;
   auto top = fsys.LinkStat(source);
@@ -46,7 +44,10 @@ Result<ExportOutcome> ExportFolder(FileSystem& fsys, const fs::path& source, con
     return BadInput("the folder is unfinished (or still being written)", source.string(),
                     "finish it first (pilot resume " + source.string() + "); export copies finished folders only");
   }
-  PILOT_TRY(engine::RefuseInside(fsys, dest, source, "the folder it would copy,"));
+  PILOT_TRY(engine::RefuseInside(fsys, dest_given, source, "the folder it would copy,"));
+  auto resolved_dest = ResolveDestination(fsys, dest_given, "DEST", Destination::kNew);
+  if (!resolved_dest.ok()) return resolved_dest.error();
+  const fs::path dest = resolved_dest.value();
   auto fingerprint = Sha256File(fsys, source / "tagmanifest-sha256.txt", false);
   if (!fingerprint.ok()) return fingerprint.error();
   out.source_fingerprint = fingerprint.value();

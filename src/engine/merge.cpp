@@ -8,6 +8,7 @@
 #include <spdlog/spdlog.h>
 
 #include "engine/partial_folder.h"
+#include "pilot/paths.h"
 #include "pilot/bag.h"
 #include "pilot/build_info.h"
 #include "pilot/folder_kind.h"
@@ -105,14 +106,18 @@ Result<MergeOutcome> MergeShards(FileSystem& fsys, Clock& clock, const MergeRequ
                         std::to_string(kMaxShards) + " shards",
                     "SHARD_DIR");
   }
-  auto normal = engine::NormalDestination(request.out, "--out");
-  if (!normal.ok()) return normal.error();
-  const fs::path out_dir = normal.value();
-  const std::string out_name = out_dir.filename().string();
-  if (!IsValidRunId(out_name)) {
-    return BadInput("the merged folder's name '" + KeyForMessage(out_name) + "' is not a valid run id", "--out",
+  // The name first (as written), then where it lies: never inside a shard, nor any pilot folder.
+  fs::path lexical = request.out.lexically_normal();
+  if (!lexical.has_filename() && lexical.has_parent_path()) lexical = lexical.parent_path();
+  const std::string out_name = lexical.filename().string();
+  if (!request.out.empty() && out_name != "." && out_name != ".." && !IsValidRunId(out_name)) {
+    return BadInput("the merged folder's name '" + ValueForMessage(out_name, 130) + "' is not a valid run id", "--out",
                     "use 1-128 characters of [A-Za-z0-9._-], not starting with '.'");
   }
+  for (const fs::path& dir : request.shards) PILOT_TRY(engine::RefuseInside(fsys, request.out, dir, "the shard folder"));
+  auto resolved_out = ResolveDestination(fsys, request.out, "--out", Destination::kNew);
+  if (!resolved_out.ok()) return resolved_out.error();
+  const fs::path out_dir = resolved_out.value();
   if (auto out = fsys.LinkStat(out_dir); !out.ok() || out.value().exists) {
     return BadInput("already exists; pilot never writes into an existing folder", request.out.string(),
                     "choose an --out that does not exist yet");
@@ -125,7 +130,6 @@ Result<MergeOutcome> MergeShards(FileSystem& fsys, Clock& clock, const MergeRequ
     if (!s.ok()) return s.error();
     shards.push_back(std::move(s).value());
   }
-  for (const ShardFolder& s : shards) PILOT_TRY(engine::RefuseInside(fsys, out_dir, s.info.dir, "the shard folder"));
   const ShardFolder& first = shards.front();
   const std::uint32_t n = first.info.spec.count;
   std::vector<const ShardFolder*> by_index(n, nullptr);

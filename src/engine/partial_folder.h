@@ -29,6 +29,7 @@ inline bool PathWithin(const std::filesystem::path& inner, const std::filesystem
 // a folder it reads (a copy inside its source, a merge inside a shard).
 inline Status RefuseInside(FileSystem& fs, const std::filesystem::path& dest, const std::filesystem::path& folder,
                            const std::string& what) {
+  if (dest.empty()) return {};  // refused by ResolveDestination, naming the option
   auto d = fs.Resolve(std::filesystem::absolute(dest));
   auto f = fs.Resolve(std::filesystem::absolute(folder));
   if (!d.ok()) return d.error();
@@ -40,26 +41,12 @@ inline Status RefuseInside(FileSystem& fs, const std::filesystem::path& dest, co
   return {};
 }
 
-// DEST as a plain path to a new folder: made absolute and normal ("a/./b/" is "a/b", "a/../b"
-// is "b"), refused (bad input, naming `option`) when it names no folder of its own ("/",
-// ".", "..").
-inline Result<std::filesystem::path> NormalDestination(const std::filesystem::path& dest, const std::string& option) {
-  if (dest.empty()) return BadInput("is empty", option, "give the folder to create");
-  std::filesystem::path d = std::filesystem::absolute(dest).lexically_normal();
-  if (!d.has_filename() && d.has_parent_path() && d != d.root_path()) d = d.parent_path();
-  const std::string name = d.filename().string();
-  if (name.empty() || name == "." || name == "..") {
-    return BadInput("'" + dest.string() + "' does not name a new folder", option, "give a path such as out/merged");
-  }
-  return d;
-}
-
 class PartialFolder {
  public:
   // Refuses (bad input) a DEST that exists, or a DEST.partial that is not pilot's (no lock
   // file beside it), that another process is writing, or that holds a folder this command
   // reads (`reads`: a source, the shards). A partial folder an interrupted attempt left is
-  // removed first. `dest` is a NormalDestination.
+  // removed first. `dest` is a ResolveDestination (paths.h).
   static Result<PartialFolder> Create(FileSystem& fs, const std::filesystem::path& dest,
                                       const std::vector<std::filesystem::path>& reads) {
     auto d = fs.LinkStat(dest);

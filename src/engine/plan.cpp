@@ -7,6 +7,7 @@
 #include "pilot/json_util.h"
 #include "pilot/limits.h"
 #include "pilot/manifest.h"
+#include "pilot/paths.h"
 #include "pilot/sweep_run.h"
 
 namespace pilot {
@@ -14,9 +15,11 @@ namespace pilot {
 namespace fs = std::filesystem;
 
 Result<RunPlan> BuildRunPlan(FileSystem& fsys, const RunRequest& o) {
-  if (o.runs_dir.empty()) return BadInput("--runs-dir is empty", "--runs-dir", "give the folder that receives run folders");
+  // The runs folder resolved once (paths.h), outside every pilot folder.
+  auto runs_dir = ResolveDestination(fsys, o.runs_dir, "--runs-dir", Destination::kFolder);
+  if (!runs_dir.ok()) return runs_dir.error();
   if (!o.run_id.empty() && !IsValidRunId(o.run_id)) {
-    return BadInput("invalid run id '" + KeyForMessage(o.run_id) + "'", "--run-id",
+    return BadInput("invalid run id '" + ValueForMessage(o.run_id, 130) + "'", "--run-id",
                     "use 1-128 characters of [A-Za-z0-9._-], not starting with '.'");
   }
   RunPlan plan;
@@ -32,7 +35,7 @@ Result<RunPlan> BuildRunPlan(FileSystem& fsys, const RunRequest& o) {
   const Params asked = plan.params;
   if (o.device) {
     if (!IsKnownDevice(*o.device)) {
-      return BadInput("unknown device '" + KeyForMessage(*o.device) + "'", "--device", "use auto, cpu, cuda or rocm");
+      return BadInput("unknown device '" + ValueForMessage(*o.device) + "'", "--device", "use auto, cpu, cuda or rocm");
     }
     plan.params.device = *o.device;
   }
@@ -68,7 +71,13 @@ Result<RunPlan> BuildRunPlan(FileSystem& fsys, const RunRequest& o) {
   // this model (a plan measured on another model says nothing about this one).
   std::optional<fs::path> plan_dir = o.batch_plan ? o.batch_plan : plan.params.batch_plan;
   if (plan_dir && o.use_batch_plan) {
-    auto batch_plan = BatchPlanFromSweep(fsys, *plan_dir);
+    auto sweep_dir = ResolveGivenFolder(fsys, *plan_dir, "a finished sweep folder");
+    if (!sweep_dir.ok()) {
+      Error e = sweep_dir.error();
+      e.where = (o.batch_plan ? "--batch-plan " : "batch_plan ") + e.where;
+      return e;
+    }
+    auto batch_plan = BatchPlanFromSweep(fsys, sweep_dir.value());
     if (!batch_plan.ok()) {
       Error e = batch_plan.error();
       e.where = (o.batch_plan ? "--batch-plan " : "batch_plan ") + e.where;
@@ -81,7 +90,7 @@ Result<RunPlan> BuildRunPlan(FileSystem& fsys, const RunRequest& o) {
     }
     plan.batch_plan = std::move(batch_plan).value();
   }
-  plan.runs_dir = o.runs_dir;
+  plan.runs_dir = runs_dir.value();
   plan.run_id = o.run_id.empty() && o.shard ? ShardRunId(*o.shard) : o.run_id;
   plan.shard = o.shard;
   plan.command_line = o.command_line;

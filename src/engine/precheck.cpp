@@ -1,7 +1,7 @@
 #include "pilot/precheck.h"
 
+#include "pilot/fs.h"
 #include "pilot/hash.h"
-#include "pilot/paths.h"
 #include "pilot/reasons.h"
 #include "pilot/utf8.h"
 
@@ -14,18 +14,22 @@ Precheck PrecheckItem(FileSystem& fs, const std::filesystem::path& root, const M
     out.rejection = ResultRecord::Rejected(item.id, reason, std::move(detail));
     return out;
   };
-  ConfinedPath where = ConfinePath(fs, root, item.path);
-  if (!where.inside) return reject(reason::kPathOutsideRoot, where.why);
-
-  auto stat = fs.Stat(where.resolved);
-  if (!stat.ok()) return reject(reason::kUnreadable, stat.error().what);
-  if (!stat.value().exists) return reject(reason::kMissingFile, "no file at '" + item.path + "'");
-  if (!stat.value().regular) return reject(reason::kUnreadable, "'" + item.path + "' is not a regular file");
-  if (stat.value().size > max_bytes) {
-    return reject(reason::kTooLarge, std::to_string(stat.value().size) + " bytes exceeds limits.max_bytes " +
+  // Opened once, never leaving the manifest's folder (a link swapped in meanwhile cannot lead
+  // out), then sized, read and hashed through that one descriptor.
+  BeneathOpen opened = fs.OpenBeneath(root, item.path);
+  switch (opened.failure) {
+    case BeneathOpen::Failure::kNone: break;
+    case BeneathOpen::Failure::kOutside: return reject(reason::kPathOutsideRoot, opened.detail);
+    case BeneathOpen::Failure::kMissing: return reject(reason::kMissingFile, opened.detail);
+    case BeneathOpen::Failure::kNotRegular:
+    case BeneathOpen::Failure::kUnreadable: return reject(reason::kUnreadable, opened.detail);
+  }
+  ReadableFile& file = *opened.file;
+  if (file.size() > max_bytes) {
+    return reject(reason::kTooLarge, std::to_string(file.size()) + " bytes exceeds limits.max_bytes " +
                                          std::to_string(max_bytes));
   }
-  auto bytes = fs.ReadFile(where.resolved, max_bytes);
+  auto bytes = ReadAllCapped(file, max_bytes);
   if (!bytes.ok()) return reject(reason::kUnreadable, bytes.error().what);
   if (bytes.value().size() > max_bytes) {  // it grew after the size check: never read past the cap
     return reject(reason::kTooLarge, "more than limits.max_bytes " + std::to_string(max_bytes) +

@@ -550,14 +550,16 @@ Status ReadDoc(FileSystem& fsys, const fs::path& dir, const std::string& rel, st
 
 }  // namespace
 
-Result<Measurement> ReadMeasurement(FileSystem& fsys, const fs::path& dir) {
+Result<Measurement> ReadMeasurement(FileSystem& fsys, const fs::path& dir, const std::optional<std::string>& expect) {
   auto st = fsys.LinkStat(dir);
   if (!st.ok()) return st.error();
   if (!st.value().exists) return BadInput("no such folder", dir.string(), "give a finished run, merged or sweep folder");
   if (st.value().symlink || !st.value().directory) {
     return BadInput("not a folder (a symlink or a file)", dir.string(), "give the folder itself, not a link to it");
   }
-  auto verified = VerifyFolder(fsys, dir, VerifyOptions{});
+  VerifyOptions options;
+  options.expect_fingerprint = expect;
+  auto verified = VerifyFolder(fsys, dir, options);
   if (!verified.ok()) return verified.error();
   const VerifyResult& v = verified.value();
   if (!v.ok()) {

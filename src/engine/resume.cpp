@@ -328,7 +328,7 @@ Result<ResumeSetup> PrepareResume(const fs::path& given, FileSystem& fsys) {
                       "check it with `pilot verify`, or start a new run");
     }
     if (auto pid = LockHolder(fsys, run_dir)) {
-      return BadInput("the run folder is being written by another process (pid " + std::to_string(*pid) + ")",
+      return BadInput("the run folder is being written by " + LockHolderText(*pid),
                       run_dir.string(), "wait for it to finish");
     }
     ResumeSetup s;

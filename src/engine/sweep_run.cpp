@@ -15,6 +15,7 @@
 #include "pilot/journal.h"
 #include "pilot/json_util.h"
 #include "pilot/limits.h"
+#include "pilot/paths.h"
 #include "pilot/precheck.h"
 #include "pilot/run_lock.h"
 #include "pilot/utf8.h"
@@ -369,9 +370,14 @@ Result<Grouping> GroupManifest(FileSystem& fsys, const RunPlan& plan, const Stag
   return g;
 }
 
-Result<SweepOutcome> ExecuteSweep(const SweepPlan& plan, FileSystem& fsys, Clock& clock, const CellRunner& runner,
+Result<SweepOutcome> ExecuteSweep(const SweepPlan& given, FileSystem& fsys, Clock& clock, const CellRunner& runner,
                                   const SweepControl& control) {
-  PILOT_TRY(CheckSweepSettings(plan.settings));
+  PILOT_TRY(CheckSweepSettings(given.settings));
+  // The sweep folder: a new folder, resolved once (paths.h), outside every pilot folder.
+  auto resolved = ResolveDestination(fsys, given.dir, "--out", Destination::kNew);
+  if (!resolved.ok()) return resolved.error();
+  SweepPlan plan = given;
+  plan.dir = resolved.value();
   if (plan.grouping.groups.empty()) return BadInput("there are no groups to sweep", plan.run.manifest.file().string());
   if (!plan.dir.parent_path().empty()) {
     if (Status st = fsys.CreateDirectories(plan.dir.parent_path()); !st.ok()) {

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "pilot/credentials.h"
+#include "pilot/escape.h"
 
 namespace pilot {
 namespace {
@@ -126,6 +127,13 @@ std::string KeyForMessage(std::string_view key) {
   }
   if (plain && !ValueLooksLikeCredential(key)) return std::string(key);
   return "<a key of " + std::to_string(key.size()) + " bytes, not shown>";
+}
+
+std::string ValueForMessage(std::string_view value, std::size_t max) {
+  if (ValueLooksLikeCredential(value)) {
+    return "<a value of " + std::to_string(value.size()) + " bytes that looks like a credential, not shown>";
+  }
+  return ShowUntrusted(value, max);
 }
 
 std::optional<std::string> StringAt(const json& j, const char* key) {

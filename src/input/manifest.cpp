@@ -4,6 +4,7 @@
 #include <set>
 #include <unordered_set>
 
+#include "pilot/escape.h"
 #include "pilot/fs.h"
 #include "pilot/hash.h"
 #include "pilot/json_util.h"
@@ -48,6 +49,17 @@ Result<ManifestItem> CheckItem(ManifestItem item, const std::string& where_base)
   }
   if (item.expected && item.expected->empty()) {
     return BadInput("'expected' must be a non-empty string", where, kFix);
+  }
+  if (item.expected && item.expected->size() > limits::kExpectedLabelBytes) {
+    return BadInput("'expected' is " + std::to_string(item.expected->size()) + " bytes; a label is at most " +
+                        std::to_string(limits::kExpectedLabelBytes),
+                    where, kFix);
+  }
+  if (item.expected && EscapeTerminal(*item.expected) != *item.expected) {
+    // A label is compared with the model's and shown in reports: a control or layout character
+    // (ESC, a newline, a bidi override) is never one.
+    return BadInput("'expected' holds a control or layout character (" + ShowUntrusted(*item.expected, 40) + ")",
+                    where, kFix);
   }
   if (item.expected_rejection && !reason::IsKnown(*item.expected_rejection)) {
     return BadInput("'expected_rejection' must be a known reason code", where, "see the reason codes in the README");

@@ -55,4 +55,104 @@ ConfinedPath ConfinePath(FileSystem& files, const std::filesystem::path& root, c
   return out;
 }
 
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr std::size_t kMaxNameBytes = 255;
+constexpr std::size_t kMaxDestinationBytes = 3800;
+
+bool Exists(FileSystem& files, const fs::path& p) {
+  auto st = files.LinkStat(p);
+  return st.ok() && st.value().exists;
+}
+
+// From `start` up to the root: no folder may be a pilot folder. `target` is what is refused.
+Status RefuseFrom(FileSystem& files, const fs::path& start, const fs::path& target, const std::string& option) {
+  for (fs::path dir = start; !dir.empty(); dir = dir.parent_path()) {
+    for (const char* marker : {"bagit.txt", ".lock", "data/run.json", "data/journal.jsonl", "data/cells.jsonl"}) {
+      if (Exists(files, dir / marker)) {
+        return BadInput(std::string(dir == target ? "is the pilot folder " : "lies inside the pilot folder ") +
+                            dir.string() + " (it holds " + marker + "): writing there would change its bag",
+                        option, "choose a place outside every pilot folder");
+      }
+    }
+    const std::string name = dir.filename().string();
+    if (name.size() > 8 && name.compare(name.size() - 8, 8, ".partial") == 0 && Exists(files, dir.string() + ".lock")) {
+      return BadInput("lies inside " + dir.string() + ", a folder pilot is still writing", option,
+                      "choose a place outside every pilot folder");
+    }
+    if (dir == dir.parent_path()) break;
+  }
+  return {};
+}
+
+}  // namespace
+
+Result<fs::path> ResolveGivenFolder(FileSystem& files, const fs::path& given, const std::string& what) {
+  if (given.empty()) return BadInput("is empty", what, "give a folder");
+  std::error_code ec;
+  const fs::path absolute = fs::absolute(given, ec);
+  if (ec) return BadInput("cannot make the path absolute: " + ec.message(), given.string());
+  auto resolved = files.Resolve(absolute);
+  if (!resolved.ok()) {
+    return BadInput("cannot resolve the path (" + resolved.error().what + ")", given.string(),
+                    "a symlink loop, or a folder along it that cannot be read?");
+  }
+  auto st = files.LinkStat(resolved.value());
+  if (!st.ok()) return st.error();
+  if (!st.value().exists) return BadInput("no such folder", given.string(), "give the path of " + what);
+  if (!st.value().directory) return BadInput("not a folder", given.string(), "give the path of " + what);
+  return resolved.value();
+}
+
+Result<fs::path> ResolveDestination(FileSystem& files, const fs::path& given, const std::string& option,
+                                    Destination kind) {
+  if (given.empty()) return BadInput("is empty", option, "give the place to write");
+  std::error_code ec;
+  fs::path d = fs::absolute(given, ec).lexically_normal();
+  if (ec) return BadInput("cannot make the path absolute: " + ec.message(), option + " " + given.string());
+  if (!d.has_filename() && d.has_parent_path() && d != d.root_path()) d = d.parent_path();  // "a/b/" is "a/b"
+  const std::string name = d.filename().string();
+  if (kind == Destination::kNew && (name.empty() || name == "." || name == "..")) {
+    return BadInput("'" + given.string() + "' does not name a new folder or file", option,
+                    "give a path such as out/merged");
+  }
+  for (const auto& part : d) {
+    if (part.string().size() > kMaxNameBytes) {
+      return BadInput("holds a name of " + std::to_string(part.string().size()) +
+                          " bytes; a file system allows " + std::to_string(kMaxNameBytes),
+                      option, "give a shorter path");
+    }
+  }
+  if (d.string().size() > kMaxDestinationBytes) {
+    return BadInput("is " + std::to_string(d.string().size()) + " bytes long; pilot takes at most " +
+                        std::to_string(kMaxDestinationBytes) + " (the names it adds must still fit)",
+                    option, "give a shorter path");
+  }
+  // The part that exists, resolved once (a symlink loop is an error here, not later).
+  const fs::path to_resolve = kind == Destination::kNew ? d.parent_path() : d;
+  auto resolved = files.Resolve(to_resolve);
+  if (!resolved.ok()) {
+    return BadInput("cannot resolve " + to_resolve.string() + " (" + resolved.error().what + ")", option,
+                    "a symlink loop, or a folder along it that cannot be read?");
+  }
+  fs::path out = kind == Destination::kNew ? resolved.value() / name : resolved.value();
+  if (kind == Destination::kFolder) {
+    auto st = files.LinkStat(out);
+    if (!st.ok()) return st.error();
+    if (st.value().exists && !st.value().directory) {
+      return BadInput("is not a folder", option + " " + given.string(), "give a folder (it is created when missing)");
+    }
+  }
+  // A new name that exists already is the caller's to refuse ("already exists"): what it lies in
+  // is checked here.
+  PILOT_TRY(RefuseFrom(files, kind == Destination::kNew ? out.parent_path() : out, out, option));
+  return out;
+}
+
+Status RefuseInsidePilotFolder(FileSystem& files, const fs::path& resolved, const std::string& option) {
+  return RefuseFrom(files, resolved, resolved, option);
+}
+
 }  // namespace pilot

@@ -65,19 +65,19 @@ EnvLookup ProcessEnvironment() {
 }
 
 Result<ShardChoice> ParseShardOption(std::string_view text, const EnvLookup& env) {
-  const std::string shown = "--shard " + KeyForMessage(std::string(text.substr(0, 64)));
+  const std::string shown = "--shard " + ValueForMessage(std::string(text.substr(0, 64)));
   const auto slash = text.find('/');
   const std::string_view first = text.substr(0, slash);
   std::optional<std::uint32_t> count;
   if (slash != std::string_view::npos) {
     count = Count(text.substr(slash + 1), kMaxShards);
-    if (!count || *count == 0) return ShardError("N in '" + KeyForMessage(std::string(text.substr(0, 64))) + "' is not a count in 1.." + std::to_string(kMaxShards), shown);
+    if (!count || *count == 0) return ShardError("N in '" + ValueForMessage(std::string(text.substr(0, 64))) + "' is not a count in 1.." + std::to_string(kMaxShards), shown);
   }
   ShardChoice choice;
   if (first != "auto") {
-    if (!count) return ShardError("'" + KeyForMessage(std::string(text.substr(0, 64))) + "' is not I/N", shown);
+    if (!count) return ShardError("'" + ValueForMessage(std::string(text.substr(0, 64))) + "' is not I/N", shown);
     auto index = Count(first, kMaxShards);
-    if (!index) return ShardError("I in '" + KeyForMessage(std::string(text.substr(0, 64))) + "' is not a count", shown);
+    if (!index) return ShardError("I in '" + ValueForMessage(std::string(text.substr(0, 64))) + "' is not a count", shown);
     if (*index >= *count) {
       return ShardError("shard " + std::to_string(*index) + " of " + std::to_string(*count) +
                             " does not exist: shards are numbered 0.." + std::to_string(*count - 1),
@@ -93,7 +93,7 @@ Result<ShardChoice> ParseShardOption(std::string_view text, const EnvLookup& env
     auto v = env(name);
     if (!v) return std::optional<std::uint32_t>();
     auto n = Count(*v, max);
-    if (!n) return ShardError(std::string(name) + "='" + KeyForMessage(v->substr(0, 32)) + "' is not a count", name);
+    if (!n) return ShardError(std::string(name) + "='" + ValueForMessage(v->substr(0, 32)) + "' is not a count", name);
     return std::optional<std::uint32_t>(*n);
   };
   {

@@ -9,6 +9,8 @@
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <linux/openat2.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -81,6 +83,54 @@ Status SyncRenameSync(int fd, Status st, const stdfs::path& tmp, const stdfs::pa
   return SyncDirectory(ParentOf(file));
 }
 
+// A file pilot appends to, cuts or rewrites in place must be its only name: through a hard
+// link the write would reach the other name too (a file outside the folder, a snapshot made
+// with `cp -al`). Such a file is copied under a temp name and renamed over its own name
+// before the first write: the other name keeps the old bytes, and the write lands in a file
+// of its own. A file that is absent, or is its only name, is left alone.
+Status BreakHardLink(const stdfs::path& file) {
+  int in = ::open(file.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  if (in < 0) return {};  // absent (or refused by the open that follows, with its reason)
+  struct stat st {};
+  if (::fstat(in, &st) != 0 || !S_ISREG(st.st_mode) || st.st_nlink <= 1) {
+    ::close(in);
+    return {};
+  }
+  stdfs::path tmp;
+  auto out = CreateTemp(file, tmp);
+  if (!out.ok()) {
+    ::close(in);
+    return out.error();
+  }
+  Status copied;
+  char buf[1 << 16];
+  for (;;) {
+    ssize_t n = ::read(in, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      copied = FileReadError("read failed", file, errno);
+      break;
+    }
+    if (n == 0) break;
+    copied = WriteAll(out.value(), std::string_view(buf, static_cast<size_t>(n)), tmp);
+    if (!copied.ok()) break;
+  }
+  ::close(in);
+  return SyncRenameSync(out.value(), copied, tmp, file);
+}
+
+// After BreakHardLink and the open: the file must now be its only name (another process may
+// have linked it in between; then nothing is written).
+Status RefuseShared(int fd, const stdfs::path& file) {
+  struct stat st {};
+  if (::fstat(fd, &st) == 0 && st.st_nlink > 1) {
+    return BadInput("has another name (a hard link, " + std::to_string(st.st_nlink) +
+                        " names); pilot never writes a file that is shared",
+                    file.string(), "remove the other name, or copy the folder without hard links");
+  }
+  return {};
+}
+
 class PosixAtomicFile : public AtomicFile {
  public:
   PosixAtomicFile(int fd, stdfs::path tmp, stdfs::path file) : fd_(fd), tmp_(std::move(tmp)), file_(std::move(file)) {}
@@ -139,6 +189,66 @@ Result<int> OpenRegularFd(const stdfs::path& file, bool follow_symlinks) {
   // Back to blocking reads: O_NONBLOCK only kept the open itself from hanging.
   ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
   return fd;
+}
+
+
+// The kernel's own answer to "open this, never leaving root": openat2(RESOLVE_BENEATH).
+// -1 with errno ENOSYS where the kernel (or a seccomp filter) lacks the call.
+int OpenAt2Beneath(int dirfd, const char* relative) {
+#ifdef SYS_openat2
+  struct open_how how {};
+  how.flags = O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC;
+  how.resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS;
+  for (int attempt = 0;; ++attempt) {
+    long fd = ::syscall(SYS_openat2, dirfd, relative, &how, sizeof how);
+    // EAGAIN: a rename raced the walk; the kernel asks for another try.
+    if (fd < 0 && errno == EAGAIN && attempt < 16) continue;
+    if (fd < 0 && errno == EINTR) continue;
+    return static_cast<int>(fd);
+  }
+#else
+  (void)dirfd;
+  (void)relative;
+  errno = ENOSYS;
+  return -1;
+#endif
+}
+
+// Without openat2: each folder of `relative` opened from the one before with O_NOFOLLOW, the
+// file last. -1 with errno ELOOP or ENOTDIR when a name along it is a symlink (the caller then
+// resolves and checks the path), or with the open's own errno.
+int OpenWalkNoFollow(int dirfd, const stdfs::path& relative) {
+  std::vector<std::string> parts;
+  for (const auto& part : relative) {
+    if (part.empty() || part == ".") continue;
+    parts.push_back(part.string());
+  }
+  if (parts.empty()) {
+    errno = EISDIR;
+    return -1;
+  }
+  int at = ::dup(dirfd);
+  if (at < 0) return -1;
+  for (std::size_t i = 0; i + 1 < parts.size(); ++i) {
+    int next = ::openat(at, parts[i].c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    const int err = errno;
+    ::close(at);
+    if (next < 0) {
+      errno = err;
+      return -1;
+    }
+    at = next;
+  }
+  int fd = ::openat(at, parts.back().c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+  const int err = errno;
+  ::close(at);
+  errno = err;
+  return fd;
+}
+
+bool LexicallyBeneath(const stdfs::path& inner, const stdfs::path& root) {
+  auto [r, i] = std::mismatch(root.begin(), root.end(), inner.begin(), inner.end());
+  return r == root.end() && i != inner.end();
 }
 
 class PosixReadableFile : public ReadableFile {
@@ -281,12 +391,15 @@ class PosixFileSystem : public FileSystem {
 
   Status Truncate(const stdfs::path& file, std::uint64_t size) override {
     if (Status st = CheckWritable(file); !st.ok()) return st;
+    if (Status st = BreakHardLink(file); !st.ok()) return st;
     int fd = ::open(file.c_str(), O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0) return FileWriteError("cannot open to truncate", file, errno);
     struct stat st {};
     Status result;
     if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
       result = BadInput("is not a regular file; not truncated", file.string());
+    } else if (Status shared = RefuseShared(fd, file); !shared.ok()) {
+      result = shared;
     } else if (::ftruncate(fd, static_cast<off_t>(size)) != 0 || ::fsync(fd) != 0) {
       result = FileWriteError("truncate failed", file, errno);
     }
@@ -311,6 +424,15 @@ class PosixFileSystem : public FileSystem {
     return SyncDirectory(ParentOf(to));
   }
 
+  Status RenameReplace(const stdfs::path& from, const stdfs::path& to) override {
+    if (Status st = CheckWritable(to); !st.ok()) return st;
+    struct stat st {};
+    if (::lstat(from.c_str(), &st) != 0) return FileWriteError("cannot rename", from, errno);
+    if (!S_ISREG(st.st_mode)) return BadInput("is not a regular file; not renamed", from.string());
+    if (::rename(from.c_str(), to.c_str()) != 0) return FileWriteError("cannot rename " + from.string() + " to", to, errno);
+    return SyncDirectory(ParentOf(to));
+  }
+
   Status RemoveTree(const stdfs::path& dir) override {
     std::error_code ec;
     stdfs::remove_all(dir, ec);  // removes links themselves, never what they point at
@@ -320,12 +442,17 @@ class PosixFileSystem : public FileSystem {
 
   Result<std::unique_ptr<AppendFile>> OpenAppend(const stdfs::path& file) override {
     if (Status st = CheckWritable(file); !st.ok()) return st.error();
+    if (Status st = BreakHardLink(file); !st.ok()) return st.error();
     int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0666);
     if (fd < 0) return FileWriteError("cannot open for append", file, errno);
     struct stat st {};
     if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
       ::close(fd);
       return BadInput("is not a regular file; pilot appends only to one", file.string());
+    }
+    if (Status shared = RefuseShared(fd, file); !shared.ok()) {
+      ::close(fd);
+      return shared.error();
     }
     return std::unique_ptr<AppendFile>(std::make_unique<PosixAppendFile>(fd, file));
   }
@@ -337,6 +464,59 @@ class PosixFileSystem : public FileSystem {
     ::fstat(fd.value(), &st);
     return std::unique_ptr<ReadableFile>(
         std::make_unique<PosixReadableFile>(fd.value(), file, static_cast<std::uint64_t>(st.st_size)));
+  }
+
+  BeneathOpen OpenBeneath(const stdfs::path& root, const std::string& relative) override {
+    using Failure = BeneathOpen::Failure;
+    BeneathOpen out;
+    auto fail = [&](Failure f, std::string detail) {
+      out.failure = f;
+      out.detail = std::move(detail);
+      return std::move(out);
+    };
+    const stdfs::path rel(relative);
+    if (relative.empty() || rel.is_absolute()) return fail(Failure::kOutside, "'" + relative + "' is not a relative path");
+    for (const auto& part : rel) {
+      if (part == "..") return fail(Failure::kOutside, "path '" + relative + "' climbs out with '..'");
+    }
+    int dirfd = ::open(root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (dirfd < 0) return fail(Failure::kUnreadable, "cannot open the inputs' folder: " + std::string(std::strerror(errno)));
+    int fd = OpenAt2Beneath(dirfd, relative.c_str());
+    int err = errno;
+    if (fd < 0 && (err == ENOSYS || err == EPERM)) {
+      // No openat2 here (an old kernel, or a seccomp filter): the walk, and a path holding a
+      // link resolved and checked before it is opened (the limit docs/security.md names).
+      fd = OpenWalkNoFollow(dirfd, rel);
+      err = errno;
+      if (fd < 0 && (err == ELOOP || err == ENOTDIR)) {
+        std::error_code ec;
+        const stdfs::path resolved = stdfs::weakly_canonical(root / rel, ec);
+        if (ec || !LexicallyBeneath(resolved, root)) {
+          ::close(dirfd);
+          return fail(Failure::kOutside, "path '" + relative + "' resolves through a symlink to '" +
+                                              resolved.string() + "', outside the manifest's folder");
+        }
+        fd = ::open(resolved.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+        err = errno;
+      }
+    }
+    ::close(dirfd);
+    if (fd < 0) {
+      if (err == EXDEV) {
+        return fail(Failure::kOutside, "path '" + relative + "' resolves through a symlink outside the manifest's folder");
+      }
+      if (err == ENOENT || err == ENOTDIR) return fail(Failure::kMissing, "no file at '" + relative + "'");
+      if (err == ELOOP) return fail(Failure::kUnreadable, "'" + relative + "': too many symlinks (a loop?)");
+      return fail(Failure::kUnreadable, "cannot open '" + relative + "': " + std::strerror(err));
+    }
+    struct stat st {};
+    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+      ::close(fd);
+      return fail(Failure::kNotRegular, "'" + relative + "' is not a regular file");
+    }
+    ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+    out.file = std::make_unique<PosixReadableFile>(fd, root / rel, static_cast<std::uint64_t>(st.st_size));
+    return out;
   }
 
   Result<std::vector<DirEntry>> ListDirectory(const stdfs::path& dir) override {
@@ -385,6 +565,16 @@ class PosixFileSystem : public FileSystem {
       return BadInput("is not a regular file", file.string());
     }
     LockAttempt out;
+    if (create && st.st_nlink > 1) {
+      // The lock file has another name (a hard link): its holder's pid is written into it,
+      // so it is replaced by a file of its own first, unless another process holds it.
+      if (::flock(fd, LOCK_EX | LOCK_NB) == 0) {
+        ::close(fd);
+        if (::unlink(file.c_str()) != 0) return FileWriteError("cannot replace the shared lock file", file, errno);
+        fd = ::open(file.c_str(), O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0666);
+        if (fd < 0) return FileWriteError("cannot create", file, errno);
+      }
+    }
     if (::flock(fd, (exclusive ? LOCK_EX : LOCK_SH) | LOCK_NB) != 0) {
       int err = errno;
       if (err != EWOULDBLOCK) {
@@ -458,6 +648,24 @@ Result<std::vector<std::string>> ListFilesRecursive(FileSystem& fs, const stdfs:
     }
   }
   std::sort(out.begin(), out.end());
+  return out;
+}
+
+Result<std::string> ReadAllCapped(ReadableFile& file, std::uint64_t max_bytes) {
+  std::string out;
+  out.resize(static_cast<std::size_t>(std::min<std::uint64_t>(file.size(), max_bytes) + 1));
+  std::size_t got = 0;
+  for (;;) {
+    if (got == out.size()) {
+      if (out.size() > max_bytes) break;  // one byte past the cap: the caller refuses
+      out.resize(static_cast<std::size_t>(std::min<std::uint64_t>(out.size() * 2, max_bytes + 1)));
+    }
+    auto n = file.ReadAt(got, out.data() + got, out.size() - got);
+    if (!n.ok()) return n.error();
+    if (n.value() == 0) break;
+    got += n.value();
+  }
+  out.resize(got);
   return out;
 }
 

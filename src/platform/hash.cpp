@@ -54,11 +54,15 @@ std::string Sha256Hex(std::string_view bytes) {
 Result<std::string> Sha256File(FileSystem& fs, const std::filesystem::path& file, bool follow_symlinks) {
   auto in = fs.OpenRead(file, follow_symlinks);
   if (!in.ok()) return in.error();
+  return Sha256Of(*in.value());
+}
+
+Result<std::string> Sha256Of(ReadableFile& file) {
   MdCtx ctx = NewSha256();
   std::vector<char> buf(1 << 16);
   for (std::uint64_t at = 0;;) {
-    auto n = in.value()->ReadAt(at, buf.data(), buf.size());
-    if (!n.ok()) return BadInput("read error while hashing: " + n.error().what, file.string());
+    auto n = file.ReadAt(at, buf.data(), buf.size());
+    if (!n.ok()) return BadInput("read error while hashing: " + n.error().what, file.path().string());
     if (n.value() == 0) break;
     EVP_DigestUpdate(ctx.get(), buf.data(), n.value());
     at += n.value();

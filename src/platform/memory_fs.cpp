@@ -226,6 +226,38 @@ Result<std::unique_ptr<ReadableFile>> MemoryFileSystem::OpenRead(const stdfs::pa
   return std::unique_ptr<ReadableFile>(std::make_unique<Reader>(*w.node->data, file));
 }
 
+BeneathOpen MemoryFileSystem::OpenBeneath(const stdfs::path& root, const std::string& relative) {
+  using Failure = BeneathOpen::Failure;
+  BeneathOpen out;
+  const stdfs::path rel(relative);
+  bool climbs = relative.empty() || rel.is_absolute();
+  for (const auto& part : rel) climbs = climbs || part == "..";
+  if (climbs) {
+    out.failure = Failure::kOutside;
+    out.detail = "path '" + relative + "' is not a relative path under the manifest's folder";
+    return out;
+  }
+  std::lock_guard<std::mutex> hold(mu_);
+  Walked w = Walk(root / rel, /*follow_last=*/true);
+  const std::string base = Normal(root).string() + "/";
+  if (w.err == ELOOP) {
+    out.failure = Failure::kUnreadable;
+    out.detail = "'" + relative + "': too many symlinks (a loop?)";
+  } else if (!w.key.empty() && w.key.compare(0, base.size(), base) != 0) {
+    out.failure = Failure::kOutside;  // the kernel's RESOLVE_BENEATH refuses the same
+    out.detail = "path '" + relative + "' resolves through a symlink outside the manifest's folder";
+  } else if (w.err != 0) {
+    out.failure = Failure::kMissing;
+    out.detail = "no file at '" + relative + "'";
+  } else if (w.node->type != Type::kFile) {
+    out.failure = Failure::kNotRegular;
+    out.detail = "'" + relative + "' is not a regular file";
+  } else {
+    out.file = std::make_unique<Reader>(*w.node->data, root / rel);
+  }
+  return out;
+}
+
 Result<std::string> MemoryFileSystem::ReadFile(const stdfs::path& file, std::uint64_t max_bytes) {
   auto in = OpenRead(file, /*follow_symlinks=*/true);
   if (!in.ok()) return in.error();
@@ -367,6 +399,19 @@ Status MemoryFileSystem::RenameNoReplace(const stdfs::path& from, const stdfs::p
     }
   }
   for (auto& [k, v] : moved) nodes_[k] = std::move(v);
+  return {};
+}
+
+Status MemoryFileSystem::RenameReplace(const stdfs::path& from, const stdfs::path& to) {
+  std::lock_guard<std::mutex> hold(mu_);
+  Walked src = Walk(from, /*follow_last=*/false);
+  if (src.err != 0) return FileWriteError("cannot rename", from, src.err);
+  if (src.node->type != Type::kFile) return BadInput("is not a regular file; not renamed", from.string());
+  auto key = WritableKey(to);
+  if (!key.ok()) return key.error();
+  Node moved = nodes_[src.key];
+  nodes_.erase(src.key);
+  nodes_[key.value()] = std::move(moved);
   return {};
 }
 

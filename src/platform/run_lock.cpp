@@ -46,7 +46,7 @@ Result<RunLock> RunLock::Acquire(FileSystem& files, const fs::path& run_dir) {
   }
   if (!attempt.value().lock) {
     return BadInput(
-        "the run folder is being written by another process (pid " + std::to_string(ParsePid(attempt.value().holder)) + ")",
+        "the run folder is being written by " + LockHolderText(ParsePid(attempt.value().holder)),
         run_dir.string(), "wait for it to finish, or stop it (it stays resumable)");
   }
   if (Status st = attempt.value().lock->Overwrite(std::to_string(::getpid()) + "\n"); !st.ok()) {
@@ -66,6 +66,10 @@ RunLock::~RunLock() {
 void RunLock::RemoveFile() {
   (void)files_->RemoveFile(file_);
   unlink_on_release_ = false;
+}
+
+std::string LockHolderText(long pid) {
+  return pid > 0 ? "process " + std::to_string(pid) : "another process (it has not written its pid yet)";
 }
 
 std::optional<long> LockHolder(FileSystem& files, const fs::path& run_dir) {

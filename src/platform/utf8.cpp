@@ -51,21 +51,4 @@ std::string TruncateUtf8(std::string_view text, std::size_t max_bytes) {
   return std::string(text.substr(0, cut)) + "\u2026";
 }
 
-std::string EscapeControl(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (char c : text) {
-    auto u = static_cast<unsigned char>(c);
-    if (u < 0x20 || u == 0x7f) {
-      static const char* kHex = "0123456789abcdef";
-      out += "\\x";
-      out += kHex[u >> 4];
-      out += kHex[u & 0xf];
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
-
 }  // namespace pilot

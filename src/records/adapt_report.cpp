@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "pilot/escape.h"
 #include "pilot/adapt_records.h"
 #include "pilot/hash.h"
 #include "pilot/utf8.h"
@@ -44,7 +45,7 @@ std::string Clean(std::string_view s, std::size_t max = kMaxText) {
   const Utf8Check check = CheckUtf8(s);
   std::string out = TruncateUtf8(check.valid ? s : s.substr(0, check.offset), max);
   if (!check.valid) out += "\uFFFD";
-  return EscapeControl(out);
+  return EscapeTerminal(out);
 }
 
 std::optional<std::string> Str(const J& j, const char* key) {
@@ -223,28 +224,6 @@ class Doc {
 
 // ---- Markdown
 
-// What Markdown would read as markup: raw HTML and entities as entities (safe in every
-// Markdown dialect), emphasis, links, code and table cells backslash-escaped.
-std::string MdText(std::string_view s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      default:
-        if (std::string_view("\\`*_[]|~").find(c) != std::string_view::npos) out += '\\';
-        out += c;
-    }
-  }
-  return out;
-}
 
 bool PlainCodeText(std::string_view s) {
   return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
@@ -258,13 +237,13 @@ std::string MdLine(const Line& line) {
   for (const auto& span : line) {
     switch (span.style) {
       case Span::kPlain:
-        out += MdText(span.text);
+        out += EscapeMarkdown(span.text);
         break;
       case Span::kStrong:
-        out += "**" + MdText(span.text) + "**";
+        out += "**" + EscapeMarkdown(span.text) + "**";
         break;
       case Span::kCode:
-        out += PlainCodeText(span.text) ? "`" + span.text + "`" : MdText(span.text);
+        out += PlainCodeText(span.text) ? "`" + span.text + "`" : EscapeMarkdown(span.text);
         break;
     }
   }
@@ -287,13 +266,13 @@ std::string RenderMarkdown(const Doc& doc) {
         break;
       case Block::kTable:
         s << '|';
-        for (const auto& h : b.head) s << ' ' << MdText(h) << " |";
+        for (const auto& h : b.head) s << ' ' << EscapeMarkdown(h) << " |";
         s << "\n|";
         for (char a : b.align) s << (a == 'r' ? "---:|" : "---|");
         s << '\n';
         for (const auto& row : b.rows) {
           s << '|';
-          for (const auto& c : row) s << ' ' << MdText(c.text) << " |";
+          for (const auto& c : row) s << ' ' << EscapeMarkdown(c.text) << " |";
           s << '\n';
         }
         s << '\n';
@@ -311,44 +290,19 @@ std::string RenderMarkdown(const Doc& doc) {
 
 // ---- HTML
 
-std::string Html(std::string_view s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&#39;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
-}
 
 std::string HtmlLine(const Line& line) {
   std::string out;
   for (const auto& span : line) {
     switch (span.style) {
       case Span::kPlain:
-        out += Html(span.text);
+        out += EscapeHtml(span.text);
         break;
       case Span::kStrong:
-        out += "<b>" + Html(span.text) + "</b>";
+        out += "<b>" + EscapeHtml(span.text) + "</b>";
         break;
       case Span::kCode:
-        out += "<code>" + Html(span.text) + "</code>";
+        out += "<code>" + EscapeHtml(span.text) + "</code>";
         break;
     }
   }
@@ -421,7 +375,7 @@ std::string LossCurveSvg(const std::vector<double>& losses) {
 
 std::string RenderHtmlDoc(const Doc& doc, const std::string& title, const std::vector<double>& losses) {
   std::ostringstream s;
-  s << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>" << Html(title)
+  s << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>" << EscapeHtml(title)
     << "</title><style>body{font-family:sans-serif;margin:24px;color:#222;background:#fff;max-width:1100px}"
        "table{border-collapse:collapse;margin:12px 0}td,th{border:1px solid #ccc;padding:3px "
        "8px;text-align:left}"
@@ -444,7 +398,7 @@ std::string RenderHtmlDoc(const Doc& doc, const std::string& title, const std::v
         break;
       case Block::kTable:
         s << "<table><tr>";
-        for (const auto& h : b.head) s << "<th>" << Html(h) << "</th>";
+        for (const auto& h : b.head) s << "<th>" << EscapeHtml(h) << "</th>";
         s << "</tr>\n";
         for (const auto& row : b.rows) {
           s << "<tr>";
@@ -454,14 +408,14 @@ std::string RenderHtmlDoc(const Doc& doc, const std::string& title, const std::v
               s << "<span class=\"bar\"><span style=\"width:"
                 << Fixed(std::clamp(*row[i].bar, 0.0, 1.0) * 100, 1) << "%\"></span></span>";
             }
-            s << Html(row[i].text) << "</td>";
+            s << EscapeHtml(row[i].text) << "</td>";
           }
           s << "</tr>\n";
         }
         s << "</table>\n";
         break;
       case Block::kCode:
-        s << "<pre><code>" << Html(b.code) << "</code></pre>\n";
+        s << "<pre><code>" << EscapeHtml(b.code) << "</code></pre>\n";
         break;
       case Block::kLossCurve:
         s << LossCurveSvg(losses);

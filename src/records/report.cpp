@@ -1,5 +1,8 @@
 #include "pilot/report.h"
 
+#include "pilot/escape.h"
+#include "pilot/utf8.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -124,19 +127,20 @@ std::string ReportToMarkdown(const Report& r, const std::string& run_id,
                              const std::vector<ResultRecord>& records) {
   std::ostringstream md;
   char buf[256];
-  md << "# Pilot run " << run_id << "\n\n";
+  // Every text from a model, a manifest or a folder goes through EscapeMarkdown (escape.h).
+  md << "# Pilot run " << EscapeMarkdown(run_id) << "\n\n";
   md << "Verdict: **" << (r.acceptance_met ? "acceptance criteria met" : "acceptance criteria NOT met")
      << "**\n\n";
   md << "| items | accepted | rejected |\n|---:|---:|---:|\n";
   md << "| " << r.total << " | " << r.accepted << " | " << r.rejected << " |\n\n";
   if (!r.by_category.empty()) {
     md << "## Accepted by category\n\n| category | items |\n|---|---:|\n";
-    for (const auto& [k, v] : r.by_category) md << "| " << k << " | " << v << " |\n";
+    for (const auto& [k, v] : r.by_category) md << "| " << EscapeMarkdown(k) << " | " << v << " |\n";
     md << "\n";
   }
   if (!r.by_reason.empty()) {
     md << "## Rejected by reason\n\n| reason | items |\n|---|---:|\n";
-    for (const auto& [k, v] : r.by_reason) md << "| " << k << " | " << v << " |\n";
+    for (const auto& [k, v] : r.by_reason) md << "| " << EscapeMarkdown(k) << " | " << v << " |\n";
     md << "\n";
   }
   md << "## Quality\n\n";
@@ -172,11 +176,8 @@ std::string ReportToMarkdown(const Report& r, const std::string& run_id,
        << " batch(es) failed as a whole and were retried in halves until the failing items were isolated.\n\n"
        << "| batch size | out of memory | error |\n|---:|---|---|\n";
     for (const auto& f : r.batch_failures) {
-      std::string error = f.error.substr(0, 200);
-      for (char& c : error) {
-        if (c == '|' || c == '\n') c = ' ';
-      }
-      md << "| " << f.batch_size << " | " << (f.out_of_memory ? "yes" : "no") << " | " << error << " |\n";
+      md << "| " << f.batch_size << " | " << (f.out_of_memory ? "yes" : "no") << " | "
+         << EscapeMarkdown(TruncateUtf8(f.error, 200)) << " |\n";
     }
     md << "\n";
   }
@@ -187,7 +188,7 @@ std::string ReportToMarkdown(const Report& r, const std::string& run_id,
   if (!r.criteria.empty()) {
     md << "## Acceptance criteria\n\n| criterion | limit | value | met |\n|---|---:|---:|---|\n";
     for (const auto& c : r.criteria) {
-      std::snprintf(buf, sizeof buf, "| %s | %g | %s | %s |\n", c.name.c_str(), c.limit,
+      std::snprintf(buf, sizeof buf, "| %s | %g | %s | %s |\n", EscapeMarkdown(c.name).c_str(), c.limit,
                     c.measured ? std::to_string(c.value).c_str() : "not measured", c.met ? "yes" : "**no**");
       md << buf;
     }
@@ -202,11 +203,9 @@ std::string ReportToMarkdown(const Report& r, const std::string& run_id,
     std::string detail = !rec.accepted ? rec.detail
                          : rec.dim     ? "row " + (rec.row ? std::to_string(*rec.row) : std::string("?"))
                                      : "confidence " + std::to_string(rec.confidence);
-    for (char& c : detail) {
-      if (c == '|' || c == '\n') c = ' ';
-    }
-    md << "| " << rec.id << " | " << (rec.accepted ? "accepted" : "rejected") << " | "
-       << (!rec.accepted ? rec.reason : rec.dim ? std::string("vector") : rec.category) << " | " << detail << " |\n";
+    md << "| " << EscapeMarkdown(rec.id) << " | " << (rec.accepted ? "accepted" : "rejected") << " | "
+       << EscapeMarkdown(!rec.accepted ? rec.reason : rec.dim ? std::string("vector") : rec.category) << " | "
+       << EscapeMarkdown(TruncateUtf8(detail, 500)) << " |\n";
   }
   return md.str();
 }

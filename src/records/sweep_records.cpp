@@ -1,3 +1,4 @@
+#include "pilot/escape.h"
 #include "pilot/sweep_records.h"
 
 #include <algorithm>
@@ -57,7 +58,7 @@ Result<std::vector<int>> ParseBatchSizes(std::string_view text) {
     std::size_t comma = text.find(',', start);
     std::string_view part = text.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
     if (part.empty() || part.size() > 4 || part.find_first_not_of("0123456789") != std::string_view::npos) {
-      return bad("'" + EscapeControl(TruncateUtf8(std::string(part), 20)) + "' is not a batch size (a whole number)");
+      return bad("'" + EscapeTerminal(TruncateUtf8(std::string(part), 20)) + "' is not a batch size (a whole number)");
     }
     int v = std::stoi(std::string(part));
     if (v < 1 || v > kMaxBatchSize) return bad(std::to_string(v) + " is outside 1.." + std::to_string(kMaxBatchSize));
@@ -410,7 +411,7 @@ Result<SweepRecord> ReadSweepRecord(FileSystem& fsys, const fs::path& dir) {
   for (auto [key, out] : {std::pair{"params", &r.params_path}, std::pair{"manifest", &r.manifest_path},
                           std::pair{"device", &r.device}}) {
     auto v = StringAt(j["request"], key);
-    if (!v || v->empty() || v->size() > 4096 || EscapeControl(*v) != *v) {
+    if (!v || v->empty() || v->size() > 4096 || EscapeTerminal(*v) != *v) {
       return bad(std::string("'request.") + key + "' is missing, not a string or holds control characters");
     }
     *out = *v;

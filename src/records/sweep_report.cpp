@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <sstream>
 
+#include "pilot/escape.h"
 #include "pilot/json_util.h"
 #include "pilot/sweep_report.h"
 
@@ -21,41 +22,6 @@ double Num(const J& j, const char* key) { return j.contains(key) && j[key].is_nu
 std::string Str(const J& j, const char* key) { return j.contains(key) && j[key].is_string() ? j[key].get<std::string>() : ""; }
 std::string Count(const J& j, const char* key) {
   return j.contains(key) && j[key].is_number() ? std::to_string(j[key].get<std::uint64_t>()) : "";
-}
-
-std::string Csv(const std::string& s) {
-  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"') out += '"';
-    out += (c == '\n' || c == '\r') ? ' ' : c;
-  }
-  return out + "\"";
-}
-
-std::string Md(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    if (c == '|') out += "\\|";
-    else if (c == '\n' || c == '\r') out += ' ';
-    else out += c;
-  }
-  return out;
-}
-
-std::string Html(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
-      default: out += c;
-    }
-  }
-  return out;
 }
 
 const J& Arr(const J& j, const char* key) {
@@ -90,9 +56,9 @@ std::string Chart(const J& summary, const char* title, const char* unit, double 
   auto Y = [&](double v) { return top + ph - ph * v / max_y; };
   std::ostringstream s;
   s << "<svg xmlns=\"http://www.w3.org/2000/svg\" role=\"img\" width=\"" << w << "\" height=\"" << h
-    << "\" viewBox=\"0 0 " << w << ' ' << h << "\"><title>" << Html(title) << "</title>"
+    << "\" viewBox=\"0 0 " << w << ' ' << h << "\"><title>" << EscapeHtml(title) << "</title>"
     << "<rect x=\"0\" y=\"0\" width=\"" << w << "\" height=\"" << h << "\" fill=\"#ffffff\"/>"
-    << "<text x=\"" << left << "\" y=\"20\" font-size=\"14\" font-weight=\"bold\">" << Html(title) << "</text>";
+    << "<text x=\"" << left << "\" y=\"20\" font-size=\"14\" font-weight=\"bold\">" << EscapeHtml(title) << "</text>";
   // Axes, ticks and grid.
   s << "<line x1=\"" << left << "\" y1=\"" << top + ph << "\" x2=\"" << left + pw << "\" y2=\"" << top + ph
     << "\" stroke=\"#333\"/><line x1=\"" << left << "\" y1=\"" << top << "\" x2=\"" << left << "\" y2=\"" << top + ph
@@ -110,7 +76,7 @@ std::string Chart(const J& summary, const char* title, const char* unit, double 
   }
   s << "<text x=\"" << left + pw / 2 << "\" y=\"" << h - 8 << "\" font-size=\"12\" text-anchor=\"middle\">batch size</text>"
     << "<text x=\"14\" y=\"" << top + ph / 2 << "\" font-size=\"12\" text-anchor=\"middle\" transform=\"rotate(-90 14 "
-    << top + ph / 2 << ")\">" << Html(unit) << "</text>";
+    << top + ph / 2 << ")\">" << EscapeHtml(unit) << "</text>";
   // One line per group.
   std::size_t gi = 0;
   for (const auto& g : Arr(summary, "groups")) {
@@ -128,7 +94,7 @@ std::string Chart(const J& summary, const char* title, const char* unit, double 
           << x + 6 << "\" y2=\"" << y + 6 << "\"/><line x1=\"" << x - 6 << "\" y1=\"" << y + 6 << "\" x2=\"" << x + 6
           << "\" y2=\"" << y - 6 << "\"/></g><text x=\"" << (x > left + pw * 0.7 ? x - 8 : x + 8) << "\" y=\"" << y - 8
           << "\" font-size=\"10\" fill=\"#d62728\" text-anchor=\"" << (x > left + pw * 0.7 ? "end" : "start")
-          << "\">limit: " << Html(Str(c, "limit")) << "</text>";
+          << "\">limit: " << EscapeHtml(Str(c, "limit")) << "</text>";
       }
     }
     if (!points.empty()) {
@@ -176,7 +142,7 @@ std::string SweepCsv(const J& summary) {
       << Latency(c, "p95") << ',' << Latency(c, "p99") << ',' << Fixed(Num(c, "rss_after_load_mb"), 1) << ','
       << Fixed(Num(c, "peak_rss_mb"), 1) << ','
       << (c.contains("peak_device_mb") && c["peak_device_mb"].is_number() ? Fixed(c["peak_device_mb"].get<double>(), 1) : "")
-      << ',' << Str(c, "limit") << ',' << Count(c, "equivalence_findings") << ',' << Csv(Str(c, "error")) << '\n';
+      << ',' << EscapeCsv(Str(c, "limit")) << ',' << Count(c, "equivalence_findings") << ',' << EscapeCsv(Str(c, "error")) << '\n';
   }
   return s.str();
 }
@@ -184,10 +150,10 @@ std::string SweepCsv(const J& summary) {
 std::string SweepMarkdown(const J& summary) {
   std::ostringstream s;
   const J& on = summary["measured_on"];
-  s << "# Sweep " << Md(Str(summary, "run_id")) << "\n\n";
-  s << "Stage `" << Md(Str(summary["stage"], "kind")) << "` (" << Md(Str(summary["stage"], "output"))
-    << "), model sha256 `" << Str(summary["stage"], "model_sha256") << "`, measured on **" << Md(Str(on, "device"))
-    << "**: " << Md(Str(on, "note")) << ". Memory: " << Md(Str(on, "memory")) << ".\n\n";
+  s << "# Sweep " << EscapeMarkdown(Str(summary, "run_id")) << "\n\n";
+  s << "Stage `" << EscapeMarkdown(Str(summary["stage"], "kind")) << "` (" << EscapeMarkdown(Str(summary["stage"], "output"))
+    << "), model sha256 `" << Str(summary["stage"], "model_sha256") << "`, measured on **" << EscapeMarkdown(Str(on, "device"))
+    << "**: " << EscapeMarkdown(Str(on, "note")) << ". Memory: " << EscapeMarkdown(Str(on, "memory")) << ".\n\n";
   const J& f = summary["footprint"];
   if (f.contains("weights_mb") && f["weights_mb"].is_number()) {
     s << "Model as loaded: " << Fixed(f["weights_mb"].get<double>(), 2) << " MB of weights and buffers ("
@@ -195,7 +161,7 @@ std::string SweepMarkdown(const J& summary) {
       << Fixed(Num(f, "rss_after_load_mb"), 1) << " MB resident once it was loaded.\n\n";
   }
   const J& st = summary["settings"];
-  s << "Groups by input length in **" << Md(Str(summary, "measure")) << "**"
+  s << "Groups by input length in **" << EscapeMarkdown(Str(summary, "measure")) << "**"
     << (Str(summary, "measure") == "features" ? " (the stage's own measure: hashed n-grams)" : "") << "; "
     << Count(summary, "excluded") << " item(s) rejected by the prechecks were left out. Each cell ran one warm-up batch, then "
     << Count(st, "repeats") << " timed pass(es) over its group. Latency is per batch.";
@@ -217,7 +183,7 @@ std::string SweepMarkdown(const J& summary) {
       << " | " << Fixed(Num(c, "items_per_second"), 0) << " | " << Latency(c, "p50") << " | " << Latency(c, "p95")
       << " | " << Latency(c, "p99") << " | " << Fixed(PeakMemory(c), 1) << " | " << Count(c, "completed") << " | "
       << Count(c, "failed") << " | "
-      << (Str(c, "limit").empty() ? "" : "**" + Md(Str(c, "limit")) + "**: " + Md(Str(c, "error"))) << " | "
+      << (Str(c, "limit").empty() ? "" : "**" + EscapeMarkdown(Str(c, "limit")) + "**: " + EscapeMarkdown(Str(c, "error"))) << " | "
       << Count(c, "equivalence_findings") << " |\n";
   }
   bool any_cycled = false;
@@ -229,7 +195,7 @@ std::string SweepMarkdown(const J& summary) {
   if (!Arr(summary, "not_run").empty()) {
     s << "\nNot run:";
     for (const auto& n : Arr(summary, "not_run")) {
-      s << " group " << Count(n, "group") << " batch " << Count(n, "batch_size") << " (" << Md(Str(n, "reason")) << ");";
+      s << " group " << Count(n, "group") << " batch " << Count(n, "batch_size") << " (" << EscapeMarkdown(Str(n, "reason")) << ");";
     }
     s << "\n";
   }
@@ -244,7 +210,7 @@ std::string SweepMarkdown(const J& summary) {
                               "|---|---|---|---|---|\n";
     for (const auto& e : Arr(summary, "findings")) {
       s << "| " << Count(e, "group") << " | " << Count(e, "batch_size") << " | " << Count(e, "position") << " | "
-        << Md(Str(e, "id")) << " | " << Md(Str(e, "what")) << " |\n";
+        << EscapeMarkdown(Str(e, "id")) << " | " << EscapeMarkdown(Str(e, "what")) << " |\n";
     }
   }
   s << "\n## Recommendation\n\nPer group, the largest batch size measured below its first limit (within the "
@@ -253,7 +219,7 @@ std::string SweepMarkdown(const J& summary) {
   for (const auto& r : Arr(summary, "recommendation")) {
     s << "| " << Count(r, "group") << " | " << Count(r, "min_length") << "–" << Count(r, "max_length") << " | "
       << (r.contains("batch_size") && r["batch_size"].is_number() ? Count(r, "batch_size") : "none") << " | "
-      << Md(Str(r, "why")) << " | "
+      << EscapeMarkdown(Str(r, "why")) << " | "
       << (r.contains("peak_memory_mb") && r["peak_memory_mb"].is_number() ? Fixed(r["peak_memory_mb"].get<double>(), 1) : "")
       << " | "
       << (r.contains("fastest_batch_size") && r["fastest_batch_size"].is_number()
@@ -263,7 +229,7 @@ std::string SweepMarkdown(const J& summary) {
   }
   const J& head = summary["headroom"];
   s << "\n## Headroom per card (" << Fixed(Num(head, "reserve") * 100, 0) << "% reserved)\n\n"
-    << Md(Str(head, "basis")) << ".\n\n| card | usable MB |";
+    << EscapeMarkdown(Str(head, "basis")) << ".\n\n| card | usable MB |";
   for (const auto& r : Arr(summary, "recommendation")) s << " group " << Count(r, "group") << " |";
   s << "\n|---|---|";
   for (std::size_t k = 0; k < Arr(summary, "recommendation").size(); ++k) s << "---|";
@@ -287,16 +253,16 @@ std::string SweepMarkdown(const J& summary) {
 
 std::string SweepHtml(const J& summary) {
   std::ostringstream s;
-  s << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>pilot sweep " << Html(Str(summary, "run_id"))
+  s << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>pilot sweep " << EscapeHtml(Str(summary, "run_id"))
     << "</title><style>body{font-family:sans-serif;margin:24px;color:#222;background:#fff}"
        "table{border-collapse:collapse;margin:12px 0}td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}"
        "th{background:#f4f4f4}.limit{color:#d62728;font-weight:bold}.charts{display:flex;flex-wrap:wrap;gap:16px}"
        ".note{color:#555}</style></head><body>\n";
   const J& on = summary["measured_on"];
-  s << "<h1>Sweep " << Html(Str(summary, "run_id")) << "</h1><p>Stage <code>" << Html(Str(summary["stage"], "kind"))
-    << "</code>, measured on <b>" << Html(Str(on, "device")) << "</b>: " << Html(Str(on, "note"))
-    << ".</p><p class=\"note\">Memory: " << Html(Str(on, "memory")) << ". Groups by length in "
-    << Html(Str(summary, "measure")) << ". A red cross marks the batch size where a group reached its limit.</p>\n";
+  s << "<h1>Sweep " << EscapeHtml(Str(summary, "run_id")) << "</h1><p>Stage <code>" << EscapeHtml(Str(summary["stage"], "kind"))
+    << "</code>, measured on <b>" << EscapeHtml(Str(on, "device")) << "</b>: " << EscapeHtml(Str(on, "note"))
+    << ".</p><p class=\"note\">Memory: " << EscapeHtml(Str(on, "memory")) << ". Groups by length in "
+    << EscapeHtml(Str(summary, "measure")) << ". A red cross marks the batch size where a group reached its limit.</p>\n";
   s << "<div class=\"charts\">" << Chart(summary, "Throughput by batch size", "items/s", &ItemsPerSecond)
     << Chart(summary, "Peak memory by batch size", "MB", &PeakMemory) << "</div>\n";
   s << "<h2>Cells</h2><table><tr><th>group</th><th>batch</th><th>items/s</th><th>p50 ms</th><th>p95 ms</th>"
@@ -306,14 +272,14 @@ std::string SweepHtml(const J& summary) {
       << (c.value("cycled", false) ? " (cycled)" : "") << "</td><td>" << Fixed(Num(c, "items_per_second"), 0)
       << "</td><td>" << Latency(c, "p50") << "</td><td>" << Latency(c, "p95") << "</td><td>" << Latency(c, "p99")
       << "</td><td>" << Fixed(PeakMemory(c), 1) << "</td><td>" << Count(c, "completed") << "</td><td>"
-      << Count(c, "failed") << "</td><td class=\"limit\">" << Html(Str(c, "limit")) << "</td><td>"
+      << Count(c, "failed") << "</td><td class=\"limit\">" << EscapeHtml(Str(c, "limit")) << "</td><td>"
       << Count(c, "equivalence_findings") << "</td></tr>\n";
   }
   s << "</table><h2>Recommendation</h2><table><tr><th>group</th><th>lengths</th><th>batch size</th><th>why</th></tr>\n";
   for (const auto& r : Arr(summary, "recommendation")) {
     s << "<tr><td>" << Count(r, "group") << "</td><td>" << Count(r, "min_length") << "–" << Count(r, "max_length")
       << "</td><td>" << (r["batch_size"].is_number() ? Count(r, "batch_size") : "none") << "</td><td>"
-      << Html(Str(r, "why")) << "</td></tr>\n";
+      << EscapeHtml(Str(r, "why")) << "</td></tr>\n";
   }
   s << "</table><p>Equivalence with batch 1: " << Count(summary["equivalence"], "findings")
     << " finding(s). The full figures are in sweep.json, sweep.csv and sweep.md beside this page.</p></body></html>\n";

@@ -1,3 +1,4 @@
+#include "pilot/escape.h"
 #include "pilot/vectors.h"
 
 
@@ -159,7 +160,7 @@ Result<NpyShape> ParseNpyHeader(std::string_view p, const std::string& where) {
   if (!shaped) return bad("has a header pilot does not write (want a 2-D shape)");
   while (at < dict.size() && dict[at] == ' ') ++at;
   if (at != dict.size() - 1) return bad("has a header pilot does not write (want a 2-D shape)");
-  if (descr != "<f4") return bad("has dtype '" + EscapeControl(descr) + "', not little-endian float32 '<f4'");
+  if (descr != "<f4") return bad("has dtype '" + EscapeTerminal(descr) + "', not little-endian float32 '<f4'");
   if (order != "False") return bad("is in Fortran order, not C order");
   s.data_offset = 10u + len;
   return s;

@@ -14,6 +14,7 @@
 #include <set>
 #include <sstream>
 
+#include "pilot/escape.h"
 #include "pilot/adapt.h"
 #include "pilot/hash.h"
 #include "pilot/json_util.h"
@@ -32,7 +33,7 @@ constexpr std::int64_t kMaxChars = 1 << 20;
 constexpr const char* kCheckpointMagic = "pilot-adapt-checkpoint 1";
 constexpr std::size_t kMaxCheckpointHeader = 1 << 20;
 
-std::string Short(const std::string& text) { return EscapeControl(TruncateUtf8(text, 300)); }
+std::string Short(const std::string& text) { return EscapeTerminal(TruncateUtf8(text, 300)); }
 
 std::optional<torch::Dtype> DtypeOf(const std::string& name) {
   if (name == "float32") return torch::kFloat32;

@@ -225,18 +225,23 @@ DoctorReport RunDoctor(const DoctorOptions& o) {
     rep.checks.push_back({"model", kCouldNotRun, "no parameter file: give --params to check the model", false, {}});
   }
 
-  // Disk under the runs directory.
-  std::error_code ec;
-  const fs::path runs_abs = fs::absolute(o.runs_dir, ec);
-  fs::path probe = ec ? fs::path() : runs_abs;
-  while (!probe.empty() && probe != probe.parent_path() && !fs::exists(probe, ec)) probe = probe.parent_path();
-  double free_mb = FreeDiskMegabytes(RealFileSystem(), o.runs_dir);
-  bool writable = !probe.empty() && ::access(probe.c_str(), W_OK) == 0;
-  DoctorCheck disk{"disk", writable ? kPass : kFail, "", true,
-                   {{"runs_dir", runs_abs.string()}, {"free_mb", free_mb}, {"writable", writable}}};
-  disk.detail = Fmt("%.0f MB free under ", free_mb) + runs_abs.string() +
-                (writable ? ", writable" : ", NOT writable (" + probe.string() + ")");
-  rep.checks.push_back(disk);
+  // Disk under the runs directory, the one `run` would use.
+  if (!o.runs_dir_refused.empty()) {
+    rep.checks.push_back({"disk", kFail, "`pilot run` would refuse this runs folder: " + o.runs_dir_refused, true,
+                          {{"runs_dir", o.runs_dir.string()}, {"writable", false}, {"refused", o.runs_dir_refused}}});
+  } else {
+    std::error_code ec;
+    const fs::path runs_abs = fs::absolute(o.runs_dir, ec);
+    fs::path probe = ec ? fs::path() : runs_abs;
+    while (!probe.empty() && probe != probe.parent_path() && !fs::exists(probe, ec)) probe = probe.parent_path();
+    double free_mb = FreeDiskMegabytes(RealFileSystem(), o.runs_dir);
+    bool writable = !probe.empty() && ::access(probe.c_str(), W_OK) == 0;
+    DoctorCheck disk{"disk", writable ? kPass : kFail, "", true,
+                     {{"runs_dir", runs_abs.string()}, {"free_mb", free_mb}, {"writable", writable}}};
+    disk.detail = Fmt("%.0f MB free under ", free_mb) + runs_abs.string() +
+                  (writable ? ", writable" : ", NOT writable (" + probe.string() + ")");
+    rep.checks.push_back(disk);
+  }
 
   if (o.params && !o.params->requires_.empty()) {
     Received got = ReceivedEnvironment(o.device, o.runs_dir);

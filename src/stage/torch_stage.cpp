@@ -44,6 +44,7 @@
 #include <unordered_map>
 
 #include "pilot/build_info.h"
+#include "pilot/escape.h"
 #include "pilot/limits.h"
 #include "pilot/model_contract.h"
 #include "pilot/text_features.h"
@@ -86,7 +87,7 @@ std::string Message(const std::exception& e) { return TorchErrorMessage(e); }
 
 // Text that came from a model or a package (or an error quoting it), fit for one line of a
 // message: control bytes escaped, at most `max` bytes.
-std::string Untrusted(std::string_view text, std::size_t max = 200) { return EscapeControl(TruncateUtf8(text, max)); }
+std::string Untrusted(std::string_view text, std::size_t max = 200) { return EscapeTerminal(TruncateUtf8(text, max)); }
 
 // A TorchScript failure quotes the script's traceback before the error itself: keep the error.
 std::string Essential(const std::string& message) {

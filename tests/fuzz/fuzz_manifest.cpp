@@ -60,7 +60,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     PILOT_FUZZ_CHECK(!item.path.empty());
     PILOT_FUZZ_CHECK(fuzz::IsLowerHex64(item.sha256));
     PILOT_FUZZ_CHECK(!(item.expected && item.expected_rejection));
-    if (item.expected) PILOT_FUZZ_CHECK(!item.expected->empty());
+    if (item.expected) {
+      PILOT_FUZZ_CHECK(!item.expected->empty() && item.expected->size() <= 256);
+      for (unsigned char c : *item.expected) PILOT_FUZZ_CHECK(c >= 0x20 && c != 0x7f);
+    }
     if (item.expected_rejection) PILOT_FUZZ_CHECK(reason::IsKnown(*item.expected_rejection));
   }
   // What `pilot manifest` would write back parses to the same manifest.

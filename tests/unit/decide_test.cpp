@@ -131,6 +131,145 @@ TEST(Decide, BadEvidenceAndMissingReasonsAreRefusedBeforeWriting) {
   EXPECT_FALSE(fs::exists(run / ".lock"));
 }
 
+// A file system that dies after its Nth change: every later write, rename or removal fails, as
+// if the process had been killed there (nothing it does afterwards reaches the disk).
+class DyingFileSystem : public FileSystemWrapper {
+ public:
+  explicit DyingFileSystem(int die_after) : FileSystemWrapper(RealFileSystem()), die_after_(die_after) {}
+  Status WriteFileAtomic(const stdfs::path& f, std::string_view d) override {
+    return Step([&] { return target().WriteFileAtomic(f, d); });
+  }
+  Status CreateDirectoryExclusive(const stdfs::path& d) override {
+    return Step([&] { return target().CreateDirectoryExclusive(d); });
+  }
+  Status RenameReplace(const stdfs::path& a, const stdfs::path& b) override {
+    return Step([&] { return target().RenameReplace(a, b); });
+  }
+  Status RemoveFile(const stdfs::path& f) override { return Step([&] { return target().RemoveFile(f); }); }
+  Status RemoveTree(const stdfs::path& d) override { return Step([&] { return target().RemoveTree(d); }); }
+  bool died() const { return steps_ > die_after_; }
+
+ private:
+  template <typename F>
+  Status Step(F op) {
+    if (++steps_ > die_after_) return WorkFailed("killed (test)", "");
+    return op();
+  }
+  int die_after_;
+  int steps_ = 0;
+};
+
+TEST(Decide, KilledAfterAnyStepTheFolderIsBeforeAfterOrFinishedByTheNext) {
+  std::string reference_tags;
+  for (int die_after = 0; die_after < 40; ++die_after) {
+    Fixture f(kClean);
+    Label(f);
+    fs::path run = MakeRun(f);
+    const std::string before = ReadText(run / "tagmanifest-sha256.txt");
+    WriteText(f.dir / "doctor.json", R"({"ok": true, "checks": [{"name": "host", "status": "pass", "required": true}]})");
+    DecideOptions o;
+    o.doctor = f.dir / "doctor.json";
+    o.decision = "go";
+    o.reasons = {"clean"};
+    DyingFileSystem dying(die_after);
+    auto out = Decide(dying, SystemClock(), run, o);
+    if (!dying.died()) {  // every step ran: the reference, recorded in full
+      ASSERT_TRUE(out.ok()) << out.error().ToString();
+      EXPECT_TRUE(out.value().recorded);
+      EXPECT_GT(die_after, 5);
+      return;
+    }
+    // Killed part-way: an error, or (killed at the very last step, the lock's removal) a
+    // decision recorded with a stale lock left behind.
+    // The next decide (here its first step alone) finishes or undoes what was left.
+    auto recovered = RecoverInterruptedDecide(RealFileSystem(), run);
+    ASSERT_TRUE(recovered.ok()) << die_after << ": " << recovered.error().ToString();
+    EXPECT_FALSE(fs::exists(run / ".decide-pending")) << die_after;
+    EXPECT_FALSE(fs::exists(run / ".lock")) << die_after;
+    VerifyResult v = VerifyRunFolder(RealFileSystem(), run, VerifyOptions{});
+    EXPECT_TRUE(v.ok()) << die_after << ": " << (v.findings.empty() ? "" : v.findings[0].where + ": " + v.findings[0].what);
+    const bool recorded = fs::exists(run / "decisions.jsonl");
+    if (!recorded) {
+      EXPECT_EQ(ReadText(run / "tagmanifest-sha256.txt"), before) << die_after;  // as before
+      EXPECT_FALSE(fs::exists(run / "decision-1-doctor.json")) << die_after;
+    } else {
+      const std::string entries = ReadText(run / "decisions.jsonl");
+      EXPECT_EQ(std::count(entries.begin(), entries.end(), '\n'), 1) << die_after;
+      EXPECT_EQ(ReadText(run / "decision-1-doctor.json"), ReadText(f.dir / "doctor.json")) << die_after;
+    }
+  }
+  FAIL() << "decide never ran to its end in 40 steps";
+}
+
+TEST(Decide, ADamagedStagingFolderIsRefusedAndLeftAlone) {
+  Fixture f(kClean);
+  Label(f);
+  fs::path run = MakeRun(f);
+  fs::create_directories(run / ".decide-pending");
+  WriteText(run / ".decide-pending/COMMIT.json",
+            R"({"kind":"pilot-decide-commit","entry":1,"fingerprint_before":")" + std::string(64, 'a') +
+                R"(","files":[{"file":"../../outside","sha256":")" + std::string(64, 'b') + R"("}]})");
+  auto got = RecoverInterruptedDecide(RealFileSystem(), run);
+  ASSERT_FALSE(got.ok());
+  EXPECT_NE(got.error().what.find("not one decide writes"), std::string::npos);
+  EXPECT_TRUE(fs::exists(run / ".decide-pending/COMMIT.json"));
+  EXPECT_FALSE(fs::exists(run / ".lock"));
+  VerifyResult v = VerifyRunFolder(RealFileSystem(), run, VerifyOptions{});
+  ASSERT_FALSE(v.ok());
+  EXPECT_EQ(v.findings[0].where, ".decide-pending");
+}
+
+TEST(Decide, AWrongFingerprintIsAFindingBeforeAnyProposal) {
+  Fixture f(kClean);
+  Label(f);
+  fs::path run = MakeRun(f);
+  DecideOptions o;
+  o.expect = std::string(64, '0');
+  auto out = Decide(RealFileSystem(), SystemClock(), run, o);
+  ASSERT_TRUE(out.ok()) << out.error().ToString();
+  ASSERT_TRUE(out.value().failed_verification.has_value());
+  EXPECT_EQ(out.value().failed_verification->findings.back().check, "fingerprint");
+  EXPECT_TRUE(out.value().proposal.empty());
+}
+
+TEST(DecideEvidence, DocumentsThatContradictThemselvesAreRefused) {
+  const std::string row = R"({"card":"cpu","period_days":3,"lots":1,"cards":1,"fit":"unknown","rate_basis":"measured",
+      "items_per_s_per_card":10.0,"compute_hours":1.0,"needed_hours":9.0,"period_suffices":true,"cost":COST,"fits":true})";
+  auto plan = [&](const std::string& cost, const std::string& verdict) {
+    std::string r = row;
+    r.replace(r.find("COST"), 4, cost);
+    return R"({"kind":"pilot-plan","basis":{"items_per_s_per_card":10.0},"plans":[)" + r + R"(],"cheapest":)" + r +
+           R"(,"fastest":)" + r + R"(,"verdict":")" + verdict + R"("})";
+  };
+  EXPECT_TRUE(CheckEvidenceDocument("plan", plan("5.0", "fits"), "plan.json").ok());
+  auto negative = CheckEvidenceDocument("plan", plan("-5.0", "fits"), "plan.json");
+  ASSERT_FALSE(negative.ok());
+  EXPECT_NE(negative.error().what.find("cost -5"), std::string::npos) << negative.error().what;
+  EXPECT_EQ(negative.error().where, "plan.json");
+  EXPECT_FALSE(CheckEvidenceDocument("plan", plan("5.0", "none_fits"), "plan.json").ok());
+  const std::string compare =
+      R"({"kind":"pilot-compare","items":{"total":3,"agree":AGREE,"differ":DIFFER},"within_tolerance":true,
+          "verdict":"agree","differences":LISTED,"differences_listed":NLISTED,"changes":[],"one_change":true})";
+  auto cmp = [&](const std::string& agree, const std::string& differ, const std::string& listed, const std::string& n) {
+    std::string c = compare;
+    for (const auto& [key, value] : {std::pair<std::string, std::string>{"AGREE", agree}, {"DIFFER", differ},
+                                     {"NLISTED", n}, {"LISTED", listed}}) {
+      c.replace(c.find(key), key.size(), value);
+    }
+    return c;
+  };
+  EXPECT_TRUE(CheckEvidenceDocument("compare", cmp("3", "0", "[]", "0"), "compare.json").ok());
+  auto forged = CheckEvidenceDocument("compare", cmp("1", "2", R"([{"id":"x"}])", "1"), "compare.json");
+  ASSERT_FALSE(forged.ok());
+  EXPECT_NE(forged.error().what.find("verdict agree (within_tolerance true) with 2 item(s) that differ"), std::string::npos) << forged.error().what;
+  auto doctor = CheckEvidenceDocument(
+      "doctor", R"({"ok": true, "checks": [{"name": "requires", "status": "fail", "required": true}]})", "d.json");
+  ASSERT_FALSE(doctor.ok());
+  EXPECT_NE(doctor.error().what.find("required check did not pass"), std::string::npos);
+  EXPECT_FALSE(CheckEvidenceDocument("doctor", R"({"checks": [{"name": "x", "status": "maybe", "required": true}]})",
+                                     "d.json").ok());
+}
+
 TEST(DecisionEntry, ParsesWhatDecideWritesAndRefusesTheRest) {
   auto ok = ParseDecisionEntry(
       R"({"entry":2,"decision":"go","reasons":["r"],"evidence":[{"file":"decision-2-plan.json","sha256":")" +

@@ -124,6 +124,24 @@ TEST(Manifest, RejectsBadIdsShaUnknownFieldsAndReasons) {
   EXPECT_FALSE(ParseManifest(R"({"items":[], "extra": 1})", false, "m.json").ok());
 }
 
+TEST(Manifest, AnExpectedLabelIsShortPlainText) {
+  // A label is compared with the model's and lands in reports: no ESC sequence, line break,
+  // bidi override or page of text ever passes for one.
+  for (const std::string& extra : {std::string(R"(,"expected":"\u001b[2Jen")"), std::string(R"(,"expected":"en\nfr")"),
+                                   std::string(R"(,"expected":"en\u202efr")"), std::string(R"(,"expected":"\u0085")"),
+                                   R"(,"expected":")" + std::string(257, 'x') + "\""}) {
+    auto json = ParseManifest(R"({"items":[)" + Item("a", extra) + "]}", false, "m.json");
+    ASSERT_FALSE(json.ok()) << extra;
+    EXPECT_NE(json.error().where.find("id a"), std::string::npos) << json.error().where;
+    EXPECT_NE(json.error().what.find("'expected'"), std::string::npos) << json.error().what;
+    auto line = ParseManifestLine(Item("a", extra), "m.jsonl:1");
+    ASSERT_FALSE(line.ok()) << extra;
+    EXPECT_EQ(line.error().what, json.error().what);
+  }
+  EXPECT_TRUE(ParseManifest(R"({"items":[)" + Item("a", R"(,"expected":"pt-BR <x> | y")") + "]}", false, "m.json").ok());
+  EXPECT_TRUE(ParseManifest(R"({"items":[)" + Item("a", R"(,"expected":"日本語")") + "]}", false, "m.json").ok());
+}
+
 TEST(Manifest, IdRules) {
   EXPECT_TRUE(IsValidItemId("doc-01.v2_final"));
   EXPECT_TRUE(IsValidItemId(std::string(128, 'z')));

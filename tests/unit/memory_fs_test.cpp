@@ -168,7 +168,7 @@ TEST(MemoryFileSystem, LocksConflictAsFlockDoes) {
   EXPECT_EQ(LockHolder(m, run), static_cast<long>(::getpid()));
   auto second = RunLock::Acquire(m, run);
   ASSERT_FALSE(second.ok());
-  EXPECT_NE(second.error().what.find("another process (pid " + std::to_string(::getpid()) + ")"), std::string::npos);
+  EXPECT_NE(second.error().what.find("being written by process " + std::to_string(::getpid())), std::string::npos);
   { RunLock gone = std::move(held).value(); }
   EXPECT_FALSE(m.Contents(run / kLockFile).has_value()) << "a lock this process created goes with it";
   EXPECT_FALSE(LockHolder(m, run).has_value());

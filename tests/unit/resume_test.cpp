@@ -130,7 +130,7 @@ TEST_F(ResumeRefusal, ChangedModel) {
 TEST_F(ResumeRefusal, SecondWriter) {
   auto held = RunLock::Acquire(RealFileSystem(), dir_);
   ASSERT_TRUE(held.ok());
-  ExpectRefused("being written by another process (pid " + std::to_string(::getpid()) + ")", dir_.string());
+  ExpectRefused("being written by process " + std::to_string(::getpid()), dir_.string());
 }
 
 TEST_F(ResumeRefusal, FinishedRun) {

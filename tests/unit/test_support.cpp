@@ -92,9 +92,39 @@ BatchOutput FakeStage::Process(const std::vector<std::string_view>& texts) {
   return out;
 }
 
-Result<std::string> FaultyFileSystem::ReadFile(const stdfs::path& file, std::uint64_t max_bytes) {
+void FaultyFileSystem::RecordRead(const stdfs::path& file) {
+  std::lock_guard<std::mutex> hold(reads_mu);
   reads.insert(file.filename().string());
+}
+
+Result<std::string> FaultyFileSystem::ReadFile(const stdfs::path& file, std::uint64_t max_bytes) {
+  RecordRead(file);
   return RealFileSystem().ReadFile(file, max_bytes);
+}
+
+namespace {
+
+class RecordingReader : public ReadableFile {
+ public:
+  RecordingReader(std::unique_ptr<ReadableFile> inner, FaultyFileSystem& fs) : inner_(std::move(inner)), fs_(fs) {}
+  Result<std::size_t> ReadAt(std::uint64_t offset, char* buf, std::size_t n) override {
+    fs_.RecordRead(inner_->path());
+    return inner_->ReadAt(offset, buf, n);
+  }
+  std::uint64_t size() const override { return inner_->size(); }
+  const stdfs::path& path() const override { return inner_->path(); }
+
+ private:
+  std::unique_ptr<ReadableFile> inner_;
+  FaultyFileSystem& fs_;
+};
+
+}  // namespace
+
+BeneathOpen FaultyFileSystem::OpenBeneath(const stdfs::path& root, const std::string& relative) {
+  BeneathOpen out = RealFileSystem().OpenBeneath(root, relative);
+  if (out.file) out.file = std::make_unique<RecordingReader>(std::move(out.file), *this);
+  return out;
 }
 
 bool FaultyFileSystem::NextWriteFails() { return ++writes == fail_at_; }

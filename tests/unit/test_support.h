@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <map>
+#include <mutex>
 #include <set>
 #include <string>
 #include <vector>
@@ -57,6 +58,8 @@ class FaultyFileSystem : public FileSystemWrapper {
   explicit FaultyFileSystem(int fail_write_number = 0)
       : FileSystemWrapper(RealFileSystem()), fail_at_(fail_write_number) {}
   Result<std::string> ReadFile(const stdfs::path& file, std::uint64_t max_bytes) override;
+  // Records a file as read when its first bytes are read (an open alone reads nothing).
+  BeneathOpen OpenBeneath(const stdfs::path& root, const std::string& relative) override;
   Status WriteFileAtomic(const stdfs::path& file, std::string_view data) override;
   Status CopyFileAtomic(const stdfs::path& from, const stdfs::path& to, bool follow_symlinks = true) override;
   Result<std::unique_ptr<AtomicFile>> CreateAtomic(const stdfs::path& file) override;
@@ -66,7 +69,9 @@ class FaultyFileSystem : public FileSystemWrapper {
   bool NextWriteFails();
   // Truncates every appended file to its size at its last successful Sync().
   void DropUnsynced();
-  std::set<std::string> reads;
+  void RecordRead(const stdfs::path& file);
+  std::set<std::string> reads;  // guarded by reads_mu
+  std::mutex reads_mu;
   std::map<std::string, std::uint64_t> synced_size;
   int writes = 0;
 
