@@ -229,7 +229,11 @@ d = json.load(open(sys.argv[1]))
 x = "deep"
 for _ in range(30):
     x = [x]
-d["cheapest"]["card"] = x
+# The row and the cheapest choice alike (the plan still agrees with itself).
+for row in d["plans"]:
+    if all(row[k] == d["cheapest"][k] for k in ("card", "period_days", "lots", "cost")):
+        row["fit"] = x
+d["cheapest"]["fit"] = x
 json.dump(d, open(sys.argv[1], "w"))
 PY
 run_pilot 0 decide "$WORK/runs/b1" --plan "$WORK/plan.json" --decision revise-config --reason "deep plan row"

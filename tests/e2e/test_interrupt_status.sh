@@ -24,7 +24,7 @@ rej=$(sed -n 's/.*"rejected": \([0-9]*\).*/\1/p' out)
 [ $((acc + rej)) -eq "$done_n" ] || fail "accepted + rejected != done in status"
 expect_in out '"total": 3000'
 run_pilot 2 resume runs/live
-expect_in err "being written by another process (pid $pid)"
+expect_in err "being written by process $pid"
 
 # SIGTERM: stop after the batch, exit 130, say how to resume.
 kill -TERM $pid

@@ -120,7 +120,8 @@ timeout 20 "$PILOT" plan --from "$R" --corpus-items 10 --prices "$WORK/fifo.json
 expect_in "$WORK/err" "fifo.json"
 [ ! -e "$WORK/bad-plan.json" ] || fail "a refused plan wrote its --out"
 
-# 7. Folders: a damaged one is refused with its findings; a symlink and a non-pilot folder too.
+# 7. Folders: a damaged one is refused with its findings, a non-pilot folder too; a link to a
+# run folder is resolved once (docs/security.md, "Paths you give") and plans as the folder.
 cp -a "$R" "$WORK/damaged"
 printf 'x' >>"$WORK/damaged/data/report.md"
 run_pilot 2 plan --from "$WORK/damaged" --corpus-items 10 --prices "$WORK/cpu.json" --out "$WORK/bad-plan.json"
@@ -128,8 +129,8 @@ expect_in "$WORK/err" "fails verification"
 expect_in "$WORK/err" "report.md"
 [ ! -e "$WORK/bad-plan.json" ] || fail "a refused plan wrote its --out"
 ln -s "$R" "$WORK/link"
-run_pilot 2 plan --from "$WORK/link" --corpus-items 10 --prices "$WORK/cpu.json"
-expect_in "$WORK/err" "symlink"
+run_pilot 0 plan --from "$WORK/link" --corpus-items 10 --prices "$WORK/cpu.json" --json
+[ "$(field "$WORK/out" 'd["basis"]["folder"]')" = "$(cd "$R" && pwd -P)" ] || fail "the plan through a link names another folder"
 run_pilot 2 plan --from "$WORK/proj" --corpus-items 10 --prices "$WORK/cpu.json"
 run_pilot 2 plan --from "$WORK/nowhere" --corpus-items 10 --prices "$WORK/cpu.json"
 expect_in "$WORK/err" "no such folder"

@@ -1450,12 +1450,17 @@ hc_runfolder__run_shard_folder_is_a_symlink() {
   hrun run --params "$P" --runs-dir runs --shard 0/3
 }
 hc_runfolder__resume_through_a_symlink() {
+  # A path given on the command line is resolved once (docs/security.md, "Paths you give"):
+  # `resume link` finishes the folder the link names, as `cd -P link` would reach it; nothing
+  # beside it changes.
   copy_run shards || return
   ln -s "$C/runs/shard-0-of-3" "$C/link"
-  guard "$C/runs/shard-0-of-3"
-  want_rc 2
-  want_err 'symlink'
+  guard "$C/runs/shard-0-of-2"
+  guard "$C/runs/mgood"
+  want_rc 0
   hrun resume link
+  [ -f "$C/runs/shard-0-of-3/tagmanifest-sha256.txt" ] || bad "the folder the link names was not finished"
+  [ -L "$C/link" ] || bad "the link itself was replaced"
 }
 hc_runfolder__status_merged_report_deep() {
   # `pilot status` of a merged folder reads its report (it has no journal): a 200,000-deep
@@ -1630,12 +1635,15 @@ hc_runfolder__plan_prices_symlink_to_secret() {
 
 # --- the folder ------------------------------------------------------------------------------
 hc_runfolder__plan_from_symlink() {
+  # --from given as a link is resolved once, as every folder argument is: the same plan as
+  # from the folder itself, nothing written anywhere.
   copy_run good || return
   cpu_prices "$C/prices.json"
   ln -s "$C/$G" "$C/link"
-  plan_refused 'symlink'
+  want_rc 0 4
   guard "$C/runs"
   hrun plan --from link --corpus-items 10 --prices prices.json
+  grep -q "$(basename "$G")" "$OUT" || bad "the plan does not name the folder the link leads to"
 }
 hc_runfolder__plan_from_interrupted() {
   copy_run part || return
@@ -1799,9 +1807,11 @@ hc_runfolder__compare_unfinished() {
   hrun compare "$G" "$R"
 }
 hc_runfolder__compare_symlinked_folder() {
+  # RUN_B given as a link to RUN_A: resolved once, the same folder compared with itself.
   copy_run good || return
   ln -s good "$C/runs/link"
-  want_rc 2; want_err "not a folder"
+  want_rc 0
+  guard "$C/runs"
   hrun compare "$G" runs/link
 }
 hc_runfolder__compare_results_rehashed_other_order() {
@@ -1814,10 +1824,22 @@ hc_runfolder__compare_results_rehashed_other_order() {
   hrun compare runs2/good "$G"
 }
 hc_runfolder__compare_out_is_a_symlink() {
+  # --out given as a link to a folder: resolved once, the files land in the folder it names
+  # (a receiving folder, like --runs-dir); the link itself is never replaced.
   copy_run good || return
   mkdir -p "$C/elsewhere" && ln -s elsewhere "$C/out"
-  want_rc 2; want_err "a symlink, not a folder"
-  guard "$C/elsewhere"
+  want_rc 0
+  guard "$C/runs"
+  hrun compare "$G" "$G" --out out
+  [ -f "$C/elsewhere/compare.json" ] && [ -f "$C/elsewhere/compare.md" ] || bad "compare.json/md not in the folder --out names"
+  [ -L "$C/out" ] || bad "the link itself was replaced"
+}
+hc_runfolder__compare_out_link_into_a_bag() {
+  # --out a link whose target is inside a run folder: resolved first, then refused.
+  copy_run good || return
+  ln -s "$C/$G/data" "$C/out"
+  want_rc 2; want_err "inside the pilot folder" "--out"
+  guard "$C/$G"
   hrun compare "$G" "$G" --out out
 }
 hc_runfolder__compare_huge_params_copy_type() {
@@ -1871,9 +1893,13 @@ hc_runfolder__decide_doctor_wrong_types() {
   decide_good --doctor doctor.json
 }
 hc_runfolder__decide_plan_wrong_types() {
+  # A plan of the wrong shape contradicts itself (no row fits, yet "fits"): refused before any
+  # fact is drawn from it, nothing recorded.
   copy_run good || return
   echo '{"kind": "pilot-plan", "verdict": "fits", "cheapest": [1], "prices": 3}' >"$C/plan.json"
-  want_rc 0;   decide_good --plan plan.json --decision go --reason "typed badly, recorded as given"
+  want_rc 2; want_err "contradicts itself" "plan.json"
+  guard "$C/$G"
+  decide_good --plan plan.json --decision go --reason "typed badly"
 }
 hc_runfolder__decide_reason_not_utf8() {
   copy_run good || return

@@ -4,7 +4,7 @@
 #
 #   PILOT=build/dev/pilot PILOT_SOURCE_DIR=. bash tests/hostile/catalogue.sh [GROUP [CASE-REGEX]]
 #
-# GROUP is one of: manifest params model runfolder cli adapt (all of them when absent); CASE-REGEX
+# GROUP is one of: manifest params model runfolder cli adapt links options text evidence (all of them when absent); CASE-REGEX
 # (optional) keeps only the cases whose name matches it. Every case gets its own working
 # folder inside one scratch root (removed at exit; HOSTILE_KEEP=1 keeps it and prints it):
 #
@@ -30,7 +30,7 @@ case "$PILOT" in /*) ;; *) PILOT=$PWD/$PILOT ;; esac
 case "$PILOT_SOURCE_DIR" in /*) ;; *) PILOT_SOURCE_DIR=$PWD/$PILOT_SOURCE_DIR ;; esac
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 SRC=$PILOT_SOURCE_DIR
-ALL_GROUPS=(manifest params model runfolder cli adapt)
+ALL_GROUPS=(manifest params model runfolder cli adapt links options text evidence)
 
 # The marker planted in every secret (outside/secret.txt and the hostile files themselves).
 MARKER=SeCrEtMaRkEr

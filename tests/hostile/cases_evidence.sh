@@ -1,0 +1,303 @@
+# Evidence and decisions (docs/security.md, "Evidence and fingerprints", "A decision interrupted"): decide killed or interrupted at any moment leaves
+# the folder as before, as after, or in a state the next decide or resume finishes or undoes;
+# evidence that contradicts itself is refused; a fingerprint noted earlier (--expect) turns a
+# re-hashed forgery away; and an input swapped for a link while the run reads it never leads
+# outside the inputs' folder.
+# Sourced by catalogue.sh; each hc_evidence__NAME function is one case.
+
+G=runs/good
+DOCTOR_OK='{"ok": true, "checks": [{"name": "host", "status": "pass", "required": true}]}'
+
+# fingerprint DIR: the sha256 of DIR/tagmanifest-sha256.txt.
+fingerprint() { sha256sum "$1/tagmanifest-sha256.txt" | cut -c1-64; }
+# entries DIR: how many decisions DIR records.
+entries() { if [ -f "$1/decisions.jsonl" ]; then grep -c . "$1/decisions.jsonl"; else echo 0; fi; }
+
+# --- decide killed at every step ---------------------------------------------------------------
+# kill_decide_at_every_step HOW: for N = 1, 2, ... a fresh copy of the good run, `pilot decide
+# --decision go` killed (SIGKILL) after its Nth change (every folder made, file written,
+# renamed or removed, lock taken), until one runs to its end. After each kill: verify passes
+# as before (nothing recorded), passes as after (entry 1 recorded in full), or fails naming
+# the staging folder or the lock; then HOW (decide or resume) leaves it verifying, with 0 or
+# 1 entries, never 2, and a later decide records entry 2 on it.
+kill_decide_at_every_step() {
+  local how=$1 n rc before states=""
+  printf '%s\n' "$DOCTOR_OK" >"$C/doctor.json"
+  for n in $(seq 1 40); do
+    rm -rf "$C/runs/k"
+    cp -a "$BASE/runs/good" "$C/runs/k"
+    before=$(fingerprint "$C/runs/k")
+    rc=0
+    (cd "$C" && PILOT_TEST_KILL_AFTER_WRITE=$n PILOT_TEST_KILL_EVERY_STEP=1 timeout -s KILL 60 "$PILOT" decide runs/k \
+      --doctor doctor.json --decision go --reason "kill at $n" >/dev/null 2>&1) || rc=$?
+    if [ "$rc" = 0 ]; then
+      [ "$n" -gt 5 ] || bad "decide ran to its end in $n steps: the kill hook counted nothing"
+      [ "$(entries "$C/runs/k")" = 1 ] || bad "the uninterrupted decide recorded $(entries "$C/runs/k") entries"
+      echo "states seen: $states" >&2
+      # Both ways out of the third state were met: undone before the commit, finished after.
+      case $states in *pending=0*) ;; *) bad "no kill left a staging folder that was undone: $states" ;; esac
+      case $states in *pending=1*) ;; *) bad "no kill left a committed staging folder that was finished: $states" ;; esac
+      case $states in *lock*) ;; *) bad "no kill left only a stale lock: $states" ;; esac
+      return 0
+    fi
+    [ "$rc" = 137 ] || { bad "decide killed at step $n exited $rc"; return; }
+    aux verify runs/k
+    if [ "$AUX_RC" = 0 ]; then
+      if [ "$(fingerprint "$C/runs/k")" = "$before" ]; then states="$states $n:before"; else states="$states $n:after"; fi
+    elif [ -e "$C/runs/k/.decide-pending" ]; then
+      grep -q 'decide was interrupted' "$AUX_ERR" "$AUX_OUT" || bad "step $n: verify does not say how to finish it"
+      states="$states $n:pending"
+    elif [ -e "$C/runs/k/.lock" ]; then
+      states="$states $n:lock"
+    else
+      bad "step $n: the folder fails verify for another reason: $(head -c 300 "$AUX_ERR" | tr '\n' '|')"
+      return
+    fi
+    case $states in
+      *" $n:pending" | *" $n:lock")  # the third state: finished or undone by the next command
+        if [ "$how" = resume ]; then aux resume runs/k; else aux decide runs/k; fi
+        [ "$AUX_RC" = 0 ] || { bad "step $n: $how after the kill exited $AUX_RC: $(head -c 300 "$AUX_ERR" | tr '\n' '|')"; return; }
+        ;;
+    esac
+    aux verify runs/k
+    [ "$AUX_RC" = 0 ] || bad "step $n: the folder does not verify after $how: $(head -c 300 "$AUX_ERR" | tr '\n' '|')"
+    [ ! -e "$C/runs/k/.decide-pending" ] && [ ! -e "$C/runs/k/.lock" ] || bad "step $n: $how left the staging folder or the lock"
+    case $(entries "$C/runs/k") in 0 | 1) ;; *) bad "step $n: $(entries "$C/runs/k") entries after one decision" ;; esac
+    states="$states=$(entries "$C/runs/k")"
+    aux decide runs/k --decision go --reason "after step $n"
+    [ "$AUX_RC" = 0 ] && grep -q "as entry $(($(entries "$C/runs/k")))" "$AUX_OUT" ||
+      bad "step $n: a later decide did not record the next entry: $(head -c 300 "$AUX_ERR" | tr '\n' '|')"
+  done
+  bad "decide did not run to its end within 40 steps"
+}
+hc_evidence__decide_killed_at_every_step_then_decide() {
+  copy_run good || return
+  kill_decide_at_every_step decide
+  want_rc 0
+  hrun decide "$G" --doctor doctor.json --decision go --reason reference
+}
+hc_evidence__decide_killed_at_every_step_then_resume() {
+  copy_run good || return
+  kill_decide_at_every_step resume
+  want_rc 0
+  hrun decide "$G" --doctor doctor.json --decision go --reason reference
+}
+hc_evidence__decide_killed_on_a_merged_folder_then_resume() {
+  # A merged folder never resumes, but `pilot resume` still finishes a decide killed on it.
+  copy_run shards || return
+  printf '%s\n' "$DOCTOR_OK" >"$C/doctor.json"
+  local n
+  for n in $(seq 4 30); do
+    rm -rf "$C/runs/mk"
+    cp -a "$C/runs/mgood" "$C/runs/mk"
+    (cd "$C" && PILOT_TEST_KILL_AFTER_WRITE=$n PILOT_TEST_KILL_EVERY_STEP=1 "$PILOT" decide runs/mk --doctor doctor.json \
+      --decision go --reason x >/dev/null 2>&1)
+    [ -e "$C/runs/mk/.decide-pending/COMMIT.json" ] && break
+  done
+  [ -e "$C/runs/mk/.decide-pending/COMMIT.json" ] || { bad "no kill left a committed staging folder"; return; }
+  want_rc 0; want_err 'interrupted decide was finished'
+  hrun resume runs/mk
+  [ "$(entries "$C/runs/mk")" = 1 ] || bad "the committed decision is not recorded"
+  aux verify runs/mk
+  [ "$AUX_RC" = 0 ] || bad "the merged folder does not verify after resume"
+}
+hc_evidence__decide_staging_folder_is_a_symlink() {
+  copy_run good || return
+  ln -s "$C/outside" "$C/$G/.decide-pending"
+  want_rc 2; want_err '\.decide-pending' 'not a folder'
+  hrun decide "$G"
+}
+hc_evidence__decide_commit_names_a_file_outside() {
+  copy_run good || return
+  mkdir -p "$C/$G/.decide-pending"
+  printf '{"kind":"pilot-decide-commit","entry":1,"fingerprint_before":"%s","files":[{"file":"../../outside/victim.txt","sha256":"%s"},{"file":"tagmanifest-sha256.txt","sha256":"%s"}]}\n' \
+    "$(fingerprint "$C/$G")" "$(repeat 64 a)" "$(repeat 64 b)" >"$C/$G/.decide-pending/COMMIT.json"
+  want_rc 2; want_err 'not one decide writes' 'COMMIT\.json'
+  guard "$C/$G"
+  hrun decide "$G"
+}
+
+# --- Ctrl-C in each phase of decide ---------------------------------------------------------
+# interrupt_decide PHASE: decide --decision go paused as PHASE begins (a test hook), SIGINT
+# sent there; its exit code in IRC and stderr in $T/int.err.
+interrupt_decide() {
+  printf '%s\n' "$DOCTOR_OK" >"$C/doctor.json"
+  (cd "$C" && PILOT_TEST_DECIDE_PAUSE=$1 exec "$PILOT" decide "$G" --doctor doctor.json --decision go --reason x \
+    >"$T/int.out" 2>"$T/int.err") &
+  local pid=$! i
+  for i in $(seq 1 200); do grep -q 'paused as' "$T/int.err" 2>/dev/null && break; sleep 0.05; done
+  grep -q 'paused as' "$T/int.err" || bad "decide never reached phase $1"
+  kill -INT "$pid"
+  IRC=0
+  wait "$pid" || IRC=$?
+}
+hc_evidence__decide_ctrl_c_while_reading() {
+  copy_run good || return
+  guard "$C/$G"
+  interrupt_decide reading
+  [ "$IRC" = 130 ] || bad "exit $IRC, want 130"
+  grep -q 'interrupted while reading: nothing was recorded; the folder is as it was' "$T/int.err" ||
+    bad "no message saying what state the folder is in: $(tr '\n' '|' <"$T/int.err")"
+  want_rc 0
+  hrun verify "$G"
+}
+hc_evidence__decide_ctrl_c_once_locked() {
+  copy_run good || return
+  guard "$C/$G"
+  interrupt_decide locked
+  [ "$IRC" = 130 ] || bad "exit $IRC, want 130"
+  grep -q 'nothing was recorded' "$T/int.err" && grep -q 'the folder is as it was' "$T/int.err" ||
+    bad "no message saying what state the folder is in: $(tr '\n' '|' <"$T/int.err")"
+  want_rc 0
+  hrun verify "$G"
+}
+hc_evidence__decide_ctrl_c_while_writing() {
+  copy_run good || return
+  interrupt_decide writing
+  [ "$IRC" = 0 ] || bad "exit $IRC, want 0 (the decision is finished first)"
+  grep -q 'recorded in full first' "$T/int.err" || bad "no message saying the decision was recorded: $(tr '\n' '|' <"$T/int.err")"
+  [ "$(entries "$C/$G")" = 1 ] || bad "the decision is not recorded"
+  [ ! -e "$C/$G/.lock" ] || bad "a lock was left"
+  want_rc 0
+  hrun verify "$G"
+}
+
+# --- evidence that contradicts itself, fingerprints -------------------------------------------
+hc_evidence__decide_compare_verdict_contradicts_its_differences() {
+  copy_run good || return
+  aux compare "$G" "$G" --out cmp
+  [ "$AUX_RC" = 0 ] || { bad "no comparison to edit"; return; }
+  python3 - "$C/cmp/compare.json" <<'EOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["items"]["differ"] = 3; d["items"]["agree"] = d["items"]["total"] - 3
+d["differences"] = [{"id": "doc-01", "what": "category", "a": "en", "b": "fr"}]; d["differences_listed"] = 1
+json.dump(d, open(sys.argv[1], "w"))
+EOF
+  want_rc 2; want_err 'contradicts itself' 'verdict agree' 'compare\.json'
+  guard "$C/$G"
+  hrun decide "$G" --compare cmp/compare.json --decision go --reason x
+}
+hc_evidence__decide_plan_negative_cost() {
+  copy_run good || return
+  printf '%s\n' '{"currency": "EUR", "cards": [{"name": "node", "class": "cpu", "memory_gb": 64, "cards_per_lot": 1, "lot_price": {"3": 30}}]}' >"$C/prices.json"
+  aux plan --from "$G" --corpus-items 100 --prices prices.json --out plan.json
+  [ -f "$C/plan.json" ] || { bad "no plan to edit"; return; }
+  python3 - "$C/plan.json" <<'EOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+for row in d["plans"]: row["cost"] = -5
+for k in ("cheapest", "fastest"):
+    if d[k]: d[k]["cost"] = -5
+json.dump(d, open(sys.argv[1], "w"))
+EOF
+  want_rc 2; want_err 'contradicts itself' 'cost -5' 'plan\.json'
+  guard "$C/$G"
+  hrun decide "$G" --plan plan.json --decision go --reason x
+  grep -q -- '-5.00' "$OUT" && bad "the negative cost was printed as a fact"
+}
+hc_evidence__decide_doctor_ok_contradicts_its_checks() {
+  copy_run good || return
+  printf '%s\n' '{"ok": true, "checks": [{"name": "gpu", "status": "fail", "required": true}]}' >"$C/doctor.json"
+  want_rc 2; want_err 'contradicts itself' 'doctor\.json'
+  guard "$C/$G"
+  hrun decide "$G" --doctor doctor.json
+}
+hc_evidence__decide_expect_wrong_fingerprint() {
+  copy_run good || return
+  want_rc 1
+  guard "$C/$G"
+  hrun decide "$G" --expect "$(repeat 64 0)" --decision go --reason x
+  grep -q 'fingerprint' "$OUT" || bad "the finding does not name the fingerprint"
+}
+hc_evidence__decide_expect_sweep_wrong_fingerprint() {
+  copy_run good || return
+  copy_run sgood || return
+  want_rc 2; want_err 'sweep folder fails verification' 'fingerprint'
+  guard "$C/$G"
+  hrun decide "$G" --sweep runs/sgood --expect-sweep "$(repeat 64 0)"
+}
+hc_evidence__decide_expect_right_fingerprints() {
+  copy_run good || return
+  copy_run sgood || return
+  want_rc 0
+  hrun decide "$G" --expect "$(fingerprint "$C/$G")" --sweep runs/sgood --expect-sweep "$(fingerprint "$C/runs/sgood")" \
+    --decision go --reason "both noted"
+}
+hc_evidence__plan_forged_rate_rehashed() {
+  # 1e12 items/s edited into a copy and re-hashed: verify alone passes it; the fingerprint noted
+  # when the run finished turns it away.
+  copy_run good || return
+  local noted
+  noted=$(fingerprint "$C/$G")
+  python3 - "$C/$G/data/report.json" <<'EOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["throughput_items_per_s"] = 1e12
+json.dump(d, open(sys.argv[1], "w"), indent=2)
+EOF
+  rehash "$C/$G"
+  printf '%s\n' '{"currency": "EUR", "cards": [{"name": "node", "class": "cpu", "memory_gb": 64, "cards_per_lot": 1, "lot_price": {"3": 30}}]}' >"$C/prices.json"
+  aux plan --from "$G" --corpus-items 100 --prices prices.json
+  grep -q 'fingerprint was not checked' "$AUX_OUT" || bad "plan without --expect does not say the fingerprint was not checked"
+  want_rc 2; want_err 'fingerprint'
+  hrun plan --from "$G" --corpus-items 100 --prices prices.json --expect "$noted"
+}
+
+# --- an input swapped for a link while it is read ---------------------------------------------
+hc_evidence__inputs_swapped_for_links_while_read() {
+  # 1,500 inputs pinned to the bytes of a file OUTSIDE the inputs' folder; inside, each is a
+  # file of other bytes that a background loop keeps swapping (atomically, by rename) for a
+  # link to the outside file. Reading outside would be the only way to match a pin: no item
+  # may be accepted, whichever moment each was read.
+  local n=1500
+  mkdir -p "$C/race-in"
+  printf 'This is a plain English sentence that the model reads as English.\n' >"$C/outside/pinned.txt"
+  python3 - "$C/race-in" "$C/outside/pinned.txt" "$n" <<'EOF'
+import hashlib, json, os, sys
+root, outside, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+sha = hashlib.sha256(open(outside, "rb").read()).hexdigest()
+items = []
+for k in range(n):
+    open(os.path.join(root, f"doc-{k}.txt"), "w").write(f"inside text {k}\n")
+    items.append({"id": f"doc-{k}", "path": f"doc-{k}.txt", "sha256": sha, "expected": "en"})
+json.dump({"name": "race", "items": items}, open(os.path.join(root, "manifest.json"), "w"))
+EOF
+  python3 - "$C/$P" "$C/race.json" "$C/race-in/manifest.json" <<'EOF'
+import json, sys
+p = json.load(open(sys.argv[1]))
+p["manifest"] = sys.argv[3]
+p["stage"]["model"] = __import__("os").path.join(__import__("os").path.dirname(sys.argv[1]), p["stage"]["model"])
+p.pop("acceptance", None)
+json.dump(p, open(sys.argv[2], "w"), indent=2)
+EOF
+  python3 - "$C/race-in" "$C/outside/pinned.txt" "$n" "$C/race.stop" <<'EOF' &
+import os, random, sys, time
+root, outside, n, stop = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+random.seed(7)
+deadline = time.time() + 50
+while not os.path.exists(stop) and time.time() < deadline:
+    k = random.randrange(n)
+    path = os.path.join(root, f"doc-{k}.txt")
+    tmp = path + ".swap"
+    try:
+        if os.path.islink(path):
+            open(tmp, "w").write(f"inside text {k}\n")
+        else:
+            os.symlink(outside, tmp)
+        os.replace(tmp, path)
+    except OSError:
+        pass
+EOF
+  local swapper=$!
+  want_rc 0 4
+  bounded
+  hrun run --params race.json --runs-dir runs --run-id race
+  : >"$C/race.stop"
+  wait "$swapper"
+  local accepted
+  accepted=$(grep -c '"status":"accepted"' "$C/runs/race/data/results.jsonl" 2>/dev/null || true)
+  [ "$accepted" = 0 ] || bad "$accepted item(s) were read from outside the inputs' folder"
+  grep -q '"reason":"path_outside_root"' "$C/runs/race/data/results.jsonl" ||
+    bad "no item met a link while read (the swapper did not race the run)"
+}
