@@ -61,9 +61,10 @@ if [ "${SKIP_BUILD:-0}" != 1 ]; then
   fi
   cmake --preset asan "${fresh[@]}"
   start=$SECONDS
-  # What the sanitizer checks run: the CLI, the unit tests and the fuzzers (not the torch
+  # What the sanitizer checks run: the CLI, the unit tests, the fuzzers and the hostile
+  # catalogue's model builder (not the torch
   # unit tests or the model trainer, which the default build covers).
-  cmake --build --preset asan --target pilot pilot_core_tests fuzz
+  cmake --build --preset asan --target pilot pilot_core_tests pilot-test-model fuzz
   echo "sanitize: build/asan built in $((SECONDS - start)) s"
 fi
 targets_file=$build/tests/fuzz/fuzz-targets.txt

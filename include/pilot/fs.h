@@ -151,6 +151,13 @@ class FileSystem {
   // Bytes free to an unprivileged writer on the file system holding `path` (or its nearest
   // existing ancestor).
   virtual Result<std::uint64_t> FreeBytes(const stdfs::path& path) = 0;
+  // Pins the existing folder `dir` (absolute, resolved) by a descriptor for the life of the
+  // process. From then on every write under it (a file made, appended, cut, renamed, removed,
+  // a folder made or removed, a lock) starts from that descriptor and follows no symlink on
+  // the way down, and OpenBeneath(dir, ...) reads through it: a parent renamed, or swapped for
+  // a link, after the path was resolved cannot redirect pilot. The first pin of a path holds;
+  // "/" is never pinned. The in-memory file system has no races to close: a no-op there.
+  virtual Status Anchor(const stdfs::path& dir) = 0;
 };
 
 FileSystem& RealFileSystem();
@@ -247,6 +254,7 @@ class FileSystemWrapper : public FileSystem {
     return target_.TryLock(f, exclusive, create);
   }
   Result<std::uint64_t> FreeBytes(const stdfs::path& p) override { return target_.FreeBytes(p); }
+  Status Anchor(const stdfs::path& d) override { return target_.Anchor(d); }
 
  protected:
   FileSystem& target() { return target_; }

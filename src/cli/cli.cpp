@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <iostream>
 
+#include <spdlog/pattern_formatter.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
@@ -26,8 +27,36 @@ void ApplyLogLevel(const Common& common) {
 
 void PrintJson(const nlohmann::ordered_json& doc) { std::cout << PrettyJson(doc) << std::flush; }
 
+namespace {
+
+// Text of an error for the terminal: every line escaped (a name from a hostile folder or
+// parameter file cannot move the cursor or clear the screen), a line break kept only between
+// lines, each continuation line indented so that none can pass for a line of pilot's own.
+std::string ShownLines(const std::string& text) {
+  std::string out;
+  std::size_t start = 0;
+  for (bool first = true;; first = false) {
+    const std::size_t nl = text.find('\n', start);
+    std::string line = EscapeTerminal(text.substr(start, nl == std::string::npos ? std::string::npos : nl - start));
+    if (!first) out += "\n" + std::string(line.rfind("  ", 0) == 0 ? "" : "  ");
+    out += line;
+    if (nl == std::string::npos) break;
+    start = nl + 1;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string ShownError(const Error& error) {
+  std::string s = ShownLines(error.what);
+  if (!error.where.empty()) s += " (" + EscapeTerminal(error.where) + ")";
+  if (!error.hint.empty()) s += " — " + ShownLines(error.hint);
+  return s;
+}
+
 int ReportError(const Error& error, const Common& common) {
-  std::cerr << "pilot: error: " << error.ToString() << std::endl;
+  std::cerr << "pilot: error: " << ShownError(error) << std::endl;
   if (common.json) {
     PrintJson({{"ok", false},
                {"exit_code", Code(ExitCodeFor(error.kind))},
@@ -88,9 +117,22 @@ std::string FailureMessage(const CLI::App* app, const CLI::Error& e) {
          " --help` for the options\n";
 }
 
+// The log line's message, escaped for the terminal (escape.h): a log quotes names and text
+// from files pilot does not trust.
+class EscapedMessage : public spdlog::custom_flag_formatter {
+ public:
+  void format(const spdlog::details::log_msg& msg, const std::tm&, spdlog::memory_buf_t& dest) override {
+    const std::string text = EscapeTerminal(std::string_view(msg.payload.data(), msg.payload.size()));
+    dest.append(text.data(), text.data() + text.size());
+  }
+  std::unique_ptr<custom_flag_formatter> clone() const override { return std::make_unique<EscapedMessage>(); }
+};
+
 int Dispatch(int argc, char** argv) {
   auto logger = spdlog::stderr_color_st("pilot");
-  logger->set_pattern("pilot: %^%l%$: %v");
+  auto formatter = std::make_unique<spdlog::pattern_formatter>();
+  formatter->add_flag<EscapedMessage>('*').set_pattern("pilot: %^%l%$: %*");
+  logger->set_formatter(std::move(formatter));
   spdlog::set_default_logger(logger);
 
   CLI::App app{
@@ -127,6 +169,19 @@ int Dispatch(int argc, char** argv) {
     }
     return false;
   };
+  // `--out=` with nothing after the '=': CLI11 would take the next word as the value (even an
+  // option: `--out= --json` made a folder named --json). Refused as every empty value is.
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view arg(argv[i]);
+    if (arg == "--") break;
+    if (arg.size() > 3 && arg.substr(0, 2) == "--" && arg.back() == '=' && arg.find('=') == arg.size() - 1) {
+      const std::string command = argc > 1 && known(argv[1]) ? std::string(" ") + argv[1] : std::string();
+      std::fprintf(stderr, "pilot: error: %s: %s — run `pilot%s --help` for the options\n",
+                   EscapeTerminal(TruncateUtf8(arg.substr(0, arg.size() - 1), 100)).c_str(), EmptyValueMessage("").c_str(),
+                   command.c_str());
+      return Code(ExitCode::kBadInput);
+    }
+  }
   if (argc > 1 && argv[1][0] != '-' && !known(argv[1])) {
     std::fprintf(stderr, "pilot: error: unknown command '%s' (argv) — run `pilot --help` for the commands\n",
                  EscapeTerminal(TruncateUtf8(argv[1], 100)).c_str());

@@ -23,6 +23,10 @@ struct Common {
 void AddCommonOptions(CLI::App& cmd, Common& common);
 void ApplyLogLevel(const Common& common);
 
+// `<what> (<where>) — <hint>`, each part escaped for the terminal (escape.h): what
+// ReportError prints, and what other places that show an error use.
+std::string ShownError(const Error& error);
+
 // Prints `pilot: error: <what> (<where>) — <hint>` to stderr (and, with --json, an
 // {"ok": false, "error": ...} object to stdout); returns the exit code.
 int ReportError(const Error& error, const Common& common);

@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "cli/cli.h"
+#include "pilot/escape.h"
 #include "cli/session.h"
 #include "cli/torch_loader.h"
 #include "pilot/adapt.h"
@@ -90,7 +91,7 @@ Result<std::unique_ptr<AdaptTrainer>> MakeTrainer() {
 int PrintAdaptOutcome(const AdaptOutcome& out, const Common& common) {
   std::error_code ec;
   const std::string dir = fs::absolute(out.dir, ec).lexically_normal().string();
-  for (const auto& note : out.notes) std::fprintf(stderr, "pilot: note: %s\n", note.c_str());
+  for (const auto& note : out.notes) std::fprintf(stderr, "pilot: note: %s\n", EscapeTerminal(note).c_str());
   const int code = Code(ExitCodeFor(out.verdict));
   if (common.json) {
     nlohmann::ordered_json j;

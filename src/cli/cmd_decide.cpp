@@ -10,6 +10,7 @@
 #include <tuple>
 
 #include "cli/cli.h"
+#include "pilot/escape.h"
 #include "cli/session.h"
 #include "pilot/clock.h"
 #include "pilot/decide.h"
@@ -122,7 +123,7 @@ int Execute(const DecideCliOptions& o, const std::vector<std::string>& argv) {
   Result<DecideOutcome> outcome = Decide(CliFileSystem(), SystemClock(), dir.value(), d);
   if (!outcome.ok()) return ReportError(outcome.error(), o.common);
   const DecideOutcome& out = outcome.value();
-  for (const auto& note : out.notes) std::fprintf(stderr, "pilot: note: %s\n", note.c_str());
+  for (const auto& note : out.notes) std::fprintf(stderr, "pilot: note: %s\n", EscapeTerminal(note).c_str());
   if (out.recorded && g_stop) {
     std::fprintf(stderr, "pilot: note: interrupted while the decision was written; it was recorded in full first\n");
   }

@@ -2,6 +2,7 @@
 #include <cstdio>
 
 #include "cli/cli.h"
+#include "pilot/escape.h"
 #include "pilot/doctor.h"
 #include "pilot/params.h"
 #include "pilot/paths.h"
@@ -59,7 +60,7 @@ int Execute(const DoctorCliOptions& o) {
     std::printf("pilot doctor (device %s%s)\n", options.device.c_str(),
                 params_file.empty() ? "" : (", parameters " + params_file).c_str());
     for (const auto& c : report.checks) {
-      std::printf("  %-14s %-22s %s%s\n", c.status.c_str(), c.name.c_str(), c.detail.c_str(),
+      std::printf("  %-14s %-22s %s%s\n", c.status.c_str(), EscapeTerminal(c.name).c_str(), EscapeTerminal(c.detail).c_str(),
                   c.required || c.status == kPass ? "" : " (not required)");
     }
     std::printf("%s\n", report.ok() ? "doctor: everything asked for passes"

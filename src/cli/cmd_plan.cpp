@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "cli/cli.h"
+#include "pilot/escape.h"
 #include "cli/session.h"
 #include "pilot/hash.h"
 #include "pilot/json_util.h"
@@ -86,7 +87,7 @@ void PrintPlan(const RentalPlan& plan, const nlohmann::ordered_json& doc) {
   line("cheapest", plan.cheapest);
   line("fastest", plan.fastest);
   if (!plan.any_fits()) std::printf("no plan fits\n");
-  for (const auto& w : plan.warnings) std::printf("warning: %s\n", w.c_str());
+  for (const auto& w : plan.warnings) std::printf("warning: %s\n", EscapeTerminal(w).c_str());
   for (const auto& c : doc["caveats"]) std::printf("note: %s\n", c.get<std::string>().c_str());
 }
 

@@ -22,6 +22,7 @@
 #include "pilot/limits.h"
 #include "pilot/manifest.h"
 #include "pilot/params.h"
+#include "pilot/paths.h"
 #include "pilot/plan.h"
 #include "pilot/journal.h"
 #include "pilot/merge.h"
@@ -195,6 +196,10 @@ int ExecuteWorkers(const RunOptions& o) {
                                     "; the workers' shard folders are never written through a link",
                                 shards_dir.string(), "move it away, or give another --run-id"),
                        o.common);
+  }
+  // Nor is it a pilot folder (a bag copied there): the logs would land inside its bag.
+  if (Status inside = RefuseInsidePilotFolder(RealFileSystem(), shards_dir, "--run-id"); !inside.ok()) {
+    return ReportError(inside.error(), o.common);
   }
   if (Status made = RealFileSystem().CreateDirectories(shards_dir); !made.ok()) return ReportError(made.error(), o.common);
   InstallInterruptHandlers();

@@ -224,7 +224,7 @@ FileSystem& CliFileSystem() {
 int PrintOutcome(const RunOutcome& out, const Common& common) {
   std::error_code ec;
   const std::string dir = fs::absolute(out.run_dir, ec).lexically_normal().string();
-  for (const auto& note : out.notes) std::fprintf(stderr, "pilot: note: %s\n", note.c_str());
+  for (const auto& note : out.notes) std::fprintf(stderr, "pilot: note: %s\n", EscapeTerminal(note).c_str());
   if (common.json) {
     nlohmann::ordered_json j;
     j["ok"] = out.verdict == RunVerdict::kPassed;
@@ -298,7 +298,7 @@ void PrintUnmetCriteria(const Report& r) {
 
 int PrintAlreadyFinished(const ResumeSetup& s, const Common& common) {
   const VerifyResult& v = *s.finished_verify;
-  for (const auto& note : s.notes) std::fprintf(stderr, "pilot: note: %s\n", note.c_str());
+  for (const auto& note : s.notes) std::fprintf(stderr, "pilot: note: %s\n", EscapeTerminal(note).c_str());
   const int code = Code(v.ok() ? ExitCode::kOk : ExitCode::kVerifyFailed);
   if (common.json) {
     nlohmann::ordered_json j;

@@ -79,6 +79,10 @@ Result<fs::path> ManifestRoot(FileSystem& fsys, const fs::path& manifest) {
   std::error_code ec;
   auto root = fsys.Resolve(fs::absolute(manifest, ec).parent_path());
   if (!root.ok()) return BadInput("cannot resolve the manifest's folder: " + root.error().what, manifest.string());
+  // Pinned: every input is opened beneath this folder as it is now (FileSystem::OpenBeneath).
+  if (Status st = fsys.Anchor(root.value()); !st.ok()) {
+    return BadInput("cannot open the manifest's folder: " + st.error().what, manifest.string());
+  }
   return root.value();
 }
 
@@ -574,6 +578,7 @@ class AdaptSession {
     auto trained = Train();
     if (!trained.ok()) return trained.error();
     if (!trained.value()) {
+      lock.RemoveFile();  // a clean stop: everything done is journaled (even under a lock taken over)
       AdaptOutcome out;
       out.dir = dir_;
       out.run_id = header.run_id;

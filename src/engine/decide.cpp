@@ -15,6 +15,7 @@
 #include "pilot/limits.h"
 #include "pilot/manifest.h"
 #include "pilot/paths.h"
+#include "pilot/rental_plan.h"
 #include "pilot/results.h"
 #include "pilot/run_lock.h"
 #include "pilot/run_record.h"
@@ -128,6 +129,58 @@ Status CheckCompareConsistent(const Evidence& e) {
       At(e.doc, "one_change").get<bool>() != (changes.size() <= 1)) {
     return Inconsistent(e, "one_change does not match the changes listed");
   }
+  const std::uint64_t n = total.get<std::uint64_t>(), agreeing = agree.get<std::uint64_t>();
+  const nlohmann::json& tolerance = At(e.doc, "tolerance");
+  if (!FiniteNumber(tolerance) || tolerance.get<double>() < 0) {
+    return Inconsistent(e, "tolerance " + JsonValueText(tolerance) + " is not a finite number of 0 or more");
+  }
+  // Counts of items that share something with B: between the items that agree and all of them
+  // (an item that agrees has the same status and the same category or reason).
+  for (const char* k : {"same_status", "same_category_or_reason", "both_accepted"}) {
+    const nlohmann::json& v = At(items, k);
+    if (v.is_null()) continue;
+    if (!v.is_number_unsigned() || v.get<std::uint64_t>() > n ||
+        (std::string(k) != "both_accepted" && v.get<std::uint64_t>() < agreeing)) {
+      return Inconsistent(e, std::string("items.") + k + " " + JsonValueText(v) + " does not fit " +
+                                 std::to_string(agreeing) + " agreeing of " + std::to_string(n));
+    }
+  }
+  const nlohmann::json& agreement = At(items, "agreement");
+  if (!agreement.is_null() &&
+      (!FiniteNumber(agreement) || n == 0 ||
+       std::fabs(agreement.get<double>() - static_cast<double>(agreeing) / static_cast<double>(n)) > 1e-9)) {
+    return Inconsistent(e, "items.agreement " + JsonValueText(agreement) + " is not agree / total");
+  }
+  const nlohmann::json& kinds = At(items, "differences_by_kind");
+  if (!kinds.is_null()) {
+    std::uint64_t sum = 0;
+    bool counts = kinds.is_object();
+    if (counts) {
+      for (const auto& [k, v] : kinds.items()) {
+        counts = counts && v.is_number_unsigned() && v.get<std::uint64_t>() <= n;
+        if (counts) sum += v.get<std::uint64_t>();
+      }
+    }
+    if (!counts || sum != differ.get<std::uint64_t>()) {
+      return Inconsistent(e, "items.differences_by_kind does not add up to items.differ");
+    }
+  }
+  // Within tolerance, no difference measured may exceed it.
+  for (const char* k : {"max_confidence_difference", "max_vector_difference", "mean_confidence_difference"}) {
+    const nlohmann::json& v = At(items, k);
+    if (v.is_null()) continue;
+    if (!FiniteNumber(v) || v.get<double>() < 0 || (none_differ && v.get<double>() > tolerance.get<double>())) {
+      return Inconsistent(e, std::string("items.") + k + " " + JsonValueText(v) + " does not fit a verdict of " +
+                                 JsonValueText(verdict) + " at tolerance " + JsonValueText(tolerance));
+    }
+  }
+  const nlohmann::json& quality = At(e.doc, "quality");
+  for (const char* k : {"accuracy_a", "accuracy_b"}) {
+    const nlohmann::json& v = At(quality, k);
+    if (!v.is_null() && (!FiniteNumber(v) || v.get<double>() < 0 || v.get<double>() > 1)) {
+      return Inconsistent(e, std::string("quality.") + k + " " + JsonValueText(v) + " is not a share from 0 to 1");
+    }
+  }
   return {};
 }
 
@@ -138,19 +191,36 @@ Status CheckPlanConsistent(const Evidence& e) {
     return At(a, "card") == At(b, "card") && At(a, "period_days") == At(b, "period_days") &&
            At(a, "lots") == At(b, "lots") && At(a, "cost") == At(b, "cost");
   };
-  std::optional<double> cheapest_cost;
+  std::optional<double> cheapest_cost, fastest_hours;
   for (const auto& r : rows) {
     const nlohmann::json& cost = At(r, "cost");
     if (!FiniteNumber(cost) || cost.get<double>() < 0) {
       return Inconsistent(e, "a plan row's cost " + JsonValueText(cost) + " is not a finite amount of 0 or more");
     }
     const nlohmann::json &lots = At(r, "lots"), &cards = At(r, "cards"), &days = At(r, "period_days");
-    if (!lots.is_number_unsigned() || lots.get<std::uint64_t>() < 1 || !cards.is_number_unsigned() ||
-        cards.get<std::uint64_t>() < lots.get<std::uint64_t>() || !days.is_number_unsigned() ||
-        days.get<std::uint64_t>() < 1 || !At(r, "fits").is_boolean()) {
+    if (!lots.is_number_unsigned() || lots.get<std::uint64_t>() < 1 || lots.get<std::uint64_t>() > static_cast<std::uint64_t>(kMaxLots) ||
+        !cards.is_number_unsigned() || cards.get<std::uint64_t>() < lots.get<std::uint64_t>() ||
+        cards.get<std::uint64_t>() > lots.get<std::uint64_t>() * static_cast<std::uint64_t>(kMaxCardsPerLot) ||
+        !(days == 3 || days == 7 || days == 30) || !At(r, "fits").is_boolean()) {
       return Inconsistent(e, "a plan row's lots, cards, period_days or fits are not what pilot writes");
     }
+    for (const char* k : {"compute_hours", "needed_hours"}) {
+      const nlohmann::json& h = At(r, k);  // null: no finite figure (a rate of zero)
+      if (!h.is_null() && (!FiniteNumber(h) || h.get<double>() < 0)) {
+        return Inconsistent(e, std::string("a plan row's ") + k + " " + JsonValueText(h) + " is negative or not finite");
+      }
+    }
+    // A row fits only when the card fits (or its fit is unknown) and the period suffices.
+    const bool may_fit = At(r, "fit") != "no" && At(r, "period_suffices") == true;
+    if (At(r, "fits").get<bool>() && !may_fit) {
+      return Inconsistent(e, "a row fits though its card does not (fit " + JsonValueText(At(r, "fit")) +
+                                 ") or its period does not suffice");
+    }
     if (!At(r, "fits").get<bool>()) continue;
+    const nlohmann::json& rate = At(r, "items_per_s_per_card");
+    if (!FiniteNumber(rate) || rate.get<double>() <= 0) {
+      return Inconsistent(e, "a row that fits has a rate of " + JsonValueText(rate) + " items/s per card");
+    }
     const nlohmann::json& needed = At(r, "needed_hours");
     if (!FiniteNumber(needed) || needed.get<double>() < 0 ||
         needed.get<double>() > static_cast<double>(days.get<std::uint64_t>()) * 24.0 + 1e-6) {
@@ -158,6 +228,14 @@ Status CheckPlanConsistent(const Evidence& e) {
                                  JsonValueText(days) + " days (or no finite figure)");
     }
     if (!cheapest_cost || cost.get<double>() < *cheapest_cost) cheapest_cost = cost.get<double>();
+    if (!fastest_hours || needed.get<double>() < *fastest_hours) fastest_hours = needed.get<double>();
+  }
+  for (const char* k : {"allowance_hours", "headroom"}) {
+    const nlohmann::json& v = At(e.doc, k);
+    if (!v.is_null() && (!FiniteNumber(v) || v.get<double>() < 0 ||
+                         v.get<double>() > (std::string(k) == "headroom" ? 0.9 : 10000.0))) {
+      return Inconsistent(e, std::string(k) + " " + JsonValueText(v) + " is outside what pilot plan takes");
+    }
   }
   const bool fits = cheapest_cost.has_value();
   if (At(e.doc, "verdict") != (fits ? "fits" : "none_fits")) {
@@ -176,6 +254,10 @@ Status CheckPlanConsistent(const Evidence& e) {
   }
   if (fits && At(At(e.doc, "cheapest"), "cost").get<double>() > *cheapest_cost) {
     return Inconsistent(e, "cheapest costs more than another row that fits");
+  }
+  if (fits && (!FiniteNumber(At(At(e.doc, "fastest"), "needed_hours")) ||
+               At(At(e.doc, "fastest"), "needed_hours").get<double>() > *fastest_hours + 1e-9)) {
+    return Inconsistent(e, "fastest needs more hours than another row that fits");
   }
   const nlohmann::json& rate = At(At(e.doc, "basis"), "items_per_s_per_card");
   if (!FiniteNumber(rate) || rate.get<double>() <= 0) {
@@ -197,6 +279,11 @@ Status CheckDoctorConsistent(const Evidence& e) {
   if (!ok.is_null() && (!ok.is_boolean() || ok.get<bool>() != all_required_pass)) {
     return Inconsistent(e, "ok is " + JsonValueText(ok) + (all_required_pass ? " though every required check passed"
                                                                            : " though a required check did not pass"));
+  }
+  const nlohmann::json& code = At(e.doc, "exit_code");  // doctor exits 0 when ok, 3 otherwise
+  if (!code.is_null() && code != (all_required_pass ? 0 : 3)) {
+    return Inconsistent(e, "exit_code " + JsonValueText(code) + (all_required_pass ? " though every required check passed"
+                                                                                 : " though a required check did not pass"));
   }
   return {};
 }
@@ -284,7 +371,13 @@ Status CompareFacts(const Evidence& e, const std::string& manifest_sha256, const
   return {};
 }
 
-Status PlanFacts(const Evidence& e, Facts& facts) {
+Status PlanFacts(const Evidence& e, const std::string& fingerprint, Facts& facts) {
+  const nlohmann::json& basis_print = At(At(e.doc, "basis"), "fingerprint");
+  if (basis_print != fingerprint) {
+    facts.Add("warning: the plan was measured on another folder (fingerprint " +
+                  TruncateUtf8(JsonValueText(basis_print), 64) + "), not this one: it speaks of that folder's figures",
+              e.source, "note");
+  }
   if (At(e.doc, "verdict") == "fits") {
     const nlohmann::json& c = At(e.doc, "cheapest");
     facts.Add("a rental plan fits: cheapest " + JsonValueText(At(c, "lots")) + " lot(s) of " + TruncateUtf8(JsonValueText(At(c, "card")), 64) +
@@ -437,28 +530,81 @@ namespace {
 // Places each staged file over its name (RenameReplace: atomic, one at a time), the tag
 // manifest last, then removes the staging folder. A file already placed (an earlier attempt
 // was stopped after it) must hold the bytes staged. Runs to its end again after any stop.
-Status ApplyStaged(FileSystem& fsys, const fs::path& run_dir, const DecideCommit& staged) {
+// Checks every file of a committed decision before anything is moved: each one either staged
+// (a regular file holding the bytes its record names) or already in place with them. Returns
+// which ones are still staged. A staging folder damaged anywhere is refused, never applied in
+// part.
+Result<std::vector<bool>> CheckStaged(FileSystem& fsys, const fs::path& run_dir, const DecideCommit& staged) {
   const fs::path pending = run_dir / kDecidePending;
-  for (const auto& [name, sha] : staged.files) {
+  std::vector<bool> staged_here(staged.files.size(), false);
+  for (std::size_t i = 0; i < staged.files.size(); ++i) {
+    const auto& [name, sha] = staged.files[i];
     const fs::path from = pending / name;
     auto st = fsys.LinkStat(from);
     if (!st.ok()) return st.error();
-    if (st.value().exists) {
-      auto got = Sha256File(fsys, from, /*follow_symlinks=*/false);
-      if (!got.ok() || got.value() != sha) {
-        return BadInput("a staged file does not hold what its commit record says", from.string(),
-                        "a damaged or hostile folder: restore it from a copy");
-      }
-      PILOT_TRY(fsys.RenameReplace(from, run_dir / name));
-    } else {
-      auto got = Sha256File(fsys, run_dir / name, /*follow_symlinks=*/false);
-      if (!got.ok() || got.value() != sha) {
-        return BadInput("neither staged nor in place with the bytes its commit record says", (run_dir / name).string(),
-                        "a damaged or hostile folder: restore it from a copy");
-      }
+    const fs::path holder = st.value().exists ? from : run_dir / name;
+    if (st.value().exists && !st.value().regular) {
+      return BadInput("a staged file is not a regular file (a link, a folder, a FIFO?)", from.string(),
+                      "a damaged or hostile folder: restore it from a copy");
+    }
+    auto got = Sha256File(fsys, holder, /*follow_symlinks=*/false);
+    if (!got.ok() || got.value() != sha) {
+      return BadInput(st.value().exists ? "a staged file does not hold what its commit record says"
+                                        : "neither staged nor in place with the bytes its commit record says",
+                      holder.string(), "a damaged or hostile folder: restore it from a copy");
+    }
+    staged_here[i] = st.value().exists;
+  }
+  return staged_here;
+}
+
+// Places each staged file over its name (RenameReplace: atomic, one at a time), the tag
+// manifest last, then removes the staging folder; CheckStaged first. Runs to its end again
+// after any stop.
+Status ApplyStaged(FileSystem& fsys, const fs::path& run_dir, const DecideCommit& staged) {
+  auto staged_here = CheckStaged(fsys, run_dir, staged);
+  if (!staged_here.ok()) return staged_here.error();
+  const fs::path pending = run_dir / kDecidePending;
+  for (std::size_t i = 0; i < staged.files.size(); ++i) {
+    if (staged_here.value()[i]) {
+      PILOT_TRY(fsys.RenameReplace(pending / staged.files[i].first, run_dir / staged.files[i].first));
     }
   }
   return fsys.RemoveTree(pending);
+}
+
+// What an interrupted decide left in .decide-pending/: nothing committed (nullopt: undo it) or
+// a commit that fits the folder and whose every file checks out. Reads only.
+Result<std::optional<DecideCommit>> ReadPending(FileSystem& fsys, const fs::path& dir) {
+  const fs::path pending = dir / kDecidePending;
+  auto pst = fsys.LinkStat(pending);
+  if (!pst.ok()) return pst.error();
+  if (!pst.value().directory) {
+    return BadInput("is not a folder (a symlink?); pilot never follows one inside a run folder", pending.string(),
+                    "a damaged or hostile folder: remove it if no pilot is writing the folder");
+  }
+  auto cst = fsys.LinkStat(pending / kDecideCommit);
+  if (!cst.ok()) return cst.error();
+  if (!cst.value().exists) return std::optional<DecideCommit>();
+  if (!cst.value().regular) {
+    return BadInput("is not a regular file (a symlink?); pilot never follows one inside a run folder",
+                    (pending / kDecideCommit).string(), "a damaged or hostile folder: restore it from a copy");
+  }
+  auto text = ReadCapped(fsys, pending / kDecideCommit, 64 << 10, "decide commit record");
+  if (!text.ok()) return text.error();
+  auto staged = ParseDecideCommit(text.value(), (pending / kDecideCommit).string());
+  if (!staged.ok()) return staged.error();
+  // The folder must be the one the decision was made on, or already carry its tag manifest.
+  auto now = Sha256File(fsys, dir / "tagmanifest-sha256.txt", /*follow_symlinks=*/false);
+  if (!now.ok()) return now.error();
+  if (now.value() != staged.value().before && now.value() != staged.value().files.back().second) {
+    return BadInput("the folder changed since the interrupted decide began (its fingerprint is " + now.value() +
+                        ", the decide began on " + staged.value().before + ")",
+                    pending.string(), "a damaged or hostile folder: restore it from a copy");
+  }
+  auto checked = CheckStaged(fsys, dir, staged.value());
+  if (!checked.ok()) return checked.error();
+  return std::optional<DecideCommit>(std::move(staged).value());
 }
 
 }  // namespace
@@ -489,34 +635,25 @@ Result<std::optional<std::string>> RecoverInterruptedDecide(FileSystem& fsys, co
     return BadInput("the folder is being written by " + LockHolderText(*holder), dir.string(),
                     "wait for it to finish (pilot status)");
   }
-  if (pst.value().exists && !pst.value().directory) {
-    return BadInput("is not a folder (a symlink?); pilot never follows one inside a run folder", pending.string(),
-                    "a damaged or hostile folder: remove it if no pilot is writing the folder");
+  // Everything is checked before the lock is taken: a staging folder that is damaged or not
+  // pilot's is refused with the folder left exactly as it was.
+  if (pst.value().exists) {
+    auto checked = ReadPending(fsys, dir);
+    if (!checked.ok()) return checked.error();
   }
   auto lock = RunLock::Acquire(fsys, dir);
   if (!lock.ok()) return lock.error();
   std::string note;
   if (pst.value().exists) {
-    auto cst = fsys.LinkStat(pending / kDecideCommit);
-    if (!cst.ok()) return cst.error();
-    if (!cst.value().exists) {
+    auto pending_state = ReadPending(fsys, dir);  // again, under the lock
+    if (!pending_state.ok()) return pending_state.error();
+    if (!pending_state.value()) {
       PILOT_TRY(fsys.RemoveTree(pending));
       note = "an interrupted decide was undone: it had not committed, and nothing of it is recorded";
     } else {
-      auto text = ReadCapped(fsys, pending / kDecideCommit, 64 << 10, "decide commit record");
-      if (!text.ok()) return text.error();
-      auto staged = ParseDecideCommit(text.value(), (pending / kDecideCommit).string());
-      if (!staged.ok()) return staged.error();
-      // The folder must be the one the decision was made on, or already carry its tag manifest.
-      auto now = Sha256File(fsys, dir / "tagmanifest-sha256.txt", /*follow_symlinks=*/false);
-      if (!now.ok()) return now.error();
-      if (now.value() != staged.value().before && now.value() != staged.value().files.back().second) {
-        return BadInput("the folder changed since the interrupted decide began (its fingerprint is " + now.value() +
-                            ", the decide began on " + staged.value().before + ")",
-                        pending.string(), "a damaged or hostile folder: restore it from a copy");
-      }
-      PILOT_TRY(ApplyStaged(fsys, dir, staged.value()));
-      note = "an interrupted decide was finished: entry " + std::to_string(staged.value().entry) +
+      const DecideCommit& staged = *pending_state.value();
+      PILOT_TRY(ApplyStaged(fsys, dir, staged));
+      note = "an interrupted decide was finished: entry " + std::to_string(staged.entry) +
              " of decisions.jsonl is recorded";
     }
   } else {
@@ -755,7 +892,7 @@ Result<DecideOutcome> Decide(FileSystem& fsys, Clock& clock, const fs::path& run
   for (const Evidence& e : evidence) {
     if (e.kind == "doctor") PILOT_TRY(DoctorFacts(e, facts));
     if (e.kind == "compare") PILOT_TRY(CompareFacts(e, record.value().manifest_sha256, out.previous_fingerprint, facts));
-    if (e.kind == "plan") PILOT_TRY(PlanFacts(e, facts));
+    if (e.kind == "plan") PILOT_TRY(PlanFacts(e, out.previous_fingerprint, facts));
     if (e.kind == "sweep") SweepFacts(e, run.value(), facts);
   }
   out.proposal = facts.Any(kDecisionFixEnv) ? kDecisionFixEnv : facts.Any(kDecisionReviseConfig) ? kDecisionReviseConfig : kDecisionGo;

@@ -48,6 +48,19 @@ Result<ExportOutcome> ExportFolder(FileSystem& fsys, const fs::path& source, con
   auto resolved_dest = ResolveDestination(fsys, dest_given, "DEST", Destination::kNew);
   if (!resolved_dest.ok()) return resolved_dest.error();
   const fs::path dest = resolved_dest.value();
+  // The source is checked before anything is copied (structure, completeness, the accounting;
+  // fixity is checked on the copy, against the source's fingerprint): a damaged folder is
+  // refused with nothing written, never copied and then found wanting.
+  VerifyOptions quick;
+  quick.fast = true;
+  auto pre = VerifyFolder(fsys, source, quick);
+  if (!pre.ok()) return pre.error();
+  if (!pre.value().ok()) {
+    const Finding& f = pre.value().findings.front();
+    return BadInput("the folder fails verification (" + std::to_string(pre.value().findings.size()) +
+                        " finding(s); first: [" + f.check + "] " + f.where + ": " + f.what + "): nothing was copied",
+                    source.string(), "pilot verify " + source.string() + " lists every finding");
+  }
   auto fingerprint = Sha256File(fsys, source / "tagmanifest-sha256.txt", false);
   if (!fingerprint.ok()) return fingerprint.error();
   out.source_fingerprint = fingerprint.value();

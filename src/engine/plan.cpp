@@ -51,6 +51,10 @@ Result<RunPlan> BuildRunPlan(FileSystem& fsys, const RunRequest& o) {
   auto root = fsys.Resolve(fs::absolute(plan.params.manifest, ec).parent_path());
   if (!root.ok()) return BadInput("cannot resolve the manifest's folder: " + root.error().what, plan.params.manifest.string());
   plan.inputs_root = root.value();
+  // Pinned: every input is opened beneath this folder as it is now (FileSystem::OpenBeneath).
+  if (Status st = fsys.Anchor(plan.inputs_root); !st.ok()) {
+    return BadInput("cannot open the manifest's folder: " + st.error().what, plan.params.manifest.string());
+  }
 
   const fs::path& model = plan.params.stage.model;
   auto model_stat = fsys.Stat(model);

@@ -273,6 +273,7 @@ Result<ResumeSetup> CheckAgainstJournal(FileSystem& fsys, const fs::path& run_di
                     (run_dir / kJournal).string(), "the run folder is damaged; it cannot be resumed");
   }
   p.inputs_root = h.inputs_root;
+  (void)fsys.Anchor(p.inputs_root);  // pinned when it exists; a missing one rejects each item by name
   p.model_sha256 = h.model_sha256;
   p.runs_dir = run_dir.parent_path();
   p.run_id = h.run_id;

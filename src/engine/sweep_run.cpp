@@ -94,12 +94,14 @@ class SweepSession {
         if (Stopped(g)) break;
         if (Find(g, b)) continue;
         if (control_.should_stop && control_.should_stop()) {
+          lock.RemoveFile();  // a clean stop: every measured cell is journaled
           out.interrupted = true;
           return out;
         }
         auto measured = runner_(dir_, g, b);
         if (!measured.ok()) {
           if (measured.error().kind == ErrorKind::kInterrupted) {
+            lock.RemoveFile();
             out.interrupted = true;
             return out;
           }
@@ -378,6 +380,12 @@ Result<SweepOutcome> ExecuteSweep(const SweepPlan& given, FileSystem& fsys, Cloc
   if (!resolved.ok()) return resolved.error();
   SweepPlan plan = given;
   plan.dir = resolved.value();
+  // The folder's name is the sweep's id (in its record and its cells' runs): checked before
+  // anything is made, never found invalid by the first cell of a folder that then cannot resume.
+  if (const std::string name = plan.dir.filename().string(); !IsValidRunId(name)) {
+    return BadInput("the sweep folder's name '" + ValueForMessage(name, 130) + "' is not a valid run id", "--out",
+                    "use 1-128 characters of [A-Za-z0-9._-], not starting with '.'");
+  }
   if (plan.grouping.groups.empty()) return BadInput("there are no groups to sweep", plan.run.manifest.file().string());
   if (!plan.dir.parent_path().empty()) {
     if (Status st = fsys.CreateDirectories(plan.dir.parent_path()); !st.ok()) {

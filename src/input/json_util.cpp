@@ -53,6 +53,9 @@ class Tracker {
     return true;
   }
 
+  // The JSON path of the element being parsed ("stage.options.min_confidence", "[3]").
+  std::string Where() const { return Path(); }
+
  private:
   struct Frame {
     bool object;
@@ -106,6 +109,11 @@ Result<json> ParseJson(std::string_view text, const std::string& source, std::si
     // e.what() quotes the text near the error ("last read: ..."), which may be a secret.
     return BadInput("not valid JSON: syntax error at " + Position(text, e.byte == 0 ? 0 : e.byte - 1), source,
                     "fix the file's syntax");
+  } catch (const json::out_of_range& e) {
+    // 406: a number past what a double holds (1e400); the element, never the text, is named.
+    return BadInput(std::string(e.id == 406 ? "a number too large to hold" : "a value out of range") + ", near " +
+                        tracker.Where(),
+                    source, "fix the file");
   } catch (const json::exception& e) {
     return BadInput("not valid JSON (error " + std::to_string(e.id) + ")", source, "fix the file");
   }

@@ -103,6 +103,7 @@ Result<fs::path> ResolveGivenFolder(FileSystem& files, const fs::path& given, co
   if (!st.ok()) return st.error();
   if (!st.value().exists) return BadInput("no such folder", given.string(), "give the path of " + what);
   if (!st.value().directory) return BadInput("not a folder", given.string(), "give the path of " + what);
+  PILOT_TRY(files.Anchor(resolved.value()));  // resolved once: pinned from now on
   return resolved.value();
 }
 
@@ -147,7 +148,28 @@ Result<fs::path> ResolveDestination(FileSystem& files, const fs::path& given, co
   }
   // A new name that exists already is the caller's to refuse ("already exists"): what it lies in
   // is checked here.
-  PILOT_TRY(RefuseFrom(files, kind == Destination::kNew ? out.parent_path() : out, out, option));
+  const fs::path folder = kind == Destination::kNew ? out.parent_path() : out;
+  PILOT_TRY(RefuseFrom(files, folder, out, option));
+  // The nearest part that exists must be a folder (a file, or a link to nothing, is refused
+  // here rather than when the first folder is made), and is pinned: whatever pilot creates
+  // below it is reached from that descriptor (FileSystem::Anchor).
+  for (fs::path p = folder; !p.empty(); p = p.parent_path()) {
+    auto st = files.LinkStat(p);
+    if (!st.ok()) return st.error();
+    if (st.value().exists) {
+      if (st.value().symlink) {
+        return BadInput("lies under " + p.string() + ", a symlink to nothing", option + " " + given.string(),
+                        "point it at a folder that exists, or give another path");
+      }
+      if (!st.value().directory) {
+        return BadInput("lies under " + p.string() + ", which is not a folder", option + " " + given.string(),
+                        "give a path under a folder");
+      }
+      PILOT_TRY(files.Anchor(p));
+      break;
+    }
+    if (p == p.parent_path()) break;
+  }
   return out;
 }
 

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <mutex>
 
 namespace pilot {
 namespace {
@@ -32,55 +33,230 @@ Status WriteAll(int fd, std::string_view data, const stdfs::path& file) {
 
 stdfs::path ParentOf(const stdfs::path& file) { return file.has_parent_path() ? file.parent_path() : stdfs::path("."); }
 
-Status SyncDirectory(const stdfs::path& dir) {
-  int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  if (fd < 0) return FileWriteError("cannot open folder to sync", dir, errno);
-  int rc = ::fsync(fd);
-  int err = errno;
-  ::close(fd);
-  if (rc != 0) return FileWriteError("fsync of folder failed", dir, err);
-  return {};
+// --- anchors: folders pinned by a descriptor --------------------------------------------------
+
+// A folder pinned when it was resolved (FileSystem::Anchor): its path then, and a descriptor
+// that still names the same folder if a parent is renamed or replaced by a link later.
+struct AnchorEntry {
+  stdfs::path path;
+  int fd;
+};
+
+std::mutex g_anchors_mu;
+std::vector<AnchorEntry>& Anchors() {
+  static std::vector<AnchorEntry> anchors;
+  return anchors;
 }
 
-// A file pilot is about to write must be absent or a regular file, and its folder a real
-// folder: never a symlink (that would write outside the run folder) nor a FIFO or device.
-Status CheckWritable(const stdfs::path& file) {
-  struct stat st {};
-  const stdfs::path dir = ParentOf(file);
-  if (::lstat(dir.c_str(), &st) == 0 && !S_ISDIR(st.st_mode)) {
-    return Error{ErrorKind::kBadInput,
-                 S_ISLNK(st.st_mode) ? "the folder is a symlink; pilot never writes through one"
-                                     : "not a folder",
-                 dir.string(), "replace it with a real folder (a hostile or damaged run folder?)"};
-  }
-  if (::lstat(file.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
-    return Error{ErrorKind::kBadInput,
-                 S_ISLNK(st.st_mode) ? "is a symlink; pilot never writes through one" : "is not a regular file",
-                 file.string(), "remove it (a hostile or damaged run folder?)"};
-  }
-  return {};
+// True when `inner` lies strictly below `outer` (both absolute and normal).
+bool StrictlyBelow(const stdfs::path& inner, const stdfs::path& outer) {
+  auto [o, i] = std::mismatch(outer.begin(), outer.end(), inner.begin(), inner.end());
+  return o == outer.end() && i != inner.end();
 }
 
-// Opens a new temp file beside `file` (never an existing one, never through a symlink).
-Result<int> CreateTemp(const stdfs::path& file, stdfs::path& tmp) {
-  if (Status st = CheckWritable(file); !st.ok()) return st.error();
-  tmp = file;
-  tmp += ".tmp-" + std::to_string(::getpid());
-  ::unlink(tmp.c_str());  // a stale one of a dead process with a recycled pid
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
-  if (fd < 0) return FileWriteError("cannot create", tmp, errno);
+// The deepest anchor strictly above `abs`, as a descriptor of its own (dup: the caller closes
+// it) and the path below it; -1 when none.
+int AnchorAbove(const stdfs::path& abs, stdfs::path& rel) {
+  std::lock_guard<std::mutex> hold(g_anchors_mu);
+  const AnchorEntry* best = nullptr;
+  for (const AnchorEntry& a : Anchors()) {
+    if (StrictlyBelow(abs, a.path) && (!best || StrictlyBelow(a.path, best->path))) best = &a;
+  }
+  if (!best) return -1;
+  rel = abs.lexically_relative(best->path);
+  return ::fcntl(best->fd, F_DUPFD_CLOEXEC, 0);
+}
+
+// The anchor whose path is exactly `abs` (a dup'ed descriptor), or -1.
+int AnchorAt(const stdfs::path& abs) {
+  std::lock_guard<std::mutex> hold(g_anchors_mu);
+  for (const AnchorEntry& a : Anchors()) {
+    if (a.path == abs) return ::fcntl(a.fd, F_DUPFD_CLOEXEC, 0);
+  }
+  return -1;
+}
+
+// Opens the folder `rel` below the folder `dirfd` for writing into, following no symlink on
+// the way and never leaving `dirfd`: openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS), or, where
+// the kernel lacks it, a walk with O_NOFOLLOW. -1 with errno set on failure (ELOOP: a symlink).
+int OpenFolderBeneath(int dirfd, const stdfs::path& rel) {
+#ifdef SYS_openat2
+  struct open_how how {};
+  how.flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC;
+  how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+  for (int attempt = 0;; ++attempt) {
+    long fd = ::syscall(SYS_openat2, dirfd, rel.c_str(), &how, sizeof how);
+    if (fd < 0 && (errno == EAGAIN || errno == EINTR) && attempt < 16) continue;
+    if (fd >= 0 || (errno != ENOSYS && errno != EPERM)) return static_cast<int>(fd);
+    break;
+  }
+#endif
+  int at = ::fcntl(dirfd, F_DUPFD_CLOEXEC, 0);
+  for (const auto& part : rel) {
+    if (at < 0) return -1;
+    if (part.empty() || part == ".") continue;
+    if (part == "..") {
+      ::close(at);
+      errno = EXDEV;
+      return -1;
+    }
+    int next = ::openat(at, part.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    const int err = errno;
+    ::close(at);
+    errno = err;
+    at = next;
+  }
+  return at;
+}
+
+// For a read of `file` below an anchor (or of the anchor itself): a descriptor of its folder,
+// reached from the anchor's (symlinks followed only while they stay below it), and its name
+// there ("." for the anchor itself), so that a read sees the folder the command pinned, as its
+// writes do. -1 when there is no anchor above it, or the folder cannot be reached that way:
+// the read then goes by path, as before any anchor.
+int ReadFolderBeneath(const stdfs::path& file, std::string& name) {
+  std::error_code ec;
+  const stdfs::path abs = stdfs::absolute(file, ec).lexically_normal();
+  if (ec) return -1;
+  if (int exact = AnchorAt(abs); exact >= 0) {
+    name = ".";
+    return exact;
+  }
+  stdfs::path rel;
+  int anchor = AnchorAbove(abs, rel);
+  if (anchor < 0) return -1;
+  name = rel.filename().string();
+  const stdfs::path folder = rel.parent_path();
+  if (name.empty() || name == "..") {
+    ::close(anchor);
+    return -1;
+  }
+  if (folder.empty()) return anchor;
+  int fd = -1;
+#ifdef SYS_openat2
+  struct open_how how {};
+  how.flags = O_PATH | O_DIRECTORY | O_CLOEXEC;
+  how.resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS;
+  for (int attempt = 0; attempt < 16; ++attempt) {
+    fd = static_cast<int>(::syscall(SYS_openat2, anchor, folder.c_str(), &how, sizeof how));
+    if (fd >= 0 || (errno != EAGAIN && errno != EINTR)) break;
+  }
+#endif
+  ::close(anchor);
   return fd;
 }
 
-Status SyncRenameSync(int fd, Status st, const stdfs::path& tmp, const stdfs::path& file) {
-  if (st.ok() && ::fsync(fd) != 0) st = FileWriteError("fsync failed", tmp, errno);
+// Where a file pilot writes lies: a descriptor of its folder and its name there. Below an
+// anchor, the folder is reached from the anchor's descriptor without following a symlink, so
+// a parent renamed or swapped for a link after the path was resolved cannot redirect the
+// write; elsewhere, the folder is opened by path, its last name never through a symlink.
+class Place {
+ public:
+  Place() = default;
+  Place(Place&& o) noexcept : dir_(o.dir_), name_(std::move(o.name_)), path_(std::move(o.path_)) { o.dir_ = -1; }
+  Place& operator=(Place&& o) noexcept {
+    std::swap(dir_, o.dir_);
+    name_ = std::move(o.name_);
+    path_ = std::move(o.path_);
+    return *this;
+  }
+  Place(const Place&) = delete;
+  Place& operator=(const Place&) = delete;
+  ~Place() {
+    if (dir_ >= 0) ::close(dir_);
+  }
+  int dir() const { return dir_; }
+  const char* name() const { return name_.c_str(); }
+  const stdfs::path& path() const { return path_; }
+  stdfs::path folder() const { return ParentOf(path_); }
+
+  static Result<Place> Of(const stdfs::path& file) {
+    Place p;
+    std::error_code ec;
+    const stdfs::path abs = stdfs::absolute(file, ec).lexically_normal();
+    p.path_ = file;
+    p.name_ = abs.filename().string();
+    if (ec || p.name_.empty() || p.name_ == "." || p.name_ == "..") {
+      return FileWriteError("not a file name", file, ec ? ec.value() : EINVAL);
+    }
+    stdfs::path rel;
+    int anchor = AnchorAbove(abs, rel);
+    if (anchor >= 0) {
+      const stdfs::path folder = rel.parent_path();
+      if (folder.empty()) {
+        p.dir_ = anchor;
+      } else {
+        p.dir_ = OpenFolderBeneath(anchor, folder);
+        const int err = errno;
+        ::close(anchor);
+        if (p.dir_ < 0) return FolderError(ParentOf(file), err);
+      }
+      return p;
+    }
+    const stdfs::path folder = ParentOf(abs);
+    p.dir_ = ::open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (p.dir_ < 0) return FolderError(ParentOf(file), errno);
+    return p;
+  }
+
+ private:
+  static Error FolderError(const stdfs::path& folder, int err) {
+    if (err == ELOOP || err == EXDEV) {
+      return Error{ErrorKind::kBadInput, "the folder is, or lies under, a symlink; pilot never writes through one",
+                   folder.string(), "replace it with a real folder (a hostile or damaged run folder?)"};
+    }
+    if (err == ENOTDIR) {
+      return Error{ErrorKind::kBadInput, "not a folder", folder.string(),
+                   "replace it with a real folder (a hostile or damaged run folder?)"};
+    }
+    return FileWriteError("cannot open the folder", folder, err);
+  }
+  int dir_ = -1;
+  std::string name_;
+  stdfs::path path_;
+};
+
+Status SyncFolder(int dirfd, const stdfs::path& dir) {
+  if (::fsync(dirfd) != 0) return FileWriteError("fsync of folder failed", dir, errno);
+  return {};
+}
+
+// A file pilot is about to write must be absent or a regular file (its folder is a real one:
+// Place::Of opened it without following a link): never a symlink, a FIFO or a device.
+Status CheckWritable(const Place& at) {
+  struct stat st {};
+  if (::fstatat(at.dir(), at.name(), &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISREG(st.st_mode)) {
+    return Error{ErrorKind::kBadInput,
+                 S_ISLNK(st.st_mode) ? "is a symlink; pilot never writes through one" : "is not a regular file",
+                 at.path().string(), "remove it (a hostile or damaged run folder?)"};
+  }
+  return {};
+}
+
+std::string TempName(const Place& at) { return std::string(at.name()) + ".tmp-" + std::to_string(::getpid()); }
+
+// Opens a new temp file beside the file (never an existing one, never through a symlink).
+Result<int> CreateTemp(const Place& at) {
+  if (Status st = CheckWritable(at); !st.ok()) return st.error();
+  const std::string tmp = TempName(at);
+  ::unlinkat(at.dir(), tmp.c_str(), 0);  // a stale one of a dead process with a recycled pid
+  int fd = ::openat(at.dir(), tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+  if (fd < 0) return FileWriteError("cannot create", at.folder() / tmp, errno);
+  return fd;
+}
+
+Status SyncRenameSync(int fd, Status st, const Place& at) {
+  const std::string tmp = TempName(at);
+  if (st.ok() && ::fsync(fd) != 0) st = FileWriteError("fsync failed", at.folder() / tmp, errno);
   ::close(fd);
-  if (st.ok() && ::rename(tmp.c_str(), file.c_str()) != 0) st = FileWriteError("rename failed", file, errno);
+  if (st.ok() && ::renameat(at.dir(), tmp.c_str(), at.dir(), at.name()) != 0) {
+    st = FileWriteError("rename failed", at.path(), errno);
+  }
   if (!st.ok()) {
-    ::unlink(tmp.c_str());
+    ::unlinkat(at.dir(), tmp.c_str(), 0);
     return st;
   }
-  return SyncDirectory(ParentOf(file));
+  return SyncFolder(at.dir(), at.folder());
 }
 
 // A file pilot appends to, cuts or rewrites in place must be its only name: through a hard
@@ -88,16 +264,15 @@ Status SyncRenameSync(int fd, Status st, const stdfs::path& tmp, const stdfs::pa
 // with `cp -al`). Such a file is copied under a temp name and renamed over its own name
 // before the first write: the other name keeps the old bytes, and the write lands in a file
 // of its own. A file that is absent, or is its only name, is left alone.
-Status BreakHardLink(const stdfs::path& file) {
-  int in = ::open(file.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+Status BreakHardLink(const Place& at) {
+  int in = ::openat(at.dir(), at.name(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
   if (in < 0) return {};  // absent (or refused by the open that follows, with its reason)
   struct stat st {};
   if (::fstat(in, &st) != 0 || !S_ISREG(st.st_mode) || st.st_nlink <= 1) {
     ::close(in);
     return {};
   }
-  stdfs::path tmp;
-  auto out = CreateTemp(file, tmp);
+  auto out = CreateTemp(at);
   if (!out.ok()) {
     ::close(in);
     return out.error();
@@ -108,15 +283,15 @@ Status BreakHardLink(const stdfs::path& file) {
     ssize_t n = ::read(in, buf, sizeof buf);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) {
-      copied = FileReadError("read failed", file, errno);
+      copied = FileReadError("read failed", at.path(), errno);
       break;
     }
     if (n == 0) break;
-    copied = WriteAll(out.value(), std::string_view(buf, static_cast<size_t>(n)), tmp);
+    copied = WriteAll(out.value(), std::string_view(buf, static_cast<size_t>(n)), at.path());
     if (!copied.ok()) break;
   }
   ::close(in);
-  return SyncRenameSync(out.value(), copied, tmp, file);
+  return SyncRenameSync(out.value(), copied, at);
 }
 
 // After BreakHardLink and the open: the file must now be its only name (another process may
@@ -131,30 +306,67 @@ Status RefuseShared(int fd, const stdfs::path& file) {
   return {};
 }
 
+// Removes the name `name` in the folder `dirfd` and, if it is a real folder, everything in it;
+// a symlink is removed, never followed. A missing name is fine.
+Status RemoveAt(int dirfd, const char* name, const stdfs::path& shown, int depth = 0) {
+  struct stat st {};
+  if (::fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
+    if (errno == ENOENT) return {};
+    return FileWriteError("cannot remove", shown, errno);
+  }
+  if (S_ISDIR(st.st_mode)) {
+    if (depth > 256) return FileWriteError("cannot remove (too deep)", shown, ELOOP);
+    int fd = ::openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) return FileWriteError("cannot remove folder", shown, errno);
+    DIR* d = ::fdopendir(fd);
+    if (!d) {
+      ::close(fd);
+      return FileWriteError("cannot remove folder", shown, errno);
+    }
+    std::vector<std::string> names;
+    while (struct dirent* e = ::readdir(d)) {
+      std::string n = e->d_name;
+      if (n != "." && n != "..") names.push_back(std::move(n));
+    }
+    Status st_inner;
+    for (const std::string& n : names) {
+      st_inner = RemoveAt(::dirfd(d), n.c_str(), shown / n, depth + 1);
+      if (!st_inner.ok()) break;
+    }
+    ::closedir(d);
+    if (!st_inner.ok()) return st_inner;
+    if (::unlinkat(dirfd, name, AT_REMOVEDIR) != 0 && errno != ENOENT) {
+      return FileWriteError("cannot remove folder", shown, errno);
+    }
+    return {};
+  }
+  if (::unlinkat(dirfd, name, 0) != 0 && errno != ENOENT) return FileWriteError("cannot remove", shown, errno);
+  return {};
+}
+
 class PosixAtomicFile : public AtomicFile {
  public:
-  PosixAtomicFile(int fd, stdfs::path tmp, stdfs::path file) : fd_(fd), tmp_(std::move(tmp)), file_(std::move(file)) {}
+  PosixAtomicFile(int fd, Place at) : fd_(fd), at_(std::move(at)) {}
   ~PosixAtomicFile() override {
     if (fd_ >= 0) {
       ::close(fd_);
-      ::unlink(tmp_.c_str());
+      ::unlinkat(at_.dir(), TempName(at_).c_str(), 0);
     }
   }
   Status Append(std::string_view data) override {
-    if (fd_ < 0) return FileWriteError("already committed or failed", file_, EBADF);
-    return WriteAll(fd_, data, tmp_);
+    if (fd_ < 0) return FileWriteError("already committed or failed", at_.path(), EBADF);
+    return WriteAll(fd_, data, at_.path());
   }
   Status Commit() override {
-    if (fd_ < 0) return FileWriteError("already committed or failed", file_, EBADF);
+    if (fd_ < 0) return FileWriteError("already committed or failed", at_.path(), EBADF);
     int fd = fd_;
     fd_ = -1;  // SyncRenameSync closes it, and removes the temp file on failure
-    return SyncRenameSync(fd, Status(), tmp_, file_);
+    return SyncRenameSync(fd, Status(), at_);
   }
 
  private:
   int fd_;
-  stdfs::path tmp_;
-  stdfs::path file_;
+  Place at_;
 };
 
 class PosixAppendFile : public AppendFile {
@@ -174,7 +386,16 @@ class PosixAppendFile : public AppendFile {
 
 Result<int> OpenRegularFd(const stdfs::path& file, bool follow_symlinks) {
   int flags = O_RDONLY | O_NONBLOCK | O_CLOEXEC | (follow_symlinks ? 0 : O_NOFOLLOW);
-  int fd = ::open(file.c_str(), flags);
+  std::string name;
+  int fd;
+  if (int folder = ReadFolderBeneath(file, name); folder >= 0) {
+    fd = ::openat(folder, name.c_str(), flags);
+    const int err = errno;
+    ::close(folder);
+    errno = err;
+  } else {
+    fd = ::open(file.c_str(), flags);
+  }
   if (fd < 0) {
     int err = errno;
     if (err == ELOOP && !follow_symlinks) return BadInput("is a symlink; pilot does not follow it here", file.string());
@@ -303,8 +524,8 @@ FileStat FromStat(const struct stat& st) {
 
 class PosixFileSystem : public FileSystem {
  public:
-  Result<FileStat> Stat(const stdfs::path& file) override { return DoStat(file, ::stat); }
-  Result<FileStat> LinkStat(const stdfs::path& file) override { return DoStat(file, ::lstat); }
+  Result<FileStat> Stat(const stdfs::path& file) override { return DoStat(file, true); }
+  Result<FileStat> LinkStat(const stdfs::path& file) override { return DoStat(file, false); }
 
   Result<std::string> ReadFile(const stdfs::path& file, std::uint64_t max_bytes) override {
     auto fd = OpenRegularFd(file, true);
@@ -332,7 +553,9 @@ class PosixFileSystem : public FileSystem {
   }
 
   Status CreateDirectoryExclusive(const stdfs::path& dir) override {
-    if (::mkdir(dir.c_str(), 0777) != 0) {
+    auto at = Place::Of(dir);
+    if (!at.ok()) return at.error();
+    if (::mkdirat(at.value().dir(), at.value().name(), 0777) != 0) {
       if (errno == EEXIST) {
         return BadInput("run folder already exists; pilot never reuses or overwrites one", dir.string(),
                         "choose another --run-id or leave it out");
@@ -344,30 +567,64 @@ class PosixFileSystem : public FileSystem {
 
   Status CreateDirectories(const stdfs::path& dir) override {
     std::error_code ec;
-    stdfs::create_directories(dir, ec);
-    if (ec) return FileWriteError("cannot create folder", dir, ec.value());
+    const stdfs::path abs = stdfs::absolute(dir, ec).lexically_normal();
+    stdfs::path rel;
+    int anchor = ec ? -1 : AnchorAbove(abs, rel);
+    if (anchor < 0) {
+      stdfs::create_directories(dir, ec);
+      if (ec) return FileWriteError("cannot create folder", dir, ec.value());
+      return {};
+    }
+    // Below an anchor: each folder made (or entered) from the one before, never through a link.
+    int at = anchor;
+    for (const auto& part : rel) {
+      if (part.empty() || part == ".") continue;
+      if (::mkdirat(at, part.c_str(), 0777) != 0 && errno != EEXIST) {
+        const int err = errno;
+        ::close(at);
+        return FileWriteError("cannot create folder", dir, err);
+      }
+      int next = ::openat(at, part.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      const int err = errno;
+      ::close(at);
+      if (next < 0) {
+        if (err == ELOOP || err == ENOTDIR) {
+          return Error{ErrorKind::kBadInput, "a name along the path is a symlink or a file, not a folder", dir.string(),
+                       "replace it with a real folder; pilot never writes through a link"};
+        }
+        return FileWriteError("cannot create folder", dir, err);
+      }
+      at = next;
+    }
+    ::close(at);
     return {};
   }
 
   Status WriteFileAtomic(const stdfs::path& file, std::string_view data) override {
-    stdfs::path tmp;
-    auto fd = CreateTemp(file, tmp);
+    auto at = Place::Of(file);
+    if (!at.ok()) return at.error();
+    auto fd = CreateTemp(at.value());
     if (!fd.ok()) return fd.error();
-    return SyncRenameSync(fd.value(), WriteAll(fd.value(), data, tmp), tmp, file);
+    return SyncRenameSync(fd.value(), WriteAll(fd.value(), data, file), at.value());
   }
 
   Result<std::unique_ptr<AtomicFile>> CreateAtomic(const stdfs::path& file) override {
-    stdfs::path tmp;
-    auto fd = CreateTemp(file, tmp);
+    auto at = Place::Of(file);
+    if (!at.ok()) return at.error();
+    auto fd = CreateTemp(at.value());
     if (!fd.ok()) return fd.error();
-    return std::unique_ptr<AtomicFile>(std::make_unique<PosixAtomicFile>(fd.value(), tmp, file));
+    return std::unique_ptr<AtomicFile>(std::make_unique<PosixAtomicFile>(fd.value(), std::move(at).value()));
   }
 
   Status CopyFileAtomic(const stdfs::path& from, const stdfs::path& to, bool follow_symlinks = true) override {
     auto in = OpenRegularFd(from, follow_symlinks);
     if (!in.ok()) return in.error();
-    stdfs::path tmp;
-    auto out = CreateTemp(to, tmp);
+    auto at = Place::Of(to);
+    if (!at.ok()) {
+      ::close(in.value());
+      return at.error();
+    }
+    auto out = CreateTemp(at.value());
     if (!out.ok()) {
       ::close(in.value());
       return out.error();
@@ -382,17 +639,20 @@ class PosixFileSystem : public FileSystem {
         break;
       }
       if (n == 0) break;
-      st = WriteAll(out.value(), std::string_view(buf, static_cast<size_t>(n)), tmp);
+      st = WriteAll(out.value(), std::string_view(buf, static_cast<size_t>(n)), to);
       if (!st.ok()) break;
     }
     ::close(in.value());
-    return SyncRenameSync(out.value(), st, tmp, to);
+    return SyncRenameSync(out.value(), st, at.value());
   }
 
   Status Truncate(const stdfs::path& file, std::uint64_t size) override {
-    if (Status st = CheckWritable(file); !st.ok()) return st;
-    if (Status st = BreakHardLink(file); !st.ok()) return st;
-    int fd = ::open(file.c_str(), O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    auto at = Place::Of(file);
+    if (!at.ok()) return at.error();
+    const Place& p = at.value();
+    if (Status st = CheckWritable(p); !st.ok()) return st;
+    if (Status st = BreakHardLink(p); !st.ok()) return st;
+    int fd = ::openat(p.dir(), p.name(), O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0) return FileWriteError("cannot open to truncate", file, errno);
     struct stat st {};
     Status result;
@@ -408,12 +668,25 @@ class PosixFileSystem : public FileSystem {
   }
 
   Status RemoveFile(const stdfs::path& file) override {
-    if (::unlink(file.c_str()) != 0 && errno != ENOENT) return FileWriteError("cannot remove", file, errno);
+    auto at = Place::Of(file);
+    if (!at.ok()) {
+      // A folder that is not there holds no file to remove.
+      struct stat st {};
+      if (::lstat(ParentOf(file).c_str(), &st) != 0 && errno == ENOENT) return {};
+      return at.error();
+    }
+    if (::unlinkat(at.value().dir(), at.value().name(), 0) != 0 && errno != ENOENT) {
+      return FileWriteError("cannot remove", file, errno);
+    }
     return {};
   }
 
   Status RenameNoReplace(const stdfs::path& from, const stdfs::path& to) override {
-    if (::renameat2(AT_FDCWD, from.c_str(), AT_FDCWD, to.c_str(), RENAME_NOREPLACE) != 0) {
+    auto src = Place::Of(from);
+    if (!src.ok()) return src.error();
+    auto dst = Place::Of(to);
+    if (!dst.ok()) return dst.error();
+    if (::renameat2(src.value().dir(), src.value().name(), dst.value().dir(), dst.value().name(), RENAME_NOREPLACE) != 0) {
       const int err = errno;
       if (err == EEXIST) {
         return BadInput("already exists; pilot never writes into an existing folder", to.string(),
@@ -421,29 +694,43 @@ class PosixFileSystem : public FileSystem {
       }
       return FileWriteError("cannot rename " + from.string() + " to", to, err);
     }
-    return SyncDirectory(ParentOf(to));
+    return SyncFolder(dst.value().dir(), dst.value().folder());
   }
 
   Status RenameReplace(const stdfs::path& from, const stdfs::path& to) override {
-    if (Status st = CheckWritable(to); !st.ok()) return st;
+    auto src = Place::Of(from);
+    if (!src.ok()) return src.error();
+    auto dst = Place::Of(to);
+    if (!dst.ok()) return dst.error();
+    if (Status st = CheckWritable(dst.value()); !st.ok()) return st;
     struct stat st {};
-    if (::lstat(from.c_str(), &st) != 0) return FileWriteError("cannot rename", from, errno);
+    if (::fstatat(src.value().dir(), src.value().name(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
+      return FileWriteError("cannot rename", from, errno);
+    }
     if (!S_ISREG(st.st_mode)) return BadInput("is not a regular file; not renamed", from.string());
-    if (::rename(from.c_str(), to.c_str()) != 0) return FileWriteError("cannot rename " + from.string() + " to", to, errno);
-    return SyncDirectory(ParentOf(to));
+    if (::renameat(src.value().dir(), src.value().name(), dst.value().dir(), dst.value().name()) != 0) {
+      return FileWriteError("cannot rename " + from.string() + " to", to, errno);
+    }
+    return SyncFolder(dst.value().dir(), dst.value().folder());
   }
 
   Status RemoveTree(const stdfs::path& dir) override {
-    std::error_code ec;
-    stdfs::remove_all(dir, ec);  // removes links themselves, never what they point at
-    if (ec) return FileWriteError("cannot remove folder", dir, ec.value());
-    return {};
+    auto at = Place::Of(dir);
+    if (!at.ok()) {
+      struct stat st {};
+      if (::lstat(ParentOf(dir).c_str(), &st) != 0 && errno == ENOENT) return {};
+      return at.error();
+    }
+    return RemoveAt(at.value().dir(), at.value().name(), dir);
   }
 
   Result<std::unique_ptr<AppendFile>> OpenAppend(const stdfs::path& file) override {
-    if (Status st = CheckWritable(file); !st.ok()) return st.error();
-    if (Status st = BreakHardLink(file); !st.ok()) return st.error();
-    int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0666);
+    auto at = Place::Of(file);
+    if (!at.ok()) return at.error();
+    const Place& p = at.value();
+    if (Status st = CheckWritable(p); !st.ok()) return st.error();
+    if (Status st = BreakHardLink(p); !st.ok()) return st.error();
+    int fd = ::openat(p.dir(), p.name(), O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0666);
     if (fd < 0) return FileWriteError("cannot open for append", file, errno);
     struct stat st {};
     if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
@@ -479,7 +766,10 @@ class PosixFileSystem : public FileSystem {
     for (const auto& part : rel) {
       if (part == "..") return fail(Failure::kOutside, "path '" + relative + "' climbs out with '..'");
     }
-    int dirfd = ::open(root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+    // The inputs' folder as it was pinned when the plan was made (FileSystem::Anchor), never
+    // opened by path again: a folder renamed or swapped for a link meanwhile is not followed.
+    int dirfd = AnchorAt(root);
+    if (dirfd < 0) dirfd = ::open(root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
     if (dirfd < 0) return fail(Failure::kUnreadable, "cannot open the inputs' folder: " + std::string(std::strerror(errno)));
     int fd = OpenAt2Beneath(dirfd, relative.c_str());
     int err = errno;
@@ -520,7 +810,16 @@ class PosixFileSystem : public FileSystem {
   }
 
   Result<std::vector<DirEntry>> ListDirectory(const stdfs::path& dir) override {
-    int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NONBLOCK | O_CLOEXEC);
+    std::string leaf;
+    int fd;
+    if (int folder = ReadFolderBeneath(dir, leaf); folder >= 0) {
+      fd = ::openat(folder, leaf.c_str(), O_RDONLY | O_DIRECTORY | O_NONBLOCK | O_CLOEXEC);
+      const int err = errno;
+      ::close(folder);
+      errno = err;
+    } else {
+      fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NONBLOCK | O_CLOEXEC);
+    }
     if (fd < 0) return FileReadError("cannot list folder", dir, errno);
     DIR* d = ::fdopendir(fd);
     if (d == nullptr) {
@@ -553,7 +852,11 @@ class PosixFileSystem : public FileSystem {
   }
 
   Result<LockAttempt> TryLock(const stdfs::path& file, bool exclusive, bool create) override {
-    int fd = ::open(file.c_str(), (create ? O_RDWR | O_CREAT : O_RDONLY) | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0666);
+    auto at = Place::Of(file);
+    if (!at.ok()) return at.error();
+    const Place& p = at.value();
+    int fd = ::openat(p.dir(), p.name(), (create ? O_RDWR | O_CREAT : O_RDONLY) | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC,
+                      0666);
     if (fd < 0) {
       int err = errno;
       if (err == ELOOP) return BadInput("is a symlink; pilot never writes through one", file.string());
@@ -570,8 +873,8 @@ class PosixFileSystem : public FileSystem {
       // so it is replaced by a file of its own first, unless another process holds it.
       if (::flock(fd, LOCK_EX | LOCK_NB) == 0) {
         ::close(fd);
-        if (::unlink(file.c_str()) != 0) return FileWriteError("cannot replace the shared lock file", file, errno);
-        fd = ::open(file.c_str(), O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0666);
+        if (::unlinkat(p.dir(), p.name(), 0) != 0) return FileWriteError("cannot replace the shared lock file", file, errno);
+        fd = ::openat(p.dir(), p.name(), O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0666);
         if (fd < 0) return FileWriteError("cannot create", file, errno);
       }
     }
@@ -591,6 +894,20 @@ class PosixFileSystem : public FileSystem {
     return out;
   }
 
+  Status Anchor(const stdfs::path& dir) override {
+    std::error_code ec;
+    const stdfs::path abs = stdfs::absolute(dir, ec).lexically_normal();
+    if (ec || abs == abs.root_path()) return {};  // "/" is never pinned: everything lies under it
+    std::lock_guard<std::mutex> hold(g_anchors_mu);
+    for (const AnchorEntry& a : Anchors()) {
+      if (a.path == abs) return {};  // pinned when it was first resolved
+    }
+    int fd = ::open(abs.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) return FileReadError("cannot open the folder", abs, errno);
+    Anchors().push_back({abs, fd});
+    return {};
+  }
+
   Result<std::uint64_t> FreeBytes(const stdfs::path& path) override {
     std::error_code ec;
     stdfs::path p = stdfs::absolute(path, ec);
@@ -602,9 +919,19 @@ class PosixFileSystem : public FileSystem {
   }
 
  private:
-  static Result<FileStat> DoStat(const stdfs::path& file, int (*fn)(const char*, struct stat*)) {
+  static Result<FileStat> DoStat(const stdfs::path& file, bool follow) {
     struct stat st {};
-    if (fn(file.c_str(), &st) != 0) {
+    int rc;
+    std::string name;
+    if (int folder = ReadFolderBeneath(file, name); folder >= 0) {
+      rc = ::fstatat(folder, name.c_str(), &st, follow ? 0 : AT_SYMLINK_NOFOLLOW);
+      const int err = errno;
+      ::close(folder);
+      errno = err;
+    } else {
+      rc = follow ? ::stat(file.c_str(), &st) : ::lstat(file.c_str(), &st);
+    }
+    if (rc != 0) {
       if (errno == ENOENT || errno == ENOTDIR) return FileStat{};
       return FileReadError("cannot stat", file, errno);
     }

@@ -4,6 +4,7 @@
 #include <torch/script.h>
 #include <torch/version.h>
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmath>
@@ -235,7 +236,14 @@ DoctorReport RunDoctor(const DoctorOptions& o) {
     fs::path probe = ec ? fs::path() : runs_abs;
     while (!probe.empty() && probe != probe.parent_path() && !fs::exists(probe, ec)) probe = probe.parent_path();
     double free_mb = FreeDiskMegabytes(RealFileSystem(), o.runs_dir);
-    bool writable = !probe.empty() && ::access(probe.c_str(), W_OK) == 0;
+    // Writable as `run` will find it: a folder made there and removed again (a permission bit
+    // says nothing of a read-only mount, and root passes every access() check).
+    bool writable = false;
+    if (!probe.empty()) {
+      const fs::path trial = probe / (".pilot-doctor-" + std::to_string(::getpid()));
+      writable = ::mkdir(trial.c_str(), 0700) == 0;
+      if (writable) ::rmdir(trial.c_str());
+    }
     DoctorCheck disk{"disk", writable ? kPass : kFail, "", true,
                      {{"runs_dir", runs_abs.string()}, {"free_mb", free_mb}, {"writable", writable}}};
     disk.detail = Fmt("%.0f MB free under ", free_mb) + runs_abs.string() +

@@ -244,7 +244,7 @@ rc=0
   >"$WORK/out" 2>"$WORK/err" || rc=$?
 [ "$rc" = 5 ] || { cat "$WORK/err"; fail "a decide whose write failed exited $rc, expected 5"; }
 expect_in "$WORK/err" "nothing was recorded"
-expect_in "$WORK/err" "decision.md.tmp"  # after decision-2-doctor.json and decisions.jsonl were written: taken back
+expect_in "$WORK/err" ".decide-pending/decision.md"  # after decision-2-doctor.json and decisions.jsonl were staged: taken back
 [ "$(tree_sum "$WORK/runs/b1")" = "$before" ] || fail "a failed decide left the folder changed"
 run_pilot 0 verify "$WORK/runs/b1"
 run_pilot 0 decide "$WORK/runs/b1" --doctor "$WORK/doctor.json" --decision go --reason "retried"

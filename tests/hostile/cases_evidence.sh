@@ -301,3 +301,61 @@ EOF
   grep -q '"reason":"path_outside_root"' "$C/runs/race/data/results.jsonl" ||
     bad "no item met a link while read (the swapper did not race the run)"
 }
+
+# --- from the review of the first fixes -----------------------------------------------------
+# committed_pending: a copy of the good run (runs/k) killed after decide committed.
+committed_pending() {
+  printf '%s\n' "$DOCTOR_OK" >"$C/doctor.json"
+  local n
+  for n in $(seq 4 30); do
+    rm -rf "$C/runs/k"
+    cp -a "$BASE/runs/good" "$C/runs/k"
+    (cd "$C" && PILOT_TEST_KILL_AFTER_WRITE=$n PILOT_TEST_KILL_EVERY_STEP=1 "$PILOT" decide runs/k --doctor doctor.json \
+      --decision go --reason x >/dev/null 2>&1)
+    [ -e "$C/runs/k/.decide-pending/COMMIT.json" ] && [ -e "$C/runs/k/.decide-pending/decision.md" ] &&
+      [ -e "$C/runs/k/.decide-pending/decisions.jsonl" ] && return 0
+  done
+  bad "no kill left a committed staging folder with every file staged"
+  return 1
+}
+hc_evidence__decide_damaged_staged_file_moves_nothing() {
+  copy_run good || return
+  committed_pending || return
+  echo x >>"$C/runs/k/.decide-pending/decision.md"
+  guard "$C/runs/k"
+  want_rc 2; want_err 'does not hold what its commit record says' 'decision\.md'
+  hrun decide runs/k
+}
+hc_evidence__decide_commit_is_a_symlink() {
+  copy_run good || return
+  committed_pending || return
+  mv "$C/runs/k/.decide-pending/COMMIT.json" "$C/outside/C.json"
+  ln -s "$C/outside/C.json" "$C/runs/k/.decide-pending/COMMIT.json"
+  guard "$C/runs/k"
+  want_rc 2; want_err 'COMMIT\.json' 'symlink'
+  hrun resume runs/k
+}
+hc_evidence__decide_plan_fit_no_yet_fits() {
+  copy_run good || return
+  printf '%s\n' '{"currency": "EUR", "cards": [{"name": "node", "class": "cpu", "memory_gb": 64, "cards_per_lot": 1, "lot_price": {"3": 30}}]}' >"$C/prices.json"
+  aux plan --from "$G" --corpus-items 100 --prices prices.json --out plan.json
+  python3 - "$C/plan.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+for row in d["plans"]: row["fit"] = "no"
+json.dump(d, open(sys.argv[1], "w"))
+PY
+  want_rc 2; want_err 'contradicts itself' 'fit'
+  guard "$C/$G"
+  hrun decide "$G" --plan plan.json --decision go --reason x
+}
+hc_evidence__decide_plan_of_another_folder_is_noted() {
+  copy_run good || return
+  copy_run egood || return
+  printf '%s\n' '{"currency": "EUR", "cards": [{"name": "node", "class": "cpu", "memory_gb": 64, "cards_per_lot": 1, "lot_price": {"3": 30}}]}' >"$C/prices.json"
+  aux plan --from runs/egood --corpus-items 100 --prices prices.json --out plan.json
+  want_rc 0
+  guard "$C/$G"
+  hrun decide "$G" --plan plan.json
+  grep -q 'measured on another folder' "$OUT" || bad "no note that the plan speaks of another folder"
+}

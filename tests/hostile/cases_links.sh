@@ -252,3 +252,111 @@ hc_links__doctor_runs_dir_inside_a_bag() {
 cpu_prices_file() {
   printf '%s\n' '{"currency": "EUR", "cards": [{"name": "node", "class": "cpu", "memory_gb": 64, "cards_per_lot": 1, "lot_price": {"3": 30, "7": 60}}]}' >"$1"
 }
+
+# --- from the review of the first fixes -----------------------------------------------------
+hc_links__decide_folder_swapped_while_locked() {
+  # The runs folder is renamed and a link to a copy put in its place while decide holds the
+  # lock: every write lands in the folder decide resolved, locked and verified; the copy is
+  # never written.
+  copy_run good || return
+  printf '%s\n' '{"ok": true, "checks": [{"name": "host", "status": "pass", "required": true}]}' >"$C/doctor.json"
+  (cd "$C" && PILOT_TEST_DECIDE_PAUSE=locked exec "$PILOT" decide runs/good --doctor doctor.json --decision go \
+    --reason swapped >"$T/d.out" 2>"$T/d.err") &
+  local pid=$! i
+  for i in $(seq 1 200); do grep -q 'paused as' "$T/d.err" 2>/dev/null && break; sleep 0.05; done
+  mv "$C/runs" "$C/runs.old"
+  cp -a "$C/runs.old" "$C/decoy"
+  ln -s decoy "$C/runs"
+  guard "$C/decoy"
+  local rc=0
+  wait "$pid" || rc=$?
+  [ "$rc" = 0 ] || bad "decide exited $rc: $(tr '\n' '|' <"$T/d.err")"
+  [ -f "$C/runs.old/good/decisions.jsonl" ] || bad "the decision is not in the folder decide locked"
+  [ ! -e "$C/runs.old/good/.lock" ] || bad "a lock was left in the folder decide locked"
+  want_rc 0
+  hrun verify runs.old/good
+}
+hc_links__run_folder_swapped_while_running() {
+  # The runs folder renamed and replaced by a link to another place while a run writes: the
+  # run finishes in the folder it made, nothing is written where the link points.
+  mkdir -p "$C/elsewhere"
+  (cd "$C" && PILOT_TEST_BATCH_DELAY_MS=300 exec "$PILOT" run --params "$P" --runs-dir runs --run-id r \
+    >"$T/r.out" 2>"$T/r.err") &
+  local pid=$! i
+  for i in $(seq 1 200); do [ -s "$C/runs/r/data/journal.jsonl" ] && break; sleep 0.05; done
+  mv "$C/runs" "$C/runs.old"
+  ln -s elsewhere "$C/runs"
+  guard "$C/elsewhere"
+  local rc=0
+  wait "$pid" || rc=$?
+  [ "$rc" = 0 ] || bad "the run exited $rc: $(tr '\n' '|' <"$T/r.err")"
+  want_rc 0
+  hrun verify runs.old/r
+}
+hc_links__inputs_folder_swapped_while_running() {
+  # The inputs' folder renamed and replaced by a link to a decoy with the same names while a
+  # run reads it: every item is read from the folder pinned when the run began.
+  mkdir -p "$C/decoy"
+  local f
+  for f in "$C/$D"/*; do [ -f "$f" ] && printf 'decoy text\n' >"$C/decoy/$(basename "$f")"; done
+  (cd "$C" && PILOT_TEST_BATCH_DELAY_MS=300 exec "$PILOT" run --params "$P" --runs-dir runs --run-id r \
+    >"$T/r.out" 2>"$T/r.err") &
+  local pid=$! i
+  for i in $(seq 1 200); do [ -s "$C/runs/r/data/journal.jsonl" ] && break; sleep 0.05; done
+  mv "$C/$D" "$C/$D.old"
+  ln -s "$C/decoy" "$C/$D"
+  local rc=0
+  wait "$pid" || rc=$?
+  rm "$C/$D" && mv "$C/$D.old" "$C/$D"  # the project back as it was, for the guard
+  [ "$rc" = 0 ] || bad "the run exited $rc: $(tr '\n' '|' <"$T/r.err")"
+  grep -q '"reason":"input_changed"' "$C/runs/r/data/results.jsonl" && bad "an item was read from the decoy"
+  want_rc 0
+  hrun verify runs/r
+}
+hc_links__workers_shards_dir_is_a_bag() {
+  copy_run good || return
+  cp -a "$C/$G" "$C/runs/w.shards"
+  guard "$C/runs/w.shards"
+  want_rc 2; want_err 'is the pilot folder' 'w\.shards'
+  hrun run --params "$P" --runs-dir runs --run-id w --workers 2 --device cpu
+}
+hc_links__doctor_runs_dir_under_a_file() {
+  : >"$C/afile"
+  want_rc 3
+  quick
+  hrun doctor --params "$P" --device cpu --runs-dir afile/sub
+  grep -q 'would refuse.*not a folder' "$OUT" || bad "doctor does not say run would refuse it: $(grep disk "$OUT")"
+}
+hc_links__doctor_runs_dir_under_a_dangling_link() {
+  ln -s nowhere "$C/dangling"
+  want_rc 3
+  quick
+  hrun doctor --params "$P" --device cpu --runs-dir dangling/sub
+  grep -q 'would refuse.*symlink to nothing' "$OUT" || bad "doctor does not say run would refuse it: $(grep disk "$OUT")"
+}
+hc_links__run_runs_dir_under_a_dangling_link() {
+  ln -s nowhere "$C/dangling"
+  refuse '--runs-dir' 'symlink to nothing'
+  hrun run --params "$P" --runs-dir dangling/sub
+}
+hc_links__sweep_out_not_a_run_id() {
+  want_rc 2; want_err 'not a valid run id' '--out'
+  hrun sweep --params "$P" --device cpu --groups 1 --batch-sizes 1 --repeats 1 --out 'runs/s b'
+  [ -z "$(ls -A "$C/runs")" ] || bad "a folder was created: $(ls -A "$C/runs")"
+}
+hc_links__adapt_resume_stale_lock_then_interrupted() {
+  copy_run apart || return
+  echo 999999 >"$C/runs/apart/.lock"
+  want_rc 130
+  hrun resume runs/apart --stop-after 5
+  [ ! -e "$C/runs/apart/.lock" ] || bad "the lock was left after a clean stop"
+}
+hc_links__export_damaged_source_copies_nothing() {
+  copy_run good || return
+  printf 'x' >>"$C/$G/data/report.md"
+  rm "$C/$G/data/params.json"
+  want_rc 2; want_err 'fails verification' 'nothing was copied'
+  guard "$C/$G"
+  hrun export "$G" copy
+  [ ! -e "$C/copy" ] && [ ! -e "$C/copy.partial" ] && [ ! -e "$C/copy.partial.lock" ] || bad "something was copied"
+}

@@ -180,3 +180,46 @@ hc_options__verify_inputs_says_how_many() {
   python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); i=d["inputs"]; assert i["rehashed"] == 12 and i["items"] == 12, i' \
     "$AUX_OUT" || bad "--json lacks inputs.rehashed"
 }
+
+# --- from the review of the first fixes -----------------------------------------------------
+hc_options__assignment_with_an_empty_value() {
+  # `--out=` would take the next word (even --json) as its value: refused as every empty value.
+  copy_run good || return
+  local args
+  for args in "compare runs/good runs/good --out= --json" "run --runs-dir= -q --run-id q1" \
+              "run --run-id= --json --runs-dir rr" "verify --expect= runs/good"; do
+    # shellcheck disable=SC2086
+    aux $args
+    [ "$AUX_RC" = 2 ] && grep -q 'is empty' "$AUX_ERR" || bad "'pilot $args': exit $AUX_RC, $(head -c 200 "$AUX_ERR")"
+  done
+  [ ! -e "$C/--json" ] && [ ! -e "$C/-q" ] && [ ! -e "$C/rr" ] || bad "a folder named after an option was created"
+  want_rc 2; want_err '--out: is empty'
+  hrun plan --from "$G" --corpus-items 10 --prices prices.json --out= --json
+}
+hc_options__error_messages_are_escaped() {
+  python3 - "$C/$P" <<'PY'
+import json, sys
+p = json.load(open(sys.argv[1]))
+p["stage"]["options"]["x\u001b[31m\u009b2J"] = 1
+json.dump(p, open(sys.argv[1], "w"))
+PY
+  refuse 'unknown stage option'
+  hrun run --params "$P" --runs-dir runs
+  python3 -c 'import re,sys; t=open(sys.argv[1],"rb").read().decode("utf-8","replace"); sys.exit(1 if re.search(r"[\x00-\x08\x0b-\x1f\x7f\u0080-\u009f]", t) else 0)' "$ERR" ||
+    bad "a raw control byte reached the terminal"
+}
+hc_options__status_of_a_path_with_an_escape() {
+  want_rc 2; want_err 'x\\x1b\[2J'
+  hrun status "$(printf 'x\033[2J')"
+  python3 -c 'import sys; sys.exit(1 if b"\x1b" in open(sys.argv[1],"rb").read() else 0)' "$ERR" || bad "a raw ESC reached the terminal"
+}
+hc_options__json_number_too_large_names_where() {
+  python3 - "$C/$P" <<'PY'
+import sys
+t = open(sys.argv[1]).read().replace('"batch_size": 4', '"batch_size": 1e400')
+open(sys.argv[1], "w").write(t)
+PY
+  grep -q '1e400' "$C/$P" || { bad "could not plant 1e400"; return; }
+  refuse 'too large to hold' 'batch_size'
+  hrun run --params "$P" --runs-dir runs
+}

@@ -1379,16 +1379,18 @@ hc_runfolder__export_unfinished() {
   hrun export runs/shard-0-of-3 exported
 }
 hc_runfolder__export_rehashed_copy_differs() {
-  # A source re-hashed after its fingerprint was printed still exports: the copy's
-  # fingerprint is the source's (what export checks); `verify --expect` on the old print catches it.
+  # A source whose accounting was broken and the bag re-hashed: export checks the source
+  # before it copies (structure, completeness, accounting) and refuses it, nothing written;
+  # `verify --expect` on the old print catches the re-hash itself.
   copy_run shards || return
   sed -i '3d' "$MG/data/results.jsonl"
   rehash "$MG"
-  want_rc 1
+  want_rc 2
+  want_err 'fails verification' 'nothing was copied' 'has no result'
+  guard "$C/$MG"
   hrun export "$MG" exported
-  grep -q 'manifest id has no result' "$OUT" || bad "the copy's finding is not printed"
-  [ ! -e "$C/exported" ] || bad "a copy that fails verification took the destination's name"
-  [ -d "$C/exported.partial" ] || bad "the failed copy was not left at exported.partial"
+  [ ! -e "$C/exported" ] && [ ! -e "$C/exported.partial" ] && [ ! -e "$C/exported.partial.lock" ] ||
+    bad "something was written for a source that fails verification"
 }
 hc_runfolder__export_partial_holds_the_source() {
   # Exporting a folder left at X.partial to X: the leftover partial folder is the source, and

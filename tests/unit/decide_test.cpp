@@ -248,7 +248,7 @@ TEST(DecideEvidence, DocumentsThatContradictThemselvesAreRefused) {
   EXPECT_EQ(negative.error().where, "plan.json");
   EXPECT_FALSE(CheckEvidenceDocument("plan", plan("5.0", "none_fits"), "plan.json").ok());
   const std::string compare =
-      R"({"kind":"pilot-compare","items":{"total":3,"agree":AGREE,"differ":DIFFER},"within_tolerance":true,
+      R"({"kind":"pilot-compare","tolerance":0.001,"items":{"total":3,"agree":AGREE,"differ":DIFFER},"within_tolerance":true,
           "verdict":"agree","differences":LISTED,"differences_listed":NLISTED,"changes":[],"one_change":true})";
   auto cmp = [&](const std::string& agree, const std::string& differ, const std::string& listed, const std::string& n) {
     std::string c = compare;
@@ -262,6 +262,33 @@ TEST(DecideEvidence, DocumentsThatContradictThemselvesAreRefused) {
   auto forged = CheckEvidenceDocument("compare", cmp("1", "2", R"([{"id":"x"}])", "1"), "compare.json");
   ASSERT_FALSE(forged.ok());
   EXPECT_NE(forged.error().what.find("verdict agree (within_tolerance true) with 2 item(s) that differ"), std::string::npos) << forged.error().what;
+  // What the review found decide accepting: more edits that contradict the rest.
+  for (const auto& [doc, says] : std::vector<std::pair<std::string, std::string>>{
+           {R"({"kind":"pilot-compare","tolerance":-1,"items":{"total":3,"agree":3,"differ":0},"within_tolerance":true,
+                "verdict":"agree","differences":[],"differences_listed":0,"changes":[],"one_change":true})",
+            "tolerance -1"},
+           {R"({"kind":"pilot-compare","tolerance":0.001,"items":{"total":3,"agree":3,"differ":0,
+                "max_confidence_difference":0.5},"within_tolerance":true,"verdict":"agree","differences":[],
+                "differences_listed":0,"changes":[],"one_change":true})",
+            "max_confidence_difference 0.5"},
+           {R"({"kind":"pilot-compare","tolerance":0.001,"items":{"total":3,"agree":3,"differ":0,"agreement":0.0},
+                "within_tolerance":true,"verdict":"agree","differences":[],"differences_listed":0,"changes":[],
+                "one_change":true})",
+            "agreement"},
+           {R"({"kind":"pilot-compare","tolerance":0.001,"items":{"total":3,"agree":3,"differ":0,
+                "differences_by_kind":{"status":2}},"within_tolerance":true,"verdict":"agree","differences":[],
+                "differences_listed":0,"changes":[],"one_change":true})",
+            "differences_by_kind"},
+       }) {
+    auto got = CheckEvidenceDocument("compare", doc, "compare.json");
+    ASSERT_FALSE(got.ok()) << says;
+    EXPECT_NE(got.error().what.find(says), std::string::npos) << got.error().what;
+  }
+  std::string no_fit = plan("5.0", "fits");
+  no_fit.replace(no_fit.find("\"fit\":\"unknown\""), 15, "\"fit\":\"no\"");
+  auto unfit = CheckEvidenceDocument("plan", no_fit, "plan.json");
+  ASSERT_FALSE(unfit.ok());
+  EXPECT_NE(unfit.error().what.find("its card does not"), std::string::npos) << unfit.error().what;
   auto doctor = CheckEvidenceDocument(
       "doctor", R"({"ok": true, "checks": [{"name": "requires", "status": "fail", "required": true}]})", "d.json");
   ASSERT_FALSE(doctor.ok());

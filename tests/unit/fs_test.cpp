@@ -136,6 +136,74 @@ TEST(OpenBeneath, ALinkSwappedInAfterTheCheckCannotLeadOut) {
   EXPECT_FALSE(swapped.file);
 }
 
+TEST(Anchor, APinnedFolderIsWrittenEvenIfItsParentIsSwappedForALink) {
+  // The folder is resolved and pinned; then its parent is renamed and a link to another folder
+  // put in its place (another process racing the command). Every write still lands in the
+  // folder that was pinned, never where the link points.
+  TempDir t;
+  fs::create_directories(t / "runs/r1/data");
+  fs::create_directories(t / "decoy/r1/data");
+  const fs::path run = fs::canonical(t / "runs/r1");
+  ASSERT_TRUE(RealFileSystem().Anchor(run).ok());
+  fs::rename(t / "runs", t / "runs.old");
+  fs::create_directory_symlink(t / "decoy", t / "runs");
+  FileSystem& f = RealFileSystem();
+  ASSERT_TRUE(f.WriteFileAtomic(run / "data/a.txt", "pinned").ok());
+  ASSERT_TRUE(f.CreateDirectoryExclusive(run / "data/sub").ok());
+  ASSERT_TRUE(f.CreateDirectories(run / "data/deep/er").ok());
+  auto app = f.OpenAppend(run / "data/journal.jsonl");
+  ASSERT_TRUE(app.ok());
+  ASSERT_TRUE(app.value()->Append("x\n").ok());
+  auto lock = RunLock::Acquire(f, run);
+  ASSERT_TRUE(lock.ok()) << lock.error().ToString();
+  EXPECT_EQ(ReadText(t / "runs.old/r1/data/a.txt"), "pinned");
+  // Reads see the pinned folder too, as the writes do.
+  auto back = f.ReadFile(run / "data/a.txt", 100);
+  ASSERT_TRUE(back.ok()) << back.error().ToString();
+  EXPECT_EQ(back.value(), "pinned");
+  EXPECT_TRUE(f.LinkStat(run / ".lock").value().exists);
+  auto listed = f.ListDirectory(run / "data");
+  ASSERT_TRUE(listed.ok());
+  EXPECT_EQ(listed.value().size(), 4u);  // a.txt, deep, journal.jsonl, sub: the decoy holds none
+  EXPECT_TRUE(fs::is_directory(t / "runs.old/r1/data/sub"));
+  EXPECT_TRUE(fs::is_directory(t / "runs.old/r1/data/deep/er"));
+  EXPECT_TRUE(fs::exists(t / "runs.old/r1/.lock"));
+  EXPECT_TRUE(fs::is_empty(t / "decoy/r1/data"));
+  EXPECT_FALSE(fs::exists(t / "decoy/r1/.lock"));
+  ASSERT_TRUE(f.RemoveFile(run / "data/a.txt").ok());
+  EXPECT_FALSE(fs::exists(t / "runs.old/r1/data/a.txt"));
+  ASSERT_TRUE(f.RemoveTree(run / "data/deep").ok());
+  EXPECT_FALSE(fs::exists(t / "runs.old/r1/data/deep"));
+}
+
+TEST(Anchor, ASymlinkBelowAPinnedFolderIsNeverWrittenThrough) {
+  TempDir t;
+  fs::create_directories(t / "run/data");
+  fs::create_directories(t / "elsewhere");
+  const fs::path run = fs::canonical(t / "run");
+  ASSERT_TRUE(RealFileSystem().Anchor(run).ok());
+  fs::create_directory_symlink(t / "elsewhere", run / "data/linked");
+  auto w = RealFileSystem().WriteFileAtomic(run / "data/linked/x.txt", "no");
+  ASSERT_FALSE(w.ok());
+  EXPECT_NE(w.error().what.find("symlink"), std::string::npos) << w.error().what;
+  EXPECT_TRUE(fs::is_empty(t / "elsewhere"));
+  EXPECT_FALSE(RealFileSystem().CreateDirectories(run / "data/linked/deeper").ok());
+  EXPECT_TRUE(fs::is_empty(t / "elsewhere"));
+}
+
+TEST(Anchor, InputsAreReadBeneathThePinnedFolderAfterASwap) {
+  TempDir t;
+  WriteText(t / "inputs/doc.txt", "the pinned input");
+  WriteText(t / "decoy/doc.txt", "a decoy with other bytes");
+  const fs::path root = fs::canonical(t / "inputs");
+  ASSERT_TRUE(RealFileSystem().Anchor(root).ok());
+  fs::rename(t / "inputs", t / "inputs.old");
+  fs::create_directory_symlink(t / "decoy", t / "inputs");
+  auto opened = RealFileSystem().OpenBeneath(root, "doc.txt");
+  ASSERT_EQ(opened.failure, BeneathOpen::Failure::kNone) << opened.detail;
+  EXPECT_EQ(ReadAllCapped(*opened.file, 100).value(), "the pinned input");
+}
+
 TEST(ReadAllCapped, ReadsTheWholeFileOrOneBytePastTheCap) {
   TempDir t;
   WriteText(t / "f", std::string(1000, 'x'));
