@@ -142,7 +142,8 @@ class FileSystem {
   // The names in a folder (not "." or ".."), each with its LinkStat, sorted by name.
   virtual Result<std::vector<DirEntry>> ListDirectory(const stdfs::path& dir) = 0;
   // The path with every symlink that exists along it followed, "." and ".." resolved and
-  // a missing tail kept as written (std::filesystem::weakly_canonical). Absolute.
+  // a missing tail kept as written (std::filesystem::weakly_canonical). Absolute. A folder a
+  // parent process handed down as "/proc/self/fd/N" is pinned as it is (OpenFolderForChild).
   virtual Result<stdfs::path> Resolve(const stdfs::path& path) = 0;
   // Takes a lock on `file`, shared or exclusive, without waiting. With create, a missing
   // file is created. Refused (bad input, naming it) when the file is a symlink or not
@@ -157,10 +158,23 @@ class FileSystem {
   // the way down, and OpenBeneath(dir, ...) reads through it: a parent renamed, or swapped for
   // a link, after the path was resolved cannot redirect pilot. The first pin of a path holds;
   // "/" is never pinned. The in-memory file system has no races to close: a no-op there.
-  virtual Status Anchor(const stdfs::path& dir) = 0;
+  // With kStayBeneath (a folder given to read: a run folder, a shard, a sweep), a read below it
+  // never leaves it either: a folder link that leads out is refused, not followed. With
+  // kMayLeave (the folder above a destination, an inputs' folder), a read below it that a link
+  // leads out of goes by its path, as it would before any pin (a models folder that is a link
+  // to a larger disk stays readable).
+  enum class Reads { kMayLeave, kStayBeneath };
+  virtual Status Anchor(const stdfs::path& dir, Reads reads = Reads::kMayLeave) = 0;
 };
 
 FileSystem& RealFileSystem();
+
+// A descriptor (close-on-exec; the caller closes it) of the folder `dir`, reached as a write
+// below it would be: from its pin, through no symlink. For a child process: cleared of
+// close-on-exec after fork, it is handed down as the path "/proc/self/fd/N", which the
+// child's Resolve pins as that very folder (never a path looked up again) and reports by the
+// path the folder has now (pinned with Reads::kStayBeneath). Real file system only.
+Result<int> OpenFolderForChild(const stdfs::path& dir);
 
 // Reads a whole regular file of at most `max_bytes`; a larger one, a non-regular one or an
 // unreadable one is refused (exit 2) naming the file and `what` it is ("parameter file").
@@ -254,7 +268,7 @@ class FileSystemWrapper : public FileSystem {
     return target_.TryLock(f, exclusive, create);
   }
   Result<std::uint64_t> FreeBytes(const stdfs::path& p) override { return target_.FreeBytes(p); }
-  Status Anchor(const stdfs::path& d) override { return target_.Anchor(d); }
+  Status Anchor(const stdfs::path& d, Reads reads = Reads::kMayLeave) override { return target_.Anchor(d, reads); }
 
  protected:
   FileSystem& target() { return target_; }

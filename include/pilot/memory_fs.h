@@ -56,7 +56,7 @@ class MemoryFileSystem : public FileSystem {
   Result<stdfs::path> Resolve(const stdfs::path& path) override;
   Result<LockAttempt> TryLock(const stdfs::path& file, bool exclusive, bool create) override;
   Result<std::uint64_t> FreeBytes(const stdfs::path& path) override;
-  Status Anchor(const stdfs::path&) override { return {}; }
+  Status Anchor(const stdfs::path&, Reads = Reads::kMayLeave) override { return {}; }
 
  private:
   enum class Type { kFolder, kFile, kSymlink, kSpecial };

@@ -25,6 +25,10 @@ struct MergeRequest {
   std::vector<std::filesystem::path> shards;  // shard folders, in any order
   std::filesystem::path out;                  // must not exist
   std::vector<std::string> command_line;
+  // `out` was resolved already, in a folder this command pinned (run --workers: RUN_ID beside
+  // RUN_ID.shards): it is used as it is, never resolved again, so that a parent swapped for a
+  // link while the workers ran cannot move the merged folder.
+  bool out_resolved = false;
 };
 
 struct MergedShard {

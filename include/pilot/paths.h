@@ -41,8 +41,8 @@ enum class Destination {
             // whole, the last name too when it exists
 };
 
-// A place to write, given as `option`: made absolute and normal, the part that exists
-// resolved once, the rest kept as written. Refused (bad input, naming the option) when it is
+// A place to write, given as `option`: made absolute, the part that exists resolved once (a
+// ".." by the file system, as `cd -P`), the rest kept as written. Refused (bad input, naming the option) when it is
 // empty, names no folder of its own ("/", ".", ".."), holds a name longer than 255 bytes or
 // is longer than 3,800 bytes in all (room for the names pilot adds), cannot be resolved (a
 // symlink loop), or lies inside a pilot folder (RefuseInsidePilotFolder).

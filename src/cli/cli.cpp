@@ -182,6 +182,36 @@ int Dispatch(int argc, char** argv) {
       return Code(ExitCode::kBadInput);
     }
   }
+  // `--out --json`: an option that takes a value, followed by another option of the same
+  // command. CLI11 would take the option's name as the value (a folder named --json); a
+  // forgotten value is refused instead, naming both.
+  if (argc > 2 && known(argv[1])) {
+    CLI::App* sub = app.get_subcommand(argv[1]);
+    auto option_named = [&](std::string_view word) -> const CLI::Option* {
+      if (word.size() < 2 || word[0] != '-' || word == "--") return nullptr;
+      const std::string name(word.substr(0, word.find('=')));
+      for (const CLI::Option* option : sub->get_options([](const CLI::Option*) { return true; })) {
+        if ((!option->get_lnames().empty() || !option->get_snames().empty()) && option->check_name(name)) return option;
+      }
+      if (name == "-h" || name == "--help") return sub->get_help_ptr();
+      return nullptr;
+    };
+    for (int i = 2; i + 1 < argc; ++i) {
+      const std::string_view arg(argv[i]);
+      if (arg == "--") break;
+      const CLI::Option* option = arg.find('=') == std::string_view::npos ? option_named(arg) : nullptr;
+      if (option == nullptr || option->get_expected_max() == 0) continue;  // a flag takes no value
+      if (option_named(argv[i + 1]) != nullptr) {
+        std::fprintf(stderr,
+                     "pilot: error: %s: needs a value, but is followed by the option %s — give the value right after "
+                     "%s; run `pilot %s --help` for the options\n",
+                     EscapeTerminal(TruncateUtf8(arg, 100)).c_str(), EscapeTerminal(TruncateUtf8(argv[i + 1], 100)).c_str(),
+                     EscapeTerminal(TruncateUtf8(arg, 100)).c_str(), argv[1]);
+        return Code(ExitCode::kBadInput);
+      }
+      ++i;  // the value
+    }
+  }
   if (argc > 1 && argv[1][0] != '-' && !known(argv[1])) {
     std::fprintf(stderr, "pilot: error: unknown command '%s' (argv) — run `pilot --help` for the commands\n",
                  EscapeTerminal(TruncateUtf8(argv[1], 100)).c_str());

@@ -67,6 +67,13 @@ Result<RunPlan> BuildPlan(const RunOptions& o, const std::optional<ShardChoice>&
   request.command_line = o.argv;
   if (shard) request.shard = shard->spec;
   auto plan = BuildRunPlan(RealFileSystem(), request);
+  if (plan.ok() && o.runs_dir.rfind("/proc/self/fd/", 0) == 0) {
+    // A worker of --workers is handed its folder as a descriptor; the record names the folder.
+    auto& line = plan.value().command_line;
+    for (std::size_t i = 0; i + 1 < line.size(); ++i) {
+      if (line[i] == "--runs-dir" && line[i + 1] == o.runs_dir) line[i + 1] = plan.value().runs_dir.string();
+    }
+  }
   if (!plan.ok() || !shard || !shard->local_rank) return plan;
   // torchrun: LOCAL_RANK picks this host's device, cuda:LOCAL_RANK (or rocm:).
   std::string& device = plan.value().params.device;
@@ -202,6 +209,17 @@ int ExecuteWorkers(const RunOptions& o) {
     return ReportError(inside.error(), o.common);
   }
   if (Status made = RealFileSystem().CreateDirectories(shards_dir); !made.ok()) return ReportError(made.error(), o.common);
+  // The workers are handed the shards' folder itself (a descriptor reached from the pinned
+  // --runs-dir), never its path to look up again: a parent swapped for a link meanwhile
+  // cannot send a shard elsewhere.
+  auto shards_fd_or = OpenFolderForChild(shards_dir);
+  if (!shards_fd_or.ok()) return ReportError(shards_fd_or.error(), o.common);
+  const int shards_fd = shards_fd_or.value();
+  const std::string shards_handle = "/proc/self/fd/" + std::to_string(shards_fd);
+  struct CloseShardsFd {
+    int fd;
+    ~CloseShardsFd() { ::close(fd); }
+  } close_shards_fd{shards_fd};
   InstallInterruptHandlers();
   ::signal(SIGCHLD, SIG_DFL);
   struct Worker {
@@ -221,16 +239,18 @@ int ExecuteWorkers(const RunOptions& o) {
     }
   };
   for (std::uint32_t k = 0; k < k_workers; ++k) {
-    workers[k].log = shards_dir / (ShardRunId({k, k_workers}) + ".log");
-    int log = ::open(workers[k].log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0644);
+    const std::string log_name = ShardRunId({k, k_workers}) + ".log";
+    workers[k].log = shards_dir / log_name;
+    int log = ::openat(shards_fd, log_name.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC,
+                       0644);
     struct stat log_stat {};
     if (log >= 0 && ::fstat(log, &log_stat) == 0 && S_ISREG(log_stat.st_mode) && log_stat.st_nlink > 1) {
       // A hard link shares the file with a name elsewhere: the log starts afresh under its own
       // name instead, and the other name keeps what it held.
       ::close(log);
-      ::unlink(workers[k].log.c_str());
-      log = ::open(workers[k].log.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC,
-                   0644);
+      ::unlinkat(shards_fd, log_name.c_str(), 0);
+      log = ::openat(shards_fd, log_name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC,
+                     0644);
     }
     if (log < 0 || ::fstat(log, &log_stat) != 0 || !S_ISREG(log_stat.st_mode)) {
       if (log >= 0) ::close(log);
@@ -250,7 +270,7 @@ int ExecuteWorkers(const RunOptions& o) {
   for (std::uint32_t k = 0; k < k_workers; ++k) {
     const ShardSpec spec{k, k_workers};
     std::vector<std::string> args = {"pilot", "run", "--shard", ShardText(spec), "--run-id", ShardRunId(spec),
-                                     "--runs-dir", shards_dir.string(), "--params", o.params, "--quiet",
+                                     "--runs-dir", shards_handle, "--params", o.params, "--quiet",
                                      "--device", base == "cpu" || base == "none" ? std::string("cpu") : base + ":" + std::to_string(k)};
     if (!o.manifest.empty()) args.insert(args.end(), {"--manifest", o.manifest});
     if (!o.batch_plan.empty()) args.insert(args.end(), {"--batch-plan", o.batch_plan});
@@ -281,6 +301,7 @@ int ExecuteWorkers(const RunOptions& o) {
       if (::getppid() != parent) ::_exit(130);  // the parent died before PR_SET_PDEATHSIG
       ::dup2(log, STDOUT_FILENO);
       ::dup2(log, STDERR_FILENO);
+      ::fcntl(shards_fd, F_SETFD, 0);  // handed down: --runs-dir /proc/self/fd/N
       ::execv("/proc/self/exe", const_cast<char* const*>(argv.data()));
       ::_exit(127);
     }
@@ -365,6 +386,7 @@ int ExecuteWorkers(const RunOptions& o) {
   MergeRequest merge;
   for (std::uint32_t k = 0; k < k_workers; ++k) merge.shards.push_back(shards_dir / ShardRunId({k, k_workers}));
   merge.out = merged;
+  merge.out_resolved = true;  // beside the shards, in the --runs-dir pinned when the plan was made
   merge.command_line = o.argv;
   auto outcome = MergeShards(RealFileSystem(), SystemClock(), merge, MakeRunControl(o.common, 0));
   if (!outcome.ok()) {

@@ -21,6 +21,7 @@
 #include "pilot/host.h"
 #include "pilot/json_util.h"
 #include "pilot/limits.h"
+#include "pilot/paths.h"
 #include "pilot/plan.h"
 #include "pilot/sweep_run.h"
 #include "pilot/utf8.h"
@@ -61,19 +62,32 @@ std::string Tail(FileSystem& fsys, const fs::path& file) {
 Result<CellMeasure> RunCellInChild(const fs::path& dir, int group, int batch, int repeats) {
   FileSystem& fsys = RealFileSystem();
   const std::string stem = ".cell-g" + std::to_string(group) + "-b" + std::to_string(batch);
-  const fs::path out = dir / (stem + ".json");
-  const fs::path err = dir / (stem + ".stderr");
+  const std::string out_name = stem + ".json", err_name = stem + ".stderr";
+  const fs::path out = dir / out_name;
+  const fs::path err = dir / err_name;
   for (const fs::path& p : {out, err}) (void)fsys.RemoveFile(p);
-  const std::string g = std::to_string(group), b = std::to_string(batch), d = dir.string(), o = out.string();
+  // The cell is handed the sweep folder itself (a descriptor reached from the folder this
+  // command pinned), never its path to look up again, and writes only a name inside it.
+  auto dir_fd_or = OpenFolderForChild(dir);
+  if (!dir_fd_or.ok()) return dir_fd_or.error();
+  const int dir_fd = dir_fd_or.value();
+  const std::string g = std::to_string(group), b = std::to_string(batch),
+                    d = "/proc/self/fd/" + std::to_string(dir_fd);
   std::vector<const char*> args = {"pilot", "sweep-cell", d.c_str(), "--group", g.c_str(), "--batch-size",
-                                   b.c_str(), "--out", o.c_str(), "--quiet", nullptr};
-  const int err_fd = ::open(err.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-  if (err_fd < 0) return WorkFailed(std::string("cannot create: ") + std::strerror(errno), err.string());
+                                   b.c_str(), "--out", out_name.c_str(), "--quiet", nullptr};
+  const int err_fd = ::openat(dir_fd, err_name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (err_fd < 0) {
+    const int e = errno;
+    ::close(dir_fd);
+    return WorkFailed(std::string("cannot create: ") + std::strerror(e), err.string());
+  }
   const pid_t parent = ::getpid();
   const pid_t pid = ::fork();
   if (pid < 0) {
+    const int e = errno;
     ::close(err_fd);
-    return WorkFailed(std::string("cannot start the cell's process: ") + std::strerror(errno), dir.string());
+    ::close(dir_fd);
+    return WorkFailed(std::string("cannot start the cell's process: ") + std::strerror(e), dir.string());
   }
   if (pid == 0) {
     // The child: in a process group of its own (a terminal's Ctrl-C or a group SIGTERM is the
@@ -87,10 +101,12 @@ Result<CellMeasure> RunCellInChild(const fs::path& dir, int group, int batch, in
       ::dup2(null_fd, STDOUT_FILENO);
     }
     ::dup2(err_fd, STDERR_FILENO);
+    ::fcntl(dir_fd, F_SETFD, 0);  // handed down: SWEEP_DIR is /proc/self/fd/N
     ::execv("/proc/self/exe", const_cast<char* const*>(args.data()));
     ::_exit(127);
   }
   ::close(err_fd);
+  ::close(dir_fd);
   int status = 0;
   struct rusage ru {};
   auto interrupted = [&]() -> Error {
@@ -320,7 +336,13 @@ void MaybeKillForTest(int group, int batch) {
 
 int ExecuteCell(const CellOptions& o) {
   ApplyLogLevel(o.common);
-  const fs::path dir = o.dir;
+  // --out is a name inside the sweep folder, written from the folder pinned here.
+  if (o.out.empty() || o.out == "." || o.out == ".." || o.out.find('/') != std::string::npos || o.out.size() > 128) {
+    return ReportError(BadInput("must be a file name inside the sweep folder", "--out"), o.common);
+  }
+  auto resolved = ResolveGivenFolder(RealFileSystem(), o.dir, "a sweep folder");
+  if (!resolved.ok()) return ReportError(resolved.error(), o.common);
+  const fs::path dir = resolved.value();
   auto record = ReadSweepRecord(RealFileSystem(), dir);
   if (!record.ok()) return ReportError(record.error(), o.common);
   const SweepRecord& r = record.value();
@@ -342,7 +364,7 @@ int ExecuteCell(const CellOptions& o) {
   CellMeasure m = RunCell(stage, inputs.value().ids, inputs.value().texts, o.group, o.batch, r.settings.repeats,
                           SystemClock());
   m.rss_after_load_mb = rss_after_load;
-  if (Status st = RealFileSystem().WriteFileAtomic(o.out, PrettyJson(CellToJson(m))); !st.ok()) {
+  if (Status st = RealFileSystem().WriteFileAtomic(dir / o.out, PrettyJson(CellToJson(m))); !st.ok()) {
     return ReportError(st.error(), o.common);
   }
   return 0;
@@ -405,7 +427,7 @@ void AddSweepCommand(CLI::App& app, int& exit_code, const std::vector<std::strin
   cell->add_option("SWEEP_DIR", c->dir)->required();
   cell->add_option("--group", c->group)->required()->check(CLI::Range(1, kMaxGroups));
   cell->add_option("--batch-size", c->batch)->required()->check(CLI::Range(1, kMaxBatchSize));
-  cell->add_option("--out", c->out)->required();
+  cell->add_option("--out", c->out, "A file name inside SWEEP_DIR")->required();
   AddCommonOptions(*cell, c->common);
   cell->callback([c, &exit_code] { exit_code = ExecuteCell(*c); });
 }

@@ -210,6 +210,26 @@ Status CheckPlanConsistent(const Evidence& e) {
         return Inconsistent(e, std::string("a plan row's ") + k + " " + JsonValueText(h) + " is negative or not finite");
       }
     }
+    // needed = compute + the allowance, and the period suffices exactly when it holds that.
+    const nlohmann::json &compute = At(r, "compute_hours"), &needed_h = At(r, "needed_hours");
+    const nlohmann::json& allowance = At(e.doc, "allowance_hours");
+    if (!At(r, "period_suffices").is_boolean()) return Inconsistent(e, "a plan row's period_suffices is not true or false");
+    if (FiniteNumber(compute) && FiniteNumber(needed_h)) {
+      const double c = compute.get<double>(), n = needed_h.get<double>();
+      const double tolerance = 1e-6 * std::max(1.0, n);
+      if (n + tolerance < c ||
+          (FiniteNumber(allowance) && std::fabs(n - (c + allowance.get<double>())) > tolerance)) {
+        return Inconsistent(e, "a plan row needs " + JsonValueText(needed_h) + " h, not its compute_hours " +
+                                   JsonValueText(compute) + " plus the allowance " + JsonValueText(allowance));
+      }
+      const double period = static_cast<double>(days.get<std::uint64_t>()) * 24.0;
+      if (At(r, "period_suffices").get<bool>() ? n > period + tolerance : n < period - tolerance) {
+        return Inconsistent(e, "a plan row needs " + JsonValueText(needed_h) + " h of its " + JsonValueText(days) +
+                                   " days, yet period_suffices says " + JsonValueText(At(r, "period_suffices")));
+      }
+    } else if (!compute.is_null() || !needed_h.is_null()) {
+      return Inconsistent(e, "a plan row gives one of compute_hours and needed_hours but not the other");
+    }
     // A row fits only when the card fits (or its fit is unknown) and the period suffices.
     const bool may_fit = At(r, "fit") != "no" && At(r, "period_suffices") == true;
     if (At(r, "fits").get<bool>() && !may_fit) {
@@ -247,8 +267,9 @@ Status CheckPlanConsistent(const Evidence& e) {
       if (!chosen.is_null()) return Inconsistent(e, std::string(pick) + " names a plan although none fits");
       continue;
     }
+    // The very row, every field of it: a pick edited apart from its row is refused.
     const bool listed = std::any_of(rows.begin(), rows.end(), [&](const nlohmann::json& r) {
-      return At(r, "fits") == true && same_row(r, chosen);
+      return At(r, "fits") == true && same_row(r, chosen) && r == chosen;
     });
     if (!listed) return Inconsistent(e, std::string(pick) + " is not one of the rows that fit");
   }
@@ -493,6 +514,29 @@ bool IsStagedName(const std::string& name, std::size_t entry) {
   return !kind.empty() && std::all_of(kind.begin(), kind.end(), [](char c) { return c >= 'a' && c <= 'z'; });
 }
 
+// A name decide may leave in .decide-pending/: its commit record, a file it stages (of any
+// entry: an uncommitted one does not say which), or the temp file of either that a stop left.
+bool IsPendingName(const std::string& name) {
+  std::string base = name;
+  if (const auto t = name.rfind(".tmp-"); t != std::string::npos && t > 0) {
+    const std::string digits = name.substr(t + 5);
+    if (digits.empty() || digits.size() > 10 ||
+        !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+      return false;
+    }
+    base = name.substr(0, t);
+  }
+  if (base == kDecideCommit) return true;
+  if (base.rfind("decision-", 0) == 0) {
+    const auto dash = base.find('-', 9);
+    if (dash == std::string::npos || dash == 9 || dash > 9 + 7) return false;
+    const std::string entry = base.substr(9, dash - 9);
+    if (!std::all_of(entry.begin(), entry.end(), [](char c) { return c >= '0' && c <= '9'; })) return false;
+    return IsStagedName(base, static_cast<std::size_t>(std::stoul(entry)));
+  }
+  return IsStagedName(base, 1);
+}
+
 }  // namespace
 
 Result<DecideCommit> ParseDecideCommit(std::string_view text, const std::string& where) {
@@ -547,6 +591,14 @@ Result<std::vector<bool>> CheckStaged(FileSystem& fsys, const fs::path& run_dir,
       return BadInput("a staged file is not a regular file (a link, a folder, a FIFO?)", from.string(),
                       "a damaged or hostile folder: restore it from a copy");
     }
+    // Where it goes: absent or a regular file (RenameReplace refuses anything else, and a
+    // refusal after the first move would leave the decision half placed).
+    auto dest = fsys.LinkStat(run_dir / name);
+    if (!dest.ok()) return dest.error();
+    if (dest.value().exists && !dest.value().regular) {
+      return BadInput("is in the way of the staged decision: not a regular file (a link, a folder, a FIFO?)",
+                      (run_dir / name).string(), "a damaged or hostile folder: restore it from a copy");
+    }
     auto got = Sha256File(fsys, holder, /*follow_symlinks=*/false);
     if (!got.ok() || got.value() != sha) {
       return BadInput(st.value().exists ? "a staged file does not hold what its commit record says"
@@ -582,6 +634,21 @@ Result<std::optional<DecideCommit>> ReadPending(FileSystem& fsys, const fs::path
   if (!pst.value().directory) {
     return BadInput("is not a folder (a symlink?); pilot never follows one inside a run folder", pending.string(),
                     "a damaged or hostile folder: remove it if no pilot is writing the folder");
+  }
+  // Only what decide itself leaves there: regular files of its own names. Anything else (a
+  // folder, a link, a stranger's file) is refused before anything is moved or removed.
+  auto names = fsys.ListDirectory(pending);
+  if (!names.ok()) return names.error();
+  if (names.value().size() > 64) {
+    return BadInput("holds " + std::to_string(names.value().size()) + " names; decide stages at most a few",
+                    pending.string(), "a damaged or hostile folder: remove it by hand if no pilot is writing the folder");
+  }
+  for (const DirEntry& e : names.value()) {
+    if (!e.stat.regular || !IsPendingName(e.name)) {
+      return BadInput("holds " + std::string(e.stat.directory ? "a folder" : e.stat.symlink ? "a symlink" : "a file") +
+                          " decide never stages: '" + ValueForMessage(e.name, 80) + "'",
+                      pending.string(), "a damaged or hostile folder: remove it by hand if no pilot is writing the folder");
+    }
   }
   auto cst = fsys.LinkStat(pending / kDecideCommit);
   if (!cst.ok()) return cst.error();

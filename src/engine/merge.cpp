@@ -115,7 +115,8 @@ Result<MergeOutcome> MergeShards(FileSystem& fsys, Clock& clock, const MergeRequ
                     "use 1-128 characters of [A-Za-z0-9._-], not starting with '.'");
   }
   for (const fs::path& dir : request.shards) PILOT_TRY(engine::RefuseInside(fsys, request.out, dir, "the shard folder"));
-  auto resolved_out = ResolveDestination(fsys, request.out, "--out", Destination::kNew);
+  auto resolved_out = request.out_resolved ? Result<fs::path>(request.out)
+                                           : ResolveDestination(fsys, request.out, "--out", Destination::kNew);
   if (!resolved_out.ok()) return resolved_out.error();
   const fs::path out_dir = resolved_out.value();
   if (auto out = fsys.LinkStat(out_dir); !out.ok() || out.value().exists) {

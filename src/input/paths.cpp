@@ -103,7 +103,8 @@ Result<fs::path> ResolveGivenFolder(FileSystem& files, const fs::path& given, co
   if (!st.ok()) return st.error();
   if (!st.value().exists) return BadInput("no such folder", given.string(), "give the path of " + what);
   if (!st.value().directory) return BadInput("not a folder", given.string(), "give the path of " + what);
-  PILOT_TRY(files.Anchor(resolved.value()));  // resolved once: pinned from now on
+  // Resolved once: pinned from now on, and read only beneath it.
+  PILOT_TRY(files.Anchor(resolved.value(), FileSystem::Reads::kStayBeneath));
   return resolved.value();
 }
 
@@ -111,11 +112,16 @@ Result<fs::path> ResolveDestination(FileSystem& files, const fs::path& given, co
                                     Destination kind) {
   if (given.empty()) return BadInput("is empty", option, "give the place to write");
   std::error_code ec;
-  fs::path d = fs::absolute(given, ec).lexically_normal();
+  // As given, made absolute, without the separators at its end ("a/b/" is "a/b"): a ".." in
+  // it is resolved by the file system, not collapsed by hand (`cd -P`).
+  std::string raw_text = fs::absolute(given, ec).string();
   if (ec) return BadInput("cannot make the path absolute: " + ec.message(), option + " " + given.string());
-  if (!d.has_filename() && d.has_parent_path() && d != d.root_path()) d = d.parent_path();  // "a/b/" is "a/b"
-  const std::string name = d.filename().string();
-  if (kind == Destination::kNew && (name.empty() || name == "." || name == "..")) {
+  while (raw_text.size() > 1 && raw_text.back() == '/') raw_text.pop_back();
+  const fs::path raw = raw_text;
+  fs::path d = raw.lexically_normal();
+  if (!d.has_filename() && d.has_parent_path() && d != d.root_path()) d = d.parent_path();
+  const std::string name = raw.filename().string();
+  if (kind == Destination::kNew && (name.empty() || name == "." || name == ".." || raw == raw.root_path())) {
     return BadInput("'" + given.string() + "' does not name a new folder or file", option,
                     "give a path such as out/merged");
   }
@@ -132,13 +138,21 @@ Result<fs::path> ResolveDestination(FileSystem& files, const fs::path& given, co
                     option, "give a shorter path");
   }
   // The part that exists, resolved once (a symlink loop is an error here, not later).
-  const fs::path to_resolve = kind == Destination::kNew ? d.parent_path() : d;
+  const fs::path to_resolve = kind == Destination::kNew ? raw.parent_path() : raw;
   auto resolved = files.Resolve(to_resolve);
   if (!resolved.ok()) {
     return BadInput("cannot resolve " + to_resolve.string() + " (" + resolved.error().what + ")", option,
                     "a symlink loop, or a folder along it that cannot be read?");
   }
   fs::path out = kind == Destination::kNew ? resolved.value() / name : resolved.value();
+  if (out == out.root_path()) {
+    return BadInput("'" + given.string() + "' is the root folder", option, "give a folder of its own");
+  }
+  if (out.string().size() > kMaxDestinationBytes) {
+    return BadInput("resolves to " + std::to_string(out.string().size()) + " bytes; pilot takes at most " +
+                        std::to_string(kMaxDestinationBytes) + " (the names it adds must still fit)",
+                    option, "give a shorter path");
+  }
   if (kind == Destination::kFolder) {
     auto st = files.LinkStat(out);
     if (!st.ok()) return st.error();

@@ -14,7 +14,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <climits>
 #include <mutex>
+#include <optional>
 
 namespace pilot {
 namespace {
@@ -40,6 +42,7 @@ stdfs::path ParentOf(const stdfs::path& file) { return file.has_parent_path() ? 
 struct AnchorEntry {
   stdfs::path path;
   int fd;
+  bool confine_reads;  // FileSystem::Reads::kStayBeneath
 };
 
 std::mutex g_anchors_mu;
@@ -55,13 +58,18 @@ bool StrictlyBelow(const stdfs::path& inner, const stdfs::path& outer) {
 }
 
 // The deepest anchor strictly above `abs`, as a descriptor of its own (dup: the caller closes
-// it) and the path below it; -1 when none.
-int AnchorAbove(const stdfs::path& abs, stdfs::path& rel) {
+// it) and the path below it; -1 when none. `confined` (when given) says whether any anchor
+// above `abs` keeps reads beneath it.
+int AnchorAbove(const stdfs::path& abs, stdfs::path& rel, bool* confined = nullptr) {
   std::lock_guard<std::mutex> hold(g_anchors_mu);
   const AnchorEntry* best = nullptr;
+  bool confine = false;
   for (const AnchorEntry& a : Anchors()) {
-    if (StrictlyBelow(abs, a.path) && (!best || StrictlyBelow(a.path, best->path))) best = &a;
+    if (!StrictlyBelow(abs, a.path)) continue;
+    confine = confine || a.confine_reads;
+    if (!best || StrictlyBelow(a.path, best->path)) best = &a;
   }
+  if (confined) *confined = confine;
   if (!best) return -1;
   rel = abs.lexically_relative(best->path);
   return ::fcntl(best->fd, F_DUPFD_CLOEXEC, 0);
@@ -109,30 +117,42 @@ int OpenFolderBeneath(int dirfd, const stdfs::path& rel) {
   return at;
 }
 
+// ReadFolderBeneath's answers besides a descriptor.
+constexpr int kReadByPath = -1;  // no anchor above (or a kernel without openat2): read by path
+constexpr int kReadRefused = -2;  // the folder cannot be reached from its anchor; errno says why
+
 // For a read of `file` below an anchor (or of the anchor itself): a descriptor of its folder,
 // reached from the anchor's (symlinks followed only while they stay below it), and its name
 // there ("." for the anchor itself), so that a read sees the folder the command pinned, as its
-// writes do. -1 when there is no anchor above it, or the folder cannot be reached that way:
-// the read then goes by path, as before any anchor.
-int ReadFolderBeneath(const stdfs::path& file, std::string& name) {
+// writes do. kReadByPath when there is no anchor above it, or a link leads out of one that
+// lets reads leave (Reads::kMayLeave); kReadRefused (errno set: EXDEV for a link that leads
+// out of a folder that keeps reads beneath it, ENOENT, ENOTDIR, ...) when the folder cannot be
+// reached from the anchor: the read fails, it never falls back to a path that could lead
+// elsewhere.
+// `confined_out` says whether the read must stay beneath (OpenReadAt).
+int ReadFolderBeneath(const stdfs::path& file, std::string& name, bool* confined_out = nullptr) {
   std::error_code ec;
   const stdfs::path abs = stdfs::absolute(file, ec).lexically_normal();
-  if (ec) return -1;
+  if (confined_out) *confined_out = false;
+  if (ec) return kReadByPath;
   if (int exact = AnchorAt(abs); exact >= 0) {
     name = ".";
     return exact;
   }
   stdfs::path rel;
-  int anchor = AnchorAbove(abs, rel);
-  if (anchor < 0) return -1;
+  bool confined = false;
+  int anchor = AnchorAbove(abs, rel, &confined);
+  if (confined_out) *confined_out = confined;
+  if (anchor < 0) return kReadByPath;
   name = rel.filename().string();
   const stdfs::path folder = rel.parent_path();
   if (name.empty() || name == "..") {
     ::close(anchor);
-    return -1;
+    errno = EXDEV;
+    return confined ? kReadRefused : kReadByPath;
   }
   if (folder.empty()) return anchor;
-  int fd = -1;
+  int fd = kReadByPath;
 #ifdef SYS_openat2
   struct open_how how {};
   how.flags = O_PATH | O_DIRECTORY | O_CLOEXEC;
@@ -141,9 +161,42 @@ int ReadFolderBeneath(const stdfs::path& file, std::string& name) {
     fd = static_cast<int>(::syscall(SYS_openat2, anchor, folder.c_str(), &how, sizeof how));
     if (fd >= 0 || (errno != EAGAIN && errno != EINTR)) break;
   }
+  if (fd < 0) fd = (errno == ENOSYS || errno == EPERM || (errno == EXDEV && !confined)) ? kReadByPath : kReadRefused;
 #endif
+  const int err = errno;
   ::close(anchor);
+  errno = err;
   return fd;
+}
+
+// Opens `name` in `folder` (a ReadFolderBeneath descriptor). In a folder that keeps reads
+// beneath it (`confined`), a last name that is a symlink is followed only while it stays
+// beneath `folder`: one leading out fails with EXDEV.
+int OpenReadAt(int folder, const char* name, int flags, bool confined) {
+#ifdef SYS_openat2
+  if (confined && (flags & O_NOFOLLOW) == 0) {
+    struct open_how how {};
+    how.flags = static_cast<std::uint64_t>(flags);
+    how.resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS;
+    for (int attempt = 0;; ++attempt) {
+      long fd = ::syscall(SYS_openat2, folder, name, &how, sizeof how);
+      if (fd < 0 && (errno == EAGAIN || errno == EINTR) && attempt < 16) continue;
+      if (fd >= 0 || (errno != ENOSYS && errno != EPERM)) return static_cast<int>(fd);
+      break;
+    }
+  }
+#endif
+  return ::openat(folder, name, flags);
+}
+
+// What a refused read says: a link that leads out of the folder pinned is named as such.
+Error RefusedRead(const std::string& what, const stdfs::path& file, int err) {
+  if (err == EXDEV) {
+    return BadInput("leads outside the folder pilot resolved when the command started (a symlink, or a folder "
+                    "moved?); pilot never reads through it",
+                    file.string(), "a damaged or hostile folder: remove the link");
+  }
+  return FileReadError(what, file, err);
 }
 
 // Where a file pilot writes lies: a descriptor of its folder and its name there. Below an
@@ -306,16 +359,25 @@ Status RefuseShared(int fd, const stdfs::path& file) {
   return {};
 }
 
+// Folders nested deeper than this below the one removed are refused, not removed (each level
+// holds a descriptor open).
+constexpr int kMaxRemoveDepth = 256;
+
 // Removes the name `name` in the folder `dirfd` and, if it is a real folder, everything in it;
-// a symlink is removed, never followed. A missing name is fine.
-Status RemoveAt(int dirfd, const char* name, const stdfs::path& shown, int depth = 0) {
+// a symlink is removed, never followed. A missing name is fine. `top` is the folder the
+// removal began at, named when the tree is too deep.
+Status RemoveAt(int dirfd, const char* name, const stdfs::path& shown, const stdfs::path& top, int depth = 0) {
   struct stat st {};
   if (::fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
     if (errno == ENOENT) return {};
     return FileWriteError("cannot remove", shown, errno);
   }
   if (S_ISDIR(st.st_mode)) {
-    if (depth > 256) return FileWriteError("cannot remove (too deep)", shown, ELOOP);
+    if (depth > kMaxRemoveDepth) {
+      return BadInput("holds folders nested more than " + std::to_string(kMaxRemoveDepth) +
+                          " deep; pilot removes nothing that deep (part of it may be gone already)",
+                      top.string(), "a damaged or hostile folder: remove it by hand");
+    }
     int fd = ::openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0) return FileWriteError("cannot remove folder", shown, errno);
     DIR* d = ::fdopendir(fd);
@@ -330,7 +392,7 @@ Status RemoveAt(int dirfd, const char* name, const stdfs::path& shown, int depth
     }
     Status st_inner;
     for (const std::string& n : names) {
-      st_inner = RemoveAt(::dirfd(d), n.c_str(), shown / n, depth + 1);
+      st_inner = RemoveAt(::dirfd(d), n.c_str(), shown / n, top, depth + 1);
       if (!st_inner.ok()) break;
     }
     ::closedir(d);
@@ -388,18 +450,22 @@ Result<int> OpenRegularFd(const stdfs::path& file, bool follow_symlinks) {
   int flags = O_RDONLY | O_NONBLOCK | O_CLOEXEC | (follow_symlinks ? 0 : O_NOFOLLOW);
   std::string name;
   int fd;
-  if (int folder = ReadFolderBeneath(file, name); folder >= 0) {
-    fd = ::openat(folder, name.c_str(), flags);
+  bool confined = false;
+  const int folder = ReadFolderBeneath(file, name, &confined);
+  if (folder >= 0) {
+    fd = OpenReadAt(folder, name.c_str(), flags, confined);
     const int err = errno;
     ::close(folder);
     errno = err;
-  } else {
+  } else if (folder == kReadByPath) {
     fd = ::open(file.c_str(), flags);
+  } else {
+    return RefusedRead("cannot open", file, errno);
   }
   if (fd < 0) {
     int err = errno;
     if (err == ELOOP && !follow_symlinks) return BadInput("is a symlink; pilot does not follow it here", file.string());
-    return FileReadError("cannot open", file, err);
+    return RefusedRead("cannot open", file, err);
   }
   struct stat st {};
   if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
@@ -520,6 +586,41 @@ FileStat FromStat(const struct stat& st) {
   out.directory = S_ISDIR(st.st_mode);
   out.size = static_cast<std::uint64_t>(st.st_size);
   return out;
+}
+
+// A folder handed down by a parent process as "/proc/self/fd/N" (OpenFolderForChild): the
+// descriptor is the folder, pinned as it is (never looked up again by a path), and its path is
+// what the kernel says it is now. Error when N is not an open folder; nullopt for any other path.
+std::optional<Result<stdfs::path>> InheritedFolder(const stdfs::path& path) {
+  static const std::string prefix = "/proc/self/fd/";
+  const std::string text = path.string();
+  if (text.size() <= prefix.size() || text.size() > prefix.size() + 9 || text.compare(0, prefix.size(), prefix) != 0 ||
+      !std::all_of(text.begin() + static_cast<std::ptrdiff_t>(prefix.size()), text.end(),
+                   [](char c) { return c >= '0' && c <= '9'; })) {
+    return std::nullopt;
+  }
+  const int n = std::stoi(text.substr(prefix.size()));
+  struct stat st {};
+  if (::fstat(n, &st) != 0 || !S_ISDIR(st.st_mode)) {
+    return Result<stdfs::path>(BadInput("is not a folder this process was handed", text));
+  }
+  char buf[PATH_MAX + 1];
+  errno = 0;
+  const ssize_t len = ::readlink(text.c_str(), buf, PATH_MAX);
+  if (len <= 0 || buf[0] != '/') return Result<stdfs::path>(FileReadError("cannot resolve", path, errno ? errno : EINVAL));
+  const stdfs::path now = stdfs::path(std::string(buf, static_cast<std::size_t>(len))).lexically_normal();
+  const int fd = ::fcntl(n, F_DUPFD_CLOEXEC, 0);
+  if (fd < 0) return Result<stdfs::path>(FileReadError("cannot open the folder", path, errno));
+  std::lock_guard<std::mutex> hold(g_anchors_mu);
+  for (AnchorEntry& a : Anchors()) {
+    if (a.path == now) {
+      a.confine_reads = true;
+      ::close(fd);
+      return Result<stdfs::path>(now);
+    }
+  }
+  Anchors().push_back({now, fd, true});
+  return Result<stdfs::path>(now);
 }
 
 class PosixFileSystem : public FileSystem {
@@ -721,7 +822,7 @@ class PosixFileSystem : public FileSystem {
       if (::lstat(ParentOf(dir).c_str(), &st) != 0 && errno == ENOENT) return {};
       return at.error();
     }
-    return RemoveAt(at.value().dir(), at.value().name(), dir);
+    return RemoveAt(at.value().dir(), at.value().name(), dir, dir);
   }
 
   Result<std::unique_ptr<AppendFile>> OpenAppend(const stdfs::path& file) override {
@@ -812,15 +913,19 @@ class PosixFileSystem : public FileSystem {
   Result<std::vector<DirEntry>> ListDirectory(const stdfs::path& dir) override {
     std::string leaf;
     int fd;
-    if (int folder = ReadFolderBeneath(dir, leaf); folder >= 0) {
-      fd = ::openat(folder, leaf.c_str(), O_RDONLY | O_DIRECTORY | O_NONBLOCK | O_CLOEXEC);
+    bool confined = false;
+    const int folder = ReadFolderBeneath(dir, leaf, &confined);
+    if (folder >= 0) {
+      fd = OpenReadAt(folder, leaf.c_str(), O_RDONLY | O_DIRECTORY | O_NONBLOCK | O_CLOEXEC, confined);
       const int err = errno;
       ::close(folder);
       errno = err;
-    } else {
+    } else if (folder == kReadByPath) {
       fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NONBLOCK | O_CLOEXEC);
+    } else {
+      return RefusedRead("cannot list folder", dir, errno);
     }
-    if (fd < 0) return FileReadError("cannot list folder", dir, errno);
+    if (fd < 0) return RefusedRead("cannot list folder", dir, errno);
     DIR* d = ::fdopendir(fd);
     if (d == nullptr) {
       int err = errno;
@@ -845,6 +950,7 @@ class PosixFileSystem : public FileSystem {
   }
 
   Result<stdfs::path> Resolve(const stdfs::path& path) override {
+    if (auto inherited = InheritedFolder(path)) return *inherited;
     std::error_code ec;
     stdfs::path out = stdfs::weakly_canonical(stdfs::absolute(path, ec), ec);
     if (ec) return FileReadError("cannot resolve", path, ec.value());
@@ -894,17 +1000,30 @@ class PosixFileSystem : public FileSystem {
     return out;
   }
 
-  Status Anchor(const stdfs::path& dir) override {
+  Status Anchor(const stdfs::path& dir, Reads reads = Reads::kMayLeave) override {
     std::error_code ec;
     const stdfs::path abs = stdfs::absolute(dir, ec).lexically_normal();
     if (ec || abs == abs.root_path()) return {};  // "/" is never pinned: everything lies under it
     std::lock_guard<std::mutex> hold(g_anchors_mu);
-    for (const AnchorEntry& a : Anchors()) {
-      if (a.path == abs) return {};  // pinned when it was first resolved
+    for (AnchorEntry& a : Anchors()) {
+      if (a.path == abs) {  // pinned when it was first resolved
+        a.confine_reads = a.confine_reads || reads == Reads::kStayBeneath;
+        return {};
+      }
     }
-    int fd = ::open(abs.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    // Below a folder pinned already, reached from it through no symlink, as a write would be.
+    int fd = -1;
+    const AnchorEntry* above = nullptr;
+    for (const AnchorEntry& a : Anchors()) {
+      if (StrictlyBelow(abs, a.path) && (!above || StrictlyBelow(a.path, above->path))) above = &a;
+    }
+    if (above) {
+      fd = OpenFolderBeneath(above->fd, abs.lexically_relative(above->path));
+    } else {
+      fd = ::open(abs.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    }
     if (fd < 0) return FileReadError("cannot open the folder", abs, errno);
-    Anchors().push_back({abs, fd});
+    Anchors().push_back({abs, fd, reads == Reads::kStayBeneath});
     return {};
   }
 
@@ -923,17 +1042,29 @@ class PosixFileSystem : public FileSystem {
     struct stat st {};
     int rc;
     std::string name;
-    if (int folder = ReadFolderBeneath(file, name); folder >= 0) {
-      rc = ::fstatat(folder, name.c_str(), &st, follow ? 0 : AT_SYMLINK_NOFOLLOW);
+    bool confined = false;
+    const int folder = ReadFolderBeneath(file, name, &confined);
+    if (folder >= 0) {
+      if (follow && confined) {  // a last link followed only while it stays beneath
+        const int fd = OpenReadAt(folder, name.c_str(), O_PATH | O_CLOEXEC, true);
+        rc = fd < 0 ? -1 : ::fstat(fd, &st);
+        const int err = errno;
+        if (fd >= 0) ::close(fd);
+        errno = err;
+      } else {
+        rc = ::fstatat(folder, name.c_str(), &st, follow ? 0 : AT_SYMLINK_NOFOLLOW);
+      }
       const int err = errno;
       ::close(folder);
       errno = err;
-    } else {
+    } else if (folder == kReadByPath) {
       rc = follow ? ::stat(file.c_str(), &st) : ::lstat(file.c_str(), &st);
+    } else {
+      rc = -1;  // errno from ReadFolderBeneath
     }
     if (rc != 0) {
       if (errno == ENOENT || errno == ENOTDIR) return FileStat{};
-      return FileReadError("cannot stat", file, errno);
+      return RefusedRead("cannot stat", file, errno);
     }
     return FromStat(st);
   }
@@ -944,6 +1075,26 @@ class PosixFileSystem : public FileSystem {
 FileSystem& RealFileSystem() {
   static PosixFileSystem fs;
   return fs;
+}
+
+Result<int> OpenFolderForChild(const stdfs::path& dir) {
+  std::error_code ec;
+  const stdfs::path abs = stdfs::absolute(dir, ec).lexically_normal();
+  if (ec) return FileReadError("cannot open the folder", dir, ec.value());
+  int fd = AnchorAt(abs);
+  if (fd < 0) {
+    stdfs::path rel;
+    if (int anchor = AnchorAbove(abs, rel); anchor >= 0) {
+      fd = OpenFolderBeneath(anchor, rel);
+      const int err = errno;
+      ::close(anchor);
+      errno = err;
+    } else {
+      fd = ::open(abs.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    }
+  }
+  if (fd < 0) return FileWriteError("cannot open the folder", dir, errno);
+  return fd;
 }
 
 Result<std::string> ReadCapped(FileSystem& fs, const stdfs::path& file, std::uint64_t max_bytes,

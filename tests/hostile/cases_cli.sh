@@ -303,7 +303,7 @@ hc_cli__sweep_cell_not_a_sweep() {
   want_rc 2
   want_err 'run\.json'
   guard "$C/outside"
-  hrun sweep-cell "$C/outside" --group 1 --batch-size 1 --out "$C/outside/cell.json"
+  hrun sweep-cell "$C/outside" --group 1 --batch-size 1 --out cell.json
 }
 hc_cli__sweep_cell_group_zero() { refuse 'group'; hrun sweep-cell "$C/outside" --group 0 --batch-size 1 --out x; }
 hc_cli__run_batch_plan_empty() { top_before; refuse 'batch-plan'; runc --runs-dir runs --batch-plan ''; top_after; }

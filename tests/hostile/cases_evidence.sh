@@ -359,3 +359,98 @@ hc_evidence__decide_plan_of_another_folder_is_noted() {
   hrun decide "$G" --plan plan.json
   grep -q 'measured on another folder' "$OUT" || bad "no note that the plan speaks of another folder"
 }
+
+# --- from the second review -------------------------------------------------------------------
+hc_evidence__decide_recovery_destination_is_a_folder() {
+  # A committed decision whose destination is a folder (or a link) in the run folder: refused
+  # before the first move, so the decision is never half placed.
+  copy_run good || return
+  committed_pending || return
+  rm -f "$C/runs/k/decision.md"
+  mkdir "$C/runs/k/decision.md"
+  guard "$C/runs/k"
+  want_rc 2; want_err 'in the way of the staged decision' 'decision\.md'
+  hrun decide runs/k
+}
+hc_evidence__decide_recovery_destination_is_a_symlink() {
+  copy_run good || return
+  committed_pending || return
+  rm -f "$C/runs/k/decisions.jsonl"
+  ln -s "$C/outside/victim.txt" "$C/runs/k/decisions.jsonl"
+  guard "$C/runs/k"
+  want_rc 2; want_err 'in the way of the staged decision' 'decisions\.jsonl'
+  hrun resume runs/k
+}
+hc_evidence__decide_pending_holds_a_deep_tree() {
+  # A staging folder holding a folder 300 deep (no decide leaves one): refused up front with
+  # a bounded message, nothing removed, never a failure at every later decide.
+  copy_run good || return
+  local d="$C/$G/.decide-pending" i
+  mkdir -p "$d"
+  (cd "$d" && for i in $(seq 1 300); do mkdir d && cd d || exit 1; done)
+  guard "$C/$G"
+  want_rc 2; want_err 'decide never stages' "'d'" 'remove it by hand'
+  hrun decide "$G"
+  [ "$(wc -c <"$ERR")" -lt 2000 ] || bad "the message is $(wc -c <"$ERR") bytes"
+}
+hc_evidence__decide_pending_holds_a_stranger_file() {
+  copy_run good || return
+  mkdir -p "$C/$G/.decide-pending"
+  echo notes >"$C/$G/.decide-pending/notes.txt"
+  guard "$C/$G"
+  want_rc 2; want_err 'decide never stages' 'notes\.txt'
+  hrun resume "$G"
+}
+hc_evidence__decide_pending_with_a_temp_file_is_undone() {
+  # What an interrupted decide really leaves (a staged file and a temp file, no commit) is
+  # undone, and the folder verifies.
+  copy_run good || return
+  mkdir -p "$C/$G/.decide-pending"
+  echo partial >"$C/$G/.decide-pending/decision.md"
+  echo partial >"$C/$G/.decide-pending/decisions.jsonl.tmp-4242"
+  want_rc 0
+  hrun decide "$G"
+  grep -q 'interrupted decide was undone' "$ERR" || bad "no note that it was undone: $(tr '\n' '|' <"$ERR")"
+  [ ! -e "$C/$G/.decide-pending" ] || bad "the staging folder is still there"
+  aux verify "$G"
+  [ "$AUX_RC" = 0 ] || bad "the folder does not verify"
+}
+# plan_edited PYTHON: a plan of the good run, edited by the Python lines (d is the document).
+plan_edited() {
+  printf '%s\n' '{"currency": "EUR", "cards": [{"name": "node", "class": "cpu", "memory_gb": 64, "cards_per_lot": 1, "lot_price": {"3": 30, "7": 60}}]}' >"$C/prices.json"
+  aux plan --from "$G" --corpus-items 100000 --prices prices.json --out plan.json
+  [ -f "$C/plan.json" ] || { bad "no plan to edit"; return 1; }
+  python3 - "$C/plan.json" "$1" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+exec(sys.argv[2])
+json.dump(d, open(sys.argv[1], "w"))
+PY
+}
+hc_evidence__decide_plan_cheapest_edited_apart_from_its_row() {
+  copy_run good || return
+  plan_edited 'd["cheapest"]["needed_hours"] = 0.5; d["cheapest"]["items_per_s_per_card"] = 1e9' || return
+  want_rc 2; want_err 'contradicts itself' 'cheapest is not one of the rows'
+  guard "$C/$G"
+  hrun decide "$G" --plan plan.json --decision go --reason x
+}
+hc_evidence__decide_plan_needed_hours_below_compute() {
+  copy_run good || return
+  plan_edited '
+for r in d["plans"]:
+    r["needed_hours"] = r["compute_hours"] / 10
+for k in ("cheapest", "fastest"):
+    if d[k]: d[k]["needed_hours"] = d[k]["compute_hours"] / 10' || return
+  want_rc 2; want_err 'contradicts itself' 'not its compute_hours'
+  guard "$C/$G"
+  hrun decide "$G" --plan plan.json --decision go --reason x
+}
+hc_evidence__decide_plan_period_suffices_contradicts_hours() {
+  copy_run good || return
+  plan_edited '
+for r in d["plans"]:
+    r["period_suffices"] = not r["period_suffices"]' || return
+  want_rc 2; want_err 'contradicts itself' 'period_suffices'
+  guard "$C/$G"
+  hrun decide "$G" --plan plan.json --decision go --reason x
+}

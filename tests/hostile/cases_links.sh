@@ -360,3 +360,78 @@ hc_links__export_damaged_source_copies_nothing() {
   hrun export "$G" copy
   [ ! -e "$C/copy" ] && [ ! -e "$C/copy.partial" ] && [ ! -e "$C/copy.partial.lock" ] || bad "something was copied"
 }
+
+# --- from the second review -------------------------------------------------------------------
+hc_links__workers_runs_swapped_while_working() {
+  # --runs-dir renamed and replaced by a link while the workers run: the shards and the merged
+  # folder land in the folder resolved when the command began; nothing where the link points.
+  mkdir -p "$C/elsewhere/w.shards"
+  (cd "$C" && PILOT_TEST_BATCH_DELAY_MS=300 exec "$PILOT" run --params "$P" --runs-dir runs --run-id w --workers 2 \
+    --device cpu >"$T/r.out" 2>"$T/r.err") &
+  local pid=$! i
+  for i in $(seq 1 300); do
+    [ -s "$C/runs/w.shards/shard-0-of-2/data/journal.jsonl" ] && [ -s "$C/runs/w.shards/shard-1-of-2/data/journal.jsonl" ] && break
+    sleep 0.05
+  done
+  mv "$C/runs" "$C/runs.old"
+  ln -s elsewhere "$C/runs"
+  kill -0 "$pid" 2>/dev/null || bad "the workers finished before the swap (no race)"
+  guard "$C/elsewhere"
+  local rc=0
+  wait "$pid" || rc=$?
+  [ "$rc" = 0 ] || bad "the run exited $rc: $(tr '\n' '|' <"$T/r.err")"
+  [ -d "$C/runs.old/w/data" ] || bad "the merged folder is not beside the shards"
+  want_rc 0
+  hrun verify runs.old/w
+}
+hc_links__sweep_folder_swapped_while_cells_run() {
+  # The runs folder renamed and replaced by a link to a decoy while a sweep's cells run: every
+  # cell (its process, its stderr, its figures) stays in the sweep folder made; the decoy,
+  # which holds a folder of the same name, is never written.
+  mkdir -p "$C/decoy/s"
+  (cd "$C" && exec "$PILOT" sweep --params "$P" --device cpu --groups 1 --batch-sizes 1,2,4,8 --repeats 1 \
+    --out runs/s >"$T/s.out" 2>"$T/s.err") &
+  local pid=$! i
+  for i in $(seq 1 600); do [ -s "$C/runs/s/data/cells.jsonl" ] && break; sleep 0.05; done
+  mv "$C/runs" "$C/runs.old"
+  ln -s decoy "$C/runs"
+  kill -0 "$pid" 2>/dev/null || bad "the sweep finished before the swap (no race)"
+  guard "$C/decoy"
+  local rc=0
+  wait "$pid" || rc=$?
+  [ "$rc" = 0 ] || bad "the sweep exited $rc: $(tr '\n' '|' <"$T/s.err")"
+  [ "$(grep -c . "$C/runs.old/s/data/cells.jsonl")" -ge 2 ] || bad "the cells after the swap are not in the sweep folder"
+  want_rc 0
+  hrun verify runs.old/s
+}
+hc_links__given_run_folder_data_links_out() {
+  # A run folder whose data/ is a link out of it: status never reads through it.
+  copy_run good || return
+  mv "$C/$G/data" "$C/outside/data"
+  ln -s "$C/outside/data" "$C/$G/data"
+  guard "$C/$G"
+  want_rc 2; want_err 'leads outside|symlink' 'data'
+  hrun status "$G"
+}
+hc_links__export_dest_dotdot_resolved_by_the_file_system() {
+  # DEST "link/../copy" is the folder above where the link points (cd -P), as every path
+  # given is resolved: never the folder that holds the link.
+  copy_run good || return
+  mkdir -p "$C/far/inner"
+  ln -s far/inner "$C/link"
+  want_rc 0
+  hrun export "$G" link/../copy
+  [ -d "$C/far/copy" ] || bad "the copy is not in far/ (where link/.. is)"
+  [ ! -e "$C/copy" ] || bad "the copy went beside the link"
+}
+hc_links__merge_stale_partial_too_deep() {
+  # A stale DEST.partial (with its lock file) nested 300 deep: refused, bounded message.
+  copy_run good || return
+  local i
+  : >"$C/out.partial.lock"
+  mkdir -p "$C/out.partial"
+  (cd "$C/out.partial" && for i in $(seq 1 300); do mkdir d && cd d || exit 1; done)
+  want_rc 2; want_err 'nested more than 256' 'out\.partial' 'remove it by hand'
+  hrun export "$G" out
+  [ "$(wc -c <"$ERR")" -lt 2000 ] || bad "the message is $(wc -c <"$ERR") bytes"
+}

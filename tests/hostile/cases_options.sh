@@ -223,3 +223,22 @@ PY
   refuse 'too large to hold' 'batch_size'
   hrun run --params "$P" --runs-dir runs
 }
+
+# --- from the second review -------------------------------------------------------------------
+hc_options__value_option_followed_by_an_option() {
+  # `--out --json`: the value was forgotten; CLI11 would take --json as the folder's name.
+  copy_run good || return
+  want_rc 2; want_err '--out' 'needs a value' '--json'
+  hrun compare "$G" "$G" --out --json
+  [ ! -e "$C/--json" ] || bad "a folder named --json was made"
+}
+hc_options__runs_dir_followed_by_an_option() {
+  refuse '--runs-dir' 'needs a value' '--quiet'
+  hrun run --params "$P" --runs-dir --quiet
+  [ ! -e "$C/--quiet" ] || bad "a folder named --quiet was made"
+}
+hc_options__a_value_that_looks_like_a_number_is_kept() {
+  # A negative number is a value, not an option: refused by the option's own check.
+  want_rc 2; want_err 'latency-budget-ms'
+  hrun sweep --params "$P" --device cpu --latency-budget-ms -5 --out runs/s
+}

@@ -1421,7 +1421,7 @@ hc_runfolder__export_dest_trailing_slash() {
   [ -f "$C/exported/tagmanifest-sha256.txt" ] || bad "no copy at exported"
   [ ! -e "$C/exported/.partial" ] && [ ! -e "$C/exported.partial" ] || bad "a partial folder was left"
 }
-hc_runfolder__export_dest_dotdot() { copy_run shards || return; want_rc 2; want_err 'already exists'; hrun export "$MG" runs/..; }
+hc_runfolder__export_dest_dotdot() { copy_run shards || return; want_rc 2; want_err 'does not name a new folder'; hrun export "$MG" runs/..; }
 hc_runfolder__export_dest_root() { copy_run shards || return; want_rc 2; want_err 'does not name a new folder'; hrun export "$MG" /; }
 hc_runfolder__verify_shard_journal_header_other_shard() {
   # The journal's header made to say shard 1 of 2 in shard 0's folder (re-hashed): resume and

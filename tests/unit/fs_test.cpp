@@ -3,8 +3,11 @@
 // followed, one inside is), and the replacing rename a staged change is applied with.
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include <cstdlib>
 
 #include "pilot/fs.h"
 #include "pilot/run_lock.h"
@@ -202,6 +205,94 @@ TEST(Anchor, InputsAreReadBeneathThePinnedFolderAfterASwap) {
   auto opened = RealFileSystem().OpenBeneath(root, "doc.txt");
   ASSERT_EQ(opened.failure, BeneathOpen::Failure::kNone) << opened.detail;
   EXPECT_EQ(ReadAllCapped(*opened.file, 100).value(), "the pinned input");
+}
+
+TEST(Anchor, AFolderGivenToReadIsNeverReadThroughALinkLeadingOut) {
+  // A run folder given on the command line keeps its reads beneath it: data/ swapped for a
+  // link to another folder is refused, never read through. Above a destination, reads may
+  // leave (a models folder that is a link to a larger disk).
+  TempDir t;
+  fs::create_directories(t / "run/data");
+  WriteText(t / "outside/secret.txt", "outside");
+  WriteText(t / "bigdisk/model.pt", "weights");
+  fs::create_directories(t / "project");
+  const fs::path run = fs::canonical(t / "run");
+  const fs::path project = fs::canonical(t / "project");
+  FileSystem& f = RealFileSystem();
+  ASSERT_TRUE(f.Anchor(run, FileSystem::Reads::kStayBeneath).ok());
+  ASSERT_TRUE(f.Anchor(project).ok());
+  fs::remove(run / "data");
+  fs::create_directory_symlink(t / "outside", run / "data");
+  auto read = f.ReadFile(run / "data/secret.txt", 100);
+  ASSERT_FALSE(read.ok());
+  EXPECT_EQ(read.error().kind, ErrorKind::kBadInput);
+  EXPECT_NE(read.error().what.find("leads outside"), std::string::npos) << read.error().what;
+  EXPECT_FALSE(f.LinkStat(run / "data/secret.txt").ok());
+  EXPECT_FALSE(f.ListDirectory(run / "data").ok());
+  EXPECT_FALSE(f.OpenRead(run / "data/secret.txt", true).ok());
+  fs::create_directory_symlink(t / "bigdisk", project / "models");
+  auto model = f.ReadFile(project / "models/model.pt", 100);
+  ASSERT_TRUE(model.ok()) << model.error().ToString();
+  EXPECT_EQ(model.value(), "weights");
+}
+
+TEST(Anchor, AFolderHandedDownAsADescriptorIsPinnedAsItIs) {
+  // A parent hands a child the folder itself as /proc/self/fd/N: Resolve reports the path it
+  // has now and pins that very folder, so a swap of its parent afterwards changes nothing.
+  TempDir t;
+  fs::create_directories(t / "runs/sweep");
+  fs::create_directories(t / "decoy/sweep");
+  const fs::path sweep = fs::canonical(t / "runs/sweep");
+  auto fd = OpenFolderForChild(sweep);
+  ASSERT_TRUE(fd.ok()) << fd.error().ToString();
+  FileSystem& f = RealFileSystem();
+  auto got = f.Resolve("/proc/self/fd/" + std::to_string(fd.value()));
+  ASSERT_TRUE(got.ok()) << got.error().ToString();
+  EXPECT_EQ(got.value(), sweep);
+  ::close(fd.value());
+  fs::rename(t / "runs", t / "runs.old");
+  fs::create_directory_symlink(t / "decoy", t / "runs");
+  ASSERT_TRUE(f.WriteFileAtomic(sweep / "cell.json", "{}").ok());
+  EXPECT_TRUE(fs::exists(t / "runs.old/sweep/cell.json"));
+  EXPECT_TRUE(fs::is_empty(t / "decoy/sweep"));
+  // Anything else under /proc/self/fd is refused, naming it.
+  auto not_folder = f.Resolve("/proc/self/fd/999999");
+  ASSERT_FALSE(not_folder.ok());
+  EXPECT_NE(not_folder.error().where.find("/proc/self/fd/999999"), std::string::npos);
+  // A folder reached for a child after the swap is still the pinned one.
+  auto again = OpenFolderForChild(sweep);
+  ASSERT_TRUE(again.ok());
+  struct stat a {}, b {};
+  ASSERT_EQ(::fstat(again.value(), &a), 0);
+  ASSERT_EQ(::stat((t / "runs.old/sweep").c_str(), &b), 0);
+  EXPECT_EQ(a.st_ino, b.st_ino);
+  ::close(again.value());
+}
+
+TEST(RemoveTree, AFolderNestedTooDeepIsRefusedNamingWhereTheRemovalBegan) {
+  TempDir t;
+  fs::path deep = t / "stale.partial";
+  fs::create_directories(deep);
+  // Built one level at a time from a descriptor: the whole path would pass PATH_MAX.
+  int fd = ::open(deep.c_str(), O_RDONLY | O_DIRECTORY);
+  ASSERT_GE(fd, 0);
+  for (int i = 0; i < 300; ++i) {
+    ASSERT_EQ(::mkdirat(fd, "d", 0755), 0);
+    int next = ::openat(fd, "d", O_RDONLY | O_DIRECTORY);
+    ::close(fd);
+    ASSERT_GE(next, 0);
+    fd = next;
+  }
+  ::close(fd);
+  auto removed = RealFileSystem().RemoveTree(deep);
+  ASSERT_FALSE(removed.ok());
+  EXPECT_EQ(removed.error().kind, ErrorKind::kBadInput);
+  EXPECT_EQ(removed.error().where, deep.string());
+  EXPECT_NE(removed.error().what.find("nested more than 256"), std::string::npos) << removed.error().what;
+  EXPECT_LT(removed.error().ToString().size(), 1000u);
+  EXPECT_TRUE(fs::exists(deep));
+  // Clean up the way a person would: from the bottom, with descriptors.
+  ASSERT_EQ(std::system(("rm -rf '" + deep.string() + "'").c_str()), 0);
 }
 
 TEST(ReadAllCapped, ReadsTheWholeFileOrOneBytePastTheCap) {

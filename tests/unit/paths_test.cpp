@@ -83,6 +83,30 @@ TEST(GivenPaths, ADestinationUnderASymlinkedParentIsResolvedOnce) {
   EXPECT_EQ(runs.value(), fs::canonical(t / "elsewhere"));
 }
 
+TEST(GivenPaths, ADotDotInADestinationIsResolvedByTheFileSystem) {
+  // "link/.." is the folder above where the link points (cd -P), not the folder holding the
+  // link: the path is never collapsed by hand, as it is for a folder given to read.
+  TempDir t;
+  fs::create_directories(t / "far/inner");
+  fs::create_directory_symlink(t / "far/inner", t / "link");
+  auto d = ResolveDestination(RealFileSystem(), t / "link/../copy", "DEST", Destination::kNew);
+  ASSERT_TRUE(d.ok()) << d.error().ToString();
+  EXPECT_EQ(d.value(), fs::canonical(t / "far") / "copy");
+  auto runs = ResolveDestination(RealFileSystem(), t / "link/../runs", "--runs-dir", Destination::kFolder);
+  ASSERT_TRUE(runs.ok()) << runs.error().ToString();
+  EXPECT_EQ(runs.value(), fs::canonical(t / "far") / "runs");
+  auto given = ResolveGivenFolder(RealFileSystem(), t / "link/..", "a folder");
+  ASSERT_TRUE(given.ok());
+  EXPECT_EQ(given.value(), fs::canonical(t / "far"));
+  // A new name must name one: "x/.." and "x/." do not.
+  for (const char* bad : {"link/..", "link/.", "link/../"}) {
+    auto refused = ResolveDestination(RealFileSystem(), t / bad, "DEST", Destination::kNew);
+    ASSERT_FALSE(refused.ok()) << bad;
+    EXPECT_NE(refused.error().what.find("does not name a new folder"), std::string::npos) << refused.error().what;
+  }
+  EXPECT_FALSE(ResolveDestination(RealFileSystem(), "/", "--runs-dir", Destination::kFolder).ok());
+}
+
 TEST(GivenPaths, ADestinationInsideAPilotFolderIsRefusedNamingIt) {
   TempDir t;
   WriteText(t / "bag/bagit.txt", "BagIt-Version: 1.0\n");
