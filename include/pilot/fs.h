@@ -176,6 +176,11 @@ FileSystem& RealFileSystem();
 // path the folder has now (pinned with Reads::kStayBeneath). Real file system only.
 Result<int> OpenFolderForChild(const stdfs::path& dir);
 
+// Notes which descriptors of folders this process holds now: called first thing in main, it
+// records the folders a parent handed down, the only ones Resolve takes as "/proc/self/fd/N"
+// (pilot's own descriptors never are). Until it is called, none is taken.
+void NoteHandedDownFolders();
+
 // Reads a whole regular file of at most `max_bytes`; a larger one, a non-regular one or an
 // unreadable one is refused (exit 2) naming the file and `what` it is ("parameter file").
 Result<std::string> ReadCapped(FileSystem& fs, const stdfs::path& file, std::uint64_t max_bytes,

@@ -11,6 +11,7 @@
 
 #include "pilot/escape.h"
 #include "pilot/build_info.h"
+#include "pilot/fs.h"
 #include "pilot/json_util.h"
 #include "pilot/utf8.h"
 
@@ -182,26 +183,35 @@ int Dispatch(int argc, char** argv) {
       return Code(ExitCode::kBadInput);
     }
   }
-  // `--out --json`: an option that takes a value, followed by another option of the same
-  // command. CLI11 would take the option's name as the value (a folder named --json); a
-  // forgotten value is refused instead, naming both.
+  // `--out --json`: an option that takes a value, followed by an option of pilot. CLI11 would
+  // take the option's name as the value (a folder named --json); a forgotten value is refused
+  // instead, naming both.
   if (argc > 2 && known(argv[1])) {
     CLI::App* sub = app.get_subcommand(argv[1]);
-    auto option_named = [&](std::string_view word) -> const CLI::Option* {
+    // An option of `app` (or `-h`/`--help`), named as it is written on a command line.
+    auto option_of = [](CLI::App* of, std::string_view word) -> const CLI::Option* {
       if (word.size() < 2 || word[0] != '-' || word == "--") return nullptr;
       const std::string name(word.substr(0, word.find('=')));
-      for (const CLI::Option* option : sub->get_options([](const CLI::Option*) { return true; })) {
+      for (const CLI::Option* option : of->get_options([](const CLI::Option*) { return true; })) {
         if ((!option->get_lnames().empty() || !option->get_snames().empty()) && option->check_name(name)) return option;
       }
-      if (name == "-h" || name == "--help") return sub->get_help_ptr();
+      if (name == "-h" || name == "--help") return of->get_help_ptr();
       return nullptr;
+    };
+    // The word after a value-taking option is refused when it is an option of any command
+    // (`compare --out --params`: a mistake, whichever command the option belongs to).
+    auto any_option = [&](std::string_view word) {
+      for (CLI::App* any : app.get_subcommands([](CLI::App*) { return true; })) {
+        if (option_of(any, word) != nullptr) return true;
+      }
+      return option_of(&app, word) != nullptr;
     };
     for (int i = 2; i + 1 < argc; ++i) {
       const std::string_view arg(argv[i]);
       if (arg == "--") break;
-      const CLI::Option* option = arg.find('=') == std::string_view::npos ? option_named(arg) : nullptr;
+      const CLI::Option* option = arg.find('=') == std::string_view::npos ? option_of(sub, arg) : nullptr;
       if (option == nullptr || option->get_expected_max() == 0) continue;  // a flag takes no value
-      if (option_named(argv[i + 1]) != nullptr) {
+      if (any_option(argv[i + 1])) {
         std::fprintf(stderr,
                      "pilot: error: %s: needs a value, but is followed by the option %s — give the value right after "
                      "%s; run `pilot %s --help` for the options\n",
@@ -235,6 +245,8 @@ int Dispatch(int argc, char** argv) {
 }  // namespace
 
 int Main(int argc, char** argv) {
+  // Before pilot opens anything: the folders a parent handed down ("/proc/self/fd/N").
+  NoteHandedDownFolders();
   // Merging or verifying many shards keeps a file open per shard: the soft limit on open
   // files is raised to the hard one (often 1024 against 4096 or more).
   struct rlimit files {};

@@ -67,13 +67,6 @@ Result<RunPlan> BuildPlan(const RunOptions& o, const std::optional<ShardChoice>&
   request.command_line = o.argv;
   if (shard) request.shard = shard->spec;
   auto plan = BuildRunPlan(RealFileSystem(), request);
-  if (plan.ok() && o.runs_dir.rfind("/proc/self/fd/", 0) == 0) {
-    // A worker of --workers is handed its folder as a descriptor; the record names the folder.
-    auto& line = plan.value().command_line;
-    for (std::size_t i = 0; i + 1 < line.size(); ++i) {
-      if (line[i] == "--runs-dir" && line[i + 1] == o.runs_dir) line[i + 1] = plan.value().runs_dir.string();
-    }
-  }
   if (!plan.ok() || !shard || !shard->local_rank) return plan;
   // torchrun: LOCAL_RANK picks this host's device, cuda:LOCAL_RANK (or rocm:).
   std::string& device = plan.value().params.device;
@@ -209,6 +202,11 @@ int ExecuteWorkers(const RunOptions& o) {
     return ReportError(inside.error(), o.common);
   }
   if (Status made = RealFileSystem().CreateDirectories(shards_dir); !made.ok()) return ReportError(made.error(), o.common);
+  // Pinned, reads included: the merge reads the shards from this very folder, never through a
+  // link put in its place (or in place of a shard) while the workers ran.
+  if (Status pinned = RealFileSystem().Anchor(shards_dir, FileSystem::Reads::kStayBeneath); !pinned.ok()) {
+    return ReportError(pinned.error(), o.common);
+  }
   // The workers are handed the shards' folder itself (a descriptor reached from the pinned
   // --runs-dir), never its path to look up again: a parent swapped for a link meanwhile
   // cannot send a shard elsewhere.

@@ -22,6 +22,7 @@
 #include "pilot/json_util.h"
 #include "pilot/limits.h"
 #include "pilot/paths.h"
+#include "pilot/run_lock.h"
 #include "pilot/plan.h"
 #include "pilot/sweep_run.h"
 #include "pilot/utf8.h"
@@ -336,13 +337,21 @@ void MaybeKillForTest(int group, int batch) {
 
 int ExecuteCell(const CellOptions& o) {
   ApplyLogLevel(o.common);
-  // --out is a name inside the sweep folder, written from the folder pinned here.
-  if (o.out.empty() || o.out == "." || o.out == ".." || o.out.find('/') != std::string::npos || o.out.size() > 128) {
-    return ReportError(BadInput("must be a file name inside the sweep folder", "--out"), o.common);
+  // --out is the cell's own file in the sweep folder, written from the folder pinned here, and
+  // only for the sweep that started this process (it holds the folder's lock).
+  const std::string cell_file = ".cell-g" + std::to_string(o.group) + "-b" + std::to_string(o.batch) + ".json";
+  if (o.out != cell_file) {
+    return ReportError(BadInput("must be " + cell_file + ", the cell's file in the sweep folder", "--out"), o.common);
   }
   auto resolved = ResolveGivenFolder(RealFileSystem(), o.dir, "a sweep folder");
   if (!resolved.ok()) return ReportError(resolved.error(), o.common);
   const fs::path dir = resolved.value();
+  if (auto holder = LockHolder(RealFileSystem(), dir); !holder || *holder != static_cast<long>(::getppid())) {
+    return ReportError(BadInput("is not a sweep being run by the process that started this cell (sweep-cell is "
+                                "pilot sweep's own)",
+                                dir.string(), "run `pilot sweep`, or `pilot resume` the sweep folder"),
+                       o.common);
+  }
   auto record = ReadSweepRecord(RealFileSystem(), dir);
   if (!record.ok()) return ReportError(record.error(), o.common);
   const SweepRecord& r = record.value();

@@ -273,11 +273,14 @@ Status CheckPlanConsistent(const Evidence& e) {
     });
     if (!listed) return Inconsistent(e, std::string(pick) + " is not one of the rows that fit");
   }
-  if (fits && At(At(e.doc, "cheapest"), "cost").get<double>() > *cheapest_cost) {
+  // Figures within plan's own rounding (a relative 1e-9) are equal, as plan compares them: a
+  // tie is then broken by cards and period, which are not checked again here.
+  auto above = [](double a, double b) { return a - b > 1e-9 * std::max({1.0, std::fabs(a), std::fabs(b)}); };
+  if (fits && above(At(At(e.doc, "cheapest"), "cost").get<double>(), *cheapest_cost)) {
     return Inconsistent(e, "cheapest costs more than another row that fits");
   }
   if (fits && (!FiniteNumber(At(At(e.doc, "fastest"), "needed_hours")) ||
-               At(At(e.doc, "fastest"), "needed_hours").get<double>() > *fastest_hours + 1e-9)) {
+               above(At(At(e.doc, "fastest"), "needed_hours").get<double>(), *fastest_hours))) {
     return Inconsistent(e, "fastest needs more hours than another row that fits");
   }
   const nlohmann::json& rate = At(At(e.doc, "basis"), "items_per_s_per_card");

@@ -98,6 +98,16 @@ Result<RunPlan> BuildRunPlan(FileSystem& fsys, const RunRequest& o) {
   plan.run_id = o.run_id.empty() && o.shard ? ShardRunId(*o.shard) : o.run_id;
   plan.shard = o.shard;
   plan.command_line = o.command_line;
+  // A runs folder handed down as a descriptor (a worker of run --workers: /proc/self/fd/N) is
+  // recorded by the folder's path: the descriptor means nothing once the process is gone.
+  const bool handed_down = o.runs_dir.string().rfind("/proc/self/fd/", 0) == 0;
+  if (handed_down) {
+    for (std::size_t i = 0; i + 1 < plan.command_line.size(); ++i) {
+      if (plan.command_line[i] == "--runs-dir" && plan.command_line[i + 1] == o.runs_dir.string()) {
+        plan.command_line[i + 1] = plan.runs_dir.string();
+      }
+    }
+  }
   // What was asked, beside the plan's effective values (run.json "requested" and "plan").
   plan.requested = {{"params", o.params_file.string()},
                     {"manifest", o.manifest ? nlohmann::ordered_json(o.manifest->string()) : nlohmann::ordered_json()},
@@ -108,7 +118,7 @@ Result<RunPlan> BuildRunPlan(FileSystem& fsys, const RunRequest& o) {
                     {"batch_plan", plan_dir ? nlohmann::ordered_json(plan_dir->string()) : nlohmann::ordered_json()},
                     {"threads", asked.threads},
                     {"run_id", o.run_id.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(o.run_id)},
-                    {"runs_dir", o.runs_dir.string()}};
+                    {"runs_dir", handed_down ? plan.runs_dir.string() : o.runs_dir.string()}};
   if (o.shard) plan.requested["shard"] = ShardText(*o.shard);
   return plan;
 }

@@ -713,23 +713,29 @@ Result<RentalPlan> BuildRentalPlan(const PlanRequest& request) {
       }
     }
   }
+  // The picks, each in two steps so that the tie rule is the same for every row (a pairwise
+  // "equal within 1e-9" drifts along a chain of near-equal rows): first the best figure, then,
+  // among the rows within rounding of it (Same), the one that wins on the next keys.
+  std::optional<double> min_cost, min_hours;
+  for (const PlanRow& r : plan.rows) {
+    if (!r.fits) continue;
+    if (!min_cost || r.cost < *min_cost) min_cost = r.cost;
+    if (!min_hours || r.needed_hours < *min_hours) min_hours = r.needed_hours;
+  }
   for (std::size_t i = 0; i < plan.rows.size(); ++i) {
     const PlanRow& r = plan.rows[i];
     if (!r.fits) continue;
-    if (!plan.cheapest) {
-      plan.cheapest = plan.fastest = i;
-      continue;
+    if (Same(r.cost, *min_cost)) {
+      const PlanRow* c = plan.cheapest ? &plan.rows[*plan.cheapest] : nullptr;
+      if (!c || (r.cards != c->cards ? r.cards < c->cards : r.period_days < c->period_days)) plan.cheapest = i;
     }
-    const PlanRow& c = plan.rows[*plan.cheapest];
-    if (!Same(r.cost, c.cost) ? r.cost < c.cost : r.cards != c.cards ? r.cards < c.cards : r.period_days < c.period_days) {
-      plan.cheapest = i;
-    }
-    const PlanRow& f = plan.rows[*plan.fastest];
-    if (!Same(r.needed_hours, f.needed_hours) ? r.needed_hours < f.needed_hours
-        : !Same(r.cost, f.cost)               ? r.cost < f.cost
-        : r.cards != f.cards                  ? r.cards < f.cards
-                                              : r.period_days < f.period_days) {
-      plan.fastest = i;
+    if (Same(r.needed_hours, *min_hours)) {
+      const PlanRow* f = plan.fastest ? &plan.rows[*plan.fastest] : nullptr;
+      if (!f || (r.cost != f->cost     ? r.cost < f->cost
+                 : r.cards != f->cards ? r.cards < f->cards
+                                       : r.period_days < f->period_days)) {
+        plan.fastest = i;
+      }
     }
   }
 

@@ -1,5 +1,7 @@
 #include "pilot/paths.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 
 namespace pilot {
@@ -87,6 +89,24 @@ Status RefuseFrom(FileSystem& files, const fs::path& start, const fs::path& targ
   return {};
 }
 
+// A path into pilot's own process (/proc/self/..., /proc/<its pid>/...) names pilot's own
+// descriptors, not what the person meant; only a folder handed down when pilot started,
+// given as exactly /proc/self/fd/N, is taken (FileSystem::Resolve checks that).
+Status RefuseOwnProcess(const fs::path& absolute, const std::string& option) {
+  const std::string text = absolute.lexically_normal().string();
+  const std::string pid = "/proc/" + std::to_string(::getpid());
+  for (const std::string& own : {std::string("/proc/self"), std::string("/proc/thread-self"), pid}) {
+    if (text != own && text.rfind(own + "/", 0) != 0) continue;
+    const std::string fd = "/proc/self/fd/";
+    const bool handed = text.rfind(fd, 0) == 0 && text.size() > fd.size() &&
+                        text.find_first_not_of("0123456789", fd.size()) == std::string::npos;
+    if (handed) return {};
+    return BadInput("names pilot's own process (" + own + "), not a folder of yours", option,
+                    "give the folder's path");
+  }
+  return {};
+}
+
 }  // namespace
 
 Result<fs::path> ResolveGivenFolder(FileSystem& files, const fs::path& given, const std::string& what) {
@@ -94,7 +114,11 @@ Result<fs::path> ResolveGivenFolder(FileSystem& files, const fs::path& given, co
   std::error_code ec;
   const fs::path absolute = fs::absolute(given, ec);
   if (ec) return BadInput("cannot make the path absolute: " + ec.message(), given.string());
+  PILOT_TRY(RefuseOwnProcess(absolute, given.string()));
   auto resolved = files.Resolve(absolute);
+  if (!resolved.ok() && absolute.string().rfind("/proc/self/fd/", 0) == 0) {
+    return BadInput(resolved.error().what, given.string(), resolved.error().hint);
+  }
   if (!resolved.ok()) {
     return BadInput("cannot resolve the path (" + resolved.error().what + ")", given.string(),
                     "a symlink loop, or a folder along it that cannot be read?");
@@ -118,6 +142,7 @@ Result<fs::path> ResolveDestination(FileSystem& files, const fs::path& given, co
   if (ec) return BadInput("cannot make the path absolute: " + ec.message(), option + " " + given.string());
   while (raw_text.size() > 1 && raw_text.back() == '/') raw_text.pop_back();
   const fs::path raw = raw_text;
+  PILOT_TRY(RefuseOwnProcess(kind == Destination::kNew ? raw.parent_path() : raw, option + " " + given.string()));
   fs::path d = raw.lexically_normal();
   if (!d.has_filename() && d.has_parent_path() && d != d.root_path()) d = d.parent_path();
   const std::string name = raw.filename().string();
@@ -140,6 +165,9 @@ Result<fs::path> ResolveDestination(FileSystem& files, const fs::path& given, co
   // The part that exists, resolved once (a symlink loop is an error here, not later).
   const fs::path to_resolve = kind == Destination::kNew ? raw.parent_path() : raw;
   auto resolved = files.Resolve(to_resolve);
+  if (!resolved.ok() && to_resolve.string().rfind("/proc/self/fd/", 0) == 0) {
+    return BadInput(resolved.error().what, option + " " + given.string(), resolved.error().hint);
+  }
   if (!resolved.ok()) {
     return BadInput("cannot resolve " + to_resolve.string() + " (" + resolved.error().what + ")", option,
                     "a symlink loop, or a folder along it that cannot be read?");

@@ -15,8 +15,10 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstdlib>
 #include <mutex>
 #include <optional>
+#include <set>
 
 namespace pilot {
 namespace {
@@ -588,9 +590,19 @@ FileStat FromStat(const struct stat& st) {
   return out;
 }
 
+// The folders this process was handed when it started (NoteHandedDownFolders): descriptors
+// of folders open at exec. Only these are taken as "/proc/self/fd/N"; pilot's own descriptors
+// (a pin, a listing) never are.
+std::mutex g_handed_mu;
+std::set<int>& HandedDown() {
+  static std::set<int> fds;
+  return fds;
+}
+
 // A folder handed down by a parent process as "/proc/self/fd/N" (OpenFolderForChild): the
 // descriptor is the folder, pinned as it is (never looked up again by a path), and its path is
-// what the kernel says it is now. Error when N is not an open folder; nullopt for any other path.
+// what the kernel says it is now. Error when N is not a folder this process was handed, or the
+// folder has been removed; nullopt for any other path.
 std::optional<Result<stdfs::path>> InheritedFolder(const stdfs::path& path) {
   static const std::string prefix = "/proc/self/fd/";
   const std::string text = path.string();
@@ -599,17 +611,34 @@ std::optional<Result<stdfs::path>> InheritedFolder(const stdfs::path& path) {
                    [](char c) { return c >= '0' && c <= '9'; })) {
     return std::nullopt;
   }
-  const int n = std::stoi(text.substr(prefix.size()));
+  const long n = std::stol(text.substr(prefix.size()));
+  {
+    std::lock_guard<std::mutex> hold(g_handed_mu);
+    if (n > INT_MAX || HandedDown().count(static_cast<int>(n)) == 0) {
+      return Result<stdfs::path>(BadInput("is not a folder this process was handed when it started", text,
+                                          "give the folder's path"));
+    }
+  }
   struct stat st {};
-  if (::fstat(n, &st) != 0 || !S_ISDIR(st.st_mode)) {
-    return Result<stdfs::path>(BadInput("is not a folder this process was handed", text));
+  if (::fstat(static_cast<int>(n), &st) != 0 || !S_ISDIR(st.st_mode)) {
+    return Result<stdfs::path>(BadInput("is not a folder this process was handed when it started", text,
+                                        "give the folder's path"));
+  }
+  if (st.st_nlink == 0) {
+    return Result<stdfs::path>(BadInput("the folder it was handed has been removed", text,
+                                        "nothing was written; run the command again"));
   }
   char buf[PATH_MAX + 1];
   errno = 0;
   const ssize_t len = ::readlink(text.c_str(), buf, PATH_MAX);
   if (len <= 0 || buf[0] != '/') return Result<stdfs::path>(FileReadError("cannot resolve", path, errno ? errno : EINVAL));
   const stdfs::path now = stdfs::path(std::string(buf, static_cast<std::size_t>(len))).lexically_normal();
-  const int fd = ::fcntl(n, F_DUPFD_CLOEXEC, 0);
+  if (now.filename().string().size() > 10 &&
+      now.filename().string().compare(now.filename().string().size() - 10, 10, " (deleted)") == 0) {
+    return Result<stdfs::path>(BadInput("the folder it was handed has been removed", text,
+                                        "nothing was written; run the command again"));
+  }
+  const int fd = ::fcntl(static_cast<int>(n), F_DUPFD_CLOEXEC, 0);
   if (fd < 0) return Result<stdfs::path>(FileReadError("cannot open the folder", path, errno));
   std::lock_guard<std::mutex> hold(g_anchors_mu);
   for (AnchorEntry& a : Anchors()) {
@@ -1075,6 +1104,23 @@ class PosixFileSystem : public FileSystem {
 FileSystem& RealFileSystem() {
   static PosixFileSystem fs;
   return fs;
+}
+
+void NoteHandedDownFolders() {
+  std::set<int> found;
+  if (DIR* d = ::opendir("/proc/self/fd")) {
+    const int own = ::dirfd(d);
+    while (struct dirent* e = ::readdir(d)) {
+      char* end = nullptr;
+      const long fd = std::strtol(e->d_name, &end, 10);
+      if (end == e->d_name || *end != '\0' || fd < 3 || fd == own || fd > INT_MAX) continue;
+      struct stat st {};
+      if (::fstat(static_cast<int>(fd), &st) == 0 && S_ISDIR(st.st_mode)) found.insert(static_cast<int>(fd));
+    }
+    ::closedir(d);
+  }
+  std::lock_guard<std::mutex> hold(g_handed_mu);
+  HandedDown() = std::move(found);
 }
 
 Result<int> OpenFolderForChild(const stdfs::path& dir) {

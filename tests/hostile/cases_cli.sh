@@ -301,9 +301,9 @@ hc_cli__sweep_out_symlink_to_outside() {
 hc_cli__sweep_cell_not_a_sweep() {
   # The internal cell command on a folder that is no sweep: refused, nothing written.
   want_rc 2
-  want_err 'run\.json'
+  want_err 'not a sweep being run'
   guard "$C/outside"
-  hrun sweep-cell "$C/outside" --group 1 --batch-size 1 --out cell.json
+  hrun sweep-cell "$C/outside" --group 1 --batch-size 1 --out .cell-g1-b1.json
 }
 hc_cli__sweep_cell_group_zero() { refuse 'group'; hrun sweep-cell "$C/outside" --group 0 --batch-size 1 --out x; }
 hc_cli__run_batch_plan_empty() { top_before; refuse 'batch-plan'; runc --runs-dir runs --batch-plan ''; top_after; }

@@ -454,3 +454,15 @@ for r in d["plans"]:
   guard "$C/$G"
   hrun decide "$G" --plan plan.json --decision go --reason x
 }
+
+# --- from the third review ----------------------------------------------------------------------
+hc_evidence__decide_takes_a_genuine_plan_with_ties() {
+  # A genuine plan whose rows tie within plan's rounding (corpus of one item: every row needs
+  # the allowance and a few nanoseconds): decide breaks the tie as plan did, and accepts it.
+  copy_run good || return
+  cp "$C/proj/config/prices.example.json" "$C/prices.json"
+  aux plan --from "$G" --prices prices.json --corpus-items 1 --assume-scaling 1 --out plan.json
+  [ -f "$C/plan.json" ] || { bad "no plan: $(tr '\n' '|' <"$AUX_ERR")"; return; }
+  want_rc 0
+  hrun decide "$G" --plan plan.json
+}

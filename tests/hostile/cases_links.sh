@@ -435,3 +435,65 @@ hc_links__merge_stale_partial_too_deep() {
   hrun export "$G" out
   [ "$(wc -c <"$ERR")" -lt 2000 ] || bad "the message is $(wc -c <"$ERR") bytes"
 }
+
+# --- from the third review ----------------------------------------------------------------------
+hc_links__workers_shards_folder_swapped_for_decoy_shards() {
+  # RUN_ID.shards renamed and replaced by a link to another job's finished shards while the
+  # workers run: the merge reads the shards the workers wrote, never the decoy's.
+  (cd "$C" && exec "$PILOT" run --params "$P" --runs-dir decoyruns --run-id w --workers 2 --device cpu \
+    >/dev/null 2>&1) || { bad "no decoy shards"; return; }
+  (cd "$C" && PILOT_TEST_BATCH_DELAY_MS=300 exec "$PILOT" run --params "$P" --runs-dir runs --run-id w --workers 2 \
+    --device cpu >"$T/r.out" 2>"$T/r.err") &
+  local pid=$! i
+  for i in $(seq 1 300); do [ -s "$C/runs/w.shards/shard-0-of-2/data/journal.jsonl" ] && break; sleep 0.05; done
+  mv "$C/runs/w.shards" "$C/runs/w.shards.real"
+  ln -s ../decoyruns/w.shards "$C/runs/w.shards"
+  kill -0 "$pid" 2>/dev/null || bad "the workers finished before the swap (no race)"
+  guard "$C/decoyruns"
+  local rc=0
+  wait "$pid" || rc=$?
+  [ "$rc" = 0 ] || bad "the run exited $rc: $(tr '\n' '|' <"$T/r.err")"
+  local k want got
+  for k in 0 1; do
+    want=$(sha256sum "$C/runs/w.shards.real/shard-$k-of-2/tagmanifest-sha256.txt" | cut -c1-64)
+    grep -q "$want" "$C/runs/w/data/run.json" || bad "shard $k of the merge is not the one its worker wrote"
+  done
+  want_rc 0
+  hrun verify runs/w
+}
+hc_links__handed_down_folder_removed() {
+  # A folder handed down as /proc/self/fd/N that was removed before pilot began: refused, and
+  # nothing made under the name the kernel gives it ("NAME (deleted)").
+  mkdir "$C/gone"
+  exec 7<"$C/gone"
+  rmdir "$C/gone"
+  want_rc 2; want_err 'has been removed' '/proc/self/fd/7'
+  hrun run --params "$P" --runs-dir /proc/self/fd/7 --run-id g --device cpu
+  exec 7<&-
+  [ -z "$(ls -A "$C" | grep -F deleted)" ] || bad "a folder was made: $(ls -A "$C" | grep -F deleted)"
+}
+hc_links__own_process_paths_are_refused() {
+  # /proc/self/... names pilot's own descriptors (its pins), not a folder of the person's.
+  mkdir -p "$C/inputs" && echo hello >"$C/inputs/a.txt"
+  want_rc 2; want_err 'handed when it started' '/proc/self/fd/3'
+  guard "$C/inputs"
+  hrun manifest inputs --out /proc/self/fd/3/m.json
+  copy_run good || return
+  aux export "$G" /proc/self/cwd/copy
+  [ "$AUX_RC" = 2 ] && grep -q 'own process' "$AUX_ERR" || bad "export into /proc/self/cwd: exit $AUX_RC: $(tr '\n' '|' <"$AUX_ERR")"
+}
+hc_links__sweep_cell_on_a_finished_sweep() {
+  # The internal cell command handed a finished sweep by hand: refused, the bag untouched.
+  copy_run sgood || return
+  exec 6<"$C/runs/sgood"
+  want_rc 2; want_err 'not a sweep being run'
+  guard "$C/runs/sgood"
+  hrun sweep-cell /proc/self/fd/6 --group 1 --batch-size 1 --out .cell-g1-b1.json
+  exec 6<&-
+}
+hc_links__sweep_cell_out_is_its_own_file() {
+  copy_run sgood || return
+  want_rc 2; want_err '--out' '\.cell-g1-b1\.json'
+  guard "$C/runs/sgood"
+  hrun sweep-cell runs/sgood --group 1 --batch-size 1 --out bagit.txt
+}

@@ -242,3 +242,10 @@ hc_options__a_value_that_looks_like_a_number_is_kept() {
   want_rc 2; want_err 'latency-budget-ms'
   hrun sweep --params "$P" --device cpu --latency-budget-ms -5 --out runs/s
 }
+hc_options__value_followed_by_another_commands_option() {
+  # `--params` is no option of compare, but it is pilot's: still a forgotten value.
+  copy_run good || return
+  want_rc 2; want_err '--out' 'needs a value' '--params'
+  hrun compare "$G" "$G" --out --params
+  [ ! -e "$C/--params" ] || bad "a folder named --params was made"
+}

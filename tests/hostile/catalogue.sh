@@ -481,12 +481,15 @@ for g in "${run_groups[@]}"; do
   # shellcheck source=/dev/null
   source "$HERE/cases_$g.sh"
   start=$(date +%s)
+  times=()
   while read -r fn; do
     name=${fn#hc_"$g"__}
     [ -n "$filter" ] && ! [[ $name =~ $filter ]] && continue
+    case_start=$(date +%s%N)
     if run_case "$g" "$name" "$fn"; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
+    times+=("$((($(date +%s%N) - case_start) / 1000000)) $name")
   done < <(grep -o "^hc_${g}__[A-Za-z0-9_]*" "$HERE/cases_$g.sh")  # in the order they are written
-  echo "# group $g: $(($(date +%s) - start)) s" >&2
+  echo "# group $g: $(($(date +%s) - start)) s; slowest cases (ms): $(printf '%s\n' "${times[@]}" | sort -rn | head -5 | tr '\n' ',' | sed 's/,$//')" >&2
 done
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -232,6 +232,28 @@ TEST(Decide, AWrongFingerprintIsAFindingBeforeAnyProposal) {
   EXPECT_TRUE(out.value().proposal.empty());
 }
 
+TEST(DecideEvidence, PlanTiesWithinItsRoundingAreAcceptedAsPlanBreaksThem) {
+  // plan takes figures within a relative 1e-9 as equal and breaks the tie by cards: a cheapest
+  // row that costs 0.30000000000000004 beside one of 0.3 is plan's own answer; one of 0.31 is not.
+  auto row = [](const std::string& card, int cards, const std::string& cost, const std::string& hours) {
+    return R"({"card":")" + card + R"(","period_days":3,"lots":1,"cards":)" + std::to_string(cards) +
+           R"(,"fit":"unknown","rate_basis":"measured","items_per_s_per_card":10.0,"compute_hours":)" + hours +
+           R"(,"needed_hours":)" + hours + R"(,"period_suffices":true,"cost":)" + cost + R"(,"fits":true})";
+  };
+  auto plan = [&](const std::string& a_cost, const std::string& a_hours) {
+    const std::string a = row("a", 1, a_cost, a_hours), b = row("b", 4, "0.3", "8.000000021337911");
+    return R"({"kind":"pilot-plan","allowance_hours":0,"basis":{"items_per_s_per_card":10.0},"plans":[)" + a + "," + b +
+           R"(],"cheapest":)" + a + R"(,"fastest":)" + a + R"(,"verdict":"fits"})";
+  };
+  EXPECT_TRUE(CheckEvidenceDocument("plan", plan("0.30000000000000004", "8.000000026672389"), "plan.json").ok());
+  auto dearer = CheckEvidenceDocument("plan", plan("0.31", "8.000000026672389"), "plan.json");
+  ASSERT_FALSE(dearer.ok());
+  EXPECT_NE(dearer.error().what.find("cheapest costs more"), std::string::npos) << dearer.error().what;
+  auto slower = CheckEvidenceDocument("plan", plan("0.3", "8.5"), "plan.json");
+  ASSERT_FALSE(slower.ok());
+  EXPECT_NE(slower.error().what.find("fastest needs more hours"), std::string::npos) << slower.error().what;
+}
+
 TEST(DecideEvidence, DocumentsThatContradictThemselvesAreRefused) {
   const std::string row = R"({"card":"cpu","period_days":3,"lots":1,"cards":1,"fit":"unknown","rate_basis":"measured",
       "items_per_s_per_card":10.0,"compute_hours":1.0,"needed_hours":9.0,"period_suffices":true,"cost":COST,"fits":true})";

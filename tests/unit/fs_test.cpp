@@ -246,6 +246,11 @@ TEST(Anchor, AFolderHandedDownAsADescriptorIsPinnedAsItIs) {
   auto fd = OpenFolderForChild(sweep);
   ASSERT_TRUE(fd.ok()) << fd.error().ToString();
   FileSystem& f = RealFileSystem();
+  // Not noted as handed down at start: refused, as pilot's own descriptors are.
+  auto own = f.Resolve("/proc/self/fd/" + std::to_string(fd.value()));
+  ASSERT_FALSE(own.ok());
+  EXPECT_NE(own.error().what.find("handed when it started"), std::string::npos) << own.error().what;
+  NoteHandedDownFolders();  // as main does first: this descriptor now stands for a parent's
   auto got = f.Resolve("/proc/self/fd/" + std::to_string(fd.value()));
   ASSERT_TRUE(got.ok()) << got.error().ToString();
   EXPECT_EQ(got.value(), sweep);
@@ -255,6 +260,16 @@ TEST(Anchor, AFolderHandedDownAsADescriptorIsPinnedAsItIs) {
   ASSERT_TRUE(f.WriteFileAtomic(sweep / "cell.json", "{}").ok());
   EXPECT_TRUE(fs::exists(t / "runs.old/sweep/cell.json"));
   EXPECT_TRUE(fs::is_empty(t / "decoy/sweep"));
+  // A removed folder is refused, never acted on by the name the kernel gives it.
+  fs::create_directories(t / "gone");
+  const int gone = ::open((t / "gone").c_str(), O_RDONLY | O_DIRECTORY);
+  ASSERT_GE(gone, 0);
+  fs::remove(t / "gone");
+  NoteHandedDownFolders();
+  auto removed = f.Resolve("/proc/self/fd/" + std::to_string(gone));
+  ASSERT_FALSE(removed.ok());
+  EXPECT_NE(removed.error().what.find("has been removed"), std::string::npos) << removed.error().what;
+  ::close(gone);
   // Anything else under /proc/self/fd is refused, naming it.
   auto not_folder = f.Resolve("/proc/self/fd/999999");
   ASSERT_FALSE(not_folder.ok());
