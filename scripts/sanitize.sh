@@ -12,7 +12,8 @@
 #
 # Environment: FUZZ_SECONDS (per target; 0 skips fuzzing, replays only), FUZZ_MAX_LEN
 # (largest fuzzed input, default 4096; the replay runs every committed file whole), FUZZ_TARGETS
-# (space-separated names such as "params journal" to limit the fuzz targets), SKIP_BUILD=1
+# (space-separated names such as "params journal" to limit the fuzz targets), FUZZ_JOBS (targets
+# at a time, default 2), SKIP_BUILD=1
 # (use build/asan as it is), SKIP_TESTS=1 (fuzz targets only).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -105,28 +106,25 @@ stat_of() {  # stat_of LOG NAME: a -print_final_stats=1 value
   sed -n "s/^stat::$2: *//p" "$1" | tail -n 1
 }
 
-passed=0
-failed=0
-failed_names=()
-rows=()
-mapfile -t all_targets <"$targets_file"
-for target in "${all_targets[@]}"; do
-  name=${target#fuzz_}
-  if [ -n "${FUZZ_TARGETS:-}" ] && [[ " $FUZZ_TARGETS " != *" $name "* ]]; then continue; fi
-  bin=$build/tests/fuzz/$target
-  corpus=tests/fuzz/corpus/$name
-  findings=$findings_root/$name
+# One target: replay, then fuzz. Its row of the summary goes to $scratch/rows/NAME, and the
+# file $scratch/failed/NAME marks a failure. Two targets run at a time (FUZZ_JOBS): each is
+# one process, and the machine has two cores.
+fuzz_one() {
+  set +e  # every step's outcome is checked here; a failure is a row, never a silent stop
+  local target=$1 name=${1#fuzz_}
+  local bin=$build/tests/fuzz/$target corpus=tests/fuzz/corpus/$name findings=$findings_root/$name
   rm -rf "$findings"
   mkdir -p "$findings"
-  dict_args=()
+  local dict_args=() d
   for d in "tests/fuzz/dict/$name.dict" "tests/fuzz/dict/${name%_*}.dict"; do
     if [ -f "$d" ]; then dict_args=("-dict=$d"); break; fi
   done
-  ok=1
+  local ok=1
 
   # 1. Replay every committed input once, each file whole (seeds and regress-* reproducers).
+  local inputs=()
   mapfile -t inputs < <(find "$corpus" -type f | LC_ALL=C sort)
-  replay_log=$logs/$name.replay.log
+  local replay_log=$logs/$name.replay.log
   echo "sanitize: $target: replaying ${#inputs[@]} inputs of $corpus"
   if [ ! -x "$bin" ]; then
     echo "sanitize: $target: FAILED: $bin was not built" >&2
@@ -139,8 +137,8 @@ for target in "${all_targets[@]}"; do
     echo "sanitize: $target: FAILED on the committed corpus; $(grep '^Running: ' "$replay_log" | tail -n 1)" >&2
     brief "$replay_log" >&2
     # libFuzzer stops at the first crash: replay each input alone to name every failing one.
+    local f one_log=$scratch/replay-one.$name.log
     for f in "${inputs[@]}"; do
-      one_log=$scratch/replay-one.log
       if ! "$bin" "$f" >"$one_log" 2>&1 || reported "$one_log"; then
         echo "sanitize: $target: fails on $f: $(grep -m1 -E 'ERROR|runtime error|what\(\)|invariant' "$one_log" | cut -c1-200)" >&2
       fi
@@ -148,12 +146,11 @@ for target in "${all_targets[@]}"; do
   fi
 
   # 2. Fuzz a scratch copy for a fixed time with a fixed seed.
-  execs="-" rate="-" new="-"
+  local execs="-" rate="-" new="-"
   if [ "$ok" = 1 ] && [ "$FUZZ_SECONDS" -gt 0 ]; then
-    work=$scratch/$name
+    local work=$scratch/$name fuzz_log=$logs/$name.fuzz.log
     mkdir -p "$work"
     cp -R "$corpus/." "$work/"
-    fuzz_log=$logs/$name.fuzz.log
     echo "sanitize: $target: fuzzing for $FUZZ_SECONDS s"
     if ! "$bin" -seed=1 -max_total_time="$FUZZ_SECONDS" -rss_limit_mb=2048 -timeout=10 -max_len="$FUZZ_MAX_LEN" \
          -print_final_stats=1 -artifact_prefix="$findings/" "${dict_args[@]}" "$work" \
@@ -167,17 +164,46 @@ for target in "${all_targets[@]}"; do
     rate=$(stat_of "$fuzz_log" average_exec_per_sec)
     new=$(stat_of "$fuzz_log" new_units_added)
   fi
+  local status=passed
   if [ "$ok" = 1 ]; then
-    passed=$((passed + 1))
     rmdir "$findings" 2>/dev/null || true
-    status=passed
   else
-    failed=$((failed + 1))
-    failed_names+=("$name")
     status=FAILED
+    : >"$scratch/failed/$name"
   fi
-  rows+=("$(printf '  %-16s %-7s %10s execs %8s exec/s %6s new units' "$name" "$status" "${execs:--}" "${rate:--}" "${new:--}")")
+  printf '  %-16s %-7s %10s execs %8s exec/s %6s new units\n' "$name" "$status" "${execs:--}" "${rate:--}" \
+    "${new:--}" >"$scratch/rows/$name"
+}
+
+FUZZ_JOBS=${FUZZ_JOBS:-2}
+mkdir -p "$scratch/rows" "$scratch/failed"
+mapfile -t all_targets <"$targets_file"
+running=0
+started=()
+for target in "${all_targets[@]}"; do
+  name=${target#fuzz_}
+  if [ -n "${FUZZ_TARGETS:-}" ] && [[ " $FUZZ_TARGETS " != *" $name "* ]]; then continue; fi
+  if [ "$running" -ge "$FUZZ_JOBS" ]; then
+    wait -n || true
+    running=$((running - 1))
+  fi
+  started+=("$name")
+  fuzz_one "$target" &
+  running=$((running + 1))
 done
+wait || true
+rows=()
+failed_names=()
+for name in "${started[@]}"; do
+  if [ ! -f "$scratch/rows/$name" ]; then  # its process ended before its row: a failure
+    printf '  %-16s %-7s (no result)\n' "$name" FAILED >"$scratch/rows/$name"
+    : >"$scratch/failed/$name"
+  fi
+  rows+=("$(cat "$scratch/rows/$name")")
+  if [ -f "$scratch/failed/$name" ]; then failed_names+=("$name"); fi
+done
+failed=${#failed_names[@]}
+passed=$((${#rows[@]} - failed))
 
 echo "sanitize: fuzz targets (${FUZZ_SECONDS} s each, -seed=1):"
 printf '%s\n' "${rows[@]}"

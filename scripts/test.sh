@@ -1,43 +1,73 @@
 #!/usr/bin/env bash
-# The README's test command (and CI's): builds pilot with warnings as errors and runs every
-# test once on that default build (unit, torch, end-to-end, the hostile catalogue); then the
-# core library and its unit tests without libtorch (preset core); then
-# scripts/sanitize.sh builds with clang's AddressSanitizer and UndefinedBehaviorSanitizer
-# and runs the unit tests, the `sanitize`-labelled end-to-end subset and the fuzzers.
-# Between them, the torch2 flavour (scripts/torch2-deps.sh, preset torch2) builds against
-# PyTorch 2.11's libtorch and runs the `flavour`-labelled subset.
+# The README's test command (and CI's, .ci/run): every test of the project, in five parts
+# (docs/testing.md, "What the test command runs"):
+#   deps      the Debian packages of requirements-rebuild.txt that are missing, [test] ones too
+#   default   the dev preset built with warnings as errors, then every ctest test once
+#   core      the core library and its unit tests built without libtorch (preset core)
+#   torch2    PyTorch 2.11's libtorch from the pinned wheel (preset torch2), its test subset
+#   sanitize  scripts/sanitize.sh: ASan + UBSan build, unit tests, the sanitize suites, fuzzers
+# Each part's minutes are printed as it ends, and all of them at the end. The compiler cache
+# (build/ccache) lets core and torch2 reuse what the default build compiled.
 # Arguments go to the first ctest (e.g. `scripts/test.sh -LE slow`); SKIP_SANITIZE=1 skips
-# the core-only build, the torch2 flavour and the sanitizer half while you work;
-# SKIP_TORCH2=1 skips the torch2 flavour alone.
+# core, torch2 and sanitize while you work; SKIP_TORCH2=1 skips torch2 alone.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
+
 start=$SECONDS
+part_name=""
+part_start=$SECONDS
+done_parts=()
+minutes() { printf '%d min %02d s' $(($1 / 60)) $(($1 % 60)); }
+# part NAME: ends the part running (printing its minutes), then begins NAME ("" ends the last).
+part() {
+  if [ -n "$part_name" ]; then
+    local took=$((SECONDS - part_start))
+    done_parts+=("$(printf '%-9s %s' "$part_name" "$(minutes "$took")")")
+    echo "test: part $part_name: $(minutes "$took") (total $(minutes $((SECONDS - start))))"
+  fi
+  part_name=$1
+  part_start=$SECONDS
+  [ -z "$part_name" ] || echo "test: part $part_name begins"
+}
+summary() {
+  local rc=$?
+  [ -z "$part_name" ] || part ""
+  echo "test: minutes by part:"
+  printf '  %s\n' "${done_parts[@]}"
+  echo "test: total $(minutes $((SECONDS - start)))$([ "$rc" = 0 ] || echo ", FAILED (exit $rc)")"
+}
+trap summary EXIT
+
+part deps
 scripts/deps.sh --test
+
+part default
 cmake --preset dev
 cmake --build --preset dev
 ctest --preset dev "$@"
-echo "test: default build and its tests: $(((SECONDS - start) / 60)) min $(((SECONDS - start) % 60)) s"
+
 if [ "${SKIP_SANITIZE:-0}" != 1 ]; then
   # The core never needs libtorch: it builds and passes its unit tests without it.
+  part core
   cmake --preset core
   cmake --build --preset core
   ctest --test-dir build/core -L 'unit|lint' --output-on-failure -j2
-  echo "test: core without libtorch: $(((SECONDS - start) / 60)) min $(((SECONDS - start) % 60)) s"
 fi
 if [ "${SKIP_TORCH2:-0}" != 1 ] && [ "${SKIP_SANITIZE:-0}" != 1 ]; then
   # The second flavour: PyTorch 2.11's own libtorch (a CUDA 13 build) from the pinned wheel,
   # compiled with the machine's CUDA toolkit and warnings as errors, so that the CUDA code is
   # compiled and linked; then the `flavour` subset of the tests (the stage, doctor, the
   # default pilot, the model formats with the .pt2 export). No GPU is needed: the gpu-labelled
-  # test skips where there is none.
+  # test skips where there is none. The tools (model trainer, embedding deriver) are built by
+  # the default build, against the libtorch that rebuilds the bundled models.
+  part torch2
   scripts/torch2-deps.sh
   cmake --preset torch2
-  cmake --build --preset torch2 --target pilot pilot_torch_tests pilot-train-langid pilot-derive-embedding
+  cmake --build --preset torch2 --target pilot pilot_torch_tests
   ctest --preset torch2 -L "flavour|torch"
-  echo "test: torch2 flavour: $(((SECONDS - start) / 60)) min $(((SECONDS - start) % 60)) s"
 fi
 if [ "${SKIP_SANITIZE:-0}" != 1 ]; then
+  part sanitize
   scripts/sanitize.sh
 fi
-echo "test: everything: $(((SECONDS - start) / 60)) min $(((SECONDS - start) % 60)) s"

@@ -1,4 +1,4 @@
-// `pilot decide RUN_DIR`: the pilot ends in a decision (DESIGN.md, practice 7): go to full
+// `pilot decide RUN_DIR`: the pilot ends in a decision (docs/ending.md): go to full
 // scale, fix the environment, or revise the configuration. pilot proposes one from the
 // evidence (the folder itself, plus a doctor report, a comparison, a sweep and a rental plan
 // passed explicitly), listing each fact with the file it came from; the person confirms it

@@ -1,5 +1,5 @@
 // Small helpers around nlohmann::json that turn its exceptions into pilot Errors, and the
-// one JSON parser every file pilot reads goes through (DESIGN.md, "What pilot trusts").
+// one JSON parser every file pilot reads goes through (docs/security.md, "What pilot trusts").
 #pragma once
 
 #include <cstddef>

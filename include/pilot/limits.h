@@ -1,4 +1,4 @@
-// Caps on everything pilot reads from files it does not trust (DESIGN.md, "What pilot
+// Caps on everything pilot reads from files it does not trust (docs/security.md, "What pilot
 // trusts"): every JSON document has a size and a nesting cap, every line-oriented file a
 // line cap. Past a cap, an input of `run`/`resume` is refused (exit 2) and a file inside a
 // bag being verified is a finding (exit 1). The numbers are far above anything pilot

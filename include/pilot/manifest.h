@@ -1,4 +1,4 @@
-// The manifest: the immutable, sha256-pinned list of inputs of a pilot (DESIGN.md, "Inputs").
+// The manifest: the immutable, sha256-pinned list of inputs of a pilot (docs/formats.md, "Manifest").
 // Loading either yields a fully valid manifest or refuses the whole file (exit 2): nothing
 // runs on a manifest with a duplicate id, a missing field or a parse error.
 #pragma once

@@ -1,4 +1,4 @@
-// The parameter file: what a run is asked to do (DESIGN.md, "Parameters"). Paths are
+// The parameter file: what a run is asked to do (docs/formats.md, "Parameters"). Paths are
 // resolved against the file's own folder; unknown keys and anything that looks like a
 // credential are refused (exit 2).
 #pragma once

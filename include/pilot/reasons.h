@@ -1,4 +1,4 @@
-// The closed set of rejection reason codes (DESIGN.md, "Result records").
+// The closed set of rejection reason codes (docs/formats.md, "Reason codes").
 #pragma once
 
 #include <string_view>

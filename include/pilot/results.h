@@ -1,5 +1,5 @@
 // A result record: one per manifest id, accepted with its stage kind's payload (a category,
-// or an embedding's row) or rejected with a reason (DESIGN.md, "Result records"), and its JSON Lines form.
+// or an embedding's row) or rejected with a reason (docs/formats.md, "Result records"), and its JSON Lines form.
 #pragma once
 
 #include <cstdint>

@@ -23,7 +23,7 @@
 namespace pilot {
 
 // What a stage produces for each accepted item; it decides the record fields, the report's
-// summary and what `verify` checks (DESIGN.md, "Result records").
+// summary and what `verify` checks (docs/formats.md, "Result records").
 enum class OutputKind {
   kClassification,  // a label the model declared, with its probability
   kEmbedding,       // a float vector of the model's `dim`

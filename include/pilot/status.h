@@ -12,7 +12,7 @@
 namespace pilot {
 
 // What kind of failure an Error is. The library speaks only of kinds; the CLI maps each to
-// its exit code once (src/cli/exit_codes.h, DESIGN.md's table), so no library code knows a
+// its exit code once (src/cli/exit_codes.h, docs/formats.md, "Exit codes"), so no library code knows a
 // process's exit status.
 enum class ErrorKind {
   kBadInput,     // an input (manifest, params, model, run folder, flag) is wrong

@@ -1,4 +1,4 @@
-// Batch tuning (`pilot sweep`, DESIGN.md practice 5): the prechecked items are split into
+// Batch tuning (`pilot sweep`, docs/sweep.md): the prechecked items are split into
 // length groups; each group runs at batch sizes 1, 2, 4, ... after a warm-up, one cell per
 // (group, batch size); escalation in a group stops at its first limit (out of memory, a
 // stage error, a kill, the latency budget or the memory cap), which is recorded as data;

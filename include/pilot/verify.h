@@ -1,5 +1,5 @@
 // Re-verification of a run folder, possibly a copy on another machine: bag structure,
-// fixity and completeness, then the accounting rules (DESIGN.md, "What verify checks").
+// fixity and completeness, then the accounting rules (docs/formats.md, "What `verify` checks").
 // Every finding is reported, not just the first.
 #pragma once
 

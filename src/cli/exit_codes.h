@@ -1,5 +1,5 @@
-// The process exit codes, DESIGN.md's table, and the one place that maps the library's
-// error kinds and run verdicts to them. Nothing below src/cli/ knows an exit status.
+// The process exit codes (docs/formats.md, "Exit codes") and the one place that maps the
+// library's error kinds and run verdicts to them. Nothing below src/cli/ knows an exit status.
 #pragma once
 
 #include "pilot/run.h"

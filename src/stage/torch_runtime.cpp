@@ -5,7 +5,7 @@
 #include <torch/cuda.h>
 #include <torch/version.h>
 
-#include "pilot/build_info.h"
+#include "pilot/build_flavour.h"
 #include "pilot/torch_stage.h"
 #include "torch_device.h"
 

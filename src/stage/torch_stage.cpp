@@ -43,7 +43,7 @@
 #include <set>
 #include <unordered_map>
 
-#include "pilot/build_info.h"
+#include "pilot/build_flavour.h"
 #include "pilot/escape.h"
 #include "pilot/limits.h"
 #include "pilot/model_contract.h"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The hostile-input catalogue: the real pilot binary against damaged and hostile manifests,
-# parameters, models, run folders and command lines (DESIGN.md, "What pilot trusts").
+# parameters, models, run folders and command lines (docs/security.md, "What pilot trusts").
 #
 #   PILOT=build/dev/pilot PILOT_SOURCE_DIR=. bash tests/hostile/catalogue.sh [GROUP [CASE-REGEX]]
 #
@@ -80,12 +80,30 @@ fp() {
     find "$p" -type f -print0 | LC_ALL=C sort -z | xargs -0 -r sha256sum
   fi
 }
+# The guards' fingerprint, without reading a byte: the name of every folder, and the type,
+# name, size, inode, mtime, ctime and symlink target of every other entry. Any write, rename,
+# replacement, chmod or new link changes a ctime, which no program can set back, and an inode
+# swapped in changes the inode number. One find per guard, instead of a sha256 of every file
+# (the project copy and the base runs hold about a thousand); outside/ and runs/ keep fp.
+# fp_stat PATH [EXCLUDE-NAME]
+fp_stat() {
+  local p=$1 ex=${2:-}
+  if [ ! -e "$p" ] && [ ! -L "$p" ]; then echo ABSENT; return; fi
+  if [ -n "$ex" ]; then
+    find "$p" -name "$ex" -prune -o -type d -printf 'd %P\n' -o -printf '%y %P %s %i %T@ %C@ %l\n' | LC_ALL=C sort
+  else
+    find "$p" -type d -printf 'd %P\n' -o -printf '%y %P %s %i %T@ %C@ %l\n' | LC_ALL=C sort
+  fi
+}
 
 bad() { FAILS+=("$*"); }
 want_rc() { WANT_RC=("$@"); }
 want_err() { WANT_ERR+=("$@"); }
 no_runs() { NO_RUNS+=("${1:-runs}"); }
-guard() { GUARDS+=("$1"); GUARD_EX+=("${2:-}"); }
+guard() { GUARDS+=("$1"); GUARD_EX+=("${2:-}"); GUARD_HOW+=(fp_stat); }
+# guard_bytes PATH: PATH's bytes and names must not change, though a link count may (a hard
+# link broken by pilot before it writes changes the ctime of the inode it leaves behind).
+guard_bytes() { GUARDS+=("$1"); GUARD_EX+=(""); GUARD_HOW+=(fp); }
 quick() { MAX_SECS=${1:-$QUICK_SECS}; }
 bounded() { MAX_RSS_KB=${1:-$BOUND_RSS_KB}; }
 # refuse PATTERN...: exit 2, stderr matching every PATTERN, and no run folder under runs/.
@@ -119,7 +137,7 @@ hrun() {
   CMD="(cd ${dir#"$C"/}; pilot $([ $# -gt 0 ] && printf '%q ' "$@"))"
   CMD=${CMD//"$C"/\$C}
   local i
-  for i in "${!GUARDS[@]}"; do fp "${GUARDS[$i]}" "${GUARD_EX[$i]}" >"$T/guard.$i.before"; done
+  for i in "${!GUARDS[@]}"; do "${GUARD_HOW[$i]}" "${GUARDS[$i]}" "${GUARD_EX[$i]}" >"$T/guard.$i.before"; done
   fp "$C/outside" "" dirs >"$T/outside.before"
   [ -d "$C/runs" ] && fp "$C/runs" >"$T/runs.before"
   local t0 t1
@@ -129,7 +147,7 @@ hrun() {
   t1=$(date +%s%N)
   ELAPSED_MS=$(((t1 - t0) / 1000000))
   RSS_KB=$(cat "$T/rss" 2>/dev/null || echo 0)
-  for i in "${!GUARDS[@]}"; do fp "${GUARDS[$i]}" "${GUARD_EX[$i]}" >"$T/guard.$i.after"; done
+  for i in "${!GUARDS[@]}"; do "${GUARD_HOW[$i]}" "${GUARDS[$i]}" "${GUARD_EX[$i]}" >"$T/guard.$i.after"; done
   fp "$C/outside" "" dirs >"$T/outside.after"
   [ -d "$C/runs" ] && fp "$C/runs" >"$T/runs.after"
   RAN=1
@@ -181,8 +199,17 @@ valid_json() { python3 -m json.tool "$1" >/dev/null 2>&1 || bad "not valid JSON:
 
 # The bundled project's copy, and the sentinels.
 setup_case() {
-  mkdir -p "$C/proj" "$C/runs" "$C/outside"
-  cp -rL "$SRC/config" "$SRC/data" "$C/proj/"  # -L: a symlinked source tree is copied, never written through
+  mkdir -p "$C/proj/data" "$C/runs" "$C/outside"
+  # -L: a symlinked source tree is copied, never written through. The adaptation's inputs
+  # (data/adapt, most of the project's files) only where a group runs `adapt`.
+  cp -rL "$SRC/config" "$C/proj/"
+  local d
+  for d in "$SRC"/data/*; do
+    if [ "${d##*/}" = adapt ]; then
+      case $1 in adapt | links | options) ;; *) continue ;; esac
+    fi
+    cp -rL "$d" "$C/proj/data/"
+  done
   printf 'victim: nothing may write here\n' >"$C/outside/victim.txt"
   printf 'aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCY%s0\npassword=%s-outside\n' \
     "$MARKER" "$MARKER" >"$C/outside/secret.txt"
@@ -365,12 +392,13 @@ run_case() {
     NO_RUNS=()
     GUARDS=()
     GUARD_EX=()
+    GUARD_HOW=()
     MAX_SECS=60
     MAX_RSS_KB=
     RAN=0
     RC=
     CMD=
-    setup_case
+    setup_case "$group"
     # Inputs are immutable: pilot never writes into the project (nor into the base runs).
     if [ "$group" = runfolder ]; then guard "$BASE"; else guard "$C/proj"; fi
     [ "$group" = adapt ] && guard "$BASE/proj"  # its folders' resumes read the base's inputs
