@@ -53,7 +53,8 @@ int Gen(long n, const fs::path& dir) {
     text += std::to_string(i) + "\n";
     std::string name = "docs/d" + std::to_string(i) + ".txt";
     std::ofstream(dir / name, std::ios::binary) << text;
-    manifest << "{\"id\":\"d" << i << "\",\"path\":\"" << name << "\",\"sha256\":\"" << Sha256Hex(text) << "\"}\n";
+    manifest << "{\"id\":\"d" << i << "\",\"path\":\"" << name << "\",\"sha256\":\"" << Sha256Hex(text)
+             << "\"}\n";
   }
   std::printf("{\"generated\": %ld}\n", n);
   return 0;
@@ -101,8 +102,8 @@ int Bare(const fs::path& params_file, const fs::path& manifest_file) {
   });
   if (!texts.empty()) flush();
   double secs = Now() - t0;
-  std::printf("{\"bare_items\": %zu, \"bare_seconds\": %.3f, \"bare_items_per_s\": %.1f, \"ok\": %zu}\n", items, secs,
-              items / secs, accepted);
+  std::printf("{\"bare_items\": %zu, \"bare_seconds\": %.3f, \"bare_items_per_s\": %.1f, \"ok\": %zu}\n",
+              items, secs, items / secs, accepted);
   return st.ok() ? 0 : 2;
 }
 
@@ -110,8 +111,8 @@ int Validate(const fs::path& manifest_file) {
   double t0 = Now();
   auto m = ManifestSource::Open(RealFileSystem(), manifest_file);
   if (!m.ok()) return std::fprintf(stderr, "%s\n", m.error().ToString().c_str()), 2;
-  std::printf("{\"validated_items\": %zu, \"seconds\": %.3f, \"peak_rss_mb\": %.1f}\n", m.value().size(), Now() - t0,
-              PeakRssMegabytes());
+  std::printf("{\"validated_items\": %zu, \"seconds\": %.3f, \"peak_rss_mb\": %.1f}\n", m.value().size(),
+              Now() - t0, PeakRssMegabytes());
   return 0;
 }
 
@@ -159,7 +160,8 @@ int Shards(long n, long k, const fs::path& dir) {
     }
   }
   std::ofstream(dir / "model.bin", std::ios::binary) << "instant";
-  const std::string params_text = R"({"manifest": "manifest.jsonl", "stage": {"kind": "instant", "model": "model.bin"},
+  const std::string params_text =
+      R"({"manifest": "manifest.jsonl", "stage": {"kind": "instant", "model": "model.bin"},
   "allowed_categories": ["en", "fr"], "device": "cpu", "batch_size": 256, "threads": 1})";
   std::ofstream(dir / "params.json", std::ios::binary) << params_text;
   auto params = ParseParams(params_text, fs::absolute(dir), (dir / "params.json").string());
@@ -199,6 +201,8 @@ int main(int argc, char** argv) {
   if (cmd == "bare" && argc == 4) return Bare(argv[2], argv[3]);
   if (cmd == "validate" && argc == 3) return Validate(argv[2]);
   if (cmd == "shards" && argc == 5) return Shards(std::atol(argv[2]), std::atol(argv[3]), argv[4]);
-  std::fprintf(stderr, "usage: pilot-bench gen N DIR | manifest N FILE | bare PARAMS MANIFEST | validate MANIFEST | shards N K DIR\n");
+  std::fprintf(stderr,
+               "usage: pilot-bench gen N DIR | manifest N FILE | bare PARAMS MANIFEST | validate MANIFEST | "
+               "shards N K DIR\n");
   return 2;
 }

@@ -23,12 +23,11 @@
 #include <filesystem>
 #include <functional>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "pilot/adapt_params.h"
 #include "pilot/adapt_records.h"
@@ -72,7 +71,8 @@ class AdaptTrainer {
   // Inference (no gradient) on the current parameters.
   virtual Result<std::vector<AdaptPrediction>> Predict(const std::vector<const std::string*>& texts) = 0;
   // One optimiser step on a batch; the batch's mean training loss.
-  virtual Result<double> Step(const std::vector<const std::string*>& texts, const std::vector<std::int64_t>& labels) = 0;
+  virtual Result<double> Step(const std::vector<const std::string*>& texts,
+                              const std::vector<std::int64_t>& labels) = 0;
   // The parameters, the optimiser's state, the RNG states and `cursor` (opaque to the trainer).
   virtual Result<std::string> SaveCheckpoint(const std::string& cursor) = 0;
   // Restores what SaveCheckpoint wrote; returns its cursor. The bytes come from a folder that
@@ -104,11 +104,11 @@ struct AdaptProgress {
   double loss = 0;
   double steps_per_second = 0;
   std::optional<double> eval_accuracy;  // at a checkpoint
-  std::string phase;  // "baseline", "training", "checkpoint", "finishing"
+  std::string phase;                    // "baseline", "training", "checkpoint", "finishing"
 };
 
 struct AdaptControl {
-  std::function<bool()> should_stop;  // polled between steps
+  std::function<bool()> should_stop;   // polled between steps
   std::uint64_t stop_after_steps = 0;  // test hook: stop as if interrupted after N steps in this session
   std::function<void(const AdaptProgress&)> on_progress;
   // Test hook: called once a checkpoint's first piece is in its temporary file, before the
@@ -141,8 +141,8 @@ Result<AdaptOutcome> ExecuteAdapt(const AdaptPlan& plan, AdaptTrainer& trainer, 
 // refused, exit 2, naming it), restores the last one and continues. `device`: empty keeps
 // the journaled one.
 Result<AdaptOutcome> ResumeAdapt(const std::filesystem::path& dir, const std::string& device,
-                                 const std::vector<std::string>& command_line, AdaptTrainer& trainer, FileSystem& fs,
-                                 Clock& clock, const AdaptControl& control = {});
+                                 const std::vector<std::string>& command_line, AdaptTrainer& trainer,
+                                 FileSystem& fs, Clock& clock, const AdaptControl& control = {});
 
 // The device an adaptation folder's journal names (for the caller to resolve before resuming).
 Result<std::string> AdaptFolderDevice(FileSystem& fs, const std::filesystem::path& dir);

@@ -29,8 +29,8 @@ inline constexpr int kMaxAdaptBatch = 65536;
 inline constexpr int kMaxKeepCheckpoints = 100;
 
 struct AdaptParams {
-  std::filesystem::path base_model;  // resolved
-  std::string base_model_sha256;     // required: the base model is pinned
+  std::filesystem::path base_model;                     // resolved
+  std::string base_model_sha256;                        // required: the base model is pinned
   std::filesystem::path train_manifest, eval_manifest;  // resolved
   // The parameters that train, by their names in the model (e.g. "fc_w", "fc_b"); empty:
   // all of them ("train": {"parameters": "all"}).
@@ -45,7 +45,7 @@ struct AdaptParams {
   std::optional<std::uint64_t> steps;
   std::optional<int> epochs;
   std::uint64_t seed = 0;
-  int threads = 1;  // required, >= 1: recorded, and what a resume runs with
+  int threads = 1;                      // required, >= 1: recorded, and what a resume runs with
   std::uint64_t checkpoint_every = 50;  // steps; the last step always checkpoints
   int keep_checkpoints = 2;             // the last K kept, plus the best by evaluation
   std::string dtype = "float32";        // float32 | bfloat16 | float16

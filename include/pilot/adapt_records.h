@@ -21,13 +21,12 @@
 
 #include <cstdint>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "pilot/status.h"
 
@@ -46,7 +45,7 @@ inline constexpr const char* kAdaptReportJson = "data/report.json";
 inline constexpr const char* kAdaptReportMarkdown = "data/report.md";
 inline constexpr const char* kAdaptReportHtml = "data/report.html";
 // Caps: far above what pilot writes, so only a damaged or hostile folder meets them.
-inline constexpr std::size_t kMaxAdaptEvalItems = 20000;      // the baseline record lists their predictions
+inline constexpr std::size_t kMaxAdaptEvalItems = 20000;  // the baseline record lists their predictions
 inline constexpr std::size_t kMaxAdaptLabels = 4096;
 inline constexpr std::size_t kMaxAdaptCheckpointRecords = 100000;
 
@@ -59,7 +58,9 @@ bool IsCheckpointFileName(std::string_view name);
 struct EvalSummary {
   std::size_t correct = 0, total = 0;
   std::map<std::string, std::pair<std::size_t, std::size_t>> per_label;  // label -> (correct, total)
-  double accuracy() const { return total == 0 ? 0.0 : static_cast<double>(correct) / static_cast<double>(total); }
+  double accuracy() const {
+    return total == 0 ? 0.0 : static_cast<double>(correct) / static_cast<double>(total);
+  }
   // {"correct", "total", "accuracy", "per_label": {"fr": {"correct", "total"}, ...}}
   nlohmann::ordered_json ToJson() const;
   // Checks types, correct <= total, the per-label sums equal the totals, <= kMaxAdaptLabels labels.
@@ -147,8 +148,8 @@ std::vector<std::string> CheckpointsToPrune(const AdaptJournalState& state, int 
 // One line of data/train.jsonl.
 struct TrainAccountingLine {
   std::string id;
-  std::string status;  // "used" | "rejected"
-  std::string label;   // used
+  std::string status;          // "used" | "rejected"
+  std::string label;           // used
   std::string reason, detail;  // rejected (a reason code of reasons.h)
   nlohmann::ordered_json ToJson() const;
   static Result<TrainAccountingLine> FromJson(const nlohmann::json& j, const std::string& where);
@@ -157,7 +158,7 @@ struct TrainAccountingLine {
 // One line of data/eval.jsonl.
 struct EvalAccountingLine {
   std::string id;
-  std::string status;  // "evaluated" | "rejected"
+  std::string status;                   // "evaluated" | "rejected"
   std::string expected, base, adapted;  // evaluated
   double base_confidence = 0, adapted_confidence = 0;
   std::string reason, detail;  // rejected

@@ -28,8 +28,7 @@ Status FinalizeBag(FileSystem& fs, const std::filesystem::path& bag, const std::
                    const std::vector<std::pair<std::string, std::string>>& info);
 
 // Parses "<sha256>  <path>" lines; errors name the file and line.
-Result<std::vector<ManifestLine>> ParseManifestLines(const std::string& text,
-                                                     const std::string& source);
+Result<std::vector<ManifestLine>> ParseManifestLines(const std::string& text, const std::string& source);
 
 // RFC 8493 §2.1.3: CR, LF and % in file names are percent-encoded in manifests.
 std::string EncodeManifestPath(const std::string& path);

@@ -5,11 +5,10 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "pilot/status.h"
 
@@ -23,7 +22,7 @@ inline constexpr int kMaxBatchSize = 4096;
 struct BatchPlan {
   std::string measure;  // bytes | features: how an input's length is measured
   std::string model_sha256;
-  std::string sweep_fingerprint;  // the sweep folder's (sha256 of its tagmanifest)
+  std::string sweep_fingerprint;           // the sweep folder's (sha256 of its tagmanifest)
   std::vector<std::uint64_t> max_lengths;  // per group, ascending; longer inputs go to the last
   std::vector<int> batch_sizes;            // per group
   int max_batch_size() const {

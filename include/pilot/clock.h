@@ -11,7 +11,7 @@ class Clock {
   virtual std::string UtcNowIso() = 0;      // 2026-11-29T19:10:36Z
   virtual std::string UtcNowCompact() = 0;  // 20261129T191036Z (for run ids)
   virtual double MonotonicSeconds() = 0;
-  virtual double UnixSeconds() = 0;         // wall time for journal records (seconds since the epoch)
+  virtual double UnixSeconds() = 0;  // wall time for journal records (seconds since the epoch)
   // Every method must be callable from several threads at once: the pipeline's writer stamps
   // batches while the model's thread times them.
 };

@@ -7,10 +7,9 @@
 
 #include <cstddef>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "pilot/fs.h"
 #include "pilot/status.h"
@@ -35,8 +34,8 @@ struct CompareOutcome {
 
 // Refuses (exit 2) a folder that is not a finished run or merged folder, and two runs over
 // different manifests (naming both sha256s). Both folders are verified in full first.
-Result<CompareOutcome> CompareRuns(FileSystem& fs, const std::filesystem::path& a, const std::filesystem::path& b,
-                                   const CompareOptions& options);
+Result<CompareOutcome> CompareRuns(FileSystem& fs, const std::filesystem::path& a,
+                                   const std::filesystem::path& b, const CompareOptions& options);
 
 // compare.md: the same facts for a person.
 std::string CompareMarkdown(const nlohmann::ordered_json& document);

@@ -3,10 +3,9 @@
 // value is a variable name) and nothing more. Messages never echo the suspect value.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
-
-#include <nlohmann/json.hpp>
 
 #include "pilot/status.h"
 

@@ -11,13 +11,12 @@
 #include <filesystem>
 #include <functional>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "pilot/clock.h"
 #include "pilot/fs.h"
@@ -40,9 +39,9 @@ bool IsDecision(const std::string& name);
 enum class DecidePhase {
   kReading,     // reading and verifying: nothing written, the folder as it was
   kRecovering,  // finishing or undoing an interrupted decide first (RecoverInterruptedDecide)
-  kLocked,    // the folder's lock is held; nothing recorded yet
-  kWriting,   // staging and applying the decision's files: finished before stopping
-  kRecorded,  // the decision is recorded in full
+  kLocked,      // the folder's lock is held; nothing recorded yet
+  kWriting,     // staging and applying the decision's files: finished before stopping
+  kRecorded,    // the decision is recorded in full
 };
 
 struct DecideOptions {
@@ -75,12 +74,12 @@ struct DecideOptions {
 struct DecideOutcome {
   // Set when RUN_DIR fails verification: nothing was proposed or written (exit 1).
   std::optional<VerifyResult> failed_verification;
-  std::string proposal;  // go | fix-env | revise-config
+  std::string proposal;                                            // go | fix-env | revise-config
   nlohmann::ordered_json facts = nlohmann::ordered_json::array();  // {fact, from, points_to}
   nlohmann::ordered_json evidence = nlohmann::ordered_json::array();
   bool recorded = false;
-  std::size_t entry = 0;        // the new entry's number (1-based) when recorded
-  std::string fingerprint;      // the folder's fingerprint after recording (or as found)
+  std::size_t entry = 0;    // the new entry's number (1-based) when recorded
+  std::string fingerprint;  // the folder's fingerprint after recording (or as found)
   std::string previous_fingerprint;
   std::vector<std::string> written;  // tag files written, relative to the folder
   std::vector<std::string> notes;    // an interrupted decide finished or undone first

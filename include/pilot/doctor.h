@@ -4,11 +4,10 @@
 #pragma once
 
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "pilot/params.h"
 
@@ -40,8 +39,8 @@ struct DoctorCheck {
 };
 
 struct DoctorOptions {
-  std::optional<Params> params;  // the model check and `requires` need them
-  std::string device = "auto";   // auto | cpu | cuda | rocm
+  std::optional<Params> params;             // the model check and `requires` need them
+  std::string device = "auto";              // auto | cpu | cuda | rocm
   std::filesystem::path runs_dir = "runs";  // resolved as `run` resolves --runs-dir (paths.h)
   // Why `run` would refuse --runs-dir (a symlink loop, a file, inside a pilot folder): the
   // disk check then fails with it, never "writable".

@@ -32,7 +32,7 @@ struct ExportOutcome {
 // Refuses (exit 2, naming it) a source that is not a finished pilot folder, holds a symlink
 // or special file, or contains DEST; and a DEST that exists. A copy that fails verification
 // is an outcome (not ok), left at DEST.partial.
-Result<ExportOutcome> ExportFolder(FileSystem& fs, const std::filesystem::path& source, const std::filesystem::path& dest,
-                                   const RunControl& control = {});
+Result<ExportOutcome> ExportFolder(FileSystem& fs, const std::filesystem::path& source,
+                                   const std::filesystem::path& dest, const RunControl& control = {});
 
 }  // namespace pilot

@@ -110,7 +110,8 @@ class FileSystem {
   virtual Result<std::unique_ptr<AtomicFile>> CreateAtomic(const stdfs::path& file) = 0;
   // Durable copy of `from` to `to` (streamed, then as WriteFileAtomic). With follow_symlinks
   // false, a symlink at `from` is refused, never read through.
-  virtual Status CopyFileAtomic(const stdfs::path& from, const stdfs::path& to, bool follow_symlinks = true) = 0;
+  virtual Status CopyFileAtomic(const stdfs::path& from, const stdfs::path& to,
+                                bool follow_symlinks = true) = 0;
   // Opens (creating if needed) a file for appending.
   virtual Result<std::unique_ptr<AppendFile>> OpenAppend(const stdfs::path& file) = 0;
   // Cuts a file to `size` bytes and fsyncs it.
@@ -242,16 +243,23 @@ class FileSystemWrapper : public FileSystem {
   Result<std::string> ReadFile(const stdfs::path& f, std::uint64_t max_bytes) override {
     return target_.ReadFile(f, max_bytes);
   }
-  Status CreateDirectoryExclusive(const stdfs::path& d) override { return target_.CreateDirectoryExclusive(d); }
+  Status CreateDirectoryExclusive(const stdfs::path& d) override {
+    return target_.CreateDirectoryExclusive(d);
+  }
   Status CreateDirectories(const stdfs::path& d) override { return target_.CreateDirectories(d); }
   Status WriteFileAtomic(const stdfs::path& f, std::string_view data) override {
     return target_.WriteFileAtomic(f, data);
   }
-  Result<std::unique_ptr<AtomicFile>> CreateAtomic(const stdfs::path& f) override { return target_.CreateAtomic(f); }
-  Status CopyFileAtomic(const stdfs::path& from, const stdfs::path& to, bool follow_symlinks = true) override {
+  Result<std::unique_ptr<AtomicFile>> CreateAtomic(const stdfs::path& f) override {
+    return target_.CreateAtomic(f);
+  }
+  Status CopyFileAtomic(const stdfs::path& from, const stdfs::path& to,
+                        bool follow_symlinks = true) override {
     return target_.CopyFileAtomic(from, to, follow_symlinks);
   }
-  Result<std::unique_ptr<AppendFile>> OpenAppend(const stdfs::path& f) override { return target_.OpenAppend(f); }
+  Result<std::unique_ptr<AppendFile>> OpenAppend(const stdfs::path& f) override {
+    return target_.OpenAppend(f);
+  }
   Status Truncate(const stdfs::path& f, std::uint64_t size) override { return target_.Truncate(f, size); }
   Status RemoveFile(const stdfs::path& f) override { return target_.RemoveFile(f); }
   Status RenameNoReplace(const stdfs::path& from, const stdfs::path& to) override {
@@ -267,13 +275,17 @@ class FileSystemWrapper : public FileSystem {
   BeneathOpen OpenBeneath(const stdfs::path& root, const std::string& relative) override {
     return target_.OpenBeneath(root, relative);
   }
-  Result<std::vector<DirEntry>> ListDirectory(const stdfs::path& d) override { return target_.ListDirectory(d); }
+  Result<std::vector<DirEntry>> ListDirectory(const stdfs::path& d) override {
+    return target_.ListDirectory(d);
+  }
   Result<stdfs::path> Resolve(const stdfs::path& p) override { return target_.Resolve(p); }
   Result<LockAttempt> TryLock(const stdfs::path& f, bool exclusive, bool create) override {
     return target_.TryLock(f, exclusive, create);
   }
   Result<std::uint64_t> FreeBytes(const stdfs::path& p) override { return target_.FreeBytes(p); }
-  Status Anchor(const stdfs::path& d, Reads reads = Reads::kMayLeave) override { return target_.Anchor(d, reads); }
+  Status Anchor(const stdfs::path& d, Reads reads = Reads::kMayLeave) override {
+    return target_.Anchor(d, reads);
+  }
 
  protected:
   FileSystem& target() { return target_; }

@@ -11,7 +11,7 @@
 namespace pilot {
 class FileSystem;
 class ReadableFile;
-}
+}  // namespace pilot
 
 namespace pilot {
 
@@ -20,7 +20,8 @@ std::string Sha256Hex(std::string_view bytes);
 
 // Lower-case hex SHA-256 of a regular file's contents, streamed (constant memory). A FIFO,
 // device or folder is refused (never read); with follow_symlinks false, so is a symlink.
-Result<std::string> Sha256File(FileSystem& fs, const std::filesystem::path& file, bool follow_symlinks = true);
+Result<std::string> Sha256File(FileSystem& fs, const std::filesystem::path& file,
+                               bool follow_symlinks = true);
 
 // Sha256File of a file already open (streamed from its start).
 Result<std::string> Sha256Of(ReadableFile& file);

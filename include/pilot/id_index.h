@@ -47,7 +47,8 @@ class IdIndex {
   std::string arena_;
   std::vector<std::uint64_t> ends_;  // id k is arena_[ends_[k-1], ends_[k])
   std::vector<std::uint64_t> values_;
-  std::vector<std::uint64_t> slots_;  // hash << 32 | position + 1; 0 is empty. A power of two, under half full
+  std::vector<std::uint64_t>
+      slots_;  // hash << 32 | position + 1; 0 is empty. A power of two, under half full
 };
 
 }  // namespace pilot

@@ -11,12 +11,11 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "pilot/fs.h"
 #include "pilot/id_index.h"
@@ -33,7 +32,6 @@ inline constexpr const char* kJournal = "data/journal.jsonl";
 // fields (dim, vector_at). A record type the header's version does not define is refused.
 inline constexpr int kJournalVersion = 2;
 inline constexpr std::size_t kBatchFailuresKept = 64;
-
 
 struct JournalHeader {
   int version = kJournalVersion;
@@ -60,15 +58,15 @@ struct JournalState {
   std::uint64_t valid_bytes = 0;  // length of the whole-record prefix
   std::uint64_t torn_bytes = 0;   // bytes of a torn last record (dropped)
   std::size_t sessions = 0;
-  double session_started = 0;      // unix seconds of the last session record
-  std::size_t done_in_session = 0;  // results since the last session record
-  double last_batch_at = 0;        // unix seconds of the last batch
-  double processing_seconds = 0;   // summed over sessions: session start -> its last batch
-  double peak_rss_mb = 0;          // the highest any session recorded
+  double session_started = 0;            // unix seconds of the last session record
+  std::size_t done_in_session = 0;       // results since the last session record
+  double last_batch_at = 0;              // unix seconds of the last batch
+  double processing_seconds = 0;         // summed over sessions: session start -> its last batch
+  double peak_rss_mb = 0;                // the highest any session recorded
   std::optional<double> device_peak_mb;  // caching-allocator peak, when on a GPU
-  std::uint64_t vectors_end = 0;  // embedding kinds: end of the last journaled sidecar entry
+  std::uint64_t vectors_end = 0;         // embedding kinds: end of the last journaled sidecar entry
   std::unordered_map<std::string, std::uint64_t> vector_at;  // embedding kinds: id -> sidecar offset
-  std::vector<BatchFailure> batch_failures;  // the first kBatchFailuresKept
+  std::vector<BatchFailure> batch_failures;                  // the first kBatchFailuresKept
   std::size_t batch_failure_count = 0;
   std::size_t records = 0;  // whole records read (lines of the valid prefix)
 };
@@ -122,6 +120,5 @@ class JournalWriter {
   Status AppendSynced(const std::string& lines);
   std::unique_ptr<AppendFile> file_;
 };
-
 
 }  // namespace pilot

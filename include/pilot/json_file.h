@@ -5,9 +5,8 @@
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "pilot/escape.h"
 #include "pilot/fs.h"

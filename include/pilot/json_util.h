@@ -4,11 +4,10 @@
 
 #include <cstddef>
 #include <initializer_list>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
-
-#include <nlohmann/json.hpp>
 
 #include "pilot/limits.h"
 #include "pilot/status.h"
@@ -51,7 +50,7 @@ std::optional<std::uint64_t> UnsignedAt(const nlohmann::json& j, const char* key
 // `obj` that is not in `allowed`, and an `obj` that is not an object: a typo in a parameter
 // file must never fall back to a default. `where` is the object's key path ("" at the top);
 // `hint` is given when `obj` is not an object.
-Status CheckKnownKeys(const nlohmann::json& obj, std::initializer_list<const char*> allowed, const std::string& where,
-                      const std::string& source, const std::string& hint);
+Status CheckKnownKeys(const nlohmann::json& obj, std::initializer_list<const char*> allowed,
+                      const std::string& where, const std::string& source, const std::string& hint);
 
 }  // namespace pilot

@@ -89,7 +89,7 @@ class MemoryFileSystem : public FileSystem {
   void Release(const void* identity, bool exclusive);
 
   mutable std::mutex mu_;
-  std::map<std::string, Node> nodes_;  // "/" and absolute names without a trailing '/'
+  std::map<std::string, Node> nodes_;       // "/" and absolute names without a trailing '/'
   std::map<const void*, LockState> locks_;  // by the file's identity (its data)
   std::uint64_t free_bytes_ = 1ull << 40;
 };

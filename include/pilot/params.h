@@ -5,12 +5,11 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "pilot/fs.h"
 #include "pilot/status.h"
@@ -19,13 +18,13 @@ namespace pilot {
 
 struct StageParams {
   std::string kind;
-  std::filesystem::path model;          // resolved against the parameter file's folder
+  std::filesystem::path model;  // resolved against the parameter file's folder
   std::optional<std::string> model_sha256;
   nlohmann::json options = nlohmann::json::object();  // validated by the stage kind
 };
 
 struct Acceptance {
-  std::optional<double> min_accuracy;        // on items with `expected`, 0..1
+  std::optional<double> min_accuracy;  // on items with `expected`, 0..1
   std::optional<double> max_p95_latency_ms;
   std::optional<double> max_peak_rss_mb;
   std::optional<double> min_accepted_fraction;  // accepted / manifest count, 0..1
@@ -36,13 +35,14 @@ struct Acceptance {
 
 // What the environment must provide before any item is processed (exit 3 otherwise).
 struct Requires {
-  std::optional<std::string> backend;  // cpu | cuda | rocm: the device the run uses
-  std::optional<int> min_device_count;  // GPUs visible
-  std::optional<double> min_device_memory_mb;  // total memory of the smallest GPU used
+  std::optional<std::string> backend;               // cpu | cuda | rocm: the device the run uses
+  std::optional<int> min_device_count;              // GPUs visible
+  std::optional<double> min_device_memory_mb;       // total memory of the smallest GPU used
   std::optional<std::string> min_libtorch_version;  // e.g. "1.13" or "2.4.1"
-  std::optional<double> min_free_disk_mb;  // under the runs directory
+  std::optional<double> min_free_disk_mb;           // under the runs directory
   bool empty() const {
-    return !backend && !min_device_count && !min_device_memory_mb && !min_libtorch_version && !min_free_disk_mb;
+    return !backend && !min_device_count && !min_device_memory_mb && !min_libtorch_version &&
+           !min_free_disk_mb;
   }
 };
 
@@ -50,7 +50,7 @@ struct Params {
   std::filesystem::path manifest;  // resolved
   StageParams stage;
   std::vector<std::string> allowed_categories;  // empty when absent (a stage that does not classify)
-  std::string device = "auto";  // auto | cpu | cuda | rocm
+  std::string device = "auto";                  // auto | cpu | cuda | rocm
   int batch_size = 8;
   int threads = 0;  // the model's threads; 0: libtorch's default
   // The pipeline's workers that read, hash and precheck inputs ahead of the model (the model

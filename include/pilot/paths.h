@@ -42,10 +42,10 @@ enum class Destination {
 };
 
 // A place to write, given as `option`: made absolute, the part that exists resolved once (a
-// ".." by the file system, as `cd -P`), the rest kept as written. Refused (bad input, naming the option) when it is
-// empty, names no folder of its own ("/", ".", ".."), holds a name longer than 255 bytes or
-// is longer than 3,800 bytes in all (room for the names pilot adds), cannot be resolved (a
-// symlink loop), or lies inside a pilot folder (RefuseInsidePilotFolder).
+// ".." by the file system, as `cd -P`), the rest kept as written. Refused (bad input, naming the option) when
+// it is empty, names no folder of its own ("/", ".", ".."), holds a name longer than 255 bytes or is longer
+// than 3,800 bytes in all (room for the names pilot adds), cannot be resolved (a symlink loop), or lies
+// inside a pilot folder (RefuseInsidePilotFolder).
 Result<std::filesystem::path> ResolveDestination(FileSystem& fs, const std::filesystem::path& given,
                                                  const std::string& option, Destination kind);
 
@@ -53,6 +53,7 @@ Result<std::filesystem::path> ResolveDestination(FileSystem& fs, const std::file
 // one: the path or one of its folders holds bagit.txt, .lock, data/run.json,
 // data/journal.jsonl or data/cells.jsonl, or is a DEST.partial folder beside its
 // DEST.partial.lock. Writing there would change that folder's bag.
-Status RefuseInsidePilotFolder(FileSystem& fs, const std::filesystem::path& resolved, const std::string& option);
+Status RefuseInsidePilotFolder(FileSystem& fs, const std::filesystem::path& resolved,
+                               const std::string& option);
 
 }  // namespace pilot

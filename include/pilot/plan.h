@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "pilot/params.h"
-#include "pilot/stage.h"
 #include "pilot/run.h"
+#include "pilot/stage.h"
 #include "pilot/status.h"
 
 namespace pilot {
@@ -23,8 +23,8 @@ struct RunRequest {
   std::string run_id;  // empty: generated
   std::vector<std::string> command_line;
   std::optional<std::filesystem::path> batch_plan;  // --batch-plan: a sweep folder
-  bool use_batch_plan = true;  // false: a sweep, which measures batch sizes itself
-  std::optional<ShardSpec> shard;  // --shard: one partition (run id default shard-I-of-N)
+  bool use_batch_plan = true;                       // false: a sweep, which measures batch sizes itself
+  std::optional<ShardSpec> shard;                   // --shard: one partition (run id default shard-I-of-N)
 };
 
 // Reads and validates the parameters and the manifest (hashing the bytes validated), checks

@@ -17,7 +17,7 @@ namespace pilot {
 
 struct Precheck {
   std::optional<ResultRecord> rejection;  // set: the item is rejected before the stage
-  std::string text;  // otherwise: its contents (valid UTF-8 when the stage takes text)
+  std::string text;                       // otherwise: its contents (valid UTF-8 when the stage takes text)
 };
 
 // `root` is the manifest's folder, canonical (see ConfinePath). A file over `max_bytes` is

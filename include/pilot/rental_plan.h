@@ -15,12 +15,11 @@
 #include <cstdint>
 #include <filesystem>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "pilot/fs.h"
 #include "pilot/status.h"
@@ -88,7 +87,7 @@ struct Measurement {
   std::string folder_kind;  // run | shard | merged | sweep
   std::string device;       // as recorded ("cpu", "cuda:0", ...)
   DeviceClass device_class = DeviceClass::kCpu;
-  std::size_t items = 0;           // the items measured
+  std::size_t items = 0;            // the items measured
   double items_per_s_per_card = 0;  // one worker (one process on one device)
   double peak_memory_mb = 0;
   std::string memory_basis;      // "device" (the GPU allocator's peak) | "rss" (resident memory)
@@ -121,7 +120,8 @@ struct Corpus {
 Result<Corpus> ReadCorpusManifest(FileSystem& fs, const std::filesystem::path& manifest);
 // The mix of a manifest's inputs, confined to `root` (as a run reads them): sizes the first
 // kMaxSizedInputs. Never fails: an unreadable manifest or root gives an unknown mix.
-LengthMix MeasureInputs(FileSystem& fs, const std::filesystem::path& manifest, const std::filesystem::path& root);
+LengthMix MeasureInputs(FileSystem& fs, const std::filesystem::path& manifest,
+                        const std::filesystem::path& root);
 
 // --- the plan ----------------------------------------------------------------------------
 struct PlanRequest {

@@ -3,11 +3,10 @@
 #pragma once
 
 #include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "pilot/manifest.h"
 #include "pilot/params.h"
@@ -16,8 +15,8 @@
 namespace pilot {
 
 struct RunMetrics {
-  double processing_seconds = 0;  // summed over every session that worked on the run
-  double peak_rss_mb = 0;         // the highest of any session
+  double processing_seconds = 0;         // summed over every session that worked on the run
+  double peak_rss_mb = 0;                // the highest of any session
   std::optional<double> device_peak_mb;  // caching-allocator peak on the GPU, if one was used
   std::size_t batch_failure_count = 0;
   std::vector<BatchFailure> batch_failures;  // the first ones recorded
@@ -33,7 +32,7 @@ struct Criterion {
 
 struct Report {
   std::string output_kind = "classification";  // the stage's: classification | embedding
-  std::size_t dim = 0;                          // embedding: the vectors' length
+  std::size_t dim = 0;                         // embedding: the vectors' length
   std::size_t total = 0, accepted = 0, rejected = 0;
   std::map<std::string, std::size_t> by_reason, by_category;
   std::size_t labelled = 0, correct = 0;

@@ -1,10 +1,9 @@
 // `requires` against the environment received: every unmet requirement, at once.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "pilot/params.h"
 

@@ -1,13 +1,13 @@
 // A result record: one per manifest id, accepted with its stage kind's payload (a category,
-// or an embedding's row) or rejected with a reason (docs/formats.md, "Result records"), and its JSON Lines form.
+// or an embedding's row) or rejected with a reason (docs/formats.md, "Result records"), and its JSON Lines
+// form.
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
-
-#include <nlohmann/json.hpp>
 
 #include "pilot/status.h"
 
@@ -19,9 +19,9 @@ struct ResultRecord {
   // Accepted, classification kinds:
   std::string category;
   double confidence = 0;
-  std::string reason;  // rejected only
-  std::string detail;  // rejected only
-  std::string model;   // "sha256:<hex>" when the item reached the stage
+  std::string reason;                // rejected only
+  std::string detail;                // rejected only
+  std::string model;                 // "sha256:<hex>" when the item reached the stage
   std::optional<double> latency_ms;  // when the item reached the stage
   // Accepted, embedding kinds: the vector's length; in results.jsonl its row in
   // data/vectors.npy (numbered at finish, in manifest order); in the journal its byte offset

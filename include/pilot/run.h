@@ -11,11 +11,10 @@
 
 #include <filesystem>
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "pilot/batch_plan.h"
 #include "pilot/clock.h"
@@ -36,7 +35,7 @@ struct RunPlan {
   Params params;
   std::filesystem::path params_file;  // the file read, absolute
   std::string params_bytes;           // copied byte for byte
-  ManifestSource manifest;  // validated; its sha256() is what the run is bound to
+  ManifestSource manifest;            // validated; its sha256() is what the run is bound to
   std::filesystem::path inputs_root;  // the manifest's folder, canonical
   std::string model_sha256;
   std::filesystem::path runs_dir;
@@ -59,8 +58,8 @@ struct Progress {
 };
 
 struct RunControl {
-  std::function<bool()> should_stop;  // polled between batches (SIGINT/SIGTERM)
-  std::size_t stop_after = 0;         // test hook: stop as if interrupted after N items
+  std::function<bool()> should_stop;                 // polled between batches (SIGINT/SIGTERM)
+  std::size_t stop_after = 0;                        // test hook: stop as if interrupted after N items
   std::function<void(const Progress&)> on_progress;  // after every batch
 };
 
@@ -78,8 +77,8 @@ struct RunOutcome {
   std::string run_id;
   bool interrupted = false;
   Progress progress;
-  Report report;        // when finished
-  VerifyResult verify;  // when finished
+  Report report;                   // when finished
+  VerifyResult verify;             // when finished
   std::vector<std::string> notes;  // recoveries worth telling (torn journal record, stale lock)
   RunVerdict verdict = RunVerdict::kPassed;
   // When finished: sha256 of tagmanifest-sha256.txt, which `verify --expect` checks a copy
@@ -119,8 +118,8 @@ struct ResumeSetup {
 };
 
 // Locks the folder, repairs a torn last journal record, refuses (exit 2, naming it) a
-// symlink or non-regular file inside the folder, a finished run, a changed copy of manifest or parameters, or a changed model file.
-// Reads only the journal, the copies and the model file — never the inputs or results.
+// symlink or non-regular file inside the folder, a finished run, a changed copy of manifest or parameters, or
+// a changed model file. Reads only the journal, the copies and the model file — never the inputs or results.
 Result<ResumeSetup> PrepareResume(const std::filesystem::path& run_dir, FileSystem& fs);
 
 // Processes only the items without a result record, then finishes the folder exactly as a
@@ -137,8 +136,8 @@ struct RunStatus {
   double items_per_second = 0;  // the latest session
   std::optional<double> eta_seconds;
   std::uint64_t torn_bytes = 0;
-  int format_version = 0;  // the journal's; older than kJournalVersion: this pilot cannot resume it
-  bool sweep = false;  // a sweep folder: done/total count cells
+  int format_version = 0;           // the journal's; older than kJournalVersion: this pilot cannot resume it
+  bool sweep = false;               // a sweep folder: done/total count cells
   std::string folder_kind = "run";  // run | shard | merged | sweep
 };
 Result<RunStatus> ReadRunStatus(FileSystem& fs, const std::filesystem::path& run_dir);

@@ -30,7 +30,11 @@ class RunLock {
 
  private:
   RunLock(FileSystem& files, std::unique_ptr<FileLock> lock, std::filesystem::path file, bool stale)
-      : files_(&files), lock_(std::move(lock)), file_(std::move(file)), stale_(stale), unlink_on_release_(!stale) {}
+      : files_(&files),
+        lock_(std::move(lock)),
+        file_(std::move(file)),
+        stale_(stale),
+        unlink_on_release_(!stale) {}
   FileSystem* files_;
   std::unique_ptr<FileLock> lock_;
   std::filesystem::path file_;

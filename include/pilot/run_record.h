@@ -17,13 +17,13 @@ struct RunRecord {
   std::string state;          // running | finished
   std::string manifest_copy;  // data/manifest.json or data/manifest.jsonl
   std::string manifest_sha256, params_sha256, model_sha256;
-  std::string inputs_root;    // plan.inputs_root: where the run read its inputs
+  std::string inputs_root;  // plan.inputs_root: where the run read its inputs
   // Absent in format 1 (pilot 0.1): kind "run", format 1, a classifier.
   std::string folder_kind = "run";
   int format_version = 1;
   bool kind_declared = false;
   std::string output_kind = "classification";  // plan.output: classification | embedding
-  std::uint32_t dim = 0;                        // plan.dim, embedding only
+  std::uint32_t dim = 0;                       // plan.dim, embedding only
   // Kind `shard`: its partition and its own item count ("shard": {index, count, items}).
   std::optional<ShardSpec> shard;
   std::size_t shard_items = 0;

@@ -31,7 +31,9 @@ struct ShardSpec {
 
 // The shard `id` belongs to among `count` (count >= 1).
 std::uint32_t ShardOfId(std::string_view id, std::uint32_t count);
-inline bool InShard(std::string_view id, const ShardSpec& s) { return s.count <= 1 || ShardOfId(id, s.count) == s.index; }
+inline bool InShard(std::string_view id, const ShardSpec& s) {
+  return s.count <= 1 || ShardOfId(id, s.count) == s.index;
+}
 
 // "shard-I-of-N": a shard's default run id, the same for a resubmitted task.
 std::string ShardRunId(const ShardSpec& spec);

@@ -11,12 +11,11 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "pilot/status.h"
 
@@ -39,8 +38,8 @@ struct ItemOutput {
   bool ok = false;
   std::string error;  // !ok: what failed for this item alone
   // kClassification
-  std::string label;      // the model's top label
-  double confidence = 0;  // its probability
+  std::string label;          // the model's top label
+  double confidence = 0;      // its probability
   std::vector<float> scores;  // the probability of every label (for device comparisons)
   // kEmbedding
   std::vector<float> vector;
@@ -83,7 +82,7 @@ struct StageDescription {
   std::vector<std::string> labels;  // kClassification: declared by the model itself
   std::size_t dim = 0;              // kEmbedding: the vector length
   std::string model_sha256;
-  std::string device;  // the device the stage actually runs on
+  std::string device;         // the device the stage actually runs on
   double min_confidence = 0;  // kClassification: below it an item is rejected low_confidence
   nlohmann::ordered_json details = nlohmann::ordered_json::object();  // input contract, ...
 };

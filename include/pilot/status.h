@@ -69,9 +69,7 @@ class [[nodiscard]] Result {
 
 // Returns the error of a Status-valued expression from the enclosing function (which returns
 // a Status or a Result<T>); the one early-return macro of the library.
-#define PILOT_TRY(expr)                        \
-  do {                                         \
-    if (::pilot::Status pilot_try_st_ = (expr); \
-        !pilot_try_st_.ok())                   \
-      return pilot_try_st_.error();            \
+#define PILOT_TRY(expr)                                                                            \
+  do {                                                                                             \
+    if (::pilot::Status pilot_try_st_ = (expr); !pilot_try_st_.ok()) return pilot_try_st_.error(); \
   } while (0)

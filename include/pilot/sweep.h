@@ -10,17 +10,16 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "pilot/clock.h"
-#include "pilot/sweep_records.h"
 #include "pilot/stage.h"
 #include "pilot/status.h"
+#include "pilot/sweep_records.h"
 
 namespace pilot {
 
@@ -51,6 +50,5 @@ std::uint64_t InputLength(const Stage& stage, std::string_view input, bool& feat
 // stage's Prepare and Process of that batch.
 CellMeasure RunCell(Stage& stage, const std::vector<std::string>& ids, const std::vector<std::string>& inputs,
                     int group, int batch_size, int repeats, Clock& clock);
-
 
 }  // namespace pilot

@@ -7,12 +7,11 @@
 #include <cstdint>
 #include <filesystem>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "pilot/batch_plan.h"
 #include "pilot/fs.h"
@@ -43,8 +42,8 @@ Result<SweepSettings> SweepSettingsFromJson(const nlohmann::json& j, const std::
 // --- length groups ----------------------------------------------------------------------
 struct LengthGroup {
   std::uint64_t min_length = 0, max_length = 0;  // inclusive bounds of the lengths in it
-  std::size_t items = 0;          // the group's items
-  std::vector<std::string> ids;   // those its cells run, in manifest order: all, or an even sample
+  std::size_t items = 0;                         // the group's items
+  std::vector<std::string> ids;  // those its cells run, in manifest order: all, or an even sample
 };
 struct Grouping {
   std::string measure;  // "bytes", or "features" (the stage's own: hashed n-grams for langid)
@@ -59,10 +58,10 @@ Result<Grouping> GroupingFromJson(std::string_view text, const std::string& wher
 struct CellOutcome {
   std::string id;
   bool ok = false;
-  std::string label;     // classification
+  std::string label;  // classification
   double confidence = 0;
   std::vector<float> vector;  // embedding
-  std::string error;     // !ok
+  std::string error;          // !ok
 };
 
 // Why escalation stopped at this cell (empty: it did not).
@@ -81,13 +80,13 @@ struct CellMeasure {
   std::size_t batches = 0, completed = 0, failed = 0;  // over the timed repeats
   double wall_seconds = 0, items_per_second = 0;
   double p50_ms = 0, p90_ms = 0, p95_ms = 0, p99_ms = 0;  // per-batch latency
-  double rss_after_load_mb = 0;   // the process's resident memory once the model was loaded
-  double peak_rss_mb = 0;         // the cell process's resident high-water mark
+  double rss_after_load_mb = 0;          // the process's resident memory once the model was loaded
+  double peak_rss_mb = 0;                // the cell process's resident high-water mark
   std::optional<double> peak_device_mb;  // the device allocator's peak (GPU builds)
-  std::string limit;   // kLimit*, or empty
-  std::string error;   // the first error's text
-  std::vector<CellOutcome> outcomes;  // the first timed repeat, batch by batch, in order
-  std::size_t repeat_mismatches = 0;  // positions where a later repeat differed from the first
+  std::string limit;                     // kLimit*, or empty
+  std::string error;                     // the first error's text
+  std::vector<CellOutcome> outcomes;     // the first timed repeat, batch by batch, in order
+  std::size_t repeat_mismatches = 0;     // positions where a later repeat differed from the first
   // The figure the memory cap and the headroom table use: device peak on a GPU, else RSS.
   double peak_memory_mb() const { return peak_device_mb ? *peak_device_mb : peak_rss_mb; }
 };
@@ -139,8 +138,8 @@ std::vector<GroupRecommendation> Recommend(const Grouping& grouping, const std::
 inline constexpr std::size_t kFindingsListed = 1000;
 struct SweepAnalysis {
   std::vector<GroupRecommendation> recommendations;
-  std::size_t findings = 0;                 // equivalence findings, all cells
-  std::vector<EquivalenceFinding> listed;   // the first kFindingsListed of them
+  std::size_t findings = 0;                                      // equivalence findings, all cells
+  std::vector<EquivalenceFinding> listed;                        // the first kFindingsListed of them
   std::map<std::pair<int, int>, std::size_t> findings_per_cell;  // (group, batch size)
   // Cells that the sweep could not have produced: off the settings' grid, of a group with
   // another item count, measured after the group's limit, or without the group's batch 1.
@@ -171,7 +170,8 @@ struct JournaledCell {
   CellMeasure measure;
   std::string file, sha256;
 };
-Result<std::vector<JournaledCell>> LoadSweepCells(FileSystem& fs, const std::filesystem::path& dir, bool repair);
+Result<std::vector<JournaledCell>> LoadSweepCells(FileSystem& fs, const std::filesystem::path& dir,
+                                                  bool repair);
 
 // What a sweep folder recorded about how it was asked for (data/run.json): enough to
 // rebuild its plan (the caller re-reads the parameters and manifest and compares the pins).

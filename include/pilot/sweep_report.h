@@ -3,15 +3,13 @@
 // no script, nothing fetched.
 #pragma once
 
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 namespace pilot {
 
 std::string SweepCsv(const nlohmann::ordered_json& summary);
 std::string SweepMarkdown(const nlohmann::ordered_json& summary);
 std::string SweepHtml(const nlohmann::ordered_json& summary);
-
 
 }  // namespace pilot

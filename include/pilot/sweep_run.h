@@ -12,11 +12,10 @@
 
 #include <filesystem>
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "pilot/batch_plan.h"
 #include "pilot/clock.h"
@@ -44,10 +43,11 @@ struct SweepPlan {
 // measure: a process killed by a signal is a measure with limit "killed". An Error means the
 // cell could not be run at all (the sweep stops, resumable); kInterrupted, that it was
 // interrupted.
-using CellRunner = std::function<Result<CellMeasure>(const std::filesystem::path& dir, int group, int batch_size)>;
+using CellRunner =
+    std::function<Result<CellMeasure>(const std::filesystem::path& dir, int group, int batch_size)>;
 
 struct SweepControl {
-  std::function<bool()> should_stop;  // polled between cells
+  std::function<bool()> should_stop;                    // polled between cells
   std::function<void(const std::string&)> on_progress;  // a line after each cell
 };
 
@@ -72,14 +72,14 @@ std::size_t SweepSampleSize(const SweepSettings& settings);
 
 // Creates the folder (exit 2 if it exists), writes the copies, groups and record, then runs
 // every cell and finishes.
-Result<SweepOutcome> ExecuteSweep(const SweepPlan& plan, FileSystem& fs, Clock& clock, const CellRunner& runner,
-                                  const SweepControl& control);
+Result<SweepOutcome> ExecuteSweep(const SweepPlan& plan, FileSystem& fs, Clock& clock,
+                                  const CellRunner& runner, const SweepControl& control);
 
 // Resumes an interrupted sweep: locks it, checks that `plan` (rebuilt from the record) still
 // has the pinned manifest, parameters and model (exit 2 naming what changed), keeps the
 // journaled cells and runs the rest. A finished sweep is refused (exit 2).
-Result<SweepOutcome> ResumeSweep(const std::filesystem::path& dir, SweepPlan plan, FileSystem& fs, Clock& clock,
-                                 const CellRunner& runner, const SweepControl& control);
+Result<SweepOutcome> ResumeSweep(const std::filesystem::path& dir, SweepPlan plan, FileSystem& fs,
+                                 Clock& clock, const CellRunner& runner, const SweepControl& control);
 
 // For the cell process: the items of group `group` (1-based) of the sweep in `dir`, read
 // from its groups file, and their texts, prechecked again against the plan's inputs.

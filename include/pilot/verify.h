@@ -5,11 +5,10 @@
 
 #include <filesystem>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "pilot/fs.h"
 #include "pilot/manifest.h"
@@ -18,7 +17,8 @@
 namespace pilot {
 
 struct Finding {
-  std::string check;  // bag | fixity | completeness | copies | journal | accounting | report | vectors | inputs | fingerprint
+  std::string check;  // bag | fixity | completeness | copies | journal | accounting | report | vectors |
+                      // inputs | fingerprint
   std::string where;  // file or item id
   std::string what;
 };
@@ -61,11 +61,13 @@ struct VerifyResult {
   bool ok() const { return findings.empty(); }
 };
 
-VerifyResult VerifyRunFolder(FileSystem& fs, const std::filesystem::path& run_dir, const VerifyOptions& options);
+VerifyResult VerifyRunFolder(FileSystem& fs, const std::filesystem::path& run_dir,
+                             const VerifyOptions& options);
 // What `pilot verify` calls: dispatches on the folder's kind and format version
 // (folder_kind.h). One this pilot does not know is refused (exit 2, naming it), not judged;
 // one that cannot be read at all is left to the checks, which report it as findings.
-Result<VerifyResult> VerifyFolder(FileSystem& fs, const std::filesystem::path& dir, const VerifyOptions& options);
+Result<VerifyResult> VerifyFolder(FileSystem& fs, const std::filesystem::path& dir,
+                                  const VerifyOptions& options);
 // The checks of a sweep folder after the bag's own: the record, the groups, every journaled
 // cell file against its sha256, and sweep.json against the cells (src/bag/verify_sweep.cpp).
 void CheckSweepFolder(FileSystem& fs, const std::filesystem::path& dir, std::vector<Finding>& findings);
@@ -96,7 +98,6 @@ Result<DecisionEntry> ParseDecisionEntry(std::string_view line, const std::strin
 // with its sha256, and no decision-*.json that no entry names. Findings: check "decision".
 void CheckDecisionFiles(FileSystem& fs, const std::filesystem::path& dir, std::vector<Finding>& findings);
 
-nlohmann::ordered_json VerifyResultToJson(const std::filesystem::path& run_dir,
-                                          const VerifyResult& result);
+nlohmann::ordered_json VerifyResultToJson(const std::filesystem::path& run_dir, const VerifyResult& result);
 
 }  // namespace pilot

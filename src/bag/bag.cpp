@@ -14,10 +14,14 @@ namespace fs = std::filesystem;
 std::string EncodeManifestPath(const std::string& path) {
   std::string out;
   for (char c : path) {
-    if (c == '%') out += "%25";
-    else if (c == '\n') out += "%0A";
-    else if (c == '\r') out += "%0D";
-    else out += c;
+    if (c == '%')
+      out += "%25";
+    else if (c == '\n')
+      out += "%0A";
+    else if (c == '\r')
+      out += "%0D";
+    else
+      out += c;
   }
   return out;
 }
@@ -27,9 +31,21 @@ std::string DecodeManifestPath(const std::string& path) {
   for (std::size_t i = 0; i < path.size(); ++i) {
     if (path[i] == '%' && i + 2 < path.size()) {
       std::string code = path.substr(i, 3);
-      if (code == "%25") { out += '%'; i += 2; continue; }
-      if (code == "%0A" || code == "%0a") { out += '\n'; i += 2; continue; }
-      if (code == "%0D" || code == "%0d") { out += '\r'; i += 2; continue; }
+      if (code == "%25") {
+        out += '%';
+        i += 2;
+        continue;
+      }
+      if (code == "%0A" || code == "%0a") {
+        out += '\n';
+        i += 2;
+        continue;
+      }
+      if (code == "%0D" || code == "%0d") {
+        out += '\r';
+        i += 2;
+        continue;
+      }
     }
     out += path[i];
   }
@@ -52,7 +68,8 @@ Result<std::vector<ManifestLine>> ParseManifestLines(const std::string& text, co
     ++n;
     const std::string where = "line " + std::to_string(n);
     if (line.empty()) return BadInput("malformed manifest " + where + ": blank line", source);
-    if (line.find('\r') != std::string::npos) return BadInput("malformed manifest " + where + ": carriage return", source);
+    if (line.find('\r') != std::string::npos)
+      return BadInput("malformed manifest " + where + ": carriage return", source);
     auto sep = line.find_first_of(" \t");
     auto path_start = sep == std::string::npos ? sep : line.find_first_not_of(" \t", sep);
     if (sep == std::string::npos || path_start == std::string::npos || !IsSha256Hex(line.substr(0, sep))) {
@@ -112,7 +129,8 @@ Status FinalizeBag(FileSystem& fs, const fs::path& bag, const std::string& baggi
   std::vector<std::string> tags;
   auto entries = fs.ListDirectory(bag);
   if (!entries.ok()) {
-    return Error{ErrorKind::kWorkFailed, "cannot list the run folder: " + entries.error().what, bag.string(), ""};
+    return Error{ErrorKind::kWorkFailed, "cannot list the run folder: " + entries.error().what, bag.string(),
+                 ""};
   }
   for (const DirEntry& e : entries.value()) {
     // Not the tag manifests themselves, nor the writer's lock (removed once the bag is done).

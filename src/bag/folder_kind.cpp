@@ -13,7 +13,8 @@ namespace fs = std::filesystem;
 std::string BagInfoValue(std::string_view info, std::string_view label) {
   for (std::size_t start = 0; start < info.size();) {
     std::size_t nl = info.find('\n', start);
-    std::string_view line = info.substr(start, nl == std::string_view::npos ? std::string_view::npos : nl - start);
+    std::string_view line =
+        info.substr(start, nl == std::string_view::npos ? std::string_view::npos : nl - start);
     start = nl == std::string_view::npos ? info.size() : nl + 1;
     if (line.size() > label.size() && line.substr(0, label.size()) == label && line[label.size()] == ':') {
       auto v = line.find_first_not_of(' ', label.size() + 1);
@@ -68,8 +69,9 @@ Result<FolderKind> ReadFolderKind(FileSystem& fsys, const fs::path& dir) {
     std::string want_kind = k.declared ? k.kind : "";
     std::string want_version = k.declared ? std::to_string(k.version) : "";
     if (kind != want_kind || version != want_version) {
-      return BadInput("bag-info.txt says kind '" + KeyForMessage(kind) + "' format '" + KeyForMessage(version) +
-                          "' but data/run.json says kind '" + KeyForMessage(want_kind) + "' format '" + want_version + "'",
+      return BadInput("bag-info.txt says kind '" + KeyForMessage(kind) + "' format '" +
+                          KeyForMessage(version) + "' but data/run.json says kind '" +
+                          KeyForMessage(want_kind) + "' format '" + want_version + "'",
                       (dir / "bag-info.txt").string(), "the folder was altered; do not trust it");
     }
   }
@@ -79,24 +81,27 @@ Result<FolderKind> ReadFolderKind(FileSystem& fsys, const fs::path& dir) {
 Status CheckFolderKind(const FolderKind& k, const fs::path& dir, std::string_view what) {
   if (k.kind == kFolderKindSweep && k.declared) {
     if (k.version != kSweepFormatVersion) {
-      return BadInput("the folder is in sweep format " + std::to_string(k.version) + ", which this pilot cannot " +
-                          std::string(what) + " (it knows format " + std::to_string(kSweepFormatVersion) + ")",
+      return BadInput("the folder is in sweep format " + std::to_string(k.version) +
+                          ", which this pilot cannot " + std::string(what) + " (it knows format " +
+                          std::to_string(kSweepFormatVersion) + ")",
                       dir.string(), "use the pilot that wrote it, or a newer one");
     }
     return {};
   }
   if (k.kind == kFolderKindAdapt) {
     if (!k.declared || k.version != kAdaptFormatVersion) {
-      return BadInput("the folder is in adapt format " + std::to_string(k.version) + ", which this pilot cannot " +
-                          std::string(what) + " (it knows format " + std::to_string(kAdaptFormatVersion) + ")",
+      return BadInput("the folder is in adapt format " + std::to_string(k.version) +
+                          ", which this pilot cannot " + std::string(what) + " (it knows format " +
+                          std::to_string(kAdaptFormatVersion) + ")",
                       dir.string(), "use the pilot that wrote it, or a newer one");
     }
     return {};
   }
   if (k.kind == kFolderKindShard || k.kind == kFolderKindMerged) {
     if (!k.declared || k.version != kRunFormatVersion) {
-      return BadInput("the " + k.kind + " folder is in format " + std::to_string(k.version) + ", which this pilot cannot " +
-                          std::string(what) + " (it knows format " + std::to_string(kRunFormatVersion) + ")",
+      return BadInput("the " + k.kind + " folder is in format " + std::to_string(k.version) +
+                          ", which this pilot cannot " + std::string(what) + " (it knows format " +
+                          std::to_string(kRunFormatVersion) + ")",
                       dir.string(), "use the pilot that wrote it, or a newer one");
     }
     return {};
@@ -107,8 +112,9 @@ Status CheckFolderKind(const FolderKind& k, const fs::path& dir, std::string_vie
                     dir.string(), "use a pilot that knows this kind");
   }
   if (k.version < 1 || k.version > kRunFormatVersion) {
-    return BadInput("the folder is in run format " + std::to_string(k.version) + ", which this pilot cannot " +
-                        std::string(what) + " (it knows formats 1.." + std::to_string(kRunFormatVersion) + ")",
+    return BadInput("the folder is in run format " + std::to_string(k.version) +
+                        ", which this pilot cannot " + std::string(what) + " (it knows formats 1.." +
+                        std::to_string(kRunFormatVersion) + ")",
                     dir.string(), "use the pilot that wrote it, or a newer one");
   }
   return {};

@@ -1,17 +1,22 @@
-#include "pilot/escape.h"
 #include "pilot/verify.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cmath>
+#include <cstring>
 #include <future>
 #include <map>
 #include <optional>
+#include <set>
 #include <string_view>
 #include <system_error>
-#include <set>
 #include <tuple>
 #include <unordered_map>
 
 #include "pilot/bag.h"
+#include "pilot/escape.h"
 #include "pilot/folder_kind.h"
 #include "pilot/fs.h"
 #include "pilot/hash.h"
@@ -27,12 +32,6 @@
 #include "pilot/sweep_records.h"
 #include "pilot/utf8.h"
 #include "pilot/vectors.h"
-
-#include <fcntl.h>
-#include <unistd.h>
-
-#include <cmath>
-#include <cstring>
 
 namespace pilot {
 
@@ -94,7 +93,8 @@ class Verifier {
     } else if (e.symlink) {
       Add(check, rel, "is a symlink; a bag holds files, and verify never follows a link");
     } else if (!e.regular) {
-      Add(check, rel, e.directory ? "is a folder where a file belongs" : "is not a regular file (a FIFO or device?)");
+      Add(check, rel,
+          e.directory ? "is a folder where a file belongs" : "is not a regular file (a FIFO or device?)");
     } else {
       return true;
     }
@@ -177,7 +177,8 @@ class Verifier {
       return files;
     }
     if (!data.directory) {
-      Add("completeness", "data", data.symlink ? "is a symlink; verify never follows a link" : "is not a folder");
+      Add("completeness", "data",
+          data.symlink ? "is a symlink; verify never follows a link" : "is not a folder");
       return files;
     }
     // Depth first by hand, so that each folder's listing (with LinkStat of every name) is
@@ -201,8 +202,9 @@ class Verifier {
         } else if (e.stat.directory) {
           pending.push_back(rel);
         } else {
-          Add("completeness", rel, e.stat.symlink ? "is a symlink in the payload; verify never follows a link"
-                                                  : "is not a regular file (a FIFO or device?)");
+          Add("completeness", rel,
+              e.stat.symlink ? "is a symlink in the payload; verify never follows a link"
+                             : "is not a regular file (a FIFO or device?)");
         }
       }
     }
@@ -221,7 +223,8 @@ class Verifier {
       }
     }
     for (const auto& rel : listed) {
-      if (rel.rfind("data/", 0) != 0) Add("completeness", rel, "manifest-sha256.txt lists a file outside data/");
+      if (rel.rfind("data/", 0) != 0)
+        Add("completeness", rel, "manifest-sha256.txt lists a file outside data/");
     }
     auto info = Read("bag-info.txt", "bag", limits::kTagFileBytes);
     if (!info) return;
@@ -242,7 +245,8 @@ class Verifier {
     }
     std::set<std::string> listed = CheckManifestFile("tagmanifest-sha256.txt", "fixity");
     for (const char* required : {"bagit.txt", "bag-info.txt", "manifest-sha256.txt"}) {
-      if (!listed.count(required)) Add("bag", "tagmanifest-sha256.txt", std::string("does not cover ") + required);
+      if (!listed.count(required))
+        Add("bag", "tagmanifest-sha256.txt", std::string("does not cover ") + required);
     }
     auto entries = fs_.ListDirectory(dir_);
     if (!entries.ok()) {
@@ -254,14 +258,16 @@ class Verifier {
       if (name == "data" || name == "tagmanifest-sha256.txt") continue;
       if (name == kDecidePending) {
         Add("decision", name,
-            "a decide was interrupted while it wrote: `pilot decide` (or `pilot resume`) on this folder finishes "
+            "a decide was interrupted while it wrote: `pilot decide` (or `pilot resume`) on this folder "
+            "finishes "
             "it or undoes it");
       } else if (name == kLockFile) {
         Add("completeness", name,
             "a writer's lock: a run may still be writing this folder (`pilot status`), or `pilot resume` "
             "removes one left by a process that is gone");
       } else if (!listed.count(name)) {
-        Add("completeness", ValueForMessage(name, 200), "not covered by tagmanifest-sha256.txt (unexpected file)");
+        Add("completeness", ValueForMessage(name, 200),
+            "not covered by tagmanifest-sha256.txt (unexpected file)");
       }
     }
   }
@@ -292,8 +298,9 @@ class Verifier {
       Add("bag", "data/run.json", "state is '" + ValueForMessage(run_->state) + "', not 'finished'");
     }
     manifest_copy_ = run_->manifest_copy;
-    for (auto [file, want, key] : {std::tuple{manifest_copy_, run_->manifest_sha256, "manifest_sha256"},
-                                   std::tuple{std::string("data/params.json"), run_->params_sha256, "params_sha256"}}) {
+    for (auto [file, want, key] :
+         {std::tuple{manifest_copy_, run_->manifest_sha256, "manifest_sha256"},
+          std::tuple{std::string("data/params.json"), run_->params_sha256, "params_sha256"}}) {
       if (!Openable(file, "copies")) continue;
       auto digest = Sha256File(fs_, dir_ / file, /*follow_symlinks=*/false);
       if (digest.ok() && digest.value() == want && file == manifest_copy_) manifest_copy_sha256_ = want;
@@ -325,7 +332,8 @@ class Verifier {
       if (!r.dim) {
         auto raw = reader_->ReadLine(state_->done.Value(at));
         if (raw.ok() && raw.value().size() == line.size() + kType.size() - 1 &&
-            raw.value().substr(0, kType.size()) == kType && raw.value().substr(kType.size()) == line.substr(1)) {
+            raw.value().substr(0, kType.size()) == kType &&
+            raw.value().substr(kType.size()) == line.substr(1)) {
           return;
         }
       }
@@ -339,7 +347,8 @@ class Verifier {
       if (!rec.ok()) {
         v.Add("journal", r.id, rec.error().what);
       } else if (ToJsonLine(rec.value()) != ToJsonLine(r)) {
-        v.Add("accounting", r.id, "its result differs from its record in data/journal.jsonl (changed after the run)");
+        v.Add("accounting", r.id,
+              "its result differs from its record in data/journal.jsonl (changed after the run)");
       }
     }
 
@@ -370,8 +379,8 @@ class Verifier {
     const bool same_shard = h.shard.has_value() == shard.has_value() && (!shard || *h.shard == *shard);
     if (!same_shard) {
       Add("journal", file,
-          "its header is of " + (h.shard ? "shard " + ShardText(*h.shard) : std::string("no shard")) + ", data/run.json of " +
-              (shard ? "shard " + ShardText(*shard) : std::string("no shard")));
+          "its header is of " + (h.shard ? "shard " + ShardText(*h.shard) : std::string("no shard")) +
+              ", data/run.json of " + (shard ? "shard " + ShardText(*shard) : std::string("no shard")));
     }
     if (h.manifest_sha256 != run_->manifest_sha256 || h.params_sha256 != run_->params_sha256 ||
         h.model_sha256 != run_->model_sha256) {
@@ -447,7 +456,8 @@ class Verifier {
       }
     }
     if (!params_text || !Openable("data/results.jsonl", "accounting")) return;
-    auto results = LineReader::Open(fs_, dir_ / "data/results.jsonl", limits::kResultLineBytes, /*follow_symlinks=*/false);
+    auto results = LineReader::Open(fs_, dir_ / "data/results.jsonl", limits::kResultLineBytes,
+                                    /*follow_symlinks=*/false);
     if (!results.ok()) {
       Add("accounting", "data/results.jsonl", results.error().what);
       return;
@@ -513,12 +523,14 @@ class Verifier {
       }
       if (shard && !InShard(r.id, *shard)) {
         Add("accounting", r.id,
-            "belongs to shard " + std::to_string(ShardOfId(r.id, shard->count)) + ", not to this shard " + ShardText(*shard));
+            "belongs to shard " + std::to_string(ShardOfId(r.id, shard->count)) + ", not to this shard " +
+                ShardText(*shard));
         continue;
       }
       in_order = in_order && *k >= pos;
       pos = *k + 1;
-      if (seen[*k] < 2 && ++seen[*k] == 2) Add("accounting", r.id, "appears more than once in data/results.jsonl");
+      if (seen[*k] < 2 && ++seen[*k] == 2)
+        Add("accounting", r.id, "appears more than once in data/results.jsonl");
       if (merged) {
         const std::uint32_t owner = ShardOfId(r.id, run_->merged_shards);
         if (owner < shard_journals.size()) {
@@ -531,7 +543,8 @@ class Verifier {
       }
       if (r.accepted && embeds) {
         if (!r.dim || *r.dim != run_->dim || !r.row) {
-          Add("accounting", r.id, "accepted without the embedding's row and dim " + std::to_string(run_->dim));
+          Add("accounting", r.id,
+              "accepted without the embedding's row and dim " + std::to_string(run_->dim));
         } else if (*r.row != result_.accepted) {
           Add("accounting", r.id,
               "has row " + std::to_string(*r.row) + "; as accepted item " + std::to_string(result_.accepted) +
@@ -547,12 +560,14 @@ class Verifier {
       } else {
         ++result_.rejected;
         ++by_reason[r.reason];
-        if (!reason::IsKnown(r.reason)) Add("accounting", r.id, "rejected with unknown reason '" + r.reason + "'");
+        if (!reason::IsKnown(r.reason))
+          Add("accounting", r.id, "rejected with unknown reason '" + r.reason + "'");
         if (r.detail.empty()) Add("accounting", r.id, "rejected without a detail");
       }
       auto expected = index->expected_rejection.find(*k);
-      const std::optional<std::string> want =
-          expected == index->expected_rejection.end() ? std::nullopt : std::optional<std::string>(expected->second);
+      const std::optional<std::string> want = expected == index->expected_rejection.end()
+                                                  ? std::nullopt
+                                                  : std::optional<std::string>(expected->second);
       if (want && (r.accepted || r.reason != *want)) {
         Add("accounting", r.id,
             "expected rejection '" + *want + "' but got " + (r.accepted ? "accepted" : "'" + r.reason + "'"));
@@ -572,8 +587,9 @@ class Verifier {
     if (!in_order) Add("accounting", "data/results.jsonl", "results are not in manifest order");
     if (!merged && journal.state() && journal.state()->header.items != result_.items) {
       Add("journal", kJournal,
-          "its header counts " + std::to_string(journal.state()->header.items) + " items; the manifest holds " +
-              std::to_string(result_.items) + (shard ? " of this shard's" : ""));
+          "its header counts " + std::to_string(journal.state()->header.items) +
+              " items; the manifest holds " + std::to_string(result_.items) +
+              (shard ? " of this shard's" : ""));
     }
     if (shard && run_->shard_items != result_.items) {
       Add("accounting", "data/run.json",
@@ -628,7 +644,8 @@ class Verifier {
     }
     ReadableFile& npy = *opened.value();
     const std::uint64_t size = npy.size();
-    std::string head(static_cast<std::size_t>(std::min<std::uint64_t>(size, limits::kNpyHeaderBytes + 10)), '\0');
+    std::string head(static_cast<std::size_t>(std::min<std::uint64_t>(size, limits::kNpyHeaderBytes + 10)),
+                     '\0');
     if (!ReadExactAt(npy, 0, head.data(), head.size()).ok()) {
       Add("vectors", kVectorsNpy, "cannot be read");
       return;
@@ -639,14 +656,19 @@ class Verifier {
       return;
     }
     const NpyShape& s = shape.value();
-    if (s.cols != dim) Add("vectors", kVectorsNpy, "has " + std::to_string(s.cols) + " columns; the run's dim is " + std::to_string(dim));
+    if (s.cols != dim)
+      Add("vectors", kVectorsNpy,
+          "has " + std::to_string(s.cols) + " columns; the run's dim is " + std::to_string(dim));
     if (s.rows != result_.accepted) {
       Add("vectors", kVectorsNpy,
-          "has " + std::to_string(s.rows) + " rows for " + std::to_string(result_.accepted) + " accepted items");
+          "has " + std::to_string(s.rows) + " rows for " + std::to_string(result_.accepted) +
+              " accepted items");
     }
-    if (s.cols == 0 || s.rows > (size / 4) / std::max<std::uint64_t>(1, s.cols) || size != s.data_offset + s.rows * s.cols * 4) {
-      Add("vectors", kVectorsNpy, "is " + std::to_string(size) + " bytes, not what its header's shape (" +
-                                       std::to_string(s.rows) + ", " + std::to_string(s.cols) + ") of float32 needs");
+    if (s.cols == 0 || s.rows > (size / 4) / std::max<std::uint64_t>(1, s.cols) ||
+        size != s.data_offset + s.rows * s.cols * 4) {
+      Add("vectors", kVectorsNpy,
+          "is " + std::to_string(size) + " bytes, not what its header's shape (" + std::to_string(s.rows) +
+              ", " + std::to_string(s.cols) + ") of float32 needs");
       return;
     }
     CompareWithSidecar(npy, s, dim);
@@ -662,7 +684,8 @@ class Verifier {
       const std::size_t n = got.value();
       for (std::size_t k = 0; k < n / 4; ++k, ++values) {
         if (!std::isfinite(buf[k])) {
-          Add("vectors", kVectorsNpy, "row " + std::to_string(values / s.cols) + " holds a value that is not finite");
+          Add("vectors", kVectorsNpy,
+              "row " + std::to_string(values / s.cols) + " holds a value that is not finite");
           return;
         }
       }
@@ -692,8 +715,8 @@ class Verifier {
     auto expect = [&](const char* key, std::size_t actual) {
       if (count(key) != static_cast<long long>(actual)) {
         Add("report", "data/report.json",
-            std::string("counts.") + key + " is " + std::to_string(count(key)) + " but data/results.jsonl holds " +
-                std::to_string(actual));
+            std::string("counts.") + key + " is " + std::to_string(count(key)) +
+                " but data/results.jsonl holds " + std::to_string(actual));
       }
     };
     expect("total", result_.items);
@@ -711,8 +734,10 @@ class Verifier {
       }
       return m;
     };
-    if (as_map("by_reason") != by_reason) Add("report", "data/report.json", "by_reason does not match data/results.jsonl");
-    if (as_map("by_category") != by_category) Add("report", "data/report.json", "by_category does not match data/results.jsonl");
+    if (as_map("by_reason") != by_reason)
+      Add("report", "data/report.json", "by_reason does not match data/results.jsonl");
+    if (as_map("by_category") != by_category)
+      Add("report", "data/report.json", "by_category does not match data/results.jsonl");
   }
 
   void CheckInputs() {
@@ -761,13 +786,13 @@ class Verifier {
   VerifyResult result_;
   std::optional<RunRecord> run_;
   std::string manifest_copy_ = "data/manifest.json";
-  std::string manifest_copy_sha256_;  // set when the copy hashed to its record's pin
+  std::string manifest_copy_sha256_;        // set when the copy hashed to its record's pin
   std::optional<ManifestSource> manifest_;  // the run's copy, validated by CheckAccounting
   struct RowRef {
     std::uint64_t row, vector_at;
     std::string id;
   };
-  std::vector<RowRef> rows_;  // embedding runs: each accepted item's row and journaled vector
+  std::vector<RowRef> rows_;              // embedding runs: each accepted item's row and journaled vector
   std::vector<std::size_t> shard_items_;  // merged: each shard's own item count, from its run.json
   static constexpr std::size_t kUnknownItems = static_cast<std::size_t>(-1);  // its record unreadable
 };
@@ -797,7 +822,8 @@ Result<VerifyResult> VerifyFolder(FileSystem& fs, const fs::path& dir, const Ver
     auto doc = ParseJson(record.value(), "data/run.json");
     if (doc.ok() && StringAt(doc.value(), "folder_kind") == std::string(kFolderKindAdapt)) {
       VerifyResult r = Verifier(fs, dir, options, kFolderKindAdapt).Run();
-      r.findings.insert(r.findings.begin(), Finding{"bag", EscapeTerminal(kind.error().where), EscapeTerminal(kind.error().what)});
+      r.findings.insert(r.findings.begin(), Finding{"bag", EscapeTerminal(kind.error().where),
+                                                    EscapeTerminal(kind.error().what)});
       r.folder_kind = kFolderKindAdapt;
       return r;
     }
@@ -814,14 +840,16 @@ nlohmann::ordered_json VerifyResultToJson(const fs::path& run_dir, const VerifyR
   j["accepted"] = result.accepted;
   j["rejected"] = result.rejected;
   j["files_checked"] = result.files_checked;
-  j["fingerprint"] = result.fingerprint.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(result.fingerprint);
+  j["fingerprint"] =
+      result.fingerprint.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(result.fingerprint);
   if (result.inputs) {
     const InputsChecked& in = *result.inputs;
-    j["inputs"] = {{"root", in.root},           {"items", in.items},     {"rehashed", in.rehashed},
-                   {"missing", in.missing},     {"changed", in.changed}, {"not_opened", in.not_opened}};
+    j["inputs"] = {{"root", in.root},       {"items", in.items},     {"rehashed", in.rehashed},
+                   {"missing", in.missing}, {"changed", in.changed}, {"not_opened", in.not_opened}};
   }
   auto findings = nlohmann::ordered_json::array();
-  for (const auto& f : result.findings) findings.push_back({{"check", f.check}, {"where", f.where}, {"what", f.what}});
+  for (const auto& f : result.findings)
+    findings.push_back({{"check", f.check}, {"where", f.where}, {"what", f.what}});
   j["findings"] = findings;
   return j;
 }

@@ -6,8 +6,8 @@
 #include <map>
 #include <set>
 
-#include "pilot/escape.h"
 #include "pilot/adapt_records.h"
+#include "pilot/escape.h"
 #include "pilot/hash.h"
 #include "pilot/json_util.h"
 #include "pilot/limits.h"
@@ -66,8 +66,8 @@ class AdaptChecker {
     }
     record_ = std::move(parsed).value();
     if (Pin("state") != "finished") {
-      Add("copies", "data/run.json", "the adaptation has not finished (state '" + KeyForMessage(Pin("state")) +
-                                         "'); `pilot resume` it");
+      Add("copies", "data/run.json",
+          "the adaptation has not finished (state '" + KeyForMessage(Pin("state")) + "'); `pilot resume` it");
     }
     return true;
   }
@@ -76,7 +76,8 @@ class AdaptChecker {
   void CheckHash(const std::string& check, const std::string& rel, const std::string& want) {
     auto sha = Sha256File(fs_, dir_ / rel, false);
     if (!sha.ok()) return Add(check, rel, sha.error().what);
-    if (sha.value() != want) Add(check, rel, "its sha256 " + sha.value() + " is not the pinned " + KeyForMessage(want));
+    if (sha.value() != want)
+      Add(check, rel, "its sha256 " + sha.value() + " is not the pinned " + KeyForMessage(want));
   }
 
   void CheckPins() {
@@ -87,7 +88,8 @@ class AdaptChecker {
                                 std::pair{"base_model_sha256", &h.base_model_sha256},
                                 std::pair{"train_manifest_copy", &h.train_manifest_copy},
                                 std::pair{"eval_manifest_copy", &h.eval_manifest_copy}}) {
-      if (Pin(key) != *journal) Add("copies", "data/run.json", std::string(key) + " differs from the journal's header");
+      if (Pin(key) != *journal)
+        Add("copies", "data/run.json", std::string(key) + " differs from the journal's header");
     }
     CheckHash("copies", "data/params.json", h.params_sha256);
     CheckHash("copies", h.train_manifest_copy, h.train_manifest_sha256);
@@ -95,7 +97,8 @@ class AdaptChecker {
     if (state_.torn_bytes > 0) Add("journal", kAdaptJournal, "its last record is torn");
     if (!state_.baseline) Add("journal", kAdaptJournal, "it has no baseline evaluation");
     if (state_.checkpoints.empty() || state_.checkpoints.back().step != h.total_steps) {
-      Add("journal", kAdaptJournal, "the last checkpoint is not at the final step " + std::to_string(h.total_steps));
+      Add("journal", kAdaptJournal,
+          "the last checkpoint is not at the final step " + std::to_string(h.total_steps));
     }
   }
 
@@ -109,8 +112,9 @@ class AdaptChecker {
         continue;
       }
       if (st.value().size != c->bytes) {
-        Add("checkpoints", c->file, "its size is " + std::to_string(st.value().size) + ", the journal records " +
-                                        std::to_string(c->bytes));
+        Add("checkpoints", c->file,
+            "its size is " + std::to_string(st.value().size) + ", the journal records " +
+                std::to_string(c->bytes));
       }
       CheckHash("checkpoints", c->file, c->sha256);
     }
@@ -180,14 +184,16 @@ class AdaptChecker {
     std::string bytes;
     if (!items || !ReadLines(kAdaptTrainAccounting, lines, &bytes)) return;
     if (Sha256Hex(bytes) != h.train_accounting_sha256) {
-      Add("accounting", kAdaptTrainAccounting, "it differs from what the prechecks wrote when the adaptation began");
+      Add("accounting", kAdaptTrainAccounting,
+          "it differs from what the prechecks wrote when the adaptation began");
     }
     if (lines.size() != items->size()) {
-      Add("accounting", kAdaptTrainAccounting, std::to_string(lines.size()) + " lines for " +
-                                                   std::to_string(items->size()) + " training ids");
+      Add("accounting", kAdaptTrainAccounting,
+          std::to_string(lines.size()) + " lines for " + std::to_string(items->size()) + " training ids");
     }
     for (std::size_t i = 0; i < std::min(lines.size(), items->size()); ++i) {
-      auto line = TrainAccountingLine::FromJson(lines[i], std::string(kAdaptTrainAccounting) + ":" + std::to_string(i + 1));
+      auto line = TrainAccountingLine::FromJson(
+          lines[i], std::string(kAdaptTrainAccounting) + ":" + std::to_string(i + 1));
       if (!line.ok()) {
         Add("accounting", kAdaptTrainAccounting, line.error().what);
         continue;
@@ -195,23 +201,26 @@ class AdaptChecker {
       const ManifestItem& item = (*items)[i];
       const TrainAccountingLine& l = line.value();
       if (l.id != item.id) {
-        Add("accounting", item.id, "the training accounting is not in manifest order (line " + std::to_string(i + 1) +
-                                       " is '" + l.id + "')");
+        Add("accounting", item.id,
+            "the training accounting is not in manifest order (line " + std::to_string(i + 1) + " is '" +
+                l.id + "')");
         return;
       }
       if (l.status == "used") {
         ++train_used_;
-        if (!item.expected || l.label != *item.expected) Add("accounting", item.id, "used with another label than its `expected`");
+        if (!item.expected || l.label != *item.expected)
+          Add("accounting", item.id, "used with another label than its `expected`");
       } else {
         ++train_rejected_;
       }
       if (item.expected_rejection && (l.status != "rejected" || l.reason != *item.expected_rejection)) {
-        Add("accounting", item.id, "expected the rejection '" + KeyForMessage(*item.expected_rejection) + "'");
+        Add("accounting", item.id,
+            "expected the rejection '" + KeyForMessage(*item.expected_rejection) + "'");
       }
     }
     if (train_used_ != h.train_used) {
-      Add("accounting", kAdaptTrainAccounting, std::to_string(train_used_) + " items used, the journal says " +
-                                                   std::to_string(h.train_used));
+      Add("accounting", kAdaptTrainAccounting,
+          std::to_string(train_used_) + " items used, the journal says " + std::to_string(h.train_used));
     }
   }
 
@@ -221,12 +230,13 @@ class AdaptChecker {
     std::vector<nlohmann::json> lines;
     if (!items || !ReadLines(kAdaptEvalAccounting, lines)) return;
     if (lines.size() != items->size()) {
-      Add("accounting", kAdaptEvalAccounting, std::to_string(lines.size()) + " lines for " +
-                                                  std::to_string(items->size()) + " evaluation ids");
+      Add("accounting", kAdaptEvalAccounting,
+          std::to_string(lines.size()) + " lines for " + std::to_string(items->size()) + " evaluation ids");
     }
     std::size_t evaluated = 0;
     for (std::size_t i = 0; i < std::min(lines.size(), items->size()); ++i) {
-      auto line = EvalAccountingLine::FromJson(lines[i], std::string(kAdaptEvalAccounting) + ":" + std::to_string(i + 1));
+      auto line = EvalAccountingLine::FromJson(
+          lines[i], std::string(kAdaptEvalAccounting) + ":" + std::to_string(i + 1));
       if (!line.ok()) {
         Add("accounting", kAdaptEvalAccounting, line.error().what);
         continue;
@@ -238,10 +248,12 @@ class AdaptChecker {
         return;
       }
       if (item.expected_rejection && (l.status != "rejected" || l.reason != *item.expected_rejection)) {
-        Add("accounting", item.id, "expected the rejection '" + KeyForMessage(*item.expected_rejection) + "'");
+        Add("accounting", item.id,
+            "expected the rejection '" + KeyForMessage(*item.expected_rejection) + "'");
       }
       if (l.status != "evaluated") continue;
-      if (!item.expected || l.expected != *item.expected) Add("accounting", item.id, "evaluated against another label");
+      if (!item.expected || l.expected != *item.expected)
+        Add("accounting", item.id, "evaluated against another label");
       if (state_.baseline && evaluated < state_.baseline->predictions.size() &&
           state_.baseline->predictions[evaluated] != l.base) {
         Add("accounting", item.id, "its base prediction differs from the journal's baseline");
@@ -256,8 +268,8 @@ class AdaptChecker {
       }
     }
     if (evaluated != h.eval_used) {
-      Add("accounting", kAdaptEvalAccounting, std::to_string(evaluated) + " items evaluated, the journal says " +
-                                                  std::to_string(h.eval_used));
+      Add("accounting", kAdaptEvalAccounting,
+          std::to_string(evaluated) + " items evaluated, the journal says " + std::to_string(h.eval_used));
     }
     eval_checked_ = true;
   }
@@ -273,7 +285,8 @@ class AdaptChecker {
     if (!card.ok()) return Add("model", kAdaptModelCard, card.error().what);
     auto stated = ModelCardSha256(card.value());
     if (!stated) return Add("model", kAdaptModelCard, "it states no sha256 for the adapted model");
-    if (*stated != model_sha_) Add("model", kAdaptModelCard, "it states sha256 " + *stated + ", the model's is " + model_sha_);
+    if (*stated != model_sha_)
+      Add("model", kAdaptModelCard, "it states sha256 " + *stated + ", the model's is " + model_sha_);
   }
 
   void CheckReport() {
@@ -300,15 +313,18 @@ class AdaptChecker {
     same({"train", "rejected"}, train_rejected_, "train.rejected");
     same({"train", "items"}, state_.header.train_items, "train.items");
     same({"eval", "evaluated"}, state_.header.eval_used, "eval.evaluated");
-    if (state_.baseline) same({"evaluation", "base", "correct"}, state_.baseline->eval.correct, "evaluation.base.correct");
-    if (eval_checked_) same({"evaluation", "adapted", "correct"}, adapted_.correct, "evaluation.adapted.correct");
+    if (state_.baseline)
+      same({"evaluation", "base", "correct"}, state_.baseline->eval.correct, "evaluation.base.correct");
+    if (eval_checked_)
+      same({"evaluation", "adapted", "correct"}, adapted_.correct, "evaluation.adapted.correct");
     const nlohmann::json* sha = at({"adapted_model", "sha256"});
     if (!sha || !sha->is_string() || sha->get<std::string>() != model_sha_) {
       Add("report", kAdaptReportJson, "adapted_model.sha256 is not the model's");
     }
     if (!state_.checkpoints.empty()) {
       const nlohmann::json* digest = at({"final_params_digest"});
-      if (!digest || !digest->is_string() || digest->get<std::string>() != state_.checkpoints.back().params_digest) {
+      if (!digest || !digest->is_string() ||
+          digest->get<std::string>() != state_.checkpoints.back().params_digest) {
         Add("report", kAdaptReportJson, "final_params_digest is not the last checkpoint's");
       }
     }

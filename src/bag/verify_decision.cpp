@@ -45,7 +45,8 @@ Result<DecisionEntry> ParseDecisionEntry(std::string_view line, const std::strin
   e.entry = static_cast<std::size_t>(*entry);
   e.decision = *decision;
   if (!j.contains("reasons") || !j["reasons"].is_array() || j["reasons"].empty() ||
-      !std::all_of(j["reasons"].begin(), j["reasons"].end(), [](const nlohmann::json& r) { return r.is_string(); })) {
+      !std::all_of(j["reasons"].begin(), j["reasons"].end(),
+                   [](const nlohmann::json& r) { return r.is_string(); })) {
     return BadInput("'reasons' must be a non-empty list of text", where);
   }
   if (!j.contains("evidence") || !j["evidence"].is_array() || j["evidence"].size() > 16) {
@@ -128,7 +129,8 @@ void CheckDecisionFiles(FileSystem& fsys, const fs::path& dir, std::vector<Findi
       if (!got.ok()) {
         add(file, "evidence named by entry " + std::to_string(n) + " is missing or unreadable");
       } else if (got.value() != sha) {
-        add(file, "evidence of entry " + std::to_string(n) + " has sha256 " + got.value() + ", the entry records " + sha);
+        add(file, "evidence of entry " + std::to_string(n) + " has sha256 " + got.value() +
+                      ", the entry records " + sha);
       }
     }
   }

@@ -28,7 +28,8 @@ void CheckSweepFolder(FileSystem& fsys, const fs::path& dir, std::vector<Finding
   const auto& measures = state.value().cells;
   const SweepAnalysis& analysis = state.value().analysis;
   if (record.state != "finished") {
-    add("data/run.json", "the sweep has not finished (state '" + KeyForMessage(record.state) + "'); `pilot resume` it");
+    add("data/run.json",
+        "the sweep has not finished (state '" + KeyForMessage(record.state) + "'); `pilot resume` it");
   }
   for (const auto& p : analysis.problems) add(kSweepCells, p);
 
@@ -43,7 +44,9 @@ void CheckSweepFolder(FileSystem& fsys, const fs::path& dir, std::vector<Finding
     return;
   }
   const auto& s = summary.value();
-  auto differs = [&](const std::string& what) { add("data/sweep.json", what + " differs from what its cells say"); };
+  auto differs = [&](const std::string& what) {
+    add("data/sweep.json", what + " differs from what its cells say");
+  };
   // The cells, one by one.
   if (!s.contains("cells") || !s["cells"].is_array() || s["cells"].size() != measures.size()) {
     differs("the number of cells");
@@ -53,8 +56,9 @@ void CheckSweepFolder(FileSystem& fsys, const fs::path& dir, std::vector<Finding
     for (const auto& e : s["cells"]) {
       auto g = UnsignedAt(e, "group");
       auto b = UnsignedAt(e, "batch_size");
-      auto it = g && b && *g <= 1000 && *b <= 100000 ? by_cell.find({static_cast<int>(*g), static_cast<int>(*b)})
-                                                     : by_cell.end();
+      auto it = g && b && *g <= 1000 && *b <= 100000
+                    ? by_cell.find({static_cast<int>(*g), static_cast<int>(*b)})
+                    : by_cell.end();
       if (it == by_cell.end()) {
         differs("a cell the journal does not have");
         continue;
@@ -64,7 +68,8 @@ void CheckSweepFolder(FileSystem& fsys, const fs::path& dir, std::vector<Finding
       auto n = UnsignedAt(e, "equivalence_findings");
       auto found = analysis.findings_per_cell.find({m.group, m.batch_size});
       const std::size_t want = found == analysis.findings_per_cell.end() ? 0 : found->second;
-      if (StringAt(e, "limit").value_or("") != m.limit || !ips || *ips != m.items_per_second || !n || *n != want) {
+      if (StringAt(e, "limit").value_or("") != m.limit || !ips || *ips != m.items_per_second || !n ||
+          *n != want) {
         differs("cell group " + std::to_string(m.group) + " batch " + std::to_string(m.batch_size));
       }
     }
@@ -76,7 +81,8 @@ void CheckSweepFolder(FileSystem& fsys, const fs::path& dir, std::vector<Finding
   } else {
     for (std::size_t i = 0; i < groups.size(); ++i) {
       const auto& e = s["groups"][i];
-      if (UnsignedAt(e, "min_length") != groups[i].min_length || UnsignedAt(e, "max_length") != groups[i].max_length) {
+      if (UnsignedAt(e, "min_length") != groups[i].min_length ||
+          UnsignedAt(e, "max_length") != groups[i].max_length) {
         differs("group " + std::to_string(i + 1));
       }
     }
@@ -84,7 +90,8 @@ void CheckSweepFolder(FileSystem& fsys, const fs::path& dir, std::vector<Finding
   const auto* eq = s.contains("equivalence") && s["equivalence"].is_object() ? &s["equivalence"] : nullptr;
   if (!eq || UnsignedAt(*eq, "findings") != analysis.findings) differs("the number of equivalence findings");
   const auto& recs = analysis.recommendations;
-  if (!s.contains("recommendation") || !s["recommendation"].is_array() || s["recommendation"].size() != recs.size()) {
+  if (!s.contains("recommendation") || !s["recommendation"].is_array() ||
+      s["recommendation"].size() != recs.size()) {
     differs("the recommendation");
   } else {
     for (std::size_t i = 0; i < recs.size(); ++i) {
@@ -92,7 +99,8 @@ void CheckSweepFolder(FileSystem& fsys, const fs::path& dir, std::vector<Finding
       std::optional<std::uint64_t> want;
       if (recs[i].batch_size) want = static_cast<std::uint64_t>(*recs[i].batch_size);
       const bool null_ok = !want && e.contains("batch_size") && e["batch_size"].is_null();
-      if (!null_ok && UnsignedAt(e, "batch_size") != want) differs("group " + std::to_string(i + 1) + "'s recommended size");
+      if (!null_ok && UnsignedAt(e, "batch_size") != want)
+        differs("group " + std::to_string(i + 1) + "'s recommended size");
     }
   }
   auto model = s.contains("stage") ? StringAt(s["stage"], "model_sha256") : std::nullopt;

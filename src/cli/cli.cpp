@@ -1,16 +1,15 @@
 #include "cli/cli.h"
 
+#include <spdlog/pattern_formatter.h>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
 #include <sys/resource.h>
 
 #include <cstdio>
 #include <iostream>
 
-#include <spdlog/pattern_formatter.h>
-#include <spdlog/sinks/stdout_color_sinks.h>
-#include <spdlog/spdlog.h>
-
-#include "pilot/escape.h"
 #include "pilot/build_info.h"
+#include "pilot/escape.h"
 #include "pilot/fs.h"
 #include "pilot/json_util.h"
 #include "pilot/utf8.h"
@@ -38,7 +37,8 @@ std::string ShownLines(const std::string& text) {
   std::size_t start = 0;
   for (bool first = true;; first = false) {
     const std::size_t nl = text.find('\n', start);
-    std::string line = EscapeTerminal(text.substr(start, nl == std::string::npos ? std::string::npos : nl - start));
+    std::string line =
+        EscapeTerminal(text.substr(start, nl == std::string::npos ? std::string::npos : nl - start));
     if (!first) out += "\n" + std::string(line.rfind("  ", 0) == 0 ? "" : "  ");
     out += line;
     if (nl == std::string::npos) break;
@@ -144,7 +144,8 @@ int Dispatch(int argc, char** argv) {
       "4 acceptance criteria not met, 5 failure during work (the folder stays resumable),\n"
       "130 interrupted."};
   app.name("pilot");
-  app.set_version_flag("--version", std::string("pilot ") + build::kVersion + " (" + build::kSourceRevision + ")");
+  app.set_version_flag("--version",
+                       std::string("pilot ") + build::kVersion + " (" + build::kSourceRevision + ")");
   app.require_subcommand(1);
   int exit_code = 0;
   const std::vector<std::string> args(argv, argv + argc);
@@ -178,8 +179,8 @@ int Dispatch(int argc, char** argv) {
     if (arg.size() > 3 && arg.substr(0, 2) == "--" && arg.back() == '=' && arg.find('=') == arg.size() - 1) {
       const std::string command = argc > 1 && known(argv[1]) ? std::string(" ") + argv[1] : std::string();
       std::fprintf(stderr, "pilot: error: %s: %s — run `pilot%s --help` for the options\n",
-                   EscapeTerminal(TruncateUtf8(arg.substr(0, arg.size() - 1), 100)).c_str(), EmptyValueMessage("").c_str(),
-                   command.c_str());
+                   EscapeTerminal(TruncateUtf8(arg.substr(0, arg.size() - 1), 100)).c_str(),
+                   EmptyValueMessage("").c_str(), command.c_str());
       return Code(ExitCode::kBadInput);
     }
   }
@@ -193,7 +194,8 @@ int Dispatch(int argc, char** argv) {
       if (word.size() < 2 || word[0] != '-' || word == "--") return nullptr;
       const std::string name(word.substr(0, word.find('=')));
       for (const CLI::Option* option : of->get_options([](const CLI::Option*) { return true; })) {
-        if ((!option->get_lnames().empty() || !option->get_snames().empty()) && option->check_name(name)) return option;
+        if ((!option->get_lnames().empty() || !option->get_snames().empty()) && option->check_name(name))
+          return option;
       }
       if (name == "-h" || name == "--help") return of->get_help_ptr();
       return nullptr;
@@ -212,11 +214,13 @@ int Dispatch(int argc, char** argv) {
       const CLI::Option* option = arg.find('=') == std::string_view::npos ? option_of(sub, arg) : nullptr;
       if (option == nullptr || option->get_expected_max() == 0) continue;  // a flag takes no value
       if (any_option(argv[i + 1])) {
-        std::fprintf(stderr,
-                     "pilot: error: %s: needs a value, but is followed by the option %s — give the value right after "
-                     "%s; run `pilot %s --help` for the options\n",
-                     EscapeTerminal(TruncateUtf8(arg, 100)).c_str(), EscapeTerminal(TruncateUtf8(argv[i + 1], 100)).c_str(),
-                     EscapeTerminal(TruncateUtf8(arg, 100)).c_str(), argv[1]);
+        std::fprintf(
+            stderr,
+            "pilot: error: %s: needs a value, but is followed by the option %s — give the value right after "
+            "%s; run `pilot %s --help` for the options\n",
+            EscapeTerminal(TruncateUtf8(arg, 100)).c_str(),
+            EscapeTerminal(TruncateUtf8(argv[i + 1], 100)).c_str(),
+            EscapeTerminal(TruncateUtf8(arg, 100)).c_str(), argv[1]);
         return Code(ExitCode::kBadInput);
       }
       ++i;  // the value

@@ -2,11 +2,10 @@
 // Holds no business logic. Errors are printed once, as `pilot: error: ...`.
 #pragma once
 
-#include <string>
-#include <vector>
-
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
 
 #include "cli/exit_codes.h"
 #include "pilot/status.h"
@@ -70,8 +69,8 @@ int PrintMergeOutcome(const MergeOutcome& outcome, const Common& common);
 int ResumeSweepFolder(const std::string& dir, const Common& common, const std::vector<std::string>& argv);
 // `pilot resume` and `pilot status` of an adaptation folder (cmd_adapt.cpp). `device`: empty
 // keeps the one the adaptation began on (another is refused).
-int ResumeAdaptFolder(const std::string& dir, const std::string& device, std::uint64_t stop_after, const Common& common,
-                      const std::vector<std::string>& argv);
+int ResumeAdaptFolder(const std::string& dir, const std::string& device, std::uint64_t stop_after,
+                      const Common& common, const std::vector<std::string>& argv);
 int PrintAdaptStatus(const std::string& dir, const Common& common);
 
 }  // namespace pilot::cli

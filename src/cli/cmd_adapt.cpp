@@ -8,11 +8,11 @@
 #include <thread>
 
 #include "cli/cli.h"
-#include "pilot/escape.h"
 #include "cli/session.h"
 #include "cli/torch_loader.h"
 #include "pilot/adapt.h"
 #include "pilot/adapt_params.h"
+#include "pilot/escape.h"
 #include "pilot/fs.h"
 #include "pilot/host.h"
 #include "pilot/json_util.h"
@@ -37,10 +37,14 @@ struct AdaptOptions {
 
 constexpr ExitCode ExitCodeFor(AdaptVerdict verdict) {
   switch (verdict) {
-    case AdaptVerdict::kPassed: return ExitCode::kOk;
-    case AdaptVerdict::kVerifyFailed: return ExitCode::kVerifyFailed;
-    case AdaptVerdict::kAcceptanceFailed: return ExitCode::kAcceptanceFailed;
-    case AdaptVerdict::kInterrupted: return ExitCode::kInterrupted;
+    case AdaptVerdict::kPassed:
+      return ExitCode::kOk;
+    case AdaptVerdict::kVerifyFailed:
+      return ExitCode::kVerifyFailed;
+    case AdaptVerdict::kAcceptanceFailed:
+      return ExitCode::kAcceptanceFailed;
+    case AdaptVerdict::kInterrupted:
+      return ExitCode::kInterrupted;
   }
   return ExitCode::kVerifyFailed;  // unreachable
 }
@@ -55,9 +59,9 @@ AdaptControl MakeAdaptControl(const Common& common, std::uint64_t stop_after) {
       const double now = SystemClock().MonotonicSeconds();
       if (now - *last < 0.2 && p.phase == "training") return;
       *last = now;
-      std::fprintf(stderr, "\r\033[Kpilot: adapt %s: step %llu/%llu, loss %.4f, %.1f steps/s", p.phase.c_str(),
-                   static_cast<unsigned long long>(p.step), static_cast<unsigned long long>(p.total), p.loss,
-                   p.steps_per_second);
+      std::fprintf(stderr, "\r\033[Kpilot: adapt %s: step %llu/%llu, loss %.4f, %.1f steps/s",
+                   p.phase.c_str(), static_cast<unsigned long long>(p.step),
+                   static_cast<unsigned long long>(p.total), p.loss, p.steps_per_second);
       if (p.eval_accuracy) std::fprintf(stderr, ", eval %.1f%%\n", 100.0 * *p.eval_accuracy);
       std::fflush(stderr);
     };
@@ -113,10 +117,11 @@ int PrintAdaptOutcome(const AdaptOutcome& out, const Common& common) {
     return code;
   }
   if (out.verdict == AdaptVerdict::kInterrupted) {
-    std::fprintf(stderr,
-                 "pilot: interrupted: the last checkpoint is at step %llu of %llu; resume with:\n  pilot resume %s\n",
-                 static_cast<unsigned long long>(out.progress.step), static_cast<unsigned long long>(out.progress.total),
-                 dir.c_str());
+    std::fprintf(
+        stderr,
+        "pilot: interrupted: the last checkpoint is at step %llu of %llu; resume with:\n  pilot resume %s\n",
+        static_cast<unsigned long long>(out.progress.step),
+        static_cast<unsigned long long>(out.progress.total), dir.c_str());
     return code;
   }
   const nlohmann::ordered_json& r = out.report;
@@ -124,22 +129,27 @@ int PrintAdaptOutcome(const AdaptOutcome& out, const Common& common) {
     return j.contains(a) && j[a].contains(b) && j[a][b].is_number() ? j[a][b].get<double>() : 0.0;
   };
   const auto& ev = r["evaluation"];
-  std::printf("adapt %s: %.0f training items (%.0f used, %.0f rejected); %.0f evaluation items (%.0f evaluated)\n",
-              out.run_id.c_str(), num(r, "train", "items"), num(r, "train", "used"), num(r, "train", "rejected"),
-              num(r, "eval", "items"), num(r, "eval", "evaluated"));
-  std::printf("evaluation accuracy: base %.2f%% -> adapted %.2f%% (%+.2f points)\n", 100.0 * num(ev, "base", "accuracy"),
-              100.0 * num(ev, "adapted", "accuracy"), 100.0 * (ev.contains("gain") ? ev["gain"].get<double>() : 0.0));
-  std::printf("training: %.0f steps in %.1f s (%.1f steps/s); loss %.4f -> %.4f\n", num(r, "training", "steps"),
-              num(r, "training", "seconds"), num(r, "training", "steps_per_second"), num(r, "loss", "first"),
-              num(r, "loss", "last"));
-  std::printf("checkpoints: %.0f written, %zu kept, %.0f pruned; %.0f bytes each, write %.1f ms mean (%.1f max)\n",
-              num(r, "checkpoints", "written"), r["checkpoints"]["kept"].size(), num(r, "checkpoints", "pruned"),
-              num(r, "checkpoints", "bytes"), num(r, "checkpoints", "mean_write_ms"), num(r, "checkpoints", "max_write_ms"));
+  std::printf(
+      "adapt %s: %.0f training items (%.0f used, %.0f rejected); %.0f evaluation items (%.0f evaluated)\n",
+      out.run_id.c_str(), num(r, "train", "items"), num(r, "train", "used"), num(r, "train", "rejected"),
+      num(r, "eval", "items"), num(r, "eval", "evaluated"));
+  std::printf("evaluation accuracy: base %.2f%% -> adapted %.2f%% (%+.2f points)\n",
+              100.0 * num(ev, "base", "accuracy"), 100.0 * num(ev, "adapted", "accuracy"),
+              100.0 * (ev.contains("gain") ? ev["gain"].get<double>() : 0.0));
+  std::printf("training: %.0f steps in %.1f s (%.1f steps/s); loss %.4f -> %.4f\n",
+              num(r, "training", "steps"), num(r, "training", "seconds"),
+              num(r, "training", "steps_per_second"), num(r, "loss", "first"), num(r, "loss", "last"));
+  std::printf(
+      "checkpoints: %.0f written, %zu kept, %.0f pruned; %.0f bytes each, write %.1f ms mean (%.1f max)\n",
+      num(r, "checkpoints", "written"), r["checkpoints"]["kept"].size(), num(r, "checkpoints", "pruned"),
+      num(r, "checkpoints", "bytes"), num(r, "checkpoints", "mean_write_ms"),
+      num(r, "checkpoints", "max_write_ms"));
   if (!out.verify.ok()) {
     PrintFindings(out.verify.findings);
   } else {
-    std::printf("verify: ok (every training and evaluation id accounted for exactly once; checkpoints and model "
-                "match their hashes)\n");
+    std::printf(
+        "verify: ok (every training and evaluation id accounted for exactly once; checkpoints and model "
+        "match their hashes)\n");
   }
   for (const auto& c : r["acceptance"]["criteria"]) {
     if (!c["met"].get<bool>()) {
@@ -149,20 +159,22 @@ int PrintAdaptOutcome(const AdaptOutcome& out, const Common& common) {
   }
   const std::string model = (fs::path(dir) / kAdaptModel).string();
   std::printf("adapted model: %s\n  sha256 %s\n", model.c_str(), out.adapted_sha256.c_str());
-  std::printf("  use it in `pilot run`: \"stage\": {\"kind\": \"torchscript-classifier\", \"model\": \"%s\", "
-              "\"model_sha256\": \"%s\"}\n",
-              model.c_str(), out.adapted_sha256.c_str());
+  std::printf(
+      "  use it in `pilot run`: \"stage\": {\"kind\": \"torchscript-classifier\", \"model\": \"%s\", "
+      "\"model_sha256\": \"%s\"}\n",
+      model.c_str(), out.adapted_sha256.c_str());
   std::printf("folder: %s\n", dir.c_str());
   if (!out.fingerprint.empty()) {
-    std::printf("fingerprint: %s  (check a copy with: pilot verify COPY --expect %s)\n", out.fingerprint.c_str(),
-                out.fingerprint.c_str());
+    std::printf("fingerprint: %s  (check a copy with: pilot verify COPY --expect %s)\n",
+                out.fingerprint.c_str(), out.fingerprint.c_str());
   }
   return code;
 }
 
 int Execute(const AdaptOptions& o) {
   ApplyLogLevel(o.common);
-  if (Status st = CheckDefaultParams(o.params, kDefaultAdaptParamsPath); !st.ok()) return ReportError(st.error(), o.common);
+  if (Status st = CheckDefaultParams(o.params, kDefaultAdaptParamsPath); !st.ok())
+    return ReportError(st.error(), o.common);
   if (!o.device.empty() && !IsKnownDevice(o.device)) {
     return ReportError(BadInput("unknown device '" + ValueForMessage(o.device) + "'", "--device",
                                 "use auto, cpu, cuda or rocm"),
@@ -192,15 +204,16 @@ int Execute(const AdaptOptions& o) {
   plan.environment["device"] = plan.device;
   auto trainer = torch.value()->make_adapt_trainer();
   InstallInterruptHandlers();
-  auto outcome = ExecuteAdapt(plan, *trainer, CliFileSystem(), SystemClock(), MakeAdaptControl(o.common, o.stop_after));
+  auto outcome =
+      ExecuteAdapt(plan, *trainer, CliFileSystem(), SystemClock(), MakeAdaptControl(o.common, o.stop_after));
   if (!outcome.ok()) return ReportError(outcome.error(), o.common);
   return PrintAdaptOutcome(outcome.value(), o.common);
 }
 
 }  // namespace
 
-int ResumeAdaptFolder(const std::string& dir, const std::string& device, std::uint64_t stop_after, const Common& common,
-                      const std::vector<std::string>& argv) {
+int ResumeAdaptFolder(const std::string& dir, const std::string& device, std::uint64_t stop_after,
+                      const Common& common, const std::vector<std::string>& argv) {
   std::string resolved;
   if (!device.empty()) {
     auto torch = Torch();
@@ -230,7 +243,8 @@ int PrintAdaptStatus(const std::string& dir, const Common& common) {
     j["step"] = s.step;
     j["total_steps"] = s.total;
     j["checkpoints_kept"] = s.checkpoints_kept;
-    j["last_eval_accuracy"] = s.last_eval_accuracy ? nlohmann::ordered_json(*s.last_eval_accuracy) : nlohmann::ordered_json();
+    j["last_eval_accuracy"] =
+        s.last_eval_accuracy ? nlohmann::ordered_json(*s.last_eval_accuracy) : nlohmann::ordered_json();
     j["writer_pid"] = s.writer_pid ? nlohmann::ordered_json(*s.writer_pid) : nlohmann::ordered_json();
     PrintJson(j);
     return 0;
@@ -238,21 +252,26 @@ int PrintAdaptStatus(const std::string& dir, const Common& common) {
   std::printf("adapt %s: %s%s\n", s.run_id.c_str(), s.state.c_str(),
               s.writer_pid ? (" (pid " + std::to_string(*s.writer_pid) + ")").c_str() : "");
   std::printf("  last checkpoint at step %llu of %llu; %zu checkpoint(s) kept\n",
-              static_cast<unsigned long long>(s.step), static_cast<unsigned long long>(s.total), s.checkpoints_kept);
-  if (s.last_eval_accuracy) std::printf("  evaluation accuracy there: %.2f%%\n", 100.0 * *s.last_eval_accuracy);
+              static_cast<unsigned long long>(s.step), static_cast<unsigned long long>(s.total),
+              s.checkpoints_kept);
+  if (s.last_eval_accuracy)
+    std::printf("  evaluation accuracy there: %.2f%%\n", 100.0 * *s.last_eval_accuracy);
   if (s.state == "interrupted") {
     std::error_code ec;
-    std::printf("  resume with: pilot resume %s\n", fs::absolute(dir, ec).lexically_normal().string().c_str());
+    std::printf("  resume with: pilot resume %s\n",
+                fs::absolute(dir, ec).lexically_normal().string().c_str());
   }
   return 0;
 }
 
 void AddAdaptCommand(CLI::App& app, int& exit_code, const std::vector<std::string>& argv) {
   auto o = std::make_shared<AdaptOptions>();
-  CLI::App* cmd = app.add_subcommand(
-      "adapt", "The adaptation pilot: fine-tune a pinned model on labelled data, with checkpoints that resume to the same bits");
+  CLI::App* cmd = app.add_subcommand("adapt",
+                                     "The adaptation pilot: fine-tune a pinned model on labelled data, with "
+                                     "checkpoints that resume to the same bits");
   cmd->add_option("--params", o->params, "Adaptation parameter file")->capture_default_str();
-  cmd->add_option("--runs-dir", o->runs_dir, "Folder that receives the adaptation folder")->capture_default_str();
+  cmd->add_option("--runs-dir", o->runs_dir, "Folder that receives the adaptation folder")
+      ->capture_default_str();
   cmd->add_option("--run-id", o->run_id, "Name of the folder (default: UTC time plus a random suffix)");
   cmd->add_option("--device", o->device, "auto | cpu | cuda | rocm (default: the parameters' device)");
   cmd->add_option("--stop-after", o->stop_after, "Stop as if interrupted after N steps (a test of resume)")

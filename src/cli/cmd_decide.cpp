@@ -10,10 +10,10 @@
 #include <tuple>
 
 #include "cli/cli.h"
-#include "pilot/escape.h"
 #include "cli/session.h"
 #include "pilot/clock.h"
 #include "pilot/decide.h"
+#include "pilot/escape.h"
 #include "pilot/hash.h"
 #include "pilot/json_util.h"
 #include "pilot/paths.h"
@@ -23,7 +23,8 @@ namespace {
 
 struct DecideCliOptions {
   Common common;
-  std::string dir, doctor, compare, sweep, plan, inputs_root, decision, choose = "cheapest", expect, expect_sweep;
+  std::string dir, doctor, compare, sweep, plan, inputs_root, decision, choose = "cheapest", expect,
+                                                                        expect_sweep;
   std::vector<std::string> reasons;
   bool no_excerpts = false;
   std::size_t per_category = 2;
@@ -36,9 +37,7 @@ struct DecideCliOptions {
 std::atomic<int> g_phase{static_cast<int>(DecidePhase::kReading)};
 std::atomic<bool> g_stop{false};
 
-void Say(const char* text) {
-  [[maybe_unused]] auto w = ::write(STDERR_FILENO, text, std::strlen(text));
-}
+void Say(const char* text) { [[maybe_unused]] auto w = ::write(STDERR_FILENO, text, std::strlen(text)); }
 
 void OnDecideSignal(int) {
   switch (static_cast<DecidePhase>(g_phase.load())) {
@@ -74,7 +73,9 @@ int Execute(const DecideCliOptions& o, const std::vector<std::string>& argv) {
   auto dir = ResolveGivenFolder(RealFileSystem(), o.dir, "a finished run (or merged) folder");
   if (!dir.ok()) return ReportError(dir.error(), o.common);
   DecideOptions d;
-  auto path = [](const std::string& s) { return s.empty() ? std::nullopt : std::optional<std::filesystem::path>(s); };
+  auto path = [](const std::string& s) {
+    return s.empty() ? std::nullopt : std::optional<std::filesystem::path>(s);
+  };
   d.doctor = path(o.doctor);
   d.compare = path(o.compare);
   if (!o.sweep.empty()) {
@@ -86,8 +87,8 @@ int Execute(const DecideCliOptions& o, const std::vector<std::string>& argv) {
                                      std::tuple{&o.expect_sweep, &d.expect_sweep, "--expect-sweep"}}) {
     if (given->empty()) continue;
     if (!IsSha256Hex(*given)) {
-      return ReportError(BadInput(std::string(option) + " takes a fingerprint: 64 lower-case hex digits", option,
-                                  "the one the command that wrote the folder printed"),
+      return ReportError(BadInput(std::string(option) + " takes a fingerprint: 64 lower-case hex digits",
+                                  option, "the one the command that wrote the folder printed"),
                          o.common);
     }
     *into = *given;
@@ -102,9 +103,10 @@ int Execute(const DecideCliOptions& o, const std::vector<std::string>& argv) {
   d.reasons = o.reasons;
   for (const auto& a : argv) d.command_line += (d.command_line.empty() ? "" : " ") + a;
   if (!d.decision && !o.reasons.empty()) {
-    return ReportError(BadInput("--reason is recorded with a decision", "--reason",
-                                "add --decision go|fix-env|revise-config, or leave out --reason for a proposal"),
-                       o.common);
+    return ReportError(
+        BadInput("--reason is recorded with a decision", "--reason",
+                 "add --decision go|fix-env|revise-config, or leave out --reason for a proposal"),
+        o.common);
   }
   d.on_phase = [](DecidePhase phase) {
     g_phase = static_cast<int>(phase);
@@ -125,7 +127,8 @@ int Execute(const DecideCliOptions& o, const std::vector<std::string>& argv) {
   const DecideOutcome& out = outcome.value();
   for (const auto& note : out.notes) std::fprintf(stderr, "pilot: note: %s\n", EscapeTerminal(note).c_str());
   if (out.recorded && g_stop) {
-    std::fprintf(stderr, "pilot: note: interrupted while the decision was written; it was recorded in full first\n");
+    std::fprintf(stderr,
+                 "pilot: note: interrupted while the decision was written; it was recorded in full first\n");
   }
   if (out.failed_verification) {
     const int code = Code(ExitCode::kVerifyFailed);
@@ -134,7 +137,8 @@ int Execute(const DecideCliOptions& o, const std::vector<std::string>& argv) {
       j["exit_code"] = code;
       PrintJson(j);
     } else {
-      PrintFindings(out.failed_verification->findings, "verify of " + o.dir + ": FAILED (no decision proposed or recorded)");
+      PrintFindings(out.failed_verification->findings,
+                    "verify of " + o.dir + ": FAILED (no decision proposed or recorded)");
     }
     return code;
   }
@@ -163,13 +167,15 @@ int Execute(const DecideCliOptions& o, const std::vector<std::string>& argv) {
                 f["fact"].get<std::string>().c_str(), f["from"].get<std::string>().c_str());
   }
   if (!out.recorded) {
-    std::printf("nothing written. To record it: pilot decide %s --decision %s --reason \"...\" (with the same evidence "
-                "options)\n",
-                o.dir.c_str(), out.proposal.c_str());
+    std::printf(
+        "nothing written. To record it: pilot decide %s --decision %s --reason \"...\" (with the same "
+        "evidence "
+        "options)\n",
+        o.dir.c_str(), out.proposal.c_str());
     return 0;
   }
-  std::printf("recorded decision %s as entry %zu in %s/decisions.jsonl%s\n", o.decision.c_str(), out.entry, o.dir.c_str(),
-              o.decision != out.proposal ? " (it overrides the proposal)" : "");
+  std::printf("recorded decision %s as entry %zu in %s/decisions.jsonl%s\n", o.decision.c_str(), out.entry,
+              o.dir.c_str(), o.decision != out.proposal ? " (it overrides the proposal)" : "");
   for (const auto& w : out.written) std::printf("  wrote %s\n", w.c_str());
   std::printf("tagmanifest-sha256.txt updated; the payload is untouched\n");
   std::printf("fingerprint: %s (was %s)\n", out.fingerprint.c_str(), out.previous_fingerprint.c_str());
@@ -181,24 +187,31 @@ int Execute(const DecideCliOptions& o, const std::vector<std::string>& argv) {
 void AddDecideCommand(CLI::App& app, int& exit_code, const std::vector<std::string>& argv) {
   auto o = std::make_shared<DecideCliOptions>();
   CLI::App* cmd = app.add_subcommand(
-      "decide", "Propose go / fix-env / revise-config from the evidence; record the person's decision with reasons");
+      "decide",
+      "Propose go / fix-env / revise-config from the evidence; record the person's decision with reasons");
   cmd->add_option("RUN_DIR", o->dir, "A finished run (or merged) folder")->required();
-  cmd->add_option("--decision", o->decision, "Record this decision (go, fix-env, revise-config); without it, only propose")
+  cmd->add_option("--decision", o->decision,
+                  "Record this decision (go, fix-env, revise-config); without it, only propose")
       ->check(CLI::IsMember({"go", "fix-env", "revise-config"}));
   cmd->add_option("--reason", o->reasons, "Why (repeatable; required with --decision)");
-  cmd->add_option("--doctor", o->doctor, "`pilot doctor --json` output (environment evidence, unmet requires)");
+  cmd->add_option("--doctor", o->doctor,
+                  "`pilot doctor --json` output (environment evidence, unmet requires)");
   cmd->add_option("--compare", o->compare, "compare.json from `pilot compare --out`");
   cmd->add_option("--sweep", o->sweep, "A sweep folder (its limits against the run's batch size)");
   cmd->add_option("--plan", o->plan, "The JSON `pilot plan --out` wrote");
-  cmd->add_option("--expect", o->expect,
-                  "RUN_DIR's fingerprint as noted when it was written; another one is refused (exit 1) before "
-                  "anything is proposed or recorded");
-  cmd->add_option("--expect-sweep", o->expect_sweep, "The --sweep folder's fingerprint as noted; another is refused");
+  cmd->add_option(
+      "--expect", o->expect,
+      "RUN_DIR's fingerprint as noted when it was written; another one is refused (exit 1) before "
+      "anything is proposed or recorded");
+  cmd->add_option("--expect-sweep", o->expect_sweep,
+                  "The --sweep folder's fingerprint as noted; another is refused");
   cmd->add_option("--choose", o->choose, "Which plan decision.md names: cheapest (default) or fastest")
       ->check(CLI::IsMember({"cheapest", "fastest"}));
-  cmd->add_option("--inputs-root", o->inputs_root, "Where the inputs are for the spot check (default: the run's)");
+  cmd->add_option("--inputs-root", o->inputs_root,
+                  "Where the inputs are for the spot check (default: the run's)");
   cmd->add_flag("--no-excerpts", o->no_excerpts, "No spot-check table: quote no input in decision.md");
-  cmd->add_option("--per-category", o->per_category, "Accepted items sampled per category for the spot check (default 2)")
+  cmd->add_option("--per-category", o->per_category,
+                  "Accepted items sampled per category for the spot check (default 2)")
       ->check(CLI::Range(0, 100));
   cmd->add_option("--seed", o->seed, "The spot check's sampling seed (default: the run's seed)");
   AddCommonOptions(*cmd, o->common);
@@ -206,7 +219,8 @@ void AddDecideCommand(CLI::App& app, int& exit_code, const std::vector<std::stri
       "Without --decision: prints the proposal and the facts behind it, each with its file; writes nothing.\n"
       "fix-env: a doctor check failed or `requires` is unmet. revise-config: acceptance unmet, rejections\n"
       "the manifest does not expect, a comparison beyond tolerance, a sweep limit at or below the run's\n"
-      "batch size, or no rental plan fits. go: none of these (a comparison of several changes is a warning).\n"
+      "batch size, or no rental plan fits. go: none of these (a comparison of several changes is a "
+      "warning).\n"
       "With --decision and --reason: verifies the folder, copies each evidence file beside it\n"
       "(decision-N-<kind>.json, with its sha256), appends entry N to decisions.jsonl, regenerates\n"
       "decision.md (spot check, accepted, still to fix, plan, reasons), and updates tagmanifest-sha256.txt\n"

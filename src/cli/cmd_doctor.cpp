@@ -2,11 +2,11 @@
 #include <cstdio>
 
 #include "cli/cli.h"
-#include "pilot/escape.h"
+#include "cli/torch_loader.h"
 #include "pilot/doctor.h"
+#include "pilot/escape.h"
 #include "pilot/params.h"
 #include "pilot/paths.h"
-#include "cli/torch_loader.h"
 
 namespace pilot::cli {
 namespace {
@@ -23,7 +23,8 @@ int Execute(const DoctorCliOptions& o) {
   DoctorOptions options;
   std::string params_file = o.params;
   std::error_code ec;
-  if (params_file.empty() && std::filesystem::exists(kDefaultParamsPath, ec)) params_file = std::string(kDefaultParamsPath);
+  if (params_file.empty() && std::filesystem::exists(kDefaultParamsPath, ec))
+    params_file = std::string(kDefaultParamsPath);
   if (!params_file.empty()) {
     auto params = LoadParams(RealFileSystem(), params_file);
     if (!params.ok()) return ReportError(params.error(), o.common);
@@ -32,12 +33,14 @@ int Execute(const DoctorCliOptions& o) {
   }
   if (!o.device.empty()) {
     if (!IsKnownDevice(o.device)) {
-      return ReportError(BadInput("unknown device '" + o.device + "'", "--device", "use auto, cpu, cuda or rocm"), o.common);
+      return ReportError(
+          BadInput("unknown device '" + o.device + "'", "--device", "use auto, cpu, cuda or rocm"), o.common);
     }
     options.device = o.device;
   }
   // The runs folder as `run` would resolve and check it: doctor reports what run will use.
-  if (auto runs = ResolveDestination(RealFileSystem(), o.runs_dir, "--runs-dir", Destination::kFolder); runs.ok()) {
+  if (auto runs = ResolveDestination(RealFileSystem(), o.runs_dir, "--runs-dir", Destination::kFolder);
+      runs.ok()) {
     options.runs_dir = runs.value();
   } else {
     options.runs_dir = o.runs_dir;
@@ -60,11 +63,11 @@ int Execute(const DoctorCliOptions& o) {
     std::printf("pilot doctor (device %s%s)\n", options.device.c_str(),
                 params_file.empty() ? "" : (", parameters " + params_file).c_str());
     for (const auto& c : report.checks) {
-      std::printf("  %-14s %-22s %s%s\n", c.status.c_str(), EscapeTerminal(c.name).c_str(), EscapeTerminal(c.detail).c_str(),
-                  c.required || c.status == kPass ? "" : " (not required)");
+      std::printf("  %-14s %-22s %s%s\n", c.status.c_str(), EscapeTerminal(c.name).c_str(),
+                  EscapeTerminal(c.detail).c_str(), c.required || c.status == kPass ? "" : " (not required)");
     }
     std::printf("%s\n", report.ok() ? "doctor: everything asked for passes"
-                                     : "doctor: NOT ready: a required check did not pass (exit 3)");
+                                    : "doctor: NOT ready: a required check did not pass (exit 3)");
   }
   return report.ok() ? 0 : Code(ExitCode::kEnvironment);
 }
@@ -76,7 +79,8 @@ void AddDoctorCommand(CLI::App& app, int& exit_code) {
   CLI::App* cmd = app.add_subcommand("doctor", "Check the environment received before any work");
   cmd->add_option("--params", o->params, "Parameter file (default config/pilot.json when present)");
   cmd->add_option("--device", o->device, "auto | cpu | cuda | rocm (default: the parameters' device)");
-  cmd->add_option("--runs-dir", o->runs_dir, "Where runs will be written (disk check)")->capture_default_str();
+  cmd->add_option("--runs-dir", o->runs_dir, "Where runs will be written (disk check)")
+      ->capture_default_str();
   AddCommonOptions(*cmd, o->common);
   cmd->footer(
       "Each check is pass, fail or could-not-run (with its reason): libtorch build and threads, the host,\n"

@@ -18,7 +18,8 @@ struct ExportOptions {
 
 int Execute(const ExportOptions& o) {
   ApplyLogLevel(o.common);
-  auto source = ResolveGivenFolder(RealFileSystem(), o.source, "a finished run, shard, merged or sweep folder");
+  auto source =
+      ResolveGivenFolder(RealFileSystem(), o.source, "a finished run, shard, merged or sweep folder");
   if (!source.ok()) return ReportError(source.error(), o.common);
   InstallInterruptHandlers();
   auto outcome = ExportFolder(CliFileSystem(), source.value(), o.dest, MakeRunControl(o.common, 0));
@@ -47,17 +48,18 @@ int Execute(const ExportOptions& o) {
     PrintJson(j);
     return code;
   }
-  std::printf("copied %s folder %s: %zu files, %zu folders, %llu bytes, each fsynced\n", out.folder_kind.c_str(),
-              out.source.c_str(), out.files, out.folders, static_cast<unsigned long long>(out.bytes));
+  std::printf("copied %s folder %s: %zu files, %zu folders, %llu bytes, each fsynced\n",
+              out.folder_kind.c_str(), out.source.c_str(), out.files, out.folders,
+              static_cast<unsigned long long>(out.bytes));
   if (!out.ok()) {
-    PrintFindings(out.verify.findings,
-                  "verify of the copy: FAILED (the copy is left at " + out.dest.string() + ", not at " + o.dest + ")");
+    PrintFindings(out.verify.findings, "verify of the copy: FAILED (the copy is left at " +
+                                           out.dest.string() + ", not at " + o.dest + ")");
     return code;
   }
   const std::string what = out.folder_kind == "sweep"
                                ? std::string("the sweep's record and cells")
-                               : "accounting (" + std::to_string(out.verify.items) + " items: " +
-                                     std::to_string(out.verify.accepted) + " accepted + " +
+                               : "accounting (" + std::to_string(out.verify.items) +
+                                     " items: " + std::to_string(out.verify.accepted) + " accepted + " +
                                      std::to_string(out.verify.rejected) + " rejected)";
   std::printf("verified the copy in full at %s: bag fixity (%zu files re-hashed), completeness, %s\n",
               out.dest.c_str(), out.verify.files_checked, what.c_str());

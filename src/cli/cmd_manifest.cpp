@@ -1,18 +1,18 @@
 // `pilot manifest DIR`: writes a sha256-pinned manifest for a folder of inputs.
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
 #include <iostream>
 #include <set>
 
 #include "cli/cli.h"
-#include "pilot/escape.h"
 #include "pilot/bag.h"
+#include "pilot/escape.h"
 #include "pilot/fs.h"
 #include "pilot/hash.h"
 #include "pilot/manifest.h"
 #include "pilot/paths.h"
 #include "pilot/utf8.h"
-
-#include <spdlog/spdlog.h>
 
 namespace pilot::cli {
 namespace {
@@ -34,11 +34,15 @@ std::string IdFromPath(const std::string& rel, const std::string& suffix = "") {
   std::string id;
   std::string stem = (fs::path(rel).parent_path() / fs::path(rel).stem()).generic_string();
   for (char c : stem) {
-    if (c == '/') id += "__";
-    else if (std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-') id += c;
-    else id += '_';
+    if (c == '/')
+      id += "__";
+    else if (std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-')
+      id += c;
+    else
+      id += '_';
   }
-  if (id.size() + suffix.size() > 128) id = id.substr(0, 111 - suffix.size()) + "-" + Sha256Hex(rel).substr(0, 16);
+  if (id.size() + suffix.size() > 128)
+    id = id.substr(0, 111 - suffix.size()) + "-" + Sha256Hex(rel).substr(0, 16);
   return id + suffix;
 }
 
@@ -51,8 +55,9 @@ int Execute(const ManifestCliOptions& o) {
   fs::path out;
   if (!to_stdout) {
     // Resolved once (paths.h): a manifest written into a pilot folder would change its bag.
-    auto resolved = ResolveDestination(RealFileSystem(), o.out.empty() ? dir.value() / "manifest.json" : fs::path(o.out),
-                                       "--out", Destination::kNew);
+    auto resolved =
+        ResolveDestination(RealFileSystem(), o.out.empty() ? dir.value() / "manifest.json" : fs::path(o.out),
+                           "--out", Destination::kNew);
     if (!resolved.ok()) return ReportError(resolved.error(), o.common);
     out = resolved.value();
   }
@@ -88,9 +93,10 @@ int Execute(const ManifestCliOptions& o) {
     }
     if (EscapeTerminal(rel) != rel) {
       // `pilot run` refuses a path holding a control character: never pin one.
-      return ReportError(BadInput("a file name holds a control character (e.g. a newline)",
-                                  EscapeTerminal((root / rel).string()), "rename the file and run `pilot manifest` again"),
-                         o.common);
+      return ReportError(
+          BadInput("a file name holds a control character (e.g. a newline)",
+                   EscapeTerminal((root / rel).string()), "rename the file and run `pilot manifest` again"),
+          o.common);
     }
     // `pilot run` rejects a path that resolves outside the folder (path_outside_root):
     // such a file is not pinned.
@@ -107,14 +113,16 @@ int Execute(const ManifestCliOptions& o) {
     manifest.items.push_back({id, path, digest.value(), std::nullopt, std::nullopt});
   }
   if (manifest.items.empty()) {
-    return ReportError(BadInput("no input files found", o.dir, "put the inputs in the folder first"), o.common);
+    return ReportError(BadInput("no input files found", o.dir, "put the inputs in the folder first"),
+                       o.common);
   }
   std::string text = ManifestToJson(manifest);
   if (to_stdout) {
     std::cout << text;
     return 0;
   }
-  if (Status st = RealFileSystem().WriteFileAtomic(out, text); !st.ok()) return ReportError(st.error(), o.common);
+  if (Status st = RealFileSystem().WriteFileAtomic(out, text); !st.ok())
+    return ReportError(st.error(), o.common);
   if (o.common.json) {
     PrintJson({{"ok", true}, {"manifest", out.string()}, {"items", manifest.items.size()}});
   } else {

@@ -33,35 +33,39 @@ int PrintMergeOutcome(const MergeOutcome& out, const Common& common) {
     return code;
   }
   if (!out.failed_shards.empty()) {
-    std::printf("merge: refused: %zu shard(s) failed verification; nothing was written\n", out.failed_shards.size());
-    for (const auto& [dir, v] : out.failed_shards) PrintFindings(v.findings, "shard " + dir.string() + ":", 20);
+    std::printf("merge: refused: %zu shard(s) failed verification; nothing was written\n",
+                out.failed_shards.size());
+    for (const auto& [dir, v] : out.failed_shards)
+      PrintFindings(v.findings, "shard " + dir.string() + ":", 20);
     return code;
   }
   const Report& r = out.report;
-  std::printf("merged %zu shards: %zu items, %zu accepted, %zu rejected\n", out.shards.size(), r.total, r.accepted,
-              r.rejected);
+  std::printf("merged %zu shards: %zu items, %zu accepted, %zu rejected\n", out.shards.size(), r.total,
+              r.accepted, r.rejected);
   for (const auto& s : out.shards) {
-    std::printf("  shard %-9s %8zu items  %8.1f items/s  %s\n", ShardText(s.spec).c_str(), s.items, s.items_per_second,
-                s.dir.c_str());
+    std::printf("  shard %-9s %8zu items  %8.1f items/s  %s\n", ShardText(s.spec).c_str(), s.items,
+                s.items_per_second, s.dir.c_str());
   }
   for (const auto& [reason, n] : r.by_reason) std::printf("  rejected %-22s %zu\n", reason.c_str(), n);
   if (r.labelled) {
     std::printf("accuracy on labelled items: %zu/%zu (%.1f%%); expected rejections met: %zu/%zu\n", r.correct,
                 r.labelled, 100.0 * r.accuracy(), r.expected_rejections_met, r.expected_rejections);
   }
-  std::printf("throughput: %.1f items/s summed over the shards; %.1f items/s wall-clock (%.1f s from the first "
-              "shard's start to the last one's end)\n",
-              r.shard_rate_sum, r.items_per_second, r.wall_seconds);
+  std::printf(
+      "throughput: %.1f items/s summed over the shards; %.1f items/s wall-clock (%.1f s from the first "
+      "shard's start to the last one's end)\n",
+      r.shard_rate_sum, r.items_per_second, r.wall_seconds);
   if (!out.verify.ok()) {
     PrintFindings(out.verify.findings);
   } else {
-    std::printf("verify: ok (every manifest id accounted for exactly once over all %zu shards)\n", out.shards.size());
+    std::printf("verify: ok (every manifest id accounted for exactly once over all %zu shards)\n",
+                out.shards.size());
   }
   PrintUnmetCriteria(r);
   std::printf("merged folder: %s\n", out.dir.c_str());
   if (!out.fingerprint.empty()) {
-    std::printf("fingerprint: %s  (check a copy with: pilot verify COPY --expect %s)\n", out.fingerprint.c_str(),
-                out.fingerprint.c_str());
+    std::printf("fingerprint: %s  (check a copy with: pilot verify COPY --expect %s)\n",
+                out.fingerprint.c_str(), out.fingerprint.c_str());
   }
   return code;
 }
@@ -82,11 +86,12 @@ int Execute(const MergeOptions& o) {
   struct rlimit files {};
   const rlim_t need = 2 * static_cast<rlim_t>(o.shards.size()) + 64;
   if (::getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur != RLIM_INFINITY && files.rlim_cur < need) {
-    return ReportError(EnvironmentError("merging " + std::to_string(o.shards.size()) + " shards needs about " +
-                                            std::to_string(need) + " open files; this process may open " +
-                                            std::to_string(files.rlim_cur),
-                                        "ulimit -n", "raise the limit (ulimit -Hn and -n), then merge again"),
-                       o.common);
+    return ReportError(
+        EnvironmentError("merging " + std::to_string(o.shards.size()) + " shards needs about " +
+                             std::to_string(need) + " open files; this process may open " +
+                             std::to_string(files.rlim_cur),
+                         "ulimit -n", "raise the limit (ulimit -Hn and -n), then merge again"),
+        o.common);
   }
   MergeRequest request;
   for (const auto& s : o.shards) {

@@ -5,8 +5,8 @@
 #include <optional>
 
 #include "cli/cli.h"
-#include "pilot/escape.h"
 #include "cli/session.h"
+#include "pilot/escape.h"
 #include "pilot/hash.h"
 #include "pilot/json_util.h"
 #include "pilot/paths.h"
@@ -33,8 +33,8 @@ std::string Hours(double h) {
 std::string MixText(const LengthMix& m) {
   if (!m.known()) return "unknown (inputs not found)";
   char buf[160];
-  std::snprintf(buf, sizeof buf, "%zu of %zu inputs sized, mean %.0f bytes%s", m.sized, m.items, m.mean_bytes(),
-                m.missing ? " (some missing)" : "");
+  std::snprintf(buf, sizeof buf, "%zu of %zu inputs sized, mean %.0f bytes%s", m.sized, m.items,
+                m.mean_bytes(), m.missing ? " (some missing)" : "");
   return buf;
 }
 
@@ -46,43 +46,48 @@ void PrintPlan(const RentalPlan& plan, const nlohmann::ordered_json& doc) {
     if (q.prices.example && w.find("EXAMPLE") != std::string::npos) std::printf("WARNING: %s\n\n", w.c_str());
   }
   std::printf("basis: %s folder %s\n", b.folder_kind.c_str(), b.folder.c_str());
-  std::printf("  measured on %s (%s): %zu items, %.3g items/s per card, peak %.1f MB (%s)\n", b.device.c_str(),
-              DeviceClassName(b.device_class), b.items, b.items_per_s_per_card, b.peak_memory_mb,
-              b.memory_basis == "device" ? "device allocator" : "resident memory, RSS");
+  std::printf("  measured on %s (%s): %zu items, %.3g items/s per card, peak %.1f MB (%s)\n",
+              b.device.c_str(), DeviceClassName(b.device_class), b.items, b.items_per_s_per_card,
+              b.peak_memory_mb, b.memory_basis == "device" ? "device allocator" : "resident memory, RSS");
   std::printf("  rate: %s\n", b.throughput_basis.c_str());
   std::printf("  pilot's inputs: %s\n", MixText(b.mix).c_str());
-  std::printf("corpus: %zu items%s%s; its inputs: %s\n", q.corpus.items, q.corpus.manifest.empty() ? "" : " from ",
-              q.corpus.manifest.c_str(), MixText(q.corpus.mix).c_str());
-  std::printf("allowance: %.1f h (install, checks, export) on top of compute; headroom: %.0f%% of a card kept free\n",
-              q.allowance_hours, q.headroom * 100);
-  if (q.assume_scaling) std::printf("assumed scaling: x%g on cards of another class (not measured)\n", *q.assume_scaling);
+  std::printf("corpus: %zu items%s%s; its inputs: %s\n", q.corpus.items,
+              q.corpus.manifest.empty() ? "" : " from ", q.corpus.manifest.c_str(),
+              MixText(q.corpus.mix).c_str());
+  std::printf(
+      "allowance: %.1f h (install, checks, export) on top of compute; headroom: %.0f%% of a card kept free\n",
+      q.allowance_hours, q.headroom * 100);
+  if (q.assume_scaling)
+    std::printf("assumed scaling: x%g on cards of another class (not measured)\n", *q.assume_scaling);
   std::printf("prices: %s (%s)\n", q.prices.file.c_str(), cur.c_str());
   for (const CardVerdict& v : plan.cards) {
-    std::printf("\n%s [%s]: fit %s — %s\n", v.card.c_str(), v.device_class.c_str(), v.fit.c_str(), v.note.c_str());
+    std::printf("\n%s [%s]: fit %s — %s\n", v.card.c_str(), v.device_class.c_str(), v.fit.c_str(),
+                v.note.c_str());
     bool header = false;
     for (std::size_t i = 0; i < plan.rows.size(); ++i) {
       const PlanRow& r = plan.rows[i];
       if (r.card != v.card) continue;
       if (!header) {
-        std::printf("  %6s %4s %5s %12s %12s %8s %14s\n", "period", "lots", "cards", "compute h", "needed h", "covers",
-                    ("cost " + cur).c_str());
+        std::printf("  %6s %4s %5s %12s %12s %8s %14s\n", "period", "lots", "cards", "compute h", "needed h",
+                    "covers", ("cost " + cur).c_str());
         header = true;
       }
       std::string mark;
       if (plan.cheapest == i) mark += "  <- cheapest";
       if (plan.fastest == i) mark += "  <- fastest";
       std::printf("  %5dd %4d %5d %12s %12s %8s %14.2f%s%s\n", r.period_days, r.lots, r.cards,
-                  Hours(r.compute_hours).c_str(), Hours(r.needed_hours).c_str(), r.period_suffices ? "yes" : "no",
-                  r.cost, r.rate_basis == "assumed" ? "  (assumed rate)" : "", mark.c_str());
+                  Hours(r.compute_hours).c_str(), Hours(r.needed_hours).c_str(),
+                  r.period_suffices ? "yes" : "no", r.cost,
+                  r.rate_basis == "assumed" ? "  (assumed rate)" : "", mark.c_str());
     }
   }
   std::printf("\n");
   auto line = [&](const char* what, const std::optional<std::size_t>& i) {
     if (!i) return;
     const PlanRow& r = plan.rows[*i];
-    std::printf("%s: %s, %d lot(s) = %d card(s), %d days: %s h needed, %.2f %s (fit %s%s)\n", what, r.card.c_str(),
-                r.lots, r.cards, r.period_days, Hours(r.needed_hours).c_str(), r.cost, cur.c_str(), r.fit.c_str(),
-                r.rate_basis == "assumed" ? ", assumed rate" : "");
+    std::printf("%s: %s, %d lot(s) = %d card(s), %d days: %s h needed, %.2f %s (fit %s%s)\n", what,
+                r.card.c_str(), r.lots, r.cards, r.period_days, Hours(r.needed_hours).c_str(), r.cost,
+                cur.c_str(), r.fit.c_str(), r.rate_basis == "assumed" ? ", assumed rate" : "");
   };
   line("cheapest", plan.cheapest);
   line("fastest", plan.fastest);
@@ -98,7 +103,8 @@ Result<fs::path> PlanOut(FileSystem& fsys, const std::string& given) {
   auto st = fsys.LinkStat(out.value());
   if (!st.ok()) return st.error();
   if (st.value().exists) {
-    return BadInput("--out exists (a plan is never overwritten)", given, "give a new file name, or remove it first");
+    return BadInput("--out exists (a plan is never overwritten)", given,
+                    "give a new file name, or remove it first");
   }
   auto dir = fsys.LinkStat(out.value().parent_path());
   if (!dir.ok()) return dir.error();
@@ -157,8 +163,9 @@ int Execute(const PlanOptions& o) {
   }
   PrintPlan(p, doc);
   if (!o.expect) {
-    std::printf("note: the --from folder's fingerprint was not checked against one noted earlier (--expect FP): "
-                "a copy re-hashed after its figures were edited would verify too\n");
+    std::printf(
+        "note: the --from folder's fingerprint was not checked against one noted earlier (--expect FP): "
+        "a copy re-hashed after its figures were edited would verify too\n");
   }
   if (!o.out.empty()) std::printf("plan written to %s (for pilot decide --plan)\n", o.out.c_str());
   return code;
@@ -169,41 +176,52 @@ int Execute(const PlanOptions& o) {
 void AddPlanCommand(CLI::App& app, int& exit_code) {
   auto o = std::make_shared<PlanOptions>();
   CLI::App* cmd = app.add_subcommand(
-      "plan", "Project cards x period (3/7/30 days) x lots (1-10) for the full corpus from a pilot's measurement");
-  cmd->add_option("--from", o->from, "A finished run, shard, merged or sweep folder (verified first)")->required();
+      "plan",
+      "Project cards x period (3/7/30 days) x lots (1-10) for the full corpus from a pilot's measurement");
+  cmd->add_option("--from", o->from, "A finished run, shard, merged or sweep folder (verified first)")
+      ->required();
   auto* items = cmd->add_option("--corpus-items", o->corpus_items, "The full corpus' item count")
                     ->check(CountValidator());
-  auto* manifest = cmd->add_option("--corpus-manifest", o->corpus_manifest,
-                                   "The full corpus' manifest (its item count; its inputs' bytes where present)");
+  auto* manifest =
+      cmd->add_option("--corpus-manifest", o->corpus_manifest,
+                      "The full corpus' manifest (its item count; its inputs' bytes where present)");
   items->excludes(manifest);
   manifest->excludes(items);
-  cmd->add_option("--prices", o->prices, "Price file: card types, memory, cards per lot, lot price per period")
+  cmd->add_option("--prices", o->prices,
+                  "Price file: card types, memory, cards per lot, lot price per period")
       ->required();
   cmd->add_option("--allowance-hours", o->allowance_hours,
                   "Hours added to compute for install, checks and export (default 8)");
   cmd->add_option("--assume-scaling", o->assume_scaling,
                   "Take F x the measured items/s per card on cards of another device class (an assumption)");
-  cmd->add_option("--headroom", o->headroom, "Share of a card's memory kept free when judging fit (default 0.1)");
-  cmd->add_option("--out", o->out, "Write the plan document (JSON, for pilot decide --plan) to this new file");
-  cmd->add_option("--expect", o->expect,
-                  "The --from folder's fingerprint as noted when it was written: another one is refused, so that "
-                  "figures edited into a re-hashed copy are never planned on")
+  cmd->add_option("--headroom", o->headroom,
+                  "Share of a card's memory kept free when judging fit (default 0.1)");
+  cmd->add_option("--out", o->out,
+                  "Write the plan document (JSON, for pilot decide --plan) to this new file");
+  cmd->add_option(
+         "--expect", o->expect,
+         "The --from folder's fingerprint as noted when it was written: another one is refused, so that "
+         "figures edited into a re-hashed copy are never planned on")
       ->check(CLI::Validator(
           [](std::string& v) {
             if (v.empty()) return EmptyValueMessage(v);
-            return IsSha256Hex(v) ? std::string() : std::string("takes a fingerprint: 64 lower-case hex digits");
+            return IsSha256Hex(v) ? std::string()
+                                  : std::string("takes a fingerprint: 64 lower-case hex digits");
           },
           "FINGERPRINT"));
   AddCommonOptions(*cmd, o->common);
   cmd->footer(
-      "cost = lot price x lots: a lot of several cards (a B200 lot is 2) is priced once. One worker per card\n"
-      "(a shard per card: pilot run --shard I/N); cards neither spread one program nor pool memory. A plan fits\n"
+      "cost = lot price x lots: a lot of several cards (a B200 lot is 2) is priced once. One worker per "
+      "card\n"
+      "(a shard per card: pilot run --shard I/N); cards neither spread one program nor pool memory. A plan "
+      "fits\n"
       "when the model fits one card (or fit is unknown: CPU figures say nothing of a card's memory) and the\n"
       "period covers compute + allowance. A measurement on another device class than a card is refused\n"
       "unless --assume-scaling is given. Exit 0: some plan fits; 4: none does; 2: bad input.");
   cmd->callback([o, &exit_code] {
     if (o->corpus_items.empty() && o->corpus_manifest.empty()) {
-      exit_code = ReportError(BadInput("give --corpus-items N or --corpus-manifest F", "pilot plan"), o->common);
+      exit_code =
+          ReportError(BadInput("give --corpus-items N or --corpus-manifest F", "pilot plan"), o->common);
       return;
     }
     exit_code = Execute(*o);

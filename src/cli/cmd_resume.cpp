@@ -4,10 +4,10 @@
 #include "pilot/decide.h"
 #include "pilot/folder_kind.h"
 #include "pilot/json_util.h"
-#include "pilot/sweep.h"
 #include "pilot/params.h"
 #include "pilot/paths.h"
 #include "pilot/run.h"
+#include "pilot/sweep.h"
 #include "pilot/verify.h"
 
 namespace pilot::cli {
@@ -45,14 +45,16 @@ int Execute(const ResumeOptions& o) {
       return PrintAlreadyFinished(done, o.common);
     }
     if (kind.value().kind == kFolderKindMerged) {
-      return ReportError(BadInput("a merged folder is finished once it exists and never resumes", run_dir,
-                                  "check it with `pilot verify`; to redo it, resume its shards and merge them again"),
-                         o.common);
+      return ReportError(
+          BadInput("a merged folder is finished once it exists and never resumes", run_dir,
+                   "check it with `pilot verify`; to redo it, resume its shards and merge them again"),
+          o.common);
     }
   }
   // A sweep folder resumes as a sweep (its cells, not a run's items).
   if (kind.ok() && kind.value().kind == kFolderKindSweep) {
-    if (Status st = CheckFolderKind(kind.value(), run_dir, "resume"); !st.ok()) return ReportError(st.error(), o.common);
+    if (Status st = CheckFolderKind(kind.value(), run_dir, "resume"); !st.ok())
+      return ReportError(st.error(), o.common);
     if (!o.device.empty() || o.stop_after > 0) {
       return ReportError(BadInput("--device and --stop-after do not apply to a sweep folder", run_dir,
                                   "a sweep resumes on the device it was measured on"),
@@ -62,7 +64,8 @@ int Execute(const ResumeOptions& o) {
   }
   // An adaptation folder resumes from its last checkpoint.
   if (kind.ok() && kind.value().kind == kFolderKindAdapt) {
-    if (Status st = CheckFolderKind(kind.value(), run_dir, "resume"); !st.ok()) return ReportError(st.error(), o.common);
+    if (Status st = CheckFolderKind(kind.value(), run_dir, "resume"); !st.ok())
+      return ReportError(st.error(), o.common);
     return ResumeAdaptFolder(run_dir, o.device, o.stop_after, o.common, o.argv);
   }
   auto setup = PrepareResume(run_dir, CliFileSystem());
@@ -70,7 +73,9 @@ int Execute(const ResumeOptions& o) {
   ResumeSetup& s = setup.value();
   if (s.already_finished) return PrintAlreadyFinished(s, o.common);
   if (!o.device.empty()) s.plan.params.device = o.device;
-  if (Status env = CheckEnvironment(s.plan.params, s.plan.runs_dir, "the run folder stays resumable"); !env.ok()) return ReportError(env.error(), o.common);
+  if (Status env = CheckEnvironment(s.plan.params, s.plan.runs_dir, "the run folder stays resumable");
+      !env.ok())
+    return ReportError(env.error(), o.common);
   auto built = BuildStage(s.plan.params, s.plan.model_sha256, s.plan.runs_dir);
   if (!built.ok()) return ReportError(built.error(), o.common);
   s.plan.environment = built.value().environment;
@@ -86,10 +91,12 @@ int Execute(const ResumeOptions& o) {
 
 void AddResumeCommand(CLI::App& app, int& exit_code, const std::vector<std::string>& argv) {
   auto o = std::make_shared<ResumeOptions>();
-  CLI::App* cmd = app.add_subcommand("resume", "Finish an interrupted run: only items without a result are processed");
+  CLI::App* cmd =
+      app.add_subcommand("resume", "Finish an interrupted run: only items without a result are processed");
   cmd->add_option("RUN_DIR", o->run_dir, "The run folder")->required();
   cmd->add_option("--device", o->device, "auto | cpu | cuda | rocm (default: the run's parameters)");
-  cmd->add_option("--stop-after", o->stop_after, "Stop as if interrupted once N more items (adapt: steps) are done")
+  cmd->add_option("--stop-after", o->stop_after,
+                  "Stop as if interrupted once N more items (adapt: steps) are done")
       ->check(CountValidator());
   AddCommonOptions(*cmd, o->common);
   cmd->footer(

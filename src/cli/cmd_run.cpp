@@ -1,11 +1,11 @@
 // `pilot run`: validate everything, check the environment, then hand over to ExecuteRun.
 // With --shard, one partition of the manifest (a folder of kind shard, resumed when it
 // exists); with --workers K, K shards on this host in child processes, then merged.
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
-#include <fcntl.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -16,20 +16,20 @@
 
 #include "cli/cli.h"
 #include "cli/session.h"
+#include "cli/torch_loader.h"
 #include "pilot/fs.h"
 #include "pilot/hash.h"
+#include "pilot/journal.h"
 #include "pilot/json_util.h"
 #include "pilot/limits.h"
 #include "pilot/manifest.h"
+#include "pilot/merge.h"
 #include "pilot/params.h"
 #include "pilot/paths.h"
 #include "pilot/plan.h"
-#include "pilot/journal.h"
-#include "pilot/merge.h"
 #include "pilot/run.h"
 #include "pilot/run_lock.h"
 #include "pilot/shard.h"
-#include "cli/torch_loader.h"
 
 namespace pilot::cli {
 namespace {
@@ -84,25 +84,28 @@ Result<RunPlan> BuildPlan(const RunOptions& o, const std::optional<ShardChoice>&
 // parameters and model resumes, or, finished, is verified again; anything else is refused.
 int ContinueShard(const RunOptions& o, RunPlan& plan, const fs::path& dir) {
   FileSystem& fsys = CliFileSystem();
-  const std::string hint = "this folder is not the same shard's: give another --run-id or --runs-dir, or move it away";
+  const std::string hint =
+      "this folder is not the same shard's: give another --run-id or --runs-dir, or move it away";
   auto journal = LoadJournal(fsys, dir / kJournal, false);
   if (!journal.ok()) {
-    return ReportError(BadInput("exists but is not a shard pilot can continue: " + journal.error().what, dir.string(), hint),
-                       o.common);
+    return ReportError(
+        BadInput("exists but is not a shard pilot can continue: " + journal.error().what, dir.string(), hint),
+        o.common);
   }
   const JournalHeader& h = journal.value().header;
   if (!h.shard || !(*h.shard == *plan.shard)) {
-    return ReportError(BadInput("exists and holds " + (h.shard ? "shard " + ShardText(*h.shard) : std::string("a run")) +
-                                    ", not shard " + ShardText(*plan.shard),
-                                dir.string(), hint),
-                       o.common);
+    return ReportError(
+        BadInput("exists and holds " + (h.shard ? "shard " + ShardText(*h.shard) : std::string("a run")) +
+                     ", not shard " + ShardText(*plan.shard),
+                 dir.string(), hint),
+        o.common);
   }
   for (auto [theirs, mine, what] : {std::tuple{h.manifest_sha256, plan.manifest.sha256(), "manifest"},
                                     std::tuple{h.params_sha256, Sha256Hex(plan.params_bytes), "parameters"},
                                     std::tuple{h.model_sha256, plan.model_sha256, "model"}}) {
     if (theirs != mine) {
-      return ReportError(BadInput(std::string("exists for another ") + what + " (sha256 " + theirs + "; this run's is " +
-                                      mine + ")",
+      return ReportError(BadInput(std::string("exists for another ") + what + " (sha256 " + theirs +
+                                      "; this run's is " + mine + ")",
                                   dir.string(), hint),
                          o.common);
     }
@@ -110,20 +113,22 @@ int ContinueShard(const RunOptions& o, RunPlan& plan, const fs::path& dir) {
   auto lock = fsys.LinkStat(dir / kLockFile);
   auto tags = fsys.LinkStat(dir / "tagmanifest-sha256.txt");
   if (lock.ok() && !lock.value().exists && tags.ok() && tags.value().exists) {
-    std::fprintf(stderr, "pilot: shard %s is already finished in %s; verifying it\n", ShardText(*plan.shard).c_str(),
-                 dir.c_str());
+    std::fprintf(stderr, "pilot: shard %s is already finished in %s; verifying it\n",
+                 ShardText(*plan.shard).c_str(), dir.c_str());
     ResumeSetup done;
     done.run_dir = dir;
     done.finished_verify = VerifyRunFolder(fsys, dir, VerifyOptions{});
     return PrintAlreadyFinished(done, o.common);
   }
-  std::fprintf(stderr, "pilot: shard %s resumes its folder %s\n", ShardText(*plan.shard).c_str(), dir.c_str());
+  std::fprintf(stderr, "pilot: shard %s resumes its folder %s\n", ShardText(*plan.shard).c_str(),
+               dir.c_str());
   auto setup = PrepareResume(dir, fsys);
   if (!setup.ok()) return ReportError(setup.error(), o.common);
   ResumeSetup& s = setup.value();
   if (s.already_finished) return PrintAlreadyFinished(s, o.common);
   s.plan.params.device = plan.params.device;
-  if (Status env = CheckEnvironment(s.plan.params, s.plan.runs_dir, "the shard folder stays resumable"); !env.ok()) {
+  if (Status env = CheckEnvironment(s.plan.params, s.plan.runs_dir, "the shard folder stays resumable");
+      !env.ok()) {
     return ReportError(env.error(), o.common);
   }
   auto built = BuildStage(s.plan.params, s.plan.model_sha256, s.plan.runs_dir);
@@ -131,7 +136,8 @@ int ContinueShard(const RunOptions& o, RunPlan& plan, const fs::path& dir) {
   s.plan.environment = built.value().environment;
   s.plan.command_line = o.argv;
   InstallInterruptHandlers();
-  auto outcome = ResumeRun(s, *built.value().stage, fsys, SystemClock(), MakeRunControl(o.common, o.stop_after));
+  auto outcome =
+      ResumeRun(s, *built.value().stage, fsys, SystemClock(), MakeRunControl(o.common, o.stop_after));
   if (!outcome.ok()) return ReportError(outcome.error(), o.common);
   return PrintOutcome(outcome.value(), o.common);
 }
@@ -141,14 +147,16 @@ int ContinueShard(const RunOptions& o, RunPlan& plan, const fs::path& dir) {
 // same shard folders, resumed the same way (run the same command, same --run-id, again).
 int ExecuteWorkers(const RunOptions& o) {
   if (o.workers == 0 || o.workers > kMaxWorkers) {
-    return ReportError(BadInput("--workers must be 1.." + std::to_string(kMaxWorkers), "--workers"), o.common);
+    return ReportError(BadInput("--workers must be 1.." + std::to_string(kMaxWorkers), "--workers"),
+                       o.common);
   }
   if (o.shard_option && o.shard_option->count() > 0) {
     return ReportError(BadInput("--workers and --shard exclude each other", "--workers",
                                 "--workers K runs every shard on this host; --shard I/N runs one"),
                        o.common);
   }
-  if (o.stop_after > 0) return ReportError(BadInput("--stop-after does not apply to --workers", "--stop-after"), o.common);
+  if (o.stop_after > 0)
+    return ReportError(BadInput("--stop-after does not apply to --workers", "--stop-after"), o.common);
   auto plan = BuildPlan(o);
   if (!plan.ok()) return ReportError(plan.error(), o.common);
   RunPlan& p = plan.value();
@@ -156,17 +164,18 @@ int ExecuteWorkers(const RunOptions& o) {
   const fs::path merged = p.runs_dir / run_id;
   const fs::path shards_dir = p.runs_dir / (run_id + ".shards");
   if (auto st = RealFileSystem().LinkStat(merged); st.ok() && st.value().exists) {
-    return ReportError(BadInput("run folder already exists; pilot never reuses or overwrites one", merged.string(),
-                                "choose another --run-id or leave it out"),
+    return ReportError(BadInput("run folder already exists; pilot never reuses or overwrites one",
+                                merged.string(), "choose another --run-id or leave it out"),
                        o.common);
   }
   const auto k_workers = static_cast<std::uint32_t>(o.workers);
   // One device per worker: cpu for every one, or cuda:k / rocm:k.
   std::string base = p.params.device;
   if (base.find(':') != std::string::npos) {
-    return ReportError(BadInput("--workers gives each worker its own device; the device is fixed to '" + base + "'",
-                                "--device", "use --device cuda (or rocm, auto, cpu) with --workers"),
-                       o.common);
+    return ReportError(
+        BadInput("--workers gives each worker its own device; the device is fixed to '" + base + "'",
+                 "--device", "use --device cuda (or rocm, auto, cpu) with --workers"),
+        o.common);
   }
   if (base == "auto") {
     auto torch = Torch();
@@ -181,10 +190,12 @@ int ExecuteWorkers(const RunOptions& o) {
     if (!torch.ok()) return ReportError(torch.error(), o.common);
     const int gpus = torch.value()->received_environment(base, p.runs_dir).device_count;
     if (static_cast<std::size_t>(gpus) < o.workers) {
-      return ReportError(EnvironmentError("--workers " + std::to_string(o.workers) + " needs one device each; this machine has " +
-                                              std::to_string(gpus),
-                                          "--workers", "use --workers " + std::to_string(gpus) + " or fewer; no run folder was created"),
-                         o.common);
+      return ReportError(
+          EnvironmentError("--workers " + std::to_string(o.workers) +
+                               " needs one device each; this machine has " + std::to_string(gpus),
+                           "--workers",
+                           "use --workers " + std::to_string(gpus) + " or fewer; no run folder was created"),
+          o.common);
     }
   }
   // RUN_ID.shards is a name pilot derives: a link (or anything but a folder) there is never
@@ -201,7 +212,8 @@ int ExecuteWorkers(const RunOptions& o) {
   if (Status inside = RefuseInsidePilotFolder(RealFileSystem(), shards_dir, "--run-id"); !inside.ok()) {
     return ReportError(inside.error(), o.common);
   }
-  if (Status made = RealFileSystem().CreateDirectories(shards_dir); !made.ok()) return ReportError(made.error(), o.common);
+  if (Status made = RealFileSystem().CreateDirectories(shards_dir); !made.ok())
+    return ReportError(made.error(), o.common);
   // Pinned, reads included: the merge reads the shards from this very folder, never through a
   // link put in its place (or in place of a shard) while the workers ran.
   if (Status pinned = RealFileSystem().Anchor(shards_dir, FileSystem::Reads::kStayBeneath); !pinned.ok()) {
@@ -239,23 +251,24 @@ int ExecuteWorkers(const RunOptions& o) {
   for (std::uint32_t k = 0; k < k_workers; ++k) {
     const std::string log_name = ShardRunId({k, k_workers}) + ".log";
     workers[k].log = shards_dir / log_name;
-    int log = ::openat(shards_fd, log_name.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC,
-                       0644);
+    int log = ::openat(shards_fd, log_name.c_str(),
+                       O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0644);
     struct stat log_stat {};
     if (log >= 0 && ::fstat(log, &log_stat) == 0 && S_ISREG(log_stat.st_mode) && log_stat.st_nlink > 1) {
       // A hard link shares the file with a name elsewhere: the log starts afresh under its own
       // name instead, and the other name keeps what it held.
       ::close(log);
       ::unlinkat(shards_fd, log_name.c_str(), 0);
-      log = ::openat(shards_fd, log_name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC,
-                     0644);
+      log = ::openat(shards_fd, log_name.c_str(),
+                     O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0644);
     }
     if (log < 0 || ::fstat(log, &log_stat) != 0 || !S_ISREG(log_stat.st_mode)) {
       if (log >= 0) ::close(log);
       close_logs();
-      return ReportError(BadInput("cannot open the worker's log as a regular file (a link or a FIFO in its place?)",
-                                  workers[k].log.string(), "move it away; no worker was started"),
-                         o.common);
+      return ReportError(
+          BadInput("cannot open the worker's log as a regular file (a link or a FIFO in its place?)",
+                   workers[k].log.string(), "move it away; no worker was started"),
+          o.common);
     }
     logs[k] = log;
   }
@@ -267,9 +280,20 @@ int ExecuteWorkers(const RunOptions& o) {
   sigaddset(&hold, SIGTERM);
   for (std::uint32_t k = 0; k < k_workers; ++k) {
     const ShardSpec spec{k, k_workers};
-    std::vector<std::string> args = {"pilot", "run", "--shard", ShardText(spec), "--run-id", ShardRunId(spec),
-                                     "--runs-dir", shards_handle, "--params", o.params, "--quiet",
-                                     "--device", base == "cpu" || base == "none" ? std::string("cpu") : base + ":" + std::to_string(k)};
+    std::vector<std::string> args = {
+        "pilot",
+        "run",
+        "--shard",
+        ShardText(spec),
+        "--run-id",
+        ShardRunId(spec),
+        "--runs-dir",
+        shards_handle,
+        "--params",
+        o.params,
+        "--quiet",
+        "--device",
+        base == "cpu" || base == "none" ? std::string("cpu") : base + ":" + std::to_string(k)};
     if (!o.manifest.empty()) args.insert(args.end(), {"--manifest", o.manifest});
     if (!o.batch_plan.empty()) args.insert(args.end(), {"--batch-plan", o.batch_plan});
     std::vector<const char*> argv;
@@ -286,9 +310,10 @@ int ExecuteWorkers(const RunOptions& o) {
       for (const auto& w : workers) {
         if (w.pid > 0) ::kill(w.pid, SIGTERM);
       }
-      return ReportError(Error{ErrorKind::kEnvironment, std::string("cannot start a worker: ") + std::strerror(err),
-                               "--workers", "the shards started so far resume when the command is run again"},
-                         o.common);
+      return ReportError(
+          Error{ErrorKind::kEnvironment, std::string("cannot start a worker: ") + std::strerror(err),
+                "--workers", "the shards started so far resume when the command is run again"},
+          o.common);
     }
     if (pid == 0) {
       ::setpgid(0, 0);  // a terminal's Ctrl-C reaches the parent, which stops each worker
@@ -309,7 +334,8 @@ int ExecuteWorkers(const RunOptions& o) {
     workers[k].pid = pid;
   }
   if (!o.common.quiet && !o.common.json) {
-    std::fprintf(stderr, "pilot: %u workers started; shard folders and logs in %s\n", k_workers, shards_dir.c_str());
+    std::fprintf(stderr, "pilot: %u workers started; shard folders and logs in %s\n", k_workers,
+                 shards_dir.c_str());
   }
   std::size_t running = k_workers;
   bool stopping = false;
@@ -350,15 +376,16 @@ int ExecuteWorkers(const RunOptions& o) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   if (!o.common.quiet && !o.common.json && ::isatty(STDERR_FILENO)) std::fputc('\n', stderr);
-  const std::string again = "run the same command again with --run-id " + run_id + ": each shard resumes its folder";
+  const std::string again =
+      "run the same command again with --run-id " + run_id + ": each shard resumes its folder";
   int worst = 0;
   std::string failed;
   if (InterruptRequested()) worst = Code(ExitCode::kInterrupted);  // stopped: no merge, even if all finished
   for (std::uint32_t k = 0; k < k_workers; ++k) {
     if (workers[k].code == 0) continue;
     if (worst == 0 || workers[k].code == Code(ExitCode::kInterrupted)) worst = workers[k].code;
-    failed += "\n  shard " + ShardText({k, k_workers}) + " exited with " + std::to_string(workers[k].code) + " (log: " +
-              workers[k].log.string() + ")";
+    failed += "\n  shard " + ShardText({k, k_workers}) + " exited with " + std::to_string(workers[k].code) +
+              " (log: " + workers[k].log.string() + ")";
   }
   if (worst != 0) {
     // The first failed worker's code when it is one pilot documents; anything else (a
@@ -368,21 +395,25 @@ int ExecuteWorkers(const RunOptions& o) {
     const std::string hint =
         worst == Code(ExitCode::kBadInput)
             ? "a worker refused its input: read its log, fix what it names (a shard folder of another job is "
-              "never resumed: move " + shards_dir.string() + " away or give another --run-id), then run again"
+              "never resumed: move " +
+                  shards_dir.string() + " away or give another --run-id), then run again"
             : again;
     for (int known : {1, 2, 3, 4, 5, 130}) {
       if (worst == known) {
-        Error e{ErrorKind::kWorkFailed, (failed.empty() ? "interrupted" : "not every worker finished:" + failed),
-                shards_dir.string(), hint};
+        Error e{ErrorKind::kWorkFailed,
+                (failed.empty() ? "interrupted" : "not every worker finished:" + failed), shards_dir.string(),
+                hint};
         ReportError(e, o.common);
         return worst;
       }
     }
-    return ReportError(Error{ErrorKind::kWorkFailed, "not every worker finished:" + failed, shards_dir.string(), hint},
-                       o.common);
+    return ReportError(
+        Error{ErrorKind::kWorkFailed, "not every worker finished:" + failed, shards_dir.string(), hint},
+        o.common);
   }
   MergeRequest merge;
-  for (std::uint32_t k = 0; k < k_workers; ++k) merge.shards.push_back(shards_dir / ShardRunId({k, k_workers}));
+  for (std::uint32_t k = 0; k < k_workers; ++k)
+    merge.shards.push_back(shards_dir / ShardRunId({k, k_workers}));
   merge.out = merged;
   merge.out_resolved = true;  // beside the shards, in the --runs-dir pinned when the plan was made
   merge.command_line = o.argv;
@@ -405,7 +436,8 @@ int Execute(const RunOptions& o) {
     if (!choice.ok()) return ReportError(choice.error(), o.common);
     shard = choice.value();
     if (!o.common.quiet && !o.common.json) {
-      std::fprintf(stderr, "pilot: shard %s, from %s\n", ShardText(shard->spec).c_str(), shard->source.c_str());
+      std::fprintf(stderr, "pilot: shard %s, from %s\n", ShardText(shard->spec).c_str(),
+                   shard->source.c_str());
     }
   }
   auto plan = BuildPlan(o, shard);
@@ -422,7 +454,8 @@ int Execute(const RunOptions& o) {
       return ContinueShard(o, plan.value(), dir);
     }
   }
-  if (Status env = CheckEnvironment(plan.value().params, plan.value().runs_dir, "no run folder was created"); !env.ok()) {
+  if (Status env = CheckEnvironment(plan.value().params, plan.value().runs_dir, "no run folder was created");
+      !env.ok()) {
     return ReportError(env.error(), o.common);
   }
   auto built = BuildStage(plan.value().params, plan.value().model_sha256, plan.value().runs_dir);
@@ -444,16 +477,20 @@ void AddRunCommand(CLI::App& app, int& exit_code, const std::vector<std::string>
   cmd->add_option("--params", o->params, "Parameter file")->capture_default_str();
   cmd->add_option("--manifest", o->manifest, "Manifest to use instead of the one the parameters name");
   cmd->add_option("--runs-dir", o->runs_dir, "Folder that receives the run folder")->capture_default_str();
-  cmd->add_option("--run-id", o->run_id, "Name of the run folder (default: UTC time + random suffix); never reused");
-  cmd->add_option("--device", o->device, "auto | cpu | cuda | rocm | cuda:N | rocm:N (default: the parameters' device)");
-  o->shard_option = cmd->add_option(
-      "--shard", o->shard,
-      "Process one partition: I/N (0-based), auto/N (I from SLURM_ARRAY_TASK_ID or JOB_COMPLETION_INDEX), or auto "
-      "(torchrun: RANK/WORLD_SIZE, device cuda:LOCAL_RANK). Run id default shard-I-of-N; an existing one resumes");
-  o->workers_option = cmd->add_option("--workers", o->workers,
-                                      "Run K shards on this host, one per device (cpu: K CPU processes), then merge "
-                                      "them into the run folder; shards go to RUNS_DIR/RUN_ID.shards")
-                          ->check(CountValidator());
+  cmd->add_option("--run-id", o->run_id,
+                  "Name of the run folder (default: UTC time + random suffix); never reused");
+  cmd->add_option("--device", o->device,
+                  "auto | cpu | cuda | rocm | cuda:N | rocm:N (default: the parameters' device)");
+  o->shard_option = cmd->add_option("--shard", o->shard,
+                                    "Process one partition: I/N (0-based), auto/N (I from "
+                                    "SLURM_ARRAY_TASK_ID or JOB_COMPLETION_INDEX), or auto "
+                                    "(torchrun: RANK/WORLD_SIZE, device cuda:LOCAL_RANK). Run id default "
+                                    "shard-I-of-N; an existing one resumes");
+  o->workers_option =
+      cmd->add_option("--workers", o->workers,
+                      "Run K shards on this host, one per device (cpu: K CPU processes), then merge "
+                      "them into the run folder; shards go to RUNS_DIR/RUN_ID.shards")
+          ->check(CountValidator());
   cmd->add_option(
       "--batch-plan", o->batch_plan,
       "A finished sweep folder: batch each length group at the size it recommends (instead of batch_size)");

@@ -5,9 +5,9 @@
 #include "pilot/escape.h"
 #include "pilot/folder_kind.h"
 #include "pilot/paths.h"
+#include "pilot/run.h"
 #include "pilot/run_lock.h"
 #include "pilot/verify.h"
-#include "pilot/run.h"
 
 namespace pilot::cli {
 namespace {
@@ -22,7 +22,8 @@ int Execute(const StatusOptions& o) {
   auto resolved = ResolveGivenFolder(RealFileSystem(), o.run_dir, "a run folder");
   if (!resolved.ok()) return ReportError(resolved.error(), o.common);
   const std::string run_dir = resolved.value().string();
-  if (auto kind = ReadFolderKind(RealFileSystem(), run_dir); kind.ok() && kind.value().kind == kFolderKindAdapt) {
+  if (auto kind = ReadFolderKind(RealFileSystem(), run_dir);
+      kind.ok() && kind.value().kind == kFolderKindAdapt) {
     return PrintAdaptStatus(run_dir, o.common);
   }
   auto st = ReadRunStatus(RealFileSystem(), run_dir);
@@ -34,14 +35,17 @@ int Execute(const StatusOptions& o) {
   }
   std::printf("%s %s: %s%s\n", s.sweep ? "sweep" : s.folder_kind.c_str(), ShowUntrusted(s.run_id).c_str(),
               s.state.c_str(), s.writer_pid ? (" (" + LockHolderText(*s.writer_pid) + ")").c_str() : "");
-  if (auto pending = RealFileSystem().LinkStat(resolved.value() / kDecidePending); pending.ok() && pending.value().exists) {
+  if (auto pending = RealFileSystem().LinkStat(resolved.value() / kDecidePending);
+      pending.ok() && pending.value().exists) {
     std::printf("  a decide was interrupted while it wrote: `pilot decide %s` finishes or undoes it\n",
                 ShowUntrusted(run_dir, 500).c_str());
   }
   if (s.sweep) {
-    std::printf("  %zu cell(s) measured of at most %zu (a group stops at its first limit)\n", s.done, s.total);
+    std::printf("  %zu cell(s) measured of at most %zu (a group stops at its first limit)\n", s.done,
+                s.total);
   } else {
-    std::printf("  %zu/%zu items done: %zu accepted, %zu rejected\n", s.done, s.total, s.accepted, s.rejected);
+    std::printf("  %zu/%zu items done: %zu accepted, %zu rejected\n", s.done, s.total, s.accepted,
+                s.rejected);
   }
   if (s.items_per_second > 0) std::printf("  rate %.1f items/s (latest session)\n", s.items_per_second);
   if (s.eta_seconds) std::printf("  ETA %.0f s\n", *s.eta_seconds);
@@ -63,7 +67,8 @@ void AddStatusCommand(CLI::App& app, int& exit_code) {
   CLI::App* cmd = app.add_subcommand("status", "Progress of a running or stopped run, from any terminal");
   cmd->add_option("RUN_DIR", o->run_dir, "The run folder")->required();
   AddCommonOptions(*cmd, o->common);
-  cmd->footer("Reads the journal only (and whether a live process holds the folder's lock); works on a copy too.");
+  cmd->footer(
+      "Reads the journal only (and whether a live process holds the folder's lock); works on a copy too.");
   cmd->callback([o, &exit_code] { exit_code = Execute(*o); });
 }
 

@@ -15,15 +15,15 @@
 #include "cli/cli.h"
 #include "cli/session.h"
 #include "cli/torch_loader.h"
-#include "pilot/escape.h"
 #include "pilot/clock.h"
+#include "pilot/escape.h"
 #include "pilot/hash.h"
 #include "pilot/host.h"
 #include "pilot/json_util.h"
 #include "pilot/limits.h"
 #include "pilot/paths.h"
-#include "pilot/run_lock.h"
 #include "pilot/plan.h"
+#include "pilot/run_lock.h"
 #include "pilot/sweep_run.h"
 #include "pilot/utf8.h"
 
@@ -74,9 +74,11 @@ Result<CellMeasure> RunCellInChild(const fs::path& dir, int group, int batch, in
   const int dir_fd = dir_fd_or.value();
   const std::string g = std::to_string(group), b = std::to_string(batch),
                     d = "/proc/self/fd/" + std::to_string(dir_fd);
-  std::vector<const char*> args = {"pilot", "sweep-cell", d.c_str(), "--group", g.c_str(), "--batch-size",
-                                   b.c_str(), "--out", out_name.c_str(), "--quiet", nullptr};
-  const int err_fd = ::openat(dir_fd, err_name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  std::vector<const char*> args = {"pilot",          "sweep-cell",   d.c_str(), "--group",
+                                   g.c_str(),        "--batch-size", b.c_str(), "--out",
+                                   out_name.c_str(), "--quiet",      nullptr};
+  const int err_fd =
+      ::openat(dir_fd, err_name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (err_fd < 0) {
     const int e = errno;
     ::close(dir_fd);
@@ -116,7 +118,8 @@ Result<CellMeasure> RunCellInChild(const fs::path& dir, int group, int batch, in
     return Error{ErrorKind::kInterrupted, "interrupted", "", ""};
   };
   while (::wait4(pid, &status, 0, &ru) < 0) {
-    if (errno != EINTR) return WorkFailed(std::string("lost the cell's process: ") + std::strerror(errno), dir.string());
+    if (errno != EINTR)
+      return WorkFailed(std::string("lost the cell's process: ") + std::strerror(errno), dir.string());
     if (InterruptRequested()) {  // stop now: the cell is not journaled and runs again on resume
       ::kill(pid, SIGKILL);
       while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
@@ -138,8 +141,10 @@ Result<CellMeasure> RunCellInChild(const fs::path& dir, int group, int batch, in
     // SIGKILL from outside is what the kernel's out-of-memory killer sends; any other signal
     // is the stage crashing the process (a segfault in native code): a stage error.
     m.limit = sig == SIGKILL ? kLimitKilled : kLimitStageError;
-    m.error = "the cell's process was killed by signal " + std::to_string(sig) + " (" + strsignal(sig) + ")" +
-              (sig == SIGKILL ? "; on a machine under memory pressure this is the kernel's out-of-memory killer" : "");
+    m.error =
+        "the cell's process was killed by signal " + std::to_string(sig) + " (" + strsignal(sig) + ")" +
+        (sig == SIGKILL ? "; on a machine under memory pressure this is the kernel's out-of-memory killer"
+                        : "");
     return m;
   }
   const int code = WIFEXITED(status) ? WEXITSTATUS(status) : 5;
@@ -148,10 +153,11 @@ Result<CellMeasure> RunCellInChild(const fs::path& dir, int group, int batch, in
     (void)fsys.RemoveFile(out);
     (void)fsys.RemoveFile(err);
     if (code == 130) return Error{ErrorKind::kInterrupted, "interrupted", "", ""};
-    Error e = WorkFailed("the cell's process failed (exit " + std::to_string(code) + ")" +
-                             (tail.empty() ? std::string() : ": " + tail),
-                         "group " + std::to_string(group) + ", batch " + std::to_string(batch),
-                         "the sweep folder stays resumable: fix the cause, then `pilot resume " + dir.string() + "`");
+    Error e = WorkFailed(
+        "the cell's process failed (exit " + std::to_string(code) + ")" +
+            (tail.empty() ? std::string() : ": " + tail),
+        "group " + std::to_string(group) + ", batch " + std::to_string(batch),
+        "the sweep folder stays resumable: fix the cause, then `pilot resume " + dir.string() + "`");
     if (code == 2) e.kind = ErrorKind::kBadInput;
     if (code == 3) e.kind = ErrorKind::kEnvironment;
     return e;
@@ -200,18 +206,22 @@ int PrintSweep(const SweepOutcome& out, const Common& common) {
     return code;
   }
   if (out.interrupted) {
-    std::fprintf(stderr, "pilot: interrupted: finished cells are kept; resume with:\n  pilot resume %s\n", dir.c_str());
+    std::fprintf(stderr, "pilot: interrupted: finished cells are kept; resume with:\n  pilot resume %s\n",
+                 dir.c_str());
     return code;
   }
   const auto& s = out.summary;
   std::printf("sweep %s on %s: %zu cell(s) measured\n", s["run_id"].get<std::string>().c_str(),
               s["measured_on"]["device"].get<std::string>().c_str(), s["cells"].size());
   for (const auto& r : s["recommendation"]) {
-    std::printf("  group %llu (%s %llu-%llu): ", static_cast<unsigned long long>(r["group"].get<std::uint64_t>()),
-                s["measure"].get<std::string>().c_str(), static_cast<unsigned long long>(r["min_length"].get<std::uint64_t>()),
-                static_cast<unsigned long long>(r["max_length"].get<std::uint64_t>()));
+    std::printf(
+        "  group %llu (%s %llu-%llu): ", static_cast<unsigned long long>(r["group"].get<std::uint64_t>()),
+        s["measure"].get<std::string>().c_str(),
+        static_cast<unsigned long long>(r["min_length"].get<std::uint64_t>()),
+        static_cast<unsigned long long>(r["max_length"].get<std::uint64_t>()));
     if (r["batch_size"].is_number()) {
-      std::printf("batch %d — %s\n", r["batch_size"].get<int>(), EscapeTerminal(r["why"].get<std::string>()).c_str());
+      std::printf("batch %d — %s\n", r["batch_size"].get<int>(),
+                  EscapeTerminal(r["why"].get<std::string>()).c_str());
     } else {
       std::printf("no batch size — %s\n", EscapeTerminal(r["why"].get<std::string>()).c_str());
     }
@@ -219,8 +229,9 @@ int PrintSweep(const SweepOutcome& out, const Common& common) {
   if (out.findings > 0) {
     std::printf("equivalence: FAILED: %zu outcome(s) differ from batch 1:\n", out.findings);
     for (const auto& f : s["findings"]) {
-      std::printf("  group %d batch %d position %zu %s: %s\n", f["group"].get<int>(), f["batch_size"].get<int>(),
-                  f["position"].get<std::size_t>(), f["id"].get<std::string>().c_str(),
+      std::printf("  group %d batch %d position %zu %s: %s\n", f["group"].get<int>(),
+                  f["batch_size"].get<int>(), f["position"].get<std::size_t>(),
+                  f["id"].get<std::string>().c_str(),
                   EscapeTerminal(TruncateUtf8(f["what"].get<std::string>(), 300)).c_str());
     }
   } else {
@@ -235,11 +246,12 @@ int PrintSweep(const SweepOutcome& out, const Common& common) {
   return code;
 }
 
-Result<SweepPlan> BuildSweepPlan(const RunRequest& request, const SweepSettings& settings, const Common& common,
-                                 std::unique_ptr<Stage>& stage) {
+Result<SweepPlan> BuildSweepPlan(const RunRequest& request, const SweepSettings& settings,
+                                 const Common& common, std::unique_ptr<Stage>& stage) {
   auto plan = BuildRunPlan(RealFileSystem(), request);
   if (!plan.ok()) return plan.error();
-  PILOT_TRY(CheckEnvironment(plan.value().params, plan.value().runs_dir, "no sweep folder was created or changed"));
+  PILOT_TRY(
+      CheckEnvironment(plan.value().params, plan.value().runs_dir, "no sweep folder was created or changed"));
   // This process only groups the inputs (the stage's featuriser): it loads the model on the
   // CPU, so that nothing of it stays on the device the cells measure.
   auto torch = Torch();
@@ -298,11 +310,13 @@ int Execute(const SweepOptions& o) {
   } else {
     sp.dir = request.runs_dir / (NewRunId(SystemClock()) + "-sweep");
   }
-  stage.reset();  // the cells load their own
+  stage.reset();               // the cells load their own
   ::signal(SIGCHLD, SIG_DFL);  // an inherited SIG_IGN would make wait4 lose the cells
   InstallInterruptHandlers();
   const int repeats = settings.repeats;
-  CellRunner runner = [repeats](const fs::path& dir, int g, int b) { return RunCellInChild(dir, g, b, repeats); };
+  CellRunner runner = [repeats](const fs::path& dir, int g, int b) {
+    return RunCellInChild(dir, g, b, repeats);
+  };
   auto outcome = ExecuteSweep(sp, RealFileSystem(), SystemClock(), runner, MakeSweepControl(o.common));
   if (!outcome.ok()) return ReportError(outcome.error(), o.common);
   return PrintSweep(outcome.value(), o.common);
@@ -339,18 +353,21 @@ int ExecuteCell(const CellOptions& o) {
   ApplyLogLevel(o.common);
   // --out is the cell's own file in the sweep folder, written from the folder pinned here, and
   // only for the sweep that started this process (it holds the folder's lock).
-  const std::string cell_file = ".cell-g" + std::to_string(o.group) + "-b" + std::to_string(o.batch) + ".json";
+  const std::string cell_file =
+      ".cell-g" + std::to_string(o.group) + "-b" + std::to_string(o.batch) + ".json";
   if (o.out != cell_file) {
-    return ReportError(BadInput("must be " + cell_file + ", the cell's file in the sweep folder", "--out"), o.common);
+    return ReportError(BadInput("must be " + cell_file + ", the cell's file in the sweep folder", "--out"),
+                       o.common);
   }
   auto resolved = ResolveGivenFolder(RealFileSystem(), o.dir, "a sweep folder");
   if (!resolved.ok()) return ReportError(resolved.error(), o.common);
   const fs::path dir = resolved.value();
   if (auto holder = LockHolder(RealFileSystem(), dir); !holder || *holder != static_cast<long>(::getppid())) {
-    return ReportError(BadInput("is not a sweep being run by the process that started this cell (sweep-cell is "
-                                "pilot sweep's own)",
-                                dir.string(), "run `pilot sweep`, or `pilot resume` the sweep folder"),
-                       o.common);
+    return ReportError(
+        BadInput("is not a sweep being run by the process that started this cell (sweep-cell is "
+                 "pilot sweep's own)",
+                 dir.string(), "run `pilot sweep`, or `pilot resume` the sweep folder"),
+        o.common);
   }
   auto record = ReadSweepRecord(RealFileSystem(), dir);
   if (!record.ok()) return ReportError(record.error(), o.common);
@@ -359,8 +376,8 @@ int ExecuteCell(const CellOptions& o) {
   if (!plan.ok()) return ReportError(plan.error(), o.common);
   if (plan.value().manifest.sha256() != r.manifest_sha256 || plan.value().model_sha256 != r.model_sha256 ||
       Sha256Hex(plan.value().params_bytes) != r.params_sha256) {
-    return ReportError(BadInput("the manifest, parameters or model changed since the sweep started", dir.string(),
-                                "restore them, then `pilot resume` the sweep"),
+    return ReportError(BadInput("the manifest, parameters or model changed since the sweep started",
+                                dir.string(), "restore them, then `pilot resume` the sweep"),
                        o.common);
   }
   auto built = BuildStage(plan.value().params, plan.value().model_sha256, plan.value().runs_dir);
@@ -370,8 +387,8 @@ int ExecuteCell(const CellOptions& o) {
   if (!inputs.ok()) return ReportError(inputs.error(), o.common);
   MaybeKillForTest(o.group, o.batch);
   const double rss_after_load = CurrentRssMegabytes(RealFileSystem());
-  CellMeasure m = RunCell(stage, inputs.value().ids, inputs.value().texts, o.group, o.batch, r.settings.repeats,
-                          SystemClock());
+  CellMeasure m = RunCell(stage, inputs.value().ids, inputs.value().texts, o.group, o.batch,
+                          r.settings.repeats, SystemClock());
   m.rss_after_load_mb = rss_after_load;
   if (Status st = RealFileSystem().WriteFileAtomic(dir / o.out, PrettyJson(CellToJson(m))); !st.ok()) {
     return ReportError(st.error(), o.common);
@@ -381,7 +398,8 @@ int ExecuteCell(const CellOptions& o) {
 
 }  // namespace
 
-int ResumeSweepFolder(const std::string& dir_text, const Common& common, const std::vector<std::string>& argv) {
+int ResumeSweepFolder(const std::string& dir_text, const Common& common,
+                      const std::vector<std::string>& argv) {
   const fs::path dir = dir_text;
   auto record = ReadSweepRecord(RealFileSystem(), dir);
   if (!record.ok()) return ReportError(record.error(), common);
@@ -410,10 +428,13 @@ void AddSweepCommand(CLI::App& app, int& exit_code, const std::vector<std::strin
   cmd->add_option("--manifest", o->manifest, "Manifest to use instead of the one the parameters name");
   cmd->add_option("--device", o->device, "auto | cpu | cuda | rocm (default: the parameters' device)");
   cmd->add_option("--groups", o->groups, "Length groups (1-16)")->capture_default_str();
-  cmd->add_option("--batch-sizes", o->batch_sizes, "Batch sizes to try, increasing from 1")->capture_default_str();
-  cmd->add_option("--repeats", o->repeats, "Timed passes over each group per cell (1-100)")->capture_default_str();
-  o->latency_option = cmd->add_option("--latency-budget-ms", o->latency_budget_ms,
-                                      "Stop a group's escalation once a cell's p95 batch latency exceeds this");
+  cmd->add_option("--batch-sizes", o->batch_sizes, "Batch sizes to try, increasing from 1")
+      ->capture_default_str();
+  cmd->add_option("--repeats", o->repeats, "Timed passes over each group per cell (1-100)")
+      ->capture_default_str();
+  o->latency_option =
+      cmd->add_option("--latency-budget-ms", o->latency_budget_ms,
+                      "Stop a group's escalation once a cell's p95 batch latency exceeds this");
   o->memory_option = cmd->add_option("--max-memory-mb", o->max_memory_mb,
                                      "Stop a group's escalation once a cell's peak memory exceeds this");
   cmd->add_option("--out", o->out, "The sweep folder to create (default: RUNS_DIR/<id>-sweep)");

@@ -41,20 +41,24 @@ int Execute(const VerifyCliOptions& o) {
   const std::string shown = ShowUntrusted(o.run_dir, 1000);
   if (!o.common.json && result.inputs) {
     const InputsChecked& in = *result.inputs;
-    std::printf("inputs: %zu of %zu re-hashed under %s (%zu missing, %zu changed, %zu outside the folder and never "
-                "opened)\n",
-                in.rehashed, in.items, ShowUntrusted(in.root, 1000).c_str(), in.missing, in.changed, in.not_opened);
+    std::printf(
+        "inputs: %zu of %zu re-hashed under %s (%zu missing, %zu changed, %zu outside the folder and never "
+        "opened)\n",
+        in.rehashed, in.items, ShowUntrusted(in.root, 1000).c_str(), in.missing, in.changed, in.not_opened);
   }
   if (o.common.json) {
     PrintJson(VerifyResultToJson(o.run_dir, result));
   } else if (result.ok() && result.folder_kind == "sweep") {
-    std::printf("verify: ok %s (a sweep folder: record, groups and every cell against its sha256); %zu files checked%s\n",
-                shown.c_str(), result.files_checked, o.fast ? " (--fast: payload not re-hashed)" : "");
+    std::printf(
+        "verify: ok %s (a sweep folder: record, groups and every cell against its sha256); %zu files "
+        "checked%s\n",
+        shown.c_str(), result.files_checked, o.fast ? " (--fast: payload not re-hashed)" : "");
     std::printf("fingerprint: %s%s\n", result.fingerprint.c_str(), o.expect.empty() ? "" : " (as expected)");
   } else if (result.ok() && result.folder_kind == "adapt") {
-    std::printf("verify: ok %s (an adaptation folder: every training and evaluation id accounted for once, the kept "
-                "checkpoints against the journal, the model against its card); %zu files checked%s\n",
-                shown.c_str(), result.files_checked, o.fast ? " (--fast: payload not re-hashed)" : "");
+    std::printf(
+        "verify: ok %s (an adaptation folder: every training and evaluation id accounted for once, the kept "
+        "checkpoints against the journal, the model against its card); %zu files checked%s\n",
+        shown.c_str(), result.files_checked, o.fast ? " (--fast: payload not re-hashed)" : "");
     std::printf("fingerprint: %s%s\n", result.fingerprint.c_str(), o.expect.empty() ? "" : " (as expected)");
   } else if (result.ok()) {
     std::printf("verify: ok %s: %zu items, %zu accepted + %zu rejected; %zu files checked%s\n", shown.c_str(),
@@ -82,12 +86,15 @@ void AddVerifyCommand(CLI::App& app, int& exit_code) {
       "finding. Needs nothing outside the folder unless --inputs. A symlink, FIFO or device inside the\n"
       "folder is a finding and is never opened. Exit 0 verified, 1 findings, 2 not a folder.");
   cmd->add_option("RUN_DIR", o->run_dir, "The run folder")->required();
-  cmd->add_flag("--fast", o->fast, "Skip re-hashing the payload (structure, Payload-Oxum and completeness only)");
-  cmd->add_flag("--inputs", o->inputs, "Also re-hash the inputs the manifest names (from the recorded inputs root)");
+  cmd->add_flag("--fast", o->fast,
+                "Skip re-hashing the payload (structure, Payload-Oxum and completeness only)");
+  cmd->add_flag("--inputs", o->inputs,
+                "Also re-hash the inputs the manifest names (from the recorded inputs root)");
   cmd->add_option("--inputs-root", o->inputs_root, "Where the inputs are now (implies --inputs)");
-  cmd->add_option("--expect", o->expect,
-                  "The fingerprint noted when the run finished (sha256 of tagmanifest-sha256.txt); a copy with "
-                  "another one fails (exit 1), even if it was re-hashed consistently");
+  cmd->add_option(
+      "--expect", o->expect,
+      "The fingerprint noted when the run finished (sha256 of tagmanifest-sha256.txt); a copy with "
+      "another one fails (exit 1), even if it was re-hashed consistently");
   AddCommonOptions(*cmd, o->common);
   cmd->callback([o, &exit_code] { exit_code = Execute(*o); });
 }

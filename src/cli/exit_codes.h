@@ -19,20 +19,28 @@ enum class ExitCode : int {
 
 constexpr ExitCode ExitCodeFor(ErrorKind kind) {
   switch (kind) {
-    case ErrorKind::kBadInput: return ExitCode::kBadInput;
-    case ErrorKind::kEnvironment: return ExitCode::kEnvironment;
-    case ErrorKind::kWorkFailed: return ExitCode::kWorkFailed;
-    case ErrorKind::kInterrupted: return ExitCode::kInterrupted;
+    case ErrorKind::kBadInput:
+      return ExitCode::kBadInput;
+    case ErrorKind::kEnvironment:
+      return ExitCode::kEnvironment;
+    case ErrorKind::kWorkFailed:
+      return ExitCode::kWorkFailed;
+    case ErrorKind::kInterrupted:
+      return ExitCode::kInterrupted;
   }
   return ExitCode::kWorkFailed;  // unreachable: -Wswitch lists every kind above
 }
 
 constexpr ExitCode ExitCodeFor(RunVerdict verdict) {
   switch (verdict) {
-    case RunVerdict::kPassed: return ExitCode::kOk;
-    case RunVerdict::kVerifyFailed: return ExitCode::kVerifyFailed;
-    case RunVerdict::kAcceptanceFailed: return ExitCode::kAcceptanceFailed;
-    case RunVerdict::kInterrupted: return ExitCode::kInterrupted;
+    case RunVerdict::kPassed:
+      return ExitCode::kOk;
+    case RunVerdict::kVerifyFailed:
+      return ExitCode::kVerifyFailed;
+    case RunVerdict::kAcceptanceFailed:
+      return ExitCode::kAcceptanceFailed;
+    case RunVerdict::kInterrupted:
+      return ExitCode::kInterrupted;
   }
   return ExitCode::kVerifyFailed;  // unreachable
 }

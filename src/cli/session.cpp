@@ -5,17 +5,17 @@
 
 #include <atomic>
 #include <chrono>
-#include <thread>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
+#include <thread>
 
+#include "cli/torch_loader.h"
 #include "pilot/clock.h"
 #include "pilot/escape.h"
 #include "pilot/host.h"
 #include "pilot/params.h"
 #include "pilot/plan.h"
-#include "cli/torch_loader.h"
 
 namespace pilot::cli {
 
@@ -47,7 +47,9 @@ class KillingFileSystem : public FileSystemWrapper {
   Status RenameReplace(const stdfs::path& from, const stdfs::path& to) override {
     return Count(target().RenameReplace(from, to));
   }
-  Status CreateDirectoryExclusive(const stdfs::path& d) override { return Step(target().CreateDirectoryExclusive(d)); }
+  Status CreateDirectoryExclusive(const stdfs::path& d) override {
+    return Step(target().CreateDirectoryExclusive(d));
+  }
   Status RemoveFile(const stdfs::path& f) override { return Step(target().RemoveFile(f)); }
   Status RemoveTree(const stdfs::path& d) override { return Step(target().RemoveTree(d)); }
   Status RenameNoReplace(const stdfs::path& from, const stdfs::path& to) override {
@@ -62,10 +64,13 @@ class KillingFileSystem : public FileSystemWrapper {
   Status WriteFileAtomic(const stdfs::path& f, std::string_view data) override {
     return Count(target().WriteFileAtomic(f, data));
   }
-  Status CopyFileAtomic(const stdfs::path& from, const stdfs::path& to, bool follow_symlinks = true) override {
+  Status CopyFileAtomic(const stdfs::path& from, const stdfs::path& to,
+                        bool follow_symlinks = true) override {
     return Count(target().CopyFileAtomic(from, to, follow_symlinks));
   }
-  Status Truncate(const stdfs::path& f, std::uint64_t size) override { return Count(target().Truncate(f, size)); }
+  Status Truncate(const stdfs::path& f, std::uint64_t size) override {
+    return Count(target().Truncate(f, size));
+  }
   // One write, counted when it is committed (its pieces go to a temp file nobody reads).
   Result<std::unique_ptr<AtomicFile>> CreateAtomic(const stdfs::path& f) override {
     auto inner = target().CreateAtomic(f);
@@ -85,7 +90,8 @@ class KillingFileSystem : public FileSystemWrapper {
  private:
   class KillingAtomic : public AtomicFile {
    public:
-    KillingAtomic(std::unique_ptr<AtomicFile> inner, KillingFileSystem& fs) : inner_(std::move(inner)), fs_(fs) {}
+    KillingAtomic(std::unique_ptr<AtomicFile> inner, KillingFileSystem& fs)
+        : inner_(std::move(inner)), fs_(fs) {}
     Status Append(std::string_view d) override { return inner_->Append(d); }
     Status Commit() override { return fs_.Count(inner_->Commit()); }
 
@@ -95,7 +101,8 @@ class KillingFileSystem : public FileSystemWrapper {
   };
   class KillingAppend : public AppendFile {
    public:
-    KillingAppend(std::unique_ptr<AppendFile> inner, KillingFileSystem& fs) : inner_(std::move(inner)), fs_(fs) {}
+    KillingAppend(std::unique_ptr<AppendFile> inner, KillingFileSystem& fs)
+        : inner_(std::move(inner)), fs_(fs) {}
     Status Append(std::string_view d) override {
       // Kill half-way through a multi-record append too: a torn last record.
       if (fs_.writes_ + 1 == fs_.kill_after_ && d.size() > 1) {
@@ -127,9 +134,11 @@ Status CheckEnvironment(const Params& params, const fs::path& runs_dir, const ch
   if (unmet.empty()) return {};
   std::string what = std::to_string(unmet.size()) + " requirement(s) not met by this machine:";
   for (const auto& u : unmet) what += "\n  - " + u;
-  return EnvironmentError(what, "requires / --device",
-                          std::string("run `pilot doctor` for details; use a machine that provides them, or revise "
-                                      "the parameters; ") + untouched);
+  return EnvironmentError(
+      what, "requires / --device",
+      std::string("run `pilot doctor` for details; use a machine that provides them, or revise "
+                  "the parameters; ") +
+          untouched);
 }
 
 Status CheckDefaultParams(const std::string& params, std::string_view default_path) {
@@ -137,13 +146,16 @@ Status CheckDefaultParams(const std::string& params, std::string_view default_pa
   auto st = RealFileSystem().LinkStat(params);
   if (st.ok() && st.value().exists) return {};
   std::error_code ec;
-  return BadInput("no parameter file at " + params + " under the current folder " + fs::current_path(ec).string(),
-                  "--params",
-                  "pilot's defaults (" + std::string(default_path) + ", runs/) are relative to the folder it runs in: give "
-                  "--params YOUR.json (and --runs-dir DIR for the run folders), or run it from the pilot checkout");
+  return BadInput(
+      "no parameter file at " + params + " under the current folder " + fs::current_path(ec).string(),
+      "--params",
+      "pilot's defaults (" + std::string(default_path) +
+          ", runs/) are relative to the folder it runs in: give "
+          "--params YOUR.json (and --runs-dir DIR for the run folders), or run it from the pilot checkout");
 }
 
-Result<BuiltStage> BuildStage(const Params& params, const std::string& model_sha256, const fs::path& runs_dir) {
+Result<BuiltStage> BuildStage(const Params& params, const std::string& model_sha256,
+                              const fs::path& runs_dir) {
   auto torch = Torch();
   if (!torch.ok()) return torch.error();
   const TorchApi& api = *torch.value();
@@ -192,8 +204,8 @@ RunControl MakeRunControl(const Common& common, std::size_t stop_after) {
       double now = SystemClock().MonotonicSeconds();
       if (now - *last < 0.2 && p.done < p.total) return;
       *last = now;
-      std::fprintf(stderr, "\r\033[Kpilot: %zu/%zu items, %zu rejected, %.1f items/s, ETA %.0f s", p.done, p.total,
-                   p.rejected, p.items_per_second, p.eta_seconds);
+      std::fprintf(stderr, "\r\033[Kpilot: %zu/%zu items, %zu rejected, %.1f items/s, ETA %.0f s", p.done,
+                   p.total, p.rejected, p.items_per_second, p.eta_seconds);
       if (p.done >= p.total) std::fputc('\n', stderr);
       std::fflush(stderr);
     };
@@ -212,7 +224,7 @@ RunControl MakeRunControl(const Common& common, std::size_t stop_after) {
 }
 
 FileSystem& CliFileSystem() {
-  static FileSystem* fs = [] () -> FileSystem* {
+  static FileSystem* fs = []() -> FileSystem* {
     const char* n = std::getenv("PILOT_TEST_KILL_AFTER_WRITE");
     const char* every = std::getenv("PILOT_TEST_KILL_EVERY_STEP");
     if (n && std::atol(n) > 0) return new KillingFileSystem(std::atol(n), every && std::string(every) == "1");
@@ -244,12 +256,14 @@ int PrintOutcome(const RunOutcome& out, const Common& common) {
     return Code(ExitCodeFor(out.verdict));
   }
   if (out.interrupted) {
-    std::fprintf(stderr, "pilot: interrupted: %zu of %zu items done and journaled; resume with:\n  pilot resume %s\n",
+    std::fprintf(stderr,
+                 "pilot: interrupted: %zu of %zu items done and journaled; resume with:\n  pilot resume %s\n",
                  out.progress.done, out.progress.total, dir.c_str());
     return Code(ExitCodeFor(out.verdict));
   }
   const Report& r = out.report;
-  std::printf("run %s: %zu items, %zu accepted, %zu rejected\n", out.run_id.c_str(), r.total, r.accepted, r.rejected);
+  std::printf("run %s: %zu items, %zu accepted, %zu rejected\n", out.run_id.c_str(), r.total, r.accepted,
+              r.rejected);
   for (const auto& [reason, n] : r.by_reason) std::printf("  rejected %-22s %zu\n", reason.c_str(), n);
   if (r.labelled) {
     std::printf("accuracy on labelled items: %zu/%zu (%.1f%%); expected rejections met: %zu/%zu\n", r.correct,
@@ -267,8 +281,8 @@ int PrintOutcome(const RunOutcome& out, const Common& common) {
   PrintUnmetCriteria(r);
   std::printf("run folder: %s\n", dir.c_str());
   if (!out.fingerprint.empty()) {
-    std::printf("fingerprint: %s  (check a copy with: pilot verify COPY --expect %s)\n", out.fingerprint.c_str(),
-                out.fingerprint.c_str());
+    std::printf("fingerprint: %s  (check a copy with: pilot verify COPY --expect %s)\n",
+                out.fingerprint.c_str(), out.fingerprint.c_str());
   }
   return Code(ExitCodeFor(out.verdict));
 }
@@ -281,7 +295,8 @@ void PrintFindings(const std::vector<Finding>& findings, const std::string& head
       std::printf("  ... and %zu more\n", findings.size() - most);
       break;
     }
-    std::printf("  [%s] %s: %s\n", f.check.c_str(), EscapeTerminal(f.where).c_str(), EscapeTerminal(f.what).c_str());
+    std::printf("  [%s] %s: %s\n", f.check.c_str(), EscapeTerminal(f.where).c_str(),
+                EscapeTerminal(f.what).c_str());
   }
 }
 

@@ -21,18 +21,22 @@ constexpr const char* kHint =
 Result<const TorchApi*> Load() {
   std::error_code ec;
   fs::path self = fs::read_symlink("/proc/self/exe", ec);
-  if (ec) return EnvironmentError("cannot find the pilot binary's folder: " + ec.message(), "/proc/self/exe", kHint);
+  if (ec)
+    return EnvironmentError("cannot find the pilot binary's folder: " + ec.message(), "/proc/self/exe",
+                            kHint);
   const fs::path module = self.parent_path() / kTorchModuleFile;
   // RTLD_LOCAL: libtorch's symbols stay the module's own.
   void* handle = ::dlopen(module.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!handle) {
     const char* why = ::dlerror();
-    return EnvironmentError(std::string("cannot load pilot's libtorch stage module: ") + (why ? why : "unknown error"),
-                            module.string(), kHint);
+    return EnvironmentError(
+        std::string("cannot load pilot's libtorch stage module: ") + (why ? why : "unknown error"),
+        module.string(), kHint);
   }
   void* entry = ::dlsym(handle, kTorchModuleEntry);
   if (!entry) {
-    return EnvironmentError(std::string("not a pilot torch module: no ") + kTorchModuleEntry, module.string(), kHint);
+    return EnvironmentError(std::string("not a pilot torch module: no ") + kTorchModuleEntry, module.string(),
+                            kHint);
   }
   const auto* api = reinterpret_cast<const TorchApi* (*)()>(entry)();
   if (!api || api->size != sizeof(TorchApi) || std::strcmp(api->version, build::kVersion) != 0 ||

@@ -12,10 +12,10 @@
 #include "pilot/build_info.h"
 #include "pilot/folder_kind.h"
 #include "pilot/hash.h"
-#include "pilot/paths.h"
 #include "pilot/json_util.h"
 #include "pilot/limits.h"
 #include "pilot/manifest.h"
+#include "pilot/paths.h"
 #include "pilot/precheck.h"
 #include "pilot/reasons.h"
 #include "pilot/run.h"
@@ -63,7 +63,7 @@ struct Item {
 // The prechecked items of both manifests and their accounting.
 struct Prepared {
   std::vector<Item> train, eval;
-  std::string train_accounting;               // data/train.jsonl
+  std::string train_accounting;                // data/train.jsonl
   std::vector<EvalAccountingLine> eval_lines;  // every eval id; evaluated ones filled at the end
   std::vector<std::size_t> eval_line_of;       // eval item -> its line
   std::size_t train_items = 0, eval_items = 0;
@@ -78,7 +78,8 @@ struct ManifestPair {
 Result<fs::path> ManifestRoot(FileSystem& fsys, const fs::path& manifest) {
   std::error_code ec;
   auto root = fsys.Resolve(fs::absolute(manifest, ec).parent_path());
-  if (!root.ok()) return BadInput("cannot resolve the manifest's folder: " + root.error().what, manifest.string());
+  if (!root.ok())
+    return BadInput("cannot resolve the manifest's folder: " + root.error().what, manifest.string());
   // Pinned: every input is opened beneath this folder as it is now (FileSystem::OpenBeneath).
   if (Status st = fsys.Anchor(root.value()); !st.ok()) {
     return BadInput("cannot open the manifest's folder: " + st.error().what, manifest.string());
@@ -87,10 +88,11 @@ Result<fs::path> ManifestRoot(FileSystem& fsys, const fs::path& manifest) {
 }
 
 // Prechecks one labelled manifest. `labels` are the model's.
-Status PrecheckManifest(FileSystem& fsys, const ManifestSource& manifest, const fs::path& root,
-                        const std::map<std::string, std::int64_t>& labels, std::uint64_t max_bytes, bool training,
-                        std::vector<Item>& used, std::map<std::string, std::size_t>& reasons,
-                        const std::function<void(const ManifestItem&, const Precheck*, const Item*)>& account) {
+Status PrecheckManifest(
+    FileSystem& fsys, const ManifestSource& manifest, const fs::path& root,
+    const std::map<std::string, std::int64_t>& labels, std::uint64_t max_bytes, bool training,
+    std::vector<Item>& used, std::map<std::string, std::size_t>& reasons,
+    const std::function<void(const ManifestItem&, const Precheck*, const Item*)>& account) {
   std::uint64_t text_bytes = 0;
   const char* which = training ? "training" : "evaluation";
   return manifest.ForEach([&](const ManifestItem& item) -> Status {
@@ -123,13 +125,14 @@ Status PrecheckManifest(FileSystem& fsys, const ManifestSource& manifest, const 
     }
     text_bytes += pre.text.size();
     if (text_bytes > kMaxTrainTextBytes) {
-      return BadInput(std::string("the ") + which + " texts exceed " + std::to_string(kMaxTrainTextBytes >> 20) +
-                          " MiB in all",
+      return BadInput(std::string("the ") + which + " texts exceed " +
+                          std::to_string(kMaxTrainTextBytes >> 20) + " MiB in all",
                       manifest.file().string(), "an adaptation pilot is a small sample; use fewer items");
     }
     if (!training && used.size() >= kMaxAdaptEvalItems) {
-      return BadInput("more than " + std::to_string(kMaxAdaptEvalItems) + " evaluation items pass the prechecks",
-                      manifest.file().string(), "an adaptation pilot evaluates a sample; use fewer items");
+      return BadInput(
+          "more than " + std::to_string(kMaxAdaptEvalItems) + " evaluation items pass the prechecks",
+          manifest.file().string(), "an adaptation pilot evaluates a sample; use fewer items");
     }
     used.push_back({item.id, std::move(pre.text), labels.at(*item.expected)});
     account(item, nullptr, &used.back());
@@ -137,10 +140,11 @@ Status PrecheckManifest(FileSystem& fsys, const ManifestSource& manifest, const 
   });
 }
 
-Result<Prepared> PrepareItems(FileSystem& fsys, const ManifestPair& m, const std::vector<std::string>& model_labels,
-                              std::uint64_t max_bytes) {
+Result<Prepared> PrepareItems(FileSystem& fsys, const ManifestPair& m,
+                              const std::vector<std::string>& model_labels, std::uint64_t max_bytes) {
   std::map<std::string, std::int64_t> labels;
-  for (std::size_t i = 0; i < model_labels.size(); ++i) labels.emplace(model_labels[i], static_cast<std::int64_t>(i));
+  for (std::size_t i = 0; i < model_labels.size(); ++i)
+    labels.emplace(model_labels[i], static_cast<std::int64_t>(i));
   Prepared p;
   PILOT_TRY(PrecheckManifest(fsys, *m.train, m.train_root, labels, max_bytes, true, p.train, p.train_reasons,
                              [&](const ManifestItem& item, const Precheck* pre, const Item*) {
@@ -174,8 +178,8 @@ Result<Prepared> PrepareItems(FileSystem& fsys, const ManifestPair& m, const std
                                ++p.eval_items;
                              }));
   if (p.train.empty()) {
-    return BadInput("no training item passes the prechecks: there is nothing to learn from", m.train->file().string(),
-                    "run `pilot run` on the manifest to see each item's reason");
+    return BadInput("no training item passes the prechecks: there is nothing to learn from",
+                    m.train->file().string(), "run `pilot run` on the manifest to see each item's reason");
   }
   if (p.eval.empty()) {
     return BadInput("no evaluation item passes the prechecks: nothing would measure the adaptation",
@@ -210,8 +214,8 @@ Result<ManifestPair> OpenManifests(FileSystem& fsys, const fs::path& train, cons
     return Status();
   }));
   if (!both.empty()) {
-    return BadInput("the id '" + both + "' is in both the training and the evaluation manifest", eval.string(),
-                    "held-out evaluation needs disjoint manifests");
+    return BadInput("the id '" + both + "' is in both the training and the evaluation manifest",
+                    eval.string(), "held-out evaluation needs disjoint manifests");
   }
   return m;
 }
@@ -222,14 +226,16 @@ struct Evaluation {
   std::vector<AdaptPrediction> predictions;
 };
 
-Result<Evaluation> Evaluate(AdaptTrainer& trainer, const std::vector<Item>& eval, const std::vector<std::string>& labels) {
+Result<Evaluation> Evaluate(AdaptTrainer& trainer, const std::vector<Item>& eval,
+                            const std::vector<std::string>& labels) {
   Evaluation out;
   for (std::size_t b = 0; b < eval.size(); b += kPredictChunk) {
     std::vector<const std::string*> texts;
     for (std::size_t i = b; i < std::min(eval.size(), b + kPredictChunk); ++i) texts.push_back(&eval[i].text);
     auto got = trainer.Predict(texts);
     if (!got.ok()) return got.error();
-    if (got.value().size() != texts.size()) return WorkFailed("the model gave another number of predictions", "adapt");
+    if (got.value().size() != texts.size())
+      return WorkFailed("the model gave another number of predictions", "adapt");
     for (const auto& p : got.value()) {
       if (p.label < 0 || static_cast<std::size_t>(p.label) >= labels.size() || !std::isfinite(p.confidence)) {
         return WorkFailed("the model's prediction names no label or is not finite", "adapt",
@@ -258,7 +264,8 @@ nlohmann::ordered_json CursorJson(std::uint64_t step, std::uint64_t epoch, std::
 // Everything one process does on an adaptation folder once it exists.
 class AdaptSession {
  public:
-  AdaptSession(fs::path dir, FileSystem& fsys, Clock& clock, AdaptTrainer& trainer, const AdaptControl& control)
+  AdaptSession(fs::path dir, FileSystem& fsys, Clock& clock, AdaptTrainer& trainer,
+               const AdaptControl& control)
       : dir_(std::move(dir)), fs_(fsys), clock_(clock), trainer_(trainer), control_(control) {}
 
   AdaptParams params;
@@ -284,7 +291,8 @@ class AdaptSession {
 
   Status StartSession() {
     session_started_ = clock_.MonotonicSeconds();
-    return Append(AdaptSessionRecord(clock_.UnixSeconds(), static_cast<long>(::getpid()), JoinArguments(command_line)));
+    return Append(
+        AdaptSessionRecord(clock_.UnixSeconds(), static_cast<long>(::getpid()), JoinArguments(command_line)));
   }
 
   Status Baseline() {
@@ -345,9 +353,8 @@ class AdaptSession {
     auto ev = Evaluate(trainer_, items.eval, info.labels);
     if (!ev.ok()) return ev.error();
     const std::uint64_t epoch = step / header.steps_per_epoch;
-    const std::uint64_t position =
-        std::min<std::uint64_t>((step % header.steps_per_epoch) * static_cast<std::uint64_t>(params.batch_size),
-                                items.train.size());
+    const std::uint64_t position = std::min<std::uint64_t>(
+        (step % header.steps_per_epoch) * static_cast<std::uint64_t>(params.batch_size), items.train.size());
     auto bytes = trainer_.SaveCheckpoint(JsonLine(CursorJson(step, epoch, position)));
     if (!bytes.ok()) return bytes.error();
     AdaptCheckpointRecord rec;
@@ -413,7 +420,8 @@ class AdaptSession {
 
   void MarkSessionStart() { session_first_step_ = step; }
 
-  Status WriteRunRecord(const std::string& run_state, const std::string& started_at, const std::string& adapted_sha) {
+  Status WriteRunRecord(const std::string& run_state, const std::string& started_at,
+                        const std::string& adapted_sha) {
     nlohmann::ordered_json j;
     j["folder_kind"] = kFolderKindAdapt;
     j["format_version"] = kAdaptFormatVersion;
@@ -423,14 +431,16 @@ class AdaptSession {
     j["command_line"] = JoinArguments(command_line);
     j["state"] = run_state;
     j["started_at"] = started_at;
-    j["finished_at"] = run_state == "finished" ? nlohmann::ordered_json(clock_.UtcNowIso()) : nlohmann::ordered_json();
+    j["finished_at"] =
+        run_state == "finished" ? nlohmann::ordered_json(clock_.UtcNowIso()) : nlohmann::ordered_json();
     j["params_sha256"] = header.params_sha256;
     j["train_manifest_copy"] = header.train_manifest_copy;
     j["train_manifest_sha256"] = header.train_manifest_sha256;
     j["eval_manifest_copy"] = header.eval_manifest_copy;
     j["eval_manifest_sha256"] = header.eval_manifest_sha256;
     j["base_model_sha256"] = header.base_model_sha256;
-    j["adapted_model_sha256"] = adapted_sha.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(adapted_sha);
+    j["adapted_model_sha256"] =
+        adapted_sha.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(adapted_sha);
     j["device"] = header.device;
     j["threads"] = header.threads;
     j["seed"] = header.seed;
@@ -466,14 +476,16 @@ class AdaptSession {
 
     // data/metrics.jsonl and the loss of every step, from the journal.
     std::vector<double> losses;
-    std::string metrics = JsonLine({{"step", 0}, {"eval_accuracy", base.eval.accuracy()}, {"phase", "base"}}) + "\n";
+    std::string metrics =
+        JsonLine({{"step", 0}, {"eval_accuracy", base.eval.accuracy()}, {"phase", "base"}}) + "\n";
     double write_ms_sum = 0, write_ms_max = 0;
     for (const auto& c : state.checkpoints) {
       for (double l : c.losses) {
         losses.push_back(l);
         metrics += JsonLine({{"step", losses.size()}, {"loss", l}}) + "\n";
       }
-      metrics += JsonLine({{"step", c.step}, {"eval_accuracy", c.eval.accuracy()}, {"checkpoint", c.file}}) + "\n";
+      metrics +=
+          JsonLine({{"step", c.step}, {"eval_accuracy", c.eval.accuracy()}, {"checkpoint", c.file}}) + "\n";
       write_ms_sum += c.write_ms;
       write_ms_max = std::max(write_ms_max, c.write_ms);
     }
@@ -521,17 +533,20 @@ class AdaptSession {
     nlohmann::ordered_json kept = nlohmann::ordered_json::array();
     for (const auto* c : KeptCheckpoints(state)) kept.push_back(c->file);
     const AdaptCheckpointRecord* best = BestCheckpoint(state);
-    r["checkpoints"] = {{"every", params.checkpoint_every},
-                        {"written", state.checkpoints.size()},
-                        {"kept", kept},
-                        {"pruned", state.pruned.size()},
-                        {"best", best ? nlohmann::ordered_json(best->file) : nlohmann::ordered_json()},
-                        {"best_step", best ? nlohmann::ordered_json(best->step) : nlohmann::ordered_json()},
-                        {"mean_write_ms", state.checkpoints.empty() ? 0.0 : write_ms_sum / state.checkpoints.size()},
-                        {"max_write_ms", write_ms_max},
-                        {"bytes", state.checkpoints.empty() ? 0 : state.checkpoints.back().bytes}};
+    r["checkpoints"] = {
+        {"every", params.checkpoint_every},
+        {"written", state.checkpoints.size()},
+        {"kept", kept},
+        {"pruned", state.pruned.size()},
+        {"best", best ? nlohmann::ordered_json(best->file) : nlohmann::ordered_json()},
+        {"best_step", best ? nlohmann::ordered_json(best->step) : nlohmann::ordered_json()},
+        {"mean_write_ms", state.checkpoints.empty() ? 0.0 : write_ms_sum / state.checkpoints.size()},
+        {"max_write_ms", write_ms_max},
+        {"bytes", state.checkpoints.empty() ? 0 : state.checkpoints.back().bytes}};
     const double base_acc = base.eval.accuracy(), final_acc = ev.value().summary.accuracy();
-    r["evaluation"] = {{"base", base.eval.ToJson()}, {"adapted", ev.value().summary.ToJson()}, {"gain", final_acc - base_acc}};
+    r["evaluation"] = {{"base", base.eval.ToJson()},
+                       {"adapted", ev.value().summary.ToJson()},
+                       {"gain", final_acc - base_acc}};
     r["loss"] = {{"first", losses.empty() ? 0.0 : losses.front()},
                  {"last", losses.empty() ? 0.0 : losses.back()},
                  {"steps", losses.size()}};
@@ -543,7 +558,8 @@ class AdaptSession {
       met = met && ok;
       criteria.push_back({{"name", name}, {"threshold", threshold}, {"value", value}, {"met", ok}});
     };
-    if (params.acceptance.min_eval_accuracy) criterion("min_eval_accuracy", *params.acceptance.min_eval_accuracy, final_acc);
+    if (params.acceptance.min_eval_accuracy)
+      criterion("min_eval_accuracy", *params.acceptance.min_eval_accuracy, final_acc);
     if (params.acceptance.min_gain) criterion("min_gain", *params.acceptance.min_gain, final_acc - base_acc);
     r["acceptance"] = {{"criteria", criteria}, {"met", met}};
     r["verdict"] = params.acceptance.empty() ? "no_criteria" : met ? "accepted" : "acceptance_unmet";
@@ -564,8 +580,8 @@ class AdaptSession {
     out.fingerprint = out.verify.fingerprint;
     out.adapted_sha256 = adapted_sha;
     out.verdict = !out.verify.ok() ? AdaptVerdict::kVerifyFailed
-                  : met           ? AdaptVerdict::kPassed
-                                  : AdaptVerdict::kAcceptanceFailed;
+                  : met            ? AdaptVerdict::kPassed
+                                   : AdaptVerdict::kAcceptanceFailed;
     out.progress.step = step;
     out.progress.total = header.total_steps;
     out.report = std::move(r);
@@ -627,7 +643,8 @@ std::uint64_t StepsPerEpoch(std::size_t used, int batch) {
 Result<std::string> HashModel(FileSystem& fsys, const fs::path& model) {
   auto st = fsys.Stat(model);
   if (!st.ok() || !st.value().regular) {
-    return BadInput("the base model is not found, or not a regular file", model.string(), "check 'base_model.path'");
+    return BadInput("the base model is not found, or not a regular file", model.string(),
+                    "check 'base_model.path'");
   }
   return Sha256File(fsys, model);
 }
@@ -640,8 +657,8 @@ Error AsBadInput(Error e, const std::string& hint) {
 
 }  // namespace
 
-Result<AdaptOutcome> ExecuteAdapt(const AdaptPlan& plan, AdaptTrainer& trainer, FileSystem& fsys, Clock& clock,
-                                  const AdaptControl& control) {
+Result<AdaptOutcome> ExecuteAdapt(const AdaptPlan& plan, AdaptTrainer& trainer, FileSystem& fsys,
+                                  Clock& clock, const AdaptControl& control) {
   const AdaptParams& p = plan.params;
   const std::string run_id = plan.run_id.empty() ? NewRunId(clock) : plan.run_id;
   if (!IsValidRunId(run_id)) {
@@ -653,8 +670,9 @@ Result<AdaptOutcome> ExecuteAdapt(const AdaptPlan& plan, AdaptTrainer& trainer, 
   auto model_sha = HashModel(fsys, p.base_model);
   if (!model_sha.ok()) return model_sha.error();
   if (model_sha.value() != p.base_model_sha256) {
-    return BadInput("the base model's sha256 is " + model_sha.value() + ", not the pinned " + p.base_model_sha256,
-                    p.base_model.string(), "pin the model you mean in 'base_model.sha256'");
+    return BadInput(
+        "the base model's sha256 is " + model_sha.value() + ", not the pinned " + p.base_model_sha256,
+        p.base_model.string(), "pin the model you mean in 'base_model.sha256'");
   }
   auto manifests = OpenManifests(fsys, p.train_manifest, p.eval_manifest);
   if (!manifests.ok()) return manifests.error();
@@ -702,8 +720,8 @@ Result<AdaptOutcome> ExecuteAdapt(const AdaptPlan& plan, AdaptTrainer& trainer, 
   h.started_at = clock.UtcNowIso();
   h.started_unix = clock.UnixSeconds();
   if (h.total_steps < 1 || h.total_steps > kMaxAdaptSteps) {
-    return BadInput("the adaptation would take " + std::to_string(h.total_steps) + " steps", plan.params_file.string(),
-                    "use 1.." + std::to_string(kMaxAdaptSteps) + " steps");
+    return BadInput("the adaptation would take " + std::to_string(h.total_steps) + " steps",
+                    plan.params_file.string(), "use 1.." + std::to_string(kMaxAdaptSteps) + " steps");
   }
 
   Status created = [&]() -> Status {
@@ -713,7 +731,8 @@ Result<AdaptOutcome> ExecuteAdapt(const AdaptPlan& plan, AdaptTrainer& trainer, 
     PILOT_TRY(fsys.CreateDirectoryExclusive(dir / kAdaptCheckpointDir));
     PILOT_TRY(WriteBagDeclaration(fsys, dir));
     PILOT_TRY(fsys.WriteFileAtomic(dir / "data/params.json", plan.params_bytes));
-    PILOT_TRY(CopyManifestPinned(fsys, p.train_manifest, dir / h.train_manifest_copy, h.train_manifest_sha256));
+    PILOT_TRY(
+        CopyManifestPinned(fsys, p.train_manifest, dir / h.train_manifest_copy, h.train_manifest_sha256));
     PILOT_TRY(CopyManifestPinned(fsys, p.eval_manifest, dir / h.eval_manifest_copy, h.eval_manifest_sha256));
     PILOT_TRY(fsys.WriteFileAtomic(dir / "data/environment.json", PrettyJson(plan.environment)));
     PILOT_TRY(fsys.WriteFileAtomic(dir / kAdaptTrainAccounting, s.items.train_accounting));
@@ -743,9 +762,10 @@ Status CheckFolderEntries(FileSystem& fsys, const fs::path& dir) {
     if (rel != std::string("data")) {
       auto journal = fsys.LinkStat(dir / kAdaptJournal);
       if (journal.ok() && !journal.value().exists) {
-        return BadInput("the adaptation never started: it was stopped before its journal's header was written, so "
-                        "nothing was trained",
-                        dir.string(), "remove the folder and run `pilot adapt` again");
+        return BadInput(
+            "the adaptation never started: it was stopped before its journal's header was written, so "
+            "nothing was trained",
+            dir.string(), "remove the folder and run `pilot adapt` again");
       }
     }
     if (!st.ok() || !st.value().exists || st.value().symlink || !st.value().directory) {
@@ -754,15 +774,16 @@ Status CheckFolderEntries(FileSystem& fsys, const fs::path& dir) {
     }
   }
   auto model_dir = fsys.LinkStat(dir / "data/model");
-  if (model_dir.ok() && model_dir.value().exists && (model_dir.value().symlink || !model_dir.value().directory)) {
+  if (model_dir.ok() && model_dir.value().exists &&
+      (model_dir.value().symlink || !model_dir.value().directory)) {
     return BadInput("is not a folder (a symlink?)", (dir / "data/model").string(),
                     "the folder is damaged or hostile; start a new adaptation");
   }
   return {};
 }
 
-Result<std::string> ReadPinned(FileSystem& fsys, const fs::path& dir, const std::string& rel, const std::string& want,
-                               std::uint64_t cap) {
+Result<std::string> ReadPinned(FileSystem& fsys, const fs::path& dir, const std::string& rel,
+                               const std::string& want, std::uint64_t cap) {
   auto text = ReadInsideFolder(fsys, dir, rel, cap);
   if (!text.ok()) return AsBadInput(text.error(), "the adaptation folder is damaged; it cannot be resumed");
   if (Sha256Hex(text.value()) != want) {
@@ -787,8 +808,8 @@ Result<std::string> AdaptFolderDevice(FileSystem& fsys, const fs::path& dir) {
 }
 
 Result<AdaptOutcome> ResumeAdapt(const fs::path& given, const std::string& device,
-                                 const std::vector<std::string>& command_line, AdaptTrainer& trainer, FileSystem& fsys,
-                                 Clock& clock, const AdaptControl& control) {
+                                 const std::vector<std::string>& command_line, AdaptTrainer& trainer,
+                                 FileSystem& fsys, Clock& clock, const AdaptControl& control) {
   std::error_code ec;
   const fs::path dir = fs::absolute(given, ec).lexically_normal();
   auto lock = RunLock::Acquire(fsys, dir);
@@ -805,8 +826,8 @@ Result<AdaptOutcome> ResumeAdapt(const fs::path& given, const std::string& devic
   AdaptJournalState state = std::move(loaded).value();
   const AdaptJournalHeader h = state.header;
   if (!device.empty() && device != h.device) {
-    return BadInput("the adaptation ran on '" + h.device + "', not '" + ValueForMessage(device) + "'", "--device",
-                    "resume on the device it began on: bitwise identity holds only there");
+    return BadInput("the adaptation ran on '" + h.device + "', not '" + ValueForMessage(device) + "'",
+                    "--device", "resume on the device it began on: bitwise identity holds only there");
   }
   // The copies, against the journal's pins; the parameters read from the copy.
   auto params_text = ReadPinned(fsys, dir, "data/params.json", h.params_sha256, limits::kParamsBytes);
@@ -819,7 +840,8 @@ Result<AdaptOutcome> ResumeAdapt(const fs::path& given, const std::string& devic
                                   std::pair{h.eval_manifest_copy, h.eval_manifest_sha256}}) {
     auto sha = Sha256File(fsys, dir / copy, false);
     if (!sha.ok() || sha.value() != pin) {
-      return BadInput("the manifest copy does not match the sha256 the journal binds it to", (dir / copy).string(),
+      return BadInput("the manifest copy does not match the sha256 the journal binds it to",
+                      (dir / copy).string(),
                       "the folder was altered after the adaptation began; it cannot be resumed");
     }
   }
@@ -827,8 +849,8 @@ Result<AdaptOutcome> ResumeAdapt(const fs::path& given, const std::string& devic
   auto model_sha = HashModel(fsys, h.base_model_path);
   if (!model_sha.ok()) return model_sha.error();
   if (model_sha.value() != h.base_model_sha256) {
-    return BadInput("the base model changed since the adaptation began (sha256 " + model_sha.value() + ", pinned " +
-                        h.base_model_sha256 + ")",
+    return BadInput("the base model changed since the adaptation began (sha256 " + model_sha.value() +
+                        ", pinned " + h.base_model_sha256 + ")",
                     h.base_model_path, "restore the pinned model, or start a new adaptation");
   }
   // The inputs: the copies name them, relative to the original manifests' folders.
@@ -856,15 +878,16 @@ Result<AdaptOutcome> ResumeAdapt(const fs::path& given, const std::string& devic
   if (!prepared.ok()) return prepared.error();
   if (Sha256Hex(prepared.value().train_accounting) != h.train_accounting_sha256 ||
       prepared.value().eval.size() != h.eval_used) {
-    return BadInput("the inputs' prechecks differ from when the adaptation began (an input changed, or was removed)",
-                    h.train_manifest_path, "restore the inputs as they were, or start a new adaptation");
+    return BadInput(
+        "the inputs' prechecks differ from when the adaptation began (an input changed, or was removed)",
+        h.train_manifest_path, "restore the inputs as they were, or start a new adaptation");
   }
   // The header's schedule and settings follow from the pinned parameters and the inputs: a
   // journal that says otherwise was altered (a huge total_steps would train for ever).
   const std::uint64_t per_epoch = StepsPerEpoch(prepared.value().train.size(), p.batch_size);
   const std::uint64_t total = p.steps ? *p.steps : static_cast<std::uint64_t>(*p.epochs) * per_epoch;
-  if (h.steps_per_epoch != per_epoch || h.total_steps != total || h.threads != p.threads || h.seed != p.seed ||
-      h.dtype != p.dtype || h.train_used != prepared.value().train.size() ||
+  if (h.steps_per_epoch != per_epoch || h.total_steps != total || h.threads != p.threads ||
+      h.seed != p.seed || h.dtype != p.dtype || h.train_used != prepared.value().train.size() ||
       h.train_items != prepared.value().train_items || h.eval_items != prepared.value().eval_items) {
     return BadInput("the journal's header does not match the parameters and inputs it is bound to",
                     (dir / kAdaptJournal).string(), "the folder was altered; it cannot be resumed");
@@ -876,18 +899,21 @@ Result<AdaptOutcome> ResumeAdapt(const fs::path& given, const std::string& devic
     kept_files.insert(fs::path(c->file).filename().string());
     auto st = fsys.LinkStat(dir / c->file);
     if (!st.ok() || !st.value().exists || !st.value().regular || st.value().symlink) {
-      return BadInput("a checkpoint the journal keeps is missing, or not a regular file", (dir / c->file).string(),
+      return BadInput("a checkpoint the journal keeps is missing, or not a regular file",
+                      (dir / c->file).string(),
                       "the folder was damaged after it was written; it cannot be resumed to the same bits");
     }
     if (st.value().size != c->bytes) {
-      return BadInput("the checkpoint is " + std::to_string(st.value().size) + " bytes, the journal records " +
-                          std::to_string(c->bytes) + " (tampered or damaged)",
-                      (dir / c->file).string(), "it cannot be resumed to the same bits; start a new adaptation");
+      return BadInput(
+          "the checkpoint is " + std::to_string(st.value().size) + " bytes, the journal records " +
+              std::to_string(c->bytes) + " (tampered or damaged)",
+          (dir / c->file).string(), "it cannot be resumed to the same bits; start a new adaptation");
     }
     auto sha = Sha256File(fsys, dir / c->file, false);
     if (!sha.ok() || sha.value() != c->sha256) {
-      return BadInput("the checkpoint does not match the sha256 the journal records for it (tampered or damaged)",
-                      (dir / c->file).string(), "it cannot be resumed to the same bits; start a new adaptation");
+      return BadInput(
+          "the checkpoint does not match the sha256 the journal records for it (tampered or damaged)",
+          (dir / c->file).string(), "it cannot be resumed to the same bits; start a new adaptation");
     }
   }
   std::vector<std::string> strays;
@@ -895,10 +921,12 @@ Result<AdaptOutcome> ResumeAdapt(const fs::path& given, const std::string& devic
   if (!listing.ok()) return listing.error();
   for (const auto& entry : listing.value()) {
     if (kept_files.count(entry.name)) continue;
-    const bool ours = IsCheckpointFileName(entry.name) ||
-                      (entry.name.rfind("step-", 0) == 0 && entry.name.find(".ckpt.tmp-") != std::string::npos);
+    const bool ours =
+        IsCheckpointFileName(entry.name) ||
+        (entry.name.rfind("step-", 0) == 0 && entry.name.find(".ckpt.tmp-") != std::string::npos);
     if (!ours || entry.stat.symlink || !entry.stat.regular) {
-      return BadInput("an unexpected entry in the checkpoints folder", (dir / kAdaptCheckpointDir / entry.name).string(),
+      return BadInput("an unexpected entry in the checkpoints folder",
+                      (dir / kAdaptCheckpointDir / entry.name).string(),
                       "remove it if it is not yours; pilot removes only its own unjournaled checkpoints");
     }
     strays.push_back(entry.name);
@@ -909,8 +937,8 @@ Result<AdaptOutcome> ResumeAdapt(const fs::path& given, const std::string& devic
                     "the folder is damaged; it cannot be resumed");
   }
   if (state.baseline && state.baseline->predictions.size() != prepared.value().eval.size()) {
-    return BadInput("the baseline evaluation does not cover the evaluation items", (dir / kAdaptJournal).string(),
-                    "the folder is damaged; it cannot be resumed");
+    return BadInput("the baseline evaluation does not cover the evaluation items",
+                    (dir / kAdaptJournal).string(), "the folder is damaged; it cannot be resumed");
   }
   std::uint64_t restored_step = 0;
   if (!kept.empty()) {
@@ -930,7 +958,8 @@ Result<AdaptOutcome> ResumeAdapt(const fs::path& given, const std::string& devic
     if (!cursor.ok()) return cursor.error();
     auto cj = ParseJson(cursor.value(), (dir / last.file).string());
     if (!cj.ok() || UnsignedAt(cj.value(), "step") != last.step) {
-      return BadInput("the checkpoint's cursor does not match its journal record", (dir / last.file).string());
+      return BadInput("the checkpoint's cursor does not match its journal record",
+                      (dir / last.file).string());
     }
     if (trainer.ParametersDigest() != last.params_digest) {
       return BadInput("the checkpoint's parameters do not match the digest the journal records",

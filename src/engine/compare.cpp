@@ -1,4 +1,3 @@
-#include "pilot/escape.h"
 #include "pilot/compare.h"
 
 #include <algorithm>
@@ -8,12 +7,13 @@
 #include <optional>
 #include <set>
 
+#include "pilot/escape.h"
 #include "pilot/folder_kind.h"
 #include "pilot/hash.h"
 #include "pilot/json_file.h"
 #include "pilot/json_util.h"
-#include "pilot/paths.h"
 #include "pilot/limits.h"
+#include "pilot/paths.h"
 #include "pilot/results.h"
 #include "pilot/run_record.h"
 #include "pilot/utf8.h"
@@ -84,9 +84,10 @@ Status LoadSide(FileSystem& fsys, const fs::path& dir, Side& side) {
   PILOT_TRY(CheckFolderKind(kind.value(), dir, "compare"));
   const std::string& k = kind.value().kind;
   if (k != kFolderKindRun && k != kFolderKindMerged) {
-    return BadInput("a " + k + " folder, not a run: compare takes finished run or merged folders", dir.string(),
-                    k == kFolderKindShard ? "merge the shards first (pilot merge), then compare the merged folder"
-                                          : "give the folders `pilot run` (or `pilot merge`) wrote");
+    return BadInput(
+        "a " + k + " folder, not a run: compare takes finished run or merged folders", dir.string(),
+        k == kFolderKindShard ? "merge the shards first (pilot merge), then compare the merged folder"
+                              : "give the folders `pilot run` (or `pilot merge`) wrote");
   }
   auto run = ReadJsonFile(fsys, dir / "data/run.json", limits::kRunRecordBytes, "run record");
   if (!run.ok()) return run.error();
@@ -118,7 +119,8 @@ Status LoadRest(FileSystem& fsys, Side& side) {
     // The merged record leaves the device to each shard's record: the set of them.
     std::set<std::string> devices;
     for (std::uint32_t i = 0; i < side.record.merged_shards; ++i) {
-      const fs::path shard_run = dir / MergedShardFolder(ShardSpec{i, side.record.merged_shards}) / "run.json";
+      const fs::path shard_run =
+          dir / MergedShardFolder(ShardSpec{i, side.record.merged_shards}) / "run.json";
       auto shard = ReadJsonFile(fsys, shard_run, limits::kRunRecordBytes, "shard's run record");
       if (!shard.ok()) return shard.error();
       devices.insert(Shown(Path(shard.value(), {"plan", "device"})));
@@ -136,7 +138,9 @@ Status LoadRest(FileSystem& fsys, Side& side) {
     auto in = fsys.OpenRead(dir / "data/vectors.npy", false);
     if (!in.ok()) return in.error();
     side.vectors = std::move(in.value());
-    std::string prefix(static_cast<std::size_t>(std::min<std::uint64_t>(side.vectors->size(), limits::kNpyHeaderBytes)), '\0');
+    std::string prefix(
+        static_cast<std::size_t>(std::min<std::uint64_t>(side.vectors->size(), limits::kNpyHeaderBytes)),
+        '\0');
     PILOT_TRY(ReadExactAt(*side.vectors, 0, prefix.data(), prefix.size()));
     auto shape = ParseNpyHeader(prefix, (dir / "data/vectors.npy").string());
     if (!shape.ok()) return shape.error();
@@ -172,7 +176,8 @@ ojson Changes(const Side& a, const Side& b) {
   for (const auto& [k, v] : pa) keys[k] = true;
   for (const auto& [k, v] : pb) keys[k] = true;
   for (const auto& [k, unused] : keys) {
-    if (k == "description" || k == "manifest" || k == "stage.model" || k == "stage.model_sha256" || k == "batch_plan") {
+    if (k == "description" || k == "manifest" || k == "stage.model" || k == "stage.model_sha256" ||
+        k == "batch_plan") {
       continue;
     }
     auto ia = pa.find(k);
@@ -197,17 +202,21 @@ ojson Changes(const Side& a, const Side& b) {
   };
   effective("stage.options.dtype", dtype(a), dtype(b), "run.json plan");
   effective("device", Path(a.run, {"plan", "device"}), Path(b.run, {"plan", "device"}), "run.json plan");
-  effective("batch_size", Path(a.run, {"plan", "batch_size"}), Path(b.run, {"plan", "batch_size"}), "run.json plan");
+  effective("batch_size", Path(a.run, {"plan", "batch_size"}), Path(b.run, {"plan", "batch_size"}),
+            "run.json plan");
   effective("threads", Path(a.run, {"plan", "threads"}), Path(b.run, {"plan", "threads"}), "run.json plan");
   effective("seed", Path(a.run, {"plan", "seed"}), Path(b.run, {"plan", "seed"}), "run.json plan");
-  effective("limits.max_bytes", Path(a.run, {"plan", "max_bytes"}), Path(b.run, {"plan", "max_bytes"}), "run.json plan");
-  effective("batch_plan", Path(a.run, {"plan", "batch_plan"}), Path(b.run, {"plan", "batch_plan"}), "run.json plan");
+  effective("limits.max_bytes", Path(a.run, {"plan", "max_bytes"}), Path(b.run, {"plan", "max_bytes"}),
+            "run.json plan");
+  effective("batch_plan", Path(a.run, {"plan", "batch_plan"}), Path(b.run, {"plan", "batch_plan"}),
+            "run.json plan");
   if (a.record.model_sha256 != b.record.model_sha256) {
     changes["model"] = {a.record.model_sha256, b.record.model_sha256, "run.json model_sha256"};
   }
   auto layout = [](const Side& s) {
-    return s.record.folder_kind == kFolderKindMerged ? "merged from " + std::to_string(s.record.merged_shards) + " shards"
-                                                     : std::string("one run");
+    return s.record.folder_kind == kFolderKindMerged
+               ? "merged from " + std::to_string(s.record.merged_shards) + " shards"
+               : std::string("one run");
   };
   if (layout(a) != layout(b)) changes["sharding"] = {layout(a), layout(b), "run.json folder_kind"};
   auto software = [](const Side& s) {
@@ -262,7 +271,8 @@ Result<CompareOutcome> CompareRuns(FileSystem& fsys, const fs::path& a_dir, cons
   if (a.record.manifest_sha256 != b.record.manifest_sha256) {
     return BadInput("the two runs used different manifests: " + a_dir.string() + " has sha256 " +
                         a.record.manifest_sha256 + ", " + b_dir.string() + " has " + b.record.manifest_sha256,
-                    b_dir.string(), "compare runs over the same immutable manifest (item agreement needs the same ids)");
+                    b_dir.string(),
+                    "compare runs over the same immutable manifest (item agreement needs the same ids)");
   }
   if (a.record.output_kind != b.record.output_kind) {
     return BadInput("one run classifies and the other embeds (" + a.record.output_kind + " vs " +
@@ -314,8 +324,8 @@ Result<CompareOutcome> CompareRuns(FileSystem& fsys, const fs::path& a_dir, cons
     if (!xb.ok()) return xb.error();
     const ResultRecord &x = xa.value(), &y = xb.value();
     if (x.id != y.id) {
-      return BadInput("line " + std::to_string(ra.value().line_number()) + " holds '" + x.id + "' in one run and '" +
-                          y.id + "' in the other",
+      return BadInput("line " + std::to_string(ra.value().line_number()) + " holds '" + x.id +
+                          "' in one run and '" + y.id + "' in the other",
                       b_dir.string(), "both runs verified: this folder's results are not in manifest order");
     }
     ++total;
@@ -323,8 +333,10 @@ Result<CompareOutcome> CompareRuns(FileSystem& fsys, const fs::path& a_dir, cons
     std::string va, vb;
     if (x.accepted != y.accepted) {
       what = "status";
-      va = x.accepted ? "accepted " + (embedding ? std::string("(vector)") : x.category) : "rejected " + x.reason;
-      vb = y.accepted ? "accepted " + (embedding ? std::string("(vector)") : y.category) : "rejected " + y.reason;
+      va = x.accepted ? "accepted " + (embedding ? std::string("(vector)") : x.category)
+                      : "rejected " + x.reason;
+      vb = y.accepted ? "accepted " + (embedding ? std::string("(vector)") : y.category)
+                      : "rejected " + y.reason;
     } else if (!x.accepted) {
       ++same_status;
       if (x.reason != y.reason) {
@@ -338,7 +350,8 @@ Result<CompareOutcome> CompareRuns(FileSystem& fsys, const fs::path& a_dir, cons
       ++same_status;
       ++both_accepted;
       if (embedding) {
-        if (!x.row || !y.row) return BadInput("an accepted embedding without its row: '" + x.id + "'", b_dir.string());
+        if (!x.row || !y.row)
+          return BadInput("an accepted embedding without its row: '" + x.id + "'", b_dir.string());
         auto v = ReadRow(a, *x.row, x.id);
         if (!v.ok()) return v.error();
         auto w = ReadRow(b, *y.row, y.id);
@@ -389,7 +402,8 @@ Result<CompareOutcome> CompareRuns(FileSystem& fsys, const fs::path& a_dir, cons
     }
     ++differ;
     ++by_what[what];
-    if (listed.size() < options.max_listed) listed.push_back({{"id", x.id}, {"what", what}, {"a", va}, {"b", vb}});
+    if (listed.size() < options.max_listed)
+      listed.push_back({{"id", x.id}, {"what", what}, {"a", va}, {"b", vb}});
   }
 
   ojson doc;
@@ -410,15 +424,20 @@ Result<CompareOutcome> CompareRuns(FileSystem& fsys, const fs::path& a_dir, cons
   doc["manifest_sha256"] = a.record.manifest_sha256;
   doc["output_kind"] = a.record.output_kind;
   doc["tolerance"] = options.tolerance;
-  ojson items = {{"total", total}, {"agree", agree}, {"differ", differ}, {"same_status", same_status},
-                 {"same_category_or_reason", same_outcome}, {"both_accepted", both_accepted}};
+  ojson items = {{"total", total},
+                 {"agree", agree},
+                 {"differ", differ},
+                 {"same_status", same_status},
+                 {"same_category_or_reason", same_outcome},
+                 {"both_accepted", both_accepted}};
   if (embedding) {
     items["max_vector_difference"] = max_vec;
     items["min_cosine"] = both_accepted ? ojson(min_cos) : ojson();
     items["mean_cosine"] = both_accepted ? ojson(sum_cos / static_cast<double>(both_accepted)) : ojson();
   } else {
     items["max_confidence_difference"] = max_conf;
-    items["mean_confidence_difference"] = same_outcome > 0 ? ojson(sum_conf / static_cast<double>(same_outcome)) : ojson();
+    items["mean_confidence_difference"] =
+        same_outcome > 0 ? ojson(sum_conf / static_cast<double>(same_outcome)) : ojson();
   }
   items["agreement"] = total > 0 ? ojson(static_cast<double>(agree) / static_cast<double>(total)) : ojson();
   ojson kinds = ojson::object();
@@ -429,7 +448,8 @@ Result<CompareOutcome> CompareRuns(FileSystem& fsys, const fs::path& a_dir, cons
   doc["differences_listed"] = listed.size();
 
   ojson quality;
-  auto acc_a = Number(Path(a.report, {"quality", "accuracy"})), acc_b = Number(Path(b.report, {"quality", "accuracy"}));
+  auto acc_a = Number(Path(a.report, {"quality", "accuracy"})),
+       acc_b = Number(Path(b.report, {"quality", "accuracy"}));
   quality["accuracy_a"] = acc_a ? ojson(*acc_a) : ojson();
   quality["accuracy_b"] = acc_b ? ojson(*acc_b) : ojson();
   quality["accuracy_delta"] = acc_a && acc_b ? ojson(*acc_b - *acc_a) : ojson();
@@ -443,13 +463,19 @@ Result<CompareOutcome> CompareRuns(FileSystem& fsys, const fs::path& a_dir, cons
   doc["quality"] = quality;
 
   ojson perf;
-  perf["throughput_items_per_s"] = Ratio(At(a.report, "throughput_items_per_s"), At(b.report, "throughput_items_per_s"));
-  perf["latency_p50_ms"] = Ratio(Path(a.report, {"latency_ms", "p50"}), Path(b.report, {"latency_ms", "p50"}));
-  perf["latency_p95_ms"] = Ratio(Path(a.report, {"latency_ms", "p95"}), Path(b.report, {"latency_ms", "p95"}));
+  perf["throughput_items_per_s"] =
+      Ratio(At(a.report, "throughput_items_per_s"), At(b.report, "throughput_items_per_s"));
+  perf["latency_p50_ms"] =
+      Ratio(Path(a.report, {"latency_ms", "p50"}), Path(b.report, {"latency_ms", "p50"}));
+  perf["latency_p95_ms"] =
+      Ratio(Path(a.report, {"latency_ms", "p95"}), Path(b.report, {"latency_ms", "p95"}));
   perf["peak_rss_mb"] = Ratio(At(a.report, "peak_rss_mb"), At(b.report, "peak_rss_mb"));
-  perf["device_peak_memory_mb"] = Ratio(At(a.report, "device_peak_memory_mb"), At(b.report, "device_peak_memory_mb"));
-  perf["note"] = "ratios are B / A, each measured in its own run: on a shared machine repeat a run before reading a small "
-                 "ratio as a change";
+  perf["device_peak_memory_mb"] =
+      Ratio(At(a.report, "device_peak_memory_mb"), At(b.report, "device_peak_memory_mb"));
+  perf["note"] =
+      "ratios are B / A, each measured in its own run: on a shared machine repeat a run before reading a "
+      "small "
+      "ratio as a change";
   doc["performance"] = perf;
 
   ojson changes = Changes(a, b);
@@ -458,15 +484,16 @@ Result<CompareOutcome> CompareRuns(FileSystem& fsys, const fs::path& a_dir, cons
   if (changes.empty()) {
     summary = "nothing changed in the parameters, model, software or environment: a repeat of the same run";
   } else if (changes.size() == 1) {
-    summary = "only " + changes[0]["name"].get<std::string>() + " changed (" + changes[0]["a"].get<std::string>() +
-              " -> " + changes[0]["b"].get<std::string>() + ")";
+    summary = "only " + changes[0]["name"].get<std::string>() + " changed (" +
+              changes[0]["a"].get<std::string>() + " -> " + changes[0]["b"].get<std::string>() + ")";
   } else {
     std::string names;
     for (const auto& c : changes) names += (names.empty() ? "" : ", ") + c["name"].get<std::string>();
     summary = "several things changed: " + names;
-    warnings.push_back("several things changed at once (" + names +
-                       "): the guide's rule is one change at a time, each with an equivalent quality check, so a "
-                       "difference here cannot be put down to any one of them");
+    warnings.push_back(
+        "several things changed at once (" + names +
+        "): the guide's rule is one change at a time, each with an equivalent quality check, so a "
+        "difference here cannot be put down to any one of them");
   }
   doc["changes"] = changes;
   doc["change_summary"] = summary;
@@ -485,17 +512,18 @@ std::string CompareMarkdown(const ojson& d) {
   };
   auto cell = [](const std::string& raw) { return EscapeMarkdown(raw); };
   std::string md = "# pilot compare\n\n";
-  md += "- A: `" + cell(s(d["a"]["folder"])) + "` (run " + cell(s(d["a"]["run_id"])) + ", " + cell(s(d["a"]["device"])) + ", " +
-        cell(s(d["a"]["dtype"])) + ")\n";
-  md += "- B: `" + cell(s(d["b"]["folder"])) + "` (run " + cell(s(d["b"]["run_id"])) + ", " + cell(s(d["b"]["device"])) + ", " +
-        cell(s(d["b"]["dtype"])) + ")\n";
+  md += "- A: `" + cell(s(d["a"]["folder"])) + "` (run " + cell(s(d["a"]["run_id"])) + ", " +
+        cell(s(d["a"]["device"])) + ", " + cell(s(d["a"]["dtype"])) + ")\n";
+  md += "- B: `" + cell(s(d["b"]["folder"])) + "` (run " + cell(s(d["b"]["run_id"])) + ", " +
+        cell(s(d["b"]["device"])) + ", " + cell(s(d["b"]["dtype"])) + ")\n";
   md += "- manifest sha256 (both): `" + s(d["manifest_sha256"]) + "`\n";
   md += "- verdict: **" + s(d["verdict"]) + "** (tolerance " + s(d["tolerance"]) + ")\n\n";
   md += "## What changed\n\n" + cell(s(d["change_summary"])) + "\n\n";
   if (!d["changes"].empty()) {
     md += "| what | A | B | from |\n|---|---|---|---|\n";
     for (const auto& c : d["changes"]) {
-      md += "| " + cell(s(c["name"])) + " | " + cell(s(c["a"])) + " | " + cell(s(c["b"])) + " | " + s(c["source"]) + " |\n";
+      md += "| " + cell(s(c["name"])) + " | " + cell(s(c["a"])) + " | " + cell(s(c["b"])) + " | " +
+            s(c["source"]) + " |\n";
     }
     md += "\n";
   }
@@ -511,22 +539,27 @@ std::string CompareMarkdown(const ojson& d) {
   if (!d["differences"].empty()) {
     md += "| id | differs in | A | B |\n|---|---|---|---|\n";
     for (const auto& x : d["differences"]) {
-      md += "| " + cell(s(x["id"])) + " | " + s(x["what"]) + " | " + cell(s(x["a"])) + " | " + cell(s(x["b"])) + " |\n";
+      md += "| " + cell(s(x["id"])) + " | " + s(x["what"]) + " | " + cell(s(x["a"])) + " | " +
+            cell(s(x["b"])) + " |\n";
     }
-    if (d["differences_listed"] != it["differ"]) md += "\n(" + s(d["differences_listed"]) + " listed of " + s(it["differ"]) + ")\n";
+    if (d["differences_listed"] != it["differ"])
+      md += "\n(" + s(d["differences_listed"]) + " listed of " + s(it["differ"]) + ")\n";
     md += "\n";
   }
   md += "## Quality\n\n| | A | B |\n|---|---|---|\n";
   const ojson& q = d["quality"];
-  md += "| accuracy on labelled items | " + cell(s(q["accuracy_a"])) + " | " + cell(s(q["accuracy_b"])) + " |\n";
-  md += "| expected rejections met | " + cell(s(q["expected_rejections_met_a"])) + " | " + cell(s(q["expected_rejections_met_b"])) + " |\n";
+  md += "| accuracy on labelled items | " + cell(s(q["accuracy_a"])) + " | " + cell(s(q["accuracy_b"])) +
+        " |\n";
+  md += "| expected rejections met | " + cell(s(q["expected_rejections_met_a"])) + " | " +
+        cell(s(q["expected_rejections_met_b"])) + " |\n";
   md += "| accepted | " + cell(s(q["accepted_a"])) + " | " + cell(s(q["accepted_b"])) + " |\n";
   md += "| verdict | " + cell(s(q["verdict_a"])) + " | " + cell(s(q["verdict_b"])) + " |\n\n";
   md += "Accuracy delta (B - A): " + cell(s(q["accuracy_delta"])) + "\n\n";
   md += "## Speed and memory (B / A)\n\n| | A | B | B / A |\n|---|---|---|---|\n";
   for (const auto& [k, v] : d["performance"].items()) {
     if (!v.is_object()) continue;
-    md += "| " + cell(k) + " | " + cell(s(v["a"])) + " | " + cell(s(v["b"])) + " | " + cell(s(v["b_over_a"])) + " |\n";
+    md += "| " + cell(k) + " | " + cell(s(v["a"])) + " | " + cell(s(v["b"])) + " | " +
+          cell(s(v["b_over_a"])) + " |\n";
   }
   md += "\n" + s(d["performance"]["note"]) + "\n";
   return md;
@@ -539,8 +572,8 @@ Status WriteCompare(FileSystem& fsys, const fs::path& given, const ojson& docume
   auto st = fsys.LinkStat(dir);
   if (!st.ok()) return st.error();
   if (st.value().exists && !st.value().directory) {
-    return BadInput(st.value().symlink ? "a symlink, not a folder (never followed)" : "not a folder", dir.string(),
-                    "give a folder for compare.json and compare.md");
+    return BadInput(st.value().symlink ? "a symlink, not a folder (never followed)" : "not a folder",
+                    dir.string(), "give a folder for compare.json and compare.md");
   }
   if (!st.value().exists) PILOT_TRY(fsys.CreateDirectories(dir));
   for (const char* name : {"compare.json", "compare.md"}) {

@@ -1,4 +1,3 @@
-#include "pilot/escape.h"
 #include "pilot/decide.h"
 
 #include <algorithm>
@@ -8,6 +7,7 @@
 #include <set>
 
 #include "pilot/bag.h"
+#include "pilot/escape.h"
 #include "pilot/folder_kind.h"
 #include "pilot/hash.h"
 #include "pilot/json_file.h"
@@ -44,7 +44,6 @@ std::string Money(const nlohmann::json& v) {
   std::snprintf(buf, sizeof buf, "%.2f", v.get<double>());
   return buf;
 }
-
 
 const nlohmann::json& At(const nlohmann::json& j, const char* key) {
   static const nlohmann::json null;
@@ -102,7 +101,8 @@ bool FiniteNumber(const nlohmann::json& v) { return v.is_number() && std::isfini
 
 Status CheckCompareConsistent(const Evidence& e) {
   const nlohmann::json& items = At(e.doc, "items");
-  const nlohmann::json &total = At(items, "total"), &agree = At(items, "agree"), &differ = At(items, "differ");
+  const nlohmann::json &total = At(items, "total"), &agree = At(items, "agree"),
+                       &differ = At(items, "differ");
   if (!total.is_number_unsigned() || !agree.is_number_unsigned() || !differ.is_number_unsigned()) {
     return Inconsistent(e, "items.total, items.agree and items.differ must be counts");
   }
@@ -116,8 +116,9 @@ Status CheckCompareConsistent(const Evidence& e) {
   }
   const bool none_differ = differ.get<std::uint64_t>() == 0;
   if (within.get<bool>() != none_differ || (verdict == "agree") != none_differ) {
-    return Inconsistent(e, "verdict " + JsonValueText(verdict) + " (within_tolerance " + JsonValueText(within) +
-                               ") with " + JsonValueText(differ) + " item(s) that differ");
+    return Inconsistent(e, "verdict " + JsonValueText(verdict) + " (within_tolerance " +
+                               JsonValueText(within) + ") with " + JsonValueText(differ) +
+                               " item(s) that differ");
   }
   const nlohmann::json& listed = At(e.doc, "differences");
   if (!listed.is_array() || listed.size() > differ.get<std::uint64_t>() ||
@@ -169,16 +170,19 @@ Status CheckCompareConsistent(const Evidence& e) {
   for (const char* k : {"max_confidence_difference", "max_vector_difference", "mean_confidence_difference"}) {
     const nlohmann::json& v = At(items, k);
     if (v.is_null()) continue;
-    if (!FiniteNumber(v) || v.get<double>() < 0 || (none_differ && v.get<double>() > tolerance.get<double>())) {
-      return Inconsistent(e, std::string("items.") + k + " " + JsonValueText(v) + " does not fit a verdict of " +
-                                 JsonValueText(verdict) + " at tolerance " + JsonValueText(tolerance));
+    if (!FiniteNumber(v) || v.get<double>() < 0 ||
+        (none_differ && v.get<double>() > tolerance.get<double>())) {
+      return Inconsistent(e, std::string("items.") + k + " " + JsonValueText(v) +
+                                 " does not fit a verdict of " + JsonValueText(verdict) + " at tolerance " +
+                                 JsonValueText(tolerance));
     }
   }
   const nlohmann::json& quality = At(e.doc, "quality");
   for (const char* k : {"accuracy_a", "accuracy_b"}) {
     const nlohmann::json& v = At(quality, k);
     if (!v.is_null() && (!FiniteNumber(v) || v.get<double>() < 0 || v.get<double>() > 1)) {
-      return Inconsistent(e, std::string("quality.") + k + " " + JsonValueText(v) + " is not a share from 0 to 1");
+      return Inconsistent(
+          e, std::string("quality.") + k + " " + JsonValueText(v) + " is not a share from 0 to 1");
     }
   }
   return {};
@@ -186,7 +190,8 @@ Status CheckCompareConsistent(const Evidence& e) {
 
 Status CheckPlanConsistent(const Evidence& e) {
   const nlohmann::json& rows = At(e.doc, "plans");
-  if (!rows.is_array() || rows.size() > 100000) return Inconsistent(e, "'plans' must be the list of plan rows");
+  if (!rows.is_array() || rows.size() > 100000)
+    return Inconsistent(e, "'plans' must be the list of plan rows");
   auto same_row = [](const nlohmann::json& a, const nlohmann::json& b) {
     return At(a, "card") == At(b, "card") && At(a, "period_days") == At(b, "period_days") &&
            At(a, "lots") == At(b, "lots") && At(a, "cost") == At(b, "cost");
@@ -195,37 +200,44 @@ Status CheckPlanConsistent(const Evidence& e) {
   for (const auto& r : rows) {
     const nlohmann::json& cost = At(r, "cost");
     if (!FiniteNumber(cost) || cost.get<double>() < 0) {
-      return Inconsistent(e, "a plan row's cost " + JsonValueText(cost) + " is not a finite amount of 0 or more");
+      return Inconsistent(
+          e, "a plan row's cost " + JsonValueText(cost) + " is not a finite amount of 0 or more");
     }
     const nlohmann::json &lots = At(r, "lots"), &cards = At(r, "cards"), &days = At(r, "period_days");
-    if (!lots.is_number_unsigned() || lots.get<std::uint64_t>() < 1 || lots.get<std::uint64_t>() > static_cast<std::uint64_t>(kMaxLots) ||
-        !cards.is_number_unsigned() || cards.get<std::uint64_t>() < lots.get<std::uint64_t>() ||
-        cards.get<std::uint64_t>() > lots.get<std::uint64_t>() * static_cast<std::uint64_t>(kMaxCardsPerLot) ||
+    if (!lots.is_number_unsigned() || lots.get<std::uint64_t>() < 1 ||
+        lots.get<std::uint64_t>() > static_cast<std::uint64_t>(kMaxLots) || !cards.is_number_unsigned() ||
+        cards.get<std::uint64_t>() < lots.get<std::uint64_t>() ||
+        cards.get<std::uint64_t>() >
+            lots.get<std::uint64_t>() * static_cast<std::uint64_t>(kMaxCardsPerLot) ||
         !(days == 3 || days == 7 || days == 30) || !At(r, "fits").is_boolean()) {
       return Inconsistent(e, "a plan row's lots, cards, period_days or fits are not what pilot writes");
     }
     for (const char* k : {"compute_hours", "needed_hours"}) {
       const nlohmann::json& h = At(r, k);  // null: no finite figure (a rate of zero)
       if (!h.is_null() && (!FiniteNumber(h) || h.get<double>() < 0)) {
-        return Inconsistent(e, std::string("a plan row's ") + k + " " + JsonValueText(h) + " is negative or not finite");
+        return Inconsistent(
+            e, std::string("a plan row's ") + k + " " + JsonValueText(h) + " is negative or not finite");
       }
     }
     // needed = compute + the allowance, and the period suffices exactly when it holds that.
     const nlohmann::json &compute = At(r, "compute_hours"), &needed_h = At(r, "needed_hours");
     const nlohmann::json& allowance = At(e.doc, "allowance_hours");
-    if (!At(r, "period_suffices").is_boolean()) return Inconsistent(e, "a plan row's period_suffices is not true or false");
+    if (!At(r, "period_suffices").is_boolean())
+      return Inconsistent(e, "a plan row's period_suffices is not true or false");
     if (FiniteNumber(compute) && FiniteNumber(needed_h)) {
       const double c = compute.get<double>(), n = needed_h.get<double>();
       const double tolerance = 1e-6 * std::max(1.0, n);
       if (n + tolerance < c ||
           (FiniteNumber(allowance) && std::fabs(n - (c + allowance.get<double>())) > tolerance)) {
         return Inconsistent(e, "a plan row needs " + JsonValueText(needed_h) + " h, not its compute_hours " +
-                                   JsonValueText(compute) + " plus the allowance " + JsonValueText(allowance));
+                                   JsonValueText(compute) + " plus the allowance " +
+                                   JsonValueText(allowance));
       }
       const double period = static_cast<double>(days.get<std::uint64_t>()) * 24.0;
       if (At(r, "period_suffices").get<bool>() ? n > period + tolerance : n < period - tolerance) {
-        return Inconsistent(e, "a plan row needs " + JsonValueText(needed_h) + " h of its " + JsonValueText(days) +
-                                   " days, yet period_suffices says " + JsonValueText(At(r, "period_suffices")));
+        return Inconsistent(e, "a plan row needs " + JsonValueText(needed_h) + " h of its " +
+                                   JsonValueText(days) + " days, yet period_suffices says " +
+                                   JsonValueText(At(r, "period_suffices")));
       }
     } else if (!compute.is_null() || !needed_h.is_null()) {
       return Inconsistent(e, "a plan row gives one of compute_hours and needed_hours but not the other");
@@ -259,7 +271,8 @@ Status CheckPlanConsistent(const Evidence& e) {
   }
   const bool fits = cheapest_cost.has_value();
   if (At(e.doc, "verdict") != (fits ? "fits" : "none_fits")) {
-    return Inconsistent(e, "verdict " + JsonValueText(At(e.doc, "verdict")) + (fits ? ", yet a row fits" : ", yet no row fits"));
+    return Inconsistent(e, "verdict " + JsonValueText(At(e.doc, "verdict")) +
+                               (fits ? ", yet a row fits" : ", yet no row fits"));
   }
   for (const char* pick : {"cheapest", "fastest"}) {
     const nlohmann::json& chosen = At(e.doc, pick);
@@ -295,19 +308,22 @@ Status CheckDoctorConsistent(const Evidence& e) {
   for (const auto& c : At(e.doc, "checks")) {
     const nlohmann::json& status = At(c, "status");
     if (!(status == "pass" || status == "fail" || status == "could-not-run")) {
-      return Inconsistent(e, "a check's status " + JsonValueText(status) + " is not pass, fail or could-not-run");
+      return Inconsistent(
+          e, "a check's status " + JsonValueText(status) + " is not pass, fail or could-not-run");
     }
     if (At(c, "required") == true && status != "pass") all_required_pass = false;
   }
   const nlohmann::json& ok = At(e.doc, "ok");
   if (!ok.is_null() && (!ok.is_boolean() || ok.get<bool>() != all_required_pass)) {
-    return Inconsistent(e, "ok is " + JsonValueText(ok) + (all_required_pass ? " though every required check passed"
-                                                                           : " though a required check did not pass"));
+    return Inconsistent(e, "ok is " + JsonValueText(ok) +
+                               (all_required_pass ? " though every required check passed"
+                                                  : " though a required check did not pass"));
   }
   const nlohmann::json& code = At(e.doc, "exit_code");  // doctor exits 0 when ok, 3 otherwise
   if (!code.is_null() && code != (all_required_pass ? 0 : 3)) {
-    return Inconsistent(e, "exit_code " + JsonValueText(code) + (all_required_pass ? " though every required check passed"
-                                                                                 : " though a required check did not pass"));
+    return Inconsistent(e, "exit_code " + JsonValueText(code) +
+                               (all_required_pass ? " though every required check passed"
+                                                  : " though a required check did not pass"));
   }
   return {};
 }
@@ -317,20 +333,22 @@ Status CheckDoctorConsistent(const Evidence& e) {
 Status CheckEvidence(const Evidence& e) {
   if (e.kind == "doctor") {
     const nlohmann::json& checks = At(e.doc, "checks");
-    const bool shaped = checks.is_array() && !checks.empty() &&
-                        std::all_of(checks.begin(), checks.end(), [](const nlohmann::json& c) {
-                          return At(c, "name").is_string() && At(c, "status").is_string() &&
-                                 At(c, "required").is_boolean();
-                        });
+    const bool shaped =
+        checks.is_array() && !checks.empty() &&
+        std::all_of(checks.begin(), checks.end(), [](const nlohmann::json& c) {
+          return At(c, "name").is_string() && At(c, "status").is_string() && At(c, "required").is_boolean();
+        });
     if (!shaped) {
-      return BadInput("not a `pilot doctor --json` report (no list of checks, each with name, status and required)",
-                      e.source, "give the output of pilot doctor --json");
+      return BadInput(
+          "not a `pilot doctor --json` report (no list of checks, each with name, status and required)",
+          e.source, "give the output of pilot doctor --json");
     }
     return CheckDoctorConsistent(e);
   }
   if (e.kind == "compare") {
     if (At(e.doc, "kind") != "pilot-compare") {
-      return BadInput("not a comparison written by `pilot compare --out` (kind is not pilot-compare)", e.source);
+      return BadInput("not a comparison written by `pilot compare --out` (kind is not pilot-compare)",
+                      e.source);
     }
     return CheckCompareConsistent(e);
   }
@@ -354,33 +372,40 @@ Status DoctorFacts(const Evidence& e, Facts& facts) {
       ++failed;
       std::string fact = "doctor check '" + TruncateUtf8(JsonValueText(At(c, "name")), 80) + "' " + status;
       const nlohmann::json& unmet = At(At(c, "data"), "unmet");
-      if (unmet.is_array() && !unmet.empty()) fact += ": unmet requires " + TruncateUtf8(JsonValueText(unmet), 300);
-      else if (At(c, "detail").is_string()) fact += ": " + TruncateUtf8(At(c, "detail").get<std::string>(), 300);
+      if (unmet.is_array() && !unmet.empty())
+        fact += ": unmet requires " + TruncateUtf8(JsonValueText(unmet), 300);
+      else if (At(c, "detail").is_string())
+        fact += ": " + TruncateUtf8(At(c, "detail").get<std::string>(), 300);
       facts.Add(EscapeTerminal(fact), e.source, kDecisionFixEnv);
     }
   }
   if (failed == 0) {
-    facts.Add("every required doctor check passed (" + std::to_string(checks.size()) + " checks)", e.source, kDecisionGo);
+    facts.Add("every required doctor check passed (" + std::to_string(checks.size()) + " checks)", e.source,
+              kDecisionGo);
   }
   return {};
 }
 
-Status CompareFacts(const Evidence& e, const std::string& manifest_sha256, const std::string& fingerprint, Facts& facts) {
+Status CompareFacts(const Evidence& e, const std::string& manifest_sha256, const std::string& fingerprint,
+                    Facts& facts) {
   if (At(e.doc, "manifest_sha256") != manifest_sha256) {
-    return BadInput("the comparison is over another manifest (" + TruncateUtf8(JsonValueText(At(e.doc, "manifest_sha256")), 64) +
+    return BadInput("the comparison is over another manifest (" +
+                        TruncateUtf8(JsonValueText(At(e.doc, "manifest_sha256")), 64) +
                         ") than this run's (" + manifest_sha256 + ")",
                     e.source, "compare runs over this run's manifest");
   }
   if (At(At(e.doc, "a"), "fingerprint") != fingerprint && At(At(e.doc, "b"), "fingerprint") != fingerprint) {
-    facts.Add("warning: neither run of the comparison is this folder (by fingerprint): it speaks of other runs over the same manifest",
-              e.source, "note");
+    facts.Add(
+        "warning: neither run of the comparison is this folder (by fingerprint): it speaks of other runs "
+        "over the same manifest",
+        e.source, "note");
   }
   const nlohmann::json& within = At(e.doc, "within_tolerance");
   const std::string summary = TruncateUtf8(JsonValueText(At(e.doc, "change_summary")), 300);
   const nlohmann::json& items = At(e.doc, "items");
   if (within.is_boolean() && within.get<bool>()) {
-    facts.Add("the comparison agrees within tolerance (" + JsonValueText(At(items, "agree")) + "/" + JsonValueText(At(items, "total")) +
-                  " items; " + summary + ")",
+    facts.Add("the comparison agrees within tolerance (" + JsonValueText(At(items, "agree")) + "/" +
+                  JsonValueText(At(items, "total")) + " items; " + summary + ")",
               e.source, kDecisionGo);
   } else {
     facts.Add("the comparison differs beyond tolerance: " + JsonValueText(At(items, "differ")) + " of " +
@@ -399,25 +424,29 @@ Status PlanFacts(const Evidence& e, const std::string& fingerprint, Facts& facts
   const nlohmann::json& basis_print = At(At(e.doc, "basis"), "fingerprint");
   if (basis_print != fingerprint) {
     facts.Add("warning: the plan was measured on another folder (fingerprint " +
-                  TruncateUtf8(JsonValueText(basis_print), 64) + "), not this one: it speaks of that folder's figures",
+                  TruncateUtf8(JsonValueText(basis_print), 64) +
+                  "), not this one: it speaks of that folder's figures",
               e.source, "note");
   }
   if (At(e.doc, "verdict") == "fits") {
     const nlohmann::json& c = At(e.doc, "cheapest");
-    facts.Add("a rental plan fits: cheapest " + JsonValueText(At(c, "lots")) + " lot(s) of " + TruncateUtf8(JsonValueText(At(c, "card")), 64) +
-                  " for " + JsonValueText(At(c, "period_days")) + " days at " + Money(At(c, "cost")) + " " +
+    facts.Add("a rental plan fits: cheapest " + JsonValueText(At(c, "lots")) + " lot(s) of " +
+                  TruncateUtf8(JsonValueText(At(c, "card")), 64) + " for " +
+                  JsonValueText(At(c, "period_days")) + " days at " + Money(At(c, "cost")) + " " +
                   TruncateUtf8(JsonValueText(At(At(e.doc, "prices"), "currency")), 16),
               e.source, kDecisionGo);
     if (At(c, "fit") == "unknown" || At(c, "rate_basis") == "assumed") {
-      facts.Add("warning: the cheapest plan rests on an assumption (fit " + JsonValueText(At(c, "fit")) + ", rate " +
-                    JsonValueText(At(c, "rate_basis")) + "): measure on one such card before renting for the period",
+      facts.Add("warning: the cheapest plan rests on an assumption (fit " + JsonValueText(At(c, "fit")) +
+                    ", rate " + JsonValueText(At(c, "rate_basis")) +
+                    "): measure on one such card before renting for the period",
                 e.source, "note");
     }
     if (At(At(e.doc, "prices"), "example") == true) {
       facts.Add("warning: the price file is an example with made-up prices", e.source, "note");
     }
   } else {
-    facts.Add("no rental plan fits the corpus in the offered periods and lots", e.source, kDecisionReviseConfig);
+    facts.Add("no rental plan fits the corpus in the offered periods and lots", e.source,
+              kDecisionReviseConfig);
   }
   return {};
 }
@@ -435,11 +464,14 @@ void SweepFacts(const Evidence& e, const nlohmann::json& run, Facts& facts) {
       if (!limit.is_number_unsigned()) continue;
       if (limit.get<std::uint64_t>() <= batch.get<std::uint64_t>()) {
         ++below;
-        facts.Add("sweep group " + JsonValueText(At(g, "group")) + " (lengths " + JsonValueText(At(g, "min_length")) + "-" +
-                      JsonValueText(At(g, "max_length")) + ") reached a limit (" + TruncateUtf8(JsonValueText(At(g, "limit")), 120) +
-                      ") at batch size " + JsonValueText(limit) + ", at or below the run's batch size " + JsonValueText(batch) +
-                      "; the sweep recommends " + (size.is_null() ? std::string("none (no size ran without a limit)") : JsonValueText(size)),
-                  e.source, kDecisionReviseConfig);
+        facts.Add(
+            "sweep group " + JsonValueText(At(g, "group")) + " (lengths " +
+                JsonValueText(At(g, "min_length")) + "-" + JsonValueText(At(g, "max_length")) +
+                ") reached a limit (" + TruncateUtf8(JsonValueText(At(g, "limit")), 120) +
+                ") at batch size " + JsonValueText(limit) + ", at or below the run's batch size " +
+                JsonValueText(batch) + "; the sweep recommends " +
+                (size.is_null() ? std::string("none (no size ran without a limit)") : JsonValueText(size)),
+            e.source, kDecisionReviseConfig);
       }
     }
   }
@@ -449,7 +481,6 @@ void SweepFacts(const Evidence& e, const nlohmann::json& run, Facts& facts) {
               e.source, kDecisionGo);
   }
 }
-
 
 // Text for one cell or line of decision.md: escaped for Markdown (escape.h).
 std::string Cell(const std::string& text) { return EscapeMarkdown(text); }
@@ -462,29 +493,38 @@ std::string Excerpt(FileSystem& fsys, const fs::path& root, const ManifestItem& 
   // same descriptor, so that what is quoted is what was checked.
   BeneathOpen opened = fsys.OpenBeneath(root, item.path);
   switch (opened.failure) {
-    case BeneathOpen::Failure::kNone: break;
-    case BeneathOpen::Failure::kOutside: return "(not shown: the path leaves the inputs' folder)";
-    case BeneathOpen::Failure::kMissing: return "(not shown: the input is missing under " + Cell(root.string()) + ")";
-    case BeneathOpen::Failure::kNotRegular: return "(not shown: not a regular file)";
-    case BeneathOpen::Failure::kUnreadable: return "(not shown: unreadable)";
+    case BeneathOpen::Failure::kNone:
+      break;
+    case BeneathOpen::Failure::kOutside:
+      return "(not shown: the path leaves the inputs' folder)";
+    case BeneathOpen::Failure::kMissing:
+      return "(not shown: the input is missing under " + Cell(root.string()) + ")";
+    case BeneathOpen::Failure::kNotRegular:
+      return "(not shown: not a regular file)";
+    case BeneathOpen::Failure::kUnreadable:
+      return "(not shown: unreadable)";
   }
   ReadableFile& in = *opened.file;
   const std::uint64_t size = in.size();
   // Nothing is quoted that is not checked against its pin first.
-  if (size > kExcerptPinCheckBytes) return "(not shown: " + std::to_string(size) + " bytes, too large to check against its pin here)";
+  if (size > kExcerptPinCheckBytes)
+    return "(not shown: " + std::to_string(size) + " bytes, too large to check against its pin here)";
   auto sha = Sha256Of(in);
   if (!sha.ok()) return "(not shown: unreadable)";
-  if (sha.value() != item.sha256) return "(not shown: the input changed since the run; its sha256 differs from the pin)";
+  if (sha.value() != item.sha256)
+    return "(not shown: the input changed since the run; its sha256 differs from the pin)";
   std::string head(static_cast<std::size_t>(std::min<std::uint64_t>(size, kExcerptBytes * 2)), '\0');
   if (!ReadExactAt(in, 0, head.data(), head.size()).ok()) return "(not shown: unreadable)";
-  const bool binary = head.find('\0') != std::string::npos ||
-                      !CheckUtf8(TruncateUtf8(head, head.size() >= kExcerptBytes * 2 ? head.size() - 4 : head.size())).valid;
+  const bool binary =
+      head.find('\0') != std::string::npos ||
+      !CheckUtf8(TruncateUtf8(head, head.size() >= kExcerptBytes * 2 ? head.size() - 4 : head.size())).valid;
   if (binary) return "(binary, " + std::to_string(size) + " bytes)";
   std::string text = TruncateUtf8(head, kExcerptBytes);
   for (char& c : text) {
     if (c == '\n' || c == '\r' || c == '\t') c = ' ';
   }
-  if (text.find_first_not_of(' ') == std::string::npos) return "(empty or only whitespace, " + std::to_string(size) + " bytes)";
+  if (text.find_first_not_of(' ') == std::string::npos)
+    return "(empty or only whitespace, " + std::to_string(size) + " bytes)";
   return Cell(text);
 }
 
@@ -493,8 +533,6 @@ struct Spot {
   std::size_t position = 0;
   std::string excerpt;
 };
-
-
 
 std::string StagedToJson(const DecideCommit& s) {
   ojson j;
@@ -549,9 +587,9 @@ Result<DecideCommit> ParseDecideCommit(std::string_view text, const std::string&
   DecideCommit s;
   auto entry = UnsignedAt(j, "entry");
   auto before = StringAt(j, "fingerprint_before");
-  if (StringAt(j, "kind") != std::string("pilot-decide-commit") || !entry || *entry < 1 || *entry > kMaxDecisions ||
-      !before || !IsSha256Hex(*before) || !At(j, "files").is_array() || At(j, "files").empty() ||
-      At(j, "files").size() > 32) {
+  if (StringAt(j, "kind") != std::string("pilot-decide-commit") || !entry || *entry < 1 ||
+      *entry > kMaxDecisions || !before || !IsSha256Hex(*before) || !At(j, "files").is_array() ||
+      At(j, "files").empty() || At(j, "files").size() > 32) {
     return BadInput("not a decide commit record pilot wrote", where, "a damaged or hostile folder");
   }
   s.entry = static_cast<std::size_t>(*entry);
@@ -567,7 +605,8 @@ Result<DecideCommit> ParseDecideCommit(std::string_view text, const std::string&
     s.files.emplace_back(*file, *sha);
   }
   if (s.files.back().first != "tagmanifest-sha256.txt" || !seen.count(kDecisionsFile)) {
-    return BadInput("the decide commit record does not end with the tag manifest", where, "a damaged or hostile folder");
+    return BadInput("the decide commit record does not end with the tag manifest", where,
+                    "a damaged or hostile folder");
   }
   return s;
 }
@@ -635,7 +674,8 @@ Result<std::optional<DecideCommit>> ReadPending(FileSystem& fsys, const fs::path
   auto pst = fsys.LinkStat(pending);
   if (!pst.ok()) return pst.error();
   if (!pst.value().directory) {
-    return BadInput("is not a folder (a symlink?); pilot never follows one inside a run folder", pending.string(),
+    return BadInput("is not a folder (a symlink?); pilot never follows one inside a run folder",
+                    pending.string(),
                     "a damaged or hostile folder: remove it if no pilot is writing the folder");
   }
   // Only what decide itself leaves there: regular files of its own names. Anything else (a
@@ -644,13 +684,18 @@ Result<std::optional<DecideCommit>> ReadPending(FileSystem& fsys, const fs::path
   if (!names.ok()) return names.error();
   if (names.value().size() > 64) {
     return BadInput("holds " + std::to_string(names.value().size()) + " names; decide stages at most a few",
-                    pending.string(), "a damaged or hostile folder: remove it by hand if no pilot is writing the folder");
+                    pending.string(),
+                    "a damaged or hostile folder: remove it by hand if no pilot is writing the folder");
   }
   for (const DirEntry& e : names.value()) {
     if (!e.stat.regular || !IsPendingName(e.name)) {
-      return BadInput("holds " + std::string(e.stat.directory ? "a folder" : e.stat.symlink ? "a symlink" : "a file") +
+      return BadInput("holds " +
+                          std::string(e.stat.directory ? "a folder"
+                                      : e.stat.symlink ? "a symlink"
+                                                       : "a file") +
                           " decide never stages: '" + ValueForMessage(e.name, 80) + "'",
-                      pending.string(), "a damaged or hostile folder: remove it by hand if no pilot is writing the folder");
+                      pending.string(),
+                      "a damaged or hostile folder: remove it by hand if no pilot is writing the folder");
     }
   }
   auto cst = fsys.LinkStat(pending / kDecideCommit);
@@ -658,7 +703,8 @@ Result<std::optional<DecideCommit>> ReadPending(FileSystem& fsys, const fs::path
   if (!cst.value().exists) return std::optional<DecideCommit>();
   if (!cst.value().regular) {
     return BadInput("is not a regular file (a symlink?); pilot never follows one inside a run folder",
-                    (pending / kDecideCommit).string(), "a damaged or hostile folder: restore it from a copy");
+                    (pending / kDecideCommit).string(),
+                    "a damaged or hostile folder: restore it from a copy");
   }
   auto text = ReadCapped(fsys, pending / kDecideCommit, 64 << 10, "decide commit record");
   if (!text.ok()) return text.error();
@@ -668,8 +714,8 @@ Result<std::optional<DecideCommit>> ReadPending(FileSystem& fsys, const fs::path
   auto now = Sha256File(fsys, dir / "tagmanifest-sha256.txt", /*follow_symlinks=*/false);
   if (!now.ok()) return now.error();
   if (now.value() != staged.value().before && now.value() != staged.value().files.back().second) {
-    return BadInput("the folder changed since the interrupted decide began (its fingerprint is " + now.value() +
-                        ", the decide began on " + staged.value().before + ")",
+    return BadInput("the folder changed since the interrupted decide began (its fingerprint is " +
+                        now.value() + ", the decide began on " + staged.value().before + ")",
                     pending.string(), "a damaged or hostile folder: restore it from a copy");
   }
   auto checked = CheckStaged(fsys, dir, staged.value());
@@ -680,7 +726,8 @@ Result<std::optional<DecideCommit>> ReadPending(FileSystem& fsys, const fs::path
 }  // namespace
 
 Status CheckEvidenceDocument(const std::string& kind, std::string_view bytes, const std::string& where) {
-  if (kind != "doctor" && kind != "compare" && kind != "plan") return BadInput("unknown evidence kind", where);
+  if (kind != "doctor" && kind != "compare" && kind != "plan")
+    return BadInput("unknown evidence kind", where);
   Evidence e;
   e.kind = kind;
   e.source = where;
@@ -733,16 +780,21 @@ Result<std::optional<std::string>> RecoverInterruptedDecide(FileSystem& fsys, co
   return std::optional<std::string>(note);
 }
 
-Result<DecideOutcome> Decide(FileSystem& fsys, Clock& clock, const fs::path& run_dir, const DecideOptions& o) {
+Result<DecideOutcome> Decide(FileSystem& fsys, Clock& clock, const fs::path& run_dir,
+                             const DecideOptions& o) {
   if (o.decision && !IsDecision(*o.decision)) {
     return BadInput("the decision must be go, fix-env or revise-config", "--decision");
   }
   if (o.decision) {
-    if (o.reasons.empty()) return BadInput("a recorded decision needs its reasons", "--reason", "give --reason TEXT (repeatable)");
-    if (o.reasons.size() > kMaxReasons) return BadInput("more than " + std::to_string(kMaxReasons) + " reasons", "--reason");
+    if (o.reasons.empty())
+      return BadInput("a recorded decision needs its reasons", "--reason", "give --reason TEXT (repeatable)");
+    if (o.reasons.size() > kMaxReasons)
+      return BadInput("more than " + std::to_string(kMaxReasons) + " reasons", "--reason");
     for (const auto& r : o.reasons) {
-      if (r.find_first_not_of(" \t\r\n") == std::string::npos || r.size() > kMaxReasonBytes || !CheckUtf8(r).valid) {
-        return BadInput("each reason must be 1-" + std::to_string(kMaxReasonBytes) + " bytes of UTF-8 text", "--reason");
+      if (r.find_first_not_of(" \t\r\n") == std::string::npos || r.size() > kMaxReasonBytes ||
+          !CheckUtf8(r).valid) {
+        return BadInput("each reason must be 1-" + std::to_string(kMaxReasonBytes) + " bytes of UTF-8 text",
+                        "--reason");
       }
     }
   }
@@ -752,7 +804,8 @@ Result<DecideOutcome> Decide(FileSystem& fsys, Clock& clock, const fs::path& run
   auto top = fsys.LinkStat(run_dir);
   if (!top.ok()) return top.error();
   if (!top.value().directory) {
-    return BadInput(top.value().exists ? "not a folder" : "no such folder", run_dir.string(), "give a finished run folder");
+    return BadInput(top.value().exists ? "not a folder" : "no such folder", run_dir.string(),
+                    "give a finished run folder");
   }
   auto kind = ReadFolderKind(fsys, run_dir);
   if (!kind.ok()) {
@@ -763,8 +816,9 @@ Result<DecideOutcome> Decide(FileSystem& fsys, Clock& clock, const fs::path& run
   PILOT_TRY(CheckFolderKind(kind.value(), run_dir, "decide"));
   if (kind.value().kind != kFolderKindRun && kind.value().kind != kFolderKindMerged) {
     return BadInput("a " + kind.value().kind + " folder: a decision is recorded on a run (or merged) folder",
-                    run_dir.string(), kind.value().kind == kFolderKindShard ? "merge the shards first (pilot merge)"
-                                                                            : "pass a sweep with --sweep DIR");
+                    run_dir.string(),
+                    kind.value().kind == kFolderKindShard ? "merge the shards first (pilot merge)"
+                                                          : "pass a sweep with --sweep DIR");
   }
   // Evidence first: a bad file is refused before anything else is read or locked.
   std::vector<Evidence> evidence;
@@ -790,8 +844,9 @@ Result<DecideOutcome> Decide(FileSystem& fsys, Clock& clock, const fs::path& run
     if (!verified.ok()) return verified.error();
     if (!verified.value().ok()) {
       const Finding& f = verified.value().findings.front();
-      return BadInput("the sweep folder fails verification (" + std::to_string(verified.value().findings.size()) +
-                          " findings; first: " + f.check + " " + f.where + ": " + f.what + ")",
+      return BadInput("the sweep folder fails verification (" +
+                          std::to_string(verified.value().findings.size()) + " findings; first: " + f.check +
+                          " " + f.where + ": " + f.what + ")",
                       o.sweep->string(), "pilot verify " + o.sweep->string());
     }
     auto e = ReadEvidence(fsys, "sweep", *o.sweep / "data/sweep.json");
@@ -801,7 +856,8 @@ Result<DecideOutcome> Decide(FileSystem& fsys, Clock& clock, const fs::path& run
     evidence.push_back(std::move(e.value()));
   }
 
-  if (o.expect_sweep && !o.sweep) return BadInput("--expect-sweep checks the --sweep folder: give --sweep DIR", "--expect-sweep");
+  if (o.expect_sweep && !o.sweep)
+    return BadInput("--expect-sweep checks the --sweep folder: give --sweep DIR", "--expect-sweep");
   if (o.on_phase) o.on_phase(DecidePhase::kReading);
   auto stop = [&]() -> bool { return o.should_stop && o.should_stop(); };
   auto interrupted = [&](const char* what) {
@@ -873,21 +929,22 @@ Result<DecideOutcome> Decide(FileSystem& fsys, Clock& clock, const fs::path& run
     if (At(acceptance, "criteria").is_array()) {
       for (const auto& c : At(acceptance, "criteria")) {
         if (At(c, "met") == false) {
-          unmet += (unmet.empty() ? "" : ", ") + JsonValueText(At(c, "criterion")) + " " + JsonValueText(At(c, "value")) + " against " +
-                   JsonValueText(At(c, "limit"));
+          unmet += (unmet.empty() ? "" : ", ") + JsonValueText(At(c, "criterion")) + " " +
+                   JsonValueText(At(c, "value")) + " against " + JsonValueText(At(c, "limit"));
         }
       }
     }
     facts.Add("the acceptance criteria are not met: " + unmet, report_file, kDecisionReviseConfig);
   } else if (At(acceptance, "criteria").is_array() && !At(acceptance, "criteria").empty()) {
-    facts.Add("every acceptance criterion is met (" + std::to_string(At(acceptance, "criteria").size()) + ")", report_file,
-              kDecisionGo);
+    facts.Add("every acceptance criterion is met (" + std::to_string(At(acceptance, "criteria").size()) + ")",
+              report_file, kDecisionGo);
   } else {
     facts.Add("the parameters set no acceptance criteria: nothing was judged", report_file, kDecisionGo);
   }
   const nlohmann::json& unmet_ids = At(At(report.value(), "expected_rejections"), "unmet_ids");
   if (unmet_ids.is_array() && !unmet_ids.empty()) {
-    facts.Add("expected rejections not met: " + TruncateUtf8(JsonValueText(unmet_ids), 400), report_file, kDecisionReviseConfig);
+    facts.Add("expected rejections not met: " + TruncateUtf8(JsonValueText(unmet_ids), 400), report_file,
+              kDecisionReviseConfig);
   }
 
   // Rejections the manifest did not expect, and the spot-check sample, in one pass over the
@@ -930,7 +987,8 @@ Result<DecideOutcome> Decide(FileSystem& fsys, Clock& clock, const fs::path& run
         ++unexpected_count;
         if (unexpected.size() < 20) unexpected.push_back(r.id + " (" + r.reason + ")");
       }
-      if (rejected.size() < kMaxRejectedShown) rejected.push_back({r.id, "rejected: " + r.reason, position, ""});
+      if (rejected.size() < kMaxRejectedShown)
+        rejected.push_back({r.id, "rejected: " + r.reason, position, ""});
       continue;
     }
     const std::string category = r.category.empty() ? std::string("(embedding)") : r.category;
@@ -952,20 +1010,24 @@ Result<DecideOutcome> Decide(FileSystem& fsys, Clock& clock, const fs::path& run
   if (unexpected_count > 0) {
     std::string ids;
     for (const auto& u : unexpected) ids += (ids.empty() ? "" : ", ") + u;
-    facts.Add(std::to_string(unexpected_count) + " item(s) rejected that the manifest does not expect to be: " + ids +
+    facts.Add(std::to_string(unexpected_count) +
+                  " item(s) rejected that the manifest does not expect to be: " + ids +
                   (unexpected_count > unexpected.size() ? ", …" : ""),
               results_file, kDecisionReviseConfig);
   } else {
-    facts.Add("every rejection (" + std::to_string(rejected_count) + ") is one the manifest expects", results_file,
-              kDecisionGo);
+    facts.Add("every rejection (" + std::to_string(rejected_count) + ") is one the manifest expects",
+              results_file, kDecisionGo);
   }
   for (const Evidence& e : evidence) {
     if (e.kind == "doctor") PILOT_TRY(DoctorFacts(e, facts));
-    if (e.kind == "compare") PILOT_TRY(CompareFacts(e, record.value().manifest_sha256, out.previous_fingerprint, facts));
+    if (e.kind == "compare")
+      PILOT_TRY(CompareFacts(e, record.value().manifest_sha256, out.previous_fingerprint, facts));
     if (e.kind == "plan") PILOT_TRY(PlanFacts(e, out.previous_fingerprint, facts));
     if (e.kind == "sweep") SweepFacts(e, run.value(), facts);
   }
-  out.proposal = facts.Any(kDecisionFixEnv) ? kDecisionFixEnv : facts.Any(kDecisionReviseConfig) ? kDecisionReviseConfig : kDecisionGo;
+  out.proposal = facts.Any(kDecisionFixEnv)         ? kDecisionFixEnv
+                 : facts.Any(kDecisionReviseConfig) ? kDecisionReviseConfig
+                                                    : kDecisionGo;
   out.facts = facts.list;
   for (const Evidence& e : evidence) {
     out.evidence.push_back({{"kind", e.kind}, {"source", e.source}, {"sha256", e.sha256}});
@@ -986,7 +1048,8 @@ Result<DecideOutcome> Decide(FileSystem& fsys, Clock& clock, const fs::path& run
       entries = static_cast<std::size_t>(std::count(previous.begin(), previous.end(), '\n'));
     }
   }
-  if (entries >= kMaxDecisions) return BadInput("the folder already holds " + std::to_string(entries) + " decisions", kDecisionsFile);
+  if (entries >= kMaxDecisions)
+    return BadInput("the folder already holds " + std::to_string(entries) + " decisions", kDecisionsFile);
   const std::size_t n = entries + 1;
   out.entry = n;
   ojson entry;
@@ -1023,8 +1086,10 @@ Result<DecideOutcome> Decide(FileSystem& fsys, Clock& clock, const fs::path& run
     for (const char* k : {"card", "fit", "rate_basis"}) {
       if (At(row, k).is_string()) chosen[k] = TruncateUtf8(At(row, k).get<std::string>(), 64);
     }
-    for (const char* k : {"period_days", "lots", "cards", "items_per_s_per_card", "compute_hours", "needed_hours", "cost"}) {
-      if (At(row, k).is_number() && std::isfinite(At(row, k).get<double>())) chosen[k] = At(row, k).get<double>();
+    for (const char* k :
+         {"period_days", "lots", "cards", "items_per_s_per_card", "compute_hours", "needed_hours", "cost"}) {
+      if (At(row, k).is_number() && std::isfinite(At(row, k).get<double>()))
+        chosen[k] = At(row, k).get<double>();
     }
     entry["plan"] = row.is_object() ? chosen : ojson();
   }
@@ -1036,18 +1101,22 @@ Result<DecideOutcome> Decide(FileSystem& fsys, Clock& clock, const fs::path& run
                     "shorten the reasons, or check the evidence files");
   }
   if (previous.size() + entry_line.size() + 1 > kDecisionsFileBytes) {
-    return BadInput("decisions.jsonl would pass its cap of " + std::to_string(kDecisionsFileBytes >> 20) + " MiB",
-                    kDecisionsFile, "record this decision on an exported copy, or shorten the reasons");
+    return BadInput(
+        "decisions.jsonl would pass its cap of " + std::to_string(kDecisionsFileBytes >> 20) + " MiB",
+        kDecisionsFile, "record this decision on an exported copy, or shorten the reasons");
   }
   const std::string all = previous + entry_line + "\n";
 
   // decision.md, from every entry (the latest first) and this call's spot check.
   std::string md = "# Decision record: run " + Cell(record.value().run_id) + "\n\n";
-  md += "Kept beside the payload as tag files (decisions.jsonl, this file, decision-N-*.json), covered by "
-        "tagmanifest-sha256.txt; `pilot verify` checks them. Earlier entries are never rewritten.\n\n";
-  md += "## Entry " + std::to_string(n) + ": **" + *o.decision + "** (" + entry["decided_at"].get<std::string>() + ")\n\n";
+  md +=
+      "Kept beside the payload as tag files (decisions.jsonl, this file, decision-N-*.json), covered by "
+      "tagmanifest-sha256.txt; `pilot verify` checks them. Earlier entries are never rewritten.\n\n";
+  md += "## Entry " + std::to_string(n) + ": **" + *o.decision + "** (" +
+        entry["decided_at"].get<std::string>() + ")\n\n";
   md += "pilot proposed **" + out.proposal + "**" +
-        (*o.decision != out.proposal ? "; the person decided otherwise, for the reasons below" : "") + ".\n\n";
+        (*o.decision != out.proposal ? "; the person decided otherwise, for the reasons below" : "") +
+        ".\n\n";
   md += "### Reasons\n\n";
   for (const auto& r : o.reasons) md += "- " + Cell(r) + "\n";
   md += "\n### What is accepted\n\n";
@@ -1056,11 +1125,13 @@ Result<DecideOutcome> Decide(FileSystem& fsys, Clock& clock, const fs::path& run
         C(At(counts, "rejected")) + " rejected (verified: every manifest id exactly once)\n";
   const nlohmann::json& quality = At(report.value(), "quality");
   if (!quality.is_null()) {
-    md += "- accuracy on labelled items: " + C(At(quality, "correct")) + "/" + C(At(quality, "labelled")) + "\n";
+    md += "- accuracy on labelled items: " + C(At(quality, "correct")) + "/" + C(At(quality, "labelled")) +
+          "\n";
   }
   md += "- verdict of the run: " + C(At(report.value(), "verdict")) + "\n";
   for (const auto& f : facts.list) {
-    if (f["points_to"] == kDecisionGo) md += "- " + Cell(f["fact"].get<std::string>()) + " (" + Cell(f["from"].get<std::string>()) + ")\n";
+    if (f["points_to"] == kDecisionGo)
+      md += "- " + Cell(f["fact"].get<std::string>()) + " (" + Cell(f["from"].get<std::string>()) + ")\n";
   }
   md += "\n### What still needs fixing\n\n";
   std::size_t open = 0;
@@ -1079,31 +1150,38 @@ Result<DecideOutcome> Decide(FileSystem& fsys, Clock& clock, const fs::path& run
     if (chosen.is_null()) {
       md += "The plan has no fitting choice: " + C(At(plan->doc, "verdict")) + ".\n";
     } else {
-      md += "Chosen (" + o.plan_choice + "): " + C(At(chosen, "lots")) + " lot(s) of " + C(At(chosen, "card")) +
-            " (" + C(At(chosen, "cards")) + " cards) for " + C(At(chosen, "period_days")) + " days; projected compute " +
-            Money(At(chosen, "compute_hours")) + " h, with the allowance " + Money(At(chosen, "needed_hours")) + " h; cost " +
+      md += "Chosen (" + o.plan_choice + "): " + C(At(chosen, "lots")) + " lot(s) of " +
+            C(At(chosen, "card")) + " (" + C(At(chosen, "cards")) + " cards) for " +
+            C(At(chosen, "period_days")) + " days; projected compute " + Money(At(chosen, "compute_hours")) +
+            " h, with the allowance " + Money(At(chosen, "needed_hours")) + " h; cost " +
             Money(At(chosen, "cost")) + " " + C(At(At(plan->doc, "prices"), "currency")) + " (fit " +
             C(At(chosen, "fit")) + ", rate " + C(At(chosen, "rate_basis")) + ").\n";
     }
     const nlohmann::json& other = At(plan->doc, o.plan_choice == "cheapest" ? "fastest" : "cheapest");
     if (!other.is_null()) {
-      md += "\nThe " + std::string(o.plan_choice == "cheapest" ? "fastest" : "cheapest") + ": " + C(At(other, "lots")) +
-            " lot(s) of " + C(At(other, "card")) + " for " + C(At(other, "period_days")) + " days, " +
-            Money(At(other, "needed_hours")) + " h, cost " + Money(At(other, "cost")) + ".\n";
+      md += "\nThe " + std::string(o.plan_choice == "cheapest" ? "fastest" : "cheapest") + ": " +
+            C(At(other, "lots")) + " lot(s) of " + C(At(other, "card")) + " for " +
+            C(At(other, "period_days")) + " days, " + Money(At(other, "needed_hours")) + " h, cost " +
+            Money(At(other, "cost")) + ".\n";
     }
     if (At(At(plan->doc, "prices"), "example") == true) {
-      md += "\n> **The price file is an example with made-up prices.** Replace it with real quotes before renting.\n";
+      md +=
+          "\n> **The price file is an example with made-up prices.** Replace it with real quotes before "
+          "renting.\n";
     }
     const nlohmann::json& b = At(plan->doc, "basis");
     md += "\nBasis: the " + C(At(b, "folder_kind")) + " folder " + C(At(b, "folder")) + ", measured on " +
-          C(At(b, "device")) + " over " + C(At(b, "items")) + " items: " + Money(At(b, "items_per_s_per_card")) +
-          " items/s per card, peak " + Money(At(b, "peak_memory_mb")) + " MB (" + C(At(b, "memory_basis")) + ")" +
-          (At(b, "assume_scaling").is_number() ? "; ASSUMED scaling x" + C(At(b, "assume_scaling")) + " on other cards"
-                                               : std::string()) +
+          C(At(b, "device")) + " over " + C(At(b, "items")) +
+          " items: " + Money(At(b, "items_per_s_per_card")) + " items/s per card, peak " +
+          Money(At(b, "peak_memory_mb")) + " MB (" + C(At(b, "memory_basis")) + ")" +
+          (At(b, "assume_scaling").is_number()
+               ? "; ASSUMED scaling x" + C(At(b, "assume_scaling")) + " on other cards"
+               : std::string()) +
           "; corpus " + C(At(At(plan->doc, "corpus"), "items")) + " items; allowance " +
           Money(At(plan->doc, "allowance_hours")) + " h.\n";
     if (At(plan->doc, "warnings").is_array()) {
-      for (const auto& w : At(plan->doc, "warnings")) md += "- " + Cell(TruncateUtf8(JsonValueText(w), 400)) + "\n";
+      for (const auto& w : At(plan->doc, "warnings"))
+        md += "- " + Cell(TruncateUtf8(JsonValueText(w), 400)) + "\n";
     }
   }
   md += "\n### Evidence\n\n";
@@ -1121,7 +1199,8 @@ Result<DecideOutcome> Decide(FileSystem& fsys, Clock& clock, const fs::path& run
     auto resolved = fsys.Resolve(root);
     std::vector<Spot*> spots;
     for (auto& [c, bucket] : sample) {
-      std::sort(bucket.begin(), bucket.end(), [](const Spot& a, const Spot& b) { return a.position < b.position; });
+      std::sort(bucket.begin(), bucket.end(),
+                [](const Spot& a, const Spot& b) { return a.position < b.position; });
       for (auto& s : bucket) spots.push_back(&s);
     }
     for (auto& s : rejected) spots.push_back(&s);
@@ -1131,8 +1210,9 @@ Result<DecideOutcome> Decide(FileSystem& fsys, Clock& clock, const fs::path& run
     (void)source.value().ForEach([&](const ManifestItem& item) -> Status {
       auto it = by_position.find(k++);
       if (it != by_position.end()) {
-        it->second->excerpt = resolved.ok() ? Excerpt(fsys, resolved.value(), item)
-                                            : "(not shown: the inputs' folder " + Cell(root.string()) + " is not there)";
+        it->second->excerpt =
+            resolved.ok() ? Excerpt(fsys, resolved.value(), item)
+                          : "(not shown: the inputs' folder " + Cell(root.string()) + " is not there)";
       }
       return {};
     });
@@ -1159,7 +1239,8 @@ Result<DecideOutcome> Decide(FileSystem& fsys, Clock& clock, const fs::path& run
       if (!parsed.ok()) continue;
       std::string reasons;
       if (At(parsed.value(), "reasons").is_array()) {
-        for (const auto& r : At(parsed.value(), "reasons")) reasons += (reasons.empty() ? "" : "; ") + JsonValueText(r);
+        for (const auto& r : At(parsed.value(), "reasons"))
+          reasons += (reasons.empty() ? "" : "; ") + JsonValueText(r);
       }
       md += "- entry " + std::to_string(i) + ": **" + C(At(parsed.value(), "decision")) + "** (" +
             C(At(parsed.value(), "decided_at")) + "): " + Cell(TruncateUtf8(reasons, 600)) + "\n";
@@ -1169,11 +1250,13 @@ Result<DecideOutcome> Decide(FileSystem& fsys, Clock& clock, const fs::path& run
   // Write the evidence, the record and the page, then the tag manifest last, each staged in
   // .decide-pending/ with a COMMIT record written after them all: a kill before COMMIT leaves
   // the folder as it was (the next decide or resume removes the staging folder), a kill after
-  // it leaves a change the next decide or resume applies to the end (docs/security.md, "A decision interrupted").
+  // it leaves a change the next decide or resume applies to the end (docs/security.md, "A decision
+  // interrupted").
   for (const auto& [name, bytes] : files) {
     auto st = fsys.LinkStat(run_dir / name);
     if (!st.ok()) return st.error();
-    if (st.value().exists) return BadInput("already exists: evidence is never overwritten", (run_dir / name).string());
+    if (st.value().exists)
+      return BadInput("already exists: evidence is never overwritten", (run_dir / name).string());
   }
   auto tag_text = ReadCapped(fsys, run_dir / "tagmanifest-sha256.txt", limits::kTagFileBytes, "tag manifest");
   if (!tag_text.ok()) return tag_text.error();
@@ -1201,7 +1284,8 @@ Result<DecideOutcome> Decide(FileSystem& fsys, Clock& clock, const fs::path& run
     (void)fsys.RemoveTree(pending);
     lock->RemoveFile();
     Error out_error = e;
-    out_error.hint = "nothing was recorded (the staged files were removed); free space and run the same decide again";
+    out_error.hint =
+        "nothing was recorded (the staged files were removed); free space and run the same decide again";
     return out_error;
   };
   if (Status st = fsys.CreateDirectoryExclusive(pending); !st.ok()) return roll_back(st.error());
@@ -1215,8 +1299,8 @@ Result<DecideOutcome> Decide(FileSystem& fsys, Clock& clock, const fs::path& run
   if (Status st = ApplyStaged(fsys, run_dir, staged); !st.ok()) {
     Error e = st.error();
     e.kind = ErrorKind::kWorkFailed;
-    e.hint = "the decision is committed in " + std::string(kDecidePending) +
-             "/: run `pilot decide " + run_dir.string() + "` (or `pilot resume`) again to apply it to its end";
+    e.hint = "the decision is committed in " + std::string(kDecidePending) + "/: run `pilot decide " +
+             run_dir.string() + "` (or `pilot resume`) again to apply it to its end";
     return e;
   }
   for (const auto& [name, bytes] : files) {

@@ -41,8 +41,9 @@ Result<ExportOutcome> ExportFolder(FileSystem& fsys, const fs::path& source, con
   if (!lock.ok()) return lock.error();
   if (!tags.ok()) return tags.error();
   if (lock.value().exists || !tags.value().regular) {
-    return BadInput("the folder is unfinished (or still being written)", source.string(),
-                    "finish it first (pilot resume " + source.string() + "); export copies finished folders only");
+    return BadInput(
+        "the folder is unfinished (or still being written)", source.string(),
+        "finish it first (pilot resume " + source.string() + "); export copies finished folders only");
   }
   PILOT_TRY(engine::RefuseInside(fsys, dest_given, source, "the folder it would copy,"));
   auto resolved_dest = ResolveDestination(fsys, dest_given, "DEST", Destination::kNew);
@@ -58,7 +59,8 @@ Result<ExportOutcome> ExportFolder(FileSystem& fsys, const fs::path& source, con
   if (!pre.value().ok()) {
     const Finding& f = pre.value().findings.front();
     return BadInput("the folder fails verification (" + std::to_string(pre.value().findings.size()) +
-                        " finding(s); first: [" + f.check + "] " + f.where + ": " + f.what + "): nothing was copied",
+                        " finding(s); first: [" + f.check + "] " + f.where + ": " + f.what +
+                        "): nothing was copied",
                     source.string(), "pilot verify " + source.string() + " lists every finding");
   }
   auto fingerprint = Sha256File(fsys, source / "tagmanifest-sha256.txt", false);
@@ -98,7 +100,8 @@ Result<ExportOutcome> ExportFolder(FileSystem& fsys, const fs::path& source, con
   std::uint64_t copied = 0;
   for (const std::string& f : files) {
     if (control.should_stop && control.should_stop()) return Interrupted();
-    PILOT_TRY(fsys.CopyFileAtomic(source / f, copy / f, /*follow_symlinks=*/false));  // temp name, fsync, rename, fsync the folder
+    PILOT_TRY(fsys.CopyFileAtomic(source / f, copy / f,
+                                  /*follow_symlinks=*/false));  // temp name, fsync, rename, fsync the folder
     auto st = fsys.LinkStat(copy / f);
     if (st.ok()) copied += st.value().size;
     ++out.files;

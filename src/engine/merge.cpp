@@ -1,25 +1,25 @@
 #include "pilot/merge.h"
 
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
 #include <ctime>
 #include <map>
 #include <optional>
 
-#include <spdlog/spdlog.h>
-
 #include "engine/partial_folder.h"
-#include "pilot/paths.h"
 #include "pilot/bag.h"
 #include "pilot/build_info.h"
 #include "pilot/folder_kind.h"
 #include "pilot/hash.h"
-#include "pilot/json_file.h"
 #include "pilot/host.h"
 #include "pilot/journal.h"
+#include "pilot/json_file.h"
 #include "pilot/json_util.h"
 #include "pilot/limits.h"
 #include "pilot/manifest.h"
 #include "pilot/params.h"
+#include "pilot/paths.h"
 #include "pilot/results.h"
 #include "pilot/run_lock.h"
 #include "pilot/run_record.h"
@@ -59,7 +59,8 @@ Result<ShardFolder> ReadShard(FileSystem& fsys, const fs::path& dir) {
   s.info.dir = dir;
   auto top = fsys.LinkStat(dir);
   if (!top.ok()) return top.error();
-  if (!top.value().directory) return BadInput("not a folder", dir.string(), "give the shard folders pilot run --shard wrote");
+  if (!top.value().directory)
+    return BadInput("not a folder", dir.string(), "give the shard folders pilot run --shard wrote");
   auto kind = ReadFolderKind(fsys, dir);
   if (!kind.ok()) {
     Error e = kind.error();
@@ -77,7 +78,8 @@ Result<ShardFolder> ReadShard(FileSystem& fsys, const fs::path& dir) {
   if (!record.ok()) return record.error();
   s.record = std::move(record).value();
   if (s.record.folder_kind != kFolderKindShard || !s.record.shard) {  // read twice: it may have changed
-    return BadInput("data/run.json is not a shard's record", dir.string(), "give the shard folders pilot run --shard wrote");
+    return BadInput("data/run.json is not a shard's record", dir.string(),
+                    "give the shard folders pilot run --shard wrote");
   }
   s.run_json = std::move(run).value();
   auto lock = fsys.LinkStat(dir / kLockFile);
@@ -85,9 +87,10 @@ Result<ShardFolder> ReadShard(FileSystem& fsys, const fs::path& dir) {
   if (!lock.ok()) return lock.error();
   if (!tags.ok()) return tags.error();
   if (s.record.state != "finished" || !tags.value().exists || lock.value().exists) {
-    return BadInput("shard " + ShardText(*s.record.shard) + " is unfinished" +
-                        (lock.value().exists ? " (or still being written: `pilot status " + dir.string() + "`)" : ""),
-                    dir.string(), "finish it with: pilot resume " + dir.string() + ", then merge again");
+    return BadInput(
+        "shard " + ShardText(*s.record.shard) + " is unfinished" +
+            (lock.value().exists ? " (or still being written: `pilot status " + dir.string() + "`)" : ""),
+        dir.string(), "finish it with: pilot resume " + dir.string() + ", then merge again");
   }
   s.info.spec = *s.record.shard;
   s.info.run_id = s.record.run_id;
@@ -99,8 +102,10 @@ Result<ShardFolder> ReadShard(FileSystem& fsys, const fs::path& dir) {
 
 }  // namespace
 
-Result<MergeOutcome> MergeShards(FileSystem& fsys, Clock& clock, const MergeRequest& request, const RunControl& control) {
-  if (request.shards.empty()) return BadInput("no shard folders given", "SHARD_DIR", "give every shard folder of the job");
+Result<MergeOutcome> MergeShards(FileSystem& fsys, Clock& clock, const MergeRequest& request,
+                                 const RunControl& control) {
+  if (request.shards.empty())
+    return BadInput("no shard folders given", "SHARD_DIR", "give every shard folder of the job");
   if (request.shards.size() > kMaxShards) {
     return BadInput(std::to_string(request.shards.size()) + " folders given; pilot merges at most " +
                         std::to_string(kMaxShards) + " shards",
@@ -111,12 +116,14 @@ Result<MergeOutcome> MergeShards(FileSystem& fsys, Clock& clock, const MergeRequ
   if (!lexical.has_filename() && lexical.has_parent_path()) lexical = lexical.parent_path();
   const std::string out_name = lexical.filename().string();
   if (!request.out.empty() && out_name != "." && out_name != ".." && !IsValidRunId(out_name)) {
-    return BadInput("the merged folder's name '" + ValueForMessage(out_name, 130) + "' is not a valid run id", "--out",
-                    "use 1-128 characters of [A-Za-z0-9._-], not starting with '.'");
+    return BadInput("the merged folder's name '" + ValueForMessage(out_name, 130) + "' is not a valid run id",
+                    "--out", "use 1-128 characters of [A-Za-z0-9._-], not starting with '.'");
   }
-  for (const fs::path& dir : request.shards) PILOT_TRY(engine::RefuseInside(fsys, request.out, dir, "the shard folder"));
-  auto resolved_out = request.out_resolved ? Result<fs::path>(request.out)
-                                           : ResolveDestination(fsys, request.out, "--out", Destination::kNew);
+  for (const fs::path& dir : request.shards)
+    PILOT_TRY(engine::RefuseInside(fsys, request.out, dir, "the shard folder"));
+  auto resolved_out = request.out_resolved
+                          ? Result<fs::path>(request.out)
+                          : ResolveDestination(fsys, request.out, "--out", Destination::kNew);
   if (!resolved_out.ok()) return resolved_out.error();
   const fs::path out_dir = resolved_out.value();
   if (auto out = fsys.LinkStat(out_dir); !out.ok() || out.value().exists) {
@@ -137,16 +144,17 @@ Result<MergeOutcome> MergeShards(FileSystem& fsys, Clock& clock, const MergeRequ
   for (const ShardFolder& s : shards) {
     const std::string dir = s.info.dir.string();
     if (s.info.spec.count != n) {
-      return BadInput("is shard " + ShardText(s.info.spec) + ", but " + first.info.dir.string() + " is shard " +
-                          ShardText(first.info.spec) + ": shards of different splits",
+      return BadInput("is shard " + ShardText(s.info.spec) + ", but " + first.info.dir.string() +
+                          " is shard " + ShardText(first.info.spec) + ": shards of different splits",
                       dir, "merge the shards of one job, all with the same N");
     }
-    for (auto [mine, theirs, what] : {std::tuple{&s.record.manifest_sha256, &first.record.manifest_sha256, "manifest"},
-                                      std::tuple{&s.record.params_sha256, &first.record.params_sha256, "parameters"},
-                                      std::tuple{&s.record.model_sha256, &first.record.model_sha256, "model"}}) {
+    for (auto [mine, theirs, what] :
+         {std::tuple{&s.record.manifest_sha256, &first.record.manifest_sha256, "manifest"},
+          std::tuple{&s.record.params_sha256, &first.record.params_sha256, "parameters"},
+          std::tuple{&s.record.model_sha256, &first.record.model_sha256, "model"}}) {
       if (*mine != *theirs) {
-        return BadInput(std::string("used another ") + what + " (sha256 " + *mine + ") than " + first.info.dir.string() +
-                            " (sha256 " + *theirs + ")",
+        return BadInput(std::string("used another ") + what + " (sha256 " + *mine + ") than " +
+                            first.info.dir.string() + " (sha256 " + *theirs + ")",
                         dir, "every shard of a job runs the same manifest, parameters and model");
       }
     }
@@ -156,8 +164,9 @@ Result<MergeOutcome> MergeShards(FileSystem& fsys, Clock& clock, const MergeRequ
     }
     const ShardFolder*& slot = by_index[s.info.spec.index];
     if (slot) {
-      return BadInput("shard " + ShardText(s.info.spec) + " given twice: " + slot->info.dir.string() + " and " + dir, dir,
-                      "give each shard once");
+      return BadInput(
+          "shard " + ShardText(s.info.spec) + " given twice: " + slot->info.dir.string() + " and " + dir, dir,
+          "give each shard once");
     }
     slot = &s;
   }
@@ -168,8 +177,8 @@ Result<MergeOutcome> MergeShards(FileSystem& fsys, Clock& clock, const MergeRequ
     if (++missing_count <= 20) missing += (missing.empty() ? "" : ", ") + std::to_string(i);
   }
   if (missing_count > 0) {
-    return BadInput(std::to_string(missing_count) + " of " + std::to_string(n) + " shards missing: " + missing +
-                        (missing_count > 20 ? ", ..." : ""),
+    return BadInput(std::to_string(missing_count) + " of " + std::to_string(n) +
+                        " shards missing: " + missing + (missing_count > 20 ? ", ..." : ""),
                     "SHARD_DIR",
                     "run each missing one (pilot run --shard I/" + std::to_string(n) +
                         ", or resubmit that array index), then merge again");
@@ -180,7 +189,8 @@ Result<MergeOutcome> MergeShards(FileSystem& fsys, Clock& clock, const MergeRequ
   VerifyOptions full;
   full.manifest_cache = std::make_shared<ManifestCache>();  // one manifest, validated once
   for (std::uint32_t i = 0; i < n; ++i) {
-    if (control.should_stop && control.should_stop()) return Error{ErrorKind::kInterrupted, "interrupted", "", ""};
+    if (control.should_stop && control.should_stop())
+      return Error{ErrorKind::kInterrupted, "interrupted", "", ""};
     const ShardFolder& s = *by_index[i];
     VerifyResult v = VerifyRunFolder(fsys, s.info.dir, full);
     if (!v.ok()) {
@@ -233,7 +243,8 @@ Result<MergeOutcome> MergeShards(FileSystem& fsys, Clock& clock, const MergeRequ
   }
 
   // 3. The merged folder, written under OUT.partial.
-  if (control.should_stop && control.should_stop()) return Error{ErrorKind::kInterrupted, "interrupted", "", ""};
+  if (control.should_stop && control.should_stop())
+    return Error{ErrorKind::kInterrupted, "interrupted", "", ""};
   auto partial = engine::PartialFolder::Create(fsys, out_dir, request.shards);
   if (!partial.ok()) return partial.error();
   const fs::path dir = partial.value().path();
@@ -241,10 +252,13 @@ Result<MergeOutcome> MergeShards(FileSystem& fsys, Clock& clock, const MergeRequ
   PILOT_TRY(fsys.CreateDirectoryExclusive(dir / "data"));
   PILOT_TRY(WriteBagDeclaration(fsys, dir));
   const std::string manifest_copy = first.record.manifest_copy;
-  PILOT_TRY(CopyManifestPinned(fsys, first.info.dir / manifest_copy, dir / manifest_copy, first.record.manifest_sha256));
+  PILOT_TRY(CopyManifestPinned(fsys, first.info.dir / manifest_copy, dir / manifest_copy,
+                               first.record.manifest_sha256));
   PILOT_TRY(fsys.CopyFileAtomic(first.info.dir / "data/params.json", dir / "data/params.json", false));
-  if (auto digest = Sha256File(fsys, dir / "data/params.json", false); !digest.ok() || digest.value() != first.record.params_sha256) {
-    return BadInput("the parameters' copy changed while merging", (first.info.dir / "data/params.json").string());
+  if (auto digest = Sha256File(fsys, dir / "data/params.json", false);
+      !digest.ok() || digest.value() != first.record.params_sha256) {
+    return BadInput("the parameters' copy changed while merging",
+                    (first.info.dir / "data/params.json").string());
   }
   PILOT_TRY(fsys.CreateDirectoryExclusive(dir / "data/shards"));
   for (std::uint32_t i = 0; i < n; ++i) {
@@ -276,13 +290,16 @@ Result<MergeOutcome> MergeShards(FileSystem& fsys, Clock& clock, const MergeRequ
   };
   std::vector<Reader> readers(n);
   for (std::uint32_t i = 0; i < n; ++i) {
-    auto lines = LineReader::Open(fsys, by_index[i]->info.dir / "data/results.jsonl", limits::kResultLineBytes, false);
+    auto lines =
+        LineReader::Open(fsys, by_index[i]->info.dir / "data/results.jsonl", limits::kResultLineBytes, false);
     if (!lines.ok()) return lines.error();
     readers[i].results.emplace(std::move(lines).value());
     if (embeds) {
       auto npy = fsys.OpenRead(by_index[i]->info.dir / kVectorsNpy, false);
       if (!npy.ok()) return npy.error();
-      std::string head(static_cast<std::size_t>(std::min<std::uint64_t>(npy.value()->size(), limits::kNpyHeaderBytes + 10)), '\0');
+      std::string head(static_cast<std::size_t>(
+                           std::min<std::uint64_t>(npy.value()->size(), limits::kNpyHeaderBytes + 10)),
+                       '\0');
       PILOT_TRY(ReadExactAt(*npy.value(), 0, head.data(), head.size()));
       auto shape = ParseNpyHeader(head, (by_index[i]->info.dir / kVectorsNpy).string());
       if (!shape.ok()) return shape.error();
@@ -314,7 +331,8 @@ Result<MergeOutcome> MergeShards(FileSystem& fsys, Clock& clock, const MergeRequ
     auto more = rd.results->Next(line);
     if (!more.ok()) return more.error();
     if (!more.value()) {
-      return BadInput("no result for '" + item.id + "', which belongs to this shard", (from / "data/results.jsonl").string());
+      return BadInput("no result for '" + item.id + "', which belongs to this shard",
+                      (from / "data/results.jsonl").string());
     }
     std::optional<ResultRecord> scanned = embeds ? std::nullopt : ScanResultRecord(line, /*journal=*/false);
     auto rec = scanned ? Result<ResultRecord>(std::move(*scanned))
@@ -323,12 +341,14 @@ Result<MergeOutcome> MergeShards(FileSystem& fsys, Clock& clock, const MergeRequ
     if (!rec.ok()) return rec.error();
     ResultRecord& r = rec.value();
     if (r.id != item.id) {
-      return BadInput("holds '" + KeyForMessage(r.id) + "' where manifest order puts '" + item.id + "'",
-                      (from / "data/results.jsonl").string() + ":" + std::to_string(rd.results->line_number()));
+      return BadInput(
+          "holds '" + KeyForMessage(r.id) + "' where manifest order puts '" + item.id + "'",
+          (from / "data/results.jsonl").string() + ":" + std::to_string(rd.results->line_number()));
     }
     if (embeds && r.accepted) {
       if (!r.row || *r.row != rd.row || rd.row >= rd.npy_rows) {
-        return BadInput("the row of '" + item.id + "' is not the shard's next", (from / "data/results.jsonl").string());
+        return BadInput("the row of '" + item.id + "' is not the shard's next",
+                        (from / "data/results.jsonl").string());
       }
       PILOT_TRY(ReadExactAt(*rd.npy, rd.npy_data + rd.row * vector.size(), vector.data(), vector.size()));
       ++rd.row;
@@ -357,7 +377,8 @@ Result<MergeOutcome> MergeShards(FileSystem& fsys, Clock& clock, const MergeRequ
         p.total = total;
         control.on_progress(p);
       }
-      if (control.should_stop && control.should_stop()) return Error{ErrorKind::kInterrupted, "interrupted", "", ""};
+      if (control.should_stop && control.should_stop())
+        return Error{ErrorKind::kInterrupted, "interrupted", "", ""};
     }
     return {};
   });
@@ -417,7 +438,8 @@ Result<MergeOutcome> MergeShards(FileSystem& fsys, Clock& clock, const MergeRequ
   j["manifest_sha256"] = first.record.manifest_sha256;
   j["params_sha256"] = first.record.params_sha256;
   j["model_sha256"] = first.record.model_sha256;
-  nlohmann::ordered_json plan = nlohmann::ordered_json::parse(first.run_json.value("plan", nlohmann::json::object()).dump());
+  nlohmann::ordered_json plan =
+      nlohmann::ordered_json::parse(first.run_json.value("plan", nlohmann::json::object()).dump());
   plan["items"] = total;
   plan["device"] = nullptr;  // each shard's own is in its run.json
   j["plan"] = plan;

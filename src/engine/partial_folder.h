@@ -27,8 +27,8 @@ inline bool PathWithin(const std::filesystem::path& inner, const std::filesystem
 
 // Refuses (bad input, naming `dest`) a destination inside `folder`: pilot never writes into
 // a folder it reads (a copy inside its source, a merge inside a shard).
-inline Status RefuseInside(FileSystem& fs, const std::filesystem::path& dest, const std::filesystem::path& folder,
-                           const std::string& what) {
+inline Status RefuseInside(FileSystem& fs, const std::filesystem::path& dest,
+                           const std::filesystem::path& folder, const std::string& what) {
   if (dest.empty()) return {};  // refused by ResolveDestination, naming the option
   auto d = fs.Resolve(std::filesystem::absolute(dest));
   auto f = fs.Resolve(std::filesystem::absolute(folder));
@@ -63,7 +63,8 @@ class PartialFolder {
     if (!had_lock.ok()) return had_lock.error();
     if (!had_partial.ok()) return had_partial.error();
     if (had_partial.value().exists && !had_lock.value().exists) {
-      return BadInput("is in the way and is not a folder pilot left (no " + p.lock_file_.filename().string() + " beside it)",
+      return BadInput("is in the way and is not a folder pilot left (no " + p.lock_file_.filename().string() +
+                          " beside it)",
                       p.partial_.string(), "move it away");
     }
     auto lock = fs.TryLock(p.lock_file_, /*exclusive=*/true, /*create=*/true);
@@ -83,7 +84,8 @@ class PartialFolder {
         if (!partial.ok()) return partial.error();
         if (PathWithin(r.value(), partial.value())) {
           return BadInput("holds " + read.string() + ", which this command reads: it is never removed",
-                          p.partial_.string(), "move the folder you want to read out of it, or choose another destination");
+                          p.partial_.string(),
+                          "move the folder you want to read out of it, or choose another destination");
         }
       }
       if (!stale.value().directory) {
@@ -111,7 +113,10 @@ class PartialFolder {
 
  private:
   PartialFolder(FileSystem& fs, const std::filesystem::path& dest)
-      : fs_(&fs), dest_(dest), partial_(dest.string() + ".partial"), lock_file_(dest.string() + ".partial.lock") {}
+      : fs_(&fs),
+        dest_(dest),
+        partial_(dest.string() + ".partial"),
+        lock_file_(dest.string() + ".partial.lock") {}
   FileSystem* fs_;
   std::filesystem::path dest_, partial_, lock_file_;
   std::unique_ptr<FileLock> lock_;

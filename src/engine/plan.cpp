@@ -25,7 +25,9 @@ Result<RunPlan> BuildRunPlan(FileSystem& fsys, const RunRequest& o) {
   RunPlan plan;
   std::error_code ec;
   plan.params_file = fs::absolute(o.params_file, ec);
-  if (ec) return BadInput("cannot resolve the parameter file's path: " + ec.message(), "--params " + o.params_file.string());
+  if (ec)
+    return BadInput("cannot resolve the parameter file's path: " + ec.message(),
+                    "--params " + o.params_file.string());
   auto params_bytes = ReadCapped(fsys, o.params_file, limits::kParamsBytes, "parameter file");
   if (!params_bytes.ok()) return params_bytes.error();
   plan.params_bytes = std::move(params_bytes).value();
@@ -35,7 +37,8 @@ Result<RunPlan> BuildRunPlan(FileSystem& fsys, const RunRequest& o) {
   const Params asked = plan.params;
   if (o.device) {
     if (!IsKnownDevice(*o.device)) {
-      return BadInput("unknown device '" + ValueForMessage(*o.device) + "'", "--device", "use auto, cpu, cuda or rocm");
+      return BadInput("unknown device '" + ValueForMessage(*o.device) + "'", "--device",
+                      "use auto, cpu, cuda or rocm");
     }
     plan.params.device = *o.device;
   }
@@ -49,7 +52,9 @@ Result<RunPlan> BuildRunPlan(FileSystem& fsys, const RunRequest& o) {
   if (!manifest.ok()) return manifest.error();
   plan.manifest = std::move(manifest).value();
   auto root = fsys.Resolve(fs::absolute(plan.params.manifest, ec).parent_path());
-  if (!root.ok()) return BadInput("cannot resolve the manifest's folder: " + root.error().what, plan.params.manifest.string());
+  if (!root.ok())
+    return BadInput("cannot resolve the manifest's folder: " + root.error().what,
+                    plan.params.manifest.string());
   plan.inputs_root = root.value();
   // Pinned: every input is opened beneath this folder as it is now (FileSystem::OpenBeneath).
   if (Status st = fsys.Anchor(plan.inputs_root); !st.ok()) {
@@ -66,10 +71,9 @@ Result<RunPlan> BuildRunPlan(FileSystem& fsys, const RunRequest& o) {
   if (!digest.ok()) return digest.error();
   plan.model_sha256 = digest.value();
   if (plan.params.stage.model_sha256 && *plan.params.stage.model_sha256 != plan.model_sha256) {
-    return BadInput("model sha256 is " + plan.model_sha256 + " but the parameters pin " +
-                        *plan.params.stage.model_sha256,
-                    model.string(),
-                    "restore the pinned model, or update stage.model_sha256 if the change is intended");
+    return BadInput(
+        "model sha256 is " + plan.model_sha256 + " but the parameters pin " + *plan.params.stage.model_sha256,
+        model.string(), "restore the pinned model, or update stage.model_sha256 if the change is intended");
   }
   // The batch plan: the option's sweep folder, else the parameters'; verified, and bound to
   // this model (a plan measured on another model says nothing about this one).
@@ -109,40 +113,40 @@ Result<RunPlan> BuildRunPlan(FileSystem& fsys, const RunRequest& o) {
     }
   }
   // What was asked, beside the plan's effective values (run.json "requested" and "plan").
-  plan.requested = {{"params", o.params_file.string()},
-                    {"manifest", o.manifest ? nlohmann::ordered_json(o.manifest->string()) : nlohmann::ordered_json()},
-                    {"manifest_in_params", asked.manifest.string()},
-                    {"device", o.device ? *o.device : asked.device},
-                    {"device_in_params", asked.device},
-                    {"batch_size", asked.batch_size},
-                    {"batch_plan", plan_dir ? nlohmann::ordered_json(plan_dir->string()) : nlohmann::ordered_json()},
-                    {"threads", asked.threads},
-                    {"run_id", o.run_id.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(o.run_id)},
-                    {"runs_dir", handed_down ? plan.runs_dir.string() : o.runs_dir.string()}};
+  plan.requested = {
+      {"params", o.params_file.string()},
+      {"manifest", o.manifest ? nlohmann::ordered_json(o.manifest->string()) : nlohmann::ordered_json()},
+      {"manifest_in_params", asked.manifest.string()},
+      {"device", o.device ? *o.device : asked.device},
+      {"device_in_params", asked.device},
+      {"batch_size", asked.batch_size},
+      {"batch_plan", plan_dir ? nlohmann::ordered_json(plan_dir->string()) : nlohmann::ordered_json()},
+      {"threads", asked.threads},
+      {"run_id", o.run_id.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(o.run_id)},
+      {"runs_dir", handed_down ? plan.runs_dir.string() : o.runs_dir.string()}};
   if (o.shard) plan.requested["shard"] = ShardText(*o.shard);
   return plan;
 }
 
-
 Status CheckStageFitsParams(const StageDescription& stage, const Params& params) {
   if (stage.output != OutputKind::kClassification) {
     if (!params.allowed_categories.empty()) {
-      return BadInput("'allowed_categories' applies only to a stage that classifies; stage kind '" + stage.kind +
-                          "' produces " + OutputKindName(stage.output) + "s",
+      return BadInput("'allowed_categories' applies only to a stage that classifies; stage kind '" +
+                          stage.kind + "' produces " + OutputKindName(stage.output) + "s",
                       "allowed_categories", "remove allowed_categories from the parameters");
     }
     return {};
   }
   if (params.allowed_categories.empty()) {
-    return BadInput("'allowed_categories' is required: stage kind '" + stage.kind + "' classifies", "allowed_categories",
-                    "list the categories to accept, from the model's labels");
+    return BadInput("'allowed_categories' is required: stage kind '" + stage.kind + "' classifies",
+                    "allowed_categories", "list the categories to accept, from the model's labels");
   }
   for (const auto& c : params.allowed_categories) {
     if (std::find(stage.labels.begin(), stage.labels.end(), c) == stage.labels.end()) {
       std::string all;
       for (const auto& l : stage.labels) all += (all.empty() ? "" : " ") + l;
-      return BadInput("allowed category '" + KeyForMessage(c) + "' is not a label of the model", "allowed_categories",
-                      "the model's labels are: " + all);
+      return BadInput("allowed category '" + KeyForMessage(c) + "' is not a label of the model",
+                      "allowed_categories", "the model's labels are: " + all);
     }
   }
   return {};

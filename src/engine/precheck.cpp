@@ -18,11 +18,15 @@ Precheck PrecheckItem(FileSystem& fs, const std::filesystem::path& root, const M
   // out), then sized, read and hashed through that one descriptor.
   BeneathOpen opened = fs.OpenBeneath(root, item.path);
   switch (opened.failure) {
-    case BeneathOpen::Failure::kNone: break;
-    case BeneathOpen::Failure::kOutside: return reject(reason::kPathOutsideRoot, opened.detail);
-    case BeneathOpen::Failure::kMissing: return reject(reason::kMissingFile, opened.detail);
+    case BeneathOpen::Failure::kNone:
+      break;
+    case BeneathOpen::Failure::kOutside:
+      return reject(reason::kPathOutsideRoot, opened.detail);
+    case BeneathOpen::Failure::kMissing:
+      return reject(reason::kMissingFile, opened.detail);
     case BeneathOpen::Failure::kNotRegular:
-    case BeneathOpen::Failure::kUnreadable: return reject(reason::kUnreadable, opened.detail);
+    case BeneathOpen::Failure::kUnreadable:
+      return reject(reason::kUnreadable, opened.detail);
   }
   ReadableFile& file = *opened.file;
   if (file.size() > max_bytes) {

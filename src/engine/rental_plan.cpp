@@ -24,9 +24,12 @@ using ojson = nlohmann::ordered_json;
 
 const char* DeviceClassName(DeviceClass c) {
   switch (c) {
-    case DeviceClass::kCpu: return "cpu";
-    case DeviceClass::kCuda: return "cuda";
-    case DeviceClass::kRocm: return "rocm";
+    case DeviceClass::kCpu:
+      return "cpu";
+    case DeviceClass::kCuda:
+      return "cuda";
+    case DeviceClass::kRocm:
+      return "rocm";
   }
   return "cpu";  // unreachable: -Wswitch lists every class
 }
@@ -68,7 +71,9 @@ Result<CardType> ParseCard(const json& c, const std::string& source, const std::
   if (!c.is_object()) return bad("a card must be an object", "");
   static const std::set<std::string> kKeys = {"name", "class", "memory_gb", "cards_per_lot", "lot_price"};
   for (const auto& [key, value] : c.items()) {
-    if (!kKeys.count(key)) return bad("unknown key '" + KeyForMessage(key) + "' (a typo would silently drop a figure)", KeyForMessage(key));
+    if (!kKeys.count(key))
+      return bad("unknown key '" + KeyForMessage(key) + "' (a typo would silently drop a figure)",
+                 KeyForMessage(key));
   }
   for (const char* key : {"name", "class", "memory_gb", "cards_per_lot", "lot_price"}) {
     if (!c.contains(key)) return bad("missing key '" + std::string(key) + "'", key);
@@ -90,9 +95,11 @@ Result<CardType> ParseCard(const json& c, const std::string& source, const std::
   }
   card.memory_gb = *memory;
   const json& per_lot = c["cards_per_lot"];
-  if (!per_lot.is_number_integer() || per_lot.get<std::int64_t>() < 1 || per_lot.get<std::int64_t>() > kMaxCardsPerLot) {
-    return bad("'cards_per_lot' must be a whole number 1-" + std::to_string(kMaxCardsPerLot) + " (a B200 lot: 2)",
-               "cards_per_lot");
+  if (!per_lot.is_number_integer() || per_lot.get<std::int64_t>() < 1 ||
+      per_lot.get<std::int64_t>() > kMaxCardsPerLot) {
+    return bad(
+        "'cards_per_lot' must be a whole number 1-" + std::to_string(kMaxCardsPerLot) + " (a B200 lot: 2)",
+        "cards_per_lot");
   }
   card.cards_per_lot = static_cast<int>(per_lot.get<std::int64_t>());
   const json& prices = c["lot_price"];
@@ -103,8 +110,9 @@ Result<CardType> ParseCard(const json& c, const std::string& source, const std::
   for (const auto& [period, price] : prices.items()) {
     int days = period == "3" ? 3 : period == "7" ? 7 : period == "30" ? 30 : 0;
     if (days == 0) {
-      return bad("period '" + KeyForMessage(period) + "' is not offered: rentals are \"3\", \"7\" or \"30\" days",
-                 "lot_price." + KeyForMessage(period));
+      return bad(
+          "period '" + KeyForMessage(period) + "' is not offered: rentals are \"3\", \"7\" or \"30\" days",
+          "lot_price." + KeyForMessage(period));
     }
     if (!price.is_number() || !IsFinitePositive(price.get<double>()) || price.get<double>() > 1e12) {
       return bad("the price of one lot must be a number > 0 (at most 1e12)", "lot_price." + period);
@@ -118,7 +126,8 @@ Result<CardType> ParseCard(const json& c, const std::string& source, const std::
 
 Result<PriceList> ParsePrices(std::string_view text, const std::string& source) {
   if (text.size() > kPricesBytes) {
-    return BadInput("larger than pilot's cap for a price file (" + std::to_string(kPricesBytes) + " bytes)", source);
+    return BadInput("larger than pilot's cap for a price file (" + std::to_string(kPricesBytes) + " bytes)",
+                    source);
   }
   auto parsed = ParseJson(text, source, 16);
   if (!parsed.ok()) return parsed.error();
@@ -144,12 +153,14 @@ Result<PriceList> ParsePrices(std::string_view text, const std::string& source) 
   if (j.contains("note")) {
     auto note = StringAt(j, "note");
     if (!note || note->size() > kMaxPriceNoteChars || !IsPrintableText(*note, kMaxPriceNoteChars)) {
-      return bad("'note' must be printable text of at most " + std::to_string(kMaxPriceNoteChars) + " characters",
-                 "note");
+      return bad(
+          "'note' must be printable text of at most " + std::to_string(kMaxPriceNoteChars) + " characters",
+          "note");
     }
     p.note = *note;
   }
-  if (!j.contains("cards") || !j["cards"].is_array() || j["cards"].empty() || j["cards"].size() > kMaxCardTypes) {
+  if (!j.contains("cards") || !j["cards"].is_array() || j["cards"].empty() ||
+      j["cards"].size() > kMaxCardTypes) {
     return bad("'cards' must be a list of 1-" + std::to_string(kMaxCardTypes) + " card types", "cards");
   }
   std::set<std::string> names;
@@ -227,7 +238,8 @@ Result<Corpus> ReadCorpusManifest(FileSystem& fsys, const fs::path& manifest) {
 namespace {
 
 const char* const kDocHint =
-    "the folder verifies, so the file was written so or edited and re-hashed: plan from a folder written by this pilot";
+    "the folder verifies, so the file was written so or edited and re-hashed: plan from a folder written by "
+    "this pilot";
 
 // Typed reads of a folder's documents; every error names the file and the key.
 class Docs {
@@ -245,20 +257,28 @@ class Docs {
     return it == docs_.end() || !it->second.is_object() ? nullptr : &it->second;
   }
   // obj[key], which must be an object.
-  Result<const json*> Object(const json& obj, const char* key, const std::string& rel, const std::string& path) const {
+  Result<const json*> Object(const json& obj, const char* key, const std::string& rel,
+                             const std::string& path) const {
     auto it = obj.find(key);
-    if (it == obj.end() || !it->is_object()) return BadInput("'" + Join(path, key) + "' is missing or not an object", Where(rel, Join(path, key)), kDocHint);
+    if (it == obj.end() || !it->is_object())
+      return BadInput("'" + Join(path, key) + "' is missing or not an object", Where(rel, Join(path, key)),
+                      kDocHint);
     return &*it;
   }
-  Result<const json*> Array(const json& obj, const char* key, const std::string& rel, const std::string& path) const {
+  Result<const json*> Array(const json& obj, const char* key, const std::string& rel,
+                            const std::string& path) const {
     auto it = obj.find(key);
-    if (it == obj.end() || !it->is_array()) return BadInput("'" + Join(path, key) + "' is missing or not a list", Where(rel, Join(path, key)), kDocHint);
+    if (it == obj.end() || !it->is_array())
+      return BadInput("'" + Join(path, key) + "' is missing or not a list", Where(rel, Join(path, key)),
+                      kDocHint);
     return &*it;
   }
-  Result<double> Number(const json& obj, const char* key, const std::string& rel, const std::string& path) const {
+  Result<double> Number(const json& obj, const char* key, const std::string& rel,
+                        const std::string& path) const {
     auto v = NumberAt(obj, key);
     if (!v || !std::isfinite(*v) || *v < 0) {
-      return BadInput("'" + Join(path, key) + "' is missing or not a number >= 0", Where(rel, Join(path, key)), kDocHint);
+      return BadInput("'" + Join(path, key) + "' is missing or not a number >= 0",
+                      Where(rel, Join(path, key)), kDocHint);
     }
     return *v;
   }
@@ -271,15 +291,20 @@ class Docs {
     if (!v.ok()) return v.error();
     return std::optional<double>(v.value());
   }
-  Result<std::uint64_t> Unsigned(const json& obj, const char* key, const std::string& rel, const std::string& path) const {
+  Result<std::uint64_t> Unsigned(const json& obj, const char* key, const std::string& rel,
+                                 const std::string& path) const {
     auto v = UnsignedAt(obj, key);
-    if (!v) return BadInput("'" + Join(path, key) + "' is missing or not a whole number", Where(rel, Join(path, key)), kDocHint);
+    if (!v)
+      return BadInput("'" + Join(path, key) + "' is missing or not a whole number",
+                      Where(rel, Join(path, key)), kDocHint);
     return *v;
   }
-  Result<std::string> String(const json& obj, const char* key, const std::string& rel, const std::string& path) const {
+  Result<std::string> String(const json& obj, const char* key, const std::string& rel,
+                             const std::string& path) const {
     auto v = StringAt(obj, key);
     if (!v || v->empty() || v->size() > 256) {
-      return BadInput("'" + Join(path, key) + "' is missing or not a string", Where(rel, Join(path, key)), kDocHint);
+      return BadInput("'" + Join(path, key) + "' is missing or not a string", Where(rel, Join(path, key)),
+                      kDocHint);
     }
     return *v;
   }
@@ -289,7 +314,9 @@ class Docs {
   }
 
  private:
-  static std::string Join(const std::string& path, const char* key) { return path.empty() ? key : path + "." + key; }
+  static std::string Join(const std::string& path, const char* key) {
+    return path.empty() ? key : path + "." + key;
+  }
   std::string folder_;
   const std::map<std::string, json>& docs_;
 };
@@ -319,7 +346,8 @@ Result<DeviceClass> ClassOfDevice(const std::string& device, const json* environ
     }
     return rocm ? DeviceClass::kRocm : DeviceClass::kCuda;
   }
-  return BadInput("device '" + Shown(device) + "' is not one pilot knows (cpu, cuda, rocm)", docs.Where(rel, "plan.device"));
+  return BadInput("device '" + Shown(device) + "' is not one pilot knows (cpu, cuda, rocm)",
+                  docs.Where(rel, "plan.device"));
 }
 
 Status FromReport(const Docs& docs, Measurement& m) {
@@ -345,7 +373,8 @@ Status FromReport(const Docs& docs, Measurement& m) {
     auto sum = docs.Number(*shards.value(), "throughput_sum_of_shards_items_per_s", rel, "shards");
     if (!sum.ok()) return sum.error();
     if (count.value() == 0 || count.value() > kMaxShards) {
-      return BadInput("'shards.count' must be 1-" + std::to_string(kMaxShards), docs.Where(rel, "shards.count"));
+      return BadInput("'shards.count' must be 1-" + std::to_string(kMaxShards),
+                      docs.Where(rel, "shards.count"));
     }
     m.items_per_s_per_card = sum.value() / static_cast<double>(count.value());
     m.throughput_basis = "the " + std::to_string(count.value()) +
@@ -403,8 +432,8 @@ Status MergedDevice(const Docs& docs, const std::map<std::string, json>& all, Me
     auto c = ClassOfDevice(device.value(), docs.Find(env_rel), docs, rel);
     if (!c.ok()) return c.error();
     if (cls && *cls != c.value()) {
-      return BadInput("the shards ran on different classes of device (" + std::string(DeviceClassName(*cls)) + ", " +
-                          DeviceClassName(c.value()) + "): one rate per card cannot be read from them",
+      return BadInput("the shards ran on different classes of device (" + std::string(DeviceClassName(*cls)) +
+                          ", " + DeviceClassName(c.value()) + "): one rate per card cannot be read from them",
                       docs.Where(rel, "plan.device"), "plan from a folder measured on one class of device");
     }
     cls = c.value();
@@ -413,7 +442,8 @@ Status MergedDevice(const Docs& docs, const std::map<std::string, json>& all, Me
   if (!cls) return BadInput("no shard's run.json found under data/shards/", docs.Where("data/shards", ""));
   m.device_class = *cls;
   for (const auto& d : devices) m.device += (m.device.empty() ? "" : ", ") + d;
-  if (m.device.size() > 200) m.device = std::string(DeviceClassName(*cls)) + " (" + std::to_string(devices.size()) + " devices)";
+  if (m.device.size() > 200)
+    m.device = std::string(DeviceClassName(*cls)) + " (" + std::to_string(devices.size()) + " devices)";
   return Status();
 }
 
@@ -460,8 +490,9 @@ Status FromSweep(const Docs& docs, Measurement& m) {
     if (!number.ok()) return number.error();
     auto it = r.find("batch_size");
     if (it == r.end() || it->is_null()) {
-      return BadInput("group " + std::to_string(number.value()) + " has no recommended batch size (no size worked)",
-                      docs.Where(rel, at + ".batch_size"), "fix what the sweep found in that group, then sweep again");
+      return BadInput(
+          "group " + std::to_string(number.value()) + " has no recommended batch size (no size worked)",
+          docs.Where(rel, at + ".batch_size"), "fix what the sweep found in that group, then sweep again");
     }
     auto batch = docs.Unsigned(r, "batch_size", rel, at);
     if (!batch.ok()) return batch.error();
@@ -469,7 +500,8 @@ Status FromSweep(const Docs& docs, Measurement& m) {
     if (!memory.ok()) return memory.error();
     auto items = group_items.find(number.value());
     if (items == group_items.end()) {
-      return BadInput("group " + std::to_string(number.value()) + " is not in 'groups'", docs.Where(rel, at + ".group"));
+      return BadInput("group " + std::to_string(number.value()) + " is not in 'groups'",
+                      docs.Where(rel, at + ".group"));
     }
     std::optional<double> rate;
     for (std::size_t k = 0; k < cells.value()->size(); ++k) {
@@ -482,8 +514,8 @@ Status FromSweep(const Docs& docs, Measurement& m) {
       }
     }
     if (!rate || !IsFinitePositive(*rate)) {
-      return BadInput("no measured items/s for group " + std::to_string(number.value()) + " at its recommended batch " +
-                          std::to_string(batch.value()),
+      return BadInput("no measured items/s for group " + std::to_string(number.value()) +
+                          " at its recommended batch " + std::to_string(batch.value()),
                       docs.Where(rel, "cells"));
     }
     const double w = static_cast<double>(std::max<std::uint64_t>(items->second, 1));
@@ -496,8 +528,9 @@ Status FromSweep(const Docs& docs, Measurement& m) {
   m.items_per_s_per_card = weight / seconds;
   m.peak_memory_mb = peak;
   m.memory_basis = m.device_class == DeviceClass::kCpu ? "rss" : "device";
-  m.throughput_basis = "the sweep's recommended batch size per length group, weighted by each group's item count; "
-                       "a sweep times the model alone (no reading, hashing or writing)";
+  m.throughput_basis =
+      "the sweep's recommended batch size per length group, weighted by each group's item count; "
+      "a sweep times the model alone (no reading, hashing or writing)";
   return Status();
 }
 
@@ -511,7 +544,8 @@ Result<Measurement> MeasurementFromDocuments(const std::string& folder, const st
   m.folder_kind = folder_kind;
   if (folder_kind == kFolderKindSweep) {
     PILOT_TRY(FromSweep(docs, m));
-  } else if (folder_kind == kFolderKindRun || folder_kind == kFolderKindShard || folder_kind == kFolderKindMerged) {
+  } else if (folder_kind == kFolderKindRun || folder_kind == kFolderKindShard ||
+             folder_kind == kFolderKindMerged) {
     if (folder_kind == kFolderKindMerged) {
       PILOT_TRY(MergedDevice(docs, documents, m));
     } else {
@@ -533,8 +567,8 @@ namespace {
 
 // Reads one of the folder's JSON documents into `docs` (capped, depth-checked). A missing
 // optional one is skipped.
-Status ReadDoc(FileSystem& fsys, const fs::path& dir, const std::string& rel, std::uint64_t cap, bool optional,
-               std::map<std::string, json>& docs) {
+Status ReadDoc(FileSystem& fsys, const fs::path& dir, const std::string& rel, std::uint64_t cap,
+               bool optional, std::map<std::string, json>& docs) {
   const fs::path file = dir / rel;
   if (optional) {
     auto st = fsys.LinkStat(file);
@@ -550,12 +584,15 @@ Status ReadDoc(FileSystem& fsys, const fs::path& dir, const std::string& rel, st
 
 }  // namespace
 
-Result<Measurement> ReadMeasurement(FileSystem& fsys, const fs::path& dir, const std::optional<std::string>& expect) {
+Result<Measurement> ReadMeasurement(FileSystem& fsys, const fs::path& dir,
+                                    const std::optional<std::string>& expect) {
   auto st = fsys.LinkStat(dir);
   if (!st.ok()) return st.error();
-  if (!st.value().exists) return BadInput("no such folder", dir.string(), "give a finished run, merged or sweep folder");
+  if (!st.value().exists)
+    return BadInput("no such folder", dir.string(), "give a finished run, merged or sweep folder");
   if (st.value().symlink || !st.value().directory) {
-    return BadInput("not a folder (a symlink or a file)", dir.string(), "give the folder itself, not a link to it");
+    return BadInput("not a folder (a symlink or a file)", dir.string(),
+                    "give the folder itself, not a link to it");
   }
   VerifyOptions options;
   options.expect_fingerprint = expect;
@@ -568,8 +605,10 @@ Result<Measurement> ReadMeasurement(FileSystem& fsys, const fs::path& dir, const
       const Finding& f = v.findings[i];
       first += (i ? "; " : "") + ("[" + f.check + "] " + Shown(f.where) + ": " + Shown(f.what));
     }
-    return BadInput("the folder fails verification with " + std::to_string(v.findings.size()) + " finding(s): " + first,
-                    dir.string(), "run `pilot verify " + dir.string() + "` for every finding; plan from a folder that verifies");
+    return BadInput(
+        "the folder fails verification with " + std::to_string(v.findings.size()) + " finding(s): " + first,
+        dir.string(),
+        "run `pilot verify " + dir.string() + "` for every finding; plan from a folder that verifies");
   }
   auto kind = ReadFolderKind(fsys, dir);
   if (!kind.ok()) return kind.error();
@@ -588,9 +627,12 @@ Result<Measurement> ReadMeasurement(FileSystem& fsys, const fs::path& dir, const
     std::size_t n = 0;
     for (const DirEntry& e : entries.value()) {
       if (!e.stat.directory || e.stat.symlink) continue;
-      if (++n > kMaxShards) return BadInput("more shard folders than pilot's cap", (dir / "data/shards").string());
-      PILOT_TRY(ReadDoc(fsys, dir, "data/shards/" + e.name + "/run.json", limits::kRunRecordBytes, false, docs));
-      PILOT_TRY(ReadDoc(fsys, dir, "data/shards/" + e.name + "/environment.json", limits::kRunRecordBytes, true, docs));
+      if (++n > kMaxShards)
+        return BadInput("more shard folders than pilot's cap", (dir / "data/shards").string());
+      PILOT_TRY(
+          ReadDoc(fsys, dir, "data/shards/" + e.name + "/run.json", limits::kRunRecordBytes, false, docs));
+      PILOT_TRY(ReadDoc(fsys, dir, "data/shards/" + e.name + "/environment.json", limits::kRunRecordBytes,
+                        true, docs));
     }
   }
   auto m = MeasurementFromDocuments(dir.string(), k, docs);
@@ -615,7 +657,9 @@ Result<Measurement> ReadMeasurement(FileSystem& fsys, const fs::path& dir, const
 
 namespace {
 
-bool Same(double a, double b) { return std::fabs(a - b) <= 1e-9 * std::max({1.0, std::fabs(a), std::fabs(b)}); }
+bool Same(double a, double b) {
+  return std::fabs(a - b) <= 1e-9 * std::max({1.0, std::fabs(a), std::fabs(b)});
+}
 
 std::string Fixed(double v, int digits) {
   char buf[64];
@@ -628,13 +672,16 @@ std::string Fixed(double v, int digits) {
 Result<RentalPlan> BuildRentalPlan(const PlanRequest& request) {
   const Measurement& b = request.basis;
   if (request.corpus.items == 0) return BadInput("the corpus has no item", "--corpus-items", "give N >= 1");
-  if (!std::isfinite(request.allowance_hours) || request.allowance_hours < 0 || request.allowance_hours > 10000) {
+  if (!std::isfinite(request.allowance_hours) || request.allowance_hours < 0 ||
+      request.allowance_hours > 10000) {
     return BadInput("the allowance must be 0-10000 hours", "--allowance-hours");
   }
   if (!std::isfinite(request.headroom) || request.headroom < 0 || request.headroom > 0.9) {
-    return BadInput("the headroom must be a share 0-0.9 of a card's memory", "--headroom", "e.g. 0.1 keeps 10% free");
+    return BadInput("the headroom must be a share 0-0.9 of a card's memory", "--headroom",
+                    "e.g. 0.1 keeps 10% free");
   }
-  if (request.assume_scaling && (!IsFinitePositive(*request.assume_scaling) || *request.assume_scaling > 1e6)) {
+  if (request.assume_scaling &&
+      (!IsFinitePositive(*request.assume_scaling) || *request.assume_scaling > 1e6)) {
     return BadInput("the scaling factor must be a number > 0 (at most 1e6)", "--assume-scaling");
   }
   if (!IsFinitePositive(b.items_per_s_per_card) || !std::isfinite(b.peak_memory_mb) || b.peak_memory_mb < 0) {
@@ -644,17 +691,19 @@ Result<RentalPlan> BuildRentalPlan(const PlanRequest& request) {
 
   std::vector<std::string> other_class;
   for (const CardType& c : request.prices.cards) {
-    if (c.device_class != b.device_class) other_class.push_back(c.name + " (" + DeviceClassName(c.device_class) + ")");
+    if (c.device_class != b.device_class)
+      other_class.push_back(c.name + " (" + DeviceClassName(c.device_class) + ")");
   }
   if (!other_class.empty() && !request.assume_scaling) {
     std::string names;
     for (std::size_t i = 0; i < other_class.size() && i < 8; ++i) names += (i ? ", " : "") + other_class[i];
     if (other_class.size() > 8) names += ", and " + std::to_string(other_class.size() - 8) + " more";
-    return BadInput("the measurement was made on " + std::string(DeviceClassName(b.device_class)) + " (" +
-                        Shown(b.device) + "); it does not project to cards of another class: " + names,
-                    "--from " + b.folder + " / --prices " + request.prices.file,
-                    "measure on one such card (pilot run --device cuda|rocm), or pass --assume-scaling F to take F x "
-                    "the measured items/s per card as an assumption");
+    return BadInput(
+        "the measurement was made on " + std::string(DeviceClassName(b.device_class)) + " (" +
+            Shown(b.device) + "); it does not project to cards of another class: " + names,
+        "--from " + b.folder + " / --prices " + request.prices.file,
+        "measure on one such card (pilot run --device cuda|rocm), or pass --assume-scaling F to take F x "
+        "the measured items/s per card as an assumption");
   }
 
   RentalPlan plan;
@@ -674,14 +723,16 @@ Result<RentalPlan> BuildRentalPlan(const PlanRequest& request) {
     if (!judged) {
       v.fit = "unknown";
       v.note = b.memory_basis == "rss"
-                   ? "the peak (" + peak + ") is resident memory on the CPU, which says nothing about a card's memory; "
-                     "measure on one such card to know"
+                   ? "the peak (" + peak +
+                         ") is resident memory on the CPU, which says nothing about a card's memory; "
+                         "measure on one such card to know"
                    : "the peak (" + peak + ") is a GPU allocator's, which says nothing about host memory";
       unknown_fit.push_back(c.name);
     } else if (b.peak_memory_mb <= v.usable_mb) {
       v.fit = "yes";
       v.note = "peak " + peak + " <= " + usable;
-      if (c.device_class != b.device_class) v.note += "; measured on " + std::string(DeviceClassName(b.device_class));
+      if (c.device_class != b.device_class)
+        v.note += "; measured on " + std::string(DeviceClassName(b.device_class));
     } else {
       v.fit = "no";
       v.note = "needs model parallelism; not covered: peak " + peak + " > " + usable +
@@ -727,7 +778,8 @@ Result<RentalPlan> BuildRentalPlan(const PlanRequest& request) {
     if (!r.fits) continue;
     if (Same(r.cost, *min_cost)) {
       const PlanRow* c = plan.cheapest ? &plan.rows[*plan.cheapest] : nullptr;
-      if (!c || (r.cards != c->cards ? r.cards < c->cards : r.period_days < c->period_days)) plan.cheapest = i;
+      if (!c || (r.cards != c->cards ? r.cards < c->cards : r.period_days < c->period_days))
+        plan.cheapest = i;
     }
     if (Same(r.needed_hours, *min_hours)) {
       const PlanRow* f = plan.fastest ? &plan.rows[*plan.fastest] : nullptr;
@@ -742,7 +794,8 @@ Result<RentalPlan> BuildRentalPlan(const PlanRequest& request) {
   auto& w = plan.warnings;
   if (request.prices.example) {
     w.push_back("the price file " + request.prices.file +
-                " says it is an EXAMPLE with MADE-UP prices: every cost in this plan is fiction; write your own price file");
+                " says it is an EXAMPLE with MADE-UP prices: every cost in this plan is fiction; write your "
+                "own price file");
   }
   if (request.assume_scaling && !other_class.empty()) {
     w.push_back("ASSUMPTION: items/s on cards of another class than the measurement (" +
@@ -750,13 +803,17 @@ Result<RentalPlan> BuildRentalPlan(const PlanRequest& request) {
                 Fixed(*request.assume_scaling, 3) + " (--assume-scaling), not a measurement");
   }
   if (!unknown_fit.empty()) {
-    w.push_back("fit unknown on " + std::to_string(unknown_fit.size()) +
-                " card type(s): the peak was measured on another kind of memory; such plans are listed, labelled "
-                "fit=unknown");
+    w.push_back(
+        "fit unknown on " + std::to_string(unknown_fit.size()) +
+        " card type(s): the peak was measured on another kind of memory; such plans are listed, labelled "
+        "fit=unknown");
   }
-  for (const auto& name : parallel) w.push_back(name + ": needs model parallelism; not covered (no plan listed)");
+  for (const auto& name : parallel)
+    w.push_back(name + ": needs model parallelism; not covered (no plan listed)");
   if (b.folder_kind == kFolderKindSweep) {
-    w.push_back("the rate comes from a sweep, which times the model alone: reading, hashing and writing are not in it");
+    w.push_back(
+        "the rate comes from a sweep, which times the model alone: reading, hashing and writing are not in "
+        "it");
   }
   const LengthMix& pm = b.mix;
   const LengthMix& cm = request.corpus.mix;
@@ -768,8 +825,9 @@ Result<RentalPlan> BuildRentalPlan(const PlanRequest& request) {
                   "): the projection scales by item count only; sweep or pilot on a sample of the corpus");
     }
   } else if (!cm.known()) {
-    w.push_back("the corpus' length mix is unknown (give --corpus-manifest with its inputs present): the projection "
-                "assumes the corpus' items are like the pilot's");
+    w.push_back(
+        "the corpus' length mix is unknown (give --corpus-manifest with its inputs present): the projection "
+        "assumes the corpus' items are like the pilot's");
   }
   if (!plan.any_fits()) w.push_back("no plan fits: no card type, period and lot count covers the corpus");
   return plan;
@@ -791,9 +849,11 @@ ojson MixToJson(const LengthMix& m) {
 }
 
 const char* const kCaveats[] = {
-    "several cards do not spread one program nor pool their memory: each card runs its own worker over its own "
+    "several cards do not spread one program nor pool their memory: each card runs its own worker over its "
+    "own "
     "shard (pilot run --shard I/N on each card, or --workers K on one host), and the model must fit one card",
-    "the pilot's items check the procedure; they do not mechanically predict the campaign's time: measure again on "
+    "the pilot's items check the procedure; they do not mechanically predict the campaign's time: measure "
+    "again on "
     "the rented card before committing to a long period",
     "cost = lot price x lots: a lot of several cards (a B200 lot is 2) is priced once, never again per card",
 };
@@ -857,7 +917,10 @@ ojson RentalPlanToJson(const RentalPlan& plan) {
   j["plans"] = rows;
   auto cards = ojson::array();
   for (const CardVerdict& c : plan.cards) {
-    cards.push_back({{"card", c.card}, {"class", c.device_class}, {"fit", c.fit}, {"usable_mb", c.usable_mb},
+    cards.push_back({{"card", c.card},
+                     {"class", c.device_class},
+                     {"fit", c.fit},
+                     {"usable_mb", c.usable_mb},
                      {"note", c.note}});
   }
   j["cards"] = cards;

@@ -1,6 +1,5 @@
 #include "pilot/requirements.h"
 
-
 #include <cstdio>
 
 namespace pilot {
@@ -23,21 +22,26 @@ std::vector<std::string> UnmetRequirements(const Requires& req, const Received& 
     unmet.push_back("min_device_count: " + std::to_string(*req.min_device_count) + " required, " +
                     std::to_string(got.device_count) + " GPU(s) visible");
   }
-  if (req.min_device_memory_mb && (got.device_count == 0 || got.min_device_memory_mb < *req.min_device_memory_mb)) {
+  if (req.min_device_memory_mb &&
+      (got.device_count == 0 || got.min_device_memory_mb < *req.min_device_memory_mb)) {
     std::snprintf(buf, sizeof buf, "min_device_memory_mb: %.0f MB required, %s", *req.min_device_memory_mb,
-                  got.device_count == 0 ? "no GPU visible" : (std::to_string(static_cast<long>(got.min_device_memory_mb)) + " MB on the smallest GPU").c_str());
+                  got.device_count == 0 ? "no GPU visible"
+                                        : (std::to_string(static_cast<long>(got.min_device_memory_mb)) +
+                                           " MB on the smallest GPU")
+                                              .c_str());
     unmet.push_back(buf);
   }
   if (req.min_libtorch_version) {
     auto want = ParseVersion(*req.min_libtorch_version);
     auto have = ParseVersion(got.libtorch_version);
     if (!want || !have || *have < *want) {
-      unmet.push_back("min_libtorch_version: " + *req.min_libtorch_version + " required, " + got.libtorch_version +
-                      " received");
+      unmet.push_back("min_libtorch_version: " + *req.min_libtorch_version + " required, " +
+                      got.libtorch_version + " received");
     }
   }
   if (req.min_free_disk_mb && got.free_disk_mb < *req.min_free_disk_mb) {
-    std::snprintf(buf, sizeof buf, "min_free_disk_mb: %.0f MB required, %.0f MB free under the runs directory",
+    std::snprintf(buf, sizeof buf,
+                  "min_free_disk_mb: %.0f MB required, %.0f MB free under the runs directory",
                   *req.min_free_disk_mb, got.free_disk_mb);
     unmet.push_back(buf);
   }

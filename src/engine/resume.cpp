@@ -3,9 +3,9 @@
 // through a symlink, and nothing its journal names may point inside it elsewhere.
 #include <unordered_set>
 
+#include "pilot/batch_plan.h"
 #include "pilot/folder_kind.h"
 #include "pilot/hash.h"
-#include "pilot/batch_plan.h"
 #include "pilot/json_util.h"
 #include "pilot/limits.h"
 #include "pilot/run.h"
@@ -36,8 +36,9 @@ Status CheckEntries(FileSystem& fsys, const fs::path& run_dir) {
   if (!data_stat.ok()) return data_stat.error();
   const bool has_data = data_stat.value().exists;
   if (has_data && !data_stat.value().directory) {
-    return BadInput(data_stat.value().symlink ? "data/ is a symlink; pilot never follows one inside a run folder"
-                                              : "data/ is not a folder",
+    return BadInput(data_stat.value().symlink
+                        ? "data/ is a symlink; pilot never follows one inside a run folder"
+                        : "data/ is not a folder",
                     data.string(), "the folder is damaged or hostile; it cannot be resumed");
   }
   for (const fs::path& d : {run_dir, data}) {
@@ -70,8 +71,8 @@ Status CheckSidecar(FileSystem& fsys, const fs::path& run_dir, const JournalStat
   auto stat = fsys.LinkStat(file);
   if (!stat.ok()) return stat.error();
   if (stat.value().exists && !stat.value().regular) {
-    return BadInput("is not a regular file (a symlink?); pilot never follows one inside a run folder", file.string(),
-                    "the run folder is damaged or hostile; it cannot be resumed");
+    return BadInput("is not a regular file (a symlink?); pilot never follows one inside a run folder",
+                    file.string(), "the run folder is damaged or hostile; it cannot be resumed");
   }
   if (journal.vectors_end == 0) return {};  // nothing journaled points into it
   std::uint32_t dim = 0;
@@ -80,8 +81,9 @@ Status CheckSidecar(FileSystem& fsys, const fs::path& run_dir, const JournalStat
   auto record = ParseRunRecord(text.value(), (run_dir / "data/run.json").string());
   if (!record.ok()) return record.error();
   if (record.value().output_kind != "embedding") {
-    return BadInput("the journal points into a vectors sidecar but data/run.json does not describe an embedding run",
-                    (run_dir / "data/run.json").string(), "the run folder is damaged; it cannot be resumed");
+    return BadInput(
+        "the journal points into a vectors sidecar but data/run.json does not describe an embedding run",
+        (run_dir / "data/run.json").string(), "the run folder is damaged; it cannot be resumed");
   }
   dim = record.value().dim;
   const std::uint64_t size = stat.value().exists ? stat.value().size : 0;
@@ -120,9 +122,10 @@ Result<ResumeSetup> CheckAgainstJournal(FileSystem& fsys, const fs::path& run_di
   s.journal = std::move(journal).value();
   const JournalHeader& h = s.journal.header;
   if (h.version < kJournalVersion) {
-    return BadInput("the folder was written in run format " + std::to_string(h.version) +
-                        " (pilot 0.1), which this pilot verifies and reads the status of, but does not resume",
-                    run_dir.string(), "finish it with the pilot that started it, or start a new run with `pilot run`");
+    return BadInput(
+        "the folder was written in run format " + std::to_string(h.version) +
+            " (pilot 0.1), which this pilot verifies and reads the status of, but does not resume",
+        run_dir.string(), "finish it with the pilot that started it, or start a new run with `pilot run`");
   }
 
   // The copies (or, if a kill came before they were written, the originals) must be the
@@ -133,12 +136,12 @@ Result<ResumeSetup> CheckAgainstJournal(FileSystem& fsys, const fs::path& run_di
     fs::path file = in_folder ? run_dir / copy : fs::path(original);
     auto digest = Sha256File(fsys, file, /*follow_symlinks=*/!in_folder);
     if (!digest.ok()) {
-      return BadInput(std::string("the ") + what + " is missing or unreadable: " + digest.error().what, file.string(),
-                      "the run cannot be resumed");
+      return BadInput(std::string("the ") + what + " is missing or unreadable: " + digest.error().what,
+                      file.string(), "the run cannot be resumed");
     }
     if (digest.value() != want) {
-      return BadInput(std::string("the ") + what + " changed since the run started (sha256 " + digest.value() +
-                          ", the journal binds " + want + ")",
+      return BadInput(std::string("the ") + what + " changed since the run started (sha256 " +
+                          digest.value() + ", the journal binds " + want + ")",
                       file.string(), "restore it, or start a new run");
     }
     return file;
@@ -153,8 +156,8 @@ Result<ResumeSetup> CheckAgainstJournal(FileSystem& fsys, const fs::path& run_di
                     "restore it to resume the run");
   }
   if (model.value() != h.model_sha256) {
-    return BadInput("the model file changed since the run started (sha256 " + model.value() + ", the run used " +
-                        h.model_sha256 + ")",
+    return BadInput("the model file changed since the run started (sha256 " + model.value() +
+                        ", the run used " + h.model_sha256 + ")",
                     h.model_path, "restore the model the run used, or start a new run");
   }
 
@@ -189,28 +192,32 @@ Result<ResumeSetup> CheckAgainstJournal(FileSystem& fsys, const fs::path& run_di
     if (!text.ok()) return text.error();
     auto record = ParseJson(text.value(), (run_dir / "data/run.json").string());
     if (!record.ok()) return record.error();
-    if (record.value().is_object() && record.value().contains("requested") && record.value()["requested"].is_object()) {
+    if (record.value().is_object() && record.value().contains("requested") &&
+        record.value()["requested"].is_object()) {
       p.requested = nlohmann::ordered_json::parse(record.value()["requested"].dump());
     }
     if (record.value().is_object() && record.value().contains("plan") && record.value()["plan"].is_object() &&
         record.value()["plan"].contains("batch_plan") && record.value()["plan"]["batch_plan"].is_object()) {
       plan_sha = StringAt(record.value()["plan"]["batch_plan"], "sha256");
       if (!plan_sha) plan_sha = "";
-    } else if (record.value().is_object() && record.value().contains("plan") && record.value()["plan"].is_object() &&
-               record.value()["plan"].contains("batch_plan") && record.value()["plan"]["batch_plan"].is_null()) {
+    } else if (record.value().is_object() && record.value().contains("plan") &&
+               record.value()["plan"].is_object() && record.value()["plan"].contains("batch_plan") &&
+               record.value()["plan"]["batch_plan"].is_null()) {
       recorded_no_plan = true;
     }
   }
   // The batch plan comes from the folder's own copy, never from the sweep folder again.
   if (Exists(fsys, run_dir / kBatchPlanFile)) {
     if (recorded_no_plan) {
-      return BadInput("the run recorded no batch plan, yet the folder holds one", (run_dir / kBatchPlanFile).string(),
+      return BadInput("the run recorded no batch plan, yet the folder holds one",
+                      (run_dir / kBatchPlanFile).string(),
                       "the run folder was altered; it cannot be resumed");
     }
     auto text = ReadCapped(fsys, run_dir / kBatchPlanFile, limits::kBatchPlanBytes, "batch plan");
     if (!text.ok()) return text.error();
     if (plan_sha && Sha256Hex(text.value()) != *plan_sha) {
-      return BadInput("the batch plan's copy differs from the one the run recorded", (run_dir / kBatchPlanFile).string(),
+      return BadInput("the batch plan's copy differs from the one the run recorded",
+                      (run_dir / kBatchPlanFile).string(),
                       "the run folder was altered; it cannot be resumed");
     }
     auto bp = ParseBatchPlan(text.value(), (run_dir / kBatchPlanFile).string());
@@ -329,8 +336,8 @@ Result<ResumeSetup> PrepareResume(const fs::path& given, FileSystem& fsys) {
                       "check it with `pilot verify`, or start a new run");
     }
     if (auto pid = LockHolder(fsys, run_dir)) {
-      return BadInput("the run folder is being written by " + LockHolderText(*pid),
-                      run_dir.string(), "wait for it to finish");
+      return BadInput("the run folder is being written by " + LockHolderText(*pid), run_dir.string(),
+                      "wait for it to finish");
     }
     ResumeSetup s;
     s.run_dir = run_dir;

@@ -1,29 +1,28 @@
 #include "pilot/run.h"
-#include "pilot/sweep.h"
+
+#include <spdlog/spdlog.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <fstream>
 #include <random>
-#include <unistd.h>
-
-#include <atomic>
 #include <thread>
 #include <unordered_map>
 
-#include <spdlog/spdlog.h>
-
 #include "engine/bounded_queue.h"
 #include "pilot/bag.h"
-#include "pilot/folder_kind.h"
-#include "pilot/vectors.h"
 #include "pilot/build_info.h"
+#include "pilot/folder_kind.h"
 #include "pilot/hash.h"
 #include "pilot/host.h"
 #include "pilot/json_util.h"
 #include "pilot/precheck.h"
 #include "pilot/reasons.h"
+#include "pilot/sweep.h"
 #include "pilot/utf8.h"
+#include "pilot/vectors.h"
 
 namespace pilot {
 
@@ -42,14 +41,16 @@ std::string Score(double v) {
 // data, and gets its own reason so that it is never mistaken for a verdict.
 std::optional<std::string> InvalidClassification(const ItemOutput& out, const StageDescription& desc) {
   if (!std::isfinite(out.confidence) || out.confidence < 0 || out.confidence > 1) {
-    return "the model's score is " + (std::isfinite(out.confidence) ? Score(out.confidence) : std::string("not finite")) +
+    return "the model's score is " +
+           (std::isfinite(out.confidence) ? Score(out.confidence) : std::string("not finite")) +
            ", not a probability in [0, 1]";
   }
   if (std::find(desc.labels.begin(), desc.labels.end(), out.label) == desc.labels.end()) {
     return "the model's label is not one of its declared labels";
   }
   for (float p : out.scores) {
-    if (!std::isfinite(p) || p < 0 || p > 1.0f + 1e-5f) return "a score of the model is not a probability in [0, 1]";
+    if (!std::isfinite(p) || p < 0 || p > 1.0f + 1e-5f)
+      return "a score of the model is not a probability in [0, 1]";
   }
   return std::nullopt;
 }
@@ -57,7 +58,8 @@ std::optional<std::string> InvalidClassification(const ItemOutput& out, const St
 // An embedding must have the model's declared length and only finite values.
 std::optional<std::string> InvalidEmbedding(const ItemOutput& out, const StageDescription& desc) {
   if (out.vector.size() != desc.dim) {
-    return "the model returned " + std::to_string(out.vector.size()) + " values, its dim is " + std::to_string(desc.dim);
+    return "the model returned " + std::to_string(out.vector.size()) + " values, its dim is " +
+           std::to_string(desc.dim);
   }
   for (std::size_t k = 0; k < out.vector.size(); ++k) {
     if (!std::isfinite(out.vector[k])) return "the vector's value " + std::to_string(k) + " is not finite";
@@ -67,15 +69,16 @@ std::optional<std::string> InvalidEmbedding(const ItemOutput& out, const StageDe
 
 // Judges one item's outcome by the stage's output kind. `failed`: the stage failed on this
 // item alone (a batch of one), `out_of_memory` saying whether from lack of device memory.
-ResultRecord Judge(const ManifestItem& item, const ItemOutput& out, bool out_of_memory, const StageDescription& desc,
-                   const std::vector<std::string>& allowed, double latency_ms) {
+ResultRecord Judge(const ManifestItem& item, const ItemOutput& out, bool out_of_memory,
+                   const StageDescription& desc, const std::vector<std::string>& allowed, double latency_ms) {
   ResultRecord r;
   const bool classifies = desc.output == OutputKind::kClassification;
   std::optional<std::string> invalid;
   if (out.ok) invalid = classifies ? InvalidClassification(out, desc) : InvalidEmbedding(out, desc);
   if (!out.ok) {
-    r = ResultRecord::Rejected(item.id, out_of_memory ? reason::kDeviceOutOfMemory : reason::kStageError,
-                               TruncateUtf8(out.error.empty() ? "the stage failed without a message" : out.error, 2000));
+    r = ResultRecord::Rejected(
+        item.id, out_of_memory ? reason::kDeviceOutOfMemory : reason::kStageError,
+        TruncateUtf8(out.error.empty() ? "the stage failed without a message" : out.error, 2000));
   } else if (invalid) {
     r = ResultRecord::Rejected(item.id, reason::kInvalidOutput, *invalid);
   } else if (!classifies) {
@@ -83,12 +86,13 @@ ResultRecord Judge(const ManifestItem& item, const ItemOutput& out, bool out_of_
     r.accepted = true;
     r.dim = static_cast<std::uint32_t>(desc.dim);
   } else if (std::find(allowed.begin(), allowed.end(), out.label) == allowed.end()) {
-    r = ResultRecord::Rejected(item.id, reason::kCategoryNotAllowed,
-                               "model says '" + out.label + "' (" + Score(out.confidence) + "), not in allowed_categories");
+    r = ResultRecord::Rejected(
+        item.id, reason::kCategoryNotAllowed,
+        "model says '" + out.label + "' (" + Score(out.confidence) + "), not in allowed_categories");
   } else if (out.confidence < desc.min_confidence) {
     r = ResultRecord::Rejected(item.id, reason::kLowConfidence,
-                               "top label '" + out.label + "' at " + Score(out.confidence) + " is below min_confidence " +
-                                   Score(desc.min_confidence));
+                               "top label '" + out.label + "' at " + Score(out.confidence) +
+                                   " is below min_confidence " + Score(desc.min_confidence));
   } else {
     r.id = item.id;
     r.accepted = true;
@@ -115,8 +119,8 @@ Status CopyPinnedManifest(FileSystem& fs, const fs::path& from, const fs::path& 
   auto digest = Sha256File(fs, to, /*follow_symlinks=*/false);
   if (!digest.ok()) return digest.error();
   if (digest.value() != want) {
-    return BadInput("the manifest changed while pilot was copying it (its copy's sha256 is " + digest.value() +
-                        ", the run is bound to " + want + ")",
+    return BadInput("the manifest changed while pilot was copying it (its copy's sha256 is " +
+                        digest.value() + ", the run is bound to " + want + ")",
                     from.string(), "leave the manifest alone while a run starts");
   }
   return {};
@@ -128,7 +132,13 @@ class Driver {
  public:
   Driver(const fs::path& dir, const RunPlan& plan, const JournalHeader& header, Stage& stage, FileSystem& fs,
          Clock& clock, const RunControl& control)
-      : dir_(dir), plan_(plan), manifest_(plan.manifest), header_(header), stage_(stage), fs_(fs), clock_(clock),
+      : dir_(dir),
+        plan_(plan),
+        manifest_(plan.manifest),
+        header_(header),
+        stage_(stage),
+        fs_(fs),
+        clock_(clock),
         control_(control) {
     auto root = fs.Resolve(plan.inputs_root);
     auto root_stat = fs.Stat(plan.inputs_root);
@@ -166,8 +176,8 @@ class Driver {
       // keeps everything journaled so far.
       Error e = st.error();
       e.kind = ErrorKind::kWorkFailed;
-      e.hint += std::string(e.hint.empty() ? "" : "; ") + "the run folder is unfinished but resumable: pilot resume " +
-                dir_.string();
+      e.hint += std::string(e.hint.empty() ? "" : "; ") +
+                "the run folder is unfinished but resumable: pilot resume " + dir_.string();
       return e;
     }
     outcome_.progress = progress_;
@@ -178,9 +188,9 @@ class Driver {
   Status Work(bool resumed) {
     const StageDescription& d = stage_.Describe();
     PILOT_TRY(journal_->AppendSession({{"pid", static_cast<long>(::getpid())},
-                                                   {"resumed", resumed},
-                                                   {"device", d.device},
-                                                   {"pilot_version", build::kVersion}},
+                                       {"resumed", resumed},
+                                       {"device", d.device},
+                                       {"pilot_version", build::kVersion}},
                                       clock_.UnixSeconds()));
     session_start_ = clock_.MonotonicSeconds();
     last_log_ = session_start_;
@@ -201,7 +211,7 @@ class Driver {
     std::vector<ManifestItem> items;
     std::vector<std::optional<ResultRecord>> slot;  // prechecks' rejections
     std::vector<std::string> texts;
-    std::vector<std::size_t> staged;  // items[staged[k]] holds texts[k]
+    std::vector<std::size_t> staged;      // items[staged[k]] holds texts[k]
     std::vector<PreparedInput> features;  // the stage's Prepare(texts[k]), when it has one
   };
   struct Written {
@@ -299,7 +309,8 @@ class Driver {
             if (bp) {
               const std::size_t g = GroupOfItem(*bp, item);
               groups[g].push_back(item);
-              return groups[g].size() < static_cast<std::size_t>(bp->batch_sizes[g]) ? Status() : send_items(groups[g]);
+              return groups[g].size() < static_cast<std::size_t>(bp->batch_sizes[g]) ? Status()
+                                                                                     : send_items(groups[g]);
             }
             pending.push_back(item);
             return pending.size() < batch ? Status() : send();
@@ -330,8 +341,8 @@ class Driver {
         }
         // Journaled and synced before anything derived from these results is written.
         if (st.ok()) {
-          st = journal_->AppendResults(job->records, clock_.UnixSeconds(), job->peak_rss_mb, job->device_peak_mb,
-                                       job->failures);
+          st = journal_->AppendResults(job->records, clock_.UnixSeconds(), job->peak_rss_mb,
+                                       job->device_peak_mb, job->failures);
         }
         if (!st.ok()) {
           writer_status = st;
@@ -405,10 +416,12 @@ class Driver {
     j["command_line"] = JoinCommandLine(plan_.command_line);
     j["state"] = state;
     j["started_at"] = header_.started_at;
-    j["finished_at"] = state == "finished" ? nlohmann::ordered_json(clock_.UtcNowIso()) : nlohmann::ordered_json();
+    j["finished_at"] =
+        state == "finished" ? nlohmann::ordered_json(clock_.UtcNowIso()) : nlohmann::ordered_json();
     if (header_.started_unix > 0) {
       j["started_unix"] = header_.started_unix;
-      j["finished_unix"] = state == "finished" ? nlohmann::ordered_json(clock_.UnixSeconds()) : nlohmann::ordered_json();
+      j["finished_unix"] =
+          state == "finished" ? nlohmann::ordered_json(clock_.UnixSeconds()) : nlohmann::ordered_json();
     }
     j["sessions"] = sessions_;
     j["manifest_copy"] = header_.manifest_copy;
@@ -416,7 +429,9 @@ class Driver {
     j["params_sha256"] = header_.params_sha256;
     j["model_sha256"] = header_.model_sha256;
     if (header_.shard) {
-      j["shard"] = {{"index", header_.shard->index}, {"count", header_.shard->count}, {"items", header_.items},
+      j["shard"] = {{"index", header_.shard->index},
+                    {"count", header_.shard->count},
+                    {"items", header_.items},
                     {"assignment", "sha256(id)[0:8] big-endian mod count"},
                     {"acceptance", "judged by pilot merge over the whole manifest"}};
     }
@@ -516,8 +531,8 @@ class Driver {
       std::vector<double> latency(views.size(), 0);
       RunStage(views, p.features, 0, views.size(), outs, oom, latency, w.failures);
       for (std::size_t k = 0; k < p.staged.size(); ++k) {
-        ResultRecord r =
-            Judge(p.items[p.staged[k]], outs[k], oom[k] != 0, desc, plan_.params.allowed_categories, latency[k]);
+        ResultRecord r = Judge(p.items[p.staged[k]], outs[k], oom[k] != 0, desc,
+                               plan_.params.allowed_categories, latency[k]);
         if (r.accepted && r.dim) {
           r.vector_at = sidecar_end_ + w.vectors.size();
           w.vectors += SidecarEntry(r.id, outs[k].vector);
@@ -549,8 +564,8 @@ class Driver {
     const std::uint64_t size = stat.value().exists ? stat.value().size : 0;
     if (journaled > 0) {
       if (!stat.value().exists || size < journaled) {
-        return BadInput("the vectors sidecar holds " + std::to_string(size) + " bytes, the journal refers to " +
-                            std::to_string(journaled),
+        return BadInput("the vectors sidecar holds " + std::to_string(size) +
+                            " bytes, the journal refers to " + std::to_string(journaled),
                         file.string(), "vectors the journal recorded are lost; the run cannot be resumed");
       }
       auto reader = SidecarReader::Open(fs_, file, static_cast<std::uint32_t>(desc.dim));
@@ -625,71 +640,76 @@ class Driver {
       npy.reserve(npy.size() + js.accepted * desc.dim * sizeof(float));
     }
     std::size_t next_hint = 0;
-    PILOT_TRY(manifest_.ForEach([&](const ManifestItem& item) -> Status {
-      const std::size_t at = js.done.Find(item.id, next_hint);
-      // (Ids of other shards are skipped below; a journaled one of them is counted out at the end.)
-      if (at == IdIndex::npos) return BadInput("no result was journaled for this item", item.id);
-      next_hint = at + 1;
-      // The common case copies the journal's line: a classifier's or a rejection's record
-      // there is its result line with "type":"result" in front, as verify checks. Anything
-      // the strict scanner does not take (and every embedding, whose row is numbered here)
-      // is parsed and written afresh.
-      auto raw = reader.ReadLine(js.done.Value(at));
-      if (!raw.ok()) return raw.error();
-      std::optional<ResultRecord> scanned = embeds ? std::nullopt : ScanResultRecord(raw.value(), /*journal=*/true);
-      if (scanned && scanned->id == item.id) {
-        constexpr std::string_view kType = "{\"type\":\"result\",";
-        results += '{';
-        results.append(raw.value().substr(kType.size()));
-        results += '\n';
-        if (Status flushed = flush(kFlushBytes); !flushed.ok()) return flushed;
-        builder.Add(item, *scanned);
-        if (rows.size() < kMarkdownItemRows) rows.push_back(std::move(*scanned));
-        ++n;
-        return {};
-      }
-      auto rec = reader.Read(js.done.Value(at));
-      if (!rec.ok()) return rec.error();
-      ResultRecord& r = rec.value();
-      if (embeds && r.accepted) {
-        if (!r.vector_at || !r.dim || *r.dim != desc.dim) {
-          return BadInput("the journal's record of item '" + item.id + "' does not point at a vector of dim " +
-                              std::to_string(desc.dim),
-                          journal_file.string());
-        }
-        auto vector = sidecar->ReadRaw(*r.vector_at, r.id);
-        if (!vector.ok()) return vector.error();
-        npy += vector.value();
-        r.row = row++;
-        r.vector_at.reset();
-      }
-      results += ToJsonLine(r);
-      results += '\n';
-      if (Status flushed = flush(kFlushBytes); !flushed.ok()) return flushed;
-      builder.Add(item, r);
-      if (rows.size() < kMarkdownItemRows) rows.push_back(std::move(r));
-      ++n;
-      return {};
-    }, [&](std::string_view id) { return !InShard(id, shard_); }));
+    PILOT_TRY(manifest_.ForEach(
+        [&](const ManifestItem& item) -> Status {
+          const std::size_t at = js.done.Find(item.id, next_hint);
+          // (Ids of other shards are skipped below; a journaled one of them is counted out at the end.)
+          if (at == IdIndex::npos) return BadInput("no result was journaled for this item", item.id);
+          next_hint = at + 1;
+          // The common case copies the journal's line: a classifier's or a rejection's record
+          // there is its result line with "type":"result" in front, as verify checks. Anything
+          // the strict scanner does not take (and every embedding, whose row is numbered here)
+          // is parsed and written afresh.
+          auto raw = reader.ReadLine(js.done.Value(at));
+          if (!raw.ok()) return raw.error();
+          std::optional<ResultRecord> scanned =
+              embeds ? std::nullopt : ScanResultRecord(raw.value(), /*journal=*/true);
+          if (scanned && scanned->id == item.id) {
+            constexpr std::string_view kType = "{\"type\":\"result\",";
+            results += '{';
+            results.append(raw.value().substr(kType.size()));
+            results += '\n';
+            if (Status flushed = flush(kFlushBytes); !flushed.ok()) return flushed;
+            builder.Add(item, *scanned);
+            if (rows.size() < kMarkdownItemRows) rows.push_back(std::move(*scanned));
+            ++n;
+            return {};
+          }
+          auto rec = reader.Read(js.done.Value(at));
+          if (!rec.ok()) return rec.error();
+          ResultRecord& r = rec.value();
+          if (embeds && r.accepted) {
+            if (!r.vector_at || !r.dim || *r.dim != desc.dim) {
+              return BadInput("the journal's record of item '" + item.id +
+                                  "' does not point at a vector of dim " + std::to_string(desc.dim),
+                              journal_file.string());
+            }
+            auto vector = sidecar->ReadRaw(*r.vector_at, r.id);
+            if (!vector.ok()) return vector.error();
+            npy += vector.value();
+            r.row = row++;
+            r.vector_at.reset();
+          }
+          results += ToJsonLine(r);
+          results += '\n';
+          if (Status flushed = flush(kFlushBytes); !flushed.ok()) return flushed;
+          builder.Add(item, r);
+          if (rows.size() < kMarkdownItemRows) rows.push_back(std::move(r));
+          ++n;
+          return {};
+        },
+        [&](std::string_view id) { return !InShard(id, shard_); }));
     if (js.done.size() != n) {
-      return BadInput("the journal holds results for ids that are not in the manifest", journal_file.string());
+      return BadInput("the journal holds results for ids that are not in the manifest",
+                      journal_file.string());
     }
     if (embeds) PILOT_TRY(fs_.WriteFileAtomic(dir_ / kVectorsNpy, npy));
     PILOT_TRY(flush(0));
     PILOT_TRY(results_file.value()->Commit());
     // A shard's acceptance is judged by merge, over the whole manifest.
-    outcome_.report = builder.Finish(header_.shard ? Acceptance{} : plan_.params.acceptance,
-                                     RunMetrics{js.processing_seconds, std::max(js.peak_rss_mb, PeakRssMegabytes()),
-                                                js.device_peak_mb, js.batch_failure_count, js.batch_failures});
+    outcome_.report =
+        builder.Finish(header_.shard ? Acceptance{} : plan_.params.acceptance,
+                       RunMetrics{js.processing_seconds, std::max(js.peak_rss_mb, PeakRssMegabytes()),
+                                  js.device_peak_mb, js.batch_failure_count, js.batch_failures});
     PILOT_TRY(fs_.WriteFileAtomic(dir_ / "data/report.json", PrettyJson(ReportToJson(outcome_.report))));
-    PILOT_TRY(
-        fs_.WriteFileAtomic(dir_ / "data/report.md", ReportToMarkdown(outcome_.report, header_.run_id, rows)));
+    PILOT_TRY(fs_.WriteFileAtomic(dir_ / "data/report.md",
+                                  ReportToMarkdown(outcome_.report, header_.run_id, rows)));
     PILOT_TRY(WriteRunRecord("finished"));
     PILOT_TRY(FinalizeBag(fs_, dir_, clock_.UtcNowIso().substr(0, 10),
-                                      {{"Bag-Software-Agent", std::string("pilot ") + build::kVersion},
-                                       {"External-Identifier", header_.run_id},
-                                       {"Pilot-Folder-Kind", header_.shard ? kFolderKindShard : kFolderKindRun},
-                                       {"Pilot-Format-Version", std::to_string(kRunFormatVersion)}}));
+                          {{"Bag-Software-Agent", std::string("pilot ") + build::kVersion},
+                           {"External-Identifier", header_.run_id},
+                           {"Pilot-Folder-Kind", header_.shard ? kFolderKindShard : kFolderKindRun},
+                           {"Pilot-Format-Version", std::to_string(kRunFormatVersion)}}));
     lock.RemoveFile();
     auto fingerprint = Sha256File(fs_, dir_ / "tagmanifest-sha256.txt", false);
     if (fingerprint.ok()) outcome_.fingerprint = fingerprint.value();
@@ -710,7 +730,7 @@ class Driver {
   const fs::path dir_;
   fs::path inputs_root_;
   const RunPlan& plan_;
-  ManifestSource manifest_;  // iterates the run folder's copy once it exists
+  ManifestSource manifest_;     // iterates the run folder's copy once it exists
   const JournalHeader header_;  // a copy: a resume moves its journal state into Finish
   const ShardSpec shard_ = header_.shard.value_or(ShardSpec{});
   Stage& stage_;
@@ -794,7 +814,8 @@ Result<RunOutcome> ExecuteRun(const RunPlan& plan, Stage& stage, FileSystem& fs,
   auto copied = [&]() -> Result<std::string> {
     PILOT_TRY(CopyPinnedManifest(fs, plan.manifest.file(), dir / copy_name, plan.manifest.sha256()));
     PILOT_TRY(fs.WriteFileAtomic(dir / "data/params.json", plan.params_bytes));
-    if (plan.batch_plan) PILOT_TRY(fs.WriteFileAtomic(dir / kBatchPlanFile, PrettyJson(BatchPlanToJson(*plan.batch_plan))));
+    if (plan.batch_plan)
+      PILOT_TRY(fs.WriteFileAtomic(dir / kBatchPlanFile, PrettyJson(BatchPlanToJson(*plan.batch_plan))));
     return plan.manifest.sha256();  // the copy's own hash, just checked equal
   }();
   if (!copied.ok()) {
@@ -832,15 +853,16 @@ Result<RunOutcome> ExecuteRun(const RunPlan& plan, Stage& stage, FileSystem& fs,
     e.hint = "nothing was processed; remove " + dir.string() + " and start a new run";
     return e;
   }
-  return Driver(dir, plan, header, stage, fs, clock, control).Drive(journal.value(), lock.value(), nullptr, {});
+  return Driver(dir, plan, header, stage, fs, clock, control)
+      .Drive(journal.value(), lock.value(), nullptr, {});
 }
 
 Result<RunOutcome> ResumeRun(ResumeSetup& setup, Stage& stage, FileSystem& fs, Clock& clock,
                              const RunControl& control) {
   auto journal = JournalWriter::Open(fs, setup.run_dir / kJournal);
   if (!journal.ok()) return journal.error();
-  spdlog::info("resume {}: {} of {} items already done", setup.journal.header.run_id, setup.journal.done.size(),
-               setup.journal.header.items);
+  spdlog::info("resume {}: {} of {} items already done", setup.journal.header.run_id,
+               setup.journal.done.size(), setup.journal.header.items);
   return Driver(setup.run_dir, setup.plan, setup.journal.header, stage, fs, clock, control)
       .Drive(journal.value(), *setup.lock, &setup.journal, setup.notes);
 }

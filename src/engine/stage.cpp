@@ -23,8 +23,7 @@ Result<std::unique_ptr<Stage>> StageRegistry::Create(const StageConfig& config) 
   if (it == factories_.end()) {
     std::string kinds;
     for (const auto& k : Kinds()) kinds += (kinds.empty() ? "" : ", ") + k;
-    return BadInput("unknown stage kind '" + config.kind + "'", "stage.kind",
-                    "registered kinds: " + kinds);
+    return BadInput("unknown stage kind '" + config.kind + "'", "stage.kind", "registered kinds: " + kinds);
   }
   return it->second(config);
 }

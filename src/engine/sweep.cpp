@@ -55,7 +55,8 @@ Grouping MakeGroups(const std::vector<MeasuredItem>& items, int groups, std::str
     g.groups.push_back(std::move(lg));
     begin = cuts[gi];
   }
-  for (std::size_t i = 0; i < items.size(); ++i) g.groups[static_cast<std::size_t>(group_of[i])].ids.push_back(items[i].id);
+  for (std::size_t i = 0; i < items.size(); ++i)
+    g.groups[static_cast<std::size_t>(group_of[i])].ids.push_back(items[i].id);
   for (auto& lg : g.groups) lg.items = lg.ids.size();
   return g;
 }
@@ -76,8 +77,6 @@ std::uint64_t InputLength(const Stage& stage, std::string_view input, bool& feat
   features = false;
   return input.size();
 }
-
-
 
 // --- one cell ------------------------------------------------------------------------------
 
@@ -182,8 +181,5 @@ CellMeasure RunCell(Stage& stage, const std::vector<std::string>& ids, const std
   c.peak_device_mb = stage.PeakDeviceMemoryMb();
   return c;
 }
-
-
-
 
 }  // namespace pilot

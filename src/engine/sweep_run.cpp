@@ -1,12 +1,12 @@
 #include "pilot/sweep_run.h"
 
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
 #include <map>
 #include <set>
 #include <unordered_map>
 #include <unordered_set>
-
-#include <spdlog/spdlog.h>
 
 #include "pilot/bag.h"
 #include "pilot/build_info.h"
@@ -26,10 +26,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-
-
-
-
 class SweepSession {
  public:
   SweepSession(fs::path dir, const SweepPlan& plan, FileSystem& fsys, Clock& clock, const CellRunner& runner,
@@ -47,7 +43,8 @@ class SweepSession {
     j["command_args"] = plan_.run.command_line;
     j["state"] = state;
     j["started_at"] = started_at;
-    j["finished_at"] = state == "finished" ? nlohmann::ordered_json(clock_.UtcNowIso()) : nlohmann::ordered_json();
+    j["finished_at"] =
+        state == "finished" ? nlohmann::ordered_json(clock_.UtcNowIso()) : nlohmann::ordered_json();
     j["manifest_copy"] = ManifestCopyFileName(plan_.run.manifest.file());
     j["manifest_sha256"] = plan_.run.manifest.sha256();
     j["params_sha256"] = Sha256Hex(plan_.run.params_bytes);
@@ -67,7 +64,8 @@ class SweepSession {
     PILOT_TRY(fs_.CreateDirectoryExclusive(dir_ / "data"));
     PILOT_TRY(fs_.CreateDirectoryExclusive(dir_ / "data/cells"));
     PILOT_TRY(WriteBagDeclaration(fs_, dir_));
-    PILOT_TRY(CopyManifestPinned(fs_, plan_.run.manifest.file(), dir_ / ManifestCopyFileName(plan_.run.manifest.file()),
+    PILOT_TRY(CopyManifestPinned(fs_, plan_.run.manifest.file(),
+                                 dir_ / ManifestCopyFileName(plan_.run.manifest.file()),
                                  plan_.run.manifest.sha256()));
     PILOT_TRY(fs_.WriteFileAtomic(dir_ / "data/params.json", plan_.run.params_bytes));
     PILOT_TRY(fs_.WriteFileAtomic(dir_ / "data/environment.json", PrettyJson(plan_.run.environment)));
@@ -123,11 +121,12 @@ class SweepSession {
         const std::string file = SweepCellFile(g, b);
         const std::string text = PrettyJson(CellToJson(m));
         PILOT_TRY(fs_.WriteFileAtomic(dir_ / file, text));
-        nlohmann::ordered_json line{{"group", g},
-                                    {"batch_size", b},
-                                    {"file", file},
-                                    {"sha256", Sha256Hex(text)},
-                                    {"limit", m.limit.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(m.limit)}};
+        nlohmann::ordered_json line{
+            {"group", g},
+            {"batch_size", b},
+            {"file", file},
+            {"sha256", Sha256Hex(text)},
+            {"limit", m.limit.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(m.limit)}};
         PILOT_TRY(journal.value()->Append(JsonLine(line) + "\n"));
         PILOT_TRY(journal.value()->Sync());
         if (control_.on_progress) control_.on_progress(ProgressLine(m, total));
@@ -154,9 +153,11 @@ class SweepSession {
 
   std::string ProgressLine(const CellMeasure& m, std::size_t total) const {
     char buf[256];
-    std::snprintf(buf, sizeof buf, "sweep: cell %zu/%zu (at most): group %d, batch %d: %.0f items/s, p95 %.2f ms, peak %.0f MB%s%s",
-                  cells_.size() + 1, total, m.group, m.batch_size, m.items_per_second, m.p95_ms, m.peak_memory_mb(),
-                  m.limit.empty() ? "" : ", LIMIT ", m.limit.c_str());
+    std::snprintf(
+        buf, sizeof buf,
+        "sweep: cell %zu/%zu (at most): group %d, batch %d: %.0f items/s, p95 %.2f ms, peak %.0f MB%s%s",
+        cells_.size() + 1, total, m.group, m.batch_size, m.items_per_second, m.p95_ms, m.peak_memory_mb(),
+        m.limit.empty() ? "" : ", LIMIT ", m.limit.c_str());
     return buf;
   }
 
@@ -194,11 +195,12 @@ class SweepSession {
     j["run_id"] = dir_.filename().string();
     j["stage"] = StageJson();
     const std::string device = plan_.stage.device;
-    j["measured_on"] = {{"device", device},
-                        {"memory", device == "cpu" ? "resident high-water mark of each cell's process (RSS)"
-                                                   : "the device allocator's peak in each cell's process"},
-                        {"note", device == "cpu" ? "a CPU measurement does not stand for a GPU"
-                                                 : "measured on " + device + "; another card model needs its own sweep"}};
+    j["measured_on"] = {
+        {"device", device},
+        {"memory", device == "cpu" ? "resident high-water mark of each cell's process (RSS)"
+                                   : "the device allocator's peak in each cell's process"},
+        {"note", device == "cpu" ? "a CPU measurement does not stand for a GPU"
+                                 : "measured on " + device + "; another card model needs its own sweep"}};
     j["settings"] = SweepSettingsToJson(plan_.settings);
     j["tolerances"] = {{"confidence", kConfidenceTolerance}, {"vector", kVectorTolerance}};
     j["footprint"] = FootprintJson();
@@ -234,7 +236,10 @@ class SweepSession {
     }
     auto findings = nlohmann::ordered_json::array();
     for (const auto& f : analysis.listed) {
-      findings.push_back({{"group", f.group}, {"batch_size", f.batch_size}, {"position", f.position}, {"id", f.id},
+      findings.push_back({{"group", f.group},
+                          {"batch_size", f.batch_size},
+                          {"position", f.position},
+                          {"id", f.id},
                           {"what", f.what}});
     }
     if (!analysis.problems.empty()) j["problems"] = analysis.problems;
@@ -247,9 +252,11 @@ class SweepSession {
         if (const CellMeasure* c = Find(g, b)) {
           if (!c->limit.empty()) limit_at = b;
         } else {
-          not_run.push_back({{"group", g}, {"batch_size", b},
-                             {"reason", limit_at ? "escalation stopped at the limit at batch " + std::to_string(*limit_at)
-                                                 : std::string("not run")}});
+          not_run.push_back(
+              {{"group", g},
+               {"batch_size", b},
+               {"reason", limit_at ? "escalation stopped at the limit at batch " + std::to_string(*limit_at)
+                                   : std::string("not run")}});
         }
       }
     }
@@ -260,19 +267,22 @@ class SweepSession {
     auto rj = nlohmann::ordered_json::array();
     for (const auto& r : recs) {
       const auto& lg = groups[static_cast<std::size_t>(r.group - 1)];
-      rj.push_back({{"group", r.group},
-                    {"min_length", lg.min_length},
-                    {"max_length", lg.max_length},
-                    {"batch_size", r.batch_size ? nlohmann::ordered_json(*r.batch_size) : nlohmann::ordered_json()},
-                    {"why", r.why},
-                    {"limit_batch_size", r.limit_batch_size ? nlohmann::ordered_json(*r.limit_batch_size)
-                                                            : nlohmann::ordered_json()},
-                    {"limit", r.limit.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(r.limit)},
-                    {"peak_memory_mb", r.batch_size ? nlohmann::ordered_json(r.peak_memory_mb) : nlohmann::ordered_json()},
-                    {"fastest_batch_size", r.fastest_batch_size ? nlohmann::ordered_json(*r.fastest_batch_size)
-                                                                : nlohmann::ordered_json()},
-                    {"fastest_items_per_second",
-                     r.fastest_batch_size ? nlohmann::ordered_json(r.fastest_items_per_second) : nlohmann::ordered_json()}});
+      rj.push_back(
+          {{"group", r.group},
+           {"min_length", lg.min_length},
+           {"max_length", lg.max_length},
+           {"batch_size", r.batch_size ? nlohmann::ordered_json(*r.batch_size) : nlohmann::ordered_json()},
+           {"why", r.why},
+           {"limit_batch_size",
+            r.limit_batch_size ? nlohmann::ordered_json(*r.limit_batch_size) : nlohmann::ordered_json()},
+           {"limit", r.limit.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(r.limit)},
+           {"peak_memory_mb",
+            r.batch_size ? nlohmann::ordered_json(r.peak_memory_mb) : nlohmann::ordered_json()},
+           {"fastest_batch_size",
+            r.fastest_batch_size ? nlohmann::ordered_json(*r.fastest_batch_size) : nlohmann::ordered_json()},
+           {"fastest_items_per_second", r.fastest_batch_size
+                                            ? nlohmann::ordered_json(r.fastest_items_per_second)
+                                            : nlohmann::ordered_json()}});
     }
     j["recommendation"] = rj;
     // Headroom: each group's peak at its recommended size against common cards, 10% kept back.
@@ -289,11 +299,12 @@ class SweepSession {
       }
       cards.push_back({{"card_gb", gb}, {"usable_mb", usable}, {"groups", per_group}});
     }
-    j["headroom"] = {{"reserve", kCardReserve},
-                     {"basis", device == "cpu" ? "resident memory on the CPU: a GPU's use differs (no host runtime, "
-                                                 "but the CUDA context, the allocator's cache and the kernels' workspace)"
-                                               : "the device allocator's peak on " + device},
-                     {"cards", cards}};
+    j["headroom"] = {
+        {"reserve", kCardReserve},
+        {"basis", device == "cpu" ? "resident memory on the CPU: a GPU's use differs (no host runtime, "
+                                    "but the CUDA context, the allocator's cache and the kernels' workspace)"
+                                  : "the device allocator's peak on " + device},
+        {"cards", cards}};
     return j;
   }
 
@@ -359,21 +370,23 @@ Result<Grouping> GroupManifest(FileSystem& fsys, const RunPlan& plan, const Stag
                     plan.manifest.file().string(), "run `pilot run` on it to see each item's reason");
   }
   if (any_features && any_bytes) {
-    return BadInput("the stage measured some inputs in features and others in bytes", plan.params.stage.model.string());
+    return BadInput("the stage measured some inputs in features and others in bytes",
+                    plan.params.stage.model.string());
   }
   Grouping g = MakeGroups(items, groups, any_features ? "features" : "bytes");
   g.excluded = excluded;
   for (auto& lg : g.groups) {
     if (max_sample == 0 || lg.ids.size() <= max_sample) continue;
     std::vector<std::string> sample;
-    for (std::size_t k = 0; k < max_sample; ++k) sample.push_back(std::move(lg.ids[k * lg.ids.size() / max_sample]));
+    for (std::size_t k = 0; k < max_sample; ++k)
+      sample.push_back(std::move(lg.ids[k * lg.ids.size() / max_sample]));
     lg.ids = std::move(sample);
   }
   return g;
 }
 
-Result<SweepOutcome> ExecuteSweep(const SweepPlan& given, FileSystem& fsys, Clock& clock, const CellRunner& runner,
-                                  const SweepControl& control) {
+Result<SweepOutcome> ExecuteSweep(const SweepPlan& given, FileSystem& fsys, Clock& clock,
+                                  const CellRunner& runner, const SweepControl& control) {
   PILOT_TRY(CheckSweepSettings(given.settings));
   // The sweep folder: a new folder, resolved once (paths.h), outside every pilot folder.
   auto resolved = ResolveDestination(fsys, given.dir, "--out", Destination::kNew);
@@ -383,10 +396,11 @@ Result<SweepOutcome> ExecuteSweep(const SweepPlan& given, FileSystem& fsys, Cloc
   // The folder's name is the sweep's id (in its record and its cells' runs): checked before
   // anything is made, never found invalid by the first cell of a folder that then cannot resume.
   if (const std::string name = plan.dir.filename().string(); !IsValidRunId(name)) {
-    return BadInput("the sweep folder's name '" + ValueForMessage(name, 130) + "' is not a valid run id", "--out",
-                    "use 1-128 characters of [A-Za-z0-9._-], not starting with '.'");
+    return BadInput("the sweep folder's name '" + ValueForMessage(name, 130) + "' is not a valid run id",
+                    "--out", "use 1-128 characters of [A-Za-z0-9._-], not starting with '.'");
   }
-  if (plan.grouping.groups.empty()) return BadInput("there are no groups to sweep", plan.run.manifest.file().string());
+  if (plan.grouping.groups.empty())
+    return BadInput("there are no groups to sweep", plan.run.manifest.file().string());
   if (!plan.dir.parent_path().empty()) {
     if (Status st = fsys.CreateDirectories(plan.dir.parent_path()); !st.ok()) {
       Error e = st.error();
@@ -412,7 +426,6 @@ Result<SweepOutcome> ExecuteSweep(const SweepPlan& given, FileSystem& fsys, Cloc
   return session.Drive(lock.value());
 }
 
-
 Result<SweepOutcome> ResumeSweep(const fs::path& dir, SweepPlan plan, FileSystem& fsys, Clock& clock,
                                  const CellRunner& runner, const SweepControl& control) {
   auto lock = RunLock::Acquire(fsys, dir);
@@ -430,7 +443,8 @@ Result<SweepOutcome> ResumeSweep(const fs::path& dir, SweepPlan plan, FileSystem
   }
   auto finished = fsys.LinkStat(dir / "tagmanifest-sha256.txt");
   if (r.state != "running" && finished.ok() && finished.value().exists) {
-    return BadInput("the sweep has already finished", dir.string(), "verify it with `pilot verify`, or start a new sweep");
+    return BadInput("the sweep has already finished", dir.string(),
+                    "verify it with `pilot verify`, or start a new sweep");
   }
   // (state finished without the bag's manifests: killed while finishing; finished again below.)
   // Temporary files of writes a kill interrupted.
@@ -447,7 +461,8 @@ Result<SweepOutcome> ResumeSweep(const fs::path& dir, SweepPlan plan, FileSystem
                                 std::tuple{"parameter file", r.params_sha256, params_sha},
                                 std::tuple{"model", r.model_sha256, plan.run.model_sha256}}) {
     if (was != now) {
-      return BadInput(std::string("the ") + what + " changed since the sweep started (sha256 " + was + ", now " + now + ")",
+      return BadInput(std::string("the ") + what + " changed since the sweep started (sha256 " + was +
+                          ", now " + now + ")",
                       dir.string(), "restore it, or start a new sweep");
     }
   }
@@ -465,8 +480,8 @@ Result<SweepOutcome> ResumeSweep(const fs::path& dir, SweepPlan plan, FileSystem
   return session.Drive(lock.value());
 }
 
-Result<CellInputs> LoadCellInputs(FileSystem& fsys, const fs::path& dir, const RunPlan& plan, const Stage& stage,
-                                  int group) {
+Result<CellInputs> LoadCellInputs(FileSystem& fsys, const fs::path& dir, const RunPlan& plan,
+                                  const Stage& stage, int group) {
   auto grouping = ReadSweepGroups(fsys, dir);
   if (!grouping.ok()) return grouping.error();
   if (group < 1 || static_cast<std::size_t>(group) > grouping.value().groups.size()) {
@@ -484,7 +499,8 @@ Result<CellInputs> LoadCellInputs(FileSystem& fsys, const fs::path& dir, const R
   CellInputs in;
   for (std::size_t k = 0; k < ids.size(); ++k) {
     if (!items[k]) return BadInput("the group's item is not in the manifest", ids[k]);
-    Precheck pre = PrecheckItem(fsys, plan.inputs_root, *items[k], plan.params.max_bytes, stage.Describe().input);
+    Precheck pre =
+        PrecheckItem(fsys, plan.inputs_root, *items[k], plan.params.max_bytes, stage.Describe().input);
     if (pre.rejection) {
       return BadInput("the item no longer passes the prechecks (" + pre.rejection->reason + ")", ids[k],
                       "an input changed during the sweep; restore it and `pilot resume` the sweep");
@@ -511,15 +527,14 @@ Result<RunStatus> ReadSweepStatus(FileSystem& fsys, const fs::path& dir) {
     done = cells.value().size();
   } else {
     auto text = ReadInsideFolder(fsys, dir, kSweepCells, 64ull << 20);
-    if (text.ok()) done = static_cast<std::size_t>(std::count(text.value().begin(), text.value().end(), '\n'));
+    if (text.ok())
+      done = static_cast<std::size_t>(std::count(text.value().begin(), text.value().end(), '\n'));
   }
   st.done = done;
-  st.total = static_cast<std::size_t>(record.value().settings.groups) * record.value().settings.batch_sizes.size();
+  st.total =
+      static_cast<std::size_t>(record.value().settings.groups) * record.value().settings.batch_sizes.size();
   return st;
 }
-
-
-
 
 Result<BatchPlan> BatchPlanFromSweep(FileSystem& fsys, const fs::path& sweep_dir) {
   const std::string where = sweep_dir.string();
@@ -554,8 +569,8 @@ Result<BatchPlan> BatchPlanFromSweep(FileSystem& fsys, const fs::path& sweep_dir
   p.sweep_fingerprint = verified.value().fingerprint;
   for (const auto& r : analysis.recommendations) {
     if (!r.batch_size) {
-      return BadInput("group " + std::to_string(r.group) + " has no recommended batch size (" + r.why + ")", where,
-                      "sweep again with smaller sizes, or run with one batch size");
+      return BadInput("group " + std::to_string(r.group) + " has no recommended batch size (" + r.why + ")",
+                      where, "sweep again with smaller sizes, or run with one batch size");
     }
     p.max_lengths.push_back(grouping.groups[static_cast<std::size_t>(r.group - 1)].max_length);
     p.batch_sizes.push_back(*r.batch_size);

@@ -16,7 +16,8 @@ namespace {
 using nlohmann::json;
 
 constexpr const char* kHint = "see config/adapt.json and the adapt section of the README";
-constexpr std::uint64_t kMaxSeed = 9007199254740991ull;  // 2^53 - 1: every such seed is exact as a JSON double
+constexpr std::uint64_t kMaxSeed =
+    9007199254740991ull;  // 2^53 - 1: every such seed is exact as a JSON double
 constexpr std::uint64_t kMaxMaxBytes = 1ull << 30;
 constexpr std::size_t kMaxParameterName = 128;
 
@@ -34,7 +35,9 @@ class Reader {
 
   bool Has(const char* key) const { return obj_.contains(key); }
   std::string Key(const char* key) const { return prefix_.empty() ? key : prefix_ + "." + key; }
-  Error Wrong(const char* key, const std::string& what) const { return BadInput("'" + Key(key) + "' " + what, source_, kHint); }
+  Error Wrong(const char* key, const std::string& what) const {
+    return BadInput("'" + Key(key) + "' " + what, source_, kHint);
+  }
 
   Status String(const char* key, std::string& out, bool required) const {
     auto it = obj_.find(key);
@@ -72,7 +75,8 @@ class Reader {
     if (it == obj_.end()) return {};
     const std::string range = "between " + std::to_string(lo) + " and " + std::to_string(hi);
     if (!it->is_number()) return Wrong(key, "must be a whole number " + range);
-    if (!it->is_number_integer()) return Wrong(key, "must be a whole number " + range + " (not " + KeyForMessage(it->dump()) + ")");
+    if (!it->is_number_integer())
+      return Wrong(key, "must be a whole number " + range + " (not " + KeyForMessage(it->dump()) + ")");
     if (!it->is_number_unsigned()) return Wrong(key, "must be " + range);
     std::uint64_t v = it->get<std::uint64_t>();
     if (v < lo || v > hi) return Wrong(key, "must be " + range);
@@ -81,10 +85,12 @@ class Reader {
   }
 
   // A number in [lo, hi]; `open_lo` excludes lo, `open_hi` excludes hi.
-  Status Number(const char* key, double& out, double lo, double hi, bool open_lo = false, bool open_hi = false) const {
+  Status Number(const char* key, double& out, double lo, double hi, bool open_lo = false,
+                bool open_hi = false) const {
     auto it = obj_.find(key);
     if (it == obj_.end()) return {};
-    const std::string range = std::string(open_lo ? "(" : "[") + json(lo).dump() + ", " + json(hi).dump() + (open_hi ? ")" : "]");
+    const std::string range =
+        std::string(open_lo ? "(" : "[") + json(lo).dump() + ", " + json(hi).dump() + (open_hi ? ")" : "]");
     if (!it->is_number()) return Wrong(key, "must be a number in " + range);
     double v = it->get<double>();
     if (!std::isfinite(v) || v < lo || v > hi || (open_lo && v == lo) || (open_hi && v == hi)) {
@@ -111,8 +117,8 @@ class Reader {
 bool IsParameterName(std::string_view name) {
   if (name.empty() || name.size() > kMaxParameterName) return false;
   for (char c : name) {
-    bool ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '_' ||
-              c == '-';
+    bool ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' ||
+              c == '_' || c == '-';
     if (!ok) return false;
   }
   return true;
@@ -120,14 +126,15 @@ bool IsParameterName(std::string_view name) {
 
 Status ParseTrain(const json& train, const std::string& source, AdaptParams& p) {
   PILOT_TRY(CheckKeys(train,
-                      {"parameters", "optimiser", "learning_rate", "momentum", "weight_decay", "batch_size", "epochs",
-                       "steps", "seed", "threads", "checkpoint_every", "keep_checkpoints", "dtype"},
+                      {"parameters", "optimiser", "learning_rate", "momentum", "weight_decay", "batch_size",
+                       "epochs", "steps", "seed", "threads", "checkpoint_every", "keep_checkpoints", "dtype"},
                       "train", source));
   Reader r(train, "train", source);
   if (r.Has("parameters")) {
     const json& params = train["parameters"];
     if (params.is_string()) {
-      if (params.get<std::string>() != "all") return r.Wrong("parameters", "must be \"all\" or an array of parameter names");
+      if (params.get<std::string>() != "all")
+        return r.Wrong("parameters", "must be \"all\" or an array of parameter names");
     } else if (params.is_array() && !params.empty()) {
       std::set<std::string> seen;
       for (const auto& name : params) {
@@ -146,7 +153,8 @@ Status ParseTrain(const json& train, const std::string& source, AdaptParams& p) 
   PILOT_TRY(r.OneOf("optimiser", p.optimiser, {"adam", "sgd"}));
   PILOT_TRY(r.Number("learning_rate", p.learning_rate, 0, 10, /*open_lo=*/true));
   if (r.Has("momentum") && p.optimiser != "sgd") {
-    return r.Wrong("momentum", "applies to the sgd optimiser only (this file trains with " + p.optimiser + ")");
+    return r.Wrong("momentum",
+                   "applies to the sgd optimiser only (this file trains with " + p.optimiser + ")");
   }
   PILOT_TRY(r.Number("momentum", p.momentum, 0, 1, false, /*open_hi=*/true));
   PILOT_TRY(r.Number("weight_decay", p.weight_decay, 0, 1));
@@ -166,7 +174,8 @@ Status ParseTrain(const json& train, const std::string& source, AdaptParams& p) 
     p.steps = steps;
   }
   PILOT_TRY(r.Whole("seed", p.seed, 0, kMaxSeed));
-  if (!r.Has("threads")) return r.Wrong("threads", "is required: a resume trains with the same number of threads");
+  if (!r.Has("threads"))
+    return r.Wrong("threads", "is required: a resume trains with the same number of threads");
   PILOT_TRY(r.Whole("threads", p.threads, 1, kMaxAdaptThreads));
   PILOT_TRY(r.Whole("checkpoint_every", p.checkpoint_every, 1, kMaxAdaptSteps));
   PILOT_TRY(r.Whole("keep_checkpoints", p.keep_checkpoints, 1, kMaxKeepCheckpoints));
@@ -179,8 +188,8 @@ Status ParseTrain(const json& train, const std::string& source, AdaptParams& p) 
 Result<AdaptParams> ParseAdaptParams(std::string_view text, const std::filesystem::path& base_dir,
                                      const std::string& source) {
   if (text.size() > limits::kParamsBytes) {
-    return BadInput("the adaptation parameters are larger than pilot's cap of " + std::to_string(limits::kParamsBytes) +
-                        " bytes",
+    return BadInput("the adaptation parameters are larger than pilot's cap of " +
+                        std::to_string(limits::kParamsBytes) + " bytes",
                     source, kHint);
   }
   auto parsed = ParseJson(text, source);
@@ -190,12 +199,13 @@ Result<AdaptParams> ParseAdaptParams(std::string_view text, const std::filesyste
   // Credentials first: the message must be about the secret, not about an unknown key.
   PILOT_TRY(CheckNoCredentials(doc, source));
   PILOT_TRY(CheckKeys(doc,
-                      {"description", "base_model", "train_manifest", "eval_manifest", "train", "device", "limits",
-                       "acceptance"},
+                      {"description", "base_model", "train_manifest", "eval_manifest", "train", "device",
+                       "limits", "acceptance"},
                       "", source));
   AdaptParams p;
   Reader top(doc, "", source);
-  if (top.Has("description") && !doc["description"].is_string()) return top.Wrong("description", "must be a string");
+  if (top.Has("description") && !doc["description"].is_string())
+    return top.Wrong("description", "must be a string");
 
   if (!top.Has("base_model")) return top.Wrong("base_model", "is required: {\"path\": ..., \"sha256\": ...}");
   PILOT_TRY(CheckKeys(doc["base_model"], {"path", "sha256"}, "base_model", source));
@@ -208,12 +218,14 @@ Result<AdaptParams> ParseAdaptParams(std::string_view text, const std::filesyste
   PILOT_TRY(top.Path("train_manifest", base_dir, p.train_manifest));
   PILOT_TRY(top.Path("eval_manifest", base_dir, p.eval_manifest));
 
-  if (!top.Has("train")) return top.Wrong("train", "is required (with 'threads' and one of 'epochs' or 'steps')");
+  if (!top.Has("train"))
+    return top.Wrong("train", "is required (with 'threads' and one of 'epochs' or 'steps')");
   PILOT_TRY(ParseTrain(doc["train"], source, p));
 
   if (top.Has("device")) {
     PILOT_TRY(top.String("device", p.device, true));
-    if (!IsKnownDevice(p.device)) return top.Wrong("device", "must be one of auto, cpu, cuda, rocm, cuda:N, rocm:N");
+    if (!IsKnownDevice(p.device))
+      return top.Wrong("device", "must be one of auto, cpu, cuda, rocm, cuda:N, rocm:N");
   }
   if (top.Has("limits")) {
     PILOT_TRY(CheckKeys(doc["limits"], {"max_bytes"}, "limits", source));

@@ -20,7 +20,8 @@ nlohmann::ordered_json BatchPlanToJson(const BatchPlan& p) {
 }
 
 Result<BatchPlan> ParseBatchPlan(std::string_view text, const std::string& where) {
-  if (text.size() > limits::kBatchPlanBytes) return BadInput("larger than pilot's cap for a batch plan", where);
+  if (text.size() > limits::kBatchPlanBytes)
+    return BadInput("larger than pilot's cap for a batch plan", where);
   auto parsed = ParseJson(text, where);
   if (!parsed.ok()) return parsed.error();
   const auto& j = parsed.value();
@@ -29,13 +30,15 @@ Result<BatchPlan> ParseBatchPlan(std::string_view text, const std::string& where
   auto measure = StringAt(j, "measure");
   auto model = StringAt(j, "model_sha256");
   auto fingerprint = StringAt(j, "sweep_fingerprint");
-  if (!measure || (*measure != "bytes" && *measure != "features")) return bad("'measure' is neither bytes nor features");
+  if (!measure || (*measure != "bytes" && *measure != "features"))
+    return bad("'measure' is neither bytes nor features");
   if (!model || !IsSha256Hex(*model)) return bad("'model_sha256' is not a sha256");
   if (!fingerprint || !IsSha256Hex(*fingerprint)) return bad("'sweep_fingerprint' is not a sha256");
   p.measure = *measure;
   p.model_sha256 = *model;
   p.sweep_fingerprint = *fingerprint;
-  if (!j.contains("groups") || !j["groups"].is_array() || j["groups"].empty() || j["groups"].size() > kMaxGroups) {
+  if (!j.contains("groups") || !j["groups"].is_array() || j["groups"].empty() ||
+      j["groups"].size() > kMaxGroups) {
     return bad("'groups' is not a list of 1.." + std::to_string(kMaxGroups) + " groups");
   }
   for (std::size_t i = 0; i < j["groups"].size(); ++i) {
@@ -45,7 +48,8 @@ Result<BatchPlan> ParseBatchPlan(std::string_view text, const std::string& where
     auto batch = UnsignedAt(e, "batch_size");
     if (!number || *number != i + 1 || !max || !batch || *batch < 1 || *batch > kMaxBatchSize ||
         (!p.max_lengths.empty() && *max <= p.max_lengths.back())) {
-      return bad("group " + std::to_string(i + 1) + " is malformed (groups ascend by 'max_length', batch sizes 1.." +
+      return bad("group " + std::to_string(i + 1) +
+                 " is malformed (groups ascend by 'max_length', batch sizes 1.." +
                  std::to_string(kMaxBatchSize) + ")");
     }
     p.max_lengths.push_back(*max);

@@ -1,13 +1,13 @@
 #include "pilot/credentials.h"
 
-#include "pilot/json_util.h"
-
 #include <algorithm>
 #include <array>
 #include <cctype>
 #include <cmath>
 #include <cstring>
 #include <map>
+
+#include "pilot/json_util.h"
 
 namespace pilot {
 namespace {
@@ -34,9 +34,8 @@ bool EndsWith(std::string_view s, std::string_view suffix) {
 
 bool IsEnvVarName(std::string_view v) {
   if (v.empty() || v.size() > 128 || std::isdigit(static_cast<unsigned char>(v[0]))) return false;
-  return std::all_of(v.begin(), v.end(), [](unsigned char c) {
-    return std::isupper(c) || std::isdigit(c) || c == '_';
-  });
+  return std::all_of(v.begin(), v.end(),
+                     [](unsigned char c) { return std::isupper(c) || std::isdigit(c) || c == '_'; });
 }
 
 double ShannonBitsPerChar(std::string_view v) {
@@ -52,11 +51,11 @@ double ShannonBitsPerChar(std::string_view v) {
 
 Status Walk(const nlohmann::json& node, const std::string& path, const std::string& source) {
   auto refuse = [&](const std::string& key_path, const char* what) {
-    return Status(BadInput(
-        std::string(what) + " at key '" + key_path + "'; its value is not shown", source,
-        "parameters hold no secrets: pass access information through the environment and "
-        "name the variable here by name only (e.g. \"token_env\": \"MY_TOKEN\"); it is never "
-        "copied into a run folder"));
+    return Status(
+        BadInput(std::string(what) + " at key '" + key_path + "'; its value is not shown", source,
+                 "parameters hold no secrets: pass access information through the environment and "
+                 "name the variable here by name only (e.g. \"token_env\": \"MY_TOKEN\"); it is never "
+                 "copied into a run folder"));
   };
   if (node.is_object()) {
     for (const auto& [key, value] : node.items()) {
@@ -89,7 +88,7 @@ Status Walk(const nlohmann::json& node, const std::string& path, const std::stri
 
 bool KeyLooksLikeCredential(std::string_view key) {
   static const std::array<const char*, 14> kWords = {
-      "password", "passwd", "passphrase", "secret", "token", "apikey", "accesskey",
+      "password",   "passwd",     "passphrase",    "secret", "token",  "apikey",    "accesskey",
       "privatekey", "credential", "authorization", "bearer", "cookie", "sessionid", "clientsecret"};
   std::string k = Squash(key);
   // "tokenizer" is a model option, not a token.
@@ -126,7 +125,8 @@ bool HasKnownToken(std::string_view v) {
     for (auto at = v.find(prefix); at != std::string_view::npos; at = v.find(prefix, at + 1)) {
       if (at > 0 && std::isalnum(static_cast<unsigned char>(v[at - 1]))) continue;  // "task-…", "disk-…"
       std::size_t end = at + prefix.size();
-      while (end < v.size() && (IsTokenChar(static_cast<unsigned char>(v[end])) || (f.dots && v[end] == '.'))) {
+      while (end < v.size() &&
+             (IsTokenChar(static_cast<unsigned char>(v[end])) || (f.dots && v[end] == '.'))) {
         ++end;
       }
       if (end - at - prefix.size() >= f.min_body) return true;
@@ -174,11 +174,14 @@ bool ValueLooksLikeCredential(std::string_view value) {
   if (value.find("PRIVATE KEY-----") != std::string_view::npos) return true;
   if (HasKnownToken(value)) return true;
   // scheme://user:password@host
-  for (auto scheme = value.find("://"); scheme != std::string_view::npos; scheme = value.find("://", scheme + 3)) {
+  for (auto scheme = value.find("://"); scheme != std::string_view::npos;
+       scheme = value.find("://", scheme + 3)) {
     auto stop = value.find_first_of("/ \t\n", scheme + 3);
-    std::string_view authority = value.substr(scheme + 3, stop == std::string_view::npos ? stop : stop - scheme - 3);
+    std::string_view authority =
+        value.substr(scheme + 3, stop == std::string_view::npos ? stop : stop - scheme - 3);
     auto at = authority.rfind('@');
-    if (at != std::string_view::npos && authority.substr(0, at).find(':') != std::string_view::npos) return true;
+    if (at != std::string_view::npos && authority.substr(0, at).find(':') != std::string_view::npos)
+      return true;
   }
   // Every whitespace- or quote-separated token of the text.
   std::size_t i = 0;
@@ -189,7 +192,8 @@ bool ValueLooksLikeCredential(std::string_view value) {
     std::string_view token = value.substr(i, j - i);
     // "key=VALUE" and "key:VALUE": the value part alone.
     auto sep = token.find_first_of("=:");
-    if (sep != std::string_view::npos && sep + 1 < token.size() && IsHighEntropyToken(token.substr(sep + 1))) {
+    if (sep != std::string_view::npos && sep + 1 < token.size() &&
+        IsHighEntropyToken(token.substr(sep + 1))) {
       return true;
     }
     if (IsHighEntropyToken(token)) return true;

@@ -60,7 +60,7 @@ class Tracker {
   struct Frame {
     bool object;
     std::set<std::string> keys;
-    std::string key;  // object: the current key
+    std::string key;       // object: the current key
     std::size_t next = 0;  // array: index of the next element
   };
 
@@ -111,8 +111,8 @@ Result<json> ParseJson(std::string_view text, const std::string& source, std::si
                     "fix the file's syntax");
   } catch (const json::out_of_range& e) {
     // 406: a number past what a double holds (1e400); the element, never the text, is named.
-    return BadInput(std::string(e.id == 406 ? "a number too large to hold" : "a value out of range") + ", near " +
-                        tracker.Where(),
+    return BadInput(std::string(e.id == 406 ? "a number too large to hold" : "a value out of range") +
+                        ", near " + tracker.Where(),
                     source, "fix the file");
   } catch (const json::exception& e) {
     return BadInput("not valid JSON (error " + std::to_string(e.id) + ")", source, "fix the file");
@@ -130,8 +130,8 @@ std::string JsonLine(const nlohmann::ordered_json& doc) {
 std::string KeyForMessage(std::string_view key) {
   bool plain = !key.empty() && key.size() <= 64;
   for (char c : key) {
-    plain = plain && ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
-                      c == '-' || c == '.');
+    plain = plain && ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                      c == '_' || c == '-' || c == '.');
   }
   if (plain && !ValueLooksLikeCredential(key)) return std::string(key);
   return "<a key of " + std::to_string(key.size()) + " bytes, not shown>";
@@ -177,7 +177,8 @@ Status CheckKnownKeys(const json& obj, std::initializer_list<const char*> allowe
     }
     if (!ok) {
       std::string path = (where.empty() ? "" : where + ".") + KeyForMessage(key);
-      return BadInput("unknown key '" + path + "'", source, "a typo must not fall back to a default; allowed here: " + list);
+      return BadInput("unknown key '" + path + "'", source,
+                      "a typo must not fall back to a default; allowed here: " + list);
     }
   }
   return {};

@@ -16,8 +16,7 @@ namespace {
 
 const char* kFix = "fix the manifest; nothing was run";
 
-Result<std::string> RequiredString(const nlohmann::json& item, const char* key,
-                                   const std::string& where) {
+Result<std::string> RequiredString(const nlohmann::json& item, const char* key, const std::string& where) {
   auto it = item.find(key);
   if (it == item.end()) return BadInput(std::string("missing field '") + key + "'", where, kFix);
   if (!it->is_string()) return BadInput(std::string("field '") + key + "' must be a string", where, kFix);
@@ -58,11 +57,13 @@ Result<ManifestItem> CheckItem(ManifestItem item, const std::string& where_base)
   if (item.expected && EscapeTerminal(*item.expected) != *item.expected) {
     // A label is compared with the model's and shown in reports: a control or layout character
     // (ESC, a newline, a bidi override) is never one.
-    return BadInput("'expected' holds a control or layout character (" + ShowUntrusted(*item.expected, 40) + ")",
-                    where, kFix);
+    return BadInput(
+        "'expected' holds a control or layout character (" + ShowUntrusted(*item.expected, 40) + ")", where,
+        kFix);
   }
   if (item.expected_rejection && !reason::IsKnown(*item.expected_rejection)) {
-    return BadInput("'expected_rejection' must be a known reason code", where, "see the reason codes in the README");
+    return BadInput("'expected_rejection' must be a known reason code", where,
+                    "see the reason codes in the README");
   }
   if (item.expected && item.expected_rejection) {
     return BadInput("an item cannot have both 'expected' and 'expected_rejection'", where, kFix);
@@ -75,15 +76,14 @@ Result<ManifestItem> ParseItem(const nlohmann::json& j, const std::string& where
   std::string where = where_base;
   if (auto id = j.find("id"); id != j.end() && id->is_string()) where += " id " + id->get<std::string>();
   for (const auto& [key, _] : j.items()) {
-    if (key != "id" && key != "path" && key != "sha256" && key != "expected" &&
-        key != "expected_rejection") {
+    if (key != "id" && key != "path" && key != "sha256" && key != "expected" && key != "expected_rejection") {
       return BadInput("unknown field '" + key + "'", where,
                       "allowed: id, path, sha256, expected, expected_rejection");
     }
   }
   ManifestItem item;
-  for (auto [key, dest] : {std::pair{"id", &item.id}, std::pair{"path", &item.path},
-                           std::pair{"sha256", &item.sha256}}) {
+  for (auto [key, dest] :
+       {std::pair{"id", &item.id}, std::pair{"path", &item.path}, std::pair{"sha256", &item.sha256}}) {
     auto v = RequiredString(j, key, where);
     if (!v.ok()) return v.error();
     *dest = v.value();
@@ -95,7 +95,8 @@ Result<ManifestItem> ParseItem(const nlohmann::json& j, const std::string& where
   }
   if (auto e = j.find("expected_rejection"); e != j.end()) {
     if (!e->is_string()) {
-      return BadInput("'expected_rejection' must be a known reason code", where, "see the reason codes in the README");
+      return BadInput("'expected_rejection' must be a known reason code", where,
+                      "see the reason codes in the README");
     }
     item.expected_rejection = e->get<std::string>();
   }
@@ -197,7 +198,8 @@ using ItemFn = std::function<Status(ManifestItem&&, const std::string&)>;
 // Calls fn(parsed line, "file:line") for each non-blank line not skipped. With `hash`,
 // every byte read is hashed: the sha256 of exactly what was validated.
 Status StreamJsonLines(LineReader& in, const std::string& source, const ItemFn& fn,
-                       const std::function<bool(std::string_view)>& skip = nullptr, Sha256Stream* hash = nullptr) {
+                       const std::function<bool(std::string_view)>& skip = nullptr,
+                       Sha256Stream* hash = nullptr) {
   std::string line;
   for (;;) {
     bool complete = false;
@@ -225,8 +227,8 @@ Status StreamJsonLines(LineReader& in, const std::string& source, const ItemFn& 
 bool IsValidItemId(std::string_view id) {
   if (id.empty() || id.size() > 128) return false;
   for (char c : id) {
-    bool ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
-              c == '.' || c == '_' || c == '-';
+    bool ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' ||
+              c == '_' || c == '-';
     if (!ok) return false;
   }
   return true;
@@ -251,12 +253,15 @@ Result<Manifest> ParseManifest(std::string_view text, bool jsonl, const std::str
       return BadInput("duplicate id '" + item.value().id + "'", where,
                       "every id must be unique; nothing was run");
     }
-    if (manifest.items.size() == manifest.items.capacity()) reserve(std::max<std::size_t>(16, 2 * manifest.items.size()));
+    if (manifest.items.size() == manifest.items.capacity())
+      reserve(std::max<std::size_t>(16, 2 * manifest.items.size()));
     manifest.items.push_back(std::move(item).value());
     seen.insert(manifest.items.back().id);
     return {};
   };
-  auto add = [&](const nlohmann::json& j, const std::string& where) { return add_item(ParseItem(j, where), where); };
+  auto add = [&](const nlohmann::json& j, const std::string& where) {
+    return add_item(ParseItem(j, where), where);
+  };
   if (jsonl) {
     // The shortest valid item line: {"id":"a","path":"a","sha256":"<64 hex>"} is 97 bytes.
     constexpr std::size_t kMinItemBytes = 97;
@@ -313,8 +318,8 @@ Result<Manifest> LoadManifest(FileSystem& fs, const std::filesystem::path& file)
   return ParseManifest(text.value(), file.extension() == ".jsonl", file.string());
 }
 
-ManifestSource ManifestSource::OpenPinned(FileSystem& fs, const std::filesystem::path& file, std::size_t count,
-                                          std::string sha256) {
+ManifestSource ManifestSource::OpenPinned(FileSystem& fs, const std::filesystem::path& file,
+                                          std::size_t count, std::string sha256) {
   ManifestSource src;
   src.fs_ = &fs;
   src.file_ = file;
@@ -351,20 +356,27 @@ Result<ManifestSource> ManifestSource::Open(FileSystem& fs, const std::filesyste
     return src;
   }
   auto in = LineReader::Open(fs, file, limits::kManifestLineBytes);
-  if (!in.ok()) return BadInput("cannot read the manifest: " + in.error().what, file.string(), "check the path (--manifest or params)");
+  if (!in.ok())
+    return BadInput("cannot read the manifest: " + in.error().what, file.string(),
+                    "check the path (--manifest or params)");
   // Only the ids are kept while validating (compactly): the duplicate check.
   ManifestIndex local;
   ManifestIndex& kept = index ? *index : local;
   IdIndex& ids = kept.ids;
   Sha256Stream hash;
-  Status st = StreamJsonLines(in.value(), file.string(), [&](ManifestItem&& item, const std::string& where) -> Status {
-    if (!ids.Insert(item.id)) {
-      if (ids.size() >= IdIndex::kMaxIds) return BadInput("too many items", where, kFix);
-      return BadInput("duplicate id '" + item.id + "'", where, "every id must be unique; nothing was run");
-    }
-    if (index && item.expected_rejection) kept.expected_rejection[ids.size() - 1] = *item.expected_rejection;
-    return {};
-  }, nullptr, &hash);
+  Status st = StreamJsonLines(
+      in.value(), file.string(),
+      [&](ManifestItem&& item, const std::string& where) -> Status {
+        if (!ids.Insert(item.id)) {
+          if (ids.size() >= IdIndex::kMaxIds) return BadInput("too many items", where, kFix);
+          return BadInput("duplicate id '" + item.id + "'", where,
+                          "every id must be unique; nothing was run");
+        }
+        if (index && item.expected_rejection)
+          kept.expected_rejection[ids.size() - 1] = *item.expected_rejection;
+        return {};
+      },
+      nullptr, &hash);
   if (!st.ok()) return st.error();
   if (ids.empty()) return BadInput("the manifest has no items", file.string(), kFix);
   src.sha256_ = hash.Finish();
@@ -386,10 +398,13 @@ Status ManifestSource::ForEach(const std::function<Status(const ManifestItem&)>&
   }
   auto in = LineReader::Open(*fs_, file_, limits::kManifestLineBytes);
   if (!in.ok()) return in.error();
-  return StreamJsonLines(in.value(), file_.string(), [&](ManifestItem&& item, const std::string&) -> Status {
-    if (skip && skip(item.id)) return {};
-    return fn(item);
-  }, skip);
+  return StreamJsonLines(
+      in.value(), file_.string(),
+      [&](ManifestItem&& item, const std::string&) -> Status {
+        if (skip && skip(item.id)) return {};
+        return fn(item);
+      },
+      skip);
 }
 
 std::string ManifestToJson(const Manifest& manifest) {

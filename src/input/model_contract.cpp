@@ -60,8 +60,9 @@ Result<ModelContract> ContractFromPackageMetadata(const std::map<std::string, st
     } else if (name == "output") {
       c.output = value;
     } else {
-      return Wrong(key, "is not a name pilot reads (dim, labels, input_kind, output, ngram_min, ngram_max, "
-                        "buckets, max_chars)",
+      return Wrong(key,
+                   "is not a name pilot reads (dim, labels, input_kind, output, ngram_min, ngram_max, "
+                   "buckets, max_chars)",
                    source);
     }
   }

@@ -24,7 +24,8 @@ Error NotZip(const std::string& where, const std::string& what) {
 }
 
 // Reads exactly n bytes at offset (the caller checked the bounds).
-Status ReadExact(ReadableFile& file, std::uint64_t offset, unsigned char* buf, std::size_t n, const std::string& where) {
+Status ReadExact(ReadableFile& file, std::uint64_t offset, unsigned char* buf, std::size_t n,
+                 const std::string& where) {
   std::size_t done = 0;
   while (done < n) {
     auto got = file.ReadAt(offset + done, reinterpret_cast<char*>(buf) + done, n - done);
@@ -112,10 +113,11 @@ Result<std::vector<ZipEntry>> ListZipEntries(ReadableFile& file, const std::stri
                         std::to_string(kMaxPackageEntries),
                     where);
   }
-  if (cd_offset > size || cd_size > size - cd_offset) return NotZip(where, "the central directory is out of bounds");
+  if (cd_offset > size || cd_size > size - cd_offset)
+    return NotZip(where, "the central directory is out of bounds");
   if (cd_size > kMaxCentralDirectoryBytes) {
-    return BadInput("the .pt2 package's central directory is " + std::to_string(cd_size) + " bytes, more than " +
-                        std::to_string(kMaxCentralDirectoryBytes),
+    return BadInput("the .pt2 package's central directory is " + std::to_string(cd_size) +
+                        " bytes, more than " + std::to_string(kMaxCentralDirectoryBytes),
                     where);
   }
   std::vector<unsigned char> cd(static_cast<std::size_t>(cd_size));
@@ -177,13 +179,15 @@ std::string FirstComponent(const std::string& name) {
 Status CheckPackageLayout(const std::vector<ZipEntry>& entries, const std::string& where) {
   const std::string hint = "give a package written by torch._inductor.aoti_compile_and_package";
   if (entries.size() < 2) {
-    return BadInput("the .pt2 package has " + std::to_string(entries.size()) + " entries; a package has several",
-                    where, hint);
+    return BadInput(
+        "the .pt2 package has " + std::to_string(entries.size()) + " entries; a package has several", where,
+        hint);
   }
   // The folder the loader unpacks from: "<prefix>data/aotinductor/model", where the prefix is
   // the first component of entries 0 and 1 when they share it (libtorch 2.11's rule).
   const std::string p0 = FirstComponent(entries[0].name), p1 = FirstComponent(entries[1].name);
-  const std::string model_dir = (!p0.empty() && p0 == p1 ? p0 + "/" : std::string()) + "data/aotinductor/model";
+  const std::string model_dir =
+      (!p0.empty() && p0 == p1 ? p0 + "/" : std::string()) + "data/aotinductor/model";
   bool library = false;
   std::set<std::string> folded;  // miniz finds entries by name case-insensitively
   for (std::size_t k = 0; k < entries.size(); ++k) {
@@ -196,9 +200,10 @@ Status CheckPackageLayout(const std::vector<ZipEntry>& entries, const std::strin
     }
     const std::string lower = Lower(e.name);
     if (!folded.insert(lower).second) {
-      return BadInput("the .pt2 package's entry " + std::to_string(k) +
-                          " has the name of an earlier entry, up to letter case (the loader could take either)",
-                      where, hint);
+      return BadInput(
+          "the .pt2 package's entry " + std::to_string(k) +
+              " has the name of an earlier entry, up to letter case (the loader could take either)",
+          where, hint);
     }
     if (EndsWith(lower, "_metadata.json") && e.uncompressed_size > kMaxPackageMetadataBytes) {
       return BadInput("the .pt2 package's entry " + std::to_string(k) + " (a metadata file) is " +

@@ -92,10 +92,11 @@ Result<Params> ParseParams(std::string_view text, const std::filesystem::path& b
   if (!doc.is_object()) return BadInput("parameters must be a JSON object", source);
   // Credentials first: the message must be about the secret, not about an unknown key.
   PILOT_TRY(CheckNoCredentials(doc, source));
-  PILOT_TRY(CheckKeys(doc,
-                      {"description", "manifest", "stage", "allowed_categories", "device",
-                       "batch_size", "batch_plan", "threads", "prepare_threads", "seed", "limits", "acceptance", "requires"},
-                      "", source));
+  PILOT_TRY(
+      CheckKeys(doc,
+                {"description", "manifest", "stage", "allowed_categories", "device", "batch_size",
+                 "batch_plan", "threads", "prepare_threads", "seed", "limits", "acceptance", "requires"},
+                "", source));
   Params p;
   Reader top(doc, "", source);
   std::string manifest;
@@ -147,7 +148,8 @@ Result<Params> ParseParams(std::string_view text, const std::filesystem::path& b
 
   if (doc.contains("device")) {
     PILOT_TRY(top.String("device", p.device, true));
-    if (!IsKnownDevice(p.device)) return top.Wrong("device", "must be one of auto, cpu, cuda, rocm, cuda:N, rocm:N");
+    if (!IsKnownDevice(p.device))
+      return top.Wrong("device", "must be one of auto, cpu, cuda, rocm, cuda:N, rocm:N");
   }
   PILOT_TRY(top.Number("batch_size", p.batch_size, 1, 65536));
   if (doc.contains("batch_plan")) {
@@ -165,8 +167,7 @@ Result<Params> ParseParams(std::string_view text, const std::filesystem::path& b
   if (doc.contains("acceptance")) {
     const json& acc = doc["acceptance"];
     PILOT_TRY(CheckKeys(acc,
-                        {"min_accuracy", "max_p95_latency_ms", "max_peak_rss_mb",
-                         "min_accepted_fraction"},
+                        {"min_accuracy", "max_p95_latency_ms", "max_peak_rss_mb", "min_accepted_fraction"},
                         "acceptance", source));
     Reader a(acc, "acceptance", source);
     PILOT_TRY(a.Optional("min_accuracy", p.acceptance.min_accuracy, 0, 1));
@@ -176,15 +177,16 @@ Result<Params> ParseParams(std::string_view text, const std::filesystem::path& b
   }
   if (doc.contains("requires")) {
     const json& req = doc["requires"];
-    PILOT_TRY(CheckKeys(req,
-                        {"backend", "min_device_count", "min_device_memory_mb", "min_libtorch_version",
-                         "min_free_disk_mb"},
-                        "requires", source));
+    PILOT_TRY(CheckKeys(
+        req,
+        {"backend", "min_device_count", "min_device_memory_mb", "min_libtorch_version", "min_free_disk_mb"},
+        "requires", source));
     Reader r(req, "requires", source);
     if (req.contains("backend")) {
       std::string b;
       PILOT_TRY(r.String("backend", b, true));
-      if (b != "cpu" && b != "cuda" && b != "rocm") return r.Wrong("backend", "must be one of cpu, cuda, rocm");
+      if (b != "cpu" && b != "cuda" && b != "rocm")
+        return r.Wrong("backend", "must be one of cpu, cuda, rocm");
       p.requires_.backend = b;
     }
     if (req.contains("min_device_count")) {

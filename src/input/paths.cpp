@@ -70,17 +70,21 @@ bool Exists(FileSystem& files, const fs::path& p) {
 }
 
 // From `start` up to the root: no folder may be a pilot folder. `target` is what is refused.
-Status RefuseFrom(FileSystem& files, const fs::path& start, const fs::path& target, const std::string& option) {
+Status RefuseFrom(FileSystem& files, const fs::path& start, const fs::path& target,
+                  const std::string& option) {
   for (fs::path dir = start; !dir.empty(); dir = dir.parent_path()) {
-    for (const char* marker : {"bagit.txt", ".lock", "data/run.json", "data/journal.jsonl", "data/cells.jsonl"}) {
+    for (const char* marker :
+         {"bagit.txt", ".lock", "data/run.json", "data/journal.jsonl", "data/cells.jsonl"}) {
       if (Exists(files, dir / marker)) {
-        return BadInput(std::string(dir == target ? "is the pilot folder " : "lies inside the pilot folder ") +
-                            dir.string() + " (it holds " + marker + "): writing there would change its bag",
-                        option, "choose a place outside every pilot folder");
+        return BadInput(
+            std::string(dir == target ? "is the pilot folder " : "lies inside the pilot folder ") +
+                dir.string() + " (it holds " + marker + "): writing there would change its bag",
+            option, "choose a place outside every pilot folder");
       }
     }
     const std::string name = dir.filename().string();
-    if (name.size() > 8 && name.compare(name.size() - 8, 8, ".partial") == 0 && Exists(files, dir.string() + ".lock")) {
+    if (name.size() > 8 && name.compare(name.size() - 8, 8, ".partial") == 0 &&
+        Exists(files, dir.string() + ".lock")) {
       return BadInput("lies inside " + dir.string() + ", a folder pilot is still writing", option,
                       "choose a place outside every pilot folder");
     }
@@ -142,7 +146,8 @@ Result<fs::path> ResolveDestination(FileSystem& files, const fs::path& given, co
   if (ec) return BadInput("cannot make the path absolute: " + ec.message(), option + " " + given.string());
   while (raw_text.size() > 1 && raw_text.back() == '/') raw_text.pop_back();
   const fs::path raw = raw_text;
-  PILOT_TRY(RefuseOwnProcess(kind == Destination::kNew ? raw.parent_path() : raw, option + " " + given.string()));
+  PILOT_TRY(
+      RefuseOwnProcess(kind == Destination::kNew ? raw.parent_path() : raw, option + " " + given.string()));
   fs::path d = raw.lexically_normal();
   if (!d.has_filename() && d.has_parent_path() && d != d.root_path()) d = d.parent_path();
   const std::string name = raw.filename().string();
@@ -185,7 +190,8 @@ Result<fs::path> ResolveDestination(FileSystem& files, const fs::path& given, co
     auto st = files.LinkStat(out);
     if (!st.ok()) return st.error();
     if (st.value().exists && !st.value().directory) {
-      return BadInput("is not a folder", option + " " + given.string(), "give a folder (it is created when missing)");
+      return BadInput("is not a folder", option + " " + given.string(),
+                      "give a folder (it is created when missing)");
     }
   }
   // A new name that exists already is the caller's to refuse ("already exists"): what it lies in

@@ -71,13 +71,19 @@ Result<ShardChoice> ParseShardOption(std::string_view text, const EnvLookup& env
   std::optional<std::uint32_t> count;
   if (slash != std::string_view::npos) {
     count = Count(text.substr(slash + 1), kMaxShards);
-    if (!count || *count == 0) return ShardError("N in '" + ValueForMessage(std::string(text.substr(0, 64))) + "' is not a count in 1.." + std::to_string(kMaxShards), shown);
+    if (!count || *count == 0)
+      return ShardError("N in '" + ValueForMessage(std::string(text.substr(0, 64))) +
+                            "' is not a count in 1.." + std::to_string(kMaxShards),
+                        shown);
   }
   ShardChoice choice;
   if (first != "auto") {
-    if (!count) return ShardError("'" + ValueForMessage(std::string(text.substr(0, 64))) + "' is not I/N", shown);
+    if (!count)
+      return ShardError("'" + ValueForMessage(std::string(text.substr(0, 64))) + "' is not I/N", shown);
     auto index = Count(first, kMaxShards);
-    if (!index) return ShardError("I in '" + ValueForMessage(std::string(text.substr(0, 64))) + "' is not a count", shown);
+    if (!index)
+      return ShardError("I in '" + ValueForMessage(std::string(text.substr(0, 64))) + "' is not a count",
+                        shown);
     if (*index >= *count) {
       return ShardError("shard " + std::to_string(*index) + " of " + std::to_string(*count) +
                             " does not exist: shards are numbered 0.." + std::to_string(*count - 1),
@@ -93,13 +99,16 @@ Result<ShardChoice> ParseShardOption(std::string_view text, const EnvLookup& env
     auto v = env(name);
     if (!v) return std::optional<std::uint32_t>();
     auto n = Count(*v, max);
-    if (!n) return ShardError(std::string(name) + "='" + ValueForMessage(v->substr(0, 32)) + "' is not a count", name);
+    if (!n)
+      return ShardError(std::string(name) + "='" + ValueForMessage(v->substr(0, 32)) + "' is not a count",
+                        name);
     return std::optional<std::uint32_t>(*n);
   };
   {
     auto task = read("SLURM_ARRAY_TASK_ID", kMaxShards);
     if (!task.ok()) return task.error();
-    if (task.value()) found.push_back({"Slurm job array", "SLURM_ARRAY_TASK_ID", *task.value(), std::nullopt, std::nullopt});
+    if (task.value())
+      found.push_back({"Slurm job array", "SLURM_ARRAY_TASK_ID", *task.value(), std::nullopt, std::nullopt});
   }
   {
     auto rank = read("RANK", kMaxShards);
@@ -108,7 +117,8 @@ Result<ShardChoice> ParseShardOption(std::string_view text, const EnvLookup& env
     if (!world.ok()) return world.error();
     if (rank.value() || world.value()) {
       if (!rank.value() || !world.value() || *world.value() == 0) {
-        return ShardError("torchrun's RANK and WORLD_SIZE must both be set (WORLD_SIZE at least 1)", "RANK/WORLD_SIZE");
+        return ShardError("torchrun's RANK and WORLD_SIZE must both be set (WORLD_SIZE at least 1)",
+                          "RANK/WORLD_SIZE");
       }
       auto local = read("LOCAL_RANK", 999);  // a device index: cuda:0 .. cuda:999
       if (!local.ok()) return local.error();
@@ -118,27 +128,31 @@ Result<ShardChoice> ParseShardOption(std::string_view text, const EnvLookup& env
   {
     auto index = read("JOB_COMPLETION_INDEX", kMaxShards);
     if (!index.ok()) return index.error();
-    if (index.value()) found.push_back({"Kubernetes Indexed Job", "JOB_COMPLETION_INDEX", *index.value(), std::nullopt, std::nullopt});
+    if (index.value())
+      found.push_back(
+          {"Kubernetes Indexed Job", "JOB_COMPLETION_INDEX", *index.value(), std::nullopt, std::nullopt});
   }
   if (found.empty()) {
-    return ShardError("--shard auto found no scheduler: none of SLURM_ARRAY_TASK_ID, RANK/WORLD_SIZE (torchrun) or "
-                      "JOB_COMPLETION_INDEX (Kubernetes) is set",
-                      shown);
+    return ShardError(
+        "--shard auto found no scheduler: none of SLURM_ARRAY_TASK_ID, RANK/WORLD_SIZE (torchrun) or "
+        "JOB_COMPLETION_INDEX (Kubernetes) is set",
+        shown);
   }
   if (found.size() > 1) {
-    return ShardError("--shard auto is ambiguous: both " + found[0].scheduler + " (" + found[0].variable + ") and " +
-                          found[1].scheduler + " (" + found[1].variable + ") are set",
+    return ShardError("--shard auto is ambiguous: both " + found[0].scheduler + " (" + found[0].variable +
+                          ") and " + found[1].scheduler + " (" + found[1].variable + ") are set",
                       shown);
   }
   const Found& f = found[0];
   if (!count && !f.count) {
-    return ShardError("--shard auto needs N under a " + f.scheduler + ", which does not state it: use --shard auto/N "
-                      "(a resubmitted single index must still be shard I of N)",
+    return ShardError("--shard auto needs N under a " + f.scheduler +
+                          ", which does not state it: use --shard auto/N "
+                          "(a resubmitted single index must still be shard I of N)",
                       shown);
   }
   if (count && f.count && *count != *f.count) {
-    return ShardError("--shard auto/" + std::to_string(*count) + " disagrees with torchrun's WORLD_SIZE=" +
-                          std::to_string(*f.count),
+    return ShardError("--shard auto/" + std::to_string(*count) +
+                          " disagrees with torchrun's WORLD_SIZE=" + std::to_string(*f.count),
                       shown);
   }
   choice.spec = {f.index, count ? *count : *f.count};

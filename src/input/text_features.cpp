@@ -21,23 +21,23 @@ char32_t Next(std::string_view s, std::size_t& i) {
 bool IsLetter(char32_t c) {
   if (c < 0x80) return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
   if (c == 0xD7 || c == 0xF7) return false;
-  if (c >= 0xC0 && c <= 0x24F) return true;   // Latin-1 letters, Latin Extended-A/B
-  if (c >= 0x370 && c <= 0x52F) return true;   // Greek, Cyrillic
-  if (c >= 0x3040 && c <= 0x30FF) return true; // Hiragana, Katakana
-  if (c >= 0x4E00 && c <= 0x9FFF) return true; // CJK ideographs
-  if (c >= 0x1E00 && c <= 0x1FFF) return true; // Latin Extended Additional, Greek Extended
-  if (c >= 0x0590 && c <= 0x08FF) return true; // Hebrew, Arabic
-  if (c >= 0x0900 && c <= 0x0DFF) return true; // Indic scripts
-  if (c >= 0xAC00 && c <= 0xD7AF) return true; // Hangul
+  if (c >= 0xC0 && c <= 0x24F) return true;     // Latin-1 letters, Latin Extended-A/B
+  if (c >= 0x370 && c <= 0x52F) return true;    // Greek, Cyrillic
+  if (c >= 0x3040 && c <= 0x30FF) return true;  // Hiragana, Katakana
+  if (c >= 0x4E00 && c <= 0x9FFF) return true;  // CJK ideographs
+  if (c >= 0x1E00 && c <= 0x1FFF) return true;  // Latin Extended Additional, Greek Extended
+  if (c >= 0x0590 && c <= 0x08FF) return true;  // Hebrew, Arabic
+  if (c >= 0x0900 && c <= 0x0DFF) return true;  // Indic scripts
+  if (c >= 0xAC00 && c <= 0xD7AF) return true;  // Hangul
   return false;
 }
 
 char32_t Lower(char32_t c) {
   if (c >= 'A' && c <= 'Z') return c + 32;
-  if (c >= 0xC0 && c <= 0xDE && c != 0xD7) return c + 32;   // Latin-1
-  if (c >= 0x410 && c <= 0x42F) return c + 32;               // Cyrillic А-Я
-  if (c >= 0x400 && c <= 0x40F) return c + 80;               // Cyrillic Ѐ-Џ
-  if (c >= 0x391 && c <= 0x3A9 && c != 0x3A2) return c + 32; // Greek Α-Ω
+  if (c >= 0xC0 && c <= 0xDE && c != 0xD7) return c + 32;     // Latin-1
+  if (c >= 0x410 && c <= 0x42F) return c + 32;                // Cyrillic А-Я
+  if (c >= 0x400 && c <= 0x40F) return c + 80;                // Cyrillic Ѐ-Џ
+  if (c >= 0x391 && c <= 0x3A9 && c != 0x3A2) return c + 32;  // Greek Α-Ω
   return c;
 }
 

@@ -92,14 +92,27 @@ std::string EscapeMarkdown(std::string_view text) {
   out.reserve(safe.size() + 8);
   for (char c : safe) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '\\': case '`': case '*': case '[': case ']': case '|': case '~':
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '\\':
+      case '`':
+      case '*':
+      case '[':
+      case ']':
+      case '|':
+      case '~':
         out += '\\';
         out += c;
         break;
-      default: out += c;
+      default:
+        out += c;
     }
   }
   return out;
@@ -111,12 +124,23 @@ std::string EscapeHtml(std::string_view text) {
   out.reserve(safe.size() + 8);
   for (char c : safe) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
-      default: out += c;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -124,7 +148,8 @@ std::string EscapeHtml(std::string_view text) {
 
 std::string EscapeCsv(std::string_view text) {
   std::string safe = EscapeTerminal(text);
-  if (!safe.empty() && (safe[0] == '=' || safe[0] == '+' || safe[0] == '-' || safe[0] == '@')) safe.insert(0, "'");
+  if (!safe.empty() && (safe[0] == '=' || safe[0] == '+' || safe[0] == '-' || safe[0] == '@'))
+    safe.insert(0, "'");
   // A tab or CR was escaped above (\x09, \x0d): no field starts with one any more.
   const bool quote = safe.find_first_of(",\";") != std::string::npos ||
                      (!safe.empty() && (safe.front() == ' ' || safe.back() == ' '));

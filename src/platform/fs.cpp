@@ -1,24 +1,24 @@
 #include "pilot/fs.h"
 
-#include "platform/fs_errors.h"
-
-#include <cerrno>
-#include <cstring>
 #include <dirent.h>
 #include <fcntl.h>
+#include <linux/openat2.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
-#include <linux/openat2.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <climits>
 #include <cstdlib>
+#include <cstring>
 #include <mutex>
 #include <optional>
 #include <set>
+
+#include "platform/fs_errors.h"
 
 namespace pilot {
 namespace {
@@ -35,7 +35,9 @@ Status WriteAll(int fd, std::string_view data, const stdfs::path& file) {
   return {};
 }
 
-stdfs::path ParentOf(const stdfs::path& file) { return file.has_parent_path() ? file.parent_path() : stdfs::path("."); }
+stdfs::path ParentOf(const stdfs::path& file) {
+  return file.has_parent_path() ? file.parent_path() : stdfs::path(".");
+}
 
 // --- anchors: folders pinned by a descriptor --------------------------------------------------
 
@@ -120,7 +122,7 @@ int OpenFolderBeneath(int dirfd, const stdfs::path& rel) {
 }
 
 // ReadFolderBeneath's answers besides a descriptor.
-constexpr int kReadByPath = -1;  // no anchor above (or a kernel without openat2): read by path
+constexpr int kReadByPath = -1;   // no anchor above (or a kernel without openat2): read by path
 constexpr int kReadRefused = -2;  // the folder cannot be reached from its anchor; errno says why
 
 // For a read of `file` below an anchor (or of the anchor itself): a descriptor of its folder,
@@ -163,7 +165,8 @@ int ReadFolderBeneath(const stdfs::path& file, std::string& name, bool* confined
     fd = static_cast<int>(::syscall(SYS_openat2, anchor, folder.c_str(), &how, sizeof how));
     if (fd >= 0 || (errno != EAGAIN && errno != EINTR)) break;
   }
-  if (fd < 0) fd = (errno == ENOSYS || errno == EPERM || (errno == EXDEV && !confined)) ? kReadByPath : kReadRefused;
+  if (fd < 0)
+    fd = (errno == ENOSYS || errno == EPERM || (errno == EXDEV && !confined)) ? kReadByPath : kReadRefused;
 #endif
   const int err = errno;
   ::close(anchor);
@@ -194,9 +197,10 @@ int OpenReadAt(int folder, const char* name, int flags, bool confined) {
 // What a refused read says: a link that leads out of the folder pinned is named as such.
 Error RefusedRead(const std::string& what, const stdfs::path& file, int err) {
   if (err == EXDEV) {
-    return BadInput("leads outside the folder pilot resolved when the command started (a symlink, or a folder "
-                    "moved?); pilot never reads through it",
-                    file.string(), "a damaged or hostile folder: remove the link");
+    return BadInput(
+        "leads outside the folder pilot resolved when the command started (a symlink, or a folder "
+        "moved?); pilot never reads through it",
+        file.string(), "a damaged or hostile folder: remove the link");
   }
   return FileReadError(what, file, err);
 }
@@ -208,7 +212,9 @@ Error RefusedRead(const std::string& what, const stdfs::path& file, int err) {
 class Place {
  public:
   Place() = default;
-  Place(Place&& o) noexcept : dir_(o.dir_), name_(std::move(o.name_)), path_(std::move(o.path_)) { o.dir_ = -1; }
+  Place(Place&& o) noexcept : dir_(o.dir_), name_(std::move(o.name_)), path_(std::move(o.path_)) {
+    o.dir_ = -1;
+  }
   Place& operator=(Place&& o) noexcept {
     std::swap(dir_, o.dir_);
     name_ = std::move(o.name_);
@@ -257,8 +263,9 @@ class Place {
  private:
   static Error FolderError(const stdfs::path& folder, int err) {
     if (err == ELOOP || err == EXDEV) {
-      return Error{ErrorKind::kBadInput, "the folder is, or lies under, a symlink; pilot never writes through one",
-                   folder.string(), "replace it with a real folder (a hostile or damaged run folder?)"};
+      return Error{ErrorKind::kBadInput,
+                   "the folder is, or lies under, a symlink; pilot never writes through one", folder.string(),
+                   "replace it with a real folder (a hostile or damaged run folder?)"};
     }
     if (err == ENOTDIR) {
       return Error{ErrorKind::kBadInput, "not a folder", folder.string(),
@@ -281,14 +288,17 @@ Status SyncFolder(int dirfd, const stdfs::path& dir) {
 Status CheckWritable(const Place& at) {
   struct stat st {};
   if (::fstatat(at.dir(), at.name(), &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISREG(st.st_mode)) {
-    return Error{ErrorKind::kBadInput,
-                 S_ISLNK(st.st_mode) ? "is a symlink; pilot never writes through one" : "is not a regular file",
-                 at.path().string(), "remove it (a hostile or damaged run folder?)"};
+    return Error{
+        ErrorKind::kBadInput,
+        S_ISLNK(st.st_mode) ? "is a symlink; pilot never writes through one" : "is not a regular file",
+        at.path().string(), "remove it (a hostile or damaged run folder?)"};
   }
   return {};
 }
 
-std::string TempName(const Place& at) { return std::string(at.name()) + ".tmp-" + std::to_string(::getpid()); }
+std::string TempName(const Place& at) {
+  return std::string(at.name()) + ".tmp-" + std::to_string(::getpid());
+}
 
 // Opens a new temp file beside the file (never an existing one, never through a symlink).
 Result<int> CreateTemp(const Place& at) {
@@ -368,7 +378,8 @@ constexpr int kMaxRemoveDepth = 256;
 // Removes the name `name` in the folder `dirfd` and, if it is a real folder, everything in it;
 // a symlink is removed, never followed. A missing name is fine. `top` is the folder the
 // removal began at, named when the tree is too deep.
-Status RemoveAt(int dirfd, const char* name, const stdfs::path& shown, const stdfs::path& top, int depth = 0) {
+Status RemoveAt(int dirfd, const char* name, const stdfs::path& shown, const stdfs::path& top,
+                int depth = 0) {
   struct stat st {};
   if (::fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
     if (errno == ENOENT) return {};
@@ -404,7 +415,8 @@ Status RemoveAt(int dirfd, const char* name, const stdfs::path& shown, const std
     }
     return {};
   }
-  if (::unlinkat(dirfd, name, 0) != 0 && errno != ENOENT) return FileWriteError("cannot remove", shown, errno);
+  if (::unlinkat(dirfd, name, 0) != 0 && errno != ENOENT)
+    return FileWriteError("cannot remove", shown, errno);
   return {};
 }
 
@@ -466,20 +478,21 @@ Result<int> OpenRegularFd(const stdfs::path& file, bool follow_symlinks) {
   }
   if (fd < 0) {
     int err = errno;
-    if (err == ELOOP && !follow_symlinks) return BadInput("is a symlink; pilot does not follow it here", file.string());
+    if (err == ELOOP && !follow_symlinks)
+      return BadInput("is a symlink; pilot does not follow it here", file.string());
     return RefusedRead("cannot open", file, err);
   }
   struct stat st {};
   if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
     ::close(fd);
-    return BadInput(S_ISDIR(st.st_mode) ? "is a folder, not a regular file" : "is not a regular file (a FIFO, device or socket?)",
+    return BadInput(S_ISDIR(st.st_mode) ? "is a folder, not a regular file"
+                                        : "is not a regular file (a FIFO, device or socket?)",
                     file.string(), "give a regular file");
   }
   // Back to blocking reads: O_NONBLOCK only kept the open itself from hanging.
   ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
   return fd;
 }
-
 
 // The kernel's own answer to "open this, never leaving root": openat2(RESOLVE_BENEATH).
 // -1 with errno ENOSYS where the kernel (or a seccomp filter) lacks the call.
@@ -542,7 +555,8 @@ bool LexicallyBeneath(const stdfs::path& inner, const stdfs::path& root) {
 
 class PosixReadableFile : public ReadableFile {
  public:
-  PosixReadableFile(int fd, stdfs::path file, std::uint64_t size) : fd_(fd), file_(std::move(file)), size_(size) {}
+  PosixReadableFile(int fd, stdfs::path file, std::uint64_t size)
+      : fd_(fd), file_(std::move(file)), size_(size) {}
   ~PosixReadableFile() override { ::close(fd_); }
   Result<std::size_t> ReadAt(std::uint64_t offset, char* buf, std::size_t n) override {
     std::size_t got = 0;
@@ -569,7 +583,8 @@ class PosixFileLock : public FileLock {
   PosixFileLock(int fd, stdfs::path file) : fd_(fd), file_(std::move(file)) {}
   ~PosixFileLock() override { ::close(fd_); }  // closing the descriptor drops the flock
   Status Overwrite(std::string_view data) override {
-    if (::ftruncate(fd_, 0) != 0 || ::pwrite(fd_, data.data(), data.size(), 0) != static_cast<ssize_t>(data.size())) {
+    if (::ftruncate(fd_, 0) != 0 ||
+        ::pwrite(fd_, data.data(), data.size(), 0) != static_cast<ssize_t>(data.size())) {
       return FileWriteError("cannot write", file_, errno);
     }
     return {};
@@ -606,7 +621,8 @@ std::set<int>& HandedDown() {
 std::optional<Result<stdfs::path>> InheritedFolder(const stdfs::path& path) {
   static const std::string prefix = "/proc/self/fd/";
   const std::string text = path.string();
-  if (text.size() <= prefix.size() || text.size() > prefix.size() + 9 || text.compare(0, prefix.size(), prefix) != 0 ||
+  if (text.size() <= prefix.size() || text.size() > prefix.size() + 9 ||
+      text.compare(0, prefix.size(), prefix) != 0 ||
       !std::all_of(text.begin() + static_cast<std::ptrdiff_t>(prefix.size()), text.end(),
                    [](char c) { return c >= '0' && c <= '9'; })) {
     return std::nullopt;
@@ -621,8 +637,8 @@ std::optional<Result<stdfs::path>> InheritedFolder(const stdfs::path& path) {
   }
   struct stat st {};
   if (::fstat(static_cast<int>(n), &st) != 0 || !S_ISDIR(st.st_mode)) {
-    return Result<stdfs::path>(BadInput("is not a folder this process was handed when it started", text,
-                                        "give the folder's path"));
+    return Result<stdfs::path>(
+        BadInput("is not a folder this process was handed when it started", text, "give the folder's path"));
   }
   if (st.st_nlink == 0) {
     return Result<stdfs::path>(BadInput("the folder it was handed has been removed", text,
@@ -631,7 +647,8 @@ std::optional<Result<stdfs::path>> InheritedFolder(const stdfs::path& path) {
   char buf[PATH_MAX + 1];
   errno = 0;
   const ssize_t len = ::readlink(text.c_str(), buf, PATH_MAX);
-  if (len <= 0 || buf[0] != '/') return Result<stdfs::path>(FileReadError("cannot resolve", path, errno ? errno : EINVAL));
+  if (len <= 0 || buf[0] != '/')
+    return Result<stdfs::path>(FileReadError("cannot resolve", path, errno ? errno : EINVAL));
   const stdfs::path now = stdfs::path(std::string(buf, static_cast<std::size_t>(len))).lexically_normal();
   if (now.filename().string().size() > 10 &&
       now.filename().string().compare(now.filename().string().size() - 10, 10, " (deleted)") == 0) {
@@ -663,7 +680,8 @@ class PosixFileSystem : public FileSystem {
     std::string out;
     struct stat st {};
     if (::fstat(fd.value(), &st) == 0) {
-      out.reserve(static_cast<size_t>(std::min<std::uint64_t>(static_cast<std::uint64_t>(st.st_size), max_bytes) + 1));
+      out.reserve(static_cast<size_t>(
+          std::min<std::uint64_t>(static_cast<std::uint64_t>(st.st_size), max_bytes) + 1));
     }
     char buf[1 << 16];
     while (out.size() <= max_bytes) {
@@ -719,8 +737,8 @@ class PosixFileSystem : public FileSystem {
       ::close(at);
       if (next < 0) {
         if (err == ELOOP || err == ENOTDIR) {
-          return Error{ErrorKind::kBadInput, "a name along the path is a symlink or a file, not a folder", dir.string(),
-                       "replace it with a real folder; pilot never writes through a link"};
+          return Error{ErrorKind::kBadInput, "a name along the path is a symlink or a file, not a folder",
+                       dir.string(), "replace it with a real folder; pilot never writes through a link"};
         }
         return FileWriteError("cannot create folder", dir, err);
       }
@@ -746,7 +764,8 @@ class PosixFileSystem : public FileSystem {
     return std::unique_ptr<AtomicFile>(std::make_unique<PosixAtomicFile>(fd.value(), std::move(at).value()));
   }
 
-  Status CopyFileAtomic(const stdfs::path& from, const stdfs::path& to, bool follow_symlinks = true) override {
+  Status CopyFileAtomic(const stdfs::path& from, const stdfs::path& to,
+                        bool follow_symlinks = true) override {
     auto in = OpenRegularFd(from, follow_symlinks);
     if (!in.ok()) return in.error();
     auto at = Place::Of(to);
@@ -816,7 +835,8 @@ class PosixFileSystem : public FileSystem {
     if (!src.ok()) return src.error();
     auto dst = Place::Of(to);
     if (!dst.ok()) return dst.error();
-    if (::renameat2(src.value().dir(), src.value().name(), dst.value().dir(), dst.value().name(), RENAME_NOREPLACE) != 0) {
+    if (::renameat2(src.value().dir(), src.value().name(), dst.value().dir(), dst.value().name(),
+                    RENAME_NOREPLACE) != 0) {
       const int err = errno;
       if (err == EEXIST) {
         return BadInput("already exists; pilot never writes into an existing folder", to.string(),
@@ -860,7 +880,8 @@ class PosixFileSystem : public FileSystem {
     const Place& p = at.value();
     if (Status st = CheckWritable(p); !st.ok()) return st.error();
     if (Status st = BreakHardLink(p); !st.ok()) return st.error();
-    int fd = ::openat(p.dir(), p.name(), O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0666);
+    int fd = ::openat(p.dir(), p.name(), O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC,
+                      0666);
     if (fd < 0) return FileWriteError("cannot open for append", file, errno);
     struct stat st {};
     if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
@@ -892,7 +913,8 @@ class PosixFileSystem : public FileSystem {
       return std::move(out);
     };
     const stdfs::path rel(relative);
-    if (relative.empty() || rel.is_absolute()) return fail(Failure::kOutside, "'" + relative + "' is not a relative path");
+    if (relative.empty() || rel.is_absolute())
+      return fail(Failure::kOutside, "'" + relative + "' is not a relative path");
     for (const auto& part : rel) {
       if (part == "..") return fail(Failure::kOutside, "path '" + relative + "' climbs out with '..'");
     }
@@ -900,7 +922,9 @@ class PosixFileSystem : public FileSystem {
     // opened by path again: a folder renamed or swapped for a link meanwhile is not followed.
     int dirfd = AnchorAt(root);
     if (dirfd < 0) dirfd = ::open(root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
-    if (dirfd < 0) return fail(Failure::kUnreadable, "cannot open the inputs' folder: " + std::string(std::strerror(errno)));
+    if (dirfd < 0)
+      return fail(Failure::kUnreadable,
+                  "cannot open the inputs' folder: " + std::string(std::strerror(errno)));
     int fd = OpenAt2Beneath(dirfd, relative.c_str());
     int err = errno;
     if (fd < 0 && (err == ENOSYS || err == EPERM)) {
@@ -914,7 +938,7 @@ class PosixFileSystem : public FileSystem {
         if (ec || !LexicallyBeneath(resolved, root)) {
           ::close(dirfd);
           return fail(Failure::kOutside, "path '" + relative + "' resolves through a symlink to '" +
-                                              resolved.string() + "', outside the manifest's folder");
+                                             resolved.string() + "', outside the manifest's folder");
         }
         fd = ::open(resolved.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
         err = errno;
@@ -923,7 +947,8 @@ class PosixFileSystem : public FileSystem {
     ::close(dirfd);
     if (fd < 0) {
       if (err == EXDEV) {
-        return fail(Failure::kOutside, "path '" + relative + "' resolves through a symlink outside the manifest's folder");
+        return fail(Failure::kOutside,
+                    "path '" + relative + "' resolves through a symlink outside the manifest's folder");
       }
       if (err == ENOENT || err == ENOTDIR) return fail(Failure::kMissing, "no file at '" + relative + "'");
       if (err == ELOOP) return fail(Failure::kUnreadable, "'" + relative + "': too many symlinks (a loop?)");
@@ -990,8 +1015,8 @@ class PosixFileSystem : public FileSystem {
     auto at = Place::Of(file);
     if (!at.ok()) return at.error();
     const Place& p = at.value();
-    int fd = ::openat(p.dir(), p.name(), (create ? O_RDWR | O_CREAT : O_RDONLY) | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC,
-                      0666);
+    int fd = ::openat(p.dir(), p.name(),
+                      (create ? O_RDWR | O_CREAT : O_RDONLY) | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0666);
     if (fd < 0) {
       int err = errno;
       if (err == ELOOP) return BadInput("is a symlink; pilot never writes through one", file.string());
@@ -1008,8 +1033,10 @@ class PosixFileSystem : public FileSystem {
       // so it is replaced by a file of its own first, unless another process holds it.
       if (::flock(fd, LOCK_EX | LOCK_NB) == 0) {
         ::close(fd);
-        if (::unlinkat(p.dir(), p.name(), 0) != 0) return FileWriteError("cannot replace the shared lock file", file, errno);
-        fd = ::openat(p.dir(), p.name(), O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0666);
+        if (::unlinkat(p.dir(), p.name(), 0) != 0)
+          return FileWriteError("cannot replace the shared lock file", file, errno);
+        fd = ::openat(p.dir(), p.name(), O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC,
+                      0666);
         if (fd < 0) return FileWriteError("cannot create", file, errno);
       }
     }
@@ -1062,7 +1089,8 @@ class PosixFileSystem : public FileSystem {
     // The run folder's parent may not exist yet: ask of the nearest ancestor that does.
     while (!p.empty() && p != p.parent_path() && !stdfs::exists(p, ec)) p = p.parent_path();
     struct statvfs st {};
-    if (p.empty() || ::statvfs(p.c_str(), &st) != 0) return FileReadError("cannot query free space", path, errno);
+    if (p.empty() || ::statvfs(p.c_str(), &st) != 0)
+      return FileReadError("cannot query free space", path, errno);
     return static_cast<std::uint64_t>(st.f_bavail) * st.f_frsize;
   }
 
@@ -1167,8 +1195,10 @@ Result<std::vector<std::string>> ListFilesRecursive(FileSystem& fs, const stdfs:
     auto entries = fs.ListDirectory(d);
     if (!entries.ok()) return entries.error();
     for (const DirEntry& e : entries.value()) {
-      if (e.stat.directory) pending.push_back(d / e.name);
-      else if (e.stat.regular) out.push_back((d / e.name).lexically_relative(base).generic_string());
+      if (e.stat.directory)
+        pending.push_back(d / e.name);
+      else if (e.stat.regular)
+        out.push_back((d / e.name).lexically_relative(base).generic_string());
     }
   }
   std::sort(out.begin(), out.end());

@@ -12,7 +12,8 @@
 namespace pilot {
 
 inline Error FileReadError(const std::string& what, const std::filesystem::path& file, int err) {
-  return Error{ErrorKind::kBadInput, what + ": " + std::strerror(err), file.string(), "check the file and retry"};
+  return Error{ErrorKind::kBadInput, what + ": " + std::strerror(err), file.string(),
+               "check the file and retry"};
 }
 
 inline Error FileWriteError(const std::string& what, const std::filesystem::path& file, int err) {

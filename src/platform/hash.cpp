@@ -1,16 +1,15 @@
 #include "pilot/hash.h"
 
-#include <algorithm>
-#include <atomic>
-#include <thread>
-
-#include "pilot/fs.h"
-
 #include <openssl/evp.h>
 
+#include <algorithm>
 #include <array>
+#include <atomic>
 #include <memory>
+#include <thread>
 #include <vector>
+
+#include "pilot/fs.h"
 
 namespace pilot {
 namespace {
@@ -92,7 +91,8 @@ std::vector<Result<std::string>> Sha256Files(FileSystem& fs, const std::vector<s
   auto work = [&] {
     for (std::size_t i; (i = next++) < files.size();) out[i] = Sha256File(fs, files[i], follow_symlinks);
   };
-  unsigned cores = max_threads ? max_threads : std::min(16u, std::max(1u, std::thread::hardware_concurrency()));
+  unsigned cores =
+      max_threads ? max_threads : std::min(16u, std::max(1u, std::thread::hardware_concurrency()));
   std::size_t threads = std::min<std::size_t>(files.size(), cores);
   std::vector<std::thread> pool;
   for (std::size_t k = 1; k < threads; ++k) pool.emplace_back(work);

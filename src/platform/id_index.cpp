@@ -45,13 +45,15 @@ std::size_t IdIndex::Find(std::string_view id) const {
 
 bool IdIndex::Insert(std::string_view id, std::uint64_t value) {
   if (ends_.size() >= kMaxIds) return false;
-  if (slots_.empty() || 2 * (ends_.size() + 1) > slots_.size()) Rehash(slots_.empty() ? 16 : 2 * slots_.size());
+  if (slots_.empty() || 2 * (ends_.size() + 1) > slots_.size())
+    Rehash(slots_.empty() ? 16 : 2 * slots_.size());
   const std::uint32_t hash = Hash(id);
   const std::size_t mask = slots_.size() - 1;
   std::size_t at = hash & mask;
   for (; slots_[at] != 0; at = (at + 1) & mask) {
     const std::uint64_t slot = slots_[at];
-    if (static_cast<std::uint32_t>(slot >> 32) == hash && Id(static_cast<std::uint32_t>(slot) - 1) == id) return false;
+    if (static_cast<std::uint32_t>(slot >> 32) == hash && Id(static_cast<std::uint32_t>(slot) - 1) == id)
+      return false;
   }
   arena_.append(id);
   ends_.push_back(arena_.size());

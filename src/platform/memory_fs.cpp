@@ -1,10 +1,10 @@
 #include "pilot/memory_fs.h"
 
-#include "platform/fs_errors.h"
-
 #include <cerrno>
 #include <cstring>
 #include <vector>
+
+#include "platform/fs_errors.h"
 
 namespace pilot {
 namespace {
@@ -131,8 +131,9 @@ Result<std::string> MemoryFileSystem::WritableKey(const stdfs::path& file) const
   if (parent.err != 0) return FileWriteError("cannot create", file, parent.err);
   if (parent.node->type != Type::kFolder) {
     return Error{ErrorKind::kBadInput,
-                 parent.node->type == Type::kSymlink ? "the folder is a symlink; pilot never writes through one"
-                                                     : "not a folder",
+                 parent.node->type == Type::kSymlink
+                     ? "the folder is a symlink; pilot never writes through one"
+                     : "not a folder",
                  dir.string(), "replace it with a real folder (a hostile or damaged run folder?)"};
   }
   std::string key = Child(parent.key, normal.filename().string());
@@ -159,7 +160,8 @@ void MemoryFileSystem::AddFolder(const stdfs::path& dir) {
 void MemoryFileSystem::AddFile(const stdfs::path& file, std::string contents) {
   AddFolder(Normal(file).parent_path());
   std::lock_guard<std::mutex> hold(mu_);
-  nodes_[Normal(file).generic_string()] = Node{Type::kFile, std::make_shared<std::string>(std::move(contents)), {}};
+  nodes_[Normal(file).generic_string()] =
+      Node{Type::kFile, std::make_shared<std::string>(std::move(contents)), {}};
 }
 
 void MemoryFileSystem::AddSymlink(const stdfs::path& link, const stdfs::path& target) {
@@ -205,11 +207,16 @@ Result<FileStat> MemoryFileSystem::StatOf(const stdfs::path& file, bool follow_l
   return st;
 }
 
-Result<FileStat> MemoryFileSystem::Stat(const stdfs::path& file) { return StatOf(file, /*follow_last=*/true); }
+Result<FileStat> MemoryFileSystem::Stat(const stdfs::path& file) {
+  return StatOf(file, /*follow_last=*/true);
+}
 
-Result<FileStat> MemoryFileSystem::LinkStat(const stdfs::path& file) { return StatOf(file, /*follow_last=*/false); }
+Result<FileStat> MemoryFileSystem::LinkStat(const stdfs::path& file) {
+  return StatOf(file, /*follow_last=*/false);
+}
 
-Result<std::unique_ptr<ReadableFile>> MemoryFileSystem::OpenRead(const stdfs::path& file, bool follow_symlinks) {
+Result<std::unique_ptr<ReadableFile>> MemoryFileSystem::OpenRead(const stdfs::path& file,
+                                                                 bool follow_symlinks) {
   std::lock_guard<std::mutex> hold(mu_);
   Walked w = Walk(file, follow_symlinks);
   if (w.err != 0) return FileReadError("cannot open", file, w.err);
@@ -219,7 +226,8 @@ Result<std::unique_ptr<ReadableFile>> MemoryFileSystem::OpenRead(const stdfs::pa
     case Type::kFolder:
       return BadInput("is a folder, not a regular file", file.string(), "give a regular file");
     case Type::kSpecial:
-      return BadInput("is not a regular file (a FIFO, device or socket?)", file.string(), "give a regular file");
+      return BadInput("is not a regular file (a FIFO, device or socket?)", file.string(),
+                      "give a regular file");
     case Type::kFile:
       break;
   }
@@ -339,7 +347,8 @@ Result<std::unique_ptr<AtomicFile>> MemoryFileSystem::CreateAtomic(const stdfs::
   return std::unique_ptr<AtomicFile>(std::make_unique<MemoryAtomicFile>(*this, file));
 }
 
-Status MemoryFileSystem::CopyFileAtomic(const stdfs::path& from, const stdfs::path& to, bool follow_symlinks) {
+Status MemoryFileSystem::CopyFileAtomic(const stdfs::path& from, const stdfs::path& to,
+                                        bool follow_symlinks) {
   if (!follow_symlinks) {
     auto st = LinkStat(from);
     if (!st.ok()) return st.error();
@@ -385,7 +394,8 @@ Status MemoryFileSystem::RenameNoReplace(const stdfs::path& from, const stdfs::p
   if (src.err != 0) return FileWriteError("cannot rename", from, src.err);
   Walked dst = Walk(to, /*follow_last=*/false);
   if (dst.err == 0) {
-    return BadInput("already exists; pilot never writes into an existing folder", to.string(), "choose another destination");
+    return BadInput("already exists; pilot never writes into an existing folder", to.string(),
+                    "choose another destination");
   }
   if (dst.err != ENOENT || dst.key.empty()) return FileWriteError("cannot rename to", to, dst.err);
   const std::string prefix = src.key + "/";

@@ -16,8 +16,8 @@ namespace {
 // The pid written in a lock file: at most a few digits read, whatever the file holds.
 long ParsePid(std::string_view text) {
   long pid = 0;
-  for (std::size_t i = 0; i < text.size() && i < limits::kLockFileBytes && text[i] >= '0' && text[i] <= '9' &&
-                          pid < 100000000;
+  for (std::size_t i = 0;
+       i < text.size() && i < limits::kLockFileBytes && text[i] >= '0' && text[i] <= '9' && pid < 100000000;
        ++i) {
     pid = pid * 10 + (text[i] - '0');
   }
@@ -37,7 +37,8 @@ Result<RunLock> RunLock::Acquire(FileSystem& files, const fs::path& run_dir) {
     return BadInput(std::string("the run folder's lock ") +
                         (before.value().symlink ? "is a symlink" : "is not a regular file") +
                         "; pilot never writes through one",
-                    file.string(), "remove it if no pilot process is using the folder (a hostile or damaged folder?)");
+                    file.string(),
+                    "remove it if no pilot process is using the folder (a hostile or damaged folder?)");
   }
   auto attempt = files.TryLock(file, /*exclusive=*/true, /*create=*/true);
   if (!attempt.ok()) {
@@ -45,12 +46,12 @@ Result<RunLock> RunLock::Acquire(FileSystem& files, const fs::path& run_dir) {
                     "check the folder's permissions");
   }
   if (!attempt.value().lock) {
-    return BadInput(
-        "the run folder is being written by " + LockHolderText(ParsePid(attempt.value().holder)),
-        run_dir.string(), "wait for it to finish, or stop it (it stays resumable)");
+    return BadInput("the run folder is being written by " + LockHolderText(ParsePid(attempt.value().holder)),
+                    run_dir.string(), "wait for it to finish, or stop it (it stays resumable)");
   }
   if (Status st = attempt.value().lock->Overwrite(std::to_string(::getpid()) + "\n"); !st.ok()) {
-    return Error{ErrorKind::kWorkFailed, "cannot write the run folder's lock", file.string(), "check the disk"};
+    return Error{ErrorKind::kWorkFailed, "cannot write the run folder's lock", file.string(),
+                 "check the disk"};
   }
   return RunLock(files, std::move(attempt.value().lock), file, existed);
 }

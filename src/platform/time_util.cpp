@@ -27,8 +27,7 @@ class RealClock : public Clock {
     return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
   }
   double MonotonicSeconds() override {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
-        .count();
+    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
   }
 };
 

@@ -16,11 +16,13 @@ using ojson = nlohmann::ordered_json;
 // One journal line. Above limits::kJournalLineBytes on purpose: the baseline record lists a
 // label (up to 128 bytes) and a confidence for each of up to kMaxAdaptEvalItems items.
 constexpr std::uint64_t kAdaptJournalLineBytes = 16ull << 20;
-constexpr const char* kHint = "the adaptation folder is damaged and cannot be resumed; start a new `pilot adapt`";
+constexpr const char* kHint =
+    "the adaptation folder is damaged and cannot be resumed; start a new `pilot adapt`";
 
 bool HasOnlyKeys(const json& j, std::initializer_list<const char*> allowed) {
   for (const auto& item : j.items()) {
-    if (std::none_of(allowed.begin(), allowed.end(), [&](const char* a) { return item.key() == a; })) return false;
+    if (std::none_of(allowed.begin(), allowed.end(), [&](const char* a) { return item.key() == a; }))
+      return false;
   }
   return true;
 }
@@ -40,7 +42,8 @@ class AdaptJournalParser {
     std::optional<json> j;
     if (complete) {
       auto parsed = ParseJson(line, Where());
-      if (parsed.ok() && parsed.value().is_object() && parsed.value().contains("type")) j = std::move(parsed).value();
+      if (parsed.ok() && parsed.value().is_object() && parsed.value().contains("type"))
+        j = std::move(parsed).value();
     }
     if (!j) {
       pending_error_ = Bad("is damaged (not a whole JSON record with a type)");
@@ -63,7 +66,9 @@ class AdaptJournalParser {
 
  private:
   std::string Where() const { return where_ + ":" + std::to_string(line_no_); }
-  Error Bad(const std::string& what) const { return BadInput("record " + std::to_string(line_no_) + " " + what, Where(), kHint); }
+  Error Bad(const std::string& what) const {
+    return BadInput("record " + std::to_string(line_no_) + " " + what, Where(), kHint);
+  }
 
   Status Record(const json& j) {
     auto type = StringAt(j, "type");
@@ -115,10 +120,13 @@ class AdaptJournalParser {
     AdaptCheckpointRecord& c = parsed.value();
     const std::uint64_t previous = st_.checkpoints.empty() ? 0 : st_.checkpoints.back().step;
     if (c.step <= previous) {
-      return Bad("(a checkpoint) has step " + std::to_string(c.step) + ", not after step " + std::to_string(previous));
+      return Bad("(a checkpoint) has step " + std::to_string(c.step) + ", not after step " +
+                 std::to_string(previous));
     }
-    if (c.step > st_.header.total_steps) return Bad("(a checkpoint) has a step past the header's total_steps");
-    if (c.losses.size() > c.step - previous) return Bad("(a checkpoint) has more losses than steps since the previous one");
+    if (c.step > st_.header.total_steps)
+      return Bad("(a checkpoint) has a step past the header's total_steps");
+    if (c.losses.size() > c.step - previous)
+      return Bad("(a checkpoint) has more losses than steps since the previous one");
     if (c.eval.total != st_.header.eval_used) {
       return Bad("(a checkpoint) evaluates another number of items than the header's eval_used");
     }
@@ -133,8 +141,8 @@ class AdaptJournalParser {
 
   Status Pruned(const json& j) {
     auto at_step = UnsignedAt(j, "at_step");
-    if (!HasOnlyKeys(j, {"type", "files", "at_step"}) || !at_step || *at_step > kMaxAdaptSteps || !j.contains("files") ||
-        !j["files"].is_array()) {
+    if (!HasOnlyKeys(j, {"type", "files", "at_step"}) || !at_step || *at_step > kMaxAdaptSteps ||
+        !j.contains("files") || !j["files"].is_array()) {
       return Bad("(pruned) is not {type, files, at_step}");
     }
     for (const auto& f : j["files"]) {
@@ -171,8 +179,9 @@ Result<AdaptJournalState> ParseAdaptJournal(std::string_view text, const std::st
     bool complete = nl != std::string_view::npos;
     std::size_t stop = complete ? nl : text.size();
     if (stop - start > kAdaptJournalLineBytes) {
-      return BadInput("a record is longer than pilot's cap of " + std::to_string(kAdaptJournalLineBytes) + " bytes",
-                      where, kHint);
+      return BadInput(
+          "a record is longer than pilot's cap of " + std::to_string(kAdaptJournalLineBytes) + " bytes",
+          where, kHint);
     }
     std::string_view line = text.substr(start, stop - start);
     start = complete ? nl + 1 : text.size();

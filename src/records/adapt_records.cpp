@@ -23,7 +23,8 @@ using ojson = nlohmann::ordered_json;
 constexpr std::uint64_t kMaxCount = 1ull << 48;  // any count or offset pilot writes is far below
 constexpr std::size_t kMaxLabelBytes = 128;
 constexpr std::uint64_t kMaxSeed = 9007199254740991ull;
-constexpr const char* kJournalHint = "the adaptation folder is damaged and cannot be resumed; start a new `pilot adapt`";
+constexpr const char* kJournalHint =
+    "the adaptation folder is damaged and cannot be resumed; start a new `pilot adapt`";
 constexpr const char* kAccountingHint = "the adaptation folder is damaged or was altered";
 
 // Field readers of a record pilot wrote: each throws a message naming the key, which the
@@ -154,10 +155,31 @@ const json& EvalAt(const json& j) {
 }
 
 AdaptJournalHeader ReadHeader(const json& j) {
-  Keys(j, {"type", "version", "run_id", "params_sha256", "train_manifest_sha256", "eval_manifest_sha256",
-           "base_model_sha256", "train_manifest_copy", "eval_manifest_copy", "train_accounting_sha256", "train_items",
-           "train_used", "eval_items", "eval_used", "total_steps", "steps_per_epoch", "threads", "seed", "device",
-           "dtype", "params_path", "base_model_path", "train_manifest_path", "eval_manifest_path", "started_at",
+  Keys(j, {"type",
+           "version",
+           "run_id",
+           "params_sha256",
+           "train_manifest_sha256",
+           "eval_manifest_sha256",
+           "base_model_sha256",
+           "train_manifest_copy",
+           "eval_manifest_copy",
+           "train_accounting_sha256",
+           "train_items",
+           "train_used",
+           "eval_items",
+           "eval_used",
+           "total_steps",
+           "steps_per_epoch",
+           "threads",
+           "seed",
+           "device",
+           "dtype",
+           "params_path",
+           "base_model_path",
+           "train_manifest_path",
+           "eval_manifest_path",
+           "started_at",
            "started_unix"});
   Type(j, "header");
   AdaptJournalHeader h;
@@ -170,11 +192,14 @@ AdaptJournalHeader ReadHeader(const json& j) {
   h.train_accounting_sha256 = Sha(j, "train_accounting_sha256");
   // The header steers what a resume reads: nothing in it may point elsewhere.
   h.train_manifest_copy = Str(j, "train_manifest_copy");
-  if (h.train_manifest_copy != "data/train-manifest.json" && h.train_manifest_copy != "data/train-manifest.jsonl") {
-    Fail("has a 'train_manifest_copy' that is neither data/train-manifest.json nor data/train-manifest.jsonl");
+  if (h.train_manifest_copy != "data/train-manifest.json" &&
+      h.train_manifest_copy != "data/train-manifest.jsonl") {
+    Fail(
+        "has a 'train_manifest_copy' that is neither data/train-manifest.json nor data/train-manifest.jsonl");
   }
   h.eval_manifest_copy = Str(j, "eval_manifest_copy");
-  if (h.eval_manifest_copy != "data/eval-manifest.json" && h.eval_manifest_copy != "data/eval-manifest.jsonl") {
+  if (h.eval_manifest_copy != "data/eval-manifest.json" &&
+      h.eval_manifest_copy != "data/eval-manifest.jsonl") {
     Fail("has an 'eval_manifest_copy' that is neither data/eval-manifest.json nor data/eval-manifest.jsonl");
   }
   h.train_items = Count(j, "train_items");
@@ -186,7 +211,8 @@ AdaptJournalHeader ReadHeader(const json& j) {
   h.threads = static_cast<int>(Count(j, "threads", 1, kMaxAdaptThreads));
   h.seed = Count(j, "seed", 0, kMaxSeed);
   h.device = Str(j, "device");
-  if (!IsKnownDevice(h.device)) Fail("has a 'device' that is not one of auto, cpu, cuda, rocm, cuda:N, rocm:N");
+  if (!IsKnownDevice(h.device))
+    Fail("has a 'device' that is not one of auto, cpu, cuda, rocm, cuda:N, rocm:N");
   h.dtype = Str(j, "dtype");
   if (h.dtype != "float32" && h.dtype != "bfloat16" && h.dtype != "float16") {
     Fail("has a 'dtype' that is not one of float32, bfloat16, float16");
@@ -207,9 +233,11 @@ AdaptBaseline ReadBaseline(const json& j) {
   b.eval = ReadEval(EvalAt(j));
   const json& predictions = At(j, "predictions");
   const json& confidences = At(j, "confidences");
-  if (!predictions.is_array() || !confidences.is_array()) Fail("has 'predictions' or 'confidences' that are not arrays");
+  if (!predictions.is_array() || !confidences.is_array())
+    Fail("has 'predictions' or 'confidences' that are not arrays");
   if (predictions.size() != b.eval.total || confidences.size() != b.eval.total) {
-    Fail("does not have one prediction and one confidence per evaluated item (" + std::to_string(b.eval.total) + ")");
+    Fail("does not have one prediction and one confidence per evaluated item (" +
+         std::to_string(b.eval.total) + ")");
   }
   b.predictions.reserve(predictions.size());
   for (const auto& p : predictions) b.predictions.push_back(LabelOf(p, "predictions"));
@@ -261,8 +289,10 @@ std::string CheckpointFileName(std::uint64_t step) {
 
 bool IsCheckpointFileName(std::string_view name) {
   constexpr std::string_view kPrefix = "step-", kSuffix = ".ckpt";
-  if (name.size() < kPrefix.size() + 8 + kSuffix.size() || name.size() > kPrefix.size() + 20 + kSuffix.size()) return false;
-  if (name.substr(0, kPrefix.size()) != kPrefix || name.substr(name.size() - kSuffix.size()) != kSuffix) return false;
+  if (name.size() < kPrefix.size() + 8 + kSuffix.size() || name.size() > kPrefix.size() + 20 + kSuffix.size())
+    return false;
+  if (name.substr(0, kPrefix.size()) != kPrefix || name.substr(name.size() - kSuffix.size()) != kSuffix)
+    return false;
   std::string_view digits = name.substr(kPrefix.size(), name.size() - kPrefix.size() - kSuffix.size());
   return std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
@@ -273,7 +303,8 @@ ojson EvalSummary::ToJson() const {
   j["total"] = total;
   j["accuracy"] = accuracy();
   ojson labels = ojson::object();
-  for (const auto& [label, counts] : per_label) labels[label] = {{"correct", counts.first}, {"total", counts.second}};
+  for (const auto& [label, counts] : per_label)
+    labels[label] = {{"correct", counts.first}, {"total", counts.second}};
   j["per_label"] = std::move(labels);
   return j;
 }
@@ -325,8 +356,8 @@ Result<AdaptJournalHeader> AdaptJournalHeader::FromJson(const json& j, const std
     if (j.is_object() && j.contains("version")) {
       got = KeyForMessage(j["version"].dump(-1, ' ', false, json::error_handler_t::replace));
     }
-    return BadInput("the adaptation journal's format version " + got + " is not one this pilot reads (version " +
-                        std::to_string(kAdaptJournalVersion) + ")",
+    return BadInput("the adaptation journal's format version " + got +
+                        " is not one this pilot reads (version " + std::to_string(kAdaptJournalVersion) + ")",
                     where, "use the pilot that wrote this folder, or a newer one");
   }
   return Catching<AdaptJournalHeader>([&] { return ReadHeader(j); }, "the adaptation journal's header", where,

@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "pilot/escape.h"
 #include "pilot/adapt_records.h"
+#include "pilot/escape.h"
 #include "pilot/hash.h"
 #include "pilot/utf8.h"
 
@@ -224,7 +224,6 @@ class Doc {
 
 // ---- Markdown
 
-
 bool PlainCodeText(std::string_view s) {
   return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
@@ -289,7 +288,6 @@ std::string RenderMarkdown(const Doc& doc) {
 }
 
 // ---- HTML
-
 
 std::string HtmlLine(const Line& line) {
   std::string out;

@@ -14,7 +14,10 @@ nlohmann::ordered_json DoctorReport::ToJson() const {
   j["ok"] = ok();
   auto arr = nlohmann::ordered_json::array();
   for (const auto& c : checks) {
-    arr.push_back({{"name", c.name}, {"status", c.status}, {"required", c.required}, {"detail", c.detail},
+    arr.push_back({{"name", c.name},
+                   {"status", c.status},
+                   {"required", c.required},
+                   {"detail", c.detail},
                    {"data", c.data}});
   }
   j["checks"] = arr;

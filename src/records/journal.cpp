@@ -29,7 +29,8 @@ nlohmann::ordered_json JournalHeader::ToJson() const {
                {"inputs_root", inputs_root}};
   j["started_at"] = started_at;
   if (started_unix > 0) j["started_unix"] = started_unix;
-  if (shard) j["shard"] = {{"index", shard->index}, {"count", shard->count}, {"manifest_items", manifest_items}};
+  if (shard)
+    j["shard"] = {{"index", shard->index}, {"count", shard->count}, {"manifest_items", manifest_items}};
   return j;
 }
 
@@ -39,9 +40,11 @@ Result<JournalHeader> JournalHeader::FromJson(const nlohmann::json& j, const std
     if (j.at("type") != "header") throw std::runtime_error("first record is not a header");
     auto version = UnsignedAt(j, "version");
     if (!version || *version < 1 || *version > kJournalVersion) {
-      return BadInput("the journal's format version " + (j.contains("version") ? KeyForMessage(j.at("version").dump()) : std::string("(none)")) +
-                          " is not one this pilot reads (1.." + std::to_string(kJournalVersion) + ")",
-                      where, "use the pilot that wrote this folder, or a newer one");
+      return BadInput(
+          "the journal's format version " +
+              (j.contains("version") ? KeyForMessage(j.at("version").dump()) : std::string("(none)")) +
+              " is not one this pilot reads (1.." + std::to_string(kJournalVersion) + ")",
+          where, "use the pilot that wrote this folder, or a newer one");
     }
     h.version = static_cast<int>(*version);
     h.run_id = j.at("run_id").get<std::string>();
@@ -58,7 +61,8 @@ Result<JournalHeader> JournalHeader::FromJson(const nlohmann::json& j, const std
     h.model_path = plan.at("model").get<std::string>();
     h.inputs_root = plan.at("inputs_root").get<std::string>();
     h.started_at = StringAt(j, "started_at").value_or("");
-    if (auto it = j.find("started_unix"); it != j.end() && it->is_number() && std::isfinite(it->get<double>())) {
+    if (auto it = j.find("started_unix");
+        it != j.end() && it->is_number() && std::isfinite(it->get<double>())) {
       h.started_unix = std::max(0.0, it->get<double>());
     }
     if (j.contains("shard")) {
@@ -112,7 +116,8 @@ class JournalParser {
     const std::uint64_t start = end - line.size() - (complete ? 1 : 0);
     ++line_no_;
     if (!pending_error_.empty()) {
-      return BadInput(pending_error_, where_, "the journal is damaged before its end; the run folder cannot be resumed");
+      return BadInput(pending_error_, where_,
+                      "the journal is damaged before its end; the run folder cannot be resumed");
     }
     if (complete && line_no_ > 1 && FastResult(line, start)) {
       st_.valid_bytes = end;
@@ -121,7 +126,8 @@ class JournalParser {
     std::optional<nlohmann::json> j;
     if (complete) {
       auto parsed = ParseJson(line, where_ + ":" + std::to_string(line_no_));
-      if (parsed.ok() && parsed.value().is_object() && parsed.value().contains("type")) j = std::move(parsed).value();
+      if (parsed.ok() && parsed.value().is_object() && parsed.value().contains("type"))
+        j = std::move(parsed).value();
     }
     if (!j) {
       // Torn (no newline) or unreadable: acceptable only as the very last record.
@@ -161,14 +167,16 @@ class JournalParser {
     bool accepted = line.compare(id_end + kStatus.size(), 9, "accepted\"") == 0;
     bool rejected = line.compare(id_end + kStatus.size(), 9, "rejected\"") == 0;
     if (!(accepted || rejected) || !IsValidItemId(id)) return false;  // the slow path names the fault
-    if (accepted && line.find("\"vector_at\":") != std::string::npos) return false;  // the slow path tracks it
+    if (accepted && line.find("\"vector_at\":") != std::string::npos)
+      return false;  // the slow path tracks it
     return AddResult(id, accepted, start).ok();
   }
 
   Status AddResult(std::string_view id, bool accepted, std::uint64_t start) {
     if (!st_.done.Insert(id, start)) {
-      return BadInput("item '" + std::string(id) + "' has two results (record " + std::to_string(line_no_) + ")", where_,
-                      "the journal is inconsistent; the run folder cannot be resumed");
+      return BadInput(
+          "item '" + std::string(id) + "' has two results (record " + std::to_string(line_no_) + ")", where_,
+          "the journal is inconsistent; the run folder cannot be resumed");
     }
     (accepted ? st_.accepted : st_.rejected)++;
     ++st_.done_in_session;
@@ -184,7 +192,8 @@ class JournalParser {
       st_.header = std::move(header).value();
       // One record per item is coming: no rehash on the way (capped: a hostile header's
       // count must not allocate without bound).
-      st_.done.Reserve(static_cast<std::size_t>(std::min<std::uint64_t>(st_.header.items, std::uint64_t{1} << 20)));
+      st_.done.Reserve(
+          static_cast<std::size_t>(std::min<std::uint64_t>(st_.header.items, std::uint64_t{1} << 20)));
       return {};
     }
     auto number = [&](const char* key, double& out, bool required) -> Status {
@@ -210,7 +219,8 @@ class JournalParser {
       if (st_.session_started > 0 && at >= since) st_.processing_seconds += at - since;
       st_.last_batch_at = at;
       st_.peak_rss_mb = std::max(st_.peak_rss_mb, rss);
-      if (j.contains("device_peak_mb")) st_.device_peak_mb = std::max(st_.device_peak_mb.value_or(0.0), device);
+      if (j.contains("device_peak_mb"))
+        st_.device_peak_mb = std::max(st_.device_peak_mb.value_or(0.0), device);
     } else if (*type == "result") {
       auto id = StringAt(j, "id");
       auto status = StringAt(j, "status");
@@ -237,7 +247,8 @@ class JournalParser {
         BatchFailure f;
         f.batch_size = *size;
         f.error = *error;
-        f.out_of_memory = j.contains("out_of_memory") && j["out_of_memory"].is_boolean() && j["out_of_memory"].get<bool>();
+        f.out_of_memory =
+            j.contains("out_of_memory") && j["out_of_memory"].is_boolean() && j["out_of_memory"].get<bool>();
         st_.batch_failures.push_back(std::move(f));
       }
     } else {
@@ -262,8 +273,9 @@ Result<JournalState> ParseJournal(std::string_view text, const std::string& wher
     bool complete = nl != std::string_view::npos;
     std::size_t stop = complete ? nl : text.size();
     if (stop - start > limits::kJournalLineBytes) {
-      return BadInput("a record is longer than pilot's cap of " + std::to_string(limits::kJournalLineBytes) + " bytes",
-                      where, "the journal is damaged; the run folder cannot be resumed");
+      return BadInput(
+          "a record is longer than pilot's cap of " + std::to_string(limits::kJournalLineBytes) + " bytes",
+          where, "the journal is damaged; the run folder cannot be resumed");
     }
     line.assign(text.substr(start, stop - start));
     start = complete ? nl + 1 : text.size();
@@ -359,7 +371,9 @@ Status JournalWriter::AppendSynced(const std::string& lines) {
   return file_->Sync();
 }
 
-Status JournalWriter::AppendHeader(const JournalHeader& header) { return AppendSynced(JsonLine(header.ToJson()) + "\n"); }
+Status JournalWriter::AppendHeader(const JournalHeader& header) {
+  return AppendSynced(JsonLine(header.ToJson()) + "\n");
+}
 
 Status JournalWriter::AppendSession(const nlohmann::ordered_json& session, double at_unix) {
   nlohmann::ordered_json j = {{"type", "session"}, {"at_unix", at_unix}};

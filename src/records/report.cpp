@@ -1,13 +1,13 @@
 #include "pilot/report.h"
 
-#include "pilot/escape.h"
-#include "pilot/utf8.h"
-
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <set>
 #include <sstream>
+
+#include "pilot/escape.h"
+#include "pilot/utf8.h"
 
 namespace pilot {
 
@@ -47,7 +47,8 @@ void ReportBuilder::Add(const ManifestItem& item, const ResultRecord& rec) {
 Report BuildReport(const Manifest& manifest, const std::vector<ResultRecord>& records,
                    const Acceptance& acceptance, const RunMetrics& metrics) {
   ReportBuilder b;
-  for (std::size_t i = 0; i < records.size() && i < manifest.items.size(); ++i) b.Add(manifest.items[i], records[i]);
+  for (std::size_t i = 0; i < records.size() && i < manifest.items.size(); ++i)
+    b.Add(manifest.items[i], records[i]);
   return b.Finish(acceptance, metrics);
 }
 
@@ -103,20 +104,24 @@ nlohmann::ordered_json ReportToJson(const Report& r) {
                    {"throughput_wall_clock_items_per_s", r.items_per_second}};
   }
   j["peak_rss_mb"] = r.peak_rss_mb;
-  j["device_peak_memory_mb"] = r.device_peak_mb ? nlohmann::ordered_json(*r.device_peak_mb) : nlohmann::ordered_json();
+  j["device_peak_memory_mb"] =
+      r.device_peak_mb ? nlohmann::ordered_json(*r.device_peak_mb) : nlohmann::ordered_json();
   std::set<std::uint64_t> oom_sizes;
   auto failures = nlohmann::ordered_json::array();
   for (const auto& f : r.batch_failures) {
     if (f.out_of_memory) oom_sizes.insert(f.batch_size);
-    failures.push_back({{"batch_size", f.batch_size}, {"out_of_memory", f.out_of_memory}, {"error", f.error}});
+    failures.push_back(
+        {{"batch_size", f.batch_size}, {"out_of_memory", f.out_of_memory}, {"error", f.error}});
   }
-  j["batch_failures"] = {{"count", r.batch_failure_count},
-                         {"out_of_memory_at_batch_sizes", oom_sizes},
-                         {"recorded", failures}};
+  j["batch_failures"] = {
+      {"count", r.batch_failure_count}, {"out_of_memory_at_batch_sizes", oom_sizes}, {"recorded", failures}};
   auto crit = nlohmann::ordered_json::array();
   for (const auto& c : r.criteria) {
-    crit.push_back({{"criterion", c.name}, {"limit", c.limit}, {"value", c.value},
-                    {"measured", c.measured}, {"met", c.met}});
+    crit.push_back({{"criterion", c.name},
+                    {"limit", c.limit},
+                    {"value", c.value},
+                    {"measured", c.measured},
+                    {"met", c.met}});
   }
   j["acceptance"] = {{"criteria", crit}, {"met", r.acceptance_met}};
   j["verdict"] = r.acceptance_met ? "accepted" : "acceptance_not_met";
@@ -161,10 +166,11 @@ std::string ReportToMarkdown(const Report& r, const std::string& run_id,
                 r.p50_ms, r.p95_ms, r.p99_ms, r.items_per_second, r.peak_rss_mb);
   md << buf;
   if (r.shards > 0) {
-    std::snprintf(buf, sizeof buf,
-                  "Merged from %zu shards: items/s above is wall-clock (%.1f s from the first shard's start to the "
-                  "last one's end); the shards' own rates sum to %.1f items/s.\n\n",
-                  r.shards, r.wall_seconds, r.shard_rate_sum);
+    std::snprintf(
+        buf, sizeof buf,
+        "Merged from %zu shards: items/s above is wall-clock (%.1f s from the first shard's start to the "
+        "last one's end); the shards' own rates sum to %.1f items/s.\n\n",
+        r.shards, r.wall_seconds, r.shard_rate_sum);
     md << buf;
   }
   if (r.device_peak_mb) {
@@ -172,7 +178,8 @@ std::string ReportToMarkdown(const Report& r, const std::string& run_id,
     md << buf;
   }
   if (r.batch_failure_count) {
-    md << "## Batch failures\n\n" << r.batch_failure_count
+    md << "## Batch failures\n\n"
+       << r.batch_failure_count
        << " batch(es) failed as a whole and were retried in halves until the failing items were isolated.\n\n"
        << "| batch size | out of memory | error |\n|---:|---|---|\n";
     for (const auto& f : r.batch_failures) {
@@ -182,7 +189,8 @@ std::string ReportToMarkdown(const Report& r, const std::string& run_id,
     md << "\n";
   }
   if (r.output_kind == "embedding") {
-    md << "## Embeddings\n\n" << r.accepted << " vectors of dim " << r.dim
+    md << "## Embeddings\n\n"
+       << r.accepted << " vectors of dim " << r.dim
        << " in `data/vectors.npy` (float32; row k is the k-th accepted item in manifest order).\n\n";
   }
   if (!r.criteria.empty()) {
@@ -202,10 +210,12 @@ std::string ReportToMarkdown(const Report& r, const std::string& run_id,
   for (const auto& rec : records) {
     std::string detail = !rec.accepted ? rec.detail
                          : rec.dim     ? "row " + (rec.row ? std::to_string(*rec.row) : std::string("?"))
-                                     : "confidence " + std::to_string(rec.confidence);
+                                       : "confidence " + std::to_string(rec.confidence);
     md << "| " << EscapeMarkdown(rec.id) << " | " << (rec.accepted ? "accepted" : "rejected") << " | "
-       << EscapeMarkdown(!rec.accepted ? rec.reason : rec.dim ? std::string("vector") : rec.category) << " | "
-       << EscapeMarkdown(TruncateUtf8(detail, 500)) << " |\n";
+       << EscapeMarkdown(!rec.accepted ? rec.reason
+                         : rec.dim     ? std::string("vector")
+                                       : rec.category)
+       << " | " << EscapeMarkdown(TruncateUtf8(detail, 500)) << " |\n";
   }
   return md.str();
 }

@@ -18,9 +18,9 @@ namespace reason {
 
 const std::vector<std::string_view>& All() {
   static const std::vector<std::string_view> kAll = {
-      kMissingFile,   kUnreadable,         kPathOutsideRoot,    kInputChanged,
-      kEmptyInput,    kTooLarge,           kInvalidEncoding,    kLowConfidence,
-      kCategoryNotAllowed, kStageError,    kDeviceOutOfMemory, kInvalidOutput};
+      kMissingFile,        kUnreadable, kPathOutsideRoot,   kInputChanged,
+      kEmptyInput,         kTooLarge,   kInvalidEncoding,   kLowConfidence,
+      kCategoryNotAllowed, kStageError, kDeviceOutOfMemory, kInvalidOutput};
   return kAll;
 }
 
@@ -83,7 +83,8 @@ Result<ResultRecord> ParseResultRecord(std::string_view line, const std::string&
     if (j.contains("dim")) {
       auto dim = count("dim", limits::kEmbeddingDim);
       if (!dim || *dim == 0) {
-        return BadInput("'dim' is not a count in 1.." + std::to_string(limits::kEmbeddingDim), where + " id " + r.id);
+        return BadInput("'dim' is not a count in 1.." + std::to_string(limits::kEmbeddingDim),
+                        where + " id " + r.id);
       }
       r.dim = static_cast<std::uint32_t>(*dim);
       for (auto [key, dest] : {std::pair{"row", &r.row}, std::pair{"vector_at", &r.vector_at}}) {
@@ -94,13 +95,15 @@ Result<ResultRecord> ParseResultRecord(std::string_view line, const std::string&
     }
     if (!r.dim) {  // an embedding has no category: one beside a dim is not read (nor written)
       r.category = str("category");
-      if (j.contains("confidence") && j["confidence"].is_number()) r.confidence = j["confidence"].get<double>();
+      if (j.contains("confidence") && j["confidence"].is_number())
+        r.confidence = j["confidence"].get<double>();
     }
   } else if (status == "rejected") {
     r.reason = str("reason");
     r.detail = str("detail");
   } else {
-    return BadInput("status must be 'accepted' or 'rejected', got '" + KeyForMessage(status) + "'", where + " id " + r.id);
+    return BadInput("status must be 'accepted' or 'rejected', got '" + KeyForMessage(status) + "'",
+                    where + " id " + r.id);
   }
   r.model = str("model");
   if (j.contains("latency_ms") && j["latency_ms"].is_number()) r.latency_ms = j["latency_ms"].get<double>();
@@ -191,7 +194,8 @@ class Scanner {
 std::optional<ResultRecord> ScanResultRecord(std::string_view line, bool journal) {
   Scanner s(line);
   ResultRecord r;
-  if (!s.Eat(journal ? "{\"type\":\"result\",\"id\":" : "{\"id\":") || !s.String(r.id) || !IsValidItemId(r.id)) {
+  if (!s.Eat(journal ? "{\"type\":\"result\",\"id\":" : "{\"id\":") || !s.String(r.id) ||
+      !IsValidItemId(r.id)) {
     return std::nullopt;
   }
   if (s.Eat(",\"status\":\"accepted\"")) {
@@ -212,7 +216,8 @@ std::optional<ResultRecord> ScanResultRecord(std::string_view line, bool journal
       return std::nullopt;
     }
     if ((r.row && *r.row > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) ||
-        (r.vector_at && *r.vector_at > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))) {
+        (r.vector_at &&
+         *r.vector_at > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))) {
       return std::nullopt;
     }
     if (r.row || dim) {

@@ -7,7 +7,8 @@ namespace pilot {
 
 Result<RunRecord> ParseRunRecord(std::string_view text, const std::string& where) {
   if (text.size() > limits::kRunRecordBytes) {
-    return BadInput("larger than pilot's cap of " + std::to_string(limits::kRunRecordBytes) + " bytes", where);
+    return BadInput("larger than pilot's cap of " + std::to_string(limits::kRunRecordBytes) + " bytes",
+                    where);
   }
   auto parsed = ParseJson(text, where);
   if (!parsed.ok()) return parsed.error();
@@ -20,9 +21,10 @@ Result<RunRecord> ParseRunRecord(std::string_view text, const std::string& where
     out = *v;
     return {};
   };
-  for (auto [key, out] : {std::pair{"run_id", &r.run_id}, std::pair{"state", &r.state},
-                          std::pair{"manifest_copy", &r.manifest_copy}, std::pair{"manifest_sha256", &r.manifest_sha256},
-                          std::pair{"params_sha256", &r.params_sha256}, std::pair{"model_sha256", &r.model_sha256}}) {
+  for (auto [key, out] :
+       {std::pair{"run_id", &r.run_id}, std::pair{"state", &r.state},
+        std::pair{"manifest_copy", &r.manifest_copy}, std::pair{"manifest_sha256", &r.manifest_sha256},
+        std::pair{"params_sha256", &r.params_sha256}, std::pair{"model_sha256", &r.model_sha256}}) {
     if (Status st = field(key, *out); !st.ok()) return st.error();
   }
   if (r.manifest_copy != "data/manifest.json" && r.manifest_copy != "data/manifest.jsonl") {
@@ -45,12 +47,14 @@ Result<RunRecord> ParseRunRecord(std::string_view text, const std::string& where
     const std::uint64_t count = UnsignedAt(s, "count").value_or(0);
     const std::uint64_t items = UnsignedAt(s, "items").value_or(none);
     if (count < 1 || count > kMaxShards || index >= count || items == none) {
-      return BadInput("'shard' is not {index, count, items} with index < count <= " + std::to_string(kMaxShards), where);
+      return BadInput(
+          "'shard' is not {index, count, items} with index < count <= " + std::to_string(kMaxShards), where);
     }
     r.shard = ShardSpec{static_cast<std::uint32_t>(index), static_cast<std::uint32_t>(count)};
     r.shard_items = static_cast<std::size_t>(items);
   }
-  if (r.folder_kind == "shard" && !r.shard) return BadInput("a folder of kind 'shard' without 'shard'", where);
+  if (r.folder_kind == "shard" && !r.shard)
+    return BadInput("a folder of kind 'shard' without 'shard'", where);
   if (r.folder_kind != "shard" && r.shard) {
     return BadInput("'shard' in a folder of kind '" + KeyForMessage(r.folder_kind) + "'", where);
   }

@@ -1,4 +1,3 @@
-#include "pilot/escape.h"
 #include "pilot/sweep_records.h"
 
 #include <algorithm>
@@ -8,6 +7,7 @@
 #include <map>
 #include <set>
 
+#include "pilot/escape.h"
 #include "pilot/hash.h"
 #include "pilot/json_util.h"
 #include "pilot/limits.h"
@@ -36,7 +36,8 @@ std::string SweepCellFile(int group, int batch) {
 }
 
 // A file inside the folder, read only when it is a regular file (never through a link).
-Result<std::string> ReadInsideFolder(FileSystem& fsys, const fs::path& dir, const std::string& rel, std::uint64_t cap) {
+Result<std::string> ReadInsideFolder(FileSystem& fsys, const fs::path& dir, const std::string& rel,
+                                     std::uint64_t cap) {
   auto st = fsys.LinkStat(dir / rel);
   if (!st.ok()) return st.error();
   if (!st.value().exists) return BadInput("missing", (dir / rel).string());
@@ -56,14 +57,18 @@ Result<std::vector<int>> ParseBatchSizes(std::string_view text) {
   if (text.empty()) return bad("is empty");
   while (start <= text.size()) {
     std::size_t comma = text.find(',', start);
-    std::string_view part = text.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
+    std::string_view part =
+        text.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
     if (part.empty() || part.size() > 4 || part.find_first_not_of("0123456789") != std::string_view::npos) {
-      return bad("'" + EscapeTerminal(TruncateUtf8(std::string(part), 20)) + "' is not a batch size (a whole number)");
+      return bad("'" + EscapeTerminal(TruncateUtf8(std::string(part), 20)) +
+                 "' is not a batch size (a whole number)");
     }
     int v = std::stoi(std::string(part));
-    if (v < 1 || v > kMaxBatchSize) return bad(std::to_string(v) + " is outside 1.." + std::to_string(kMaxBatchSize));
-    if (!sizes.empty() && v <= sizes.back()) return bad("sizes must increase (" + std::to_string(v) + " after " +
-                                                       std::to_string(sizes.back()) + ")");
+    if (v < 1 || v > kMaxBatchSize)
+      return bad(std::to_string(v) + " is outside 1.." + std::to_string(kMaxBatchSize));
+    if (!sizes.empty() && v <= sizes.back())
+      return bad("sizes must increase (" + std::to_string(v) + " after " + std::to_string(sizes.back()) +
+                 ")");
     if (sizes.size() >= 64) return bad("more than 64 sizes");
     sizes.push_back(v);
     if (comma == std::string_view::npos) break;
@@ -84,8 +89,10 @@ Status CheckSweepSettings(const SweepSettings& s) {
     return BadInput("the batch sizes must start at 1", "--batch-sizes");
   }
   for (std::size_t i = 0; i < s.batch_sizes.size(); ++i) {
-    if (s.batch_sizes[i] < 1 || s.batch_sizes[i] > kMaxBatchSize || (i > 0 && s.batch_sizes[i] <= s.batch_sizes[i - 1])) {
-      return BadInput("the batch sizes must increase, each in 1.." + std::to_string(kMaxBatchSize), "--batch-sizes");
+    if (s.batch_sizes[i] < 1 || s.batch_sizes[i] > kMaxBatchSize ||
+        (i > 0 && s.batch_sizes[i] <= s.batch_sizes[i - 1])) {
+      return BadInput("the batch sizes must increase, each in 1.." + std::to_string(kMaxBatchSize),
+                      "--batch-sizes");
     }
   }
   if (s.latency_budget_ms && !(*s.latency_budget_ms > 0 && std::isfinite(*s.latency_budget_ms))) {
@@ -102,13 +109,16 @@ nlohmann::ordered_json SweepSettingsToJson(const SweepSettings& s) {
   j["groups"] = s.groups;
   j["batch_sizes"] = s.batch_sizes;
   j["repeats"] = s.repeats;
-  j["latency_budget_ms"] = s.latency_budget_ms ? nlohmann::ordered_json(*s.latency_budget_ms) : nlohmann::ordered_json();
+  j["latency_budget_ms"] =
+      s.latency_budget_ms ? nlohmann::ordered_json(*s.latency_budget_ms) : nlohmann::ordered_json();
   j["max_memory_mb"] = s.max_memory_mb ? nlohmann::ordered_json(*s.max_memory_mb) : nlohmann::ordered_json();
   return j;
 }
 
 Result<SweepSettings> SweepSettingsFromJson(const nlohmann::json& j, const std::string& where) {
-  auto bad = [&] { return BadInput("'settings' is malformed", where, "the folder was altered; start a new sweep"); };
+  auto bad = [&] {
+    return BadInput("'settings' is malformed", where, "the folder was altered; start a new sweep");
+  };
   if (!j.is_object()) return bad();
   SweepSettings s;
   auto groups = UnsignedAt(j, "groups");
@@ -116,7 +126,8 @@ Result<SweepSettings> SweepSettingsFromJson(const nlohmann::json& j, const std::
   if (!groups || !repeats || *groups > kMaxGroups || *repeats > kMaxRepeats) return bad();
   s.groups = static_cast<int>(*groups);
   s.repeats = static_cast<int>(*repeats);
-  if (!j.contains("batch_sizes") || !j["batch_sizes"].is_array() || j["batch_sizes"].size() > 64) return bad();
+  if (!j.contains("batch_sizes") || !j["batch_sizes"].is_array() || j["batch_sizes"].size() > 64)
+    return bad();
   s.batch_sizes.clear();
   for (const auto& v : j["batch_sizes"]) {
     if (!v.is_number_unsigned() || v.get<std::uint64_t>() > kMaxBatchSize) return bad();
@@ -151,15 +162,19 @@ nlohmann::ordered_json GroupingToJson(const Grouping& g) {
 }
 
 Result<Grouping> GroupingFromJson(std::string_view text, const std::string& where) {
-  if (text.size() > limits::kSweepGroupsBytes) return BadInput("larger than pilot's cap for a groups file", where);
+  if (text.size() > limits::kSweepGroupsBytes)
+    return BadInput("larger than pilot's cap for a groups file", where);
   auto parsed = ParseJson(text, where);
   if (!parsed.ok()) return parsed.error();
   const nlohmann::json& j = parsed.value();
-  auto bad = [&](const std::string& what) { return BadInput(what, where, "the folder was altered; start a new sweep"); };
+  auto bad = [&](const std::string& what) {
+    return BadInput(what, where, "the folder was altered; start a new sweep");
+  };
   Grouping g;
   auto measure = StringAt(j, "measure");
   auto excluded = UnsignedAt(j, "excluded");
-  if (!measure || (*measure != "bytes" && *measure != "features")) return bad("'measure' is neither bytes nor features");
+  if (!measure || (*measure != "bytes" && *measure != "features"))
+    return bad("'measure' is neither bytes nor features");
   if (!excluded) return bad("'excluded' is missing or not a count");
   g.measure = *measure;
   g.excluded = *excluded;
@@ -177,7 +192,8 @@ Result<Grouping> GroupingFromJson(std::string_view text, const std::string& wher
     if (!number || *number != i + 1 || !lo || !hi || *lo > *hi || !count || !total || *total < *count) {
       return bad(at + " is malformed");
     }
-    if (!g.groups.empty() && *lo <= g.groups.back().max_length) return bad(at + " overlaps the group before it");
+    if (!g.groups.empty() && *lo <= g.groups.back().max_length)
+      return bad(at + " overlaps the group before it");
     if (!e.contains("ids") || !e["ids"].is_array() || e["ids"].size() != *count || *count == 0) {
       return bad(at + ": 'ids' does not hold its 'sampled' ids");
     }
@@ -186,7 +202,8 @@ Result<Grouping> GroupingFromJson(std::string_view text, const std::string& wher
     lg.max_length = *hi;
     lg.items = *total;
     for (const auto& id : e["ids"]) {
-      if (!id.is_string() || !IsValidItemId(id.get_ref<const std::string&>())) return bad(at + " holds an invalid id");
+      if (!id.is_string() || !IsValidItemId(id.get_ref<const std::string&>()))
+        return bad(at + " holds an invalid id");
       lg.ids.push_back(id.get<std::string>());
     }
     g.groups.push_back(std::move(lg));
@@ -209,7 +226,8 @@ nlohmann::ordered_json CellToJson(const CellMeasure& c) {
   j["latency_ms"] = {{"p50", c.p50_ms}, {"p90", c.p90_ms}, {"p95", c.p95_ms}, {"p99", c.p99_ms}};
   j["rss_after_load_mb"] = c.rss_after_load_mb;
   j["peak_rss_mb"] = c.peak_rss_mb;
-  j["peak_device_mb"] = c.peak_device_mb ? nlohmann::ordered_json(*c.peak_device_mb) : nlohmann::ordered_json();
+  j["peak_device_mb"] =
+      c.peak_device_mb ? nlohmann::ordered_json(*c.peak_device_mb) : nlohmann::ordered_json();
   j["limit"] = c.limit.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(c.limit);
   j["error"] = c.error.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(c.error);
   j["repeat_mismatches"] = c.repeat_mismatches;
@@ -233,7 +251,8 @@ nlohmann::ordered_json CellToJson(const CellMeasure& c) {
 }
 
 Result<CellMeasure> CellFromJson(std::string_view text, const std::string& where) {
-  if (text.size() > limits::kSweepCellBytes) return BadInput("larger than pilot's cap for a sweep cell", where);
+  if (text.size() > limits::kSweepCellBytes)
+    return BadInput("larger than pilot's cap for a sweep cell", where);
   auto parsed = ParseJson(text, where);
   if (!parsed.ok()) return parsed.error();
   const nlohmann::json& j = parsed.value();
@@ -244,8 +263,8 @@ Result<CellMeasure> CellFromJson(std::string_view text, const std::string& where
   auto batch = UnsignedAt(j, "batch_size");
   auto repeats = UnsignedAt(j, "repeats");
   auto items = UnsignedAt(j, "group_items");
-  if (!group || *group < 1 || *group > kMaxGroups || !batch || *batch < 1 || *batch > kMaxBatchSize || !repeats ||
-      *repeats < 1 || *repeats > kMaxRepeats || !items) {
+  if (!group || *group < 1 || *group > kMaxGroups || !batch || *batch < 1 || *batch > kMaxBatchSize ||
+      !repeats || *repeats < 1 || *repeats > kMaxRepeats || !items) {
     return bad("'group', 'batch_size', 'repeats' or 'group_items' is missing or out of range");
   }
   c.group = static_cast<int>(*group);
@@ -254,21 +273,23 @@ Result<CellMeasure> CellFromJson(std::string_view text, const std::string& where
   c.group_items = *items;
   if (!j.contains("cycled") || !j["cycled"].is_boolean()) return bad("'cycled' is not a boolean");
   c.cycled = j["cycled"].get<bool>();
-  for (auto [key, out] : {std::pair{"batches", &c.batches}, std::pair{"completed", &c.completed},
-                          std::pair{"failed", &c.failed}, std::pair{"repeat_mismatches", &c.repeat_mismatches}}) {
+  for (auto [key, out] :
+       {std::pair{"batches", &c.batches}, std::pair{"completed", &c.completed},
+        std::pair{"failed", &c.failed}, std::pair{"repeat_mismatches", &c.repeat_mismatches}}) {
     auto v = UnsignedAt(j, key);
     if (!v) return bad(std::string("'") + key + "' is not a count");
     *out = *v;
   }
-  for (auto [key, out] : {std::pair{"wall_seconds", &c.wall_seconds}, std::pair{"items_per_second", &c.items_per_second},
-                          std::pair{"rss_after_load_mb", &c.rss_after_load_mb}, std::pair{"peak_rss_mb", &c.peak_rss_mb}}) {
+  for (auto [key, out] :
+       {std::pair{"wall_seconds", &c.wall_seconds}, std::pair{"items_per_second", &c.items_per_second},
+        std::pair{"rss_after_load_mb", &c.rss_after_load_mb}, std::pair{"peak_rss_mb", &c.peak_rss_mb}}) {
     auto v = Finite(j, key);
     if (!v || *v < 0) return bad(std::string("'") + key + "' is not a number >= 0");
     *out = *v;
   }
   if (!j.contains("latency_ms") || !j["latency_ms"].is_object()) return bad("'latency_ms' is not an object");
-  for (auto [key, out] : {std::pair{"p50", &c.p50_ms}, std::pair{"p90", &c.p90_ms}, std::pair{"p95", &c.p95_ms},
-                          std::pair{"p99", &c.p99_ms}}) {
+  for (auto [key, out] : {std::pair{"p50", &c.p50_ms}, std::pair{"p90", &c.p90_ms},
+                          std::pair{"p95", &c.p95_ms}, std::pair{"p99", &c.p99_ms}}) {
     auto v = Finite(j["latency_ms"], key);
     if (!v || *v < 0) return bad(std::string("'latency_ms.") + key + "' is not a number >= 0");
     *out = *v;
@@ -284,12 +305,13 @@ Result<CellMeasure> CellFromJson(std::string_view text, const std::string& where
     if (!v) return bad(std::string("'") + key + "' is not a string");
     *out = *v;
   }
-  if (!c.limit.empty() && c.limit != kLimitOutOfMemory && c.limit != kLimitStageError && c.limit != kLimitKilled &&
-      c.limit != kLimitLatency && c.limit != kLimitMemoryCap) {
+  if (!c.limit.empty() && c.limit != kLimitOutOfMemory && c.limit != kLimitStageError &&
+      c.limit != kLimitKilled && c.limit != kLimitLatency && c.limit != kLimitMemoryCap) {
     return bad("'limit' is not one pilot records");
   }
   if (!j.contains("outcomes") || !j["outcomes"].is_array()) return bad("'outcomes' is not a list");
-  const std::size_t max_outcomes = std::max<std::size_t>(c.group_items, static_cast<std::size_t>(c.batch_size));
+  const std::size_t max_outcomes =
+      std::max<std::size_t>(c.group_items, static_cast<std::size_t>(c.batch_size));
   if (j["outcomes"].size() > max_outcomes) return bad("more outcomes than the cell ran");
   for (const auto& e : j["outcomes"]) {
     CellOutcome o;
@@ -304,7 +326,8 @@ Result<CellMeasure> CellFromJson(std::string_view text, const std::string& where
       o.error = *err;
     } else if (e.contains("vector")) {
       if (!e["vector"].is_array() || e["vector"].size() > limits::kEmbeddingDim) {
-        return bad("outcome " + o.id + ": 'vector' is not a list of at most " + std::to_string(limits::kEmbeddingDim));
+        return bad("outcome " + o.id + ": 'vector' is not a list of at most " +
+                   std::to_string(limits::kEmbeddingDim));
       }
       for (const auto& x : e["vector"]) {
         if (!x.is_number() || !std::isfinite(x.get<double>()) || std::fabs(x.get<double>()) > FLT_MAX) {
@@ -332,7 +355,8 @@ Result<std::vector<JournaledCell>> LoadSweepCells(FileSystem& fsys, const fs::pa
   if (!st.ok()) return st.error();
   if (!st.value().exists) return cells;
   if (st.value().symlink || !st.value().regular) {
-    return BadInput("is not a regular file; pilot never follows one inside a sweep folder", (dir / kSweepCells).string());
+    return BadInput("is not a regular file; pilot never follows one inside a sweep folder",
+                    (dir / kSweepCells).string());
   }
   auto reader = LineReader::Open(fsys, dir / kSweepCells, kCellLineBytes, /*follow_symlinks=*/false);
   if (!reader.ok()) return reader.error();
@@ -344,7 +368,8 @@ Result<std::vector<JournaledCell>> LoadSweepCells(FileSystem& fsys, const fs::pa
     auto more = reader.value().Next(line, &complete);
     if (!more.ok()) return more.error();
     if (!more.value()) break;
-    const std::string where = (dir / kSweepCells).string() + ":" + std::to_string(reader.value().line_number());
+    const std::string where =
+        (dir / kSweepCells).string() + ":" + std::to_string(reader.value().line_number());
     if (!complete) {
       if (!repair) return BadInput("the last line is torn", where);
       PILOT_TRY(fsys.Truncate(dir / kSweepCells, at));
@@ -367,11 +392,13 @@ Result<std::vector<JournaledCell>> LoadSweepCells(FileSystem& fsys, const fs::pa
     auto text = ReadInsideFolder(fsys, dir, *file, limits::kSweepCellBytes);
     if (!text.ok()) return text.error();
     if (Sha256Hex(text.value()) != *sha) {
-      return BadInput("its sha256 differs from the one journaled", (dir / *file).string(), "the folder was altered");
+      return BadInput("its sha256 differs from the one journaled", (dir / *file).string(),
+                      "the folder was altered");
     }
     auto cell = CellFromJson(text.value(), (dir / *file).string());
     if (!cell.ok()) return cell.error();
-    if (cell.value().group != static_cast<int>(*group) || cell.value().batch_size != static_cast<int>(*batch)) {
+    if (cell.value().group != static_cast<int>(*group) ||
+        cell.value().batch_size != static_cast<int>(*batch)) {
       return BadInput("the cell file is of another cell than its journal line", (dir / *file).string());
     }
     cells.push_back({std::move(cell).value(), *file, *sha});
@@ -386,12 +413,16 @@ Result<SweepRecord> ReadSweepRecord(FileSystem& fsys, const fs::path& dir) {
   auto parsed = ParseJson(text.value(), where);
   if (!parsed.ok()) return parsed.error();
   const auto& j = parsed.value();
-  auto bad = [&](const std::string& what) { return BadInput(what, where, "the folder was altered or is not a sweep"); };
+  auto bad = [&](const std::string& what) {
+    return BadInput(what, where, "the folder was altered or is not a sweep");
+  };
   SweepRecord r;
-  if (StringAt(j, "folder_kind").value_or("") != "sweep") return bad("not a sweep folder");  // kFolderKindSweep
-  for (auto [key, out] : {std::pair{"run_id", &r.run_id}, std::pair{"state", &r.state},
-                          std::pair{"manifest_sha256", &r.manifest_sha256}, std::pair{"params_sha256", &r.params_sha256},
-                          std::pair{"model_sha256", &r.model_sha256}}) {
+  if (StringAt(j, "folder_kind").value_or("") != "sweep")
+    return bad("not a sweep folder");  // kFolderKindSweep
+  for (auto [key, out] :
+       {std::pair{"run_id", &r.run_id}, std::pair{"state", &r.state},
+        std::pair{"manifest_sha256", &r.manifest_sha256}, std::pair{"params_sha256", &r.params_sha256},
+        std::pair{"model_sha256", &r.model_sha256}}) {
     auto v = StringAt(j, key);
     if (!v) return bad(std::string("'") + key + "' is missing or not a string");
     *out = *v;
@@ -452,8 +483,8 @@ std::vector<EquivalenceFinding> CompareWithReference(const CellMeasure& referenc
     };
     // Order: position p of a pass holds the group's (p mod n)-th item, as at batch 1.
     if (n > 0 && pos % n < reference.outcomes.size() && reference.outcomes[pos % n].id != o.id) {
-      add("position " + std::to_string(pos) + " holds this item, where batch 1 had '" + reference.outcomes[pos % n].id +
-          "': the order changed");
+      add("position " + std::to_string(pos) + " holds this item, where batch 1 had '" +
+          reference.outcomes[pos % n].id + "': the order changed");
       continue;
     }
     auto it = by_id.find(o.id);
@@ -463,8 +494,9 @@ std::vector<EquivalenceFinding> CompareWithReference(const CellMeasure& referenc
     }
     const CellOutcome& r = *it->second;
     if (r.ok != o.ok) {
-      add(std::string(o.ok ? "accepted" : "failed (" + o.error + ")") + " at batch " + std::to_string(cell.batch_size) +
-          " but " + (r.ok ? "accepted" : "failed (" + r.error + ")") + " at batch 1");
+      add(std::string(o.ok ? "accepted" : "failed (" + o.error + ")") + " at batch " +
+          std::to_string(cell.batch_size) + " but " + (r.ok ? "accepted" : "failed (" + r.error + ")") +
+          " at batch 1");
     } else if (!o.ok) {
       if (r.error != o.error) add("fails with '" + o.error + "' but with '" + r.error + "' at batch 1");
     } else if (!vectors) {
@@ -476,8 +508,8 @@ std::vector<EquivalenceFinding> CompareWithReference(const CellMeasure& referenc
       }
     } else {
       if (r.vector.size() != o.vector.size()) {
-        add("vector of " + std::to_string(o.vector.size()) + " values but " + std::to_string(r.vector.size()) +
-            " at batch 1");
+        add("vector of " + std::to_string(o.vector.size()) + " values but " +
+            std::to_string(r.vector.size()) + " at batch 1");
         continue;
       }
       double worst = 0;
@@ -485,7 +517,8 @@ std::vector<EquivalenceFinding> CompareWithReference(const CellMeasure& referenc
         worst = std::max(worst, std::fabs(static_cast<double>(o.vector[d]) - r.vector[d]));
       }
       if (!(worst <= kVectorTolerance)) {
-        add("vector differs from batch 1 by up to " + Num(worst) + " (tolerance " + Num(kVectorTolerance) + ")");
+        add("vector differs from batch 1 by up to " + Num(worst) + " (tolerance " + Num(kVectorTolerance) +
+            ")");
       }
     }
   }
@@ -494,12 +527,12 @@ std::vector<EquivalenceFinding> CompareWithReference(const CellMeasure& referenc
 
 // --- recommendation --------------------------------------------------------------------
 
-std::vector<GroupRecommendation> Recommend(const Grouping& grouping, const std::vector<CellMeasure>& unordered) {
+std::vector<GroupRecommendation> Recommend(const Grouping& grouping,
+                                           const std::vector<CellMeasure>& unordered) {
   std::vector<const CellMeasure*> cells;
   for (const auto& c : unordered) cells.push_back(&c);
-  std::stable_sort(cells.begin(), cells.end(), [](const CellMeasure* a, const CellMeasure* b) {
-    return a->batch_size < b->batch_size;
-  });
+  std::stable_sort(cells.begin(), cells.end(),
+                   [](const CellMeasure* a, const CellMeasure* b) { return a->batch_size < b->batch_size; });
   std::vector<GroupRecommendation> out;
   for (std::size_t g = 0; g < grouping.groups.size(); ++g) {
     GroupRecommendation r;
@@ -527,7 +560,8 @@ std::vector<GroupRecommendation> Recommend(const Grouping& grouping, const std::
     if (!r.batch_size) {
       r.why = "no batch size ran without a limit";
     } else if (r.limit_batch_size) {
-      r.why = "the largest size below the limit at batch " + std::to_string(*r.limit_batch_size) + " (" + r.limit + ")";
+      r.why = "the largest size below the limit at batch " + std::to_string(*r.limit_batch_size) + " (" +
+              r.limit + ")";
     } else {
       r.why = "the largest size measured; no limit was reached";
     }
@@ -541,9 +575,10 @@ SweepAnalysis AnalyseSweep(const Grouping& grouping, const SweepSettings& settin
   SweepAnalysis a;
   std::map<std::pair<int, int>, const CellMeasure*> at;
   for (const auto& c : cells) {
-    const std::string name = "cell group " + std::to_string(c.group) + " batch " + std::to_string(c.batch_size);
-    const bool known_size = std::find(settings.batch_sizes.begin(), settings.batch_sizes.end(), c.batch_size) !=
-                            settings.batch_sizes.end();
+    const std::string name =
+        "cell group " + std::to_string(c.group) + " batch " + std::to_string(c.batch_size);
+    const bool known_size = std::find(settings.batch_sizes.begin(), settings.batch_sizes.end(),
+                                      c.batch_size) != settings.batch_sizes.end();
     if (c.group < 1 || static_cast<std::size_t>(c.group) > grouping.groups.size() || !known_size) {
       a.problems.push_back(name + " is not on the sweep's grid of groups and batch sizes");
       continue;
@@ -553,7 +588,8 @@ SweepAnalysis AnalyseSweep(const Grouping& grouping, const SweepSettings& settin
       a.problems.push_back(name + " ran " + std::to_string(c.group_items) + " items; the group holds " +
                            std::to_string(group.ids.size()));
     }
-    if (!at.emplace(std::pair{c.group, c.batch_size}, &c).second) a.problems.push_back(name + " appears twice");
+    if (!at.emplace(std::pair{c.group, c.batch_size}, &c).second)
+      a.problems.push_back(name + " appears twice");
   }
   for (std::size_t gi = 0; gi < grouping.groups.size(); ++gi) {
     const int g = static_cast<int>(gi + 1);
@@ -570,7 +606,8 @@ SweepAnalysis AnalyseSweep(const Grouping& grouping, const SweepSettings& settin
       std::size_t n = 0;
       if (c.limit.empty()) {
         if (c.outcomes.size() != (c.cycled ? static_cast<std::size_t>(c.batch_size) : c.group_items)) {
-          a.problems.push_back(name + " holds " + std::to_string(c.outcomes.size()) + " outcomes, not one per position");
+          a.problems.push_back(name + " holds " + std::to_string(c.outcomes.size()) +
+                               " outcomes, not one per position");
         }
         if (ref && ref != &c && ref->limit.empty()) {
           for (auto& f : CompareWithReference(*ref, c, vectors)) {
@@ -581,9 +618,10 @@ SweepAnalysis AnalyseSweep(const Grouping& grouping, const SweepSettings& settin
         if (c.repeat_mismatches > 0) {
           ++n;
           if (a.listed.size() < kFindingsListed) {
-            a.listed.push_back({g, b, 0, c.outcomes.empty() ? std::string("-") : c.outcomes.front().id,
-                                std::to_string(c.repeat_mismatches) +
-                                    " position(s) gave other outcomes in a later repeat of the same batch size"});
+            a.listed.push_back(
+                {g, b, 0, c.outcomes.empty() ? std::string("-") : c.outcomes.front().id,
+                 std::to_string(c.repeat_mismatches) +
+                     " position(s) gave other outcomes in a later repeat of the same batch size"});
           }
         }
       }
@@ -598,11 +636,13 @@ SweepAnalysis AnalyseSweep(const Grouping& grouping, const SweepSettings& settin
 
 std::string SettingsLimit(const CellMeasure& c, const SweepSettings& s, std::string& why) {
   if (s.latency_budget_ms && c.p95_ms > *s.latency_budget_ms) {
-    why = "p95 batch latency " + Num(c.p95_ms) + " ms exceeds the budget of " + Num(*s.latency_budget_ms) + " ms";
+    why = "p95 batch latency " + Num(c.p95_ms) + " ms exceeds the budget of " + Num(*s.latency_budget_ms) +
+          " ms";
     return kLimitLatency;
   }
   if (s.max_memory_mb && c.peak_memory_mb() > *s.max_memory_mb) {
-    why = "peak memory " + Num(c.peak_memory_mb()) + " MB exceeds the cap of " + Num(*s.max_memory_mb) + " MB";
+    why =
+        "peak memory " + Num(c.peak_memory_mb()) + " MB exceeds the cap of " + Num(*s.max_memory_mb) + " MB";
     return kLimitMemoryCap;
   }
   return "";

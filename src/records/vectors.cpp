@@ -1,9 +1,8 @@
-#include "pilot/escape.h"
 #include "pilot/vectors.h"
-
 
 #include <cstring>
 
+#include "pilot/escape.h"
 #include "pilot/fs.h"
 #include "pilot/limits.h"
 #include "pilot/utf8.h"
@@ -49,18 +48,20 @@ Result<std::uint32_t> ParseSidecarHeader(std::string_view header, const std::str
     return BadInput("is not a pilot vectors sidecar (no PILOTVEC header)", where);
   }
   if (GetU32(header.data() + 8) != 1) {
-    return BadInput("is a vectors sidecar of unknown version " + std::to_string(GetU32(header.data() + 8)), where,
-                    "it was written by a newer pilot");
+    return BadInput("is a vectors sidecar of unknown version " + std::to_string(GetU32(header.data() + 8)),
+                    where, "it was written by a newer pilot");
   }
   std::uint32_t dim = GetU32(header.data() + 12);
   if (dim == 0 || dim > limits::kEmbeddingDim) {
-    return BadInput("declares dim " + std::to_string(dim) + ", outside 1.." + std::to_string(limits::kEmbeddingDim),
-                    where);
+    return BadInput(
+        "declares dim " + std::to_string(dim) + ", outside 1.." + std::to_string(limits::kEmbeddingDim),
+        where);
   }
   return dim;
 }
 
-Result<SidecarReader> SidecarReader::Open(FileSystem& fs, const std::filesystem::path& file, std::uint32_t dim) {
+Result<SidecarReader> SidecarReader::Open(FileSystem& fs, const std::filesystem::path& file,
+                                          std::uint32_t dim) {
   auto in = fs.OpenRead(file, /*follow_symlinks=*/false);
   if (!in.ok()) return in.error();
   const std::uint64_t size = in.value()->size();
@@ -71,8 +72,8 @@ Result<SidecarReader> SidecarReader::Open(FileSystem& fs, const std::filesystem:
   auto declared = ParseSidecarHeader(std::string_view(header, sizeof header), file.string());
   if (!declared.ok()) return declared.error();
   if (declared.value() != dim) {
-    return BadInput("the vectors sidecar declares dim " + std::to_string(declared.value()) + ", the run's stage " +
-                        std::to_string(dim),
+    return BadInput("the vectors sidecar declares dim " + std::to_string(declared.value()) +
+                        ", the run's stage " + std::to_string(dim),
                     file.string());
   }
   return SidecarReader(std::move(in).value(), dim, size);
@@ -90,8 +91,9 @@ Result<std::string> SidecarReader::ReadRaw(std::uint64_t offset, std::string_vie
     return BadInput("cannot read the vectors sidecar", in_->path().string());
   }
   if (GetU32(buf.data()) != id.size() || std::string_view(buf).substr(4, id.size()) != id) {
-    return BadInput("the vector at offset " + std::to_string(offset) + " is not item '" + std::string(id) + "'s",
-                    in_->path().string(), "the sidecar or the journal is damaged");
+    return BadInput(
+        "the vector at offset " + std::to_string(offset) + " is not item '" + std::string(id) + "'s",
+        in_->path().string(), "the sidecar or the journal is damaged");
   }
   return buf.substr(4 + id.size());
 }
@@ -124,7 +126,8 @@ bool Eat(std::string_view s, std::size_t& at, std::string_view word) {
 bool Count(std::string_view s, std::size_t& at, std::uint64_t& out) {
   std::size_t start = at;
   out = 0;
-  while (at < s.size() && at - start < 18 && s[at] >= '0' && s[at] <= '9') out = out * 10 + static_cast<unsigned>(s[at++] - '0');
+  while (at < s.size() && at - start < 18 && s[at] >= '0' && s[at] <= '9')
+    out = out * 10 + static_cast<unsigned>(s[at++] - '0');
   return at > start && !(at < s.size() && s[at] >= '0' && s[at] <= '9');
 }
 
@@ -139,11 +142,13 @@ Result<NpyShape> ParseNpyHeader(std::string_view p, const std::string& where) {
   std::memcpy(&len, p.data() + 8, 2);
   if (p.size() < 10u + len) return bad("has a header longer than the file");
   std::string_view dict = p.substr(10, len);
-  if ((10u + len) % 64 != 0 || dict.empty() || dict.back() != '\n') return bad("has a header that is not padded to 64 bytes");
+  if ((10u + len) % 64 != 0 || dict.empty() || dict.back() != '\n')
+    return bad("has a header that is not padded to 64 bytes");
   std::size_t at = 0;
   if (!Eat(dict, at, "{'descr': '")) return bad("has a header pilot does not write (want a 2-D shape)");
   std::size_t quote = dict.find('\'', at);
-  if (quote == std::string_view::npos || quote - at > 16) return bad("has a header pilot does not write (want a 2-D shape)");
+  if (quote == std::string_view::npos || quote - at > 16)
+    return bad("has a header pilot does not write (want a 2-D shape)");
   std::string descr(dict.substr(at, quote - at));
   at = quote + 1;
   std::string order;
@@ -155,12 +160,13 @@ Result<NpyShape> ParseNpyHeader(std::string_view p, const std::string& where) {
     }
   }
   NpyShape s;
-  bool shaped = !order.empty() && Eat(dict, at, ", 'shape': (") && Count(dict, at, s.rows) && Eat(dict, at, ", ") &&
-                Count(dict, at, s.cols) && Eat(dict, at, "), }");
+  bool shaped = !order.empty() && Eat(dict, at, ", 'shape': (") && Count(dict, at, s.rows) &&
+                Eat(dict, at, ", ") && Count(dict, at, s.cols) && Eat(dict, at, "), }");
   if (!shaped) return bad("has a header pilot does not write (want a 2-D shape)");
   while (at < dict.size() && dict[at] == ' ') ++at;
   if (at != dict.size() - 1) return bad("has a header pilot does not write (want a 2-D shape)");
-  if (descr != "<f4") return bad("has dtype '" + EscapeTerminal(descr) + "', not little-endian float32 '<f4'");
+  if (descr != "<f4")
+    return bad("has dtype '" + EscapeTerminal(descr) + "', not little-endian float32 '<f4'");
   if (order != "False") return bad("is in Fortran order, not C order");
   s.data_offset = 10u + len;
   return s;

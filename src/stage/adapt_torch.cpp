@@ -10,12 +10,12 @@
 
 #include <algorithm>
 #include <cstring>
-#include <type_traits>
 #include <set>
 #include <sstream>
+#include <type_traits>
 
-#include "pilot/escape.h"
 #include "pilot/adapt.h"
+#include "pilot/escape.h"
 #include "pilot/hash.h"
 #include "pilot/json_util.h"
 #include "pilot/limits.h"
@@ -49,8 +49,9 @@ class TorchAdaptTrainer final : public AdaptTrainer {
     try {
       return LoadOrThrow(config);
     } catch (const std::exception& e) {
-      return BadInput("cannot load the base model for training: " + Short(TorchErrorMessage(e)), where_,
-                      "the base model must be a TorchScript classifier (see the README, 'The adaptation pilot')");
+      return BadInput(
+          "cannot load the base model for training: " + Short(TorchErrorMessage(e)), where_,
+          "the base model must be a TorchScript classifier (see the README, 'The adaptation pilot')");
     }
   }
 
@@ -78,7 +79,8 @@ class TorchAdaptTrainer final : public AdaptTrainer {
     }
   }
 
-  Result<double> Step(const std::vector<const std::string*>& texts, const std::vector<std::int64_t>& labels) override {
+  Result<double> Step(const std::vector<const std::string*>& texts,
+                      const std::vector<std::int64_t>& labels) override {
     try {
       module_.train();
       optimiser_->zero_grad();
@@ -91,15 +93,16 @@ class TorchAdaptTrainer final : public AdaptTrainer {
       optimiser_->step();
       const double value = loss.item<double>();
       if (!std::isfinite(value)) {
-        return WorkFailed("the training loss is not finite", where_, "lower train.learning_rate, or check the labels");
+        return WorkFailed("the training loss is not finite", where_,
+                          "lower train.learning_rate, or check the labels");
       }
       return value;
     } catch (const std::exception& e) {
       const std::string what = Short(TorchErrorMessage(e));
       if (dtype_name_ != "float32") {
-        return EnvironmentError("libtorch cannot train this model in " + dtype_name_ + " on " + device_.str() + ": " +
-                                    what,
-                                "train.dtype", "use float32, or a device and libtorch that support " + dtype_name_);
+        return EnvironmentError(
+            "libtorch cannot train this model in " + dtype_name_ + " on " + device_.str() + ": " + what,
+            "train.dtype", "use float32, or a device and libtorch that support " + dtype_name_);
       }
       return WorkFailed("a training step failed: " + what, where_);
     }
@@ -114,7 +117,8 @@ class TorchAdaptTrainer final : public AdaptTrainer {
     try {
       std::vector<std::pair<std::string, torch::Tensor>> blobs;
       nlohmann::json steps = nlohmann::json::array();
-      for (std::size_t i = 0; i < params_.size(); ++i) blobs.emplace_back("p" + std::to_string(i), params_[i].second);
+      for (std::size_t i = 0; i < params_.size(); ++i)
+        blobs.emplace_back("p" + std::to_string(i), params_[i].second);
       for (std::size_t j = 0; j < train_.size(); ++j) {
         auto& state = optimiser_->state();
         auto it = state.find(StateKey(state, train_[j]));
@@ -144,8 +148,10 @@ class TorchAdaptTrainer final : public AdaptTrainer {
       for (auto& [name, t] : blobs) {
         torch::Tensor c = t.detach().to(torch::kCPU).contiguous();
         const std::size_t n = static_cast<std::size_t>(c.numel()) * c.element_size();
-        header["tensors"].push_back({{"name", name}, {"dtype", std::string(c10::toString(c.scalar_type()))},
-                                     {"shape", c.sizes().vec()}, {"bytes", n}});
+        header["tensors"].push_back({{"name", name},
+                                     {"dtype", std::string(c10::toString(c.scalar_type()))},
+                                     {"shape", c.sizes().vec()},
+                                     {"bytes", n}});
         data.append(static_cast<const char*>(c.data_ptr()), n);
       }
       return std::string(kCheckpointMagic) + "\n" + header.dump() + "\n" + data;
@@ -207,7 +213,8 @@ class TorchAdaptTrainer final : public AdaptTrainer {
   template <typename Map>
   static typename Map::key_type StateKey(const Map&, const torch::Tensor& p) {
     using Key = typename Map::key_type;
-    if constexpr (std::is_same_v<Key, std::string>) {  // libtorch 1.x keys its state by the impl's address as text
+    if constexpr (std::is_same_v<Key,
+                                 std::string>) {  // libtorch 1.x keys its state by the impl's address as text
       std::ostringstream os;
       os << p.unsafeGetTensorImpl();
       return os.str();
@@ -222,7 +229,8 @@ class TorchAdaptTrainer final : public AdaptTrainer {
     if (bytes.substr(0, magic.size()) != magic) return BadInput("not a checkpoint this pilot writes", where);
     bytes.remove_prefix(magic.size());
     const std::size_t nl = bytes.substr(0, kMaxCheckpointHeader).find('\n');
-    if (nl == std::string_view::npos) return BadInput("the checkpoint's header is missing or too long", where);
+    if (nl == std::string_view::npos)
+      return BadInput("the checkpoint's header is missing or too long", where);
     auto parsed = ParseJson(bytes.substr(0, nl), where);
     if (!parsed.ok()) return parsed.error();
     bytes.remove_prefix(nl + 1);
@@ -240,11 +248,13 @@ class TorchAdaptTrainer final : public AdaptTrainer {
       torch::Tensor like;  // dtype and shape
     };
     std::vector<Want> want;
-    for (std::size_t i = 0; i < params_.size(); ++i) want.push_back({"p" + std::to_string(i), params_[i].second});
+    for (std::size_t i = 0; i < params_.size(); ++i)
+      want.push_back({"p" + std::to_string(i), params_[i].second});
     std::vector<std::int64_t> steps;
     for (std::size_t j = 0; j < train_.size(); ++j) {
       const auto& v = h["steps"][j];
-      if (!v.is_number_integer() || v.get<std::int64_t>() < -1 || v.get<std::int64_t>() > (std::int64_t{1} << 40)) {
+      if (!v.is_number_integer() || v.get<std::int64_t>() < -1 ||
+          v.get<std::int64_t>() > (std::int64_t{1} << 40)) {
         return BadInput("the checkpoint's optimiser steps are malformed", where);
       }
       steps.push_back(v.get<std::int64_t>());
@@ -262,7 +272,8 @@ class TorchAdaptTrainer final : public AdaptTrainer {
       want.push_back({"rng_device", gen.get_state()});
     }
     const auto& tensors = h["tensors"];
-    if (tensors.size() != want.size()) return BadInput("the checkpoint holds other tensors than this model's", where);
+    if (tensors.size() != want.size())
+      return BadInput("the checkpoint holds other tensors than this model's", where);
     std::vector<torch::Tensor> got;
     std::size_t at = 0;
     for (std::size_t k = 0; k < want.size(); ++k) {
@@ -272,8 +283,9 @@ class TorchAdaptTrainer final : public AdaptTrainer {
       if (StringAt(t, "name") != want[k].name ||
           StringAt(t, "dtype") != std::string(c10::toString(like.scalar_type())) || !t.contains("shape") ||
           t["shape"] != nlohmann::json(like.sizes().vec()) || UnsignedAt(t, "bytes") != n) {
-        return BadInput("the checkpoint's tensor '" + want[k].name + "' is missing or of another dtype or shape", where,
-                        "it was written for another model");
+        return BadInput(
+            "the checkpoint's tensor '" + want[k].name + "' is missing or of another dtype or shape", where,
+            "it was written for another model");
       }
       if (bytes.size() - at < n) return BadInput("the checkpoint is shorter than its header says", where);
       torch::Tensor c = torch::empty(like.sizes(), torch::TensorOptions().dtype(like.scalar_type()));
@@ -340,9 +352,11 @@ class TorchAdaptTrainer final : public AdaptTrainer {
     std::vector<torch::Tensor> train;
     AdaptTrainerInfo info;
     for (auto& [name, t] : params_) {
-      const bool on = config.trainable.empty() || std::count(config.trainable.begin(), config.trainable.end(), name);
+      const bool on =
+          config.trainable.empty() || std::count(config.trainable.begin(), config.trainable.end(), name);
       if (on && !t.is_floating_point()) {
-        return BadInput("the parameter '" + Short(name) + "' is not floating-point and cannot train", "train.parameters");
+        return BadInput("the parameter '" + Short(name) + "' is not floating-point and cannot train",
+                        "train.parameters");
       }
       t.set_requires_grad(on);
       if (!on) continue;
@@ -358,10 +372,12 @@ class TorchAdaptTrainer final : public AdaptTrainer {
       optimiser_ = std::make_unique<torch::optim::Adam>(
           train, torch::optim::AdamOptions(config.learning_rate).weight_decay(config.weight_decay));
     } else if (config.optimiser == "sgd") {
-      optimiser_ = std::make_unique<torch::optim::SGD>(
-          train, torch::optim::SGDOptions(config.learning_rate).momentum(config.momentum).weight_decay(config.weight_decay));
+      optimiser_ = std::make_unique<torch::optim::SGD>(train, torch::optim::SGDOptions(config.learning_rate)
+                                                                  .momentum(config.momentum)
+                                                                  .weight_decay(config.weight_decay));
     } else {
-      return BadInput("unknown optimiser '" + Short(config.optimiser) + "'", "train.optimiser", "use adam or sgd");
+      return BadInput("unknown optimiser '" + Short(config.optimiser) + "'", "train.optimiser",
+                      "use adam or sgd");
     }
     // A forward pass in the dtype on the device, so that what they cannot do is refused now.
     try {
@@ -371,9 +387,10 @@ class TorchAdaptTrainer final : public AdaptTrainer {
       (void)Forward({&probe});
     } catch (const std::exception& e) {
       if (*dtype != torch::kFloat32) {
-        return EnvironmentError("libtorch cannot run this model in " + config.dtype + " on " + config.device + ": " +
-                                    Short(TorchErrorMessage(e)),
-                                "train.dtype", "use float32, or a device and libtorch that support " + config.dtype);
+        return EnvironmentError("libtorch cannot run this model in " + config.dtype + " on " + config.device +
+                                    ": " + Short(TorchErrorMessage(e)),
+                                "train.dtype",
+                                "use float32, or a device and libtorch that support " + config.dtype);
       }
       throw;
     }
@@ -384,8 +401,8 @@ class TorchAdaptTrainer final : public AdaptTrainer {
 
   Status ReadContract(const ModelContract& c) {
     if (!c.labels || c.labels->empty() || c.labels->size() > kMaxAdaptLabels) {
-      return BadInput("the model declares no labels (or more than " + std::to_string(kMaxAdaptLabels) + ")", where_,
-                      "an adaptation trains a classifier: declare 'labels: List[str]' on the module");
+      return BadInput("the model declares no labels (or more than " + std::to_string(kMaxAdaptLabels) + ")",
+                      where_, "an adaptation trains a classifier: declare 'labels: List[str]' on the module");
     }
     std::set<std::string> seen;
     for (const auto& l : *c.labels) {
@@ -402,12 +419,14 @@ class TorchAdaptTrainer final : public AdaptTrainer {
     text_input_ = *c.input_kind == "text";
     if (text_input_) return {};
     if (*c.input_kind != "hashed_char_ngrams") {
-      return BadInput("unknown input_kind '" + Short(*c.input_kind) + "'", where_, "use 'text' or 'hashed_char_ngrams'");
+      return BadInput("unknown input_kind '" + Short(*c.input_kind) + "'", where_,
+                      "use 'text' or 'hashed_char_ngrams'");
     }
-    if (!c.ngram_min || !c.ngram_max || !c.buckets || !c.max_chars || *c.ngram_min < 1 || *c.ngram_max < *c.ngram_min ||
-        *c.ngram_max > kMaxNgram || *c.buckets < 1 || *c.buckets > kMaxBuckets || *c.max_chars < 1 ||
-        *c.max_chars > kMaxChars) {
-      return BadInput("the model's n-gram contract is missing or out of range", where_, "fix the model's contract");
+    if (!c.ngram_min || !c.ngram_max || !c.buckets || !c.max_chars || *c.ngram_min < 1 ||
+        *c.ngram_max < *c.ngram_min || *c.ngram_max > kMaxNgram || *c.buckets < 1 ||
+        *c.buckets > kMaxBuckets || *c.max_chars < 1 || *c.max_chars > kMaxChars) {
+      return BadInput("the model's n-gram contract is missing or out of range", where_,
+                      "fix the model's contract");
     }
     contract_.ngram_min = static_cast<int>(*c.ngram_min);
     contract_.ngram_max = static_cast<int>(*c.ngram_max);
@@ -428,8 +447,8 @@ class TorchAdaptTrainer final : public AdaptTrainer {
         offsets.push_back(static_cast<std::int64_t>(ids.size()));
         AppendNgramIds(*t, contract_, ids);
       }
-      result = module_.forward({torch::tensor(ids, torch::kInt64).to(device_),
-                                torch::tensor(offsets, torch::kInt64).to(device_)});
+      result = module_.forward(
+          {torch::tensor(ids, torch::kInt64).to(device_), torch::tensor(offsets, torch::kInt64).to(device_)});
     }
     if (!result.isTensor()) throw std::runtime_error("the model's forward() did not return a Tensor");
     return result.toTensor();

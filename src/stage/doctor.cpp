@@ -1,10 +1,9 @@
 // The checks of `pilot doctor`. Torch is needed for the compute and model checks.
 #include <ATen/Parallel.h>
+#include <sys/stat.h>
 #include <torch/cuda.h>
 #include <torch/script.h>
 #include <torch/version.h>
-
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmath>
@@ -56,7 +55,11 @@ DoctorCheck ModelCheck(const Params& params, const std::string& device) {
   if (!sha.ok()) return {c.name, kFail, "model file not readable: " + params.stage.model.string(), true, {}};
   std::vector<std::string> texts = SampleInputs(params, static_cast<std::size_t>(params.batch_size));
   if (texts.empty()) {
-    return {c.name, kCouldNotRun, "no input of the manifest passes the prechecks (" + params.manifest.string() + ")", true, {}};
+    return {c.name,
+            kCouldNotRun,
+            "no input of the manifest passes the prechecks (" + params.manifest.string() + ")",
+            true,
+            {}};
   }
   StageRegistry registry;
   RegisterTorchStages(registry);
@@ -73,7 +76,9 @@ DoctorCheck ModelCheck(const Params& params, const std::string& device) {
   if (cfg.options.is_object() && cfg.options.contains("dtype") && cfg.options["dtype"].is_string()) {
     dtype = cfg.options["dtype"].get<std::string>();
   }
-  const double tolerance = dtype == "bfloat16" ? kBfloat16Tolerance : dtype == "float16" ? kFloat16Tolerance : kModelTolerance;
+  const double tolerance = dtype == "bfloat16"  ? kBfloat16Tolerance
+                           : dtype == "float16" ? kFloat16Tolerance
+                                                : kModelTolerance;
   if (dtype != "float32") c.name += " (" + dtype + ")";
   cfg.device = "cpu";
   StageConfig ref_cfg = cfg;
@@ -82,23 +87,32 @@ DoctorCheck ModelCheck(const Params& params, const std::string& device) {
   cfg.device = device;
   auto on_device = registry.Create(cfg);
   if (!on_cpu.ok()) {
-    return {c.name, kFail, "the model does not load on cpu: " + on_cpu.error().what + " (" + params.stage.model.string() + ")",
-            true, {}};
+    return {
+        c.name,
+        kFail,
+        "the model does not load on cpu: " + on_cpu.error().what + " (" + params.stage.model.string() + ")",
+        true,
+        {}};
   }
   if (!on_device.ok()) {
-    return {c.name, kFail,
-            "the model does not load on " + device + (dtype != "float32" ? " in " + dtype : std::string()) + ": " + on_device.error().what + " (" + params.stage.model.string() + ")",
-            true, {}};
+    return {c.name,
+            kFail,
+            "the model does not load on " + device + (dtype != "float32" ? " in " + dtype : std::string()) +
+                ": " + on_device.error().what + " (" + params.stage.model.string() + ")",
+            true,
+            {}};
   }
   std::vector<std::string_view> views(texts.begin(), texts.end());
   BatchOutput ref_batch = on_cpu.value()->Process(views);
   BatchOutput got_batch = on_device.value()->Process(views);
   for (const auto* b : {&ref_batch, &got_batch}) {
     if (!b->ok || b->items.size() != views.size()) {
-      return {c.name, kFail,
-              "the model failed on " + std::string(b == &ref_batch ? "cpu" : device) + " for the pilot inputs: " +
-                  (b->ok ? std::string("wrong number of outputs") : b->error),
-              true, {}};
+      return {c.name,
+              kFail,
+              "the model failed on " + std::string(b == &ref_batch ? "cpu" : device) +
+                  " for the pilot inputs: " + (b->ok ? std::string("wrong number of outputs") : b->error),
+              true,
+              {}};
     }
   }
   const auto& ref = ref_batch.items;
@@ -107,7 +121,12 @@ DoctorCheck ModelCheck(const Params& params, const std::string& device) {
   std::size_t same_top = 0;
   for (std::size_t i = 0; i < views.size(); ++i) {
     if (!got[i].ok || !ref[i].ok) {
-      return {c.name, kFail, "the model failed on " + device + " for a pilot input: " + (got[i].ok ? ref[i].error : got[i].error), true, {}};
+      return {c.name,
+              kFail,
+              "the model failed on " + device +
+                  " for a pilot input: " + (got[i].ok ? ref[i].error : got[i].error),
+              true,
+              {}};
     }
     same_top += got[i].label == ref[i].label;  // embeddings: both empty
     const auto& a = ref[i].scores.empty() ? ref[i].vector : ref[i].scores;
@@ -116,13 +135,20 @@ DoctorCheck ModelCheck(const Params& params, const std::string& device) {
       max_diff = std::max(max_diff, static_cast<double>(std::fabs(b[k] - a[k])));
     }
   }
-  c.data = {{"inputs", views.size()}, {"max_abs_difference", max_diff}, {"same_top_label", same_top},
-            {"tolerance", tolerance}, {"dtype", dtype}, {"reference", "float32 on cpu"}, {"model_sha256", sha.value()}};
+  c.data = {{"inputs", views.size()},
+            {"max_abs_difference", max_diff},
+            {"same_top_label", same_top},
+            {"tolerance", tolerance},
+            {"dtype", dtype},
+            {"reference", "float32 on cpu"},
+            {"model_sha256", sha.value()}};
   bool pass = max_diff <= tolerance && same_top == views.size();
   c.status = pass ? kPass : kFail;
-  c.detail = Fmt("%.0f pilot inputs: max |device - cpu| = %.2e", static_cast<double>(views.size()), max_diff) +
-             ", same top label " + std::to_string(same_top) + "/" + std::to_string(views.size()) +
-             Fmt(" (tolerance %.0e", tolerance) + (dtype != "float32" ? "; " + dtype + " against float32 on cpu)" : ")");
+  c.detail =
+      Fmt("%.0f pilot inputs: max |device - cpu| = %.2e", static_cast<double>(views.size()), max_diff) +
+      ", same top label " + std::to_string(same_top) + "/" + std::to_string(views.size()) +
+      Fmt(" (tolerance %.0e", tolerance) +
+      (dtype != "float32" ? "; " + dtype + " against float32 on cpu)" : ")");
   return c;
 }
 
@@ -166,8 +192,8 @@ DoctorReport RunDoctor(const DoctorOptions& o) {
   lib.detail = std::string("libtorch ") + TORCH_VERSION + ", " + runtime["build_flavour"].get<std::string>() +
                " build; CUDA available: " + (runtime["cuda_available"].get<bool>() ? "yes" : "no") +
                "; ROCm available: " + (runtime["rocm_available"].get<bool>() ? "yes" : "no") + "; threads " +
-               std::to_string(at::get_num_threads()) + " intra-op, " + std::to_string(at::get_num_interop_threads()) +
-               " inter-op";
+               std::to_string(at::get_num_threads()) + " intra-op, " +
+               std::to_string(at::get_num_interop_threads()) + " inter-op";
   rep.checks.push_back(lib);
   auto host = HostInfo(RealFileSystem());
   rep.checks.push_back({"host", kPass,
@@ -180,12 +206,14 @@ DoctorReport RunDoctor(const DoctorOptions& o) {
   DoctorCheck devs{"gpus", kPass, "", gpu_asked, gpus};
   if (gpus.empty()) {
     devs.status = kCouldNotRun;
-    devs.detail = std::string("no GPU visible to this libtorch (") + runtime["build_flavour"].get<std::string>() +
-                  " build, " + std::to_string(runtime["gpu_count"].get<int>()) + " device(s))";
+    devs.detail = std::string("no GPU visible to this libtorch (") +
+                  runtime["build_flavour"].get<std::string>() + " build, " +
+                  std::to_string(runtime["gpu_count"].get<int>()) + " device(s))";
   } else {
     for (const auto& g : gpus) {
       devs.detail += (devs.detail.empty() ? "" : "; ") + g.value("name", "") + ", " +
-                     Fmt("%.0f MB total, %.0f MB free", g.value("total_memory_mb", 0.0), g.value("free_memory_mb", 0.0)) +
+                     Fmt("%.0f MB total, %.0f MB free", g.value("total_memory_mb", 0.0),
+                         g.value("free_memory_mb", 0.0)) +
                      (g.contains("compute_capability") ? ", sm " + g.value("compute_capability", "") : "") +
                      (g.contains("gcn_arch") ? ", " + g.value("gcn_arch", "") : "");
     }
@@ -197,7 +225,8 @@ DoctorReport RunDoctor(const DoctorOptions& o) {
   auto resolved = ResolveDevice(o.device);
   if (!resolved.ok()) {
     rep.checks.push_back({"compute on " + o.device, kCouldNotRun, resolved.error().what, true, {}});
-    if (o.params) rep.checks.push_back({"model on " + o.device, kCouldNotRun, resolved.error().what, true, {}});
+    if (o.params)
+      rep.checks.push_back({"model on " + o.device, kCouldNotRun, resolved.error().what, true, {}});
   } else if (resolved.value() == "cpu") {
     devices.push_back("cpu");
   } else {
@@ -213,28 +242,35 @@ DoctorReport RunDoctor(const DoctorOptions& o) {
     } else {
       bool pass = cr.matmul_rel_error <= kComputeTolerance && cr.sum_rel_error <= kComputeTolerance;
       c.status = pass ? kPass : kFail;
-      c.detail = Fmt("256x256 matmul relative error %.2e, sum of 2^20 relative error %.2e", cr.matmul_rel_error,
-                     cr.sum_rel_error) +
+      c.detail = Fmt("256x256 matmul relative error %.2e, sum of 2^20 relative error %.2e",
+                     cr.matmul_rel_error, cr.sum_rel_error) +
                  Fmt(" against a float64 CPU reference (tolerance %.0e)", kComputeTolerance);
-      c.data = {{"matmul_rel_error", cr.matmul_rel_error}, {"sum_rel_error", cr.sum_rel_error},
+      c.data = {{"matmul_rel_error", cr.matmul_rel_error},
+                {"sum_rel_error", cr.sum_rel_error},
                 {"tolerance", kComputeTolerance}};
     }
     rep.checks.push_back(c);
     if (o.params) rep.checks.push_back(ModelCheck(*o.params, d));
   }
   if (!o.params) {
-    rep.checks.push_back({"model", kCouldNotRun, "no parameter file: give --params to check the model", false, {}});
+    rep.checks.push_back(
+        {"model", kCouldNotRun, "no parameter file: give --params to check the model", false, {}});
   }
 
   // Disk under the runs directory, the one `run` would use.
   if (!o.runs_dir_refused.empty()) {
-    rep.checks.push_back({"disk", kFail, "`pilot run` would refuse this runs folder: " + o.runs_dir_refused, true,
-                          {{"runs_dir", o.runs_dir.string()}, {"writable", false}, {"refused", o.runs_dir_refused}}});
+    rep.checks.push_back(
+        {"disk",
+         kFail,
+         "`pilot run` would refuse this runs folder: " + o.runs_dir_refused,
+         true,
+         {{"runs_dir", o.runs_dir.string()}, {"writable", false}, {"refused", o.runs_dir_refused}}});
   } else {
     std::error_code ec;
     const fs::path runs_abs = fs::absolute(o.runs_dir, ec);
     fs::path probe = ec ? fs::path() : runs_abs;
-    while (!probe.empty() && probe != probe.parent_path() && !fs::exists(probe, ec)) probe = probe.parent_path();
+    while (!probe.empty() && probe != probe.parent_path() && !fs::exists(probe, ec))
+      probe = probe.parent_path();
     double free_mb = FreeDiskMegabytes(RealFileSystem(), o.runs_dir);
     // Writable as `run` will find it: a folder made there and removed again (a permission bit
     // says nothing of a read-only mount, and root passes every access() check).
@@ -244,7 +280,10 @@ DoctorReport RunDoctor(const DoctorOptions& o) {
       writable = ::mkdir(trial.c_str(), 0700) == 0;
       if (writable) ::rmdir(trial.c_str());
     }
-    DoctorCheck disk{"disk", writable ? kPass : kFail, "", true,
+    DoctorCheck disk{"disk",
+                     writable ? kPass : kFail,
+                     "",
+                     true,
                      {{"runs_dir", runs_abs.string()}, {"free_mb", free_mb}, {"writable", writable}}};
     disk.detail = Fmt("%.0f MB free under ", free_mb) + runs_abs.string() +
                   (writable ? ", writable" : ", NOT writable (" + probe.string() + ")");
@@ -254,7 +293,8 @@ DoctorReport RunDoctor(const DoctorOptions& o) {
   if (o.params && !o.params->requires_.empty()) {
     Received got = ReceivedEnvironment(o.device, o.runs_dir);
     auto unmet = UnmetRequirements(o.params->requires_, got);
-    DoctorCheck req{"requires", unmet.empty() ? kPass : kFail, "", true, {{"received", got.ToJson()}, {"unmet", unmet}}};
+    DoctorCheck req{
+        "requires", unmet.empty() ? kPass : kFail, "", true, {{"received", got.ToJson()}, {"unmet", unmet}}};
     for (const auto& u : unmet) req.detail += (req.detail.empty() ? "" : "; ") + u;
     if (unmet.empty()) req.detail = "every requirement of the parameters is met";
     rep.checks.push_back(req);

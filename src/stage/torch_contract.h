@@ -2,10 +2,10 @@
 // Internal to src/stage/.
 #pragma once
 
+#include <torch/script.h>
+
 #include <exception>
 #include <string>
-
-#include <torch/script.h>
 
 #include "pilot/model_contract.h"
 

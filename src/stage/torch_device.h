@@ -3,10 +3,10 @@
 // Internal to src/stage/.
 #pragma once
 
-#include <optional>
+#include <torch/script.h>
 
 #include <nlohmann/json.hpp>
-#include <torch/script.h>
+#include <optional>
 
 namespace pilot {
 

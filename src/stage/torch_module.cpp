@@ -5,14 +5,9 @@
 #include "pilot/torch_stage.h"
 
 extern "C" __attribute__((visibility("default"))) const pilot::TorchApi* pilot_torch_api_v1() {
-  static const pilot::TorchApi api{sizeof(pilot::TorchApi),
-                                   pilot::build::kVersion,
-                                   pilot::build::kSourceRevision,
-                                   &pilot::RegisterTorchStages,
-                                   &pilot::ResolveDevice,
-                                   &pilot::TorchRuntimeInfo,
-                                   &pilot::ReceivedEnvironment,
-                                   &pilot::RunDoctor,
-                                   &pilot::MakeTorchAdaptTrainer};
+  static const pilot::TorchApi api{
+      sizeof(pilot::TorchApi),     pilot::build::kVersion, pilot::build::kSourceRevision,
+      &pilot::RegisterTorchStages, &pilot::ResolveDevice,  &pilot::TorchRuntimeInfo,
+      &pilot::ReceivedEnvironment, &pilot::RunDoctor,      &pilot::MakeTorchAdaptTrainer};
   return &api;
 }

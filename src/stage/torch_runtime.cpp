@@ -47,7 +47,8 @@ Result<std::string> ResolveDevice(const std::string& asked) {
     index = asked.substr(colon + 1);
     if ((requested != "cuda" && requested != "rocm") || index.empty() || index.size() > 3 ||
         index.find_first_not_of("0123456789") != std::string::npos) {
-      return BadInput("unknown device '" + asked + "'", "--device", "use auto, cpu, cuda, rocm, cuda:N or rocm:N");
+      return BadInput("unknown device '" + asked + "'", "--device",
+                      "use auto, cpu, cuda, rocm, cuda:N or rocm:N");
     }
   }
   if (!index.empty()) {
@@ -58,8 +59,8 @@ Result<std::string> ResolveDevice(const std::string& asked) {
       return e;
     }
     if (std::stoi(index) >= b.gpus) {
-      return EnvironmentError("device '" + asked + "' was asked for but this machine has " + std::to_string(b.gpus) +
-                                  " GPU(s), numbered from 0",
+      return EnvironmentError("device '" + asked + "' was asked for but this machine has " +
+                                  std::to_string(b.gpus) + " GPU(s), numbered from 0",
                               "--device / params device", "use an index below " + std::to_string(b.gpus));
     }
     return base.value() + ":" + index;
@@ -69,10 +70,11 @@ Result<std::string> ResolveDevice(const std::string& asked) {
   if (requested == "cuda" && b.cuda_runtime && b.gpus > 0 && !b.rocm) return std::string("cuda");
   if (requested == "rocm" && b.cuda_runtime && b.gpus > 0 && b.rocm) return std::string("cuda");
   if (requested == "cuda" || requested == "rocm") {
-    return EnvironmentError("device '" + requested + "' was asked for but is not present: " + Found(b),
-                            "--device / params device",
-                            "use --device cpu or auto, or run on a machine (and libtorch build) with " +
-                                std::string(requested == "cuda" ? "an NVIDIA GPU and CUDA" : "an AMD GPU and ROCm"));
+    return EnvironmentError(
+        "device '" + requested + "' was asked for but is not present: " + Found(b),
+        "--device / params device",
+        "use --device cpu or auto, or run on a machine (and libtorch build) with " +
+            std::string(requested == "cuda" ? "an NVIDIA GPU and CUDA" : "an AMD GPU and ROCm"));
   }
   return BadInput("unknown device '" + requested + "'", "--device", "use auto, cpu, cuda or rocm");
 }

@@ -25,12 +25,12 @@
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <torch/csrc/inductor/aoti_package/model_package_loader.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
-#include <torch/csrc/inductor/aoti_package/model_package_loader.h>
 
 #include "pilot/fs.h"
 #include "pilot/hash.h"
@@ -61,9 +61,9 @@ ModelContract ContractOfModule(const torch::jit::Module& m) {
     c.labels.emplace();
     for (const auto& l : m.attr("labels").toListRef()) c.labels->push_back(l.toStringRef());
   }
-  for (auto [name, dest] : {std::pair{"dim", &c.dim}, std::pair{"ngram_min", &c.ngram_min},
-                            std::pair{"ngram_max", &c.ngram_max}, std::pair{"buckets", &c.buckets},
-                            std::pair{"max_chars", &c.max_chars}}) {
+  for (auto [name, dest] :
+       {std::pair{"dim", &c.dim}, std::pair{"ngram_min", &c.ngram_min}, std::pair{"ngram_max", &c.ngram_max},
+        std::pair{"buckets", &c.buckets}, std::pair{"max_chars", &c.max_chars}}) {
     if (m.hasattr(name)) *dest = m.attr(name).toInt();
   }
   if (m.hasattr("input_kind")) c.input_kind = m.attr("input_kind").toStringRef();
@@ -87,7 +87,9 @@ std::string Message(const std::exception& e) { return TorchErrorMessage(e); }
 
 // Text that came from a model or a package (or an error quoting it), fit for one line of a
 // message: control bytes escaped, at most `max` bytes.
-std::string Untrusted(std::string_view text, std::size_t max = 200) { return EscapeTerminal(TruncateUtf8(text, max)); }
+std::string Untrusted(std::string_view text, std::size_t max = 200) {
+  return EscapeTerminal(TruncateUtf8(text, max));
+}
 
 // A TorchScript failure quotes the script's traceback before the error itself: keep the error.
 std::string Essential(const std::string& message) {
@@ -99,7 +101,6 @@ std::string Essential(const std::string& message) {
 }
 
 bool IsAoti(const std::string& kind) { return kind == kAotiClassifier || kind == kAotiEmbedding; }
-
 
 #if defined(PILOT_HAVE_AOTI)
 // A .pt2 package copied, while it is hashed, into a private folder (mode 0700, under $TMPDIR
@@ -121,14 +122,16 @@ class PrivatePackage {
       return EnvironmentError("the temporary folder is missing", parent, "set TMPDIR to a writable folder");
     }
     if ((ps.st_mode & (S_IWGRP | S_IWOTH)) != 0 && (ps.st_mode & S_ISVTX) == 0) {
-      return EnvironmentError("the temporary folder is writable by other users and lacks the sticky bit, so the "
-                              "checked copy of the package could be swapped",
-                              parent, "set TMPDIR to a folder only you can write to");
+      return EnvironmentError(
+          "the temporary folder is writable by other users and lacks the sticky bit, so the "
+          "checked copy of the package could be swapped",
+          parent, "set TMPDIR to a folder only you can write to");
     }
     std::string tmpl = parent + "/pilot-pt2-XXXXXX";
     if (::mkdtemp(tmpl.data()) == nullptr) {
-      return EnvironmentError("cannot create a private folder to unpack the package: " + std::string(std::strerror(errno)),
-                              tmpl, "set TMPDIR to a writable folder");
+      return EnvironmentError(
+          "cannot create a private folder to unpack the package: " + std::string(std::strerror(errno)), tmpl,
+          "set TMPDIR to a writable folder");
     }
     std::unique_ptr<PrivatePackage> copy(new PrivatePackage(tmpl));
     auto in = RealFileSystem().OpenRead(package, true);
@@ -145,8 +148,8 @@ class PrivatePackage {
     const std::uint64_t size = in.value()->size();  // a file that grows meanwhile is copied as it was
     Status st;
     while (offset < size) {
-      auto n = in.value()->ReadAt(offset, buf.data(),
-                                  static_cast<std::size_t>(std::min<std::uint64_t>(buf.size(), size - offset)));
+      auto n = in.value()->ReadAt(
+          offset, buf.data(), static_cast<std::size_t>(std::min<std::uint64_t>(buf.size(), size - offset)));
       if (!n.ok()) {
         st = n.error();
         break;
@@ -195,7 +198,8 @@ class PrivatePackage {
 // scope, and the torch module was loaded RTLD_LOCAL: promote the libtorch libraries that
 // are already loaded (RTLD_NOLOAD loads nothing new).
 void ExposeLibtorchSymbols() {
-  for (const char* lib : {"libc10.so", "libtorch_cpu.so", "libc10_cuda.so", "libtorch_cuda.so", "libtorch.so"}) {
+  for (const char* lib :
+       {"libc10.so", "libtorch_cpu.so", "libc10_cuda.so", "libtorch_cuda.so", "libtorch.so"}) {
     if (void* h = ::dlopen(lib, RTLD_NOW | RTLD_GLOBAL | RTLD_NOLOAD)) (void)h;  // kept open: stays global
   }
 }
@@ -236,7 +240,8 @@ class TorchStage : public Stage {
   }
 
  private:
-  BatchOutput Run(const std::vector<std::string_view>& texts, const std::vector<const PreparedInput*>* prepared) {
+  BatchOutput Run(const std::vector<std::string_view>& texts,
+                  const std::vector<const PreparedInput*>* prepared) {
     try {
       BatchOutput b;
       b.items = Forward(texts, prepared);
@@ -258,8 +263,9 @@ class TorchStage : public Stage {
       if (key == "dtype") {
         auto dtype = value.is_string() ? DtypeFromName(value.get<std::string>()) : std::nullopt;
         if (!dtype) {
-          return BadInput("'stage.options.dtype' must be one of float32, bfloat16, float16", "stage.options.dtype",
-                          "float32 is the default; the others halve the model's weights where the device supports them");
+          return BadInput(
+              "'stage.options.dtype' must be one of float32, bfloat16, float16", "stage.options.dtype",
+              "float32 is the default; the others halve the model's weights where the device supports them");
         }
         dtype_ = *dtype;
         dtype_name_ = value.get<std::string>();
@@ -276,8 +282,10 @@ class TorchStage : public Stage {
       desc_.min_confidence = value.get<double>();
     }
     if (aoti_ && dtype_ != torch::kFloat32) {
-      return BadInput("'stage.options.dtype' " + dtype_name_ + " cannot apply to a .pt2 package: its dtype is compiled in",
-                      config.model.string(), "export the package in " + dtype_name_ + ", or use the TorchScript model");
+      return BadInput("'stage.options.dtype' " + dtype_name_ +
+                          " cannot apply to a .pt2 package: its dtype is compiled in",
+                      config.model.string(),
+                      "export the package in " + dtype_name_ + ", or use the TorchScript model");
     }
     if (config.threads > 0) at::set_num_threads(config.threads);
     at::manual_seed(config.seed);
@@ -382,7 +390,8 @@ class TorchStage : public Stage {
     }
     std::unordered_map<std::string, std::string> meta;
     try {
-      meta = torch::inductor::AOTIModelPackageLoader::load_metadata_from_package(package_->file().string(), "model");
+      meta = torch::inductor::AOTIModelPackageLoader::load_metadata_from_package(package_->file().string(),
+                                                                                 "model");
     } catch (const std::exception& e) {
       return BadInput("cannot read the .pt2 package: " + Untrusted(Message(e)), where,
                       "give a package written by torch._inductor.aoti_compile_and_package");
@@ -391,40 +400,45 @@ class TorchStage : public Stage {
     const std::string built_for = dev == meta.end() ? "" : dev->second;
     const std::string running_on = device_.is_cuda() ? "cuda" : "cpu";
     if (built_for != running_on) {
-      return BadInput("the package was compiled for device '" + Untrusted(built_for, 64) + "' but the stage runs on '" +
-                          running_on + "'",
-                      where, "export the model for " + running_on + " (scripts/export-pt2.py --device " + running_on +
-                                 "), or choose the matching --device");
+      return BadInput("the package was compiled for device '" + Untrusted(built_for, 64) +
+                          "' but the stage runs on '" + running_on + "'",
+                      where,
+                      "export the model for " + running_on + " (scripts/export-pt2.py --device " +
+                          running_on + "), or choose the matching --device");
     }
-    auto read = ContractFromPackageMetadata(std::map<std::string, std::string>(meta.begin(), meta.end()), where);
+    auto read =
+        ContractFromPackageMetadata(std::map<std::string, std::string>(meta.begin(), meta.end()), where);
     if (!read.ok()) return read.error();
     contract = std::move(read.value());
     ExposeLibtorchSymbols();
     try {
       c10::DeviceIndex index = device_.is_cuda() && device_.has_index() ? device_.index() : -1;
       loader_ = std::make_unique<torch::inductor::AOTIModelPackageLoader>(package_->file().string(), "model",
-                                                                           false, 1, index);
+                                                                          false, 1, index);
     } catch (const std::exception& e) {
-      return BadInput("cannot load the .pt2 package: " + Untrusted(Message(e)), where,
-                      "a package is tied to the torch version (" + std::string(TORCH_VERSION) +
-                          " here), the device and the CPU it was compiled for: export it again on this machine");
+      return BadInput(
+          "cannot load the .pt2 package: " + Untrusted(Message(e)), where,
+          "a package is tied to the torch version (" + std::string(TORCH_VERSION) +
+              " here), the device and the CPU it was compiled for: export it again on this machine");
     }
     return {};
   }
 #else
   Status LoadPackage(const StageConfig& config, ModelContract&) {
-    return EnvironmentError("the " + config.kind + " kind needs libtorch >= 2.6 (AOTInductor); found libtorch " +
-                                TORCH_VERSION + " (" + build::kTorchFlavour + " build)",
-                            config.model.string(),
-                            "build the torch2 flavour (README, 'Build flavours'), or use a TorchScript model");
+    return EnvironmentError(
+        "the " + config.kind + " kind needs libtorch >= 2.6 (AOTInductor); found libtorch " + TORCH_VERSION +
+            " (" + build::kTorchFlavour + " build)",
+        config.model.string(),
+        "build the torch2 flavour (README, 'Build flavours'), or use a TorchScript model");
   }
 #endif
 
   // A dtype this device or this libtorch cannot run the model in: the environment's limit
   // (exit 3), named with what libtorch said.
   Status DtypeRefused(const StageConfig& config, const std::string& why) const {
-    return EnvironmentError("the model cannot run in " + dtype_name_ + " on " + config.device + " with libtorch " +
-                                TORCH_VERSION + " (" + build::kTorchFlavour + " build): " + Untrusted(Essential(why)),
+    return EnvironmentError("the model cannot run in " + dtype_name_ + " on " + config.device +
+                                " with libtorch " + TORCH_VERSION + " (" + build::kTorchFlavour +
+                                " build): " + Untrusted(Essential(why)),
                             "stage.options.dtype",
                             "use float32 here, or a device and libtorch that support " + dtype_name_ +
                                 " (`pilot doctor` checks the model in the configured dtype)");
@@ -442,8 +456,10 @@ class TorchStage : public Stage {
       return BadInput(aoti_ ? "the package has no 'pilot." + name + "' metadata (" + type + ")"
                             : "the model has no '" + name + "' attribute of type " + type,
                       where,
-                      aoti_ ? "export it with scripts/export-pt2.py, or add the metadata (README, 'Models as .pt2 packages')"
-                            : "declare it on the module before saving (see the README, 'The stage and bringing your own model')");
+                      aoti_ ? "export it with scripts/export-pt2.py, or add the metadata (README, 'Models as "
+                              ".pt2 packages')"
+                            : "declare it on the module before saving (see the README, 'The stage and "
+                              "bringing your own model')");
     };
     if (classifies) {
       if (!c.labels) return missing("labels", "List[str]");
@@ -483,8 +499,8 @@ class TorchStage : public Stage {
                         where, "fix the model's contract");
       }
     } else if (input_kind_ == "text" && aoti_) {
-      return BadInput("input_kind 'text' cannot be exported to a .pt2 package (strings are not tensors)", where,
-                      "use 'hashed_char_ngrams', or a TorchScript model for text input");
+      return BadInput("input_kind 'text' cannot be exported to a .pt2 package (strings are not tensors)",
+                      where, "use 'hashed_char_ngrams', or a TorchScript model for text input");
     } else if (input_kind_ != "text") {
       return BadInput("unknown input_kind '" + Untrusted(input_kind_, 64) + "'", where,
                       "use 'text' or 'hashed_char_ngrams'");
@@ -501,19 +517,21 @@ class TorchStage : public Stage {
       const std::string& l = labels[i];
       if (l.empty() || l.size() > 256 || !CheckUtf8(l).valid ||
           std::any_of(l.begin(), l.end(), [](char c) { return static_cast<unsigned char>(c) < 0x20; })) {
-        return BadInput("the model's label " + std::to_string(i) +
-                            " is not 1-256 bytes of printable UTF-8 text",
-                        where, "labels are categories written into every result record");
+        return BadInput(
+            "the model's label " + std::to_string(i) + " is not 1-256 bytes of printable UTF-8 text", where,
+            "labels are categories written into every result record");
       }
       if (!distinct.insert(l).second) {
-        return BadInput("the model's label " + std::to_string(i) + " appears twice", where, "labels must be distinct");
+        return BadInput("the model's label " + std::to_string(i) + " appears twice", where,
+                        "labels must be distinct");
       }
     }
     desc_.labels = labels;
     return {};
   }
 
-  torch::Tensor Call(const std::vector<std::string_view>& texts, const std::vector<const PreparedInput*>* prepared) {
+  torch::Tensor Call(const std::vector<std::string_view>& texts,
+                     const std::vector<const PreparedInput*>* prepared) {
     if (input_kind_ == "text") {
       c10::List<std::string> list;
       for (auto t : texts) list.push_back(std::string(t));
@@ -533,11 +551,14 @@ class TorchStage : public Stage {
     }
     auto opts = torch::TensorOptions().dtype(torch::kInt64);
     auto ids_t = torch::from_blob(ids.data(), {static_cast<std::int64_t>(ids.size())}, opts).to(device_);
-    auto offsets_t = torch::from_blob(offsets.data(), {static_cast<std::int64_t>(offsets.size())}, opts).to(device_);
+    auto offsets_t =
+        torch::from_blob(offsets.data(), {static_cast<std::int64_t>(offsets.size())}, opts).to(device_);
 #if defined(PILOT_HAVE_AOTI)
     if (aoti_) {
       std::vector<torch::Tensor> out = loader_->run({ids_t, offsets_t});
-      if (out.size() != 1) throw std::runtime_error("the package returned " + std::to_string(out.size()) + " outputs, expected 1");
+      if (out.size() != 1)
+        throw std::runtime_error("the package returned " + std::to_string(out.size()) +
+                                 " outputs, expected 1");
       return out[0];
     }
 #endif

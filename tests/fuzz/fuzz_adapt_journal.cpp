@@ -73,9 +73,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                                  &h.base_model_sha256, &h.train_accounting_sha256}) {
     PILOT_FUZZ_CHECK(fuzz::IsLowerHex64(*sha));
   }
-  PILOT_FUZZ_CHECK(h.train_manifest_copy == "data/train-manifest.json" || h.train_manifest_copy == "data/train-manifest.jsonl");
-  PILOT_FUZZ_CHECK(h.eval_manifest_copy == "data/eval-manifest.json" || h.eval_manifest_copy == "data/eval-manifest.jsonl");
-  PILOT_FUZZ_CHECK(h.train_used <= h.train_items && h.eval_used <= h.eval_items && h.eval_used <= kMaxAdaptEvalItems);
+  PILOT_FUZZ_CHECK(h.train_manifest_copy == "data/train-manifest.json" ||
+                   h.train_manifest_copy == "data/train-manifest.jsonl");
+  PILOT_FUZZ_CHECK(h.eval_manifest_copy == "data/eval-manifest.json" ||
+                   h.eval_manifest_copy == "data/eval-manifest.jsonl");
+  PILOT_FUZZ_CHECK(h.train_used <= h.train_items && h.eval_used <= h.eval_items &&
+                   h.eval_used <= kMaxAdaptEvalItems);
   PILOT_FUZZ_CHECK(h.total_steps >= 1 && h.total_steps <= kMaxAdaptSteps && h.steps_per_epoch >= 1);
   PILOT_FUZZ_CHECK(h.threads >= 1 && h.threads <= kMaxAdaptThreads);
   PILOT_FUZZ_CHECK(std::isfinite(h.started_unix) && h.started_unix >= 0);
@@ -98,10 +101,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     previous = c.step;
     PILOT_FUZZ_CHECK(c.file == CheckpointFileName(c.step));
     const std::string dir = std::string(kAdaptCheckpointDir) + "/";
-    PILOT_FUZZ_CHECK(c.file.compare(0, dir.size(), dir) == 0 && IsCheckpointFileName(c.file.substr(dir.size())));
+    PILOT_FUZZ_CHECK(c.file.compare(0, dir.size(), dir) == 0 &&
+                     IsCheckpointFileName(c.file.substr(dir.size())));
     PILOT_FUZZ_CHECK(fuzz::IsLowerHex64(c.sha256) && fuzz::IsLowerHex64(c.params_digest));
     for (double l : c.losses) PILOT_FUZZ_CHECK(std::isfinite(l));
-    PILOT_FUZZ_CHECK(std::isfinite(c.at_unix) && c.at_unix >= 0 && std::isfinite(c.write_ms) && c.write_ms >= 0);
+    PILOT_FUZZ_CHECK(std::isfinite(c.at_unix) && c.at_unix >= 0 && std::isfinite(c.write_ms) &&
+                     c.write_ms >= 0);
     CheckEval(c.eval, h.eval_used);
     files.insert(c.file);
   }

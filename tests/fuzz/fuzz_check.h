@@ -7,13 +7,12 @@
 #include <cstdlib>
 #include <string_view>
 
-#define PILOT_FUZZ_CHECK(cond)                                                          \
-  do {                                                                                  \
-    if (!(cond)) {                                                                      \
-      std::fprintf(stderr, "pilot fuzz invariant violated: %s (%s:%d)\n", #cond, __FILE__, \
-                   __LINE__);                                                           \
-      std::abort();                                                                     \
-    }                                                                                   \
+#define PILOT_FUZZ_CHECK(cond)                                                                        \
+  do {                                                                                                \
+    if (!(cond)) {                                                                                    \
+      std::fprintf(stderr, "pilot fuzz invariant violated: %s (%s:%d)\n", #cond, __FILE__, __LINE__); \
+      std::abort();                                                                                   \
+    }                                                                                                 \
   } while (0)
 
 namespace pilot::fuzz {
@@ -31,8 +30,8 @@ inline bool IsLowerHex64(std::string_view s) {
 inline bool IsItemId(std::string_view s) {
   if (s.empty() || s.size() > 128) return false;
   for (char c : s) {
-    bool ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
-              c == '.' || c == '_' || c == '-';
+    bool ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' ||
+              c == '_' || c == '-';
     if (!ok) return false;
   }
   return true;

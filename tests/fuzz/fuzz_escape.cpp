@@ -18,9 +18,9 @@ bool TerminalSafe(const std::string& s) {
     if (c < 0x20 || c == 0x7f) return false;
     const auto n = i + 1 < s.size() ? static_cast<unsigned char>(s[i + 1]) : 0;
     const auto m = i + 2 < s.size() ? static_cast<unsigned char>(s[i + 2]) : 0;
-    if (c == 0xc2 && n >= 0x80 && n <= 0x9f) return false;                      // C1
+    if (c == 0xc2 && n >= 0x80 && n <= 0x9f) return false;  // C1
     if (c == 0xe2 && n == 0x80 && (m == 0x8e || m == 0x8f || (m >= 0xa8 && m <= 0xae))) return false;
-    if (c == 0xe2 && n == 0x81 && m >= 0xa6 && m <= 0xa9) return false;        // isolates
+    if (c == 0xe2 && n == 0x81 && m >= 0xa6 && m <= 0xa9) return false;  // isolates
   }
   return true;
 }

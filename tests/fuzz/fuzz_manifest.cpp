@@ -3,11 +3,10 @@
 // manifest files as they are.
 #include <cstddef>
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <string>
 #include <string_view>
-
-#include <nlohmann/json.hpp>
 
 #include "fuzz_check.h"
 #include "pilot/manifest.h"
@@ -27,7 +26,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     // whatever it accepts is one object with exactly the fields it returns.
     for (std::size_t start = 0; start <= text.size();) {
       std::size_t nl = text.find('\n', start);
-      std::string_view line = text.substr(start, nl == std::string_view::npos ? std::string_view::npos : nl - start);
+      std::string_view line =
+          text.substr(start, nl == std::string_view::npos ? std::string_view::npos : nl - start);
       start = nl == std::string_view::npos ? text.size() + 1 : nl + 1;
       auto fast = ScanManifestLine(line);
       if (!fast) continue;

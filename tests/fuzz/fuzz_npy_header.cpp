@@ -23,7 +23,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // 64-byte boundary, after the header's closing newline.
   PILOT_FUZZ_CHECK(size >= 10);
   PILOT_FUZZ_CHECK(prefix.substr(0, 8) == std::string_view("\x93NUMPY\x01\x00", 8));
-  const std::uint64_t header_len = static_cast<std::uint64_t>(data[8]) | (static_cast<std::uint64_t>(data[9]) << 8);
+  const std::uint64_t header_len =
+      static_cast<std::uint64_t>(data[8]) | (static_cast<std::uint64_t>(data[9]) << 8);
   PILOT_FUZZ_CHECK(s.data_offset == 10 + header_len);
   PILOT_FUZZ_CHECK(s.data_offset <= size);
   PILOT_FUZZ_CHECK(s.data_offset % 64 == 0);

@@ -37,8 +37,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   PILOT_FUZZ_CHECK(m.buckets.has_value() == has("buckets"));
   PILOT_FUZZ_CHECK(m.input_kind.has_value() == has("input_kind"));
   if (m.input_kind) PILOT_FUZZ_CHECK(*m.input_kind == meta.at("pilot.input_kind"));
-  if (m.dim) PILOT_FUZZ_CHECK(std::to_string(*m.dim) == meta.at("pilot.dim") || meta.at("pilot.dim")[0] == '0' ||
-                              meta.at("pilot.dim").rfind("-0", 0) == 0);
+  if (m.dim)
+    PILOT_FUZZ_CHECK(std::to_string(*m.dim) == meta.at("pilot.dim") || meta.at("pilot.dim")[0] == '0' ||
+                     meta.at("pilot.dim").rfind("-0", 0) == 0);
   if (m.labels) PILOT_FUZZ_CHECK(m.labels->size() <= kMaxPackageLabels);
   return 0;
 }

@@ -27,7 +27,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     PILOT_FUZZ_CHECK(m.group >= 1 && m.group <= kMaxGroups);
     PILOT_FUZZ_CHECK(m.batch_size >= 1 && m.batch_size <= kMaxBatchSize);
     PILOT_FUZZ_CHECK(m.repeats >= 1 && m.repeats <= kMaxRepeats);
-    PILOT_FUZZ_CHECK(m.outcomes.size() <= std::max<std::size_t>(m.group_items, static_cast<std::size_t>(m.batch_size)));
+    PILOT_FUZZ_CHECK(m.outcomes.size() <=
+                     std::max<std::size_t>(m.group_items, static_cast<std::size_t>(m.batch_size)));
     for (double v : {m.wall_seconds, m.items_per_second, m.p50_ms, m.p95_ms, m.p99_ms, m.peak_rss_mb}) {
       PILOT_FUZZ_CHECK(std::isfinite(v) && v >= 0);
     }

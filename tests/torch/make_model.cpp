@@ -2,11 +2,11 @@
 // the labels given) whose methods are the TorchScript source read from stdin. The hostile
 // catalogue builds models with it that fail in chosen ways (an exception whose message holds
 // ESC sequences and markup), to follow such text from a model into every report.
+#include <torch/script.h>
+
 #include <iostream>
 #include <iterator>
 #include <string>
-
-#include <torch/script.h>
 
 int main(int argc, char** argv) {
   if (argc < 3) {

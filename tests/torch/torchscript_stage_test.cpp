@@ -1,15 +1,14 @@
 // The torchscript-classifier stage on real TorchScript files: the bundled model, and small
 // modules built here from C++ to exercise each part of the model contract.
-#include <optional>
-#include <gtest/gtest.h>
-#include <torch/script.h>
-#include <torch/cuda.h>
-
 #include <ftw.h>
+#include <gtest/gtest.h>
 #include <stdio.h>
+#include <torch/cuda.h>
+#include <torch/script.h>
 
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <random>
 
 #include "pilot/doctor.h"
@@ -26,8 +25,9 @@ namespace fs = std::filesystem;
 // std::filesystem functions, which this binary (linked to libtorch directly) would bind to,
 // and that copy of remove_all crashes (seen with the 2.11 wheel).
 void RemoveTree(const fs::path& dir) {
-  ::nftw(dir.c_str(), [](const char* path, const struct stat*, int, struct FTW*) { return ::remove(path); }, 16,
-         FTW_DEPTH | FTW_PHYS);
+  ::nftw(
+      dir.c_str(), [](const char* path, const struct stat*, int, struct FTW*) { return ::remove(path); }, 16,
+      FTW_DEPTH | FTW_PHYS);
 }
 
 const fs::path kBundled = fs::path(PILOT_SOURCE_DIR) / "data/models/langid/langid.pt";
@@ -41,12 +41,14 @@ class StageTest : public ::testing::Test {
   }
   void TearDown() override { RemoveTree(dir_); }
 
-  Result<std::unique_ptr<Stage>> Create(const fs::path& model, nlohmann::json options = nlohmann::json::object(),
+  Result<std::unique_ptr<Stage>> Create(const fs::path& model,
+                                        nlohmann::json options = nlohmann::json::object(),
                                         const char* kind = kTorchScriptClassifier) {
     StageConfig c;
     c.kind = kind;
     c.model = model;
-    c.model_sha256 = Sha256File(RealFileSystem(), model).ok() ? Sha256File(RealFileSystem(), model).value() : "";
+    c.model_sha256 =
+        Sha256File(RealFileSystem(), model).ok() ? Sha256File(RealFileSystem(), model).value() : "";
     c.options = std::move(options);
     c.threads = 1;
     return registry_.Create(c);
@@ -127,11 +129,12 @@ TEST_F(StageTest, BundledModelIdentifiesLanguagesAndBatchingDoesNotChangeResults
 // bit for bit what Process gives, classifier and embedding alike. A text-input model has
 // no such step.
 TEST_F(StageTest, PreparedFeaturesGiveExactlyWhatProcessGives) {
-  std::vector<std::string_view> texts = {"Le comité a décidé de reporter la réunion.", "", "The meeting moved.",
-                                         "設定ファイルを読み込んでから"};
-  for (auto [model, kind] : {std::pair{kBundled, kTorchScriptClassifier},
-                             std::pair{fs::path(PILOT_SOURCE_DIR) / "data/models/langid-embed/langid-embed.pt",
-                                       kTorchScriptEmbedding}}) {
+  std::vector<std::string_view> texts = {"Le comité a décidé de reporter la réunion.", "",
+                                         "The meeting moved.", "設定ファイルを読み込んでから"};
+  for (auto [model, kind] :
+       {std::pair{kBundled, kTorchScriptClassifier},
+        std::pair{fs::path(PILOT_SOURCE_DIR) / "data/models/langid-embed/langid-embed.pt",
+                  kTorchScriptEmbedding}}) {
     auto stage = Create(model, nlohmann::json::object(), kind);
     ASSERT_TRUE(stage.ok()) << stage.error().ToString();
     std::vector<PreparedInput> features(texts.size());
@@ -220,7 +223,8 @@ TEST_F(StageTest, EmbeddingContractViolationsAreRefusedAtLoad) {
     m.save(p.string());
     return p;
   };
-  const std::string two = "def forward(self, texts: List[str]) -> Tensor:\n    return torch.zeros([len(texts), 2])\n";
+  const std::string two =
+      "def forward(self, texts: List[str]) -> Tensor:\n    return torch.zeros([len(texts), 2])\n";
   auto no_dim = Create(save(std::nullopt, two), nlohmann::json::object(), kTorchScriptEmbedding);
   ASSERT_FALSE(no_dim.ok());
   EXPECT_NE(no_dim.error().what.find("'dim'"), std::string::npos) << no_dim.error().what;
@@ -291,8 +295,8 @@ def forward(self, ids: Tensor, offsets: Tensor) -> Tensor:
     m.save(p.string());
     return p;
   };
-  for (auto [buckets, ngram_max] : {std::pair<std::int64_t, std::int64_t>{std::int64_t{1} << 32, 4},
-                                    {0, 4}, {-5, 4}, {1000, 1000}}) {
+  for (auto [buckets, ngram_max] :
+       {std::pair<std::int64_t, std::int64_t>{std::int64_t{1} << 32, 4}, {0, 4}, {-5, 4}, {1000, 1000}}) {
     auto stage = Create(ngram_model(buckets, ngram_max));
     ASSERT_FALSE(stage.ok()) << buckets;
     EXPECT_NE(stage.error().what.find("out of range"), std::string::npos) << stage.error().what;
@@ -346,7 +350,8 @@ def forward(self, texts: List[str]) -> Tensor:
 
 TEST(Device, ResolutionAndAbsentBackends) {
   EXPECT_EQ(ResolveDevice("cpu").value(), "cpu");
-  if (torch::cuda::is_available()) GTEST_SKIP() << "a GPU is present; the absent-backend path cannot be shown";
+  if (torch::cuda::is_available())
+    GTEST_SKIP() << "a GPU is present; the absent-backend path cannot be shown";
   EXPECT_EQ(ResolveDevice("auto").value(), "cpu");
   for (const char* asked : {"cuda", "rocm"}) {
     auto r = ResolveDevice(asked);

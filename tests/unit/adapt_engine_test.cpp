@@ -45,7 +45,8 @@ class FakeTrainer : public AdaptTrainer {
     }
     return out;
   }
-  Result<double> Step(const std::vector<const std::string*>& texts, const std::vector<std::int64_t>& labels) override {
+  Result<double> Step(const std::vector<const std::string*>& texts,
+                      const std::vector<std::int64_t>& labels) override {
     for (std::size_t i = 0; i < labels.size(); ++i) {
       rng_ = rng_ * 6364136223846793005ull + 1442695040888963407ull;
       w_[static_cast<std::size_t>(labels[i])] += static_cast<double>(rng_ >> 40) / 1e7 + texts[i]->size();
@@ -66,7 +67,9 @@ class FakeTrainer : public AdaptTrainer {
   }
   std::uint64_t CheckpointBytesLimit() override { return 1 << 20; }
   Result<std::string> SaveModel() override { return "model " + ParametersDigest(); }
-  std::string ParametersDigest() override { return Sha256Hex(nlohmann::json{{"w", w_}, {"rng", rng_}}.dump()); }
+  std::string ParametersDigest() override {
+    return Sha256Hex(nlohmann::json{{"w", w_}, {"rng", rng_}}.dump());
+  }
 
  private:
   std::vector<std::string> labels_{"en", "fr", "de"};
@@ -126,13 +129,16 @@ struct AdaptFixture {
 };
 
 AdaptFixture::Labelled Train() {
-  return {{"t1", "en one", "en"}, {"t2", "fr deux", "fr"}, {"t3", "de drei", "de"}, {"t4", "en four", "en"},
-          {"t5", "fr cinq", "fr"}, {"t6", "\xff\xfe", "!invalid_encoding"}, {"t7", "xx unknown", "xx"}};
+  return {{"t1", "en one", "en"},    {"t2", "fr deux", "fr"}, {"t3", "de drei", "de"},
+          {"t4", "en four", "en"},   {"t5", "fr cinq", "fr"}, {"t6", "\xff\xfe", "!invalid_encoding"},
+          {"t7", "xx unknown", "xx"}};
 }
-AdaptFixture::Labelled Eval() { return {{"e1", "fr salut", "fr"}, {"e2", "de hallo", "de"}, {"e3", "en hello", "en"}}; }
+AdaptFixture::Labelled Eval() {
+  return {{"e1", "fr salut", "fr"}, {"e2", "de hallo", "de"}, {"e3", "en hello", "en"}};
+}
 
-AdaptOutcome MustRun(AdaptFixture& f, const std::string& id, FakeTrainer& trainer, const AdaptControl& control = {},
-                     FileSystem& fsys = RealFileSystem()) {
+AdaptOutcome MustRun(AdaptFixture& f, const std::string& id, FakeTrainer& trainer,
+                     const AdaptControl& control = {}, FileSystem& fsys = RealFileSystem()) {
   f.plan.run_id = id;
   auto out = ExecuteAdapt(f.plan, trainer, fsys, SystemClock(), control);
   EXPECT_TRUE(out.ok()) << (out.ok() ? "" : out.error().ToString());
@@ -148,8 +154,10 @@ TEST(AdaptEngine, FinishesVerifiedWithEveryTrainingIdAccountedFor) {
   EXPECT_EQ(out.verdict, AdaptVerdict::kPassed);
   EXPECT_TRUE(out.verify.ok()) << (out.verify.findings.empty() ? "" : out.verify.findings[0].what);
   const std::string train = ReadText(f.Folder("a") / "data/train.jsonl");
-  EXPECT_NE(train.find(R"({"id":"t6","status":"rejected","reason":"invalid_encoding")"), std::string::npos) << train;
-  EXPECT_NE(train.find(R"({"id":"t7","status":"rejected","reason":"category_not_allowed")"), std::string::npos);
+  EXPECT_NE(train.find(R"({"id":"t6","status":"rejected","reason":"invalid_encoding")"), std::string::npos)
+      << train;
+  EXPECT_NE(train.find(R"({"id":"t7","status":"rejected","reason":"category_not_allowed")"),
+            std::string::npos);
   EXPECT_NE(train.find("is not one of the model's labels"), std::string::npos);
   EXPECT_EQ(out.report["train"]["used"], 5);
   EXPECT_EQ(out.report["train"]["rejected"], 2);
@@ -169,7 +177,8 @@ TEST(AdaptEngine, KeepsTheLastKAndTheBestAndJournalsWhatItPrunes) {
   EXPECT_FALSE(fs::exists(ck / "step-00000009.ckpt"));
   EXPECT_TRUE(fs::exists(ck / "step-00000012.ckpt"));
   const std::string journal = ReadText(f.Folder("p") / "data/journal.jsonl");
-  EXPECT_NE(journal.find(R"({"type":"pruned","files":["data/checkpoints/step-00000006.ckpt"])"), std::string::npos)
+  EXPECT_NE(journal.find(R"({"type":"pruned","files":["data/checkpoints/step-00000006.ckpt"])"),
+            std::string::npos)
       << journal;
   EXPECT_EQ(out.report["checkpoints"]["best_step"], 3);
   EXPECT_TRUE(out.verify.ok());
@@ -188,11 +197,13 @@ TEST(AdaptEngine, AStoppedAdaptationResumesToTheSameState) {
     ASSERT_EQ(stopped.verdict, AdaptVerdict::kInterrupted);
     EXPECT_EQ(stopped.progress.step, stop / 3 * 3);
     FakeTrainer second;  // a new process: nothing but the folder
-    auto resumed = ResumeAdapt(f.Folder(id), "", {"pilot", "resume"}, second, RealFileSystem(), SystemClock());
+    auto resumed =
+        ResumeAdapt(f.Folder(id), "", {"pilot", "resume"}, second, RealFileSystem(), SystemClock());
     ASSERT_TRUE(resumed.ok()) << resumed.error().ToString();
     EXPECT_EQ(Digest(resumed.value()), want) << "stopped after " << stop;
     EXPECT_TRUE(resumed.value().verify.ok());
-    EXPECT_EQ(ReadText(f.Folder(id) / "data/metrics.jsonl"), ReadText(f.Folder("straight") / "data/metrics.jsonl"));
+    EXPECT_EQ(ReadText(f.Folder(id) / "data/metrics.jsonl"),
+              ReadText(f.Folder("straight") / "data/metrics.jsonl"));
   }
 }
 
@@ -232,7 +243,8 @@ TEST(AdaptEngine, ResumeRefusesATamperedCheckpointAndChangesNothing) {
   auto resumed = ResumeAdapt(f.Folder("t"), "", {}, second, RealFileSystem(), SystemClock());
   ASSERT_FALSE(resumed.ok());
   EXPECT_EQ(resumed.error().kind, ErrorKind::kBadInput);
-  EXPECT_NE(resumed.error().what.find("does not match the sha256"), std::string::npos) << resumed.error().what;
+  EXPECT_NE(resumed.error().what.find("does not match the sha256"), std::string::npos)
+      << resumed.error().what;
   EXPECT_NE(resumed.error().where.find("step-00000006.ckpt"), std::string::npos);
   EXPECT_EQ(ReadText(f.Folder("t") / "data/journal.jsonl"), journal);
 }

@@ -1,9 +1,10 @@
+#include "pilot/adapt_params.h"
+
 #include <gtest/gtest.h>
 
 #include <string>
 #include <tuple>
 
-#include "pilot/adapt_params.h"
 #include "pilot/limits.h"
 
 namespace pilot {
@@ -13,7 +14,8 @@ const std::string kSha(64, 'c');
 
 const std::string kValid = R"({
   "description": "langid, adapted to the support tickets",
-  "base_model": {"path": "../data/models/langid/langid.pt", "sha256": ")" + kSha + R"("},
+  "base_model": {"path": "../data/models/langid/langid.pt", "sha256": ")" +
+                           kSha + R"("},
   "train_manifest": "../data/adapt/train.json",
   "eval_manifest": "/abs/eval.jsonl",
   "train": {
@@ -36,7 +38,8 @@ const std::string kValid = R"({
 })";
 
 const std::string kMinimal = R"({
-  "base_model": {"path": "m.pt", "sha256": ")" + kSha + R"("},
+  "base_model": {"path": "m.pt", "sha256": ")" +
+                             kSha + R"("},
   "train_manifest": "train.json",
   "eval_manifest": "eval.json",
   "train": {"epochs": 3, "threads": 1}
@@ -50,7 +53,9 @@ std::string With(const std::string& base, const std::string& from, const std::st
   return s;
 }
 
-Result<AdaptParams> Parse(const std::string& text) { return ParseAdaptParams(text, "/proj/config", "config/adapt.json"); }
+Result<AdaptParams> Parse(const std::string& text) {
+  return ParseAdaptParams(text, "/proj/config", "config/adapt.json");
+}
 
 // The error's message holds `key`; the error is bad input naming the file.
 void ExpectRefused(const std::string& text, const std::string& key) {
@@ -132,7 +137,8 @@ TEST(AdaptParams, CredentialsAreRefusedWithoutEchoingThem) {
 }
 
 TEST(AdaptParams, RequiresTheInputsThreadsAndExactlyOneLength) {
-  ExpectRefused(R"({"train_manifest": "t", "eval_manifest": "e", "train": {"steps": 1, "threads": 1}})", "base_model");
+  ExpectRefused(R"({"train_manifest": "t", "eval_manifest": "e", "train": {"steps": 1, "threads": 1}})",
+                "base_model");
   ExpectRefused(With(kMinimal, "\"train_manifest\": \"train.json\",", ""), "train_manifest");
   ExpectRefused(With(kMinimal, "\"eval_manifest\": \"eval.json\",", ""), "eval_manifest");
   ExpectRefused(With(kMinimal, ",\n  \"train\": {\"epochs\": 3, \"threads\": 1}", ""), "'train'");
@@ -154,32 +160,47 @@ TEST(AdaptParams, MomentumIsForSgdOnly) {
 
 TEST(AdaptParams, BadValuesNameTheirKey) {
   for (auto [from, to, key] : {
-           std::tuple{std::string("\"sha256\": \"") + kSha, std::string("\"sha256\": \"") + std::string(64, 'C'),
+           std::tuple{std::string("\"sha256\": \"") + kSha,
+                      std::string("\"sha256\": \"") + std::string(64, 'C'), std::string("base_model.sha256")},
+           std::tuple{std::string("\"sha256\": \"") + kSha, std::string("\"sha256\": \"abc"),
                       std::string("base_model.sha256")},
-           std::tuple{std::string("\"sha256\": \"") + kSha, std::string("\"sha256\": \"abc"), std::string("base_model.sha256")},
-           std::tuple{std::string("\"../data/adapt/train.json\""), std::string("\"\""), std::string("train_manifest")},
+           std::tuple{std::string("\"../data/adapt/train.json\""), std::string("\"\""),
+                      std::string("train_manifest")},
            std::tuple{std::string("\"/abs/eval.jsonl\""), std::string("7"), std::string("eval_manifest")},
-           std::tuple{std::string("[\"fc_w\", \"fc.bias\"]"), std::string("[]"), std::string("train.parameters")},
-           std::tuple{std::string("[\"fc_w\", \"fc.bias\"]"), std::string("[\"fc_w\", \"fc_w\"]"), std::string("train.parameters")},
-           std::tuple{std::string("[\"fc_w\", \"fc.bias\"]"), std::string("[\"fc w\"]"), std::string("train.parameters")},
-           std::tuple{std::string("[\"fc_w\", \"fc.bias\"]"), std::string("\"some\""), std::string("train.parameters")},
-           std::tuple{std::string("[\"fc_w\", \"fc.bias\"]"), std::string("[\"") + std::string(129, 'p') + "\"]",
+           std::tuple{std::string("[\"fc_w\", \"fc.bias\"]"), std::string("[]"),
                       std::string("train.parameters")},
+           std::tuple{std::string("[\"fc_w\", \"fc.bias\"]"), std::string("[\"fc_w\", \"fc_w\"]"),
+                      std::string("train.parameters")},
+           std::tuple{std::string("[\"fc_w\", \"fc.bias\"]"), std::string("[\"fc w\"]"),
+                      std::string("train.parameters")},
+           std::tuple{std::string("[\"fc_w\", \"fc.bias\"]"), std::string("\"some\""),
+                      std::string("train.parameters")},
+           std::tuple{std::string("[\"fc_w\", \"fc.bias\"]"),
+                      std::string("[\"") + std::string(129, 'p') + "\"]", std::string("train.parameters")},
            std::tuple{std::string("\"sgd\""), std::string("\"rmsprop\""), std::string("train.optimiser")},
            std::tuple{std::string("0.01"), std::string("0"), std::string("train.learning_rate")},
            std::tuple{std::string("0.01"), std::string("10.5"), std::string("train.learning_rate")},
            std::tuple{std::string("0.01"), std::string("\"0.01\""), std::string("train.learning_rate")},
-           std::tuple{std::string("\"weight_decay\": 0.0"), std::string("\"weight_decay\": -0.1"), std::string("train.weight_decay")},
-           std::tuple{std::string("\"batch_size\": 8"), std::string("\"batch_size\": 0"), std::string("train.batch_size")},
-           std::tuple{std::string("\"batch_size\": 8"), std::string("\"batch_size\": 65537"), std::string("train.batch_size")},
-           std::tuple{std::string("\"batch_size\": 8"), std::string("\"batch_size\": 8.5"), std::string("train.batch_size")},
+           std::tuple{std::string("\"weight_decay\": 0.0"), std::string("\"weight_decay\": -0.1"),
+                      std::string("train.weight_decay")},
+           std::tuple{std::string("\"batch_size\": 8"), std::string("\"batch_size\": 0"),
+                      std::string("train.batch_size")},
+           std::tuple{std::string("\"batch_size\": 8"), std::string("\"batch_size\": 65537"),
+                      std::string("train.batch_size")},
+           std::tuple{std::string("\"batch_size\": 8"), std::string("\"batch_size\": 8.5"),
+                      std::string("train.batch_size")},
            std::tuple{std::string("\"steps\": 200"), std::string("\"steps\": 0"), std::string("train.steps")},
-           std::tuple{std::string("\"steps\": 200"), std::string("\"steps\": 10000001"), std::string("train.steps")},
-           std::tuple{std::string("\"steps\": 200"), std::string("\"epochs\": 10001"), std::string("train.epochs")},
+           std::tuple{std::string("\"steps\": 200"), std::string("\"steps\": 10000001"),
+                      std::string("train.steps")},
+           std::tuple{std::string("\"steps\": 200"), std::string("\"epochs\": 10001"),
+                      std::string("train.epochs")},
            std::tuple{std::string("\"seed\": 7"), std::string("\"seed\": -1"), std::string("train.seed")},
-           std::tuple{std::string("\"seed\": 7"), std::string("\"seed\": 9007199254740992"), std::string("train.seed")},
-           std::tuple{std::string("\"threads\": 2"), std::string("\"threads\": 0"), std::string("train.threads")},
-           std::tuple{std::string("\"threads\": 2"), std::string("\"threads\": 257"), std::string("train.threads")},
+           std::tuple{std::string("\"seed\": 7"), std::string("\"seed\": 9007199254740992"),
+                      std::string("train.seed")},
+           std::tuple{std::string("\"threads\": 2"), std::string("\"threads\": 0"),
+                      std::string("train.threads")},
+           std::tuple{std::string("\"threads\": 2"), std::string("\"threads\": 257"),
+                      std::string("train.threads")},
            std::tuple{std::string("\"checkpoint_every\": 25"), std::string("\"checkpoint_every\": 0"),
                       std::string("train.checkpoint_every")},
            std::tuple{std::string("\"keep_checkpoints\": 3"), std::string("\"keep_checkpoints\": 101"),

@@ -1,9 +1,10 @@
+#include "pilot/adapt_records.h"
+
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
-#include "pilot/adapt_records.h"
 #include "pilot/json_util.h"
 
 namespace pilot {
@@ -76,19 +77,23 @@ std::string Line(const nlohmann::ordered_json& j) { return JsonLine(j) + "\n"; }
 
 // header, session, baseline, checkpoints at steps 2, 4, 6 and a pruned record.
 std::string Journal() {
-  return Line(Header().ToJson()) + Line(AdaptSessionRecord(1000, 42, "pilot adapt")) + Line(Baseline().ToJson()) +
-         Line(Checkpoint(2, 2, 1010).ToJson()) + Line(Checkpoint(4, 3, 1030).ToJson()) +
-         Line(AdaptPrunedRecord({CheckpointFileName(2)}, 4)) + Line(Checkpoint(6, 3, 1040).ToJson());
+  return Line(Header().ToJson()) + Line(AdaptSessionRecord(1000, 42, "pilot adapt")) +
+         Line(Baseline().ToJson()) + Line(Checkpoint(2, 2, 1010).ToJson()) +
+         Line(Checkpoint(4, 3, 1030).ToJson()) + Line(AdaptPrunedRecord({CheckpointFileName(2)}, 4)) +
+         Line(Checkpoint(6, 3, 1040).ToJson());
 }
 
-Result<AdaptJournalState> Parse(const std::string& text) { return ParseAdaptJournal(text, "run/data/journal.jsonl"); }
+Result<AdaptJournalState> Parse(const std::string& text) {
+  return ParseAdaptJournal(text, "run/data/journal.jsonl");
+}
 
 void ExpectRefused(const std::string& text, const std::string& what, const std::string& line) {
   auto st = Parse(text);
   ASSERT_FALSE(st.ok()) << what;
   EXPECT_EQ(st.error().kind, ErrorKind::kBadInput);
   EXPECT_NE(st.error().what.find(what), std::string::npos) << st.error().ToString();
-  EXPECT_EQ(st.error().where, "run/data/journal.jsonl" + (line.empty() ? "" : ":" + line)) << st.error().ToString();
+  EXPECT_EQ(st.error().where, "run/data/journal.jsonl" + (line.empty() ? "" : ":" + line))
+      << st.error().ToString();
 }
 
 // `j` with `key` set to `value` (a JSON text).
@@ -102,9 +107,9 @@ TEST(AdaptRecords, CheckpointFileNames) {
   EXPECT_EQ(CheckpointFileName(123456789), "data/checkpoints/step-123456789.ckpt");
   EXPECT_TRUE(IsCheckpointFileName("step-00000050.ckpt"));
   EXPECT_TRUE(IsCheckpointFileName("step-123456789.ckpt"));
-  for (const char* bad : {"step-0000050.ckpt", "step-00000050.ckpt.tmp", "step-0000005a.ckpt", "Step-00000050.ckpt",
-                          "step--0000050.ckpt", "data/checkpoints/step-00000050.ckpt", "step-00000050.ckp", "",
-                          "x-step-00000050.ckpt"}) {
+  for (const char* bad : {"step-0000050.ckpt", "step-00000050.ckpt.tmp", "step-0000005a.ckpt",
+                          "Step-00000050.ckpt", "step--0000050.ckpt", "data/checkpoints/step-00000050.ckpt",
+                          "step-00000050.ckp", "", "x-step-00000050.ckpt"}) {
     EXPECT_FALSE(IsCheckpointFileName(bad)) << bad;
   }
 }
@@ -130,7 +135,8 @@ TEST(AdaptRecords, JournalRoundTrips) {
 
 TEST(AdaptRecords, TrainingSecondsCountOnlyTimeInsideSessions) {
   std::string text = Line(Header().ToJson()) + Line(AdaptSessionRecord(1000, 1, "pilot adapt")) +
-                     Line(Checkpoint(2, 2, 1010).ToJson()) + Line(AdaptSessionRecord(5000, 2, "pilot resume")) +
+                     Line(Checkpoint(2, 2, 1010).ToJson()) +
+                     Line(AdaptSessionRecord(5000, 2, "pilot resume")) +
                      Line(Checkpoint(4, 2, 5005).ToJson()) + Line(Checkpoint(6, 2, 5007).ToJson());
   auto st = Parse(text);
   ASSERT_TRUE(st.ok()) << st.error().ToString();
@@ -159,8 +165,8 @@ TEST(AdaptRecords, TornLastRecordIsDroppedAndCounted) {
     EXPECT_EQ(st.value().valid_bytes + st.value().torn_bytes, n);
   }
   // Damage before the last record is an error naming its line.
-  ExpectRefused(Line(Header().ToJson()) + "{\"type\":\"sess\n" + Line(AdaptSessionRecord(1, 1, "x")), "record 2",
-                "2");
+  ExpectRefused(Line(Header().ToJson()) + "{\"type\":\"sess\n" + Line(AdaptSessionRecord(1, 1, "x")),
+                "record 2", "2");
 }
 
 TEST(AdaptRecords, RecordsOutOfPlaceAreRefused) {
@@ -190,13 +196,16 @@ TEST(AdaptRecords, CheckpointStepsMustIncrease) {
 }
 
 TEST(AdaptRecords, PrunedFilesMustBeRecordedOnce) {
-  const std::string start = Line(Header().ToJson()) + Line(Checkpoint(2, 2).ToJson()) + Line(Checkpoint(4, 2).ToJson());
-  ExpectRefused(start + Line(AdaptPrunedRecord({CheckpointFileName(6)}, 4)), "no checkpoint record names", "4");
+  const std::string start =
+      Line(Header().ToJson()) + Line(Checkpoint(2, 2).ToJson()) + Line(Checkpoint(4, 2).ToJson());
+  ExpectRefused(start + Line(AdaptPrunedRecord({CheckpointFileName(6)}, 4)), "no checkpoint record names",
+                "4");
   ExpectRefused(start + Line(AdaptPrunedRecord({"data/params.json"}, 4)), "no checkpoint record names", "4");
   ExpectRefused(start + Line(AdaptPrunedRecord({CheckpointFileName(2)}, 4)) +
                     Line(AdaptPrunedRecord({CheckpointFileName(2)}, 6)),
                 "second time", "5");
-  ExpectRefused(start + Line(AdaptPrunedRecord({CheckpointFileName(2), CheckpointFileName(2)}, 4)), "second time", "4");
+  ExpectRefused(start + Line(AdaptPrunedRecord({CheckpointFileName(2), CheckpointFileName(2)}, 4)),
+                "second time", "4");
   ExpectRefused(start + "{\"type\":\"pruned\",\"files\":\"x\",\"at_step\":4}\n", "pruned", "4");
 }
 
@@ -313,7 +322,8 @@ TEST(AdaptRecords, PruningKeepsTheLastAndTheBest) {
   auto s = State({{2, 4}, {4, 1}, {6, 2}, {8, 3}, {10, 3}});
   ASSERT_NE(BestCheckpoint(s), nullptr);
   EXPECT_EQ(BestCheckpoint(s)->step, 2u);
-  EXPECT_EQ(CheckpointsToPrune(s, 2), (std::vector<std::string>{CheckpointFileName(4), CheckpointFileName(6)}));
+  EXPECT_EQ(CheckpointsToPrune(s, 2),
+            (std::vector<std::string>{CheckpointFileName(4), CheckpointFileName(6)}));
   // The best is among the last two: only those two remain.
   auto t = State({{2, 1}, {4, 1}, {6, 2}, {8, 4}, {10, 3}});
   EXPECT_EQ(BestCheckpoint(t)->step, 8u);
@@ -350,7 +360,8 @@ TEST(AdaptRecords, TrainAccountingLines) {
   TrainAccountingLine used{"a-1", "used", "fr", "", ""};
   TrainAccountingLine rejected{"b", "rejected", "", "too_large", "1 MiB over max_bytes"};
   for (const auto& l : {used, rejected}) {
-    auto back = TrainAccountingLine::FromJson(nlohmann::json::parse(JsonLine(l.ToJson())), "data/train.jsonl:1");
+    auto back =
+        TrainAccountingLine::FromJson(nlohmann::json::parse(JsonLine(l.ToJson())), "data/train.jsonl:1");
     ASSERT_TRUE(back.ok()) << back.error().ToString();
     EXPECT_EQ(back.value().ToJson(), l.ToJson());
   }
@@ -377,13 +388,15 @@ TEST(AdaptRecords, EvalAccountingLines) {
   EvalAccountingLine evaluated{"e1", "evaluated", "fr", "en", "fr", 0.6, 0.95, "", ""};
   EvalAccountingLine rejected{"e2", "rejected", "", "", "", 0, 0, "missing_file", "no such file"};
   for (const auto& l : {evaluated, rejected}) {
-    auto back = EvalAccountingLine::FromJson(nlohmann::json::parse(JsonLine(l.ToJson())), "data/eval.jsonl:1");
+    auto back =
+        EvalAccountingLine::FromJson(nlohmann::json::parse(JsonLine(l.ToJson())), "data/eval.jsonl:1");
     ASSERT_TRUE(back.ok()) << back.error().ToString();
     EXPECT_EQ(back.value().ToJson(), l.ToJson());
   }
   const std::string ok = JsonLine(evaluated.ToJson());
-  EXPECT_EQ(ok,
-            R"({"id":"e1","status":"evaluated","expected":"fr","base":"en","base_confidence":0.6,"adapted":"fr","adapted_confidence":0.95})");
+  EXPECT_EQ(
+      ok,
+      R"({"id":"e1","status":"evaluated","expected":"fr","base":"en","base_confidence":0.6,"adapted":"fr","adapted_confidence":0.95})");
   for (auto [from, to] : std::vector<std::pair<std::string, std::string>>{
            {"0.6", "1.6"},
            {"0.95", "-0.1"},
@@ -400,9 +413,10 @@ TEST(AdaptRecords, EvalAccountingLines) {
     ASSERT_FALSE(l.ok()) << text;
     EXPECT_EQ(l.error().where, "data/eval.jsonl:2");
   }
-  EXPECT_FALSE(EvalAccountingLine::FromJson(
-                   nlohmann::json::parse(R"({"id":"a","status":"rejected","reason":"nope","detail":""})"), "w")
-                   .ok());
+  EXPECT_FALSE(
+      EvalAccountingLine::FromJson(
+          nlohmann::json::parse(R"({"id":"a","status":"rejected","reason":"nope","detail":""})"), "w")
+          .ok());
 }
 
 }  // namespace

@@ -1,10 +1,8 @@
 #include <gtest/gtest.h>
-
-#include <sstream>
-
 #include <sys/stat.h>
 
 #include <fstream>
+#include <sstream>
 
 #include "pilot/bag.h"
 #include "pilot/folder_kind.h"
@@ -47,7 +45,8 @@ class VerifyTest : public ::testing::Test {
                     .ok());
   }
 
-  bool Has(const VerifyResult& r, const std::string& check, const std::string& where, const std::string& what) {
+  bool Has(const VerifyResult& r, const std::string& check, const std::string& where,
+           const std::string& what) {
     for (const auto& f : r.findings) {
       if (f.check == check && f.where == where && f.what.find(what) != std::string::npos) return true;
     }
@@ -76,7 +75,8 @@ TEST_F(VerifyTest, OneChangedByteIsAFixityFinding) {
   WriteText(run_ / "data/report.md", text);
   auto r = VerifyRunFolder(RealFileSystem(), run_, {});
   EXPECT_TRUE(Has(r, "fixity", "data/report.md", "sha256 is")) << Dump(r);
-  EXPECT_TRUE(VerifyRunFolder(RealFileSystem(), run_, {true, false, {}, {}, {}}).ok()) << "--fast does not re-hash";
+  EXPECT_TRUE(VerifyRunFolder(RealFileSystem(), run_, {true, false, {}, {}, {}}).ok())
+      << "--fast does not re-hash";
 }
 
 TEST_F(VerifyTest, EveryFailingFileIsListed) {
@@ -230,8 +230,8 @@ TEST_F(VerifyTest, AnEmptyFolderInThePayloadIsAFinding) {
 
 TEST_F(VerifyTest, AHandEditedTagManifestIsAFinding) {
   const std::string tags = ReadText(run_ / "tagmanifest-sha256.txt");
-  for (const std::string& edited : {tags + "\n", std::string(tags).insert(tags.find('\n'), "\r"),
-                                   std::string(tags).insert(66, "*")}) {
+  for (const std::string& edited :
+       {tags + "\n", std::string(tags).insert(tags.find('\n'), "\r"), std::string(tags).insert(66, "*")}) {
     WriteText(run_ / "tagmanifest-sha256.txt", edited);
     auto r = VerifyRunFolder(RealFileSystem(), run_, {});
     EXPECT_TRUE(Has(r, "fixity", "tagmanifest-sha256.txt", "malformed")) << Dump(r);

@@ -1,9 +1,10 @@
 // pilot compare over runs the engine wrote with the fake stage: agreement item by item, one
 // change against several, a confidence beyond tolerance, and refusals.
+#include "pilot/compare.h"
+
 #include <gtest/gtest.h>
 
 #include "pilot/clock.h"
-#include "pilot/compare.h"
 #include "pilot/run.h"
 #include "test_support.h"
 
@@ -37,7 +38,8 @@ fs::path MakeRun(Fixture& f, Stage& stage, const std::string& id) {
   return out.value().run_dir;
 }
 
-const testing::Items kItems = {{"a", "fr salut"}, {"b", "en hi"}, {"c", ""}, {"d", "de hallo"}, {"e", "ru privet"}};
+const testing::Items kItems = {
+    {"a", "fr salut"}, {"b", "en hi"}, {"c", ""}, {"d", "de hallo"}, {"e", "ru privet"}};
 
 void Label(Fixture& f) {
   f.Expect("a", "fr");
@@ -137,7 +139,8 @@ TEST(Compare, WriteNeverOverwrites) {
   auto compared = CompareRuns(RealFileSystem(), a, a, CompareOptions{});
   ASSERT_TRUE(compared.ok());
   const nlohmann::ordered_json& doc = compared.value().document;
-  EXPECT_EQ(doc["change_summary"], "nothing changed in the parameters, model, software or environment: a repeat of the same run");
+  EXPECT_EQ(doc["change_summary"],
+            "nothing changed in the parameters, model, software or environment: a repeat of the same run");
   ASSERT_TRUE(WriteCompare(RealFileSystem(), t / "out", doc).ok());
   EXPECT_TRUE(fs::exists(t / "out/compare.json"));
   auto again = WriteCompare(RealFileSystem(), t / "out", doc);

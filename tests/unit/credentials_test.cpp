@@ -1,6 +1,6 @@
-#include <gtest/gtest.h>
-
 #include "pilot/credentials.h"
+
+#include <gtest/gtest.h>
 
 namespace pilot {
 namespace {
@@ -35,7 +35,8 @@ TEST(Credentials, EnvironmentVariableNamesAreTheWayToRefer) {
   auto bad = CheckNoCredentials(nlohmann::json::parse(R"({"token_env":"hf_realvalue123"})"), "p");
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.error().what.find("token_env"), std::string::npos);
-  auto in_list = CheckNoCredentials(nlohmann::json::parse(R"({"x":["ok", "sk-AAAAAAAAAAAAAAAAAAAAAAAA"]})"), "p");
+  auto in_list =
+      CheckNoCredentials(nlohmann::json::parse(R"({"x":["ok", "sk-AAAAAAAAAAAAAAAAAAAAAAAA"]})"), "p");
   ASSERT_FALSE(in_list.ok());
   EXPECT_NE(in_list.error().what.find("x[1]"), std::string::npos);
   EXPECT_EQ(in_list.error().ToString().find("sk-AAAA"), std::string::npos);

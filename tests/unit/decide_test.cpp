@@ -1,10 +1,11 @@
 // pilot decide on runs the engine wrote with the fake stage: a proposal for each outcome,
 // nothing written without a decision, a recorded decision that keeps verify green, and the
 // decision files' own checks.
+#include "pilot/decide.h"
+
 #include <gtest/gtest.h>
 
 #include "pilot/clock.h"
-#include "pilot/decide.h"
 #include "pilot/run.h"
 #include "pilot/verify.h"
 #include "test_support.h"
@@ -48,7 +49,8 @@ TEST(Decide, ACleanRunProposesGoAndWritesNothing) {
   auto out = Decide(RealFileSystem(), SystemClock(), run, DecideOptions{});
   ASSERT_TRUE(out.ok()) << out.error().ToString();
   EXPECT_EQ(out.value().proposal, "go");
-  EXPECT_NE(Points(out.value(), "go").find("every rejection (1) is one the manifest expects"), std::string::npos);
+  EXPECT_NE(Points(out.value(), "go").find("every rejection (1) is one the manifest expects"),
+            std::string::npos);
   EXPECT_FALSE(out.value().recorded);
   EXPECT_FALSE(fs::exists(run / "decisions.jsonl"));
   EXPECT_EQ(ReadText(run / "tagmanifest-sha256.txt"), tags);
@@ -84,7 +86,8 @@ TEST(Decide, RecordingKeepsThePayloadAndVerifyGreenAndAppends) {
   Label(f);
   fs::path run = MakeRun(f);
   const std::string results = ReadText(run / "data/results.jsonl");
-  WriteText(f.dir / "doctor.json", R"({"ok": true, "checks": [{"name": "host", "status": "pass", "required": true}]})");
+  WriteText(f.dir / "doctor.json",
+            R"({"ok": true, "checks": [{"name": "host", "status": "pass", "required": true}]})");
   DecideOptions o;
   o.doctor = f.dir / "doctor.json";
   o.decision = "go";
@@ -145,8 +148,12 @@ class DyingFileSystem : public FileSystemWrapper {
   Status RenameReplace(const stdfs::path& a, const stdfs::path& b) override {
     return Step([&] { return target().RenameReplace(a, b); });
   }
-  Status RemoveFile(const stdfs::path& f) override { return Step([&] { return target().RemoveFile(f); }); }
-  Status RemoveTree(const stdfs::path& d) override { return Step([&] { return target().RemoveTree(d); }); }
+  Status RemoveFile(const stdfs::path& f) override {
+    return Step([&] { return target().RemoveFile(f); });
+  }
+  Status RemoveTree(const stdfs::path& d) override {
+    return Step([&] { return target().RemoveTree(d); });
+  }
   bool died() const { return steps_ > die_after_; }
 
  private:
@@ -166,7 +173,8 @@ TEST(Decide, KilledAfterAnyStepTheFolderIsBeforeAfterOrFinishedByTheNext) {
     Label(f);
     fs::path run = MakeRun(f);
     const std::string before = ReadText(run / "tagmanifest-sha256.txt");
-    WriteText(f.dir / "doctor.json", R"({"ok": true, "checks": [{"name": "host", "status": "pass", "required": true}]})");
+    WriteText(f.dir / "doctor.json",
+              R"({"ok": true, "checks": [{"name": "host", "status": "pass", "required": true}]})");
     DecideOptions o;
     o.doctor = f.dir / "doctor.json";
     o.decision = "go";
@@ -187,7 +195,8 @@ TEST(Decide, KilledAfterAnyStepTheFolderIsBeforeAfterOrFinishedByTheNext) {
     EXPECT_FALSE(fs::exists(run / ".decide-pending")) << die_after;
     EXPECT_FALSE(fs::exists(run / ".lock")) << die_after;
     VerifyResult v = VerifyRunFolder(RealFileSystem(), run, VerifyOptions{});
-    EXPECT_TRUE(v.ok()) << die_after << ": " << (v.findings.empty() ? "" : v.findings[0].where + ": " + v.findings[0].what);
+    EXPECT_TRUE(v.ok()) << die_after << ": "
+                        << (v.findings.empty() ? "" : v.findings[0].where + ": " + v.findings[0].what);
     const bool recorded = fs::exists(run / "decisions.jsonl");
     if (!recorded) {
       EXPECT_EQ(ReadText(run / "tagmanifest-sha256.txt"), before) << die_after;  // as before
@@ -237,15 +246,17 @@ TEST(DecideEvidence, PlanTiesWithinItsRoundingAreAcceptedAsPlanBreaksThem) {
   // row that costs 0.30000000000000004 beside one of 0.3 is plan's own answer; one of 0.31 is not.
   auto row = [](const std::string& card, int cards, const std::string& cost, const std::string& hours) {
     return R"({"card":")" + card + R"(","period_days":3,"lots":1,"cards":)" + std::to_string(cards) +
-           R"(,"fit":"unknown","rate_basis":"measured","items_per_s_per_card":10.0,"compute_hours":)" + hours +
-           R"(,"needed_hours":)" + hours + R"(,"period_suffices":true,"cost":)" + cost + R"(,"fits":true})";
+           R"(,"fit":"unknown","rate_basis":"measured","items_per_s_per_card":10.0,"compute_hours":)" +
+           hours + R"(,"needed_hours":)" + hours + R"(,"period_suffices":true,"cost":)" + cost +
+           R"(,"fits":true})";
   };
   auto plan = [&](const std::string& a_cost, const std::string& a_hours) {
     const std::string a = row("a", 1, a_cost, a_hours), b = row("b", 4, "0.3", "8.000000021337911");
-    return R"({"kind":"pilot-plan","allowance_hours":0,"basis":{"items_per_s_per_card":10.0},"plans":[)" + a + "," + b +
-           R"(],"cheapest":)" + a + R"(,"fastest":)" + a + R"(,"verdict":"fits"})";
+    return R"({"kind":"pilot-plan","allowance_hours":0,"basis":{"items_per_s_per_card":10.0},"plans":[)" + a +
+           "," + b + R"(],"cheapest":)" + a + R"(,"fastest":)" + a + R"(,"verdict":"fits"})";
   };
-  EXPECT_TRUE(CheckEvidenceDocument("plan", plan("0.30000000000000004", "8.000000026672389"), "plan.json").ok());
+  EXPECT_TRUE(
+      CheckEvidenceDocument("plan", plan("0.30000000000000004", "8.000000026672389"), "plan.json").ok());
   auto dearer = CheckEvidenceDocument("plan", plan("0.31", "8.000000026672389"), "plan.json");
   ASSERT_FALSE(dearer.ok());
   EXPECT_NE(dearer.error().what.find("cheapest costs more"), std::string::npos) << dearer.error().what;
@@ -255,13 +266,14 @@ TEST(DecideEvidence, PlanTiesWithinItsRoundingAreAcceptedAsPlanBreaksThem) {
 }
 
 TEST(DecideEvidence, DocumentsThatContradictThemselvesAreRefused) {
-  const std::string row = R"({"card":"cpu","period_days":3,"lots":1,"cards":1,"fit":"unknown","rate_basis":"measured",
+  const std::string row =
+      R"({"card":"cpu","period_days":3,"lots":1,"cards":1,"fit":"unknown","rate_basis":"measured",
       "items_per_s_per_card":10.0,"compute_hours":1.0,"needed_hours":9.0,"period_suffices":true,"cost":COST,"fits":true})";
   auto plan = [&](const std::string& cost, const std::string& verdict) {
     std::string r = row;
     r.replace(r.find("COST"), 4, cost);
-    return R"({"kind":"pilot-plan","basis":{"items_per_s_per_card":10.0},"plans":[)" + r + R"(],"cheapest":)" + r +
-           R"(,"fastest":)" + r + R"(,"verdict":")" + verdict + R"("})";
+    return R"({"kind":"pilot-plan","basis":{"items_per_s_per_card":10.0},"plans":[)" + r +
+           R"(],"cheapest":)" + r + R"(,"fastest":)" + r + R"(,"verdict":")" + verdict + R"("})";
   };
   EXPECT_TRUE(CheckEvidenceDocument("plan", plan("5.0", "fits"), "plan.json").ok());
   auto negative = CheckEvidenceDocument("plan", plan("-5.0", "fits"), "plan.json");
@@ -272,10 +284,13 @@ TEST(DecideEvidence, DocumentsThatContradictThemselvesAreRefused) {
   const std::string compare =
       R"({"kind":"pilot-compare","tolerance":0.001,"items":{"total":3,"agree":AGREE,"differ":DIFFER},"within_tolerance":true,
           "verdict":"agree","differences":LISTED,"differences_listed":NLISTED,"changes":[],"one_change":true})";
-  auto cmp = [&](const std::string& agree, const std::string& differ, const std::string& listed, const std::string& n) {
+  auto cmp = [&](const std::string& agree, const std::string& differ, const std::string& listed,
+                 const std::string& n) {
     std::string c = compare;
-    for (const auto& [key, value] : {std::pair<std::string, std::string>{"AGREE", agree}, {"DIFFER", differ},
-                                     {"NLISTED", n}, {"LISTED", listed}}) {
+    for (const auto& [key, value] : {std::pair<std::string, std::string>{"AGREE", agree},
+                                     {"DIFFER", differ},
+                                     {"NLISTED", n},
+                                     {"LISTED", listed}}) {
       c.replace(c.find(key), key.size(), value);
     }
     return c;
@@ -283,25 +298,28 @@ TEST(DecideEvidence, DocumentsThatContradictThemselvesAreRefused) {
   EXPECT_TRUE(CheckEvidenceDocument("compare", cmp("3", "0", "[]", "0"), "compare.json").ok());
   auto forged = CheckEvidenceDocument("compare", cmp("1", "2", R"([{"id":"x"}])", "1"), "compare.json");
   ASSERT_FALSE(forged.ok());
-  EXPECT_NE(forged.error().what.find("verdict agree (within_tolerance true) with 2 item(s) that differ"), std::string::npos) << forged.error().what;
+  EXPECT_NE(forged.error().what.find("verdict agree (within_tolerance true) with 2 item(s) that differ"),
+            std::string::npos)
+      << forged.error().what;
   // What the review found decide accepting: more edits that contradict the rest.
-  for (const auto& [doc, says] : std::vector<std::pair<std::string, std::string>>{
-           {R"({"kind":"pilot-compare","tolerance":-1,"items":{"total":3,"agree":3,"differ":0},"within_tolerance":true,
+  for (
+      const auto& [doc, says] : std::vector<std::pair<std::string, std::string>>{
+          {R"({"kind":"pilot-compare","tolerance":-1,"items":{"total":3,"agree":3,"differ":0},"within_tolerance":true,
                 "verdict":"agree","differences":[],"differences_listed":0,"changes":[],"one_change":true})",
-            "tolerance -1"},
-           {R"({"kind":"pilot-compare","tolerance":0.001,"items":{"total":3,"agree":3,"differ":0,
+           "tolerance -1"},
+          {R"({"kind":"pilot-compare","tolerance":0.001,"items":{"total":3,"agree":3,"differ":0,
                 "max_confidence_difference":0.5},"within_tolerance":true,"verdict":"agree","differences":[],
                 "differences_listed":0,"changes":[],"one_change":true})",
-            "max_confidence_difference 0.5"},
-           {R"({"kind":"pilot-compare","tolerance":0.001,"items":{"total":3,"agree":3,"differ":0,"agreement":0.0},
+           "max_confidence_difference 0.5"},
+          {R"({"kind":"pilot-compare","tolerance":0.001,"items":{"total":3,"agree":3,"differ":0,"agreement":0.0},
                 "within_tolerance":true,"verdict":"agree","differences":[],"differences_listed":0,"changes":[],
                 "one_change":true})",
-            "agreement"},
-           {R"({"kind":"pilot-compare","tolerance":0.001,"items":{"total":3,"agree":3,"differ":0,
+           "agreement"},
+          {R"({"kind":"pilot-compare","tolerance":0.001,"items":{"total":3,"agree":3,"differ":0,
                 "differences_by_kind":{"status":2}},"within_tolerance":true,"verdict":"agree","differences":[],
                 "differences_listed":0,"changes":[],"one_change":true})",
-            "differences_by_kind"},
-       }) {
+           "differences_by_kind"},
+      }) {
     auto got = CheckEvidenceDocument("compare", doc, "compare.json");
     ASSERT_FALSE(got.ok()) << says;
     EXPECT_NE(got.error().what.find(says), std::string::npos) << got.error().what;
@@ -312,11 +330,13 @@ TEST(DecideEvidence, DocumentsThatContradictThemselvesAreRefused) {
   ASSERT_FALSE(unfit.ok());
   EXPECT_NE(unfit.error().what.find("its card does not"), std::string::npos) << unfit.error().what;
   auto doctor = CheckEvidenceDocument(
-      "doctor", R"({"ok": true, "checks": [{"name": "requires", "status": "fail", "required": true}]})", "d.json");
+      "doctor", R"({"ok": true, "checks": [{"name": "requires", "status": "fail", "required": true}]})",
+      "d.json");
   ASSERT_FALSE(doctor.ok());
   EXPECT_NE(doctor.error().what.find("required check did not pass"), std::string::npos);
-  EXPECT_FALSE(CheckEvidenceDocument("doctor", R"({"checks": [{"name": "x", "status": "maybe", "required": true}]})",
-                                     "d.json").ok());
+  EXPECT_FALSE(CheckEvidenceDocument(
+                   "doctor", R"({"checks": [{"name": "x", "status": "maybe", "required": true}]})", "d.json")
+                   .ok());
 }
 
 TEST(DecisionEntry, ParsesWhatDecideWritesAndRefusesTheRest) {
@@ -327,13 +347,15 @@ TEST(DecisionEntry, ParsesWhatDecideWritesAndRefusesTheRest) {
   ASSERT_TRUE(ok.ok()) << ok.error().ToString();
   EXPECT_EQ(ok.value().entry, 2u);
   EXPECT_EQ(ok.value().evidence.size(), 1u);
-  for (const char* bad : {R"({"entry":0,"decision":"go","reasons":["r"],"evidence":[]})",
-                          R"({"entry":1,"decision":"maybe","reasons":["r"],"evidence":[]})",
-                          R"({"entry":1,"decision":"go","reasons":[],"evidence":[]})",
-                          R"({"entry":1,"decision":"go","reasons":["r"]})",
-                          R"({"entry":1,"decision":"go","reasons":["r"],"evidence":[{"file":"../x.json","sha256":"00"}]})",
-                          R"({"entry":1,"decision":"go","reasons":["r"],"evidence":[{"file":"decision-2-plan.json","sha256":"00"}]})",
-                          R"([1,2])", "not json"}) {
+  for (
+      const char* bad :
+      {R"({"entry":0,"decision":"go","reasons":["r"],"evidence":[]})",
+       R"({"entry":1,"decision":"maybe","reasons":["r"],"evidence":[]})",
+       R"({"entry":1,"decision":"go","reasons":[],"evidence":[]})",
+       R"({"entry":1,"decision":"go","reasons":["r"]})",
+       R"({"entry":1,"decision":"go","reasons":["r"],"evidence":[{"file":"../x.json","sha256":"00"}]})",
+       R"({"entry":1,"decision":"go","reasons":["r"],"evidence":[{"file":"decision-2-plan.json","sha256":"00"}]})",
+       R"([1,2])", "not json"}) {
     EXPECT_FALSE(ParseDecisionEntry(bad, "x").ok()) << bad;
   }
 }
@@ -346,7 +368,8 @@ TEST(DecisionFiles, AStrayEvidenceFileOrAMissingRecordIsAFinding) {
   ASSERT_EQ(findings.size(), 1u);
   EXPECT_EQ(findings[0].where, "decisions.jsonl");
   findings.clear();
-  WriteText(t / "decisions.jsonl", R"({"entry":1,"decision":"go","reasons":["r"],"evidence":[]})" "\n");
+  WriteText(t / "decisions.jsonl", R"({"entry":1,"decision":"go","reasons":["r"],"evidence":[]})"
+                                   "\n");
   WriteText(t / "decision.md", "x");
   CheckDecisionFiles(RealFileSystem(), t.path(), findings);
   ASSERT_EQ(findings.size(), 1u);

@@ -28,7 +28,9 @@ using testing::Fixture;
 using testing::ReadText;
 using testing::WriteText;
 
-nlohmann::json ReportOf(const fs::path& run) { return nlohmann::json::parse(ReadText(run / "data/report.json")); }
+nlohmann::json ReportOf(const fs::path& run) {
+  return nlohmann::json::parse(ReadText(run / "data/report.json"));
+}
 
 std::vector<nlohmann::json> Results(const fs::path& run) {
   std::vector<nlohmann::json> out;
@@ -83,8 +85,9 @@ class PreparingStage : public FakeStage {
 TEST(Engine, TheStagesPrepareStepRunsOnTheWorkersWithEachInputsOwnFeatures) {
   testing::Items items;
   for (int i = 0; i < 40; ++i) {
-    items.push_back({"i" + std::to_string(i), i == 13 ? "fail here" : i % 7 == 0 ? "fr texte " + std::to_string(i)
-                                                                                 : "en text " + std::to_string(i)});
+    items.push_back({"i" + std::to_string(i), i == 13      ? "fail here"
+                                              : i % 7 == 0 ? "fr texte " + std::to_string(i)
+                                                           : "en text " + std::to_string(i)});
   }
   Fixture plain_run(items);
   plain_run.plan.params.batch_size = 8;
@@ -102,7 +105,8 @@ TEST(Engine, TheStagesPrepareStepRunsOnTheWorkersWithEachInputsOwnFeatures) {
   EXPECT_EQ(stage.prepared(), 40u);
   EXPECT_EQ(stage.mismatches, 0);
   EXPECT_EQ(stage.plain_batches, 0);
-  EXPECT_EQ(stage.batch_sizes, plain.batch_sizes);  // the same bisection: 8, 4, 4, 2, 1, 1, 2 for the poisoned batch
+  EXPECT_EQ(stage.batch_sizes,
+            plain.batch_sizes);  // the same bisection: 8, 4, 4, 2, 1, 1, 2 for the poisoned batch
   EXPECT_EQ(static_cast<std::size_t>(stage.prepared_batches), stage.batch_sizes.size());
   EXPECT_EQ(stage.prepare_threads().count(std::this_thread::get_id()), 0u);
   EXPECT_GE(stage.prepare_threads().size(), 1u);
@@ -293,7 +297,8 @@ TEST_F(FolderKindTest, BagInfoDisagreeingWithRunJsonIsAFinding) {
   WriteText(dir_ / "bag-info.txt", info);
   auto r = VerifyRunFolder(RealFileSystem(), dir_, {});
   bool found = false;
-  for (const auto& x : r.findings) found |= x.what.find("bag-info.txt says kind 'run' format '1'") != std::string::npos;
+  for (const auto& x : r.findings)
+    found |= x.what.find("bag-info.txt says kind 'run' format '1'") != std::string::npos;
   EXPECT_TRUE(found);
 }
 
@@ -310,8 +315,10 @@ TEST(Journal, AnUnknownVersionOrARecordTypeItsVersionLacksIsRefusedByName) {
   auto newer = ParseJournal(with("3"), "j");
   ASSERT_FALSE(newer.ok());
   EXPECT_NE(newer.error().what.find("format version 3"), std::string::npos) << newer.error().what;
-  const std::string failure = R"({"type":"batch_failure","batch_size":8,"out_of_memory":true,"error":"x"})" "\n";
-  const std::string tail = R"({"type":"session","at_unix":1})" "\n";
+  const std::string failure = R"({"type":"batch_failure","batch_size":8,"out_of_memory":true,"error":"x"})"
+                              "\n";
+  const std::string tail = R"({"type":"session","at_unix":1})"
+                           "\n";
   auto v1 = ParseJournal(with("1") + failure + tail, "j");
   ASSERT_FALSE(v1.ok());
   EXPECT_NE(v1.error().what.find("unknown type 'batch_failure'"), std::string::npos) << v1.error().what;
@@ -437,9 +444,7 @@ TEST(Embedding, VectorsSurviveStopAndResumeBitForBit) {
   const fs::path dir = part.value().run_dir;
   // A kill between the sidecar's fsync and the journal's: an entry nothing points at.
   const std::string orphan = SidecarEntry("g", FakeStage::VectorOf("garbage", 4));
-  {
-    std::ofstream(dir / kVectorsSidecar, std::ios::app | std::ios::binary) << orphan;
-  }
+  { std::ofstream(dir / kVectorsSidecar, std::ios::app | std::ios::binary) << orphan; }
   FakeStage second(OutputKind::kEmbedding, 4);
   auto done = Resume(dir, second);
   ASSERT_TRUE(done.ok()) << done.error().ToString();
@@ -462,9 +467,10 @@ fs::path StoppedEmbeddingRun(Fixture& f) {
 void Rebag(const fs::path& dir) {
   fs::remove(dir / "manifest-sha256.txt");
   fs::remove(dir / "tagmanifest-sha256.txt");
-  ASSERT_TRUE(FinalizeBag(RealFileSystem(), dir, "2026-11-30",
-                          {{"Pilot-Folder-Kind", "run"}, {"Pilot-Format-Version", std::to_string(kRunFormatVersion)}})
-                  .ok());
+  ASSERT_TRUE(
+      FinalizeBag(RealFileSystem(), dir, "2026-11-30",
+                  {{"Pilot-Folder-Kind", "run"}, {"Pilot-Format-Version", std::to_string(kRunFormatVersion)}})
+          .ok());
 }
 
 TEST(Embedding, ASidecarShorterThanTheJournalSaysIsRefusedOnResume) {
@@ -542,9 +548,9 @@ TEST_F(EmbeddingVerify, RowsOutOfManifestOrderAreAFinding) {
 }
 
 TEST(Npy, HostileHeadersAreRefusedNotTrusted) {
-  for (std::string bad : {std::string("\x93NUMPY"), std::string("not npy at all"),
-                          NpyHeader(1, 2).replace(6, 1, "\x02"),
-                          std::string("\x93NUMPY\x01\x00\xff\xff", 10)}) {
+  for (std::string bad :
+       {std::string("\x93NUMPY"), std::string("not npy at all"), NpyHeader(1, 2).replace(6, 1, "\x02"),
+        std::string("\x93NUMPY\x01\x00\xff\xff", 10)}) {
     EXPECT_FALSE(ParseNpyHeader(bad, "x").ok()) << bad;
   }
   std::string huge = NpyHeader(1, 2);
@@ -587,7 +593,8 @@ TEST(Plan, BuildRunPlanRecordsWhatWasAskedBesideTheEffectivePlan) {
   request.device.reset();
   WriteText(f.dir / "model.bin", "another model");
   WriteText(f.dir / "params.json", R"({"manifest": "inputs/manifest.json",
-    "stage": {"kind": "fake", "model": "model.bin", "model_sha256": ")" + Sha256Hex("fake model") + R"("},
+    "stage": {"kind": "fake", "model": "model.bin", "model_sha256": ")" +
+                                       Sha256Hex("fake model") + R"("},
     "allowed_categories": ["en"]})");
   auto changed = BuildRunPlan(RealFileSystem(), request);
   ASSERT_FALSE(changed.ok());
@@ -680,16 +687,17 @@ TEST(ScanResultRecord, ReadsWhatPilotWritesAndGivesUpOnAnythingElse) {
     }
   }
   // Escapes, whitespace, another key order, a bad id or status: the general parser's job.
-  for (std::string line : std::vector<std::string>{R"({"id":"a","status":"rejected","reason":"x","detail":"say \"hi\""})",
-                           R"({"id": "a","status":"accepted","category":"fr","confidence":0.9})",
-                           R"({"status":"accepted","id":"a","category":"fr","confidence":0.9})",
-                           R"({"id":"../a","status":"accepted","category":"fr","confidence":0.9})",
-                           R"({"id":"a","status":"maybe"})",
-                           R"({"id":"a","status":"accepted","category":"fr","confidence":09})",
-                           R"({"id":"a","status":"accepted","category":"fr","confidence":1e999})",
-                           R"({"id":"a","status":"accepted","row":1,"dim":0})",
-                           R"({"id":"a","status":"accepted","category":"fr","confidence":0.9} )",
-                           std::string("{\"id\":\"a\",\"status\":\"rejected\",\"reason\":\"x\",\"detail\":\"\xff\"}")}) {
+  for (std::string line : std::vector<std::string>{
+           R"({"id":"a","status":"rejected","reason":"x","detail":"say \"hi\""})",
+           R"({"id": "a","status":"accepted","category":"fr","confidence":0.9})",
+           R"({"status":"accepted","id":"a","category":"fr","confidence":0.9})",
+           R"({"id":"../a","status":"accepted","category":"fr","confidence":0.9})",
+           R"({"id":"a","status":"maybe"})",
+           R"({"id":"a","status":"accepted","category":"fr","confidence":09})",
+           R"({"id":"a","status":"accepted","category":"fr","confidence":1e999})",
+           R"({"id":"a","status":"accepted","row":1,"dim":0})",
+           R"({"id":"a","status":"accepted","category":"fr","confidence":0.9} )",
+           std::string("{\"id\":\"a\",\"status\":\"rejected\",\"reason\":\"x\",\"detail\":\"\xff\"}")}) {
     EXPECT_FALSE(ScanResultRecord(line, false).has_value()) << line;
   }
 }

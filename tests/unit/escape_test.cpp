@@ -1,9 +1,9 @@
 // The escapers, one per place untrusted text lands: each test feeds the hostile texts seen in
 // reviews (ESC sequences, 8-bit CSI, bidi overrides, tags, table pipes, formulas) and checks
 // what comes out, byte for byte.
-#include <gtest/gtest.h>
-
 #include "pilot/escape.h"
+
+#include <gtest/gtest.h>
 
 namespace pilot {
 namespace {
@@ -29,16 +29,22 @@ TEST(EscapeTerminal, ShowsControlsAndNonUtf8AsEscapes) {
   EXPECT_EQ(EscapeTerminal("a\nb\rc\td"), "a\\x0ab\\x0dc\\x09d");
   EXPECT_EQ(EscapeTerminal(std::string("nul\0x", 5)), "nul\\x00x");
   EXPECT_EQ(EscapeTerminal("\x7f"), "\\x7f");
-  EXPECT_EQ(EscapeTerminal("\xc2\x9b" "31m"), "\\x9b31m");  // the 8-bit CSI, as UTF-8
-  EXPECT_EQ(EscapeTerminal("M\xfcller"), "M\\xfcller");      // Latin-1, not UTF-8
-  EXPECT_EQ(EscapeTerminal("\xe6\x97"), "\\xe6\\x97");       // a truncated sequence
+  EXPECT_EQ(EscapeTerminal("\xc2\x9b"
+                           "31m"),
+            "\\x9b31m");                                         // the 8-bit CSI, as UTF-8
+  EXPECT_EQ(EscapeTerminal("M\xfcller"), "M\\xfcller");          // Latin-1, not UTF-8
+  EXPECT_EQ(EscapeTerminal("\xe6\x97"), "\\xe6\\x97");           // a truncated sequence
   EXPECT_EQ(EscapeTerminal("\xed\xa0\x80"), "\\xed\\xa0\\x80");  // a surrogate
 }
 
 TEST(EscapeTerminal, ShowsBidiOverridesAndLineSeparators) {
-  EXPECT_EQ(EscapeTerminal("admin\xe2\x80\xae" "txt.exe"), "admin\\u{202e}txt.exe");
+  EXPECT_EQ(EscapeTerminal("admin\xe2\x80\xae"
+                           "txt.exe"),
+            "admin\\u{202e}txt.exe");
   EXPECT_EQ(EscapeTerminal("\xe2\x81\xa6x\xe2\x81\xa9"), "\\u{2066}x\\u{2069}");
-  EXPECT_EQ(EscapeTerminal("a\xe2\x80\xa8" "b"), "a\\u{2028}b");
+  EXPECT_EQ(EscapeTerminal("a\xe2\x80\xa8"
+                           "b"),
+            "a\\u{2028}b");
 }
 
 TEST(EscapeMarkdown, OneCellStaysOneCellAndTextStaysText) {
@@ -49,7 +55,8 @@ TEST(EscapeMarkdown, OneCellStaysOneCellAndTextStaysText) {
   EXPECT_EQ(EscapeMarkdown("<img src=x onerror=alert(1)>"), "&lt;img src=x onerror=alert(1)&gt;");
   EXPECT_EQ(EscapeMarkdown("[click](javascript:alert(1))"), "\\[click\\](javascript:alert(1))");
   EXPECT_EQ(EscapeMarkdown("![x](http://e/t.png)"), "!\\[x\\](http://e/t.png)");
-  EXPECT_EQ(EscapeMarkdown("**bold** `code` ~~s~~ &amp; a\\|b"), "\\*\\*bold\\*\\* \\`code\\` \\~\\~s\\~\\~ &amp;amp; a\\\\\\|b");
+  EXPECT_EQ(EscapeMarkdown("**bold** `code` ~~s~~ &amp; a\\|b"),
+            "\\*\\*bold\\*\\* \\`code\\` \\~\\~s\\~\\~ &amp;amp; a\\\\\\|b");
   EXPECT_EQ(EscapeMarkdown("doc_01.txt en 0.93 #3"), "doc_01.txt en 0.93 #3");
   EXPECT_TRUE(TerminalSafe(EscapeMarkdown("\x1b[31mred\xc2\x9b")));
 }
@@ -76,7 +83,10 @@ TEST(EscapeCsv, FormulasAreDefusedAndFieldsStayWhole) {
 }
 
 TEST(ShowUntrusted, CutsThenEscapes) {
-  EXPECT_EQ(ShowUntrusted("\x1b" "abcdef", 4), "\\x1babc\u2026");
+  EXPECT_EQ(ShowUntrusted("\x1b"
+                          "abcdef",
+                          4),
+            "\\x1babc\u2026");
   EXPECT_EQ(ShowUntrusted("short", 100), "short");
 }
 

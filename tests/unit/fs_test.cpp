@@ -1,15 +1,15 @@
 // The real file system's refusals that only a real file system can show: hard links (a write
 // never reaches the other name), opening beneath a root (a link leading out is never
 // followed, one inside is), and the replacing rename a staged change is applied with.
-#include <gtest/gtest.h>
+#include "pilot/fs.h"
 
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdlib>
 
-#include "pilot/fs.h"
 #include "pilot/run_lock.h"
 #include "test_support.h"
 
@@ -72,7 +72,8 @@ TEST(HardLinks, AHeldLockIsReportedEvenThroughALink) {
   fs::create_hard_link(t / "run/.lock", t / "other-lock");
   auto second = RunLock::Acquire(RealFileSystem(), t / "run");
   ASSERT_FALSE(second.ok());
-  EXPECT_NE(second.error().what.find("being written by process " + std::to_string(::getpid())), std::string::npos);
+  EXPECT_NE(second.error().what.find("being written by process " + std::to_string(::getpid())),
+            std::string::npos);
 }
 
 TEST(LockHolderText, SaysWhenNoPidIsWrittenYet) {
@@ -112,14 +113,16 @@ TEST(OpenBeneath, OpensInsideFollowsInnerLinksRefusesOuterOnes) {
   ASSERT_TRUE(text.ok());
   EXPECT_EQ(text.value(), "inside");
   EXPECT_EQ(RealFileSystem().OpenBeneath(root, "inner-link.txt").failure, BeneathOpen::Failure::kNone);
-  for (const char* escape : {"outer-link.txt", "up/outside.txt", "../outside.txt", "/etc/passwd", "sub/../../outside.txt"}) {
+  for (const char* escape :
+       {"outer-link.txt", "up/outside.txt", "../outside.txt", "/etc/passwd", "sub/../../outside.txt"}) {
     auto out = RealFileSystem().OpenBeneath(root, escape);
     EXPECT_EQ(out.failure, BeneathOpen::Failure::kOutside) << escape << ": " << out.detail;
     EXPECT_FALSE(out.file) << escape;
   }
   EXPECT_EQ(RealFileSystem().OpenBeneath(root, "missing.txt").failure, BeneathOpen::Failure::kMissing);
   ASSERT_EQ(::mkfifo((t / "root/fifo").c_str(), 0600), 0);
-  EXPECT_EQ(RealFileSystem().OpenBeneath(root, "fifo").failure, BeneathOpen::Failure::kNotRegular);  // never blocks
+  EXPECT_EQ(RealFileSystem().OpenBeneath(root, "fifo").failure,
+            BeneathOpen::Failure::kNotRegular);  // never blocks
   EXPECT_EQ(RealFileSystem().OpenBeneath(root, "sub").failure, BeneathOpen::Failure::kNotRegular);
 }
 
@@ -277,7 +280,8 @@ TEST(Anchor, AFolderHandedDownAsADescriptorIsPinnedAsItIs) {
   // A folder reached for a child after the swap is still the pinned one.
   auto again = OpenFolderForChild(sweep);
   ASSERT_TRUE(again.ok());
-  struct stat a {}, b {};
+  struct stat a {
+  }, b{};
   ASSERT_EQ(::fstat(again.value(), &a), 0);
   ASSERT_EQ(::stat((t / "runs.old/sweep").c_str(), &b), 0);
   EXPECT_EQ(a.st_ino, b.st_ino);

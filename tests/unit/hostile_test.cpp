@@ -1,9 +1,8 @@
 // Hostile and damaged inputs at the library level: the file-system seam never writes
 // through a symlink or blocks on a FIFO, every JSON document is capped and type-checked,
 // secrets are neither missed nor echoed, and a run folder that lies is caught.
-#include <gtest/gtest.h>
-
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -87,7 +86,8 @@ TEST(HostileJson, SerialisingInvalidUtf8NeverThrows) {
 TEST(HostileJson, TruncationNeverSplitsACharacter) {
   std::string label;
   for (int i = 0; i < 200; ++i) label += "\xe6\x97\xa5";  // 日, 3 bytes each
-  for (std::size_t cut = 0; cut < 20; ++cut) EXPECT_TRUE(CheckUtf8(TruncateUtf8(label, 100 + cut)).valid) << cut;
+  for (std::size_t cut = 0; cut < 20; ++cut)
+    EXPECT_TRUE(CheckUtf8(TruncateUtf8(label, 100 + cut)).valid) << cut;
 }
 
 // --- Credentials: what must be refused, and what must pass ----------------------------------
@@ -96,7 +96,8 @@ TEST(HostileCredentials, SecretsInsideTextWithSlashesOrAsKeys) {
   EXPECT_TRUE(ValueLooksLikeCredential("wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"));  // AWS secret key
   EXPECT_TRUE(ValueLooksLikeCredential("my key is sk-SeCrEtMaRkEr0123456789abcdefgh, keep it"));
   EXPECT_TRUE(ValueLooksLikeCredential("token=ghp_0123456789abcdefABCDEF0123456789"));
-  EXPECT_TRUE(ValueLooksLikeCredential("eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U"));
+  EXPECT_TRUE(ValueLooksLikeCredential(
+      "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U"));
   EXPECT_TRUE(ValueLooksLikeCredential("postgres://admin:hunter2@db.internal:5432/x"));
   auto key = CheckNoCredentials(nlohmann::json::parse("{\"" + kSecret + "\": 1}"), "p.json");
   ASSERT_FALSE(key.ok());
@@ -111,14 +112,20 @@ TEST(HostileCredentials, ThePassSetStaysAllowed) {
            std::string("../data/models/langid/langid.pt"),
            std::string("../data/pilot/manifest.json"),
            std::string("/mnt/scratch/projects/ResearchGroup2024/inputs/batch-03"),
-           std::string("doc-01"), std::string("20261129T193754Z-1f8df1"),
+           std::string("doc-01"),
+           std::string("20261129T193754Z-1f8df1"),
            std::string("torchscript-classifier"),
            std::string("The bundled default pilot: 12 documents in 9 languages, 3 rejected."),
            std::string("https://example.com/docs/pilot?x=1"),
-           std::string("Q2F0ZWdvcnlB"), std::string("bGFiZWwtb25l"),  // base64-looking labels
-           std::string("en"), std::string("zh-Hant"), std::string("HF_TOKEN"), std::string("MY_API_KEY"),
+           std::string("Q2F0ZWdvcnlB"),
+           std::string("bGFiZWwtb25l"),  // base64-looking labels
+           std::string("en"),
+           std::string("zh-Hant"),
+           std::string("HF_TOKEN"),
+           std::string("MY_API_KEY"),
            std::string("a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4"),  // a git revision
-           std::string("task-classification-english-v2"), std::string("disk-scratch-volume-0001-primary"),
+           std::string("task-classification-english-v2"),
+           std::string("disk-scratch-volume-0001-primary"),
        }) {
     EXPECT_FALSE(ValueLooksLikeCredential(v)) << v;
   }
@@ -241,12 +248,12 @@ TEST_F(HostileFs, ReadsNeverBlockOnAFifoAndStopAtTheirCap) {
 
 TEST(HostileManifest, NulInAPathAndDuplicateKeysInAnItemAreRefused) {
   const std::string sha(64, 'a');
-  auto nul = ParseManifest("{\"items\":[{\"id\":\"a\",\"path\":\"a\\u0000.txt\",\"sha256\":\"" + sha + "\"}]}", false,
-                           "m.json");
+  auto nul = ParseManifest(
+      "{\"items\":[{\"id\":\"a\",\"path\":\"a\\u0000.txt\",\"sha256\":\"" + sha + "\"}]}", false, "m.json");
   ASSERT_FALSE(nul.ok());
   EXPECT_NE(nul.error().what.find("control character"), std::string::npos);
-  auto dup = ParseManifest("{\"id\":\"a\",\"path\":\"a.txt\",\"id\":\"b\",\"sha256\":\"" + sha + "\"}\n", true,
-                           "m.jsonl");
+  auto dup = ParseManifest("{\"id\":\"a\",\"path\":\"a.txt\",\"id\":\"b\",\"sha256\":\"" + sha + "\"}\n",
+                           true, "m.jsonl");
   ASSERT_FALSE(dup.ok());
   EXPECT_NE(dup.error().what.find("duplicate key 'id'"), std::string::npos);
 }
@@ -254,7 +261,8 @@ TEST(HostileManifest, NulInAPathAndDuplicateKeysInAnItemAreRefused) {
 TEST(HostileManifest, JsonLinesAreHashedExactlyAsValidated) {
   TempDir t;
   const std::string text = "{\"id\":\"a\",\"path\":\"a.txt\",\"sha256\":\"" + std::string(64, 'a') +
-                           "\"}\r\n\n{\"id\":\"b\",\"path\":\"b.txt\",\"sha256\":\"" + std::string(64, 'b') + "\"}";
+                           "\"}\r\n\n{\"id\":\"b\",\"path\":\"b.txt\",\"sha256\":\"" + std::string(64, 'b') +
+                           "\"}";
   WriteText(t / "m.jsonl", text);
   auto src = ManifestSource::Open(RealFileSystem(), t / "m.jsonl");
   ASSERT_TRUE(src.ok()) << src.error().ToString();
@@ -266,8 +274,8 @@ TEST(HostileManifest, JsonLinesAreHashedExactlyAsValidated) {
 
 std::string Header() {
   const std::string sha(64, 'a');
-  return R"({"type":"header","version":1,"run_id":"r1","manifest_sha256":")" + sha + R"(","params_sha256":")" + sha +
-         R"(","model_sha256":")" + sha +
+  return R"({"type":"header","version":1,"run_id":"r1","manifest_sha256":")" + sha +
+         R"(","params_sha256":")" + sha + R"(","model_sha256":")" + sha +
          R"(","items":2,"manifest_copy":"data/manifest.json","plan":{"manifest":"/m.json","params":"/p.json","model":"/m.pt","inputs_root":"/in"}})" +
          "\n";
 }
@@ -275,9 +283,9 @@ std::string Header() {
 TEST(HostileJournal, WrongTypesAreRefusedNamingTheRecord) {
   ASSERT_TRUE(ParseJournal(Header(), "j").ok());
   for (const char* bad :
-       {R"({"type":5})", R"({"type":"session","at_unix":"x"})", R"({"type":"batch","at_unix":1,"peak_rss_mb":[]})",
-        R"({"type":"result","id":5,"status":"accepted"})", R"({"type":"result","id":"a","status":"maybe"})",
-        R"({"type":"frobnicate"})"}) {
+       {R"({"type":5})", R"({"type":"session","at_unix":"x"})",
+        R"({"type":"batch","at_unix":1,"peak_rss_mb":[]})", R"({"type":"result","id":5,"status":"accepted"})",
+        R"({"type":"result","id":"a","status":"maybe"})", R"({"type":"frobnicate"})"}) {
     auto j = ParseJournal(Header() + bad + "\n" + R"({"type":"session","at_unix":1})" + "\n", "j");
     ASSERT_FALSE(j.ok()) << bad;
     EXPECT_NE(j.error().what.find("record 2"), std::string::npos) << j.error().what;
@@ -286,9 +294,11 @@ TEST(HostileJournal, WrongTypesAreRefusedNamingTheRecord) {
 
 TEST(HostileJournal, AHeaderCannotPointOutsideTheFolder) {
   std::string h = Header();
-  for (const auto& [from, to] : std::vector<std::pair<std::string, std::string>>{
-           {"data/manifest.json", "../../outside/x"}, {"\"/m.pt\"", "\"relative.pt\""}, {"\"r1\"", "\"../r\""},
-           {"\"items\":2", "\"items\":-1"}}) {
+  for (const auto& [from, to] :
+       std::vector<std::pair<std::string, std::string>>{{"data/manifest.json", "../../outside/x"},
+                                                        {"\"/m.pt\"", "\"relative.pt\""},
+                                                        {"\"r1\"", "\"../r\""},
+                                                        {"\"items\":2", "\"items\":-1"}}) {
     std::string bad = h;
     bad.replace(bad.find(from), from.size(), to);
     auto j = ParseJournal(bad, "j");
@@ -312,8 +322,9 @@ TEST(HostileRunRecord, WrongTypesAreErrors) {
   EXPECT_FALSE(ParseRunRecord("[]", "run.json").ok());
   EXPECT_FALSE(ParseRunRecord(R"({"state":1})", "run.json").ok());
   const std::string sha(64, 'a');
-  std::string good = R"({"run_id":"r","state":"finished","manifest_copy":"data/manifest.json","manifest_sha256":")" +
-                     sha + R"(","params_sha256":")" + sha + R"(","model_sha256":")" + sha + R"(","plan":{"inputs_root":"/x"}})";
+  std::string good =
+      R"({"run_id":"r","state":"finished","manifest_copy":"data/manifest.json","manifest_sha256":")" + sha +
+      R"(","params_sha256":")" + sha + R"(","model_sha256":")" + sha + R"(","plan":{"inputs_root":"/x"}})";
   auto r = ParseRunRecord(good, "run.json");
   ASSERT_TRUE(r.ok()) << r.error().ToString();
   EXPECT_EQ(r.value().inputs_root, "/x");

@@ -1,9 +1,9 @@
+#include "pilot/id_index.h"
+
 #include <gtest/gtest.h>
 
 #include <string>
 #include <unordered_map>
-
-#include "pilot/id_index.h"
 
 namespace pilot {
 namespace {

@@ -1,6 +1,6 @@
-#include <gtest/gtest.h>
-
 #include "pilot/manifest.h"
+
+#include <gtest/gtest.h>
 
 namespace pilot {
 namespace {
@@ -36,16 +36,18 @@ TEST(ManifestLineScanner, ReadsThePlainFormWithSpacesAndOptionalFields) {
 
 TEST(ManifestLineScanner, DeclinesWhatOnlyTheJsonParserMayJudge) {
   for (const std::string& line : {
-           Item("a", R"(,"id":"b")"),              // a repeated key
-           Item("a", R"(,"note":"x")"),            // an unknown key
-           Item("a", R"(,"expected":1)"),          // a number
-           Item("a", R"(,"expected":null)"),       // null
-           Item(R"(a\u0041)"),                      // an escape
-           Item("caf\xc3\xa9"),                    // UTF-8
-           Item("a") + " x",                       // trailing bytes
-           Item("a") + ",",                        // trailing comma
+           Item("a", R"(,"id":"b")"),                    // a repeated key
+           Item("a", R"(,"note":"x")"),                  // an unknown key
+           Item("a", R"(,"expected":1)"),                // a number
+           Item("a", R"(,"expected":null)"),             // null
+           Item(R"(a\u0041)"),                           // an escape
+           Item("caf\xc3\xa9"),                          // UTF-8
+           Item("a") + " x",                             // trailing bytes
+           Item("a") + ",",                              // trailing comma
            std::string(R"({"id":"a","path":"a.txt"})"),  // a required field missing
-           std::string("{}"), std::string("[]"), std::string(""),
+           std::string("{}"),
+           std::string("[]"),
+           std::string(""),
        }) {
     EXPECT_FALSE(ScanManifestLine(line).has_value()) << line;
   }
@@ -113,10 +115,11 @@ TEST(Manifest, UnparseableFileIsRefusedNamingTheFile) {
 }
 
 TEST(Manifest, RejectsBadIdsShaUnknownFieldsAndReasons) {
-  for (const std::string& bad : {Item("has space"), Item(std::string(129, 'a')), Item(""),
-                                 Item("ok", R"(,"expceted":"fr")"), Item("ok", R"(,"expected_rejection":"nope")"),
-                                 Item("ok", R"(,"expected":"fr","expected_rejection":"too_large")"),
-                                 std::string(R"({"id":"ok","path":"p","sha256":"ABC"})")}) {
+  for (const std::string& bad :
+       {Item("has space"), Item(std::string(129, 'a')), Item(""), Item("ok", R"(,"expceted":"fr")"),
+        Item("ok", R"(,"expected_rejection":"nope")"),
+        Item("ok", R"(,"expected":"fr","expected_rejection":"too_large")"),
+        std::string(R"({"id":"ok","path":"p","sha256":"ABC"})")}) {
     auto m = ParseManifest(R"({"items":[)" + bad + "]}", false, "m.json");
     EXPECT_FALSE(m.ok()) << bad;
   }
@@ -127,9 +130,10 @@ TEST(Manifest, RejectsBadIdsShaUnknownFieldsAndReasons) {
 TEST(Manifest, AnExpectedLabelIsShortPlainText) {
   // A label is compared with the model's and lands in reports: no ESC sequence, line break,
   // bidi override or page of text ever passes for one.
-  for (const std::string& extra : {std::string(R"(,"expected":"\u001b[2Jen")"), std::string(R"(,"expected":"en\nfr")"),
-                                   std::string(R"(,"expected":"en\u202efr")"), std::string(R"(,"expected":"\u0085")"),
-                                   R"(,"expected":")" + std::string(257, 'x') + "\""}) {
+  for (const std::string& extra :
+       {std::string(R"(,"expected":"\u001b[2Jen")"), std::string(R"(,"expected":"en\nfr")"),
+        std::string(R"(,"expected":"en\u202efr")"), std::string(R"(,"expected":"\u0085")"),
+        R"(,"expected":")" + std::string(257, 'x') + "\""}) {
     auto json = ParseManifest(R"({"items":[)" + Item("a", extra) + "]}", false, "m.json");
     ASSERT_FALSE(json.ok()) << extra;
     EXPECT_NE(json.error().where.find("id a"), std::string::npos) << json.error().where;
@@ -138,8 +142,11 @@ TEST(Manifest, AnExpectedLabelIsShortPlainText) {
     ASSERT_FALSE(line.ok()) << extra;
     EXPECT_EQ(line.error().what, json.error().what);
   }
-  EXPECT_TRUE(ParseManifest(R"({"items":[)" + Item("a", R"(,"expected":"pt-BR <x> | y")") + "]}", false, "m.json").ok());
-  EXPECT_TRUE(ParseManifest(R"({"items":[)" + Item("a", R"(,"expected":"日本語")") + "]}", false, "m.json").ok());
+  EXPECT_TRUE(
+      ParseManifest(R"({"items":[)" + Item("a", R"(,"expected":"pt-BR <x> | y")") + "]}", false, "m.json")
+          .ok());
+  EXPECT_TRUE(
+      ParseManifest(R"({"items":[)" + Item("a", R"(,"expected":"日本語")") + "]}", false, "m.json").ok());
 }
 
 TEST(Manifest, IdRules) {

@@ -1,8 +1,9 @@
 // The in-memory file system, and the whole engine on it: a run, its bag, verify, status,
 // an interrupted run resumed. Every path lives under a root that does not exist on disk,
 // so a library file access that bypassed the FileSystem seam would fail these tests.
-#include <gtest/gtest.h>
+#include "pilot/memory_fs.h"
 
+#include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <functional>
@@ -12,7 +13,6 @@
 #include "pilot/folder_kind.h"
 #include "pilot/hash.h"
 #include "pilot/manifest.h"
-#include "pilot/memory_fs.h"
 #include "pilot/paths.h"
 #include "pilot/plan.h"
 #include "pilot/results.h"
@@ -53,7 +53,8 @@ TEST(MemoryFileSystem, ReadsWritesAppendsAndListsAsTheRealOneDoes) {
   ASSERT_TRUE(m.Truncate(d / "b.log", 1).ok());
   EXPECT_EQ(m.Contents(d / "b.log"), "x");
   EXPECT_EQ(m.ReadFile(d / "a.txt", 100).value(), "one\ntwo\n");
-  EXPECT_EQ(m.ReadFile(d / "a.txt", 2).value(), "one") << "at most max_bytes + 1: the caller sees it is larger";
+  EXPECT_EQ(m.ReadFile(d / "a.txt", 2).value(), "one")
+      << "at most max_bytes + 1: the caller sees it is larger";
   EXPECT_EQ(m.Stat(d / "a.txt").value().size, 8u);
   EXPECT_FALSE(m.Stat(d / "none").value().exists);
 
@@ -120,7 +121,8 @@ TEST(MemoryFileSystem, RefusesToWriteThroughALinkOrReadWhatIsNotARegularFile) {
 }
 
 // A file written in pieces appears whole at Commit or not at all, on both file systems.
-void AtomicFileContract(FileSystem& files, const fs::path& dir, const std::function<std::string(const fs::path&)>& read,
+void AtomicFileContract(FileSystem& files, const fs::path& dir,
+                        const std::function<std::string(const fs::path&)>& read,
                         const std::function<std::size_t(const fs::path&)>& count) {
   ASSERT_TRUE(files.CreateDirectories(dir).ok());
   ASSERT_TRUE(files.WriteFileAtomic(dir / "r.jsonl", "old\n").ok());
@@ -153,7 +155,9 @@ TEST(MemoryFileSystem, AnAtomicFileAppearsWholeOrNotAtAllAsOnDisk) {
   testing::TempDir t;
   AtomicFileContract(
       RealFileSystem(), t / "a", [](const fs::path& f) { return testing::ReadText(f); },
-      [](const fs::path& d) { return static_cast<std::size_t>(std::distance(fs::directory_iterator(d), {})); });
+      [](const fs::path& d) {
+        return static_cast<std::size_t>(std::distance(fs::directory_iterator(d), {}));
+      });
   fs::create_symlink(t / "elsewhere", t / "a/link");
   EXPECT_FALSE(RealFileSystem().CreateAtomic(t / "a/link").ok()) << "never through a link";
   EXPECT_FALSE(fs::exists(t / "elsewhere"));
@@ -168,7 +172,8 @@ TEST(MemoryFileSystem, LocksConflictAsFlockDoes) {
   EXPECT_EQ(LockHolder(m, run), static_cast<long>(::getpid()));
   auto second = RunLock::Acquire(m, run);
   ASSERT_FALSE(second.ok());
-  EXPECT_NE(second.error().what.find("being written by process " + std::to_string(::getpid())), std::string::npos);
+  EXPECT_NE(second.error().what.find("being written by process " + std::to_string(::getpid())),
+            std::string::npos);
   { RunLock gone = std::move(held).value(); }
   EXPECT_FALSE(m.Contents(run / kLockFile).has_value()) << "a lock this process created goes with it";
   EXPECT_FALSE(LockHolder(m, run).has_value());
@@ -183,7 +188,8 @@ struct MemoryInputs {
     std::string manifest;
     for (const auto& [id, text] : items) {
       files.AddFile(dir / "docs" / (id + ".txt"), text);
-      manifest += R"({"id":")" + id + R"(","path":"docs/)" + id + R"(.txt","sha256":")" + Sha256Hex(text) + "\"}\n";
+      manifest +=
+          R"({"id":")" + id + R"(","path":"docs/)" + id + R"(.txt","sha256":")" + Sha256Hex(text) + "\"}\n";
     }
     files.AddFile(dir / "manifest.jsonl", manifest);
     files.AddFile(dir / "model.bin", "fake model");
@@ -213,14 +219,15 @@ TEST(MemoryFileSystem, AWholeRunItsBagAndItsVerificationTouchNoDisk) {
   FixedClock clock;
   auto out = ExecuteRun(plan.value(), stage, in.files, clock);
   ASSERT_TRUE(out.ok()) << out.error().ToString();
-  EXPECT_TRUE(out.value().verify.ok()) << (out.value().verify.findings.empty() ? "" : out.value().verify.findings[0].what);
+  EXPECT_TRUE(out.value().verify.ok())
+      << (out.value().verify.findings.empty() ? "" : out.value().verify.findings[0].what);
   EXPECT_EQ(out.value().report.accepted + out.value().report.rejected, 6u);
   EXPECT_FALSE(fs::exists(kRoot)) << "nothing reached the disk";
 
   const fs::path run = kRoot / "runs/mem";
   for (const char* rel : {"bagit.txt", "bag-info.txt", "manifest-sha256.txt", "tagmanifest-sha256.txt",
-                          "data/results.jsonl", "data/journal.jsonl", "data/manifest.jsonl", "data/params.json",
-                          "data/report.json", "data/run.json"}) {
+                          "data/results.jsonl", "data/journal.jsonl", "data/manifest.jsonl",
+                          "data/params.json", "data/report.json", "data/run.json"}) {
     EXPECT_TRUE(in.files.Contents(run / rel).has_value()) << rel;
   }
   EXPECT_FALSE(in.files.Contents(run / kLockFile).has_value()) << "the lock is gone once the bag is done";

@@ -1,7 +1,7 @@
 // ContractFromPackageMetadata: the "pilot.*" metadata of a .pt2 package, read strictly.
-#include <gtest/gtest.h>
-
 #include "pilot/model_contract.h"
+
+#include <gtest/gtest.h>
 
 namespace pilot {
 namespace {
@@ -27,7 +27,8 @@ TEST(PackageMetadata, ReadsTheBundledModelsContract) {
 }
 
 TEST(PackageMetadata, NegativeAndLargeIntegersAreReadForTheStageToRangeCheck) {
-  auto c = ContractFromPackageMetadata({{"pilot.dim", "-3"}, {"pilot.buckets", "999999999999999999"}}, kSource);
+  auto c =
+      ContractFromPackageMetadata({{"pilot.dim", "-3"}, {"pilot.buckets", "999999999999999999"}}, kSource);
   ASSERT_TRUE(c.ok());
   EXPECT_EQ(*c.value().dim, -3);
   EXPECT_EQ(*c.value().buckets, 999999999999999999);
@@ -62,8 +63,8 @@ TEST(PackageMetadata, MalformedValuesAreRefusedNamingTheKeyNotTheValue) {
 }
 
 TEST(PackageMetadata, SizeCapsHold) {
-  EXPECT_FALSE(ContractFromPackageMetadata({{"pilot.input_kind", std::string(kMaxPackageMetadataValue + 1, 'x')}},
-                                           kSource)
+  EXPECT_FALSE(ContractFromPackageMetadata(
+                   {{"pilot.input_kind", std::string(kMaxPackageMetadataValue + 1, 'x')}}, kSource)
                    .ok());
   std::string many = "[";
   for (std::size_t i = 0; i <= kMaxPackageLabels; ++i) many += (i ? ",\"" : "\"") + std::to_string(i) + "\"";

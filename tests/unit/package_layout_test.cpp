@@ -1,11 +1,12 @@
 // ListZipEntries and CheckPackageLayout: a .pt2 package's central directory, read before
 // libtorch's loader unpacks anything.
+#include "pilot/package_layout.h"
+
 #include <gtest/gtest.h>
 
 #include <cstring>
 
 #include "pilot/fs.h"
-#include "pilot/package_layout.h"
 
 namespace pilot {
 namespace {
@@ -43,19 +44,40 @@ std::string Zip(const std::vector<Member>& members, bool zip64 = false, std::uin
     const std::uint64_t offset = out.size();
     const std::uint64_t size = m.claimed_size == 0xFFFFFFFE ? m.data.size() : m.claimed_size;
     Put(out, 0x04034b50, 4);
-    Put(out, 20, 2); Put(out, 0, 2); Put(out, 0, 2); Put(out, 0, 2); Put(out, 0, 2);
-    Put(out, 0, 4); Put(out, m.data.size(), 4); Put(out, m.data.size(), 4);
-    Put(out, m.name.size(), 2); Put(out, 0, 2);
+    Put(out, 20, 2);
+    Put(out, 0, 2);
+    Put(out, 0, 2);
+    Put(out, 0, 2);
+    Put(out, 0, 2);
+    Put(out, 0, 4);
+    Put(out, m.data.size(), 4);
+    Put(out, m.data.size(), 4);
+    Put(out, m.name.size(), 2);
+    Put(out, 0, 2);
     out += m.name + m.data;
     std::string extra;
     if (zip64) {
-      Put(extra, 1, 2); Put(extra, 8, 2); Put(extra, size, 8);
+      Put(extra, 1, 2);
+      Put(extra, 8, 2);
+      Put(extra, size, 8);
     }
     Put(cd, 0x02014b50, 4);
-    Put(cd, 45, 2); Put(cd, 45, 2); Put(cd, 0, 2); Put(cd, 0, 2); Put(cd, 0, 2); Put(cd, 0, 2);
-    Put(cd, 0, 4); Put(cd, m.data.size(), 4); Put(cd, zip64 ? 0xFFFFFFFF : size, 4);
-    Put(cd, m.name.size(), 2); Put(cd, extra.size(), 2); Put(cd, 0, 2);
-    Put(cd, 0, 2); Put(cd, 0, 2); Put(cd, 0, 4); Put(cd, offset, 4);
+    Put(cd, 45, 2);
+    Put(cd, 45, 2);
+    Put(cd, 0, 2);
+    Put(cd, 0, 2);
+    Put(cd, 0, 2);
+    Put(cd, 0, 2);
+    Put(cd, 0, 4);
+    Put(cd, m.data.size(), 4);
+    Put(cd, zip64 ? 0xFFFFFFFF : size, 4);
+    Put(cd, m.name.size(), 2);
+    Put(cd, extra.size(), 2);
+    Put(cd, 0, 2);
+    Put(cd, 0, 2);
+    Put(cd, 0, 2);
+    Put(cd, 0, 4);
+    Put(cd, offset, 4);
     cd += m.name + extra;
   }
   const std::uint64_t cd_offset = out.size();
@@ -63,18 +85,36 @@ std::string Zip(const std::vector<Member>& members, bool zip64 = false, std::uin
   const std::uint64_t count = claimed_count == ~0ull ? members.size() : claimed_count;
   if (zip64) {
     const std::uint64_t z64 = out.size();
-    Put(out, 0x06064b50, 4); Put(out, 44, 8); Put(out, 45, 2); Put(out, 45, 2); Put(out, 0, 4); Put(out, 0, 4);
-    Put(out, count, 8); Put(out, count, 8); Put(out, cd.size(), 8); Put(out, cd_offset, 8);
-    Put(out, 0x07064b50, 4); Put(out, 0, 4); Put(out, z64, 8); Put(out, 1, 4);
+    Put(out, 0x06064b50, 4);
+    Put(out, 44, 8);
+    Put(out, 45, 2);
+    Put(out, 45, 2);
+    Put(out, 0, 4);
+    Put(out, 0, 4);
+    Put(out, count, 8);
+    Put(out, count, 8);
+    Put(out, cd.size(), 8);
+    Put(out, cd_offset, 8);
+    Put(out, 0x07064b50, 4);
+    Put(out, 0, 4);
+    Put(out, z64, 8);
+    Put(out, 1, 4);
   }
-  Put(out, 0x06054b50, 4); Put(out, 0, 2); Put(out, 0, 2);
-  Put(out, zip64 ? 0xFFFF : count, 2); Put(out, zip64 ? 0xFFFF : count, 2);
-  Put(out, zip64 ? 0xFFFFFFFF : cd.size(), 4); Put(out, zip64 ? 0xFFFFFFFF : cd_offset, 4); Put(out, 0, 2);
+  Put(out, 0x06054b50, 4);
+  Put(out, 0, 2);
+  Put(out, 0, 2);
+  Put(out, zip64 ? 0xFFFF : count, 2);
+  Put(out, zip64 ? 0xFFFF : count, 2);
+  Put(out, zip64 ? 0xFFFFFFFF : cd.size(), 4);
+  Put(out, zip64 ? 0xFFFFFFFF : cd_offset, 4);
+  Put(out, 0, 2);
   return out;
 }
 
 std::vector<Member> GoodPackage() {
-  return {{"m/data/aotinductor/model/abc.wrapper.so", "\x7f" "ELF library"},
+  return {{"m/data/aotinductor/model/abc.wrapper.so",
+           "\x7f"
+           "ELF library"},
           {"m/data/aotinductor/model/abc.wrapper_metadata.json", R"({"AOTI_DEVICE_KEY": "cpu"})"},
           {"m/archive_format", "pt2"}};
 }
@@ -103,13 +143,19 @@ TEST(PackageLayout, Zip64IsRead) {
   members[1].claimed_size = 5u << 20;  // a huge metadata file, as the ZIP64 extra says
   Status st = Check(Zip(members, true));
   ASSERT_FALSE(st.ok());
-  EXPECT_NE(st.error().what.find("entry 1 (a metadata file) is 5242880 bytes"), std::string::npos) << st.error().what;
+  EXPECT_NE(st.error().what.find("entry 1 (a metadata file) is 5242880 bytes"), std::string::npos)
+      << st.error().what;
 }
 
 TEST(PackageLayout, NamesThatCouldUnpackOutsideAreRefused) {
-  const std::vector<std::string> names = {"m/data/aotinductor/model/../../../../tmp/evil.so", "/etc/cron.d/x",
-                                          "m/data/aotinductor/model/./x.so", "m\\data\\x.so", "m/a\nb", "",
-                                          "m/data/aotinductor/model/..", std::string(2000, 'a')};
+  const std::vector<std::string> names = {"m/data/aotinductor/model/../../../../tmp/evil.so",
+                                          "/etc/cron.d/x",
+                                          "m/data/aotinductor/model/./x.so",
+                                          "m\\data\\x.so",
+                                          "m/a\nb",
+                                          "",
+                                          "m/data/aotinductor/model/..",
+                                          std::string(2000, 'a')};
   for (const std::string& bad : names) {
     auto members = GoodPackage();
     members.push_back({bad, "x"});
@@ -122,8 +168,9 @@ TEST(PackageLayout, NamesThatCouldUnpackOutsideAreRefused) {
 }
 
 TEST(PackageLayout, APackageToCompileOrWithOneEntryIsRefused) {
-  Status st = Check(Zip({{"m/data/aotinductor/model/abc.wrapper.cpp", "int main() {}"},
-                         {"m/data/aotinductor/model/abc_compile_flags.json", "{\"compiler\": \"sh -c evil\"}"}}));
+  Status st =
+      Check(Zip({{"m/data/aotinductor/model/abc.wrapper.cpp", "int main() {}"},
+                 {"m/data/aotinductor/model/abc_compile_flags.json", "{\"compiler\": \"sh -c evil\"}"}}));
   ASSERT_FALSE(st.ok());
   EXPECT_NE(st.error().what.find("does not compile"), std::string::npos) << st.error().what;
   st = Check(Zip({{"m/data/aotinductor/model/abc.wrapper.so", "x"}}));
@@ -147,7 +194,10 @@ TEST(PackageLayout, ArchivesThatLibtorchsReaderWouldReadDifferentlyAreRefused) {
   std::string plain = Zip(GoodPackage());
   std::string plain_eocd = plain.substr(plain.size() - 22);
   z.replace(at + 8, 12, plain_eocd.substr(8, 12));  // count 3, real size, offset 0 (wrong)
-  z[at + 16] = 0; z[at + 17] = 0; z[at + 18] = 0; z[at + 19] = 0;
+  z[at + 16] = 0;
+  z[at + 17] = 0;
+  z[at + 18] = 0;
+  z[at + 19] = 0;
   Status st = Check(z);
   ASSERT_FALSE(st.ok());
   EXPECT_NE(st.error().what.find("disagree"), std::string::npos) << st.error().what;
@@ -158,7 +208,8 @@ TEST(PackageLayout, ArchivesThatLibtorchsReaderWouldReadDifferentlyAreRefused) {
   ASSERT_FALSE(st.ok());
   EXPECT_NE(st.error().what.find("letter case"), std::string::npos) << st.error().what;
   // A library outside the folder the loader unpacks (its prefix comes from entries 0 and 1).
-  st = Check(Zip({{"a/x", "x"}, {"a/data/aotinductor/model/m.wrapper.cpp", "int x;"},
+  st = Check(Zip({{"a/x", "x"},
+                  {"a/data/aotinductor/model/m.wrapper.cpp", "int x;"},
                   {"z/data/aotinductor/model/decoy.so", "x"}}));
   ASSERT_FALSE(st.ok());
   EXPECT_NE(st.error().what.find("a/data/aotinductor/model/*.so"), std::string::npos) << st.error().what;

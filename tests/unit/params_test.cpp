@@ -1,6 +1,6 @@
-#include <gtest/gtest.h>
-
 #include "pilot/params.h"
+
+#include <gtest/gtest.h>
 
 namespace pilot {
 namespace {
@@ -42,12 +42,11 @@ TEST(Params, UnknownKeysAreRefusedByName) {
 }
 
 TEST(Params, BadValuesNameTheirKey) {
-  for (auto [from, to, key] : {std::tuple{"\"cpu\"", "\"tpu\"", "device"},
-                               std::tuple{"16,", "0,", "batch_size"},
-                               std::tuple{"16,", "1.5,", "batch_size"},
-                               std::tuple{"[\"en\", \"fr\"]", "[]", "allowed_categories"},
-                               std::tuple{"[\"en\", \"fr\"]", "[\"en\", \"en\"]", "allowed_categories"},
-                               std::tuple{"0.9", "1.9", "acceptance.min_accuracy"}}) {
+  for (auto [from, to, key] :
+       {std::tuple{"\"cpu\"", "\"tpu\"", "device"}, std::tuple{"16,", "0,", "batch_size"},
+        std::tuple{"16,", "1.5,", "batch_size"}, std::tuple{"[\"en\", \"fr\"]", "[]", "allowed_categories"},
+        std::tuple{"[\"en\", \"fr\"]", "[\"en\", \"en\"]", "allowed_categories"},
+        std::tuple{"0.9", "1.9", "acceptance.min_accuracy"}}) {
     auto p = ParseParams(With(from, to), "/p", "pilot.json");
     ASSERT_FALSE(p.ok()) << key;
     EXPECT_NE(p.error().what.find(key), std::string::npos) << p.error().what;
@@ -58,7 +57,8 @@ TEST(Params, BadValuesNameTheirKey) {
 
 TEST(Params, CredentialIsRefusedWithoutEchoingIt) {
   const std::string secret = "hunter2-very-secret";
-  auto p = ParseParams(With("\"seed\": 7", "\"seed\": 7, \"db_password\": \"" + secret + "\""), "/p", "pilot.json");
+  auto p = ParseParams(With("\"seed\": 7", "\"seed\": 7, \"db_password\": \"" + secret + "\""), "/p",
+                       "pilot.json");
   ASSERT_FALSE(p.ok());
   EXPECT_NE(p.error().what.find("db_password"), std::string::npos);
   EXPECT_NE(p.error().hint.find("environment"), std::string::npos);

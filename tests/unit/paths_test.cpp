@@ -1,6 +1,7 @@
+#include "pilot/paths.h"
+
 #include <gtest/gtest.h>
 
-#include "pilot/paths.h"
 #include "test_support.h"
 
 namespace pilot {
@@ -16,8 +17,9 @@ TEST(Paths, InsideIsAllowed) {
   auto p = ConfinePath(RealFileSystem(), t / "root", "sub/a.txt");
   EXPECT_TRUE(p.inside) << p.why;
   EXPECT_EQ(p.resolved, fs::canonical(t / "root/sub/a.txt"));
-  EXPECT_FALSE(ConfinePath(RealFileSystem(), t / "root", "./sub/../sub/a.txt").inside);  // any ".." is refused
-  EXPECT_TRUE(ConfinePath(RealFileSystem(), t / "root", "missing.txt").inside);                 // missing is not an escape
+  EXPECT_FALSE(
+      ConfinePath(RealFileSystem(), t / "root", "./sub/../sub/a.txt").inside);   // any ".." is refused
+  EXPECT_TRUE(ConfinePath(RealFileSystem(), t / "root", "missing.txt").inside);  // missing is not an escape
 }
 
 TEST(Paths, AbsoluteAndDotDotAreRefused) {
@@ -102,7 +104,8 @@ TEST(GivenPaths, ADotDotInADestinationIsResolvedByTheFileSystem) {
   for (const char* bad : {"link/..", "link/.", "link/../"}) {
     auto refused = ResolveDestination(RealFileSystem(), t / bad, "DEST", Destination::kNew);
     ASSERT_FALSE(refused.ok()) << bad;
-    EXPECT_NE(refused.error().what.find("does not name a new folder"), std::string::npos) << refused.error().what;
+    EXPECT_NE(refused.error().what.find("does not name a new folder"), std::string::npos)
+        << refused.error().what;
   }
   EXPECT_FALSE(ResolveDestination(RealFileSystem(), "/", "--runs-dir", Destination::kFolder).ok());
 }
@@ -146,7 +149,8 @@ TEST(GivenPaths, EmptyRootTooLongAndLoopsAreRefused) {
   ASSERT_FALSE(empty.ok());
   EXPECT_EQ(empty.error().where, "--runs-dir");
   EXPECT_FALSE(ResolveDestination(RealFileSystem(), "/", "DEST", Destination::kNew).ok());
-  auto long_name = ResolveDestination(RealFileSystem(), t / std::string(300, 'a'), "--runs-dir", Destination::kFolder);
+  auto long_name =
+      ResolveDestination(RealFileSystem(), t / std::string(300, 'a'), "--runs-dir", Destination::kFolder);
   ASSERT_FALSE(long_name.ok());
   EXPECT_NE(long_name.error().what.find("300 bytes"), std::string::npos);
   fs::path deep = t.path();

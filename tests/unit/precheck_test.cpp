@@ -1,7 +1,8 @@
+#include "pilot/precheck.h"
+
 #include <gtest/gtest.h>
 
 #include "pilot/hash.h"
-#include "pilot/precheck.h"
 #include "test_support.h"
 
 namespace pilot {

@@ -1,17 +1,17 @@
 // `pilot plan`'s library (rental_plan.h): the price file's validation, the figures read from
 // a folder's documents, and the arithmetic of cards x period x lots. No file system but the
 // in-memory one, no torch.
+#include "pilot/rental_plan.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <limits>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 
-#include <nlohmann/json.hpp>
-
 #include "pilot/memory_fs.h"
-#include "pilot/rental_plan.h"
 
 namespace pilot {
 namespace {
@@ -75,14 +75,14 @@ TEST(RentalPlan, B200LotOfTwoCardsIsPricedOncePerLot) {
   EXPECT_NEAR(r->compute_hours, 3'600'000.0 / (100 * 6) / 3600, 1e-9);
   EXPECT_NEAR(r->needed_hours, r->compute_hours + 8, 1e-9);
   EXPECT_EQ(Row(plan.value(), "B200", 3, 1), nullptr);  // 3 days not offered
-  EXPECT_EQ(plan.value().rows.size(), 20u);            // 2 periods x 10 lots
+  EXPECT_EQ(plan.value().rows.size(), 20u);             // 2 periods x 10 lots
 }
 
 TEST(RentalPlan, PeriodTooShortForAllowancePlusCompute) {
   // 1 card at 1 item/s: 3 days = 72 h hold 64 h of compute only with the 8 h allowance.
   const std::size_t items_64h = 64 * 3600;
-  auto q = Request(Basis(DeviceClass::kCpu, 1, 100), {Card("c", DeviceClass::kCpu, 64, 1, {{3, 10}, {7, 20}})},
-                   items_64h);
+  auto q = Request(Basis(DeviceClass::kCpu, 1, 100),
+                   {Card("c", DeviceClass::kCpu, 64, 1, {{3, 10}, {7, 20}})}, items_64h);
   auto plan = BuildRentalPlan(q);
   ASSERT_TRUE(plan.ok());
   const PlanRow* r = Row(plan.value(), "c", 3, 1);
@@ -149,7 +149,8 @@ TEST(RentalPlan, CheapestTieGoesToShorterPeriodAtEqualCards) {
 }
 
 TEST(RentalPlan, RefusesDeviceClassMismatchWithoutScaling) {
-  auto q = Request(Basis(DeviceClass::kCpu, 300, 170), {Card("H100", DeviceClass::kCuda, 80, 1, {{3, 400}})}, 1000);
+  auto q = Request(Basis(DeviceClass::kCpu, 300, 170), {Card("H100", DeviceClass::kCuda, 80, 1, {{3, 400}})},
+                   1000);
   auto plan = BuildRentalPlan(q);
   ASSERT_FALSE(plan.ok());
   EXPECT_EQ(plan.error().kind, ErrorKind::kBadInput);
@@ -171,7 +172,8 @@ TEST(RentalPlan, RefusesDeviceClassMismatchWithoutScaling) {
 
 TEST(RentalPlan, CpuFiguresGiveUnknownFitOnAGpu) {
   auto q = Request(Basis(DeviceClass::kCpu, 300, 500'000),  // an RSS far above any card
-                   {Card("H100", DeviceClass::kCuda, 80, 1, {{3, 400}}), Card("host", DeviceClass::kCpu, 1024, 1, {{3, 50}})},
+                   {Card("H100", DeviceClass::kCuda, 80, 1, {{3, 400}}),
+                    Card("host", DeviceClass::kCpu, 1024, 1, {{3, 50}})},
                    1000);
   q.assume_scaling = 1;
   auto plan = BuildRentalPlan(q);
@@ -189,7 +191,8 @@ TEST(RentalPlan, ModelTooLargeForOneCardNeedsModelParallelism) {
   // 30 GB peak on the GPU: fits 48 GB (43.2 usable), not 24 GB (21.6 usable); several 24 GB
   // cards do not pool their memory.
   auto q = Request(Basis(DeviceClass::kCuda, 10, 30 * 1024.0),
-                   {Card("small", DeviceClass::kCuda, 24, 1, {{30, 100}}), Card("big", DeviceClass::kCuda, 48, 1, {{30, 900}})},
+                   {Card("small", DeviceClass::kCuda, 24, 1, {{30, 100}}),
+                    Card("big", DeviceClass::kCuda, 48, 1, {{30, 900}})},
                    1000);
   auto plan = BuildRentalPlan(q);
   ASSERT_TRUE(plan.ok());
@@ -244,8 +247,8 @@ TEST(RentalPlan, DocumentHasTheShapeDecideReads) {
   auto j = RentalPlanToJson(plan.value());
   EXPECT_EQ(j["kind"], "pilot-plan");
   EXPECT_EQ(j["format_version"], 1);
-  for (const char* key : {"basis", "corpus", "allowance_hours", "prices", "plans", "cards", "cheapest", "fastest",
-                          "verdict", "warnings"}) {
+  for (const char* key : {"basis", "corpus", "allowance_hours", "prices", "plans", "cards", "cheapest",
+                          "fastest", "verdict", "warnings"}) {
     EXPECT_TRUE(j.contains(key)) << key;
   }
   for (const char* key : {"folder", "folder_kind", "device", "device_class", "items", "items_per_s_per_card",
@@ -385,7 +388,8 @@ TEST(RentalMeasurement, WrongTypesNameFileAndKey) {
   EXPECT_NE(MeasurementFromDocuments("runs/r", "run", docs).error().where.find("counts"), std::string::npos);
   docs = RunDocs();
   docs["data/run.json"]["plan"]["device"] = 7;
-  EXPECT_NE(MeasurementFromDocuments("runs/r", "run", docs).error().where.find("plan.device"), std::string::npos);
+  EXPECT_NE(MeasurementFromDocuments("runs/r", "run", docs).error().where.find("plan.device"),
+            std::string::npos);
   docs = RunDocs();
   docs["data/run.json"]["plan"]["device"] = "tpu";
   EXPECT_FALSE(MeasurementFromDocuments("runs/r", "run", docs).ok());

@@ -1,6 +1,6 @@
-#include <gtest/gtest.h>
-
 #include "pilot/report.h"
+
+#include <gtest/gtest.h>
 
 namespace pilot {
 namespace {

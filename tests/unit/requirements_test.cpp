@@ -1,7 +1,8 @@
+#include "pilot/requirements.h"
+
 #include <gtest/gtest.h>
 
 #include "pilot/params.h"
-#include "pilot/requirements.h"
 
 namespace pilot {
 namespace {
@@ -39,7 +40,8 @@ TEST(Requirements, VersionsCompareNumerically) {
 TEST(Requirements, ParsedFromParametersStrictly) {
   auto parse = [&](const std::string& req) {
     return ParseParams(R"({"manifest": "m.json", "stage": {"kind": "k", "model": "m.pt"},
-                          "allowed_categories": ["en"], "requires": )" + req + "}",
+                          "allowed_categories": ["en"], "requires": )" +
+                           req + "}",
                        "/p", "pilot.json");
   };
   auto ok = parse(R"({"backend": "cuda", "min_device_count": 1, "min_device_memory_mb": 16000,

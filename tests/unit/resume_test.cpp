@@ -1,5 +1,4 @@
 #include <gtest/gtest.h>
-
 #include <sys/stat.h>
 
 #include <sstream>
@@ -19,7 +18,7 @@ using testing::TempDir;
 using testing::WriteText;
 
 testing::Items TenItems() {
-  return {{"i01", "fr un"}, {"i02", "en two"}, {"i03", ""},       {"i04", "de drei"}, {"i05", "ru chetyre"},
+  return {{"i01", "fr un"},  {"i02", "en two"}, {"i03", ""},        {"i04", "de drei"}, {"i05", "ru chetyre"},
           {"i06", "fail x"}, {"i07", "low y"},  {"i08", "fr huit"}, {"i09", "en nine"}, {"i10", "de zehn"}};
 }
 

@@ -1,12 +1,12 @@
+#include "pilot/run.h"
+
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
-#include <nlohmann/json.hpp>
-
 #include "pilot/clock.h"
-#include "pilot/run.h"
 #include "pilot/utf8.h"
 #include "test_support.h"
 
@@ -90,7 +90,8 @@ TEST(Run, AFailureBeforeTheJournalsHeaderLeavesAFolderThatNeverStarted) {
 }
 
 TEST(Run, EveryIdOnceInManifestOrderAndTheFolderVerifies) {
-  Fixture f({{"a", "fr salut"}, {"b", "en hi"}, {"c", ""}, {"d", "ru privet"}, {"e", "fail now"}, {"f", "low x"}});
+  Fixture f(
+      {{"a", "fr salut"}, {"b", "en hi"}, {"c", ""}, {"d", "ru privet"}, {"e", "fail now"}, {"f", "low x"}});
   f.Expect("a", "fr");
   f.ExpectRejection("c", "empty_input");
   FakeStage stage;
@@ -100,7 +101,8 @@ TEST(Run, EveryIdOnceInManifestOrderAndTheFolderVerifies) {
   EXPECT_TRUE(out.value().verify.ok());
   auto lines = ResultLines(out.value().run_dir);
   ASSERT_EQ(lines.size(), 6u);
-  const char* want[] = {R"("id":"a","status":"accepted","category":"fr")", R"("id":"b","status":"accepted")",
+  const char* want[] = {R"("id":"a","status":"accepted","category":"fr")",
+                        R"("id":"b","status":"accepted")",
                         R"("id":"c","status":"rejected","reason":"empty_input")",
                         R"("id":"d","status":"rejected","reason":"category_not_allowed")",
                         R"("id":"e","status":"rejected","reason":"stage_error","detail":"scripted failure")",
@@ -111,9 +113,10 @@ TEST(Run, EveryIdOnceInManifestOrderAndTheFolderVerifies) {
   // and is bisected, so that only e is rejected.
   EXPECT_EQ(stage.batch_sizes, (std::vector<std::size_t>{2, 1, 2, 1, 1}));
   EXPECT_EQ(out.value().report.batch_failure_count, 1u);
-  for (const char* f_name : {"bagit.txt", "bag-info.txt", "manifest-sha256.txt", "tagmanifest-sha256.txt",
-                             "data/run.json", "data/manifest.json", "data/params.json", "data/environment.json",
-                             "data/journal.jsonl", "data/results.jsonl", "data/report.json", "data/report.md"}) {
+  for (const char* f_name :
+       {"bagit.txt", "bag-info.txt", "manifest-sha256.txt", "tagmanifest-sha256.txt", "data/run.json",
+        "data/manifest.json", "data/params.json", "data/environment.json", "data/journal.jsonl",
+        "data/results.jsonl", "data/report.json", "data/report.md"}) {
     EXPECT_TRUE(fs::exists(out.value().run_dir / f_name)) << f_name;
   }
   EXPECT_EQ(ReadText(out.value().run_dir / "data/manifest.json"), ReadText(f.inputs / "manifest.json"));
@@ -233,7 +236,8 @@ TEST(Run, ItemsComeFromThePinnedCopyNotTheOriginal) {
   const fs::path jsonl = f.inputs / "m.jsonl";
   std::string lines;
   for (const auto& item : f.manifest.items) {
-    lines += "{\"id\":\"" + item.id + "\",\"path\":\"" + item.path + "\",\"sha256\":\"" + item.sha256 + "\"}\n";
+    lines +=
+        "{\"id\":\"" + item.id + "\",\"path\":\"" + item.path + "\",\"sha256\":\"" + item.sha256 + "\"}\n";
   }
   WriteText(jsonl, lines);
   f.plan.manifest = ManifestSource::Open(RealFileSystem(), jsonl).value();
@@ -244,6 +248,7 @@ TEST(Run, ItemsComeFromThePinnedCopyNotTheOriginal) {
       WriteText(file_, "{\"id\":\"evil\",\"path\":\"a.txt\",\"sha256\":\"" + std::string(64, 'a') + "\"}\n");
       return FakeStage::Process(texts);
     }
+
    private:
     fs::path file_;
   } stage(jsonl);

@@ -1,21 +1,21 @@
 // Shards (shard.h), merge (merge.h) and export (export.h) through the library, with
 // FakeStage on real files.
+#include "pilot/shard.h"
+
 #include <gtest/gtest.h>
 
 #include <map>
-#include <sstream>
-
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "pilot/bag.h"
 #include "pilot/clock.h"
-#include "pilot/folder_kind.h"
-#include "pilot/params.h"
 #include "pilot/export.h"
+#include "pilot/folder_kind.h"
 #include "pilot/hash.h"
 #include "pilot/merge.h"
+#include "pilot/params.h"
 #include "pilot/run.h"
-#include "pilot/shard.h"
 #include "pilot/verify.h"
 #include "test_support.h"
 
@@ -141,7 +141,8 @@ class ShardRuns : public ::testing::Test {
   static testing::Items Items() {
     testing::Items items;
     const char* words[] = {"en", "fr", "de"};
-    for (int i = 0; i < 30; ++i) items.push_back({"d" + std::to_string(i), std::string(words[i % 3]) + " text " + std::to_string(i)});
+    for (int i = 0; i < 30; ++i)
+      items.push_back({"d" + std::to_string(i), std::string(words[i % 3]) + " text " + std::to_string(i)});
     items.push_back({"bad", ""});
     return items;
   }
@@ -260,7 +261,8 @@ TEST_F(ShardRuns, AMergedFolderWhoseResultWasChangedAndRehashedFailsAgainstTheSh
   auto v = VerifyFolder(RealFileSystem(), dir, {});
   ASSERT_TRUE(v.ok());
   bool caught = false;
-  for (const auto& x : v.value().findings) caught |= x.what.find("differs from its record") != std::string::npos;
+  for (const auto& x : v.value().findings)
+    caught |= x.what.find("differs from its record") != std::string::npos;
   EXPECT_TRUE(caught);
 }
 
@@ -307,7 +309,8 @@ TEST_F(ShardRuns, MergeRefusesEachBadSetNamingTheShard) {
   inside.out = dirs[1] / "data/merged";
   auto into_shard = MergeShards(RealFileSystem(), SystemClock(), inside);
   ASSERT_FALSE(into_shard.ok());
-  EXPECT_NE(into_shard.error().what.find("inside the shard folder"), std::string::npos) << into_shard.error().what;
+  EXPECT_NE(into_shard.error().what.find("inside the shard folder"), std::string::npos)
+      << into_shard.error().what;
   EXPECT_FALSE(fs::exists(dirs[1] / "data/merged.partial"));
   auto refused = Merge({dirs[0], dirs[1], unfinished}, "out");
   ASSERT_FALSE(refused.ok());
@@ -425,7 +428,8 @@ TEST_F(ShardRuns, ExportRefusesAnUnfinishedFolderALinkInsideAndADestinationInsid
   const fs::path whole = f_.plan.runs_dir / "whole";
   auto inside = ExportFolder(RealFileSystem(), whole, whole / "data/copy");
   ASSERT_FALSE(inside.ok());
-  EXPECT_NE(inside.error().what.find("inside the folder it would copy"), std::string::npos) << inside.error().what;
+  EXPECT_NE(inside.error().what.find("inside the folder it would copy"), std::string::npos)
+      << inside.error().what;
   WriteText(f_.dir / "secret.txt", "secret\n");
   fs::create_symlink(f_.dir / "secret.txt", whole / "data/link.txt");
   auto linked = ExportFolder(RealFileSystem(), whole, f_.dir / "copy");

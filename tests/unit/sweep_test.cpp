@@ -1,6 +1,8 @@
 // The sweep's core on a scripted stage, in process: grouping, one cell, the first limit,
 // equivalence findings, the folder (a verified bag), resume with finished cells kept, and
 // the strict parsers of what a sweep folder holds.
+#include "pilot/sweep.h"
+
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -10,7 +12,6 @@
 #include "pilot/batch_plan.h"
 #include "pilot/clock.h"
 #include "pilot/json_util.h"
-#include "pilot/sweep.h"
 #include "pilot/sweep_run.h"
 #include "pilot/verify.h"
 #include "test_support.h"
@@ -46,7 +47,9 @@ class SweepStage : public testing::FakeStage {
     ++calls;
     if (oom_at > 0 && texts.size() >= oom_at) {
       for (auto t : texts) {
-        if (t.size() > 100) return BatchOutput::Failed("out of memory (scripted) at batch " + std::to_string(texts.size()), true);
+        if (t.size() > 100)
+          return BatchOutput::Failed("out of memory (scripted) at batch " + std::to_string(texts.size()),
+                                     true);
       }
     }
     BatchOutput out = FakeStage::Process(texts);
@@ -64,7 +67,8 @@ class SweepStage : public testing::FakeStage {
 testing::Items ThreeLengths(const std::string& medium_word = "fr") {
   testing::Items items;
   for (int i = 0; i < 4; ++i) items.push_back({"s" + std::to_string(i), "en s" + std::to_string(i)});
-  for (int i = 0; i < 4; ++i) items.push_back({"m" + std::to_string(i), medium_word + " " + std::string(40 + i, 'm')});
+  for (int i = 0; i < 4; ++i)
+    items.push_back({"m" + std::to_string(i), medium_word + " " + std::string(40 + i, 'm')});
   for (int i = 0; i < 4; ++i) items.push_back({"l" + std::to_string(i), "de " + std::string(200 + i, 'l')});
   return items;
 }
@@ -86,7 +90,8 @@ struct SweepHarness {
     p.run = fx.plan;
     p.settings = settings;
     p.dir = fx.dir / "sweep";
-    p.grouping = GroupManifest(RealFileSystem(), p.run, stage, settings.groups, SweepSampleSize(settings)).value();
+    p.grouping =
+        GroupManifest(RealFileSystem(), p.run, stage, settings.groups, SweepSampleSize(settings)).value();
     p.stage = stage.Describe();
     return p;
   }
@@ -156,7 +161,8 @@ TEST(SweepGroupsTest, ALargeGroupRunsOnAnEvenSample) {
 
 TEST(SweepGroupsTest, ManyItemsGroupQuickly) {
   std::vector<MeasuredItem> items;
-  for (int i = 0; i < 200000; ++i) items.push_back({"i" + std::to_string(i), static_cast<std::uint64_t>(i % 7)});
+  for (int i = 0; i < 200000; ++i)
+    items.push_back({"i" + std::to_string(i), static_cast<std::uint64_t>(i % 7)});
   Grouping g = MakeGroups(items, 16, "bytes");
   EXPECT_EQ(g.groups.size(), 7u);  // seven distinct lengths
   std::size_t total = 0;
@@ -356,7 +362,8 @@ TEST(SweepTest, ASweepKilledWhileFinishingIsFinishedByResume) {
   SweepPlan plan = h.Plan(s);
   ASSERT_TRUE(ExecuteSweep(plan, RealFileSystem(), h.clock, h.Runner(plan.run), h.Control()).ok());
   // As if killed after run.json said finished, before the bag's manifests were written.
-  for (const char* f : {"manifest-sha256.txt", "bag-info.txt", "tagmanifest-sha256.txt"}) fs::remove(plan.dir / f);
+  for (const char* f : {"manifest-sha256.txt", "bag-info.txt", "tagmanifest-sha256.txt"})
+    fs::remove(plan.dir / f);
   auto unfinished = VerifyFolder(RealFileSystem(), plan.dir, {});
   ASSERT_TRUE(unfinished.ok());
   EXPECT_FALSE(unfinished.value().ok());
@@ -409,7 +416,8 @@ TEST(SweepTest, VerifyFindsATamperedCellEvenWhenTheBagIsRehashed) {
   auto v = VerifyFolder(RealFileSystem(), plan.dir, {});
   ASSERT_TRUE(v.ok());
   bool sweep_finding = false;
-  for (const auto& f : v.value().findings) sweep_finding |= f.check == "sweep" && f.where.find("g2-b2") != std::string::npos;
+  for (const auto& f : v.value().findings)
+    sweep_finding |= f.check == "sweep" && f.where.find("g2-b2") != std::string::npos;
   EXPECT_TRUE(sweep_finding);
 }
 
@@ -424,13 +432,16 @@ TEST(SweepTest, VerifyDerivesTheRecommendationAgainFromTheCells) {
   auto doc = ParseJson(ReadText(plan.dir / "data/sweep.json"), "sweep.json").value();
   doc["recommendation"][2]["batch_size"] = 4096;
   WriteText(plan.dir / "data/sweep.json", doc.dump(2));
-  for (const char* f : {"manifest-sha256.txt", "bag-info.txt", "tagmanifest-sha256.txt"}) fs::remove(plan.dir / f);
+  for (const char* f : {"manifest-sha256.txt", "bag-info.txt", "tagmanifest-sha256.txt"})
+    fs::remove(plan.dir / f);
   ASSERT_TRUE(FinalizeBag(RealFileSystem(), plan.dir, "2026-11-30",
-                          {{"Pilot-Folder-Kind", "sweep"}, {"Pilot-Format-Version", "1"}}).ok());
+                          {{"Pilot-Folder-Kind", "sweep"}, {"Pilot-Format-Version", "1"}})
+                  .ok());
   auto v = VerifyFolder(RealFileSystem(), plan.dir, {});
   ASSERT_TRUE(v.ok());
   bool caught = false;
-  for (const auto& f : v.value().findings) caught |= f.what.find("group 3's recommended size differs") != std::string::npos;
+  for (const auto& f : v.value().findings)
+    caught |= f.what.find("group 3's recommended size differs") != std::string::npos;
   EXPECT_TRUE(caught);
   auto bp = BatchPlanFromSweep(RealFileSystem(), plan.dir);
   ASSERT_FALSE(bp.ok());
@@ -439,7 +450,11 @@ TEST(SweepTest, VerifyDerivesTheRecommendationAgainFromTheCells) {
 
 TEST(SweepRecordsTest, HostileCellFilesAreRefusedNeverThrown) {
   const char* cases[] = {
-      "", "[]", "{}", "null", "{\"group\":1}",
+      "",
+      "[]",
+      "{}",
+      "null",
+      "{\"group\":1}",
       R"({"group":0,"batch_size":1,"repeats":1,"group_items":1,"cycled":false,"batches":0,"completed":0,"failed":0,
           "repeat_mismatches":0,"wall_seconds":0,"items_per_second":0,"rss_after_load_mb":0,"peak_rss_mb":0,
           "latency_ms":{"p50":0,"p90":0,"p95":0,"p99":0},"outcomes":[]})",
@@ -464,9 +479,13 @@ TEST(SweepRecordsTest, HostileCellFilesAreRefusedNeverThrown) {
   }
   EXPECT_FALSE(GroupingFromJson(R"({"measure":"bytes","excluded":0,"groups":[
       {"group":1,"min_length":1,"max_length":5,"items":1,"sampled":1,"ids":["a"]},
-      {"group":2,"min_length":5,"max_length":9,"items":1,"sampled":1,"ids":["b"]}]})", "groups.json").ok());  // overlap
+      {"group":2,"min_length":5,"max_length":9,"items":1,"sampled":1,"ids":["b"]}]})",
+                                "groups.json")
+                   .ok());  // overlap
   EXPECT_FALSE(GroupingFromJson(R"({"measure":"bytes","excluded":0,"groups":[
-      {"group":1,"min_length":1,"max_length":5,"items":2,"sampled":2,"ids":["a"]}]})", "groups.json").ok());  // count
+      {"group":1,"min_length":1,"max_length":5,"items":2,"sampled":2,"ids":["a"]}]})",
+                                "groups.json")
+                   .ok());  // count
   EXPECT_FALSE(GroupingFromJson(R"({"measure":"words","excluded":0,"groups":[]})", "groups.json").ok());
 }
 
@@ -482,13 +501,15 @@ TEST(BatchPlanTest, ParsesStrictlyAndRoundTrips) {
   EXPECT_EQ(back.value().batch_sizes, p.batch_sizes);
   EXPECT_EQ(back.value().max_batch_size(), 64);
   const std::string sha(64, 'a');
-  for (std::string bad : {std::string("{}"), std::string("[1]"),
-                          R"({"measure":"bytes","model_sha256":")" + sha + R"(","sweep_fingerprint":")" + sha +
-                              R"(","groups":[{"group":1,"max_length":5,"batch_size":0}]})",
-                          R"({"measure":"bytes","model_sha256":")" + sha + R"(","sweep_fingerprint":")" + sha +
-                              R"(","groups":[{"group":1,"max_length":5,"batch_size":2},{"group":2,"max_length":5,"batch_size":2}]})",
-                          R"({"measure":"bytes","model_sha256":"x","sweep_fingerprint":")" + sha +
-                              R"(","groups":[{"group":1,"max_length":5,"batch_size":2}]})"}) {
+  for (
+      std::string bad :
+      {std::string("{}"), std::string("[1]"),
+       R"({"measure":"bytes","model_sha256":")" + sha + R"(","sweep_fingerprint":")" + sha +
+           R"(","groups":[{"group":1,"max_length":5,"batch_size":0}]})",
+       R"({"measure":"bytes","model_sha256":")" + sha + R"(","sweep_fingerprint":")" + sha +
+           R"(","groups":[{"group":1,"max_length":5,"batch_size":2},{"group":2,"max_length":5,"batch_size":2}]})",
+       R"({"measure":"bytes","model_sha256":"x","sweep_fingerprint":")" + sha +
+           R"(","groups":[{"group":1,"max_length":5,"batch_size":2}]})"}) {
     auto r = ParseBatchPlan(bad, "plan");
     ASSERT_FALSE(r.ok()) << bad;
     EXPECT_EQ(r.error().where, "plan");

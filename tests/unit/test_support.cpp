@@ -1,7 +1,6 @@
 #include "test_support.h"
 
 #include <cmath>
-
 #include <fstream>
 #include <random>
 #include <sstream>
@@ -66,7 +65,8 @@ BatchOutput FakeStage::Process(const std::vector<std::string_view>& texts) {
     // Like a real model, one poisonous input fails the whole batch; the engine bisects.
     if (word == "fail") return BatchOutput::Failed("scripted failure", false);
     if (word == "oom") return BatchOutput::Failed("CUDA out of memory (scripted)", true);
-    if (word == "oombig" && texts.size() > 2) return BatchOutput::Failed("CUDA out of memory at batch size " + std::to_string(texts.size()), true);
+    if (word == "oombig" && texts.size() > 2)
+      return BatchOutput::Failed("CUDA out of memory at batch size " + std::to_string(texts.size()), true);
   }
   for (auto t : texts) {
     ItemOutput o;
@@ -106,7 +106,8 @@ namespace {
 
 class RecordingReader : public ReadableFile {
  public:
-  RecordingReader(std::unique_ptr<ReadableFile> inner, FaultyFileSystem& fs) : inner_(std::move(inner)), fs_(fs) {}
+  RecordingReader(std::unique_ptr<ReadableFile> inner, FaultyFileSystem& fs)
+      : inner_(std::move(inner)), fs_(fs) {}
   Result<std::size_t> ReadAt(std::uint64_t offset, char* buf, std::size_t n) override {
     fs_.RecordRead(inner_->path());
     return inner_->ReadAt(offset, buf, n);
@@ -134,7 +135,8 @@ Status FaultyFileSystem::WriteFileAtomic(const stdfs::path& file, std::string_vi
   return RealFileSystem().WriteFileAtomic(file, data);
 }
 
-Status FaultyFileSystem::CopyFileAtomic(const stdfs::path& from, const stdfs::path& to, bool follow_symlinks) {
+Status FaultyFileSystem::CopyFileAtomic(const stdfs::path& from, const stdfs::path& to,
+                                        bool follow_symlinks) {
   if (NextWriteFails()) return WorkFailed("injected write failure: No space left on device", to.string());
   return RealFileSystem().CopyFileAtomic(from, to, follow_symlinks);
 }
@@ -178,7 +180,8 @@ class FaultyAtomic : public AtomicFile {
       : inner_(std::move(inner)), fs_(fs), file_(std::move(file)) {}
   Status Append(std::string_view data) override { return inner_->Append(data); }
   Status Commit() override {
-    if (fs_.NextWriteFails()) return WorkFailed("injected write failure: No space left on device", file_.string());
+    if (fs_.NextWriteFails())
+      return WorkFailed("injected write failure: No space left on device", file_.string());
     return inner_->Commit();
   }
 

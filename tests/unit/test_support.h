@@ -51,8 +51,8 @@ class FakeStage : public Stage {
 };
 
 // Wraps the real file system; fails the Nth write (WriteFileAtomic, CopyFileAtomic, an
-// AtomicFile's Commit, Append, Truncate; 1-based), records which files were read, and can drop whatever was appended
-// but not fsynced, as a power cut would.
+// AtomicFile's Commit, Append, Truncate; 1-based), records which files were read, and can drop whatever was
+// appended but not fsynced, as a power cut would.
 class FaultyFileSystem : public FileSystemWrapper {
  public:
   explicit FaultyFileSystem(int fail_write_number = 0)

@@ -1,6 +1,6 @@
-#include <gtest/gtest.h>
-
 #include "pilot/text_features.h"
+
+#include <gtest/gtest.h>
 
 namespace pilot {
 namespace {

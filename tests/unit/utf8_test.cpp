@@ -1,6 +1,6 @@
-#include <gtest/gtest.h>
-
 #include "pilot/utf8.h"
+
+#include <gtest/gtest.h>
 
 namespace pilot {
 namespace {

@@ -44,7 +44,8 @@ def forward(self, ids: Tensor, offsets: Tensor) -> Tensor:
     return h / torch.clamp(torch.norm(h, 2, 1, True), 1e-12)
 )");
   m.save(out);
-  std::printf("%s sha256 %s (dim %lld)\n", out.c_str(), pilot::Sha256File(pilot::RealFileSystem(), out).value().c_str(),
+  std::printf("%s sha256 %s (dim %lld)\n", out.c_str(),
+              pilot::Sha256File(pilot::RealFileSystem(), out).value().c_str(),
               static_cast<long long>(emb.size(1)));
   return 0;
 }
