@@ -185,7 +185,8 @@ ComputeCheckResult CheckCompute(const std::string& device, bool corrupt_referenc
 
 DoctorReport RunDoctor(const DoctorOptions& o) {
   DoctorReport rep;
-  const bool gpu_asked = o.device == "cuda" || o.device == "rocm";
+  const bool gpu_asked =
+      o.device.rfind("cuda", 0) == 0 || o.device.rfind("rocm", 0) == 0;  // cuda, cuda:N, ...
   auto runtime = TorchRuntimeInfo();
 
   DoctorCheck lib{"libtorch", kPass, "", true, runtime};
