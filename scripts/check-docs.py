@@ -8,7 +8,9 @@ Fails (exit 1, listing every problem) when
     no heading of the target makes (GitHub's rule: lower case, punctuation dropped, spaces to
     '-', a repeat numbered -1, -2, ...);
   - a command that `pilot --help` lists is missing from the README's command table, or an
-    option that `pilot CMD --help` lists is named nowhere on the command's page in docs/.
+    option that `pilot CMD --help` lists is named nowhere on the command's page in docs/;
+  - a hint in the source (src/, include/) sends the reader to a page of docs/ that is not
+    there, or to a section ("docs/models.md, 'Models as .pt2 packages'") no heading begins with.
 The quickstart's shell block is run as written by tests/e2e/test_quickstart.sh.
 """
 import os
@@ -72,6 +74,32 @@ def check_links(problems):
                                 f"that makes #{anchor}")
 
 
+def headings(path):
+    text = re.sub(r"^```.*?^```", "", open(path, encoding="utf-8").read(), flags=re.S | re.M)
+    return {m.group(1).replace("`", "").strip().lower() for m in re.finditer(r"^#{1,6} +(.+?) *#*$", text, re.M)}
+
+
+def check_source_hints(problems):
+    """Messages name a page, or a page and a section: each must exist."""
+    for folder in ("src", "include"):
+        for base, _, files in os.walk(os.path.join(ROOT, folder)):
+            for f in files:
+                path = os.path.join(base, f)
+                rel = os.path.relpath(path, ROOT)
+                # Adjacent string literals ("...as "\n  ".pt2...") read as one.
+                text = re.sub(r'"\s*\n\s*"', "", open(path, encoding="utf-8").read())
+                for m in re.finditer(r"(docs/[\w-]+\.md|README\.md|ARCHITECTURE\.md)(?:,? '([^']+)')?", text):
+                    page, section = m.group(1), m.group(2)
+                    dest = os.path.join(ROOT, page)
+                    if not os.path.isfile(dest):
+                        problems.append(f"{rel}: names {page}, which is not there")
+                    elif section and not any(h.startswith(section.replace("`", "").strip().lower())
+                                             for h in headings(dest)):
+                        problems.append(f"{rel}: names the section '{section}' of {page}, which no heading there begins with")
+                if re.search(r"\bthe README\b|README, '|README's ", text):
+                    problems.append(f"{rel}: sends the reader to the README; name the page of docs/ instead")
+
+
 def help_text(pilot, *args):
     return subprocess.run([pilot, *args, "--help"], capture_output=True, text=True, timeout=30).stdout
 
@@ -113,6 +141,7 @@ def main():
     check_links(problems)
     check_help(sys.argv[1], problems)
     check_common(problems)
+    check_source_hints(problems)
     for p in problems:
         print("docs: " + p)
     print(f"docs: {len(markdown_files())} Markdown files checked; {len(problems)} problem(s)")

@@ -35,7 +35,7 @@ inline constexpr std::size_t kMaxCardTypes = 256;
 inline constexpr int kMaxCardsPerLot = 16;
 inline constexpr std::size_t kMaxCardNameChars = 64;
 inline constexpr std::size_t kMaxPriceNoteChars = 2000;
-// Defaults of the command (documented in the README).
+// Defaults of the command (documented in docs/ending.md).
 inline constexpr double kDefaultAllowanceHours = 8;  // install, environment checks, export
 inline constexpr double kDefaultHeadroom = 0.10;     // the share of a card kept free (as sweep's)
 // At most this many inputs are sized (stat) for a length mix; past it the mix is a sample.
@@ -63,7 +63,7 @@ struct PriceList {
   std::string sha256;  // of the bytes parsed
 };
 
-// Parses a price file (format in the README and config/prices.example.json). Strict:
+// Parses a price file (format in docs/ending.md and config/prices.example.json). Strict:
 // unknown keys, periods other than 3/7/30, prices that are not finite and > 0, cards per lot
 // outside 1..16, memory not > 0, names that are not short printable text, duplicate names
 // and more than kMaxCardTypes cards are refused (bad input), naming `source` and the key.

@@ -273,7 +273,8 @@ void AddAdaptCommand(CLI::App& app, int& exit_code, const std::vector<std::strin
   cmd->add_option("--runs-dir", o->runs_dir, "Folder that receives the adaptation folder")
       ->capture_default_str();
   cmd->add_option("--run-id", o->run_id, "Name of the folder (default: UTC time plus a random suffix)");
-  cmd->add_option("--device", o->device, "auto | cpu | cuda | rocm (default: the parameters' device)");
+  cmd->add_option("--device", o->device,
+                  "auto | cpu | cuda | rocm | cuda:N | rocm:N (default: the parameters' device)");
   cmd->add_option("--stop-after", o->stop_after, "Stop as if interrupted after N steps (a test of resume)")
       ->check(CountValidator());
   AddCommonOptions(*cmd, o->common);

@@ -78,7 +78,8 @@ void AddDoctorCommand(CLI::App& app, int& exit_code) {
   auto o = std::make_shared<DoctorCliOptions>();
   CLI::App* cmd = app.add_subcommand("doctor", "Check the environment received before any work");
   cmd->add_option("--params", o->params, "Parameter file (default config/pilot.json when present)");
-  cmd->add_option("--device", o->device, "auto | cpu | cuda | rocm (default: the parameters' device)");
+  cmd->add_option("--device", o->device,
+                  "auto | cpu | cuda | rocm | cuda:N | rocm:N (default: the parameters' device)");
   cmd->add_option("--runs-dir", o->runs_dir, "Where runs will be written (disk check)")
       ->capture_default_str();
   AddCommonOptions(*cmd, o->common);

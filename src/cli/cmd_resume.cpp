@@ -94,7 +94,8 @@ void AddResumeCommand(CLI::App& app, int& exit_code, const std::vector<std::stri
   CLI::App* cmd =
       app.add_subcommand("resume", "Finish an interrupted run: only items without a result are processed");
   cmd->add_option("RUN_DIR", o->run_dir, "The run folder")->required();
-  cmd->add_option("--device", o->device, "auto | cpu | cuda | rocm (default: the run's parameters)");
+  cmd->add_option("--device", o->device,
+                  "auto | cpu | cuda | rocm | cuda:N | rocm:N (default: the run's parameters)");
   cmd->add_option("--stop-after", o->stop_after,
                   "Stop as if interrupted once N more items (adapt: steps) are done")
       ->check(CountValidator());

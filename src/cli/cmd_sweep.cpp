@@ -426,7 +426,8 @@ void AddSweepCommand(CLI::App& app, int& exit_code, const std::vector<std::strin
       "sweep", "Tune the batch size per input-length group: time, latency, peak memory and errors per cell");
   cmd->add_option("--params", o->params, "Parameter file")->capture_default_str();
   cmd->add_option("--manifest", o->manifest, "Manifest to use instead of the one the parameters name");
-  cmd->add_option("--device", o->device, "auto | cpu | cuda | rocm (default: the parameters' device)");
+  cmd->add_option("--device", o->device,
+                  "auto | cpu | cuda | rocm | cuda:N | rocm:N (default: the parameters' device)");
   cmd->add_option("--groups", o->groups, "Length groups (1-16)")->capture_default_str();
   cmd->add_option("--batch-sizes", o->batch_sizes, "Batch sizes to try, increasing from 1")
       ->capture_default_str();

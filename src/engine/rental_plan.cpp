@@ -61,7 +61,7 @@ std::string Shown(std::string_view s) {
 // --- the price file ------------------------------------------------------------------------
 
 const char* const kPriceHint =
-    "see config/prices.example.json and the README's `pilot plan` section for the format";
+    "see config/prices.example.json and docs/ending.md, 'pilot plan', for the format";
 
 Result<CardType> ParseCard(const json& c, const std::string& source, const std::string& at,
                            std::set<std::string>& names) {

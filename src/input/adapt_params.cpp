@@ -15,7 +15,7 @@ namespace {
 
 using nlohmann::json;
 
-constexpr const char* kHint = "see config/adapt.json and the adapt section of the README";
+constexpr const char* kHint = "see config/adapt.json and docs/adapt.md, 'Parameters'";
 constexpr std::uint64_t kMaxSeed =
     9007199254740991ull;  // 2^53 - 1: every such seed is exact as a JSON double
 constexpr std::uint64_t kMaxMaxBytes = 1ull << 30;

@@ -63,7 +63,7 @@ Result<ManifestItem> CheckItem(ManifestItem item, const std::string& where_base)
   }
   if (item.expected_rejection && !reason::IsKnown(*item.expected_rejection)) {
     return BadInput("'expected_rejection' must be a known reason code", where,
-                    "see the reason codes in the README");
+                    "see docs/formats.md, 'Reason codes'");
   }
   if (item.expected && item.expected_rejection) {
     return BadInput("an item cannot have both 'expected' and 'expected_rejection'", where, kFix);
@@ -96,7 +96,7 @@ Result<ManifestItem> ParseItem(const nlohmann::json& j, const std::string& where
   if (auto e = j.find("expected_rejection"); e != j.end()) {
     if (!e->is_string()) {
       return BadInput("'expected_rejection' must be a known reason code", where,
-                      "see the reason codes in the README");
+                      "see docs/formats.md, 'Reason codes'");
     }
     item.expected_rejection = e->get<std::string>();
   }

@@ -5,7 +5,7 @@
 namespace pilot {
 namespace {
 
-constexpr const char* kHint = "see the README, 'Models as .pt2 packages'";
+constexpr const char* kHint = "see docs/models.md, 'Models as .pt2 packages'";
 
 // The key is the package's: shown only when it is plainly a name (KeyForMessage).
 Error Wrong(const std::string& key, const std::string& what, const std::string& source) {

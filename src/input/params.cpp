@@ -26,7 +26,7 @@ class Reader {
   std::string Key(const char* key) const { return prefix_.empty() ? key : prefix_ + "." + key; }
 
   Error Wrong(const char* key, const std::string& what) const {
-    return BadInput("'" + Key(key) + "' " + what, source_, "see the parameters section of the README");
+    return BadInput("'" + Key(key) + "' " + what, source_, "see docs/formats.md, 'Parameters'");
   }
 
   Status String(const char* key, std::string& out, bool required) const {

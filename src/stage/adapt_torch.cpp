@@ -49,9 +49,8 @@ class TorchAdaptTrainer final : public AdaptTrainer {
     try {
       return LoadOrThrow(config);
     } catch (const std::exception& e) {
-      return BadInput(
-          "cannot load the base model for training: " + Short(TorchErrorMessage(e)), where_,
-          "the base model must be a TorchScript classifier (see the README, 'The adaptation pilot')");
+      return BadInput("cannot load the base model for training: " + Short(TorchErrorMessage(e)), where_,
+                      "the base model must be a TorchScript classifier (see docs/adapt.md)");
     }
   }
 

@@ -328,7 +328,7 @@ class TorchStage : public Stage {
         contract = ContractOfModule(module_);
       } catch (const std::exception& e) {  // an attribute of another type than the contract's
         return BadInput("the model's attributes are malformed: " + Untrusted(Message(e)), where,
-                        "see the README, 'The stage and bringing your own model'");
+                        "see docs/models.md, 'The stage and bringing your own model'");
       }
     }
     if (Status st = CheckContract(contract, classifies, where); !st.ok()) return st;
@@ -429,7 +429,7 @@ class TorchStage : public Stage {
         "the " + config.kind + " kind needs libtorch >= 2.6 (AOTInductor); found libtorch " + TORCH_VERSION +
             " (" + build::kTorchFlavour + " build)",
         config.model.string(),
-        "build the torch2 flavour (README, 'Build flavours'), or use a TorchScript model");
+        "build the torch2 flavour (docs/building.md, 'Build flavours'), or use a TorchScript model");
   }
 #endif
 
@@ -453,13 +453,14 @@ class TorchStage : public Stage {
 
   Status CheckContract(const ModelContract& c, bool classifies, const std::string& where) {
     auto missing = [&](const std::string& name, const char* type) {
-      return BadInput(aoti_ ? "the package has no 'pilot." + name + "' metadata (" + type + ")"
-                            : "the model has no '" + name + "' attribute of type " + type,
-                      where,
-                      aoti_ ? "export it with scripts/export-pt2.py, or add the metadata (README, 'Models as "
-                              ".pt2 packages')"
-                            : "declare it on the module before saving (see the README, 'The stage and "
-                              "bringing your own model')");
+      return BadInput(
+          aoti_ ? "the package has no 'pilot." + name + "' metadata (" + type + ")"
+                : "the model has no '" + name + "' attribute of type " + type,
+          where,
+          aoti_ ? "export it with scripts/export-pt2.py, or add the metadata (docs/models.md, 'Models "
+                  "as .pt2 packages')"
+                : "declare it on the module before saving (see docs/models.md, 'The stage "
+                  "and bringing your own model')");
     };
     if (classifies) {
       if (!c.labels) return missing("labels", "List[str]");
