@@ -512,9 +512,11 @@ std::string CompareMarkdown(const ojson& d) {
   };
   auto cell = [](const std::string& raw) { return EscapeMarkdown(raw); };
   std::string md = "# pilot compare\n\n";
-  md += "- A: `" + cell(s(d["a"]["folder"])) + "` (run " + cell(s(d["a"]["run_id"])) + ", " +
+  // Folders as escaped text, never in a code span: a backslash escape does not work inside one,
+  // so a backtick in a path would end the span early.
+  md += "- A: " + cell(s(d["a"]["folder"])) + " (run " + cell(s(d["a"]["run_id"])) + ", " +
         cell(s(d["a"]["device"])) + ", " + cell(s(d["a"]["dtype"])) + ")\n";
-  md += "- B: `" + cell(s(d["b"]["folder"])) + "` (run " + cell(s(d["b"]["run_id"])) + ", " +
+  md += "- B: " + cell(s(d["b"]["folder"])) + " (run " + cell(s(d["b"]["run_id"])) + ", " +
         cell(s(d["b"]["device"])) + ", " + cell(s(d["b"]["dtype"])) + ")\n";
   md += "- manifest sha256 (both): `" + s(d["manifest_sha256"]) + "`\n";
   md += "- verdict: **" + s(d["verdict"]) + "** (tolerance " + s(d["tolerance"]) + ")\n\n";

@@ -150,5 +150,28 @@ TEST(Compare, WriteNeverOverwrites) {
   EXPECT_FALSE(WriteCompare(RealFileSystem(), t / "link", doc).ok());
 }
 
+TEST(Compare, AFolderPathWithMarkdownIsEscapedTextNotACodeSpan) {
+  // A backslash escape does not work inside a code span: a path with a backtick there would end
+  // the span early and show the rest raw. The path is written as escaped text instead.
+  testing::TempDir t;
+  Fixture f(kItems);
+  FakeStage stage;
+  fs::path a = MakeRun(f, stage, "a");
+  auto compared = CompareRuns(RealFileSystem(), a, a, CompareOptions{});
+  ASSERT_TRUE(compared.ok());
+  nlohmann::ordered_json doc = compared.value().document;
+  doc["a"]["folder"] = "w`x|<b>y";
+  ASSERT_TRUE(WriteCompare(RealFileSystem(), t / "out", doc).ok());
+  const std::string md = ReadText(t / "out/compare.md");
+  const auto begin = md.find("- A: ");
+  ASSERT_NE(begin, std::string::npos) << md;
+  const std::string line = md.substr(begin, md.find('\n', begin) - begin);
+  EXPECT_EQ(line.find("<b>"), std::string::npos) << line;
+  EXPECT_EQ(line.find("x|"), std::string::npos) << line;
+  for (std::size_t i = line.find('`'); i != std::string::npos; i = line.find('`', i + 1)) {
+    EXPECT_EQ(line[i - 1], '\\') << "an unescaped backtick in: " << line;
+  }
+}
+
 }  // namespace
 }  // namespace pilot
