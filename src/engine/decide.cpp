@@ -98,6 +98,10 @@ Error Inconsistent(const Evidence& e, const std::string& what) {
 }
 
 bool FiniteNumber(const nlohmann::json& v) { return v.is_number() && std::isfinite(v.get<double>()); }
+// Two figures pilot derived the same way: equal within rounding (a relative 1e-9).
+bool SameFigure(double a, double b) {
+  return std::fabs(a - b) <= 1e-9 * std::max({1.0, std::fabs(a), std::fabs(b)});
+}
 
 Status CheckCompareConsistent(const Evidence& e) {
   const nlohmann::json& items = At(e.doc, "items");
@@ -185,6 +189,52 @@ Status CheckCompareConsistent(const Evidence& e) {
           e, std::string("quality.") + k + " " + JsonValueText(v) + " is not a share from 0 to 1");
     }
   }
+  // The quality section agrees with itself and with the items compared.
+  const nlohmann::json &acc_a = At(quality, "accuracy_a"), &acc_b = At(quality, "accuracy_b"),
+                       &delta = At(quality, "accuracy_delta");
+  if (!acc_a.is_null() && !acc_b.is_null()
+          ? !FiniteNumber(delta) ||
+                !SameFigure(delta.get<double>(), acc_b.get<double>() - acc_a.get<double>())
+          : !delta.is_null()) {
+    return Inconsistent(e,
+                        "quality.accuracy_delta " + JsonValueText(delta) + " is not accuracy_b - accuracy_a");
+  }
+  for (const char* k :
+       {"labelled", "accepted_a", "accepted_b", "expected_rejections_met_a", "expected_rejections_met_b"}) {
+    const nlohmann::json& v = At(quality, k);
+    if (!v.is_null() && (!v.is_number_unsigned() || v.get<std::uint64_t>() > n)) {
+      return Inconsistent(e, std::string("quality.") + k + " " + JsonValueText(v) +
+                                 " is not a count of at most items.total " + std::to_string(n));
+    }
+  }
+  // Every item with the same status: as many accepted on each side; with the same category
+  // (or reason) too: the same accuracy on the labelled items.
+  if (At(items, "same_status") == n && !At(quality, "accepted_a").is_null() &&
+      At(quality, "accepted_a") != At(quality, "accepted_b")) {
+    return Inconsistent(e, "every item has the same status in both runs, yet quality.accepted_a " +
+                               JsonValueText(At(quality, "accepted_a")) + " is not accepted_b " +
+                               JsonValueText(At(quality, "accepted_b")));
+  }
+  if (At(items, "same_status") == n && At(items, "same_category_or_reason") == n && !acc_a.is_null() &&
+      !acc_b.is_null() && !SameFigure(acc_a.get<double>(), acc_b.get<double>())) {
+    return Inconsistent(e, "every item has the same outcome in both runs, yet quality.accuracy_a " +
+                               JsonValueText(acc_a) + " is not accuracy_b " + JsonValueText(acc_b));
+  }
+  // Each performance figure's ratio is its own b / a.
+  const nlohmann::json& performance = At(e.doc, "performance");
+  if (performance.is_object()) {
+    for (const auto& [name, figure] : performance.items()) {
+      if (!figure.is_object() || !figure.contains("b_over_a")) continue;
+      const nlohmann::json &a = At(figure, "a"), &b = At(figure, "b"), &ratio = At(figure, "b_over_a");
+      const bool defined = FiniteNumber(a) && FiniteNumber(b) && a.get<double>() > 0;
+      if (defined
+              ? !FiniteNumber(ratio) || !SameFigure(ratio.get<double>(), b.get<double>() / a.get<double>())
+              : !ratio.is_null()) {
+        return Inconsistent(e, "performance." + TruncateUtf8(EscapeTerminal(name), 64) + ".b_over_a " +
+                                   JsonValueText(ratio) + " is not b / a");
+      }
+    }
+  }
   return {};
 }
 
@@ -196,6 +246,18 @@ Status CheckPlanConsistent(const Evidence& e) {
     return At(a, "card") == At(b, "card") && At(a, "period_days") == At(b, "period_days") &&
            At(a, "lots") == At(b, "lots") && At(a, "cost") == At(b, "cost");
   };
+  // Every row's rate is the basis's (times the stated scaling where the card is of another
+  // class), and its compute hours are the corpus at that rate on its cards.
+  const nlohmann::json& basis_rate = At(At(e.doc, "basis"), "items_per_s_per_card");
+  if (!FiniteNumber(basis_rate) || basis_rate.get<double>() <= 0) {
+    return Inconsistent(
+        e, "basis.items_per_s_per_card " + JsonValueText(basis_rate) + " is not a positive rate");
+  }
+  const nlohmann::json& scaling = At(At(e.doc, "basis"), "assume_scaling");
+  const nlohmann::json& corpus_items = At(At(e.doc, "corpus"), "items");
+  if (!corpus_items.is_number_unsigned()) {
+    return Inconsistent(e, "corpus.items " + JsonValueText(corpus_items) + " is not a count of items");
+  }
   std::optional<double> cheapest_cost, fastest_hours;
   for (const auto& r : rows) {
     const nlohmann::json& cost = At(r, "cost");
@@ -219,8 +281,27 @@ Status CheckPlanConsistent(const Evidence& e) {
             e, std::string("a plan row's ") + k + " " + JsonValueText(h) + " is negative or not finite");
       }
     }
+    const nlohmann::json &row_rate = At(r, "items_per_s_per_card"), &rate_basis = At(r, "rate_basis");
+    const bool assumed = rate_basis == "assumed";
+    if (!(assumed || rate_basis == "measured") ||
+        (assumed && (!FiniteNumber(scaling) || scaling.get<double>() <= 0))) {
+      return Inconsistent(e, "a plan row's rate_basis " + JsonValueText(rate_basis) +
+                                 " is not measured, or assumed with a positive basis.assume_scaling");
+    }
+    const double want_rate = basis_rate.get<double>() * (assumed ? scaling.get<double>() : 1.0);
+    if (!FiniteNumber(row_rate) || !SameFigure(row_rate.get<double>(), want_rate)) {
+      return Inconsistent(e, "a plan row's items_per_s_per_card " + JsonValueText(row_rate) +
+                                 " is not the basis's rate" + (assumed ? " times its assume_scaling" : ""));
+    }
     // needed = compute + the allowance, and the period suffices exactly when it holds that.
     const nlohmann::json &compute = At(r, "compute_hours"), &needed_h = At(r, "needed_hours");
+    const double want_hours = static_cast<double>(corpus_items.get<std::uint64_t>()) /
+                              (want_rate * static_cast<double>(cards.get<std::uint64_t>())) / 3600.0;
+    if (!FiniteNumber(compute) || !SameFigure(compute.get<double>(), want_hours)) {
+      return Inconsistent(e, "a plan row's compute_hours " + JsonValueText(compute) +
+                                 " is not corpus.items / (" + "its rate x " + JsonValueText(cards) +
+                                 " cards) / 3600 = " + JsonValueText(nlohmann::json(want_hours)));
+    }
     const nlohmann::json& allowance = At(e.doc, "allowance_hours");
     if (!At(r, "period_suffices").is_boolean())
       return Inconsistent(e, "a plan row's period_suffices is not true or false");
@@ -295,10 +376,6 @@ Status CheckPlanConsistent(const Evidence& e) {
   if (fits && (!FiniteNumber(At(At(e.doc, "fastest"), "needed_hours")) ||
                above(At(At(e.doc, "fastest"), "needed_hours").get<double>(), *fastest_hours))) {
     return Inconsistent(e, "fastest needs more hours than another row that fits");
-  }
-  const nlohmann::json& rate = At(At(e.doc, "basis"), "items_per_s_per_card");
-  if (!FiniteNumber(rate) || rate.get<double>() <= 0) {
-    return Inconsistent(e, "basis.items_per_s_per_card " + JsonValueText(rate) + " is not a positive rate");
   }
   return {};
 }
@@ -386,13 +463,28 @@ Status DoctorFacts(const Evidence& e, Facts& facts) {
   return {};
 }
 
+// `results` and `accepted`: this folder's own counts, which a comparison that names this folder
+// (by fingerprint) as one of its runs must give for that side.
 Status CompareFacts(const Evidence& e, const std::string& manifest_sha256, const std::string& fingerprint,
-                    Facts& facts) {
+                    std::uint64_t results, const nlohmann::json& accepted, Facts& facts) {
   if (At(e.doc, "manifest_sha256") != manifest_sha256) {
     return BadInput("the comparison is over another manifest (" +
                         TruncateUtf8(JsonValueText(At(e.doc, "manifest_sha256")), 64) +
                         ") than this run's (" + manifest_sha256 + ")",
                     e.source, "compare runs over this run's manifest");
+  }
+  for (const char* side : {"a", "b"}) {
+    if (At(At(e.doc, side), "fingerprint") != fingerprint) continue;
+    const std::string accepted_key = std::string("accepted_") + side;
+    const nlohmann::json& side_accepted = At(At(e.doc, "quality"), accepted_key.c_str());
+    if (At(At(e.doc, "items"), "total") != results ||
+        (!side_accepted.is_null() && side_accepted != accepted)) {
+      return Inconsistent(e, std::string("its run ") + side + " is this folder, yet it counts " +
+                                 JsonValueText(At(At(e.doc, "items"), "total")) + " items and " +
+                                 JsonValueText(side_accepted) + " accepted where this folder holds " +
+                                 std::to_string(results) + " results and " + JsonValueText(accepted) +
+                                 " accepted");
+    }
   }
   if (At(At(e.doc, "a"), "fingerprint") != fingerprint && At(At(e.doc, "b"), "fingerprint") != fingerprint) {
     facts.Add(
@@ -420,8 +512,23 @@ Status CompareFacts(const Evidence& e, const std::string& manifest_sha256, const
   return {};
 }
 
-Status PlanFacts(const Evidence& e, const std::string& fingerprint, Facts& facts) {
+// `here`: this folder's own measurement (a run or shard folder), which a plan measured on this
+// folder (by fingerprint) must have planned from.
+Status PlanFacts(const Evidence& e, const std::string& fingerprint, const std::optional<Measurement>& here,
+                 Facts& facts) {
   const nlohmann::json& basis_print = At(At(e.doc, "basis"), "fingerprint");
+  if (basis_print == fingerprint && here) {
+    const nlohmann::json &rate = At(At(e.doc, "basis"), "items_per_s_per_card"),
+                         &peak = At(At(e.doc, "basis"), "peak_memory_mb");
+    if (!FiniteNumber(rate) || !SameFigure(rate.get<double>(), here->items_per_s_per_card) ||
+        !FiniteNumber(peak) || !SameFigure(peak.get<double>(), here->peak_memory_mb)) {
+      return Inconsistent(e, "its basis is this folder, yet it plans from " + JsonValueText(rate) +
+                                 " items/s per card and " + JsonValueText(peak) +
+                                 " MB where this folder measured " +
+                                 JsonValueText(nlohmann::json(here->items_per_s_per_card)) + " and " +
+                                 JsonValueText(nlohmann::json(here->peak_memory_mb)));
+    }
+  }
   if (basis_print != fingerprint) {
     facts.Add("warning: the plan was measured on another folder (fingerprint " +
                   TruncateUtf8(JsonValueText(basis_print), 64) +
@@ -1018,11 +1125,26 @@ Result<DecideOutcome> Decide(FileSystem& fsys, Clock& clock, const fs::path& run
     facts.Add("every rejection (" + std::to_string(rejected_count) + ") is one the manifest expects",
               results_file, kDecisionGo);
   }
+  // This folder's own figures, as `pilot plan` reads them from a run or shard folder.
+  std::optional<Measurement> here;
+  if (record.value().folder_kind == kFolderKindRun || record.value().folder_kind == kFolderKindShard) {
+    std::map<std::string, nlohmann::json> docs = {{"data/run.json", run.value()},
+                                                  {"data/report.json", report.value()}};
+    const fs::path env_file = run_dir / "data/environment.json";  // optional, as for plan
+    if (auto env_text = ReadCapped(fsys, env_file, limits::kRunRecordBytes, "environment"); env_text.ok()) {
+      if (auto env = ParseJson(env_text.value(), env_file.string()); env.ok())
+        docs["data/environment.json"] = std::move(env).value();
+    }
+    auto measured = MeasurementFromDocuments(run_dir.string(), record.value().folder_kind, docs);
+    if (measured.ok()) here = std::move(measured).value();
+  }
   for (const Evidence& e : evidence) {
     if (e.kind == "doctor") PILOT_TRY(DoctorFacts(e, facts));
-    if (e.kind == "compare")
-      PILOT_TRY(CompareFacts(e, record.value().manifest_sha256, out.previous_fingerprint, facts));
-    if (e.kind == "plan") PILOT_TRY(PlanFacts(e, out.previous_fingerprint, facts));
+    if (e.kind == "compare") {
+      PILOT_TRY(CompareFacts(e, record.value().manifest_sha256, out.previous_fingerprint, position,
+                             At(At(report.value(), "counts"), "accepted"), facts));
+    }
+    if (e.kind == "plan") PILOT_TRY(PlanFacts(e, out.previous_fingerprint, here, facts));
     if (e.kind == "sweep") SweepFacts(e, run.value(), facts);
   }
   out.proposal = facts.Any(kDecisionFixEnv)         ? kDecisionFixEnv

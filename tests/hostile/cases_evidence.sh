@@ -466,3 +466,72 @@ hc_evidence__decide_takes_a_genuine_plan_with_ties() {
   want_rc 0
   hrun decide "$G" --plan plan.json
 }
+
+# --- from the fourth review: evidence edited so that every field agrees but the figures lie ----
+hc_evidence__decide_plan_hours_cut_with_every_field_rederived() {
+  # Every row's compute hours divided by 10,000, and needed hours, periods, fits and picks
+  # re-derived from them: the hours no longer follow from the corpus at the row's rate.
+  copy_run good || return
+  plan_edited '
+for r in d["plans"]:
+    r["compute_hours"] /= 10000; r["needed_hours"] = r["compute_hours"] + d["allowance_hours"]
+    r["period_suffices"] = r["needed_hours"] <= r["period_days"] * 24; r["fits"] = r["period_suffices"] and r["fit"] != "no"
+fit = [r for r in d["plans"] if r["fits"]]
+d["cheapest"] = min(fit, key=lambda r: (r["cost"], r["needed_hours"])) if fit else None
+d["fastest"] = min(fit, key=lambda r: (r["needed_hours"], r["cost"])) if fit else None
+d["verdict"] = "fits" if fit else "none_fits"' || return
+  want_rc 2; want_err 'contradicts itself' 'compute_hours' 'corpus\.items'
+  guard "$C/$G"
+  hrun decide "$G" --plan plan.json --decision go --reason x
+}
+hc_evidence__decide_plan_rate_raised_with_every_field_rederived() {
+  # The basis rate raised 10,000-fold and every row made to follow from it exactly: the plan
+  # agrees with itself, but not with the folder it names as its basis.
+  copy_run good || return
+  plan_edited '
+b = d["basis"]; b["items_per_s_per_card"] *= 10000
+for r in d["plans"]:
+    r["items_per_s_per_card"] = b["items_per_s_per_card"]
+    r["compute_hours"] = d["corpus"]["items"] / (r["items_per_s_per_card"] * r["cards"]) / 3600.0
+    r["needed_hours"] = r["compute_hours"] + d["allowance_hours"]
+    r["period_suffices"] = r["needed_hours"] <= r["period_days"] * 24; r["fits"] = r["period_suffices"] and r["fit"] != "no"
+fit = [r for r in d["plans"] if r["fits"]]
+d["cheapest"] = min(fit, key=lambda r: (r["cost"], r["needed_hours"])) if fit else None
+d["fastest"] = min(fit, key=lambda r: (r["needed_hours"], r["cost"])) if fit else None
+d["verdict"] = "fits" if fit else "none_fits"' || return
+  want_rc 2; want_err 'contradicts itself' 'its basis is this folder' 'items/s per card'
+  guard "$C/$G"
+  hrun decide "$G" --plan plan.json --decision go --reason x
+}
+# compare_edited PYTHON: the good run compared with itself, edited by the Python lines (d).
+compare_edited() {
+  aux compare "$G" "$G" --out cmp
+  [ "$AUX_RC" = 0 ] || { bad "no comparison to edit"; return 1; }
+  python3 - "$C/cmp/compare.json" "$1" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+exec(sys.argv[2])
+json.dump(d, open(sys.argv[1], "w"))
+PY
+}
+hc_evidence__decide_compare_quality_contradicts_its_items() {
+  copy_run good || return
+  compare_edited '
+d["quality"].update(accuracy_b=0.25, accuracy_delta=0.5, expected_rejections_met_b=500, accepted_b=700, labelled=-1)
+d["performance"]["throughput_items_per_s"].update(b=9999.0, b_over_a=50.0)' || return
+  want_rc 2; want_err 'contradicts itself' 'accuracy_delta' 'compare\.json'
+  guard "$C/$G"
+  hrun decide "$G" --compare cmp/compare.json --decision go --reason x
+}
+hc_evidence__decide_compare_of_this_folder_counts_other_items() {
+  # Consistent in itself (3 of 3 items agree, 3 accepted on each side), but both of its runs
+  # are this folder, which holds 12 results.
+  copy_run good || return
+  compare_edited '
+d["items"].update(total=3, agree=3, same_status=3, same_category_or_reason=3, both_accepted=3, agreement=1.0)
+d["items"].pop("differences_by_kind", None)
+d["quality"].update(accepted_a=3, accepted_b=3, labelled=3, expected_rejections_met_a=0, expected_rejections_met_b=0)' || return
+  want_rc 2; want_err 'contradicts itself' 'this folder' '12 results'
+  guard "$C/$G"
+  hrun decide "$G" --compare cmp/compare.json --decision go --reason x
+}

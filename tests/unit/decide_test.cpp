@@ -244,25 +244,55 @@ TEST(Decide, AWrongFingerprintIsAFindingBeforeAnyProposal) {
 TEST(DecideEvidence, PlanTiesWithinItsRoundingAreAcceptedAsPlanBreaksThem) {
   // plan takes figures within a relative 1e-9 as equal and breaks the tie by cards: a cheapest
   // row that costs 0.30000000000000004 beside one of 0.3 is plan's own answer; one of 0.31 is not.
-  auto row = [](const std::string& card, int cards, const std::string& cost, const std::string& hours) {
+  // 288,000 items at 10 items/s per card: 8 h on one card, 2 h on four.
+  auto row = [](const std::string& card, int cards, const std::string& cost) {
+    const std::string hours = cards == 1 ? "8.0" : "2.0";
     return R"({"card":")" + card + R"(","period_days":3,"lots":1,"cards":)" + std::to_string(cards) +
            R"(,"fit":"unknown","rate_basis":"measured","items_per_s_per_card":10.0,"compute_hours":)" +
            hours + R"(,"needed_hours":)" + hours + R"(,"period_suffices":true,"cost":)" + cost +
            R"(,"fits":true})";
   };
-  auto plan = [&](const std::string& a_cost, const std::string& a_hours) {
-    const std::string a = row("a", 1, a_cost, a_hours), b = row("b", 4, "0.3", "8.000000021337911");
-    return R"({"kind":"pilot-plan","allowance_hours":0,"basis":{"items_per_s_per_card":10.0},"plans":[)" + a +
-           "," + b + R"(],"cheapest":)" + a + R"(,"fastest":)" + a + R"(,"verdict":"fits"})";
+  auto plan = [&](const std::string& a_cost, int a_cards) {
+    const std::string a = row("a", a_cards, a_cost), b = row("b", 4, "0.3");
+    return R"({"kind":"pilot-plan","allowance_hours":0,"basis":{"items_per_s_per_card":10.0},)"
+           R"("corpus":{"items":288000},"plans":[)" +
+           a + "," + b + R"(],"cheapest":)" + a + R"(,"fastest":)" + a + R"(,"verdict":"fits"})";
   };
-  EXPECT_TRUE(
-      CheckEvidenceDocument("plan", plan("0.30000000000000004", "8.000000026672389"), "plan.json").ok());
-  auto dearer = CheckEvidenceDocument("plan", plan("0.31", "8.000000026672389"), "plan.json");
+  EXPECT_TRUE(CheckEvidenceDocument("plan", plan("0.30000000000000004", 4), "plan.json").ok());
+  auto dearer = CheckEvidenceDocument("plan", plan("0.31", 4), "plan.json");
   ASSERT_FALSE(dearer.ok());
   EXPECT_NE(dearer.error().what.find("cheapest costs more"), std::string::npos) << dearer.error().what;
-  auto slower = CheckEvidenceDocument("plan", plan("0.3", "8.5"), "plan.json");
+  auto slower = CheckEvidenceDocument("plan", plan("0.3", 1), "plan.json");
   ASSERT_FALSE(slower.ok());
   EXPECT_NE(slower.error().what.find("fastest needs more hours"), std::string::npos) << slower.error().what;
+}
+
+TEST(DecideEvidence, PlanRowsMustFollowFromTheBasisAndTheCorpus) {
+  // 36,000 items at 10 items/s on one card: 1 h. Each edit below keeps the row's other fields
+  // consistent (needed = compute + allowance, the period suffices), as a careful forger would.
+  auto plan = [](const std::string& rate, const std::string& hours, const std::string& rate_basis,
+                 const std::string& scaling) {
+    const std::string r =
+        R"({"card":"cpu","period_days":3,"lots":1,"cards":1,"fit":"unknown","rate_basis":")" + rate_basis +
+        R"(","items_per_s_per_card":)" + rate + R"(,"compute_hours":)" + hours + R"(,"needed_hours":)" +
+        hours + R"(,"period_suffices":true,"cost":5.0,"fits":true})";
+    return R"({"kind":"pilot-plan","allowance_hours":0,"basis":{"items_per_s_per_card":10.0,"assume_scaling":)" +
+           scaling + R"(},"corpus":{"items":36000},"plans":[)" + r + R"(],"cheapest":)" + r +
+           R"(,"fastest":)" + r + R"(,"verdict":"fits"})";
+  };
+  EXPECT_TRUE(CheckEvidenceDocument("plan", plan("10.0", "1.0", "measured", "null"), "plan.json").ok());
+  EXPECT_TRUE(CheckEvidenceDocument("plan", plan("20.0", "0.5", "assumed", "2.0"), "plan.json").ok());
+  for (const auto& [doc, says] : std::vector<std::pair<std::string, std::string>>{
+           {plan("10.0", "0.0001", "measured", "null"), "compute_hours 0.0001 is not corpus.items"},
+           {plan("100000.0", "0.0001", "measured", "null"),
+            "items_per_s_per_card 1e+05 is not the basis's rate"},
+           {plan("20.0", "0.5", "assumed", "null"), "rate_basis assumed is not measured"},
+           {plan("10.0", "1.0", "guessed", "null"), "rate_basis guessed is not measured"},
+       }) {
+    auto got = CheckEvidenceDocument("plan", doc, "plan.json");
+    ASSERT_FALSE(got.ok()) << says;
+    EXPECT_NE(got.error().what.find(says), std::string::npos) << got.error().what;
+  }
 }
 
 TEST(DecideEvidence, DocumentsThatContradictThemselvesAreRefused) {
@@ -272,8 +302,8 @@ TEST(DecideEvidence, DocumentsThatContradictThemselvesAreRefused) {
   auto plan = [&](const std::string& cost, const std::string& verdict) {
     std::string r = row;
     r.replace(r.find("COST"), 4, cost);
-    return R"({"kind":"pilot-plan","basis":{"items_per_s_per_card":10.0},"plans":[)" + r +
-           R"(],"cheapest":)" + r + R"(,"fastest":)" + r + R"(,"verdict":")" + verdict + R"("})";
+    return R"({"kind":"pilot-plan","basis":{"items_per_s_per_card":10.0},"corpus":{"items":36000},"plans":[)" +
+           r + R"(],"cheapest":)" + r + R"(,"fastest":)" + r + R"(,"verdict":")" + verdict + R"("})";
   };
   EXPECT_TRUE(CheckEvidenceDocument("plan", plan("5.0", "fits"), "plan.json").ok());
   auto negative = CheckEvidenceDocument("plan", plan("-5.0", "fits"), "plan.json");
@@ -319,6 +349,28 @@ TEST(DecideEvidence, DocumentsThatContradictThemselvesAreRefused) {
                 "differences_by_kind":{"status":2}},"within_tolerance":true,"verdict":"agree","differences":[],
                 "differences_listed":0,"changes":[],"one_change":true})",
            "differences_by_kind"},
+          // The fourth review: a quality or performance section that contradicts the items.
+          {R"({"kind":"pilot-compare","tolerance":0.001,"items":{"total":3,"agree":3,"differ":0},
+                "within_tolerance":true,"verdict":"agree","differences":[],"differences_listed":0,"changes":[],
+                "one_change":true,"quality":{"accuracy_a":1.0,"accuracy_b":0.5,"accuracy_delta":0.5}})",
+           "accuracy_delta 0.5 is not accuracy_b - accuracy_a"},
+          {R"({"kind":"pilot-compare","tolerance":0.001,"items":{"total":3,"agree":3,"differ":0},
+                "within_tolerance":true,"verdict":"agree","differences":[],"differences_listed":0,"changes":[],
+                "one_change":true,"quality":{"accepted_b":700}})",
+           "accepted_b 700 is not a count of at most items.total 3"},
+          {R"({"kind":"pilot-compare","tolerance":0.001,"items":{"total":3,"agree":3,"differ":0,"same_status":3},
+                "within_tolerance":true,"verdict":"agree","differences":[],"differences_listed":0,"changes":[],
+                "one_change":true,"quality":{"accepted_a":3,"accepted_b":1}})",
+           "every item has the same status in both runs"},
+          {R"({"kind":"pilot-compare","tolerance":0.001,"items":{"total":3,"agree":3,"differ":0,"same_status":3,
+                "same_category_or_reason":3},"within_tolerance":true,"verdict":"agree","differences":[],
+                "differences_listed":0,"changes":[],"one_change":true,
+                "quality":{"accuracy_a":1.0,"accuracy_b":0.25,"accuracy_delta":-0.75}})",
+           "every item has the same outcome in both runs"},
+          {R"({"kind":"pilot-compare","tolerance":0.001,"items":{"total":3,"agree":3,"differ":0},
+                "within_tolerance":true,"verdict":"agree","differences":[],"differences_listed":0,"changes":[],
+                "one_change":true,"performance":{"throughput_items_per_s":{"a":100.0,"b":100.0,"b_over_a":50.0}}})",
+           "performance.throughput_items_per_s.b_over_a 50 is not b / a"},
       }) {
     auto got = CheckEvidenceDocument("compare", doc, "compare.json");
     ASSERT_FALSE(got.ok()) << says;
