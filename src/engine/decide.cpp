@@ -255,6 +255,22 @@ Status CheckPlanConsistent(const Evidence& e) {
   }
   const nlohmann::json& scaling = At(At(e.doc, "basis"), "assume_scaling");
   const nlohmann::json& corpus_items = At(At(e.doc, "corpus"), "items");
+  // The fingerprint is pilot's (64 lower-case hex digits) or null: another spelling of this
+  // folder's would dodge the check against it.
+  const nlohmann::json& basis_print = At(At(e.doc, "basis"), "fingerprint");
+  if (!basis_print.is_null() && !(basis_print.is_string() && IsSha256Hex(basis_print.get<std::string>()))) {
+    return Inconsistent(e, "basis.fingerprint " + JsonValueText(basis_print) +
+                               " is not a fingerprint pilot writes (64 lower-case hex digits)");
+  }
+  // A card of the measured class is planned at the measured rate; only another class's rate
+  // is an assumption (--assume-scaling).
+  std::map<std::string, nlohmann::json> card_class;
+  if (At(e.doc, "cards").is_array()) {
+    for (const auto& c : At(e.doc, "cards")) {
+      if (At(c, "card").is_string()) card_class[At(c, "card").get<std::string>()] = At(c, "class");
+    }
+  }
+  const nlohmann::json& measured_class = At(At(e.doc, "basis"), "device_class");
   if (!corpus_items.is_number_unsigned()) {
     return Inconsistent(e, "corpus.items " + JsonValueText(corpus_items) + " is not a count of items");
   }
@@ -287,6 +303,15 @@ Status CheckPlanConsistent(const Evidence& e) {
         (assumed && (!FiniteNumber(scaling) || scaling.get<double>() <= 0))) {
       return Inconsistent(e, "a plan row's rate_basis " + JsonValueText(rate_basis) +
                                  " is not measured, or assumed with a positive basis.assume_scaling");
+    }
+    const auto listed_class =
+        At(r, "card").is_string() ? card_class.find(At(r, "card").get<std::string>()) : card_class.end();
+    if (listed_class == card_class.end() || !measured_class.is_string() ||
+        assumed != (listed_class->second != measured_class)) {
+      return Inconsistent(e, "a plan row's rate_basis " + JsonValueText(rate_basis) +
+                                 " does not follow from its card " + JsonValueText(At(r, "card")) +
+                                 " (listed in cards with its class) and the measured class " +
+                                 JsonValueText(measured_class));
     }
     const double want_rate = basis_rate.get<double>() * (assumed ? scaling.get<double>() : 1.0);
     if (!FiniteNumber(row_rate) || !SameFigure(row_rate.get<double>(), want_rate)) {
@@ -540,7 +565,8 @@ Status PlanFacts(const Evidence& e, const std::string& fingerprint, const std::o
     facts.Add("a rental plan fits: cheapest " + JsonValueText(At(c, "lots")) + " lot(s) of " +
                   TruncateUtf8(JsonValueText(At(c, "card")), 64) + " for " +
                   JsonValueText(At(c, "period_days")) + " days at " + Money(At(c, "cost")) + " " +
-                  TruncateUtf8(JsonValueText(At(At(e.doc, "prices"), "currency")), 16),
+                  TruncateUtf8(JsonValueText(At(At(e.doc, "prices"), "currency")), 16) +
+                  ", for a corpus of " + JsonValueText(At(At(e.doc, "corpus"), "items")) + " items",
               e.source, kDecisionGo);
     if (At(c, "fit") == "unknown" || At(c, "rate_basis") == "assumed") {
       facts.Add("warning: the cheapest plan rests on an assumption (fit " + JsonValueText(At(c, "fit")) +

@@ -254,7 +254,8 @@ TEST(DecideEvidence, PlanTiesWithinItsRoundingAreAcceptedAsPlanBreaksThem) {
   };
   auto plan = [&](const std::string& a_cost, int a_cards) {
     const std::string a = row("a", a_cards, a_cost), b = row("b", 4, "0.3");
-    return R"({"kind":"pilot-plan","allowance_hours":0,"basis":{"items_per_s_per_card":10.0},)"
+    return R"({"kind":"pilot-plan","allowance_hours":0,"basis":{"items_per_s_per_card":10.0,)"
+           R"("device_class":"cpu"},"cards":[{"card":"a","class":"cpu"},{"card":"b","class":"cpu"}],)"
            R"("corpus":{"items":288000},"plans":[)" +
            a + "," + b + R"(],"cheapest":)" + a + R"(,"fastest":)" + a + R"(,"verdict":"fits"})";
   };
@@ -271,23 +272,35 @@ TEST(DecideEvidence, PlanRowsMustFollowFromTheBasisAndTheCorpus) {
   // 36,000 items at 10 items/s on one card: 1 h. Each edit below keeps the row's other fields
   // consistent (needed = compute + allowance, the period suffices), as a careful forger would.
   auto plan = [](const std::string& rate, const std::string& hours, const std::string& rate_basis,
-                 const std::string& scaling) {
+                 const std::string& scaling, const std::string& card_class = "cpu",
+                 const std::string& fingerprint = "null") {
     const std::string r =
-        R"({"card":"cpu","period_days":3,"lots":1,"cards":1,"fit":"unknown","rate_basis":")" + rate_basis +
+        R"({"card":"node","period_days":3,"lots":1,"cards":1,"fit":"unknown","rate_basis":")" + rate_basis +
         R"(","items_per_s_per_card":)" + rate + R"(,"compute_hours":)" + hours + R"(,"needed_hours":)" +
         hours + R"(,"period_suffices":true,"cost":5.0,"fits":true})";
-    return R"({"kind":"pilot-plan","allowance_hours":0,"basis":{"items_per_s_per_card":10.0,"assume_scaling":)" +
-           scaling + R"(},"corpus":{"items":36000},"plans":[)" + r + R"(],"cheapest":)" + r +
+    return R"({"kind":"pilot-plan","allowance_hours":0,"basis":{"items_per_s_per_card":10.0,)"
+           R"("device_class":"cpu","fingerprint":)" +
+           fingerprint + R"(,"assume_scaling":)" + scaling + R"(},"cards":[{"card":"node","class":")" +
+           card_class + R"("}],"corpus":{"items":36000},"plans":[)" + r + R"(],"cheapest":)" + r +
            R"(,"fastest":)" + r + R"(,"verdict":"fits"})";
   };
   EXPECT_TRUE(CheckEvidenceDocument("plan", plan("10.0", "1.0", "measured", "null"), "plan.json").ok());
-  EXPECT_TRUE(CheckEvidenceDocument("plan", plan("20.0", "0.5", "assumed", "2.0"), "plan.json").ok());
+  EXPECT_TRUE(CheckEvidenceDocument("plan", plan("20.0", "0.5", "assumed", "2.0", "cuda"), "plan.json").ok());
+  const std::string lower = "\"" + std::string(64, 'a') + "\"", upper = "\"" + std::string(64, 'A') + "\"";
+  EXPECT_TRUE(
+      CheckEvidenceDocument("plan", plan("10.0", "1.0", "measured", "null", "cpu", lower), "plan.json").ok());
   for (const auto& [doc, says] : std::vector<std::pair<std::string, std::string>>{
            {plan("10.0", "0.0001", "measured", "null"), "compute_hours 0.0001 is not corpus.items"},
            {plan("100000.0", "0.0001", "measured", "null"),
             "items_per_s_per_card 1e+05 is not the basis's rate"},
-           {plan("20.0", "0.5", "assumed", "null"), "rate_basis assumed is not measured"},
+           {plan("20.0", "0.5", "assumed", "null", "cuda"), "rate_basis assumed is not measured"},
            {plan("10.0", "1.0", "guessed", "null"), "rate_basis guessed is not measured"},
+           // An assumed rate on a card of the measured class, or a measured one on another class.
+           {plan("20.0", "0.5", "assumed", "2.0"), "rate_basis assumed does not follow from its card"},
+           {plan("10.0", "1.0", "measured", "null", "cuda"),
+            "rate_basis measured does not follow from its card"},
+           // This folder's fingerprint spelt otherwise would dodge the check against this folder.
+           {plan("10.0", "1.0", "measured", "null", "cpu", upper), "is not a fingerprint pilot writes"},
        }) {
     auto got = CheckEvidenceDocument("plan", doc, "plan.json");
     ASSERT_FALSE(got.ok()) << says;
@@ -302,7 +315,8 @@ TEST(DecideEvidence, DocumentsThatContradictThemselvesAreRefused) {
   auto plan = [&](const std::string& cost, const std::string& verdict) {
     std::string r = row;
     r.replace(r.find("COST"), 4, cost);
-    return R"({"kind":"pilot-plan","basis":{"items_per_s_per_card":10.0},"corpus":{"items":36000},"plans":[)" +
+    return R"({"kind":"pilot-plan","basis":{"items_per_s_per_card":10.0,"device_class":"cpu"},)"
+           R"("cards":[{"card":"cpu","class":"cpu"}],"corpus":{"items":36000},"plans":[)" +
            r + R"(],"cheapest":)" + r + R"(,"fastest":)" + r + R"(,"verdict":")" + verdict + R"("})";
   };
   EXPECT_TRUE(CheckEvidenceDocument("plan", plan("5.0", "fits"), "plan.json").ok());
