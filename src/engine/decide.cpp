@@ -1151,9 +1151,13 @@ Result<DecideOutcome> Decide(FileSystem& fsys, Clock& clock, const fs::path& run
     facts.Add("every rejection (" + std::to_string(rejected_count) + ") is one the manifest expects",
               results_file, kDecisionGo);
   }
-  // This folder's own figures, as `pilot plan` reads them from a run or shard folder.
+  // This folder's own figures, as `pilot plan` reads them from a run or shard folder: read only
+  // when a plan is among the evidence.
   std::optional<Measurement> here;
-  if (record.value().folder_kind == kFolderKindRun || record.value().folder_kind == kFolderKindShard) {
+  const bool plan_given =
+      std::any_of(evidence.begin(), evidence.end(), [](const Evidence& e) { return e.kind == "plan"; });
+  if (plan_given &&
+      (record.value().folder_kind == kFolderKindRun || record.value().folder_kind == kFolderKindShard)) {
     std::map<std::string, nlohmann::json> docs = {{"data/run.json", run.value()},
                                                   {"data/report.json", report.value()}};
     const fs::path env_file = run_dir / "data/environment.json";  // optional, as for plan

@@ -56,6 +56,21 @@ bool IsLayoutControl(std::uint32_t cp) {
   return cp == 0x200E || cp == 0x200F || (cp >= 0x2028 && cp <= 0x202E) || (cp >= 0x2066 && cp <= 0x2069);
 }
 
+// The entity for the characters both HTML and Markdown (rendered to HTML) must not show raw:
+// one table for EscapeMarkdown and EscapeHtml. Null for any other character.
+const char* HtmlEntity(char c) {
+  switch (c) {
+    case '&':
+      return "&amp;";
+    case '<':
+      return "&lt;";
+    case '>':
+      return "&gt;";
+    default:
+      return nullptr;
+  }
+}
+
 }  // namespace
 
 std::string EscapeTerminal(std::string_view text) {
@@ -91,16 +106,11 @@ std::string EscapeMarkdown(std::string_view text) {
   std::string out;
   out.reserve(safe.size() + 8);
   for (char c : safe) {
+    if (const char* entity = HtmlEntity(c)) {
+      out += entity;
+      continue;
+    }
     switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
       case '\\':
       case '`':
       case '*':
@@ -123,16 +133,11 @@ std::string EscapeHtml(std::string_view text) {
   std::string out;
   out.reserve(safe.size() + 8);
   for (char c : safe) {
+    if (const char* entity = HtmlEntity(c)) {
+      out += entity;
+      continue;
+    }
     switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
       case '"':
         out += "&quot;";
         break;

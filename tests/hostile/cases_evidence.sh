@@ -468,18 +468,24 @@ hc_evidence__decide_takes_a_genuine_plan_with_ties() {
 }
 
 # --- from the fourth review: evidence edited so that every field agrees but the figures lie ----
+# Python lines for plan_edited: each row's needed hours, period and fit, then the verdict and the
+# picks, derived again from the rows' compute hours as plan derives them.
+REPICK='for r in d["plans"]:
+    r["needed_hours"] = r["compute_hours"] + d["allowance_hours"]
+    r["period_suffices"] = r["needed_hours"] <= r["period_days"] * 24; r["fits"] = r["period_suffices"] and r["fit"] != "no"
+fit = [r for r in d["plans"] if r["fits"]]
+d["cheapest"] = min(fit, key=lambda r: (r["cost"], r["needed_hours"])) if fit else None
+d["fastest"] = min(fit, key=lambda r: (r["needed_hours"], r["cost"])) if fit else None
+d["verdict"] = "fits" if fit else "none_fits"'
+
 hc_evidence__decide_plan_hours_cut_with_every_field_rederived() {
   # Every row's compute hours divided by 10,000, and needed hours, periods, fits and picks
   # re-derived from them: the hours no longer follow from the corpus at the row's rate.
   copy_run good || return
   plan_edited '
 for r in d["plans"]:
-    r["compute_hours"] /= 10000; r["needed_hours"] = r["compute_hours"] + d["allowance_hours"]
-    r["period_suffices"] = r["needed_hours"] <= r["period_days"] * 24; r["fits"] = r["period_suffices"] and r["fit"] != "no"
-fit = [r for r in d["plans"] if r["fits"]]
-d["cheapest"] = min(fit, key=lambda r: (r["cost"], r["needed_hours"])) if fit else None
-d["fastest"] = min(fit, key=lambda r: (r["needed_hours"], r["cost"])) if fit else None
-d["verdict"] = "fits" if fit else "none_fits"' || return
+    r["compute_hours"] /= 10000
+'"$REPICK" || return
   want_rc 2; want_err 'contradicts itself' 'compute_hours' 'corpus\.items'
   guard "$C/$G"
   hrun decide "$G" --plan plan.json --decision go --reason x
@@ -493,12 +499,7 @@ b = d["basis"]; b["items_per_s_per_card"] *= 10000
 for r in d["plans"]:
     r["items_per_s_per_card"] = b["items_per_s_per_card"]
     r["compute_hours"] = d["corpus"]["items"] / (r["items_per_s_per_card"] * r["cards"]) / 3600.0
-    r["needed_hours"] = r["compute_hours"] + d["allowance_hours"]
-    r["period_suffices"] = r["needed_hours"] <= r["period_days"] * 24; r["fits"] = r["period_suffices"] and r["fit"] != "no"
-fit = [r for r in d["plans"] if r["fits"]]
-d["cheapest"] = min(fit, key=lambda r: (r["cost"], r["needed_hours"])) if fit else None
-d["fastest"] = min(fit, key=lambda r: (r["needed_hours"], r["cost"])) if fit else None
-d["verdict"] = "fits" if fit else "none_fits"' || return
+'"$REPICK" || return
   want_rc 2; want_err 'contradicts itself' 'its basis is this folder' 'items/s per card'
   guard "$C/$G"
   hrun decide "$G" --plan plan.json --decision go --reason x
