@@ -10,6 +10,7 @@ import sys
 
 ORDER = ["platform", "input", "records", "bag", "engine", "stage", "cli"]
 HEADER_ONLY = {"limits": "platform", "reasons": "platform", "clock": "platform", "build_info": "platform",
+               "folder_files": "platform",
                "build_flavour": "stage",
                "stage": "engine", "verify": "bag", "torch_stage": "stage", "doctor": "records",
                "run": "engine"}

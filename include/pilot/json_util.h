@@ -23,6 +23,10 @@ namespace pilot {
 //   otherwise silently win, hiding the first from every check).
 Result<nlohmann::json> ParseJson(std::string_view text, const std::string& source,
                                  std::size_t max_depth = limits::kJsonDepth);
+// The same checks, keeping the objects' key order: for a document pilot wrote that is to be
+// written again byte for byte (verify rebuilding a derived file from it).
+Result<nlohmann::ordered_json> ParseOrderedJson(std::string_view text, const std::string& source,
+                                                std::size_t max_depth = limits::kJsonDepth);
 
 // Pretty JSON with a trailing newline (the form of every JSON file in a run folder).
 // Invalid UTF-8 in a string (a file name, an argument) is replaced, never a throw.

@@ -23,10 +23,6 @@
 
 namespace pilot {
 
-// Card sizes of the headroom table (GB) and the share of a card kept in reserve.
-inline constexpr double kCardSizesGb[] = {24, 32, 48, 80, 141, 192};
-inline constexpr double kCardReserve = 0.10;
-
 // --- length groups -----------------------------------------------------------------------
 struct MeasuredItem {
   std::string id;

@@ -100,6 +100,9 @@ Result<CellMeasure> CellFromJson(std::string_view text, const std::string& where
 // float32 rounding of that order is below 1e-6 for the bundled models.
 inline constexpr double kConfidenceTolerance = 1e-5;
 inline constexpr double kVectorTolerance = 1e-5;
+// Card sizes of the headroom table (GB) and the share of a card kept in reserve.
+inline constexpr double kCardSizesGb[] = {24, 32, 48, 80, 141, 192};
+inline constexpr double kCardReserve = 0.10;
 
 // --- equivalence ------------------------------------------------------------------------
 struct EquivalenceFinding {
@@ -182,6 +185,9 @@ struct SweepRecord {
   std::string output = "classification";  // stage.output: classification | embedding
   std::string started_at;
   SweepSettings settings;
+  // run.json's `stage` and `footprint` objects as written (key order kept): what sweep.json
+  // repeats, so that verify can build sweep.json again.
+  nlohmann::ordered_json stage, footprint;
   std::vector<std::string> command_line;
 };
 Result<SweepRecord> ReadSweepRecord(FileSystem& fs, const std::filesystem::path& dir);

@@ -5,8 +5,25 @@
 
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
+
+#include "pilot/sweep_records.h"
 
 namespace pilot {
+
+// data/sweep.json, from what the folder records alone: its run id, data/run.json's `stage`
+// and `footprint` objects, the settings, the groups, the journaled cells and what they say as
+// a whole (AnalyseSweep). The sweep writes sweep.json with it; verify builds it again from the
+// folder and compares the bytes, then the three renderings below against it.
+struct SweepSummaryInput {
+  std::string run_id;
+  nlohmann::ordered_json stage, footprint;
+  const Grouping& grouping;
+  const SweepSettings& settings;
+  const std::vector<CellMeasure>& cells;
+  const SweepAnalysis& analysis;
+};
+nlohmann::ordered_json SweepSummary(const SweepSummaryInput& input);
 
 std::string SweepCsv(const nlohmann::ordered_json& summary);
 std::string SweepMarkdown(const nlohmann::ordered_json& summary);

@@ -1,19 +1,64 @@
 // `verify` of a sweep folder, after the bag's own checks (verify.cpp): its record, groups and
 // cells, read through the records layer's strict parsers; then what the cells say (the
 // recommendation, the equivalence findings) is derived again and compared with sweep.json,
-// so that a folder re-hashed after an edit of its summary is caught.
+// so that a folder re-hashed after an edit of its summary is caught. Last, sweep.json is
+// built again whole from the record, groups and cells (SweepSummary) and compared byte for
+// byte, and so are its three renderings: an edited sweep.csv, sweep.md or report.html is a
+// finding too.
+#include <functional>
 #include <map>
 
 #include "pilot/escape.h"
 #include "pilot/json_util.h"
 #include "pilot/limits.h"
 #include "pilot/sweep_records.h"
+#include "pilot/sweep_report.h"
 #include "pilot/utf8.h"
 #include "pilot/verify.h"
 
 namespace pilot {
 
 namespace fs = std::filesystem;
+
+namespace {
+
+// sweep.json against the document its sources give, key by key, then as bytes; then the
+// renderings against that document's.
+void CheckDerivedFiles(FileSystem& fsys, const fs::path& dir, const SweepState& state, std::string_view text,
+                       const std::function<void(const std::string&, const std::string&)>& add) {
+  const SweepRecord& record = state.record;
+  const nlohmann::ordered_json want = SweepSummary(
+      {record.run_id, record.stage, record.footprint, state.grouping, record.settings, state.cells, state.analysis});
+  const std::string want_text = PrettyJson(want);
+  if (text != want_text) {
+    auto got = ParseOrderedJson(text, "data/sweep.json");
+    std::string keys;
+    if (got.ok() && got.value().is_object()) {
+      for (const auto& [key, value] : want.items()) {
+        // Compared as unordered documents: the keys' order alone is the byte check's to report.
+        if (!got.value().contains(key) || nlohmann::json(got.value()[key]) != nlohmann::json(value))
+          keys += (keys.empty() ? "" : ", ") + key;
+      }
+      for (const auto& [key, value] : got.value().items()) {
+        if (!want.contains(key)) keys += (keys.empty() ? "" : ", ") + KeyForMessage(key);
+      }
+    }
+    add("data/sweep.json", keys.empty() ? "is not byte for byte the document its record, groups and cells give"
+                                        : "differs from what its record, groups and cells give, at: " + keys);
+  }
+  const std::pair<const char*, std::string> renderings[] = {
+      {"data/sweep.csv", SweepCsv(want)}, {"data/sweep.md", SweepMarkdown(want)}, {"data/report.html", SweepHtml(want)}};
+  for (const auto& [rel, expected] : renderings) {
+    auto got = ReadInsideFolder(fsys, dir, rel, limits::kReportBytes);
+    if (!got.ok()) {
+      add(rel, got.error().what);
+    } else if (got.value() != expected) {
+      add(rel, "differs from the rendering of what the folder's record, groups and cells give (edited?)");
+    }
+  }
+}
+
+}  // namespace
 
 void CheckSweepFolder(FileSystem& fsys, const fs::path& dir, std::vector<Finding>& findings) {
   auto add = [&](const std::string& where, const std::string& what) {
@@ -105,6 +150,7 @@ void CheckSweepFolder(FileSystem& fsys, const fs::path& dir, std::vector<Finding
   }
   auto model = s.contains("stage") ? StringAt(s["stage"], "model_sha256") : std::nullopt;
   if (model != record.model_sha256) differs("the model's sha256");
+  CheckDerivedFiles(fsys, dir, state.value(), summary_text.value(), add);
 }
 
 }  // namespace pilot

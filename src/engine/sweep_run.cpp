@@ -18,6 +18,7 @@
 #include "pilot/paths.h"
 #include "pilot/precheck.h"
 #include "pilot/run_lock.h"
+#include "pilot/sweep_report.h"
 #include "pilot/utf8.h"
 
 namespace pilot {
@@ -188,124 +189,11 @@ class SweepSession {
   }
 
   nlohmann::ordered_json Summary(std::size_t& finding_count) const {
-    const auto& groups = plan_.grouping.groups;
-    nlohmann::ordered_json j;
-    j["folder_kind"] = kFolderKindSweep;
-    j["format_version"] = kSweepFormatVersion;
-    j["run_id"] = dir_.filename().string();
-    j["stage"] = StageJson();
-    const std::string device = plan_.stage.device;
-    j["measured_on"] = {
-        {"device", device},
-        {"memory", device == "cpu" ? "resident high-water mark of each cell's process (RSS)"
-                                   : "the device allocator's peak in each cell's process"},
-        {"note", device == "cpu" ? "a CPU measurement does not stand for a GPU"
-                                 : "measured on " + device + "; another card model needs its own sweep"}};
-    j["settings"] = SweepSettingsToJson(plan_.settings);
-    j["tolerances"] = {{"confidence", kConfidenceTolerance}, {"vector", kVectorTolerance}};
-    j["footprint"] = FootprintJson();
-    j["measure"] = plan_.grouping.measure;
-    j["excluded"] = plan_.grouping.excluded;
-    auto gj = nlohmann::ordered_json::array();
-    for (std::size_t i = 0; i < groups.size(); ++i) {
-      gj.push_back({{"group", i + 1},
-                    {"min_length", groups[i].min_length},
-                    {"max_length", groups[i].max_length},
-                    {"items", groups[i].items},
-                    {"sampled", groups[i].ids.size()}});
-    }
-    j["groups"] = gj;
-    // Cells in sweep order, then what was not run and why.
-    std::vector<const CellMeasure*> ordered;
-    for (std::size_t gi = 0; gi < groups.size(); ++gi) {
-      for (int b : plan_.settings.batch_sizes) {
-        if (const CellMeasure* c = Find(static_cast<int>(gi + 1), b)) ordered.push_back(c);
-      }
-    }
     const SweepAnalysis analysis =
         AnalyseSweep(plan_.grouping, plan_.settings, cells_, plan_.stage.output == OutputKind::kEmbedding);
     finding_count = analysis.findings;
-    auto cells = nlohmann::ordered_json::array();
-    for (const CellMeasure* c : ordered) {
-      nlohmann::ordered_json cj = CellToJson(*c);
-      cj.erase("outcomes");
-      cj["file"] = SweepCellFile(c->group, c->batch_size);
-      auto n = analysis.findings_per_cell.find({c->group, c->batch_size});
-      cj["equivalence_findings"] = n == analysis.findings_per_cell.end() ? 0 : n->second;
-      cells.push_back(std::move(cj));
-    }
-    auto findings = nlohmann::ordered_json::array();
-    for (const auto& f : analysis.listed) {
-      findings.push_back({{"group", f.group},
-                          {"batch_size", f.batch_size},
-                          {"position", f.position},
-                          {"id", f.id},
-                          {"what", f.what}});
-    }
-    if (!analysis.problems.empty()) j["problems"] = analysis.problems;
-    j["cells"] = cells;
-    auto not_run = nlohmann::ordered_json::array();
-    for (std::size_t gi = 0; gi < groups.size(); ++gi) {
-      const int g = static_cast<int>(gi + 1);
-      std::optional<int> limit_at;
-      for (int b : plan_.settings.batch_sizes) {
-        if (const CellMeasure* c = Find(g, b)) {
-          if (!c->limit.empty()) limit_at = b;
-        } else {
-          not_run.push_back(
-              {{"group", g},
-               {"batch_size", b},
-               {"reason", limit_at ? "escalation stopped at the limit at batch " + std::to_string(*limit_at)
-                                   : std::string("not run")}});
-        }
-      }
-    }
-    j["not_run"] = not_run;
-    j["equivalence"] = {{"findings", finding_count}, {"listed", findings.size()}};
-    j["findings"] = findings;
-    const auto& recs = analysis.recommendations;
-    auto rj = nlohmann::ordered_json::array();
-    for (const auto& r : recs) {
-      const auto& lg = groups[static_cast<std::size_t>(r.group - 1)];
-      rj.push_back(
-          {{"group", r.group},
-           {"min_length", lg.min_length},
-           {"max_length", lg.max_length},
-           {"batch_size", r.batch_size ? nlohmann::ordered_json(*r.batch_size) : nlohmann::ordered_json()},
-           {"why", r.why},
-           {"limit_batch_size",
-            r.limit_batch_size ? nlohmann::ordered_json(*r.limit_batch_size) : nlohmann::ordered_json()},
-           {"limit", r.limit.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(r.limit)},
-           {"peak_memory_mb",
-            r.batch_size ? nlohmann::ordered_json(r.peak_memory_mb) : nlohmann::ordered_json()},
-           {"fastest_batch_size",
-            r.fastest_batch_size ? nlohmann::ordered_json(*r.fastest_batch_size) : nlohmann::ordered_json()},
-           {"fastest_items_per_second", r.fastest_batch_size
-                                            ? nlohmann::ordered_json(r.fastest_items_per_second)
-                                            : nlohmann::ordered_json()}});
-    }
-    j["recommendation"] = rj;
-    // Headroom: each group's peak at its recommended size against common cards, 10% kept back.
-    auto cards = nlohmann::ordered_json::array();
-    for (double gb : kCardSizesGb) {
-      const double usable = gb * 1024.0 * (1.0 - kCardReserve);
-      auto per_group = nlohmann::ordered_json::array();
-      for (const auto& r : recs) {
-        if (!r.batch_size) continue;
-        per_group.push_back({{"group", r.group},
-                             {"peak_mb", r.peak_memory_mb},
-                             {"fits", r.peak_memory_mb <= usable},
-                             {"headroom_mb", usable - r.peak_memory_mb}});
-      }
-      cards.push_back({{"card_gb", gb}, {"usable_mb", usable}, {"groups", per_group}});
-    }
-    j["headroom"] = {
-        {"reserve", kCardReserve},
-        {"basis", device == "cpu" ? "resident memory on the CPU: a GPU's use differs (no host runtime, "
-                                    "but the CUDA context, the allocator's cache and the kernels' workspace)"
-                                  : "the device allocator's peak on " + device},
-        {"cards", cards}};
-    return j;
+    return SweepSummary({dir_.filename().string(), StageJson(), FootprintJson(), plan_.grouping, plan_.settings,
+                         cells_, analysis});
   }
 
   Result<SweepOutcome> Finish(RunLock& lock, SweepOutcome out) {

@@ -119,6 +119,15 @@ Result<json> ParseJson(std::string_view text, const std::string& source, std::si
   }
 }
 
+Result<nlohmann::ordered_json> ParseOrderedJson(std::string_view text, const std::string& source,
+                                                std::size_t max_depth) {
+  // The checks first (depth, duplicate keys, syntax), then the ordered parse of text that
+  // passed them: it cannot throw.
+  auto checked = ParseJson(text, source, max_depth);
+  if (!checked.ok()) return checked.error();
+  return nlohmann::ordered_json::parse(text.begin(), text.end(), nullptr, false);
+}
+
 std::string PrettyJson(const nlohmann::ordered_json& doc) {
   return doc.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
 }

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "pilot/escape.h"
+#include "pilot/folder_files.h"
 #include "pilot/hash.h"
 #include "pilot/json_util.h"
 #include "pilot/limits.h"
@@ -417,8 +418,7 @@ Result<SweepRecord> ReadSweepRecord(FileSystem& fsys, const fs::path& dir) {
     return BadInput(what, where, "the folder was altered or is not a sweep");
   };
   SweepRecord r;
-  if (StringAt(j, "folder_kind").value_or("") != "sweep")
-    return bad("not a sweep folder");  // kFolderKindSweep
+  if (StringAt(j, "folder_kind").value_or("") != kFolderKindSweep) return bad("not a sweep folder");
   for (auto [key, out] :
        {std::pair{"run_id", &r.run_id}, std::pair{"state", &r.state},
         std::pair{"manifest_sha256", &r.manifest_sha256}, std::pair{"params_sha256", &r.params_sha256},
@@ -433,6 +433,11 @@ Result<SweepRecord> ReadSweepRecord(FileSystem& fsys, const fs::path& dir) {
   if (!IsValidItemId(r.run_id) || r.run_id[0] == '.') return bad("'run_id' is not a valid run id");
   if (r.state != "running" && r.state != "finished") return bad("'state' is neither running nor finished");
   if (j.contains("stage") && j["stage"].is_object()) {
+    // Parsed again with its key order kept: sweep.json repeats these two objects as written.
+    auto ordered = ParseOrderedJson(text.value(), where);
+    if (!ordered.ok()) return ordered.error();
+    r.stage = ordered.value()["stage"];
+    if (ordered.value().contains("footprint")) r.footprint = ordered.value()["footprint"];
     r.output = StringAt(j["stage"], "output").value_or("");
     if (r.output != "classification" && r.output != "embedding") return bad("'stage.output' is malformed");
   } else {

@@ -1147,6 +1147,43 @@ hc_runfolder__verify_sweep_recommendation_raised() {
   finding "recommended size differs"
   verify_sgood
 }
+hc_runfolder__verify_sweep_report_html_forged() {
+  # report.html's throughput changed by hand and the bag re-hashed: verify renders it again
+  # from sweep.json's sources and compares the bytes.
+  copy_run sgood || return
+  python3 - "$S/data/report.html" <<'EOF'
+import re, sys
+t = open(sys.argv[1]).read()
+t2 = re.sub(r"<td>(\d+)\.(\d)", lambda m: "<td>" + str(int(m.group(1)) * 2 + 1) + "." + m.group(2), t, count=1)
+assert t2 != t
+open(sys.argv[1], "w").write(t2)
+EOF
+  rehash "$S"
+  finding 'report\.html.*differs from the rendering'
+  verify_sgood
+}
+hc_runfolder__verify_sweep_csv_forged() {
+  # sweep.csv, the file a spreadsheet opens, with its first row changed and re-hashed.
+  copy_run sgood || return
+  python3 - "$S/data/sweep.csv" <<'EOF'
+import sys
+lines = open(sys.argv[1]).read().split("\n")
+lines[1] = lines[1] + "9"
+open(sys.argv[1], "w").write("\n".join(lines))
+EOF
+  rehash "$S"
+  finding 'sweep\.csv.*differs from the rendering'
+  verify_sgood
+}
+hc_runfolder__verify_sweep_headroom_forged() {
+  # sweep.json's headroom table says every card fits, a key no finer check reads: the whole
+  # document is built again from the record, groups and cells.
+  copy_run sgood || return
+  pyedit "$S/data/sweep.json" 'for c in d["headroom"]["cards"]: c["usable_mb"] = 10**9'
+  rehash "$S"
+  finding 'sweep\.json.*at: headroom'
+  verify_sgood
+}
 hc_runfolder__run_batch_plan_raised_sweep() {
   # The same forged sweep as a batch plan: refused (exit 2), no run folder.
   copy_run sgood || return

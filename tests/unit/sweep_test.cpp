@@ -448,6 +448,55 @@ TEST(SweepTest, VerifyDerivesTheRecommendationAgainFromTheCells) {
   EXPECT_NE(bp.error().what.find("does not verify"), std::string::npos) << bp.error().what;
 }
 
+// A derived file edited on a rented machine and the bag re-hashed: each is built again from
+// the record, groups and cells and compared byte for byte.
+TEST(SweepTest, VerifyRebuildsSweepJsonAndItsRenderingsFromTheCells) {
+  SweepHarness h(ThreeLengths());
+  SweepSettings s;
+  s.batch_sizes = {1, 2};
+  SweepPlan plan = h.Plan(s);
+  ASSERT_TRUE(ExecuteSweep(plan, RealFileSystem(), h.clock, h.Runner(plan.run), h.Control()).ok());
+  auto rehash = [&] {
+    for (const char* f : {"manifest-sha256.txt", "bag-info.txt", "tagmanifest-sha256.txt"})
+      fs::remove(plan.dir / f);
+    ASSERT_TRUE(FinalizeBag(RealFileSystem(), plan.dir, "2026-11-30",
+                            {{"Pilot-Folder-Kind", "sweep"}, {"Pilot-Format-Version", "1"}})
+                    .ok());
+  };
+  auto findings_at = [&](const std::string& where) {
+    auto v = VerifyFolder(RealFileSystem(), plan.dir, {});
+    EXPECT_TRUE(v.ok());
+    std::string all;
+    for (const auto& f : v.value().findings)
+      if (f.where == where) all += f.what + "\n";
+    return all;
+  };
+  ASSERT_EQ(findings_at("data/sweep.json"), "");
+  const std::string sweep_json = ReadText(plan.dir / "data/sweep.json");
+  for (const char* rel : {"data/report.html", "data/sweep.csv", "data/sweep.md"}) {
+    const std::string before = ReadText(plan.dir / rel);
+    WriteText(plan.dir / rel, before + " ");
+    rehash();
+    EXPECT_NE(findings_at(rel).find("differs from the rendering"), std::string::npos) << rel;
+    WriteText(plan.dir / rel, before);
+    rehash();
+    EXPECT_EQ(findings_at(rel), "") << rel;
+  }
+  // The headroom table says a card fits that the recommendation does not: a key no finer
+  // check reads, caught by the whole document.
+  auto doc = ParseOrderedJson(sweep_json, "sweep.json").value();
+  doc["headroom"]["cards"][0]["usable_mb"] = 999999.0;
+  doc["cells"][0]["latency_ms"]["p95"] = 0.001;
+  WriteText(plan.dir / "data/sweep.json", PrettyJson(doc));
+  rehash();
+  const std::string found = findings_at("data/sweep.json");
+  EXPECT_NE(found.find("at: cells, headroom"), std::string::npos) << found;
+  // Only the form changed (indentation): still not what pilot wrote.
+  WriteText(plan.dir / "data/sweep.json", ParseJson(sweep_json, "s").value().dump(4));
+  rehash();
+  EXPECT_NE(findings_at("data/sweep.json").find("byte for byte"), std::string::npos);
+}
+
 TEST(SweepRecordsTest, HostileCellFilesAreRefusedNeverThrown) {
   const char* cases[] = {
       "",
