@@ -28,6 +28,7 @@
 #include <string_view>
 #include <vector>
 
+#include "pilot/adapt_params.h"
 #include "pilot/status.h"
 
 namespace pilot {
@@ -173,6 +174,42 @@ struct EvalAccountingLine {
 std::string RenderAdaptMarkdown(const nlohmann::ordered_json& report);
 std::string RenderAdaptHtml(const nlohmann::ordered_json& report, const std::vector<double>& losses);
 std::string RenderAdaptModelCard(const nlohmann::ordered_json& report);
+// data/metrics.jsonl from the journal: the base accuracy, the loss of every step, each
+// checkpoint's accuracy; with the losses and the checkpoints' write times.
+struct AdaptMetrics {
+  std::string text;
+  std::vector<double> losses;
+  double write_ms_sum = 0, write_ms_max = 0;
+};
+AdaptMetrics BuildAdaptMetrics(const AdaptJournalState& state, double base_accuracy);
+
+// What only the session that finished knew, and report.json states: verify takes these from
+// the report itself and everything else from the folder's sources.
+struct AdaptReportFacts {
+  std::string pilot_version, pilot_revision, libtorch;
+  std::vector<std::string> trainable;  // parameter names, in the model's order
+  std::uint64_t trainable_values = 0;
+  double seconds = 0;  // training time over every session
+};
+AdaptReportFacts AdaptReportFactsFromJson(const nlohmann::json& report);
+
+// data/report.json (schema in docs/adapt-report.md) from the journal (header, baseline,
+// checkpoints, sessions), the parameters, the accounting's reasons, the adapted evaluation and
+// model, and the facts above. The adaptation writes it with this function; verify builds it
+// again from the folder and compares the bytes, so a report edited and re-hashed is caught.
+struct AdaptReportInput {
+  const AdaptJournalHeader& header;
+  const AdaptJournalState& state;
+  const AdaptParams& params;
+  std::map<std::string, std::size_t> train_reasons, eval_reasons;  // rejected items, by reason
+  EvalSummary adapted;                                             // the adapted model's evaluation
+  std::string adapted_sha256;
+  std::uint64_t adapted_bytes = 0;
+  std::string final_params_digest;
+  AdaptReportFacts facts;
+};
+nlohmann::ordered_json BuildAdaptReport(const AdaptReportInput& input);
+
 // The adapted model's sha256 as the model card states it (its "- sha256: `<hex>`" line).
 std::optional<std::string> ModelCardSha256(std::string_view card);
 

@@ -6,6 +6,7 @@
 #include <map>
 #include <set>
 
+#include "pilot/adapt_params.h"
 #include "pilot/adapt_records.h"
 #include "pilot/escape.h"
 #include "pilot/hash.h"
@@ -206,6 +207,7 @@ class AdaptChecker {
                 l.id + "')");
         return;
       }
+      if (l.status != "used") ++train_reasons_[l.reason];
       if (l.status == "used") {
         ++train_used_;
         if (!item.expected || l.label != *item.expected)
@@ -251,7 +253,10 @@ class AdaptChecker {
         Add("accounting", item.id,
             "expected the rejection '" + KeyForMessage(*item.expected_rejection) + "'");
       }
-      if (l.status != "evaluated") continue;
+      if (l.status != "evaluated") {
+        ++eval_reasons_[l.reason];
+        continue;
+      }
       if (!item.expected || l.expected != *item.expected)
         Add("accounting", item.id, "evaluated against another label");
       if (state_.baseline && evaluated < state_.baseline->predictions.size() &&
@@ -328,6 +333,50 @@ class AdaptChecker {
         Add("report", kAdaptReportJson, "final_params_digest is not the last checkpoint's");
       }
     }
+    if (eval_checked_ && state_.baseline && !state_.checkpoints.empty() && !model_sha_.empty())
+      CheckDerived(text.value(), r);
+  }
+
+  // report.json built again whole from the folder's sources (and the facts only it states:
+  // versions, time, the trainable names), metrics.jsonl from the journal, and the three
+  // renderings from the rebuilt report: each compared byte for byte.
+  void CheckDerived(const std::string& text, const nlohmann::json& report) {
+    auto params_text = ReadInsideFolder(fs_, dir_, "data/params.json", limits::kParamsBytes);
+    if (!params_text.ok()) return Add("copies", "data/params.json", params_text.error().what);
+    auto params = ParseAdaptParams(params_text.value(), dir_ / "data", "data/params.json");
+    if (!params.ok()) return Add("copies", "data/params.json", params.error().what);
+    auto model = fs_.LinkStat(dir_ / kAdaptModel);
+    const std::uint64_t model_bytes = model.ok() ? model.value().size : 0;
+    const nlohmann::ordered_json want = BuildAdaptReport(
+        {state_.header, state_, params.value(), train_reasons_, eval_reasons_, adapted_, model_sha_,
+         model_bytes, state_.checkpoints.back().params_digest, AdaptReportFactsFromJson(report)});
+    if (text != PrettyJson(want)) {
+      std::string keys;
+      for (const auto& [key, value] : want.items()) {
+        if (!report.contains(key) || report[key] != nlohmann::json(value))
+          keys += (keys.empty() ? "" : ", ") + key;
+      }
+      for (const auto& [key, value] : report.items()) {
+        if (!want.contains(key)) keys += (keys.empty() ? "" : ", ") + KeyForMessage(key);
+      }
+      Add("report", kAdaptReportJson,
+          keys.empty() ? "is not byte for byte the report its journal, accounting and parameters give"
+                       : "differs from what its journal, accounting and parameters give, at: " + keys);
+    }
+    const AdaptMetrics metrics = BuildAdaptMetrics(state_, state_.baseline->eval.accuracy());
+    const std::pair<const char*, std::string> derived[] = {
+        {kAdaptMetrics, metrics.text},
+        {kAdaptReportMarkdown, RenderAdaptMarkdown(want)},
+        {kAdaptReportHtml, RenderAdaptHtml(want, metrics.losses)},
+        {kAdaptModelCard, RenderAdaptModelCard(want)}};
+    for (const auto& [rel, expected] : derived) {
+      auto got = ReadInsideFolder(fs_, dir_, rel, limits::kReportBytes);
+      if (!got.ok()) {
+        Add("report", rel, got.error().what);
+      } else if (got.value() != expected) {
+        Add("report", rel, "differs from what the folder's journal and report give (edited?)");
+      }
+    }
   }
 
   FileSystem& fs_;
@@ -336,6 +385,7 @@ class AdaptChecker {
   nlohmann::json record_;
   AdaptJournalState state_;
   std::size_t train_used_ = 0, train_rejected_ = 0;
+  std::map<std::string, std::size_t> train_reasons_, eval_reasons_;
   EvalSummary adapted_;
   bool eval_checked_ = false;
   std::string model_sha_;

@@ -27,8 +27,9 @@ namespace {
 void CheckDerivedFiles(FileSystem& fsys, const fs::path& dir, const SweepState& state, std::string_view text,
                        const std::function<void(const std::string&, const std::string&)>& add) {
   const SweepRecord& record = state.record;
-  const nlohmann::ordered_json want = SweepSummary(
-      {record.run_id, record.stage, record.footprint, state.grouping, record.settings, state.cells, state.analysis});
+  const nlohmann::ordered_json want =
+      SweepSummary({record.run_id, record.stage, record.footprint, state.grouping, record.settings,
+                    state.cells, state.analysis});
   const std::string want_text = PrettyJson(want);
   if (text != want_text) {
     auto got = ParseOrderedJson(text, "data/sweep.json");
@@ -43,11 +44,13 @@ void CheckDerivedFiles(FileSystem& fsys, const fs::path& dir, const SweepState& 
         if (!want.contains(key)) keys += (keys.empty() ? "" : ", ") + KeyForMessage(key);
       }
     }
-    add("data/sweep.json", keys.empty() ? "is not byte for byte the document its record, groups and cells give"
-                                        : "differs from what its record, groups and cells give, at: " + keys);
+    add("data/sweep.json", keys.empty()
+                               ? "is not byte for byte the document its record, groups and cells give"
+                               : "differs from what its record, groups and cells give, at: " + keys);
   }
-  const std::pair<const char*, std::string> renderings[] = {
-      {"data/sweep.csv", SweepCsv(want)}, {"data/sweep.md", SweepMarkdown(want)}, {"data/report.html", SweepHtml(want)}};
+  const std::pair<const char*, std::string> renderings[] = {{"data/sweep.csv", SweepCsv(want)},
+                                                            {"data/sweep.md", SweepMarkdown(want)},
+                                                            {"data/report.html", SweepHtml(want)}};
   for (const auto& [rel, expected] : renderings) {
     auto got = ReadInsideFolder(fsys, dir, rel, limits::kReportBytes);
     if (!got.ok()) {

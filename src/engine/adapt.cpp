@@ -475,94 +475,20 @@ class AdaptSession {
     PILOT_TRY(fs_.WriteFileAtomic(dir_ / kAdaptEvalAccounting, eval_text));
 
     // data/metrics.jsonl and the loss of every step, from the journal.
-    std::vector<double> losses;
-    std::string metrics =
-        JsonLine({{"step", 0}, {"eval_accuracy", base.eval.accuracy()}, {"phase", "base"}}) + "\n";
-    double write_ms_sum = 0, write_ms_max = 0;
-    for (const auto& c : state.checkpoints) {
-      for (double l : c.losses) {
-        losses.push_back(l);
-        metrics += JsonLine({{"step", losses.size()}, {"loss", l}}) + "\n";
-      }
-      metrics +=
-          JsonLine({{"step", c.step}, {"eval_accuracy", c.eval.accuracy()}, {"checkpoint", c.file}}) + "\n";
-      write_ms_sum += c.write_ms;
-      write_ms_max = std::max(write_ms_max, c.write_ms);
-    }
-    PILOT_TRY(fs_.WriteFileAtomic(dir_ / kAdaptMetrics, metrics));
+    const AdaptMetrics metrics = BuildAdaptMetrics(state, base.eval.accuracy());
+    const std::vector<double>& losses = metrics.losses;
+    PILOT_TRY(fs_.WriteFileAtomic(dir_ / kAdaptMetrics, metrics.text));
 
-    nlohmann::ordered_json r;
-    r["run_id"] = header.run_id;
-    r["pilot_version"] = build::kVersion;
-    r["pilot_revision"] = build::kSourceRevision;
-    r["state"] = "finished";
-    r["base_model"] = {{"path", header.base_model_path}, {"sha256", header.base_model_sha256}};
-    r["adapted_model"] = {{"path", kAdaptModel}, {"sha256", adapted_sha}, {"bytes", model.value().size()}};
-    r["data"] = {{"train_manifest_sha256", header.train_manifest_sha256},
-                 {"eval_manifest_sha256", header.eval_manifest_sha256},
-                 {"train_accounting_sha256", header.train_accounting_sha256}};
-    r["train"] = {{"items", items.train_items},
-                  {"used", items.train.size()},
-                  {"rejected", items.train_items - items.train.size()},
-                  {"reasons", items.train_reasons}};
-    r["eval"] = {{"items", items.eval_items},
-                 {"evaluated", items.eval.size()},
-                 {"rejected", items.eval_items - items.eval.size()},
-                 {"reasons", items.eval_reasons}};
-    nlohmann::ordered_json t;
-    t["optimiser"] = params.optimiser;
-    t["learning_rate"] = params.learning_rate;
-    t["momentum"] = params.momentum;
-    t["weight_decay"] = params.weight_decay;
-    t["batch_size"] = params.batch_size;
-    t["steps"] = header.total_steps;
-    if (params.epochs) t["epochs"] = *params.epochs;
-    t["steps_per_epoch"] = header.steps_per_epoch;
-    t["seed"] = header.seed;
-    t["threads"] = header.threads;
-    t["device"] = header.device;
-    t["dtype"] = header.dtype;
-    t["trainable"] = info.trainable;
-    t["trainable_values"] = info.trainable_values;
-    const double seconds = state.training_seconds + (clock_.MonotonicSeconds() - session_started_);
-    t["seconds"] = seconds;
-    t["steps_per_second"] = seconds > 0 ? static_cast<double>(header.total_steps) / seconds : 0.0;
-    t["sessions"] = state.sessions;
-    t["libtorch"] = info.libtorch;
-    r["training"] = t;
-    nlohmann::ordered_json kept = nlohmann::ordered_json::array();
-    for (const auto* c : KeptCheckpoints(state)) kept.push_back(c->file);
-    const AdaptCheckpointRecord* best = BestCheckpoint(state);
-    r["checkpoints"] = {
-        {"every", params.checkpoint_every},
-        {"written", state.checkpoints.size()},
-        {"kept", kept},
-        {"pruned", state.pruned.size()},
-        {"best", best ? nlohmann::ordered_json(best->file) : nlohmann::ordered_json()},
-        {"best_step", best ? nlohmann::ordered_json(best->step) : nlohmann::ordered_json()},
-        {"mean_write_ms", state.checkpoints.empty() ? 0.0 : write_ms_sum / state.checkpoints.size()},
-        {"max_write_ms", write_ms_max},
-        {"bytes", state.checkpoints.empty() ? 0 : state.checkpoints.back().bytes}};
-    const double base_acc = base.eval.accuracy(), final_acc = ev.value().summary.accuracy();
-    r["evaluation"] = {{"base", base.eval.ToJson()},
-                       {"adapted", ev.value().summary.ToJson()},
-                       {"gain", final_acc - base_acc}};
-    r["loss"] = {{"first", losses.empty() ? 0.0 : losses.front()},
-                 {"last", losses.empty() ? 0.0 : losses.back()},
-                 {"steps", losses.size()}};
-    r["final_params_digest"] = trainer_.ParametersDigest();
-    nlohmann::ordered_json criteria = nlohmann::ordered_json::array();
-    bool met = true;
-    auto criterion = [&](const char* name, double threshold, double value) {
-      const bool ok = value + 1e-12 >= threshold;
-      met = met && ok;
-      criteria.push_back({{"name", name}, {"threshold", threshold}, {"value", value}, {"met", ok}});
-    };
-    if (params.acceptance.min_eval_accuracy)
-      criterion("min_eval_accuracy", *params.acceptance.min_eval_accuracy, final_acc);
-    if (params.acceptance.min_gain) criterion("min_gain", *params.acceptance.min_gain, final_acc - base_acc);
-    r["acceptance"] = {{"criteria", criteria}, {"met", met}};
-    r["verdict"] = params.acceptance.empty() ? "no_criteria" : met ? "accepted" : "acceptance_unmet";
+    AdaptReportFacts facts;
+    facts.pilot_version = build::kVersion;
+    facts.pilot_revision = build::kSourceRevision;
+    facts.libtorch = info.libtorch;
+    facts.trainable = info.trainable;
+    facts.trainable_values = info.trainable_values;
+    facts.seconds = state.training_seconds + (clock_.MonotonicSeconds() - session_started_);
+    nlohmann::ordered_json r =
+        BuildAdaptReport({header, state, params, items.train_reasons, items.eval_reasons, ev.value().summary,
+                          adapted_sha, model.value().size(), trainer_.ParametersDigest(), facts});
     PILOT_TRY(fs_.WriteFileAtomic(dir_ / kAdaptReportJson, PrettyJson(r)));
     PILOT_TRY(fs_.WriteFileAtomic(dir_ / kAdaptReportMarkdown, RenderAdaptMarkdown(r)));
     PILOT_TRY(fs_.WriteFileAtomic(dir_ / kAdaptReportHtml, RenderAdaptHtml(r, losses)));
@@ -579,9 +505,9 @@ class AdaptSession {
     out.verify = std::move(verified).value();
     out.fingerprint = out.verify.fingerprint;
     out.adapted_sha256 = adapted_sha;
-    out.verdict = !out.verify.ok() ? AdaptVerdict::kVerifyFailed
-                  : met            ? AdaptVerdict::kPassed
-                                   : AdaptVerdict::kAcceptanceFailed;
+    out.verdict = !out.verify.ok()                     ? AdaptVerdict::kVerifyFailed
+                  : r["acceptance"]["met"].get<bool>() ? AdaptVerdict::kPassed
+                                                       : AdaptVerdict::kAcceptanceFailed;
     out.progress.step = step;
     out.progress.total = header.total_steps;
     out.report = std::move(r);

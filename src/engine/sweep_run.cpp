@@ -192,8 +192,8 @@ class SweepSession {
     const SweepAnalysis analysis =
         AnalyseSweep(plan_.grouping, plan_.settings, cells_, plan_.stage.output == OutputKind::kEmbedding);
     finding_count = analysis.findings;
-    return SweepSummary({dir_.filename().string(), StageJson(), FootprintJson(), plan_.grouping, plan_.settings,
-                         cells_, analysis});
+    return SweepSummary({dir_.filename().string(), StageJson(), FootprintJson(), plan_.grouping,
+                         plan_.settings, cells_, analysis});
   }
 
   Result<SweepOutcome> Finish(RunLock& lock, SweepOutcome out) {

@@ -87,17 +87,17 @@ ojson RecommendationJson(const SweepSummaryInput& in) {
   auto rj = ojson::array();
   for (const auto& r : in.analysis.recommendations) {
     const auto& lg = in.grouping.groups[static_cast<std::size_t>(r.group - 1)];
-    rj.push_back({{"group", r.group},
-                  {"min_length", lg.min_length},
-                  {"max_length", lg.max_length},
-                  {"batch_size", OrNull(r.batch_size)},
-                  {"why", r.why},
-                  {"limit_batch_size", OrNull(r.limit_batch_size)},
-                  {"limit", r.limit.empty() ? ojson() : ojson(r.limit)},
-                  {"peak_memory_mb", r.batch_size ? ojson(r.peak_memory_mb) : ojson()},
-                  {"fastest_batch_size", OrNull(r.fastest_batch_size)},
-                  {"fastest_items_per_second",
-                   r.fastest_batch_size ? ojson(r.fastest_items_per_second) : ojson()}});
+    rj.push_back(
+        {{"group", r.group},
+         {"min_length", lg.min_length},
+         {"max_length", lg.max_length},
+         {"batch_size", OrNull(r.batch_size)},
+         {"why", r.why},
+         {"limit_batch_size", OrNull(r.limit_batch_size)},
+         {"limit", r.limit.empty() ? ojson() : ojson(r.limit)},
+         {"peak_memory_mb", r.batch_size ? ojson(r.peak_memory_mb) : ojson()},
+         {"fastest_batch_size", OrNull(r.fastest_batch_size)},
+         {"fastest_items_per_second", r.fastest_batch_size ? ojson(r.fastest_items_per_second) : ojson()}});
   }
   return rj;
 }
@@ -117,11 +117,12 @@ ojson HeadroomJson(const SweepSummaryInput& in, const std::string& device) {
     }
     cards.push_back({{"card_gb", gb}, {"usable_mb", usable}, {"groups", per_group}});
   }
-  return {{"reserve", kCardReserve},
-          {"basis", device == "cpu" ? "resident memory on the CPU: a GPU's use differs (no host runtime, "
-                                      "but the CUDA context, the allocator's cache and the kernels' workspace)"
-                                    : "the device allocator's peak on " + device},
-          {"cards", cards}};
+  return {
+      {"reserve", kCardReserve},
+      {"basis", device == "cpu" ? "resident memory on the CPU: a GPU's use differs (no host runtime, "
+                                  "but the CUDA context, the allocator's cache and the kernels' workspace)"
+                                : "the device allocator's peak on " + device},
+      {"cards", cards}};
 }
 
 }  // namespace

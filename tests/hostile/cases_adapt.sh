@@ -184,6 +184,40 @@ hc_adapt__verify_report_counts_edited() {
   ad_finding 'report\.json' 'train\.used'
   ad_verify
 }
+hc_adapt__verify_report_accuracy_forged() {
+  # The adapted accuracy and the gain raised, the counts left alone, the bag re-hashed: the
+  # report is built again from the evaluation accounting and compared.
+  copy_run agood || return
+  ad_pyedit "$AG/data/report.json" 'd["evaluation"]["adapted"]["accuracy"] = 1.0; d["evaluation"]["gain"] = 0.5'
+  rehash "$AG"
+  ad_finding 'report\.json.*at: evaluation'
+  ad_verify
+}
+hc_adapt__verify_report_verdict_forged() {
+  # A threshold lowered so that the verdict reads accepted: the criteria come from the
+  # parameters' pinned copy, not from the report.
+  copy_run agood || return
+  ad_pyedit "$AG/data/report.json" 'd["acceptance"]["criteria"][0]["threshold"] = 0.0; d["acceptance"]["met"] = True; d["verdict"] = "accepted"'
+  rehash "$AG"
+  ad_finding 'report\.json.*at: acceptance'
+  ad_verify
+}
+hc_adapt__verify_report_html_forged() {
+  # report.html, the page a person reads, changed by one byte and re-hashed.
+  copy_run agood || return
+  sed -i '0,/<td>/s/<td>/<td>9/' "$AG/data/report.html"
+  rehash "$AG"
+  ad_finding 'report\.html.*differs'
+  ad_verify
+}
+hc_adapt__verify_metrics_loss_forged() {
+  # A loss in metrics.jsonl smoothed by hand: the file is the journal's losses, rebuilt.
+  copy_run agood || return
+  sed -i '2s/"loss":[^}]*/"loss":0.001/' "$AG/data/metrics.jsonl"
+  rehash "$AG"
+  ad_finding 'metrics\.jsonl.*differs'
+  ad_verify
+}
 hc_adapt__verify_journal_line_corrupted() {
   copy_run agood || return
   sed -i '4s/.*/{"type":"checkpoint","step":/' "$AG/data/journal.jsonl"
