@@ -293,6 +293,7 @@ class Verifier {
       return;
     }
     run_ = std::move(parsed).value();
+    run_text_ = *text;
     if (auto kind = ReadFolderKind(fs_, dir_); !kind.ok()) Add("bag", kind.error().where, kind.error().what);
     if (run_->state != "finished") {
       Add("bag", "data/run.json", "state is '" + ValueForMessage(run_->state) + "', not 'finished'");
@@ -418,6 +419,52 @@ class Verifier {
         Add("shards", file, "names another manifest, parameters or model than data/run.json");
       }
       shard_items_.back() = r.shard_items;
+      shard_run_ids_.resize(i + 1);
+      shard_run_ids_[i] = r.run_id;
+    }
+    CheckMergeList();
+  }
+
+  // run.json's merge.shards: one entry per shard, in order, each naming its own folder under
+  // data/shards/ (a path anywhere else, `../../etc`, is a finding: a tool reading the record
+  // must never be sent outside the folder), the run id and item count of the shard's record,
+  // and accepted + rejected = items. `source` is where the shard was merged from: provenance,
+  // never opened.
+  void CheckMergeList() {
+    auto doc = ParseJson(run_text_, "data/run.json");
+    if (!doc.ok()) return;  // already a finding of CheckRunRecord
+    const std::uint32_t n = run_->merged_shards;
+    const nlohmann::json* list = nullptr;
+    if (doc.value().contains("merge") && doc.value()["merge"].is_object() &&
+        doc.value()["merge"].contains("shards") && doc.value()["merge"]["shards"].is_array()) {
+      list = &doc.value()["merge"]["shards"];
+    }
+    if (!list || list->size() != n) {
+      return Add("shards", "data/run.json",
+                 "merge.shards does not list the " + std::to_string(n) + " shards");
+    }
+    for (std::uint32_t i = 0; i < n; ++i) {
+      const nlohmann::json& e = (*list)[i];
+      const std::string at = "merge.shards[" + std::to_string(i) + "]";
+      const std::string folder = MergedShardFolder({i, n});
+      auto named = StringAt(e, "folder");
+      if (named != folder) {
+        Add("shards", "data/run.json",
+            at + ".folder is '" + ValueForMessage(named.value_or("")) + "', not " + folder +
+                ": a merged record names only its own shard folders");
+      }
+      auto items = UnsignedAt(e, "items"), accepted = UnsignedAt(e, "accepted"),
+           rejected = UnsignedAt(e, "rejected");
+      const bool counts_ok = items && accepted && rejected && *accepted <= *items && *rejected <= *items &&
+                             *accepted + *rejected == *items;
+      if (UnsignedAt(e, "index") != i || !counts_ok ||
+          (i < shard_items_.size() && shard_items_[i] != kUnknownItems && *items != shard_items_[i]) ||
+          (i < shard_run_ids_.size() && !shard_run_ids_[i].empty() &&
+           StringAt(e, "run_id") != shard_run_ids_[i]) ||
+          !StringAt(e, "source")) {
+        Add("shards", "data/run.json",
+            at + " differs from " + folder + "/run.json (index, run id, items, accepted + rejected, source)");
+      }
     }
   }
 
@@ -785,6 +832,8 @@ class Verifier {
   std::string kind_;
   VerifyResult result_;
   std::optional<RunRecord> run_;
+  std::string run_text_;                    // data/run.json as read
+  std::vector<std::string> shard_run_ids_;  // a merged folder's shards' run ids, by index
   std::string manifest_copy_ = "data/manifest.json";
   std::string manifest_copy_sha256_;        // set when the copy hashed to its record's pin
   std::optional<ManifestSource> manifest_;  // the run's copy, validated by CheckAccounting

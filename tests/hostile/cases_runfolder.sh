@@ -1317,6 +1317,23 @@ hc_runfolder__verify_merged_shard_journal_edited() {
   finding 'differs from its record'
   verify_mgood
 }
+hc_runfolder__verify_merged_shard_folder_outside() {
+  # merge.shards[0].folder pointed at ../../etc and the bag re-hashed: the record names only
+  # its own shard folders, so a tool that follows it is never sent outside.
+  copy_run shards || return
+  pyedit "$MG/data/run.json" 'd["merge"]["shards"][0]["folder"] = "../../etc"'
+  rehash "$MG"
+  finding 'merge\.shards\[0\]\.folder' 'not data/shards/shard-0-of-2'
+  verify_mgood
+}
+hc_runfolder__verify_merged_shard_counts_forged() {
+  # A shard's listed counts no longer add up, or name another item count than its record.
+  copy_run shards || return
+  pyedit "$MG/data/run.json" 'd["merge"]["shards"][1]["accepted"] += 1; d["merge"]["shards"][1]["items"] += 1'
+  rehash "$MG"
+  finding 'merge\.shards\[1\] differs from data/shards/shard-1-of-2/run\.json'
+  verify_mgood
+}
 hc_runfolder__verify_merged_result_dropped() {
   copy_run shards || return
   sed -i '3d' "$MG/data/results.jsonl"
