@@ -4,7 +4,11 @@
 In the library's layers (platform, input, records, bag, engine), every file access goes
 through FileSystem (include/pilot/fs.h) and every timestamp through Clock: only the seams'
 own implementations (src/platform/fs.cpp, memory_fs.cpp, time_util.cpp) may call the OS.
-The CLI and the torch stage module are outside the rule. Exits 1 listing each violation.
+The CLI and the torch stage module are outside the rule.
+
+Every file of a pilot folder is named through include/pilot/folder_files.h: a string literal
+in src/ that is one of its names (or another "data/..." path) is a violation, so that a
+folder's files are spelled in one place. Exits 1 listing each violation.
 """
 import pathlib
 import re
@@ -43,6 +47,30 @@ assert len(violations('int fd = ::open(p, 0);\nstd::ifstream in(f);')) == 2
 assert violations('auto st = fs.LinkStat(p);  // not ::lstat(p) in a comment\nfs::path q = p / "x";') == []
 
 root = pathlib.Path(__file__).resolve().parent.parent
+# The file names of folder_files.h (those with a '.' or '/': the kinds are words, not files).
+NAMES = {v for v in re.findall(r'= "([^"]+)";', (root / "include/pilot/folder_files.h").read_text())
+         if "." in v or "/" in v}
+# Paths inside a .pt2 package, not a pilot folder.
+NOT_A_FOLDER_FILE = {"data/aotinductor/model"}
+LITERAL = re.compile(r'"((?:[^"\\]|\\.)*)"')
+
+
+def named_files(text):
+    out = []
+    for n, line in enumerate(text.splitlines(), 1):
+        code = line.split("//", 1)[0]
+        for lit in LITERAL.findall(code):
+            if lit in NOT_A_FOLDER_FILE:
+                continue
+            if lit in NAMES or re.fullmatch(r"data/[A-Za-z0-9_.\-/]+", lit):
+                out.append((n, "a folder's file named outside folder_files.h", '"' + lit + '"'))
+    return out
+
+
+assert NAMES and "data/run.json" in NAMES and "tagmanifest-sha256.txt" in NAMES
+assert named_files('auto t = dir / "data/run.json";\nauto u = dir / "data/new.json";') != []
+assert named_files('auto t = dir / kRunRecord;  // "data/run.json"\nAdd("run", x);') == []
+
 bad = []
 checked = 0
 for layer in LIBRARY:
@@ -53,6 +81,9 @@ for layer in LIBRARY:
         checked += 1
         for n, what, hit in violations(path.read_text()):
             bad.append(f"{rel}:{n}: {what}: {hit}")
+for path in sorted((root / "src").glob("*/*.[ch]*")) + [root / "src/main.cpp"]:
+    for n, what, hit in named_files(path.read_text()):
+        bad.append(f"{path.relative_to(root)}:{n}: {what}: {hit}")
 for line in bad:
     print(line)
 print(f"seams: {checked} library files checked, {len(bad)} violations")

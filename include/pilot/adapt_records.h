@@ -29,22 +29,12 @@
 #include <vector>
 
 #include "pilot/adapt_params.h"
+#include "pilot/folder_files.h"
 #include "pilot/status.h"
 
 namespace pilot {
 
-inline constexpr int kAdaptFormatVersion = 1;
 inline constexpr int kAdaptJournalVersion = 1;
-inline constexpr const char* kAdaptJournal = "data/journal.jsonl";
-inline constexpr const char* kAdaptTrainAccounting = "data/train.jsonl";
-inline constexpr const char* kAdaptEvalAccounting = "data/eval.jsonl";
-inline constexpr const char* kAdaptMetrics = "data/metrics.jsonl";
-inline constexpr const char* kAdaptCheckpointDir = "data/checkpoints";
-inline constexpr const char* kAdaptModel = "data/model/adapted.pt";
-inline constexpr const char* kAdaptModelCard = "data/model/MODEL_CARD.md";
-inline constexpr const char* kAdaptReportJson = "data/report.json";
-inline constexpr const char* kAdaptReportMarkdown = "data/report.md";
-inline constexpr const char* kAdaptReportHtml = "data/report.html";
 // Caps: far above what pilot writes, so only a damaged or hostile folder meets them.
 inline constexpr std::size_t kMaxAdaptEvalItems = 20000;  // the baseline record lists their predictions
 inline constexpr std::size_t kMaxAdaptLabels = 4096;

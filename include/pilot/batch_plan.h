@@ -10,11 +10,11 @@
 #include <string_view>
 #include <vector>
 
+#include "pilot/folder_files.h"
 #include "pilot/status.h"
 
 namespace pilot {
 
-inline constexpr const char* kBatchPlanFile = "data/batch-plan.json";
 // The most length groups and the largest batch size a sweep (and so a plan) may hold.
 inline constexpr int kMaxGroups = 16;
 inline constexpr int kMaxBatchSize = 4096;

@@ -1,11 +1,13 @@
-// The names of what a pilot folder is and holds, in one place (as leveldb's filename.h):
-// the folder kinds and their format versions (folder_kind.h reads and checks them). A
-// header of constants only, below every layer that names a kind, so that the records
-// that write a kind's documents and the verify that checks them use the same words.
+// The names of what a pilot folder is and holds, in one place (as leveldb's filename.h): the
+// folder kinds and their format versions (folder_kind.h reads and checks them), and every file
+// and folder of a run, shard, merged, sweep or adaptation folder, relative to the folder.
+// Constants only, below every layer that names a file, so that the code that writes a
+// document and the verify that checks it use the same words. docs/formats.md is the contract.
 #pragma once
 
 namespace pilot {
 
+// --- kinds and formats --------------------------------------------------------------------
 inline constexpr const char* kFolderKindRun = "run";
 inline constexpr const char* kFolderKindSweep = "sweep";  // `pilot sweep` (sweep_run.h)
 // `pilot run --shard I/N` (shard.h): a run folder over one partition, in run format.
@@ -18,5 +20,68 @@ inline constexpr int kSweepFormatVersion = 1;
 // Format 1: pilot 0.1 (classifier records only). Format 2: kinds and versions declared,
 // journal version 2, stage output kinds (classification, embedding).
 inline constexpr int kRunFormatVersion = 2;
+inline constexpr int kAdaptFormatVersion = 1;
+
+// --- the bag (RFC 8493), every kind ---------------------------------------------------------
+inline constexpr const char* kBagDeclaration = "bagit.txt";
+inline constexpr const char* kBagInfo = "bag-info.txt";
+inline constexpr const char* kPayloadManifest = "manifest-sha256.txt";
+inline constexpr const char* kTagManifest = "tagmanifest-sha256.txt";  // its sha256: the fingerprint
+inline constexpr const char* kPayloadFolder = "data";
+// Present while a command writes the folder (run_lock.h).
+inline constexpr const char* kLockFile = ".lock";
+
+// --- a run (also a shard's and a merged folder's) ---------------------------------------------
+inline constexpr const char* kRunRecord = "data/run.json";
+inline constexpr const char* kParamsCopy = "data/params.json";
+inline constexpr const char* kEnvironmentFile = "data/environment.json";
+inline constexpr const char* kManifestCopyJson = "data/manifest.json";    // the manifest's byte copy,
+inline constexpr const char* kManifestCopyJsonl = "data/manifest.jsonl";  // by the given file's form
+inline constexpr const char* kJournal = "data/journal.jsonl";
+inline constexpr const char* kResults = "data/results.jsonl";
+inline constexpr const char* kReportJson = "data/report.json";
+inline constexpr const char* kReportMarkdown = "data/report.md";
+inline constexpr const char* kReportHtml =
+    "data/report.html";  // a run's has none; a sweep's, an adaptation's
+inline constexpr const char* kVectorsNpy = "data/vectors.npy";  // embedding runs
+inline constexpr const char* kVectorsSidecar = "data/vectors.sidecar";
+inline constexpr const char* kBatchPlanFile = "data/batch-plan.json";  // a run with a batch plan
+inline constexpr const char* kModelFolder = "data/model";  // a pinned package's copy; an adaptation's model
+// A merged folder: data/shards/shard-I-of-N/ (MergedShardFolder, run_record.h) holds each
+// shard's record, journal and environment under these names.
+inline constexpr const char* kShardsFolder = "data/shards";
+inline constexpr const char* kMergedShardRecord = "run.json";
+inline constexpr const char* kMergedShardJournal = "journal.jsonl";
+inline constexpr const char* kMergedShardEnvironment = "environment.json";
+
+// --- a sweep ----------------------------------------------------------------------------------
+inline constexpr const char* kSweepSummary = "data/sweep.json";
+inline constexpr const char* kSweepCsv = "data/sweep.csv";
+inline constexpr const char* kSweepMarkdown = "data/sweep.md";
+inline constexpr const char* kSweepCells = "data/cells.jsonl";  // the cell journal
+inline constexpr const char* kSweepCellsFolder = "data/cells";  // data/cells/gG-bB.json
+inline constexpr const char* kSweepGroups = "data/groups.json";
+
+// --- an adaptation (adapt_records.h) ----------------------------------------------------------
+inline constexpr const char* kAdaptJournal = kJournal;
+inline constexpr const char* kAdaptTrainManifest = "data/train-manifest";  // + .json or .jsonl
+inline constexpr const char* kAdaptEvalManifest = "data/eval-manifest";
+inline constexpr const char* kAdaptTrainAccounting = "data/train.jsonl";
+inline constexpr const char* kAdaptEvalAccounting = "data/eval.jsonl";
+inline constexpr const char* kAdaptMetrics = "data/metrics.jsonl";
+inline constexpr const char* kAdaptCheckpointDir = "data/checkpoints";
+inline constexpr const char* kAdaptModel = "data/model/adapted.pt";
+inline constexpr const char* kAdaptModelCard = "data/model/MODEL_CARD.md";
+inline constexpr const char* kAdaptReportJson = kReportJson;
+inline constexpr const char* kAdaptReportMarkdown = kReportMarkdown;
+inline constexpr const char* kAdaptReportHtml = kReportHtml;
+
+// --- a decision, in any folder (decide.h) -----------------------------------------------------
+inline constexpr const char* kDecisionsFile = "decisions.jsonl";  // one entry per recorded decision
+inline constexpr const char* kDecisionMarkdown = "decision.md";
+// Where `pilot decide` stages a decision's files before it applies them: present only while a
+// decide is writing, or after one was interrupted (a verify finding then).
+inline constexpr const char* kDecidePending = ".decide-pending";
+inline constexpr const char* kDecideCommit = "COMMIT.json";
 
 }  // namespace pilot

@@ -187,6 +187,12 @@ void NoteHandedDownFolders();
 Result<std::string> ReadCapped(FileSystem& fs, const stdfs::path& file, std::uint64_t max_bytes,
                                const std::string& what);
 
+// A file inside a pilot folder (`rel`, one of folder_files.h's names or a name a record gives),
+// read only when it is a regular file, never through a link, at most `cap` bytes. Errors
+// (exit 2) name the file: missing, a link or not a regular file, too large, unreadable.
+Result<std::string> ReadInsideFolder(FileSystem& fs, const stdfs::path& dir, const std::string& rel,
+                                     std::uint64_t cap);
+
 // Every regular file under `dir`, recursively, as paths relative to `base` with '/'
 // separators, sorted. Symlinks are neither listed nor followed; anything else that is not a
 // regular file or folder (FIFO, device) is skipped. A folder that cannot be listed is an

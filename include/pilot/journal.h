@@ -17,6 +17,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "pilot/folder_files.h"
 #include "pilot/fs.h"
 #include "pilot/id_index.h"
 #include "pilot/results.h"
@@ -25,8 +26,6 @@
 
 namespace pilot {
 
-// Where the journal lives in a run folder.
-inline constexpr const char* kJournal = "data/journal.jsonl";
 // The journal format this pilot writes. Version 1 (pilot 0.1): header, session, result,
 // batch records. Version 2 adds "batch_failure" records and the embedding kind's result
 // fields (dim, vector_at). A record type the header's version does not define is refused.
@@ -38,7 +37,7 @@ struct JournalHeader {
   std::string run_id;
   std::string manifest_sha256, params_sha256, model_sha256;
   std::size_t items = 0;
-  std::string manifest_copy;  // "data/manifest.json" or "data/manifest.jsonl"
+  std::string manifest_copy;  // kManifestCopyJson or kManifestCopyJsonl
   // The effective plan: resolved paths as the run used them.
   std::string manifest_path, params_path, model_path, inputs_root;
   std::string started_at;

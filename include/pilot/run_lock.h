@@ -9,12 +9,11 @@
 #include <optional>
 #include <string>
 
+#include "pilot/folder_files.h"
 #include "pilot/fs.h"
 #include "pilot/status.h"
 
 namespace pilot {
-
-inline constexpr const char* kLockFile = ".lock";
 
 class RunLock {
  public:

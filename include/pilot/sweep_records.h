@@ -14,13 +14,11 @@
 #include <vector>
 
 #include "pilot/batch_plan.h"
+#include "pilot/folder_files.h"
 #include "pilot/fs.h"
 #include "pilot/status.h"
 
 namespace pilot {
-
-inline constexpr const char* kSweepCells = "data/cells.jsonl";
-inline constexpr const char* kSweepGroups = "data/groups.json";
 
 inline constexpr int kMaxRepeats = 100;
 
@@ -160,11 +158,6 @@ std::string SettingsLimit(const CellMeasure& cell, const SweepSettings& settings
 
 // data/cells/gG-bB.json
 std::string SweepCellFile(int group, int batch_size);
-
-// A file inside a pilot folder, read only when it is a regular file (never through a link),
-// at most `cap` bytes.
-Result<std::string> ReadInsideFolder(FileSystem& fs, const std::filesystem::path& dir, const std::string& rel,
-                                     std::uint64_t cap);
 
 // data/cells.jsonl: one line per finished cell, each naming its cell file and sha256; each
 // file is read back, hashed and parsed. A torn last line (a kill while appending) is cut off

@@ -19,13 +19,12 @@
 #include <string_view>
 #include <vector>
 
+#include "pilot/folder_files.h"
 #include "pilot/fs.h"
 #include "pilot/status.h"
 
 namespace pilot {
 
-inline constexpr const char* kVectorsSidecar = "data/vectors.sidecar";
-inline constexpr const char* kVectorsNpy = "data/vectors.npy";
 inline constexpr std::size_t kSidecarHeaderBytes = 16;
 
 std::string SidecarHeader(std::uint32_t dim);

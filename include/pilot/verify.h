@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "pilot/folder_files.h"
 #include "pilot/fs.h"
 #include "pilot/manifest.h"
 #include "pilot/status.h"
@@ -77,15 +78,10 @@ void CheckSweepFolder(FileSystem& fs, const std::filesystem::path& dir, std::vec
 // report.json's counts (src/bag/verify_adapt.cpp).
 void CheckAdaptFolder(FileSystem& fs, const std::filesystem::path& dir, std::vector<Finding>& findings);
 
-// `pilot decide`'s tag files (decide.h): decisions.jsonl (one entry per recorded decision),
-// decision.md, and each entry's evidence as decision-N-<kind>.json.
-inline constexpr const char* kDecisionsFile = "decisions.jsonl";
-inline constexpr const char* kDecisionMarkdown = "decision.md";
+// `pilot decide`'s tag files (decide.h; their names in folder_files.h): decisions.jsonl (one
+// entry per recorded decision), decision.md, and each entry's evidence as
+// decision-N-<kind>.json.
 inline constexpr std::size_t kMaxDecisions = 1000;  // entries in decisions.jsonl
-// Where `pilot decide` stages a decision's files before it applies them (decide.h): present
-// only while a decide is writing, or after one was interrupted (a verify finding then).
-inline constexpr const char* kDecidePending = ".decide-pending";
-inline constexpr const char* kDecideCommit = "COMMIT.json";
 // A decision entry parsed back: what verify checks and decide builds on.
 struct DecisionEntry {
   std::size_t entry = 0;

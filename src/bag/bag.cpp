@@ -4,6 +4,7 @@
 #include <ctime>
 #include <sstream>
 
+#include "pilot/folder_files.h"
 #include "pilot/hash.h"
 #include "pilot/run_lock.h"
 
@@ -84,7 +85,8 @@ Result<std::vector<ManifestLine>> ParseManifestLines(const std::string& text, co
 }
 
 Status WriteBagDeclaration(FileSystem& fs, const fs::path& bag) {
-  return fs.WriteFileAtomic(bag / "bagit.txt", "BagIt-Version: 1.0\nTag-File-Character-Encoding: UTF-8\n");
+  return fs.WriteFileAtomic(bag / kBagDeclaration,
+                            "BagIt-Version: 1.0\nTag-File-Character-Encoding: UTF-8\n");
 }
 
 namespace {
@@ -118,12 +120,12 @@ Status FinalizeBag(FileSystem& fs, const fs::path& bag, const std::string& baggi
   }
   auto manifest = HashLines(fs, bag, payload);
   if (!manifest.ok()) return manifest.error();
-  if (Status st = fs.WriteFileAtomic(bag / "manifest-sha256.txt", manifest.value()); !st.ok()) return st;
+  if (Status st = fs.WriteFileAtomic(bag / kPayloadManifest, manifest.value()); !st.ok()) return st;
 
   std::string bag_info = "Bagging-Date: " + bagging_date + "\n";
   bag_info += "Payload-Oxum: " + std::to_string(octets) + "." + std::to_string(payload.size()) + "\n";
   for (const auto& [k, v] : info) bag_info += k + ": " + v + "\n";
-  if (Status st = fs.WriteFileAtomic(bag / "bag-info.txt", bag_info); !st.ok()) return st;
+  if (Status st = fs.WriteFileAtomic(bag / kBagInfo, bag_info); !st.ok()) return st;
 
   // Every tag file at the top level, except the tag manifests themselves.
   std::vector<std::string> tags;
@@ -141,7 +143,7 @@ Status FinalizeBag(FileSystem& fs, const fs::path& bag, const std::string& baggi
   }
   auto tagmanifest = HashLines(fs, bag, tags);
   if (!tagmanifest.ok()) return tagmanifest.error();
-  return fs.WriteFileAtomic(bag / "tagmanifest-sha256.txt", tagmanifest.value());
+  return fs.WriteFileAtomic(bag / kTagManifest, tagmanifest.value());
 }
 
 }  // namespace pilot

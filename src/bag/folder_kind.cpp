@@ -1,6 +1,7 @@
 #include "pilot/folder_kind.h"
 
 #include "pilot/adapt_records.h"
+#include "pilot/folder_files.h"
 #include "pilot/fs.h"
 #include "pilot/json_util.h"
 #include "pilot/limits.h"
@@ -29,14 +30,14 @@ std::string BagInfoValue(std::string_view info, std::string_view label) {
 
 Result<FolderKind> ReadFolderKind(FileSystem& fsys, const fs::path& dir) {
   // Never through a link: the folder may be a hostile copy.
-  for (const char* rel : {"data/run.json", "bag-info.txt"}) {
+  for (const char* rel : {kRunRecord, kBagInfo}) {
     auto st = fsys.LinkStat(dir / rel);
     if (st.ok() && st.value().exists && !st.value().regular) {
       return BadInput("is not a regular file (a symlink?); pilot never follows one inside a run folder",
                       (dir / rel).string());
     }
   }
-  auto text = ReadCapped(fsys, dir / "data/run.json", limits::kRunRecordBytes, "run record");
+  auto text = ReadCapped(fsys, dir / kRunRecord, limits::kRunRecordBytes, "run record");
   if (!text.ok()) {
     Error e = text.error();
     e.hint = "not a folder pilot wrote, or one that never started";
@@ -44,25 +45,25 @@ Result<FolderKind> ReadFolderKind(FileSystem& fsys, const fs::path& dir) {
   }
   FolderKind k;
   // An adaptation folder's record is its own (adapt_records.h): only its kind and version here.
-  auto doc = ParseJson(text.value(), (dir / "data/run.json").string());
+  auto doc = ParseJson(text.value(), (dir / kRunRecord).string());
   if (doc.ok() && StringAt(doc.value(), "folder_kind") == std::string(kFolderKindAdapt)) {
     auto version = UnsignedAt(doc.value(), "format_version");
     if (!version || *version > 1000) {
-      return BadInput("'format_version' must be a count", (dir / "data/run.json").string());
+      return BadInput("'format_version' must be a count", (dir / kRunRecord).string());
     }
     k.kind = kFolderKindAdapt;
     k.version = static_cast<int>(*version);
     k.declared = true;
   } else {
-    auto record = ParseRunRecord(text.value(), (dir / "data/run.json").string());
+    auto record = ParseRunRecord(text.value(), (dir / kRunRecord).string());
     if (!record.ok()) return record.error();
     k.kind = record.value().folder_kind;
     k.version = record.value().format_version;
     k.declared = record.value().kind_declared;
   }
-  auto info_stat = fsys.LinkStat(dir / "bag-info.txt");
+  auto info_stat = fsys.LinkStat(dir / kBagInfo);
   if (info_stat.ok() && info_stat.value().exists) {
-    auto info = ReadCapped(fsys, dir / "bag-info.txt", limits::kTagFileBytes, "bag-info.txt");
+    auto info = ReadCapped(fsys, dir / kBagInfo, limits::kTagFileBytes, kBagInfo);
     if (!info.ok()) return info.error();
     std::string kind = BagInfoValue(info.value(), "Pilot-Folder-Kind");
     std::string version = BagInfoValue(info.value(), "Pilot-Format-Version");
@@ -72,7 +73,7 @@ Result<FolderKind> ReadFolderKind(FileSystem& fsys, const fs::path& dir) {
       return BadInput("bag-info.txt says kind '" + KeyForMessage(kind) + "' format '" +
                           KeyForMessage(version) + "' but data/run.json says kind '" +
                           KeyForMessage(want_kind) + "' format '" + want_version + "'",
-                      (dir / "bag-info.txt").string(), "the folder was altered; do not trust it");
+                      (dir / kBagInfo).string(), "the folder was altered; do not trust it");
     }
   }
   return k;

@@ -17,6 +17,7 @@
 
 #include "pilot/bag.h"
 #include "pilot/escape.h"
+#include "pilot/folder_files.h"
 #include "pilot/folder_kind.h"
 #include "pilot/fs.h"
 #include "pilot/hash.h"
@@ -112,9 +113,9 @@ class Verifier {
   }
 
   void CheckDeclaration() {
-    auto text = Read("bagit.txt", "bag", limits::kTagFileBytes);
+    auto text = Read(kBagDeclaration, "bag", limits::kTagFileBytes);
     if (text && *text != "BagIt-Version: 1.0\nTag-File-Character-Encoding: UTF-8\n") {
-      Add("bag", "bagit.txt", "not a BagIt 1.0 declaration with UTF-8 tag files");
+      Add("bag", kBagDeclaration, "not a BagIt 1.0 declaration with UTF-8 tag files");
     }
   }
 
@@ -123,7 +124,7 @@ class Verifier {
     std::set<std::string> listed;
     auto text = Read(name, check, limits::kTagFileBytes);
     if (!text) {
-      if (name == "manifest-sha256.txt") {
+      if (name == kPayloadManifest) {
         Add("bag", name, "no payload manifest: the run did not finish (in progress or interrupted)");
       }
       return listed;
@@ -149,7 +150,7 @@ class Verifier {
       }
       if (!Openable(line.path, "completeness")) continue;
       ++result_.files_checked;
-      if (options_.fast && name == "manifest-sha256.txt") continue;
+      if (options_.fast && name == kPayloadManifest) continue;
       to_hash.push_back(&line);
     }
     // Fixity on every core (Sha256Files), the findings then added in the manifest's order.
@@ -213,7 +214,7 @@ class Verifier {
   }
 
   void CheckPayload() {
-    std::set<std::string> listed = CheckManifestFile("manifest-sha256.txt", "fixity");
+    std::set<std::string> listed = CheckManifestFile(kPayloadManifest, "fixity");
     std::vector<std::string> actual = WalkPayload();
     std::uintmax_t octets = 0;
     for (const auto& rel : actual) {
@@ -223,30 +224,29 @@ class Verifier {
       }
     }
     for (const auto& rel : listed) {
-      if (rel.rfind("data/", 0) != 0)
+      if (rel.rfind(std::string(kPayloadFolder) + "/", 0) != 0)
         Add("completeness", rel, "manifest-sha256.txt lists a file outside data/");
     }
-    auto info = Read("bag-info.txt", "bag", limits::kTagFileBytes);
+    auto info = Read(kBagInfo, "bag", limits::kTagFileBytes);
     if (!info) return;
     const std::string oxum = BagInfoValue(*info, "Payload-Oxum");
     std::string want = std::to_string(octets) + "." + std::to_string(actual.size());
     if (oxum.empty()) {
-      Add("bag", "bag-info.txt", "no Payload-Oxum");
+      Add("bag", kBagInfo, "no Payload-Oxum");
     } else if (oxum != want) {
-      Add("completeness", "bag-info.txt",
+      Add("completeness", kBagInfo,
           "Payload-Oxum is " + ValueForMessage(oxum) + " but the payload holds " + want + " (octets.files)");
     }
   }
 
   void CheckTagFiles() {
-    if (!Look("tagmanifest-sha256.txt").exists) {
-      Add("bag", "tagmanifest-sha256.txt", "missing: the run did not finish");
+    if (!Look(kTagManifest).exists) {
+      Add("bag", kTagManifest, "missing: the run did not finish");
       return;
     }
-    std::set<std::string> listed = CheckManifestFile("tagmanifest-sha256.txt", "fixity");
-    for (const char* required : {"bagit.txt", "bag-info.txt", "manifest-sha256.txt"}) {
-      if (!listed.count(required))
-        Add("bag", "tagmanifest-sha256.txt", std::string("does not cover ") + required);
+    std::set<std::string> listed = CheckManifestFile(kTagManifest, "fixity");
+    for (const char* required : {kBagDeclaration, kBagInfo, kPayloadManifest}) {
+      if (!listed.count(required)) Add("bag", kTagManifest, std::string("does not cover ") + required);
     }
     auto entries = fs_.ListDirectory(dir_);
     if (!entries.ok()) {
@@ -255,7 +255,7 @@ class Verifier {
     }
     for (const DirEntry& e : entries.value()) {
       const std::string& name = e.name;
-      if (name == "data" || name == "tagmanifest-sha256.txt") continue;
+      if (name == "data" || name == kTagManifest) continue;
       if (name == kDecidePending) {
         Add("decision", name,
             "a decide was interrupted while it wrote: `pilot decide` (or `pilot resume`) on this folder "
@@ -273,35 +273,35 @@ class Verifier {
   }
 
   void CheckFingerprint() {
-    if (!Look("tagmanifest-sha256.txt").regular) return;
-    auto digest = Sha256File(fs_, dir_ / "tagmanifest-sha256.txt", /*follow_symlinks=*/false);
+    if (!Look(kTagManifest).regular) return;
+    auto digest = Sha256File(fs_, dir_ / kTagManifest, /*follow_symlinks=*/false);
     if (!digest.ok()) return;
     result_.fingerprint = digest.value();
     if (options_.expect_fingerprint && *options_.expect_fingerprint != digest.value()) {
-      Add("fingerprint", "tagmanifest-sha256.txt",
+      Add("fingerprint", kTagManifest,
           "fingerprint is " + digest.value() + ", expected " + *options_.expect_fingerprint +
               ": this is not the folder that was fingerprinted (or it was re-hashed)");
     }
   }
 
   void CheckRunRecord() {
-    auto text = Read("data/run.json", "copies", limits::kRunRecordBytes);
+    auto text = Read(kRunRecord, "copies", limits::kRunRecordBytes);
     if (!text) return;
-    auto parsed = ParseRunRecord(*text, "data/run.json");
+    auto parsed = ParseRunRecord(*text, kRunRecord);
     if (!parsed.ok()) {
-      Add("copies", "data/run.json", parsed.error().what);
+      Add("copies", kRunRecord, parsed.error().what);
       return;
     }
     run_ = std::move(parsed).value();
     run_text_ = *text;
     if (auto kind = ReadFolderKind(fs_, dir_); !kind.ok()) Add("bag", kind.error().where, kind.error().what);
     if (run_->state != "finished") {
-      Add("bag", "data/run.json", "state is '" + ValueForMessage(run_->state) + "', not 'finished'");
+      Add("bag", kRunRecord, "state is '" + ValueForMessage(run_->state) + "', not 'finished'");
     }
     manifest_copy_ = run_->manifest_copy;
     for (auto [file, want, key] :
          {std::tuple{manifest_copy_, run_->manifest_sha256, "manifest_sha256"},
-          std::tuple{std::string("data/params.json"), run_->params_sha256, "params_sha256"}}) {
+          std::tuple{std::string(kParamsCopy), run_->params_sha256, "params_sha256"}}) {
       if (!Openable(file, "copies")) continue;
       auto digest = Sha256File(fs_, dir_ / file, /*follow_symlinks=*/false);
       if (digest.ok() && digest.value() == want && file == manifest_copy_) manifest_copy_sha256_ = want;
@@ -399,7 +399,7 @@ class Verifier {
     const std::uint32_t n = run_->merged_shards;
     for (std::uint32_t i = 0; i < n; ++i) {
       const std::string folder = MergedShardFolder({i, n});
-      const std::string file = folder + "/run.json";
+      const std::string file = folder + "/" + kMergedShardRecord;
       shard_items_.push_back(kUnknownItems);  // replaced once the record is read
       auto text = Read(file, "shards", limits::kRunRecordBytes);
       if (!text) continue;
@@ -431,7 +431,7 @@ class Verifier {
   // and accepted + rejected = items. `source` is where the shard was merged from: provenance,
   // never opened.
   void CheckMergeList() {
-    auto doc = ParseJson(run_text_, "data/run.json");
+    auto doc = ParseJson(run_text_, kRunRecord);
     if (!doc.ok()) return;  // already a finding of CheckRunRecord
     const std::uint32_t n = run_->merged_shards;
     const nlohmann::json* list = nullptr;
@@ -440,8 +440,7 @@ class Verifier {
       list = &doc.value()["merge"]["shards"];
     }
     if (!list || list->size() != n) {
-      return Add("shards", "data/run.json",
-                 "merge.shards does not list the " + std::to_string(n) + " shards");
+      return Add("shards", kRunRecord, "merge.shards does not list the " + std::to_string(n) + " shards");
     }
     for (std::uint32_t i = 0; i < n; ++i) {
       const nlohmann::json& e = (*list)[i];
@@ -449,7 +448,7 @@ class Verifier {
       const std::string folder = MergedShardFolder({i, n});
       auto named = StringAt(e, "folder");
       if (named != folder) {
-        Add("shards", "data/run.json",
+        Add("shards", kRunRecord,
             at + ".folder is '" + ValueForMessage(named.value_or("")) + "', not " + folder +
                 ": a merged record names only its own shard folders");
       }
@@ -462,7 +461,7 @@ class Verifier {
           (i < shard_run_ids_.size() && !shard_run_ids_[i].empty() &&
            StringAt(e, "run_id") != shard_run_ids_[i]) ||
           !StringAt(e, "source")) {
-        Add("shards", "data/run.json",
+        Add("shards", kRunRecord,
             at + " differs from " + folder + "/run.json (index, run id, items, accepted + rejected, source)");
       }
     }
@@ -485,7 +484,7 @@ class Verifier {
     ManifestIndex local;
     const ManifestIndex* index = &local;
     if (!Openable(manifest_copy_, "accounting")) return;
-    auto params_text = Read("data/params.json", "accounting", limits::kParamsBytes);
+    auto params_text = Read(kParamsCopy, "accounting", limits::kParamsBytes);
     const std::shared_ptr<ManifestCache>& cache = options_.inputs ? nullptr : options_.manifest_cache;
     if (cache && !cache->sha256.empty() && cache->sha256 == manifest_copy_sha256_) {
       index = &cache->index;  // the same bytes, validated for an earlier folder
@@ -502,11 +501,11 @@ class Verifier {
         index = &cache->index;
       }
     }
-    if (!params_text || !Openable("data/results.jsonl", "accounting")) return;
-    auto results = LineReader::Open(fs_, dir_ / "data/results.jsonl", limits::kResultLineBytes,
+    if (!params_text || !Openable(kResults, "accounting")) return;
+    auto results = LineReader::Open(fs_, dir_ / kResults, limits::kResultLineBytes,
                                     /*follow_symlinks=*/false);
     if (!results.ok()) {
-      Add("accounting", "data/results.jsonl", results.error().what);
+      Add("accounting", kResults, results.error().what);
       return;
     }
     // A merged folder has no journal of its own: each result is compared with its shard's.
@@ -517,7 +516,7 @@ class Verifier {
       for (std::uint32_t i = 0; i < run_->merged_shards; ++i) {
         std::future<Result<JournalState>> none;
         const ShardSpec spec{i, run_->merged_shards};
-        const std::string file = MergedShardFolder(spec) + "/journal.jsonl";
+        const std::string file = MergedShardFolder(spec) + "/" + kMergedShardJournal;
         shard_journals.push_back(OpenJournal(none, file));
         if (const JournalState* js = shard_journals.back().state()) CompareHeader(js->header, file, spec);
       }
@@ -525,9 +524,9 @@ class Verifier {
     }
     Journal journal = merged ? Journal() : OpenJournal(loading);
     if (!merged && journal.state() && run_) CompareHeader(journal.state()->header, kJournal, run_->shard);
-    auto params = ParseParams(*params_text, dir_, "data/params.json");
+    auto params = ParseParams(*params_text, dir_, kParamsCopy);
     if (!params.ok()) {
-      Add("accounting", "data/params.json", params.error().what);
+      Add("accounting", kParamsCopy, params.error().what);
       return;
     }
     const bool embeds = run_ && run_->output_kind == "embedding";
@@ -551,11 +550,13 @@ class Verifier {
     for (;;) {
       auto more = results.value().Next(line);
       if (!more.ok()) {
-        Add("accounting", "data/results.jsonl", more.error().what);
+        Add("accounting", kResults, more.error().what);
         break;
       }
       if (!more.value()) break;
-      auto where = [&] { return "data/results.jsonl:" + std::to_string(results.value().line_number()); };
+      auto where = [&] {
+        return std::string(kResults) + ":" + std::to_string(results.value().line_number());
+      };
       std::optional<ResultRecord> fast = ScanResultRecord(line, /*journal=*/false);
       auto rec = fast ? Result<ResultRecord>(std::move(*fast)) : ParseResultRecord(line, where());
       if (!rec.ok()) {
@@ -631,7 +632,7 @@ class Verifier {
           shard ? "id of shard " + ShardText(*shard) + " has no result in data/results.jsonl"
                 : "manifest id has no result in data/results.jsonl");
     }
-    if (!in_order) Add("accounting", "data/results.jsonl", "results are not in manifest order");
+    if (!in_order) Add("accounting", kResults, "results are not in manifest order");
     if (!merged && journal.state() && journal.state()->header.items != result_.items) {
       Add("journal", kJournal,
           "its header counts " + std::to_string(journal.state()->header.items) +
@@ -639,13 +640,15 @@ class Verifier {
               (shard ? " of this shard's" : ""));
     }
     if (shard && run_->shard_items != result_.items) {
-      Add("accounting", "data/run.json",
+      Add("accounting", kRunRecord,
           "shard.items is " + std::to_string(run_->shard_items) + " but the manifest holds " +
               std::to_string(result_.items) + " ids of shard " + ShardText(*shard));
     }
     for (std::size_t i = 0; merged && i < per_shard.size() && i < shard_items_.size(); ++i) {
       if (shard_items_[i] != kUnknownItems && shard_items_[i] != per_shard[i]) {
-        Add("shards", MergedShardFolder({static_cast<std::uint32_t>(i), run_->merged_shards}) + "/run.json",
+        Add("shards",
+            MergedShardFolder({static_cast<std::uint32_t>(i), run_->merged_shards}) + "/" +
+                kMergedShardRecord,
             "the shard processed " + std::to_string(shard_items_[i]) + " items; the manifest holds " +
                 std::to_string(per_shard[i]) + " of its ids");
       }
@@ -742,16 +745,16 @@ class Verifier {
 
   void CheckReport(const std::map<std::string, std::size_t>& by_reason,
                    const std::map<std::string, std::size_t>& by_category) {
-    auto text = Read("data/report.json", "report", limits::kReportBytes);
+    auto text = Read(kReportJson, "report", limits::kReportBytes);
     if (!text) return;
-    auto parsed = ParseJson(*text, "data/report.json");
+    auto parsed = ParseJson(*text, kReportJson);
     if (!parsed.ok()) {
-      Add("report", "data/report.json", parsed.error().what);
+      Add("report", kReportJson, parsed.error().what);
       return;
     }
     const auto& j = parsed.value();
     if (!j.is_object()) {
-      Add("report", "data/report.json", "not a JSON object");
+      Add("report", kReportJson, "not a JSON object");
       return;
     }
     const nlohmann::json no_counts = nlohmann::json::object();
@@ -761,7 +764,7 @@ class Verifier {
     };
     auto expect = [&](const char* key, std::size_t actual) {
       if (count(key) != static_cast<long long>(actual)) {
-        Add("report", "data/report.json",
+        Add("report", kReportJson,
             std::string("counts.") + key + " is " + std::to_string(count(key)) +
                 " but data/results.jsonl holds " + std::to_string(actual));
       }
@@ -770,7 +773,7 @@ class Verifier {
     expect("accepted", result_.accepted);
     expect("rejected", result_.rejected);
     if (result_.accepted + result_.rejected != result_.items) {
-      Add("accounting", "data/results.jsonl",
+      Add("accounting", kResults,
           "accepted " + std::to_string(result_.accepted) + " + rejected " + std::to_string(result_.rejected) +
               " != manifest count " + std::to_string(result_.items));
     }
@@ -782,9 +785,9 @@ class Verifier {
       return m;
     };
     if (as_map("by_reason") != by_reason)
-      Add("report", "data/report.json", "by_reason does not match data/results.jsonl");
+      Add("report", kReportJson, "by_reason does not match data/results.jsonl");
     if (as_map("by_category") != by_category)
-      Add("report", "data/report.json", "by_category does not match data/results.jsonl");
+      Add("report", kReportJson, "by_category does not match data/results.jsonl");
   }
 
   void CheckInputs() {
@@ -834,7 +837,7 @@ class Verifier {
   std::optional<RunRecord> run_;
   std::string run_text_;                    // data/run.json as read
   std::vector<std::string> shard_run_ids_;  // a merged folder's shards' run ids, by index
-  std::string manifest_copy_ = "data/manifest.json";
+  std::string manifest_copy_ = kManifestCopyJson;
   std::string manifest_copy_sha256_;        // set when the copy hashed to its record's pin
   std::optional<ManifestSource> manifest_;  // the run's copy, validated by CheckAccounting
   struct RowRef {
@@ -867,8 +870,8 @@ Result<VerifyResult> VerifyFolder(FileSystem& fs, const fs::path& dir, const Ver
   }
   // An adaptation folder whose record and bag-info.txt disagree (or whose format this pilot
   // does not know): its own checks, with the disagreement as the first finding.
-  if (auto record = ReadInsideFolder(fs, dir, "data/run.json", limits::kRunRecordBytes); record.ok()) {
-    auto doc = ParseJson(record.value(), "data/run.json");
+  if (auto record = ReadInsideFolder(fs, dir, kRunRecord, limits::kRunRecordBytes); record.ok()) {
+    auto doc = ParseJson(record.value(), kRunRecord);
     if (doc.ok() && StringAt(doc.value(), "folder_kind") == std::string(kFolderKindAdapt)) {
       VerifyResult r = Verifier(fs, dir, options, kFolderKindAdapt).Run();
       r.findings.insert(r.findings.begin(), Finding{"bag", EscapeTerminal(kind.error().where),

@@ -9,6 +9,7 @@
 #include "pilot/adapt_params.h"
 #include "pilot/adapt_records.h"
 #include "pilot/escape.h"
+#include "pilot/folder_files.h"
 #include "pilot/hash.h"
 #include "pilot/json_util.h"
 #include "pilot/limits.h"
@@ -55,19 +56,19 @@ class AdaptChecker {
   std::string Pin(const char* key) { return StringAt(record_, key).value_or(""); }
 
   bool ReadRecord() {
-    auto text = ReadInsideFolder(fs_, dir_, "data/run.json", limits::kRunRecordBytes);
+    auto text = ReadInsideFolder(fs_, dir_, kRunRecord, limits::kRunRecordBytes);
     if (!text.ok()) {
-      Add("copies", "data/run.json", text.error().what);
+      Add("copies", kRunRecord, text.error().what);
       return false;
     }
-    auto parsed = ParseJson(text.value(), "data/run.json");
+    auto parsed = ParseJson(text.value(), kRunRecord);
     if (!parsed.ok() || !parsed.value().is_object()) {
-      Add("copies", "data/run.json", parsed.ok() ? "not a JSON object" : parsed.error().what);
+      Add("copies", kRunRecord, parsed.ok() ? "not a JSON object" : parsed.error().what);
       return false;
     }
     record_ = std::move(parsed).value();
     if (Pin("state") != "finished") {
-      Add("copies", "data/run.json",
+      Add("copies", kRunRecord,
           "the adaptation has not finished (state '" + KeyForMessage(Pin("state")) + "'); `pilot resume` it");
     }
     return true;
@@ -90,9 +91,9 @@ class AdaptChecker {
                                 std::pair{"train_manifest_copy", &h.train_manifest_copy},
                                 std::pair{"eval_manifest_copy", &h.eval_manifest_copy}}) {
       if (Pin(key) != *journal)
-        Add("copies", "data/run.json", std::string(key) + " differs from the journal's header");
+        Add("copies", kRunRecord, std::string(key) + " differs from the journal's header");
     }
-    CheckHash("copies", "data/params.json", h.params_sha256);
+    CheckHash("copies", kParamsCopy, h.params_sha256);
     CheckHash("copies", h.train_manifest_copy, h.train_manifest_sha256);
     CheckHash("copies", h.eval_manifest_copy, h.eval_manifest_sha256);
     if (state_.torn_bytes > 0) Add("journal", kAdaptJournal, "its last record is torn");
@@ -341,10 +342,10 @@ class AdaptChecker {
   // versions, time, the trainable names), metrics.jsonl from the journal, and the three
   // renderings from the rebuilt report: each compared byte for byte.
   void CheckDerived(const std::string& text, const nlohmann::json& report) {
-    auto params_text = ReadInsideFolder(fs_, dir_, "data/params.json", limits::kParamsBytes);
-    if (!params_text.ok()) return Add("copies", "data/params.json", params_text.error().what);
-    auto params = ParseAdaptParams(params_text.value(), dir_ / "data", "data/params.json");
-    if (!params.ok()) return Add("copies", "data/params.json", params.error().what);
+    auto params_text = ReadInsideFolder(fs_, dir_, kParamsCopy, limits::kParamsBytes);
+    if (!params_text.ok()) return Add("copies", kParamsCopy, params_text.error().what);
+    auto params = ParseAdaptParams(params_text.value(), dir_ / "data", kParamsCopy);
+    if (!params.ok()) return Add("copies", kParamsCopy, params.error().what);
     auto model = fs_.LinkStat(dir_ / kAdaptModel);
     const std::uint64_t model_bytes = model.ok() ? model.value().size : 0;
     const nlohmann::ordered_json want = BuildAdaptReport(

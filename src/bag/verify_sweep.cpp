@@ -9,6 +9,7 @@
 #include <map>
 
 #include "pilot/escape.h"
+#include "pilot/folder_files.h"
 #include "pilot/json_util.h"
 #include "pilot/limits.h"
 #include "pilot/sweep_records.h"
@@ -32,7 +33,7 @@ void CheckDerivedFiles(FileSystem& fsys, const fs::path& dir, const SweepState& 
                     state.cells, state.analysis});
   const std::string want_text = PrettyJson(want);
   if (text != want_text) {
-    auto got = ParseOrderedJson(text, "data/sweep.json");
+    auto got = ParseOrderedJson(text, kSweepSummary);
     std::string keys;
     if (got.ok() && got.value().is_object()) {
       for (const auto& [key, value] : want.items()) {
@@ -44,13 +45,11 @@ void CheckDerivedFiles(FileSystem& fsys, const fs::path& dir, const SweepState& 
         if (!want.contains(key)) keys += (keys.empty() ? "" : ", ") + KeyForMessage(key);
       }
     }
-    add("data/sweep.json", keys.empty()
-                               ? "is not byte for byte the document its record, groups and cells give"
-                               : "differs from what its record, groups and cells give, at: " + keys);
+    add(kSweepSummary, keys.empty() ? "is not byte for byte the document its record, groups and cells give"
+                                    : "differs from what its record, groups and cells give, at: " + keys);
   }
-  const std::pair<const char*, std::string> renderings[] = {{"data/sweep.csv", SweepCsv(want)},
-                                                            {"data/sweep.md", SweepMarkdown(want)},
-                                                            {"data/report.html", SweepHtml(want)}};
+  const std::pair<const char*, std::string> renderings[] = {
+      {kSweepCsv, SweepCsv(want)}, {kSweepMarkdown, SweepMarkdown(want)}, {kReportHtml, SweepHtml(want)}};
   for (const auto& [rel, expected] : renderings) {
     auto got = ReadInsideFolder(fsys, dir, rel, limits::kReportBytes);
     if (!got.ok()) {
@@ -76,24 +75,24 @@ void CheckSweepFolder(FileSystem& fsys, const fs::path& dir, std::vector<Finding
   const auto& measures = state.value().cells;
   const SweepAnalysis& analysis = state.value().analysis;
   if (record.state != "finished") {
-    add("data/run.json",
+    add(kRunRecord,
         "the sweep has not finished (state '" + KeyForMessage(record.state) + "'); `pilot resume` it");
   }
   for (const auto& p : analysis.problems) add(kSweepCells, p);
 
-  auto summary_text = ReadInsideFolder(fsys, dir, "data/sweep.json", limits::kReportBytes);
+  auto summary_text = ReadInsideFolder(fsys, dir, kSweepSummary, limits::kReportBytes);
   if (!summary_text.ok()) {
-    add("data/sweep.json", summary_text.error().what);
+    add(kSweepSummary, summary_text.error().what);
     return;
   }
-  auto summary = ParseJson(summary_text.value(), "data/sweep.json");
+  auto summary = ParseJson(summary_text.value(), kSweepSummary);
   if (!summary.ok()) {
-    add("data/sweep.json", summary.error().what);
+    add(kSweepSummary, summary.error().what);
     return;
   }
   const auto& s = summary.value();
   auto differs = [&](const std::string& what) {
-    add("data/sweep.json", what + " differs from what its cells say");
+    add(kSweepSummary, what + " differs from what its cells say");
   };
   // The cells, one by one.
   if (!s.contains("cells") || !s["cells"].is_array() || s["cells"].size() != measures.size()) {

@@ -17,6 +17,7 @@
 #include "cli/cli.h"
 #include "cli/session.h"
 #include "cli/torch_loader.h"
+#include "pilot/folder_files.h"
 #include "pilot/fs.h"
 #include "pilot/hash.h"
 #include "pilot/journal.h"
@@ -111,7 +112,7 @@ int ContinueShard(const RunOptions& o, RunPlan& plan, const fs::path& dir) {
     }
   }
   auto lock = fsys.LinkStat(dir / kLockFile);
-  auto tags = fsys.LinkStat(dir / "tagmanifest-sha256.txt");
+  auto tags = fsys.LinkStat(dir / kTagManifest);
   if (lock.ok() && !lock.value().exists && tags.ok() && tags.value().exists) {
     std::fprintf(stderr, "pilot: shard %s is already finished in %s; verifying it\n",
                  ShardText(*plan.shard).c_str(), dir.c_str());

@@ -10,6 +10,7 @@
 
 #include "pilot/bag.h"
 #include "pilot/build_info.h"
+#include "pilot/folder_files.h"
 #include "pilot/folder_kind.h"
 #include "pilot/hash.h"
 #include "pilot/json_util.h"
@@ -444,7 +445,7 @@ class AdaptSession {
     j["device"] = header.device;
     j["threads"] = header.threads;
     j["seed"] = header.seed;
-    return fs_.WriteFileAtomic(dir_ / "data/run.json", PrettyJson(j));
+    return fs_.WriteFileAtomic(dir_ / kRunRecord, PrettyJson(j));
   }
 
   // The reports, the model and its card, the accounting, then the bag and its verification.
@@ -458,7 +459,7 @@ class AdaptSession {
     auto model = trainer_.SaveModel();
     if (!model.ok()) return model.error();
     const std::string adapted_sha = Sha256Hex(model.value());
-    PILOT_TRY(fs_.CreateDirectories(dir_ / "data/model"));
+    PILOT_TRY(fs_.CreateDirectories(dir_ / kModelFolder));
     PILOT_TRY(fs_.WriteFileAtomic(dir_ / kAdaptModel, model.value()));
 
     // data/eval.jsonl: base and adapted prediction per evaluated item.
@@ -625,8 +626,8 @@ Result<AdaptOutcome> ExecuteAdapt(const AdaptPlan& plan, AdaptTrainer& trainer, 
   h.train_manifest_sha256 = manifests.value().train->sha256();
   h.eval_manifest_sha256 = manifests.value().eval->sha256();
   h.base_model_sha256 = model_sha.value();
-  h.train_manifest_copy = CopyName("data/train-manifest", p.train_manifest);
-  h.eval_manifest_copy = CopyName("data/eval-manifest", p.eval_manifest);
+  h.train_manifest_copy = CopyName(kAdaptTrainManifest, p.train_manifest);
+  h.eval_manifest_copy = CopyName(kAdaptEvalManifest, p.eval_manifest);
   h.train_accounting_sha256 = Sha256Hex(s.items.train_accounting);
   h.train_items = s.items.train_items;
   h.train_used = s.items.train.size();
@@ -656,11 +657,11 @@ Result<AdaptOutcome> ExecuteAdapt(const AdaptPlan& plan, AdaptTrainer& trainer, 
     PILOT_TRY(s.WriteRunRecord("running", h.started_at, ""));
     PILOT_TRY(fsys.CreateDirectoryExclusive(dir / kAdaptCheckpointDir));
     PILOT_TRY(WriteBagDeclaration(fsys, dir));
-    PILOT_TRY(fsys.WriteFileAtomic(dir / "data/params.json", plan.params_bytes));
+    PILOT_TRY(fsys.WriteFileAtomic(dir / kParamsCopy, plan.params_bytes));
     PILOT_TRY(
         CopyManifestPinned(fsys, p.train_manifest, dir / h.train_manifest_copy, h.train_manifest_sha256));
     PILOT_TRY(CopyManifestPinned(fsys, p.eval_manifest, dir / h.eval_manifest_copy, h.eval_manifest_sha256));
-    PILOT_TRY(fsys.WriteFileAtomic(dir / "data/environment.json", PrettyJson(plan.environment)));
+    PILOT_TRY(fsys.WriteFileAtomic(dir / kEnvironmentFile, PrettyJson(plan.environment)));
     PILOT_TRY(fsys.WriteFileAtomic(dir / kAdaptTrainAccounting, s.items.train_accounting));
     PILOT_TRY(s.OpenJournal());
     PILOT_TRY(s.Append(h.ToJson()));
@@ -699,10 +700,10 @@ Status CheckFolderEntries(FileSystem& fsys, const fs::path& dir) {
                       (dir / rel).string(), "the folder is damaged or hostile; start a new adaptation");
     }
   }
-  auto model_dir = fsys.LinkStat(dir / "data/model");
+  auto model_dir = fsys.LinkStat(dir / kModelFolder);
   if (model_dir.ok() && model_dir.value().exists &&
       (model_dir.value().symlink || !model_dir.value().directory)) {
-    return BadInput("is not a folder (a symlink?)", (dir / "data/model").string(),
+    return BadInput("is not a folder (a symlink?)", (dir / kModelFolder).string(),
                     "the folder is damaged or hostile; start a new adaptation");
   }
   return {};
@@ -743,7 +744,7 @@ Result<AdaptOutcome> ResumeAdapt(const fs::path& given, const std::string& devic
   std::vector<std::string> notes;
   if (lock.value().stale_taken_over()) notes.push_back("took over the lock left by a process that is gone");
   PILOT_TRY(CheckFolderEntries(fsys, dir));
-  auto finished = fsys.LinkStat(dir / "tagmanifest-sha256.txt");
+  auto finished = fsys.LinkStat(dir / kTagManifest);
   if (finished.ok() && finished.value().exists) {
     return BadInput("the adaptation has already finished", dir.string(), "verify it with `pilot verify`");
   }
@@ -756,10 +757,10 @@ Result<AdaptOutcome> ResumeAdapt(const fs::path& given, const std::string& devic
                     "--device", "resume on the device it began on: bitwise identity holds only there");
   }
   // The copies, against the journal's pins; the parameters read from the copy.
-  auto params_text = ReadPinned(fsys, dir, "data/params.json", h.params_sha256, limits::kParamsBytes);
+  auto params_text = ReadPinned(fsys, dir, kParamsCopy, h.params_sha256, limits::kParamsBytes);
   if (!params_text.ok()) return params_text.error();
   const fs::path params_dir = fs::path(h.params_path).parent_path();
-  auto params = ParseAdaptParams(params_text.value(), params_dir, (dir / "data/params.json").string());
+  auto params = ParseAdaptParams(params_text.value(), params_dir, (dir / kParamsCopy).string());
   if (!params.ok()) return params.error();
   AdaptParams p = std::move(params).value();
   for (const auto& [copy, pin] : {std::pair{h.train_manifest_copy, h.train_manifest_sha256},
@@ -907,7 +908,7 @@ Result<AdaptOutcome> ResumeAdapt(const fs::path& given, const std::string& devic
                     " (written by a process killed before its journal record, or pruned)");
   }
   // Temp files of writes a killed process never renamed (reports, the model, copies).
-  for (const fs::path& d : {dir, dir / "data", dir / "data/model"}) {
+  for (const fs::path& d : {dir, dir / "data", dir / kModelFolder}) {
     auto entries = fsys.ListDirectory(d);
     if (!entries.ok()) continue;
     for (const DirEntry& e : entries.value()) {
@@ -946,7 +947,7 @@ Result<AdaptStatus> ReadAdaptStatus(FileSystem& fsys, const fs::path& dir) {
   }
   st.checkpoints_kept = KeptCheckpoints(state.value()).size();
   st.writer_pid = LockHolder(fsys, dir);
-  auto finished = fsys.LinkStat(dir / "tagmanifest-sha256.txt");
+  auto finished = fsys.LinkStat(dir / kTagManifest);
   const bool done = finished.ok() && finished.value().exists;
   st.state = st.writer_pid ? "running" : done ? "finished" : "interrupted";
   return st;

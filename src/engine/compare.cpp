@@ -8,6 +8,7 @@
 #include <set>
 
 #include "pilot/escape.h"
+#include "pilot/folder_files.h"
 #include "pilot/folder_kind.h"
 #include "pilot/hash.h"
 #include "pilot/json_file.h"
@@ -89,10 +90,10 @@ Status LoadSide(FileSystem& fsys, const fs::path& dir, Side& side) {
         k == kFolderKindShard ? "merge the shards first (pilot merge), then compare the merged folder"
                               : "give the folders `pilot run` (or `pilot merge`) wrote");
   }
-  auto run = ReadJsonFile(fsys, dir / "data/run.json", limits::kRunRecordBytes, "run record");
+  auto run = ReadJsonFile(fsys, dir / kRunRecord, limits::kRunRecordBytes, "run record");
   if (!run.ok()) return run.error();
   side.run = std::move(run.value());
-  auto record = ParseRunRecord(side.run.dump(), (dir / "data/run.json").string());
+  auto record = ParseRunRecord(side.run.dump(), (dir / kRunRecord).string());
   if (!record.ok()) return record.error();
   side.record = std::move(record.value());
   if (side.record.state != "finished") {
@@ -103,24 +104,24 @@ Status LoadSide(FileSystem& fsys, const fs::path& dir, Side& side) {
 
 Status LoadRest(FileSystem& fsys, Side& side) {
   const fs::path& dir = side.dir;
-  auto params = ReadJsonFile(fsys, dir / "data/params.json", limits::kParamsBytes, "parameter file");
+  auto params = ReadJsonFile(fsys, dir / kParamsCopy, limits::kParamsBytes, "parameter file");
   if (!params.ok()) return params.error();
   side.params = std::move(params.value());
-  auto report = ReadJsonFile(fsys, dir / "data/report.json", limits::kReportBytes, "report");
+  auto report = ReadJsonFile(fsys, dir / kReportJson, limits::kReportBytes, "report");
   if (!report.ok()) return report.error();
   side.report = std::move(report.value());
   // A merged folder's environment is each shard's: the first shard's stands for them (every
   // shard ran the same parameters and model; their hosts are listed in the merged report).
-  fs::path env = dir / "data/environment.json";
+  fs::path env = dir / kEnvironmentFile;
   if (side.record.folder_kind == kFolderKindMerged && side.record.merged_shards > 0) {
-    env = dir / MergedShardFolder(ShardSpec{0, side.record.merged_shards}) / "environment.json";
+    env = dir / MergedShardFolder(ShardSpec{0, side.record.merged_shards}) / kMergedShardEnvironment;
   }
   if (side.record.folder_kind == kFolderKindMerged) {
     // The merged record leaves the device to each shard's record: the set of them.
     std::set<std::string> devices;
     for (std::uint32_t i = 0; i < side.record.merged_shards; ++i) {
       const fs::path shard_run =
-          dir / MergedShardFolder(ShardSpec{i, side.record.merged_shards}) / "run.json";
+          dir / MergedShardFolder(ShardSpec{i, side.record.merged_shards}) / kMergedShardRecord;
       auto shard = ReadJsonFile(fsys, shard_run, limits::kRunRecordBytes, "shard's run record");
       if (!shard.ok()) return shard.error();
       devices.insert(Shown(Path(shard.value(), {"plan", "device"})));
@@ -135,14 +136,14 @@ Status LoadRest(FileSystem& fsys, Side& side) {
   if (!environment.ok()) return environment.error();
   side.environment = std::move(environment.value());
   if (side.record.output_kind == "embedding") {
-    auto in = fsys.OpenRead(dir / "data/vectors.npy", false);
+    auto in = fsys.OpenRead(dir / kVectorsNpy, false);
     if (!in.ok()) return in.error();
     side.vectors = std::move(in.value());
     std::string prefix(
         static_cast<std::size_t>(std::min<std::uint64_t>(side.vectors->size(), limits::kNpyHeaderBytes)),
         '\0');
     PILOT_TRY(ReadExactAt(*side.vectors, 0, prefix.data(), prefix.size()));
-    auto shape = ParseNpyHeader(prefix, (dir / "data/vectors.npy").string());
+    auto shape = ParseNpyHeader(prefix, (dir / kVectorsNpy).string());
     if (!shape.ok()) return shape.error();
     side.shape = shape.value();
   }
@@ -150,7 +151,7 @@ Status LoadRest(FileSystem& fsys, Side& side) {
 }
 
 Result<std::vector<float>> ReadRow(Side& side, std::uint64_t row, const std::string& id) {
-  const std::string where = (side.dir / "data/vectors.npy").string();
+  const std::string where = (side.dir / kVectorsNpy).string();
   if (row >= side.shape.rows || side.shape.cols == 0 || side.shape.cols > limits::kEmbeddingDim) {
     return BadInput("the row of '" + id + "' is outside vectors.npy", where);
   }
@@ -231,7 +232,7 @@ ojson Changes(const Side& a, const Side& b) {
            {"environment.cpu_model", {"host", "cpu_model"}},
            {"environment.cpu_count", {"host", "cpu_count"}}}) {
     nlohmann::json va = Path(a.environment, path), vb = Path(b.environment, path);
-    if (va != vb) changes[name] = {va, vb, "environment.json"};
+    if (va != vb) changes[name] = {va, vb, kMergedShardEnvironment};  // "environment.json", where it differs
   }
   ojson list = ojson::array();
   for (const auto& [name, c] : changes) {
@@ -293,9 +294,9 @@ Result<CompareOutcome> CompareRuns(FileSystem& fsys, const fs::path& a_dir, cons
 
   // Both results.jsonl hold one line per manifest id in manifest order (verified): read them
   // side by side, in constant memory.
-  auto ra = LineReader::Open(fsys, a.dir / "data/results.jsonl", limits::kResultLineBytes, false);
+  auto ra = LineReader::Open(fsys, a.dir / kResults, limits::kResultLineBytes, false);
   if (!ra.ok()) return ra.error();
-  auto rb = LineReader::Open(fsys, b.dir / "data/results.jsonl", limits::kResultLineBytes, false);
+  auto rb = LineReader::Open(fsys, b.dir / kResults, limits::kResultLineBytes, false);
   if (!rb.ok()) return rb.error();
   const bool embedding = a.record.output_kind == "embedding";
   std::size_t total = 0, agree = 0, same_status = 0, same_outcome = 0, both_accepted = 0, differ = 0;
@@ -316,7 +317,7 @@ Result<CompareOutcome> CompareRuns(FileSystem& fsys, const fs::path& a_dir, cons
     }
     auto parse = [](const std::string& line, const Side& s, std::size_t n) -> Result<ResultRecord> {
       if (auto r = ScanResultRecord(line, false)) return *r;
-      return ParseResultRecord(line, (s.dir / "data/results.jsonl").string() + ":" + std::to_string(n));
+      return ParseResultRecord(line, (s.dir / kResults).string() + ":" + std::to_string(n));
     };
     auto xa = parse(la, a, ra.value().line_number());
     if (!xa.ok()) return xa.error();

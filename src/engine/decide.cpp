@@ -8,6 +8,7 @@
 
 #include "pilot/bag.h"
 #include "pilot/escape.h"
+#include "pilot/folder_files.h"
 #include "pilot/folder_kind.h"
 #include "pilot/hash.h"
 #include "pilot/json_file.h"
@@ -680,7 +681,7 @@ std::string StagedToJson(const DecideCommit& s) {
 
 // A name a staged decision may place: the record, the page, its own evidence, the tag manifest.
 bool IsStagedName(const std::string& name, std::size_t entry) {
-  if (name == kDecisionsFile || name == kDecisionMarkdown || name == "tagmanifest-sha256.txt") return true;
+  if (name == kDecisionsFile || name == kDecisionMarkdown || name == kTagManifest) return true;
   const std::string prefix = "decision-" + std::to_string(entry) + "-";
   if (name.rfind(prefix, 0) != 0 || name.size() > 64 || name.size() < prefix.size() + 6) return false;
   if (name.compare(name.size() - 5, 5, ".json") != 0) return false;
@@ -737,7 +738,7 @@ Result<DecideCommit> ParseDecideCommit(std::string_view text, const std::string&
     }
     s.files.emplace_back(*file, *sha);
   }
-  if (s.files.back().first != "tagmanifest-sha256.txt" || !seen.count(kDecisionsFile)) {
+  if (s.files.back().first != kTagManifest || !seen.count(kDecisionsFile)) {
     return BadInput("the decide commit record does not end with the tag manifest", where,
                     "a damaged or hostile folder");
   }
@@ -844,7 +845,7 @@ Result<std::optional<DecideCommit>> ReadPending(FileSystem& fsys, const fs::path
   auto staged = ParseDecideCommit(text.value(), (pending / kDecideCommit).string());
   if (!staged.ok()) return staged.error();
   // The folder must be the one the decision was made on, or already carry its tag manifest.
-  auto now = Sha256File(fsys, dir / "tagmanifest-sha256.txt", /*follow_symlinks=*/false);
+  auto now = Sha256File(fsys, dir / kTagManifest, /*follow_symlinks=*/false);
   if (!now.ok()) return now.error();
   if (now.value() != staged.value().before && now.value() != staged.value().files.back().second) {
     return BadInput("the folder changed since the interrupted decide began (its fingerprint is " +
@@ -875,7 +876,7 @@ Result<std::optional<std::string>> RecoverInterruptedDecide(FileSystem& fsys, co
   const fs::path pending = dir / kDecidePending;
   auto pst = fsys.LinkStat(pending);
   auto lst = fsys.LinkStat(dir / kLockFile);
-  auto tst = fsys.LinkStat(dir / "tagmanifest-sha256.txt");
+  auto tst = fsys.LinkStat(dir / kTagManifest);
   if (!pst.ok()) return pst.error();
   if (!lst.ok()) return lst.error();
   if (!tst.ok()) return tst.error();
@@ -982,7 +983,7 @@ Result<DecideOutcome> Decide(FileSystem& fsys, Clock& clock, const fs::path& run
                           " " + f.where + ": " + f.what + ")",
                       o.sweep->string(), "pilot verify " + o.sweep->string());
     }
-    auto e = ReadEvidence(fsys, "sweep", *o.sweep / "data/sweep.json");
+    auto e = ReadEvidence(fsys, "sweep", *o.sweep / kSweepSummary);
     if (!e.ok()) return e.error();
     e.value().source = o.sweep->string();
     e.value().note = "the sweep folder's fingerprint " + verified.value().fingerprint;
@@ -1033,7 +1034,7 @@ Result<DecideOutcome> Decide(FileSystem& fsys, Clock& clock, const fs::path& run
     if (!acquired.ok()) return acquired.error();
     lock.emplace(std::move(acquired.value()));
     if (o.on_phase) o.on_phase(DecidePhase::kLocked);
-    auto now = Sha256File(fsys, run_dir / "tagmanifest-sha256.txt", false);
+    auto now = Sha256File(fsys, run_dir / kTagManifest, false);
     if (!now.ok()) return now.error();
     if (now.value() != out.previous_fingerprint) {
       return BadInput("the folder changed while it was verified (its fingerprint is now " + now.value() + ")",
@@ -1041,18 +1042,18 @@ Result<DecideOutcome> Decide(FileSystem& fsys, Clock& clock, const fs::path& run
     }
   }
 
-  auto run_text = ReadCapped(fsys, run_dir / "data/run.json", limits::kRunRecordBytes, "run record");
+  auto run_text = ReadCapped(fsys, run_dir / kRunRecord, limits::kRunRecordBytes, "run record");
   if (!run_text.ok()) return run_text.error();
-  auto run = ParseJson(run_text.value(), (run_dir / "data/run.json").string());
+  auto run = ParseJson(run_text.value(), (run_dir / kRunRecord).string());
   if (!run.ok()) return run.error();
-  auto record = ParseRunRecord(run_text.value(), (run_dir / "data/run.json").string());
+  auto record = ParseRunRecord(run_text.value(), (run_dir / kRunRecord).string());
   if (!record.ok()) return record.error();
-  auto report_text = ReadCapped(fsys, run_dir / "data/report.json", limits::kReportBytes, "report");
+  auto report_text = ReadCapped(fsys, run_dir / kReportJson, limits::kReportBytes, "report");
   if (!report_text.ok()) return report_text.error();
-  auto report = ParseJson(report_text.value(), (run_dir / "data/report.json").string());
+  auto report = ParseJson(report_text.value(), (run_dir / kReportJson).string());
   if (!report.ok()) return report.error();
-  const std::string report_file = (run_dir / "data/report.json").string();
-  const std::string results_file = (run_dir / "data/results.jsonl").string();
+  const std::string report_file = (run_dir / kReportJson).string();
+  const std::string results_file = (run_dir / kResults).string();
 
   Facts facts;
   // The folder's own facts.
@@ -1086,7 +1087,7 @@ Result<DecideOutcome> Decide(FileSystem& fsys, Clock& clock, const fs::path& run
   ManifestIndex index;
   auto source = ManifestSource::Open(fsys, manifest_copy, &index);
   if (!source.ok()) return source.error();
-  auto lines = LineReader::Open(fsys, run_dir / "data/results.jsonl", limits::kResultLineBytes, false);
+  auto lines = LineReader::Open(fsys, run_dir / kResults, limits::kResultLineBytes, false);
   if (!lines.ok()) return lines.error();
   const std::uint64_t seed = o.seed ? *o.seed : UnsignedAt(At(run.value(), "plan"), "seed").value_or(0);
   std::mt19937_64 rng(seed);
@@ -1158,12 +1159,11 @@ Result<DecideOutcome> Decide(FileSystem& fsys, Clock& clock, const fs::path& run
       std::any_of(evidence.begin(), evidence.end(), [](const Evidence& e) { return e.kind == "plan"; });
   if (plan_given &&
       (record.value().folder_kind == kFolderKindRun || record.value().folder_kind == kFolderKindShard)) {
-    std::map<std::string, nlohmann::json> docs = {{"data/run.json", run.value()},
-                                                  {"data/report.json", report.value()}};
-    const fs::path env_file = run_dir / "data/environment.json";  // optional, as for plan
+    std::map<std::string, nlohmann::json> docs = {{kRunRecord, run.value()}, {kReportJson, report.value()}};
+    const fs::path env_file = run_dir / kEnvironmentFile;  // optional, as for plan
     if (auto env_text = ReadCapped(fsys, env_file, limits::kRunRecordBytes, "environment"); env_text.ok()) {
       if (auto env = ParseJson(env_text.value(), env_file.string()); env.ok())
-        docs["data/environment.json"] = std::move(env).value();
+        docs[kEnvironmentFile] = std::move(env).value();
     }
     auto measured = MeasurementFromDocuments(run_dir.string(), record.value().folder_kind, docs);
     if (measured.ok()) here = std::move(measured).value();
@@ -1410,9 +1410,9 @@ Result<DecideOutcome> Decide(FileSystem& fsys, Clock& clock, const fs::path& run
     if (st.value().exists)
       return BadInput("already exists: evidence is never overwritten", (run_dir / name).string());
   }
-  auto tag_text = ReadCapped(fsys, run_dir / "tagmanifest-sha256.txt", limits::kTagFileBytes, "tag manifest");
+  auto tag_text = ReadCapped(fsys, run_dir / kTagManifest, limits::kTagFileBytes, "tag manifest");
   if (!tag_text.ok()) return tag_text.error();
-  auto tag_lines = ParseManifestLines(tag_text.value(), "tagmanifest-sha256.txt");
+  auto tag_lines = ParseManifestLines(tag_text.value(), kTagManifest);
   if (!tag_lines.ok()) return tag_lines.error();
   files.emplace_back(kDecisionsFile, all);
   files.emplace_back(kDecisionMarkdown, md);
@@ -1423,7 +1423,7 @@ Result<DecideOutcome> Decide(FileSystem& fsys, Clock& clock, const fs::path& run
     if (!written.count(l.path)) tags += l.sha256 + "  " + EncodeManifestPath(l.path) + "\n";
   }
   for (const auto& [name, bytes] : files) tags += Sha256Hex(bytes) + "  " + name + "\n";
-  files.emplace_back("tagmanifest-sha256.txt", tags);
+  files.emplace_back(kTagManifest, tags);
   if (stop()) return halt();
   if (o.on_phase) o.on_phase(DecidePhase::kWriting);
   DecideCommit staged;
@@ -1456,7 +1456,7 @@ Result<DecideOutcome> Decide(FileSystem& fsys, Clock& clock, const fs::path& run
     return e;
   }
   for (const auto& [name, bytes] : files) {
-    if (name != "tagmanifest-sha256.txt") out.written.push_back(name);
+    if (name != kTagManifest) out.written.push_back(name);
   }
   out.fingerprint = Sha256Hex(tags);
   out.recorded = true;

@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include "engine/partial_folder.h"
+#include "pilot/folder_files.h"
 #include "pilot/folder_kind.h"
 #include "pilot/hash.h"
 #include "pilot/paths.h"
@@ -37,7 +38,7 @@ Result<ExportOutcome> ExportFolder(FileSystem& fsys, const fs::path& source, con
   PILOT_TRY(CheckFolderKind(kind.value(), source, "export"));
   out.folder_kind = kind.value().kind;
   auto lock = fsys.LinkStat(source / kLockFile);
-  auto tags = fsys.LinkStat(source / "tagmanifest-sha256.txt");
+  auto tags = fsys.LinkStat(source / kTagManifest);
   if (!lock.ok()) return lock.error();
   if (!tags.ok()) return tags.error();
   if (lock.value().exists || !tags.value().regular) {
@@ -63,7 +64,7 @@ Result<ExportOutcome> ExportFolder(FileSystem& fsys, const fs::path& source, con
                         "): nothing was copied",
                     source.string(), "pilot verify " + source.string() + " lists every finding");
   }
-  auto fingerprint = Sha256File(fsys, source / "tagmanifest-sha256.txt", false);
+  auto fingerprint = Sha256File(fsys, source / kTagManifest, false);
   if (!fingerprint.ok()) return fingerprint.error();
   out.source_fingerprint = fingerprint.value();
 
@@ -127,7 +128,7 @@ Result<ExportOutcome> ExportFolder(FileSystem& fsys, const fs::path& source, con
   if (!out.ok()) return out;  // left at DEST.partial, named in the outcome
   PILOT_TRY(partial.value().Commit());
   out.dest = dest;
-  auto final_print = Sha256File(fsys, dest / "tagmanifest-sha256.txt", false);
+  auto final_print = Sha256File(fsys, dest / kTagManifest, false);
   if (!final_print.ok()) return final_print.error();
   out.fingerprint = final_print.value();
   return out;

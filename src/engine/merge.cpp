@@ -10,6 +10,7 @@
 #include "engine/partial_folder.h"
 #include "pilot/bag.h"
 #include "pilot/build_info.h"
+#include "pilot/folder_files.h"
 #include "pilot/folder_kind.h"
 #include "pilot/hash.h"
 #include "pilot/host.h"
@@ -72,9 +73,9 @@ Result<ShardFolder> ReadShard(FileSystem& fsys, const fs::path& dir) {
                     "merge takes the folders written by pilot run --shard I/N");
   }
   PILOT_TRY(CheckFolderKind(kind.value(), dir, "merge"));
-  auto run = ReadJsonFile(fsys, dir / "data/run.json", limits::kRunRecordBytes, "run record");
+  auto run = ReadJsonFile(fsys, dir / kRunRecord, limits::kRunRecordBytes, "run record");
   if (!run.ok()) return run.error();
-  auto record = ParseRunRecord(run.value().dump(), (dir / "data/run.json").string());
+  auto record = ParseRunRecord(run.value().dump(), (dir / kRunRecord).string());
   if (!record.ok()) return record.error();
   s.record = std::move(record).value();
   if (s.record.folder_kind != kFolderKindShard || !s.record.shard) {  // read twice: it may have changed
@@ -83,7 +84,7 @@ Result<ShardFolder> ReadShard(FileSystem& fsys, const fs::path& dir) {
   }
   s.run_json = std::move(run).value();
   auto lock = fsys.LinkStat(dir / kLockFile);
-  auto tags = fsys.LinkStat(dir / "tagmanifest-sha256.txt");
+  auto tags = fsys.LinkStat(dir / kTagManifest);
   if (!lock.ok()) return lock.error();
   if (!tags.ok()) return tags.error();
   if (s.record.state != "finished" || !tags.value().exists || lock.value().exists) {
@@ -215,7 +216,7 @@ Result<MergeOutcome> MergeShards(FileSystem& fsys, Clock& clock, const MergeRequ
     const ShardFolder& s = *by_index[i];
     MergedShard& info = outcome.shards[i];
     accepted_total += info.accepted;
-    auto report = ReadJsonFile(fsys, s.info.dir / "data/report.json", limits::kReportBytes, "report");
+    auto report = ReadJsonFile(fsys, s.info.dir / kReportJson, limits::kReportBytes, "report");
     if (!report.ok()) return report.error();
     const auto& r = report.value();
     auto number = [&](const char* key) {
@@ -254,28 +255,29 @@ Result<MergeOutcome> MergeShards(FileSystem& fsys, Clock& clock, const MergeRequ
   const std::string manifest_copy = first.record.manifest_copy;
   PILOT_TRY(CopyManifestPinned(fsys, first.info.dir / manifest_copy, dir / manifest_copy,
                                first.record.manifest_sha256));
-  PILOT_TRY(fsys.CopyFileAtomic(first.info.dir / "data/params.json", dir / "data/params.json", false));
-  if (auto digest = Sha256File(fsys, dir / "data/params.json", false);
+  PILOT_TRY(fsys.CopyFileAtomic(first.info.dir / kParamsCopy, dir / kParamsCopy, false));
+  if (auto digest = Sha256File(fsys, dir / kParamsCopy, false);
       !digest.ok() || digest.value() != first.record.params_sha256) {
-    return BadInput("the parameters' copy changed while merging",
-                    (first.info.dir / "data/params.json").string());
+    return BadInput("the parameters' copy changed while merging", (first.info.dir / kParamsCopy).string());
   }
-  PILOT_TRY(fsys.CreateDirectoryExclusive(dir / "data/shards"));
+  PILOT_TRY(fsys.CreateDirectoryExclusive(dir / kShardsFolder));
   for (std::uint32_t i = 0; i < n; ++i) {
     const fs::path to = dir / MergedShardFolder({i, n});
     PILOT_TRY(fsys.CreateDirectoryExclusive(to));
-    for (const char* file : {"data/run.json", "data/journal.jsonl", "data/environment.json"}) {
-      PILOT_TRY(fsys.CopyFileAtomic(by_index[i]->info.dir / file, to / fs::path(file).filename(), false));
+    for (auto [from, as] :
+         {std::pair{kRunRecord, kMergedShardRecord}, std::pair{kJournal, kMergedShardJournal},
+          std::pair{kEnvironmentFile, kMergedShardEnvironment}}) {
+      PILOT_TRY(fsys.CopyFileAtomic(by_index[i]->info.dir / from, to / as, false));
     }
   }
   nlohmann::ordered_json environment;
   environment["note"] = "each shard's environment is in data/shards/<shard>/environment.json";
   environment["merge_host"] = HostInfo(fsys);
-  PILOT_TRY(fsys.WriteFileAtomic(dir / "data/environment.json", PrettyJson(environment)));
+  PILOT_TRY(fsys.WriteFileAtomic(dir / kEnvironmentFile, PrettyJson(environment)));
 
-  auto params_text = ReadCapped(fsys, dir / "data/params.json", limits::kParamsBytes, "parameter file");
+  auto params_text = ReadCapped(fsys, dir / kParamsCopy, limits::kParamsBytes, "parameter file");
   if (!params_text.ok()) return params_text.error();
-  auto params = ParseParams(params_text.value(), dir, "data/params.json");
+  auto params = ParseParams(params_text.value(), dir, kParamsCopy);
   if (!params.ok()) return params.error();
   auto manifest = ManifestSource::Open(fsys, dir / manifest_copy);
   if (!manifest.ok()) return manifest.error();
@@ -290,8 +292,7 @@ Result<MergeOutcome> MergeShards(FileSystem& fsys, Clock& clock, const MergeRequ
   };
   std::vector<Reader> readers(n);
   for (std::uint32_t i = 0; i < n; ++i) {
-    auto lines =
-        LineReader::Open(fsys, by_index[i]->info.dir / "data/results.jsonl", limits::kResultLineBytes, false);
+    auto lines = LineReader::Open(fsys, by_index[i]->info.dir / kResults, limits::kResultLineBytes, false);
     if (!lines.ok()) return lines.error();
     readers[i].results.emplace(std::move(lines).value());
     if (embeds) {
@@ -308,7 +309,7 @@ Result<MergeOutcome> MergeShards(FileSystem& fsys, Clock& clock, const MergeRequ
       readers[i].npy = std::move(npy).value();
     }
   }
-  auto results_file = fsys.CreateAtomic(dir / "data/results.jsonl");
+  auto results_file = fsys.CreateAtomic(dir / kResults);
   if (!results_file.ok()) return results_file.error();
   std::unique_ptr<AtomicFile> npy_file;
   if (embeds) {
@@ -332,23 +333,21 @@ Result<MergeOutcome> MergeShards(FileSystem& fsys, Clock& clock, const MergeRequ
     if (!more.ok()) return more.error();
     if (!more.value()) {
       return BadInput("no result for '" + item.id + "', which belongs to this shard",
-                      (from / "data/results.jsonl").string());
+                      (from / kResults).string());
     }
     std::optional<ResultRecord> scanned = embeds ? std::nullopt : ScanResultRecord(line, /*journal=*/false);
     auto rec = scanned ? Result<ResultRecord>(std::move(*scanned))
-                       : ParseResultRecord(line, (from / "data/results.jsonl").string() + ":" +
+                       : ParseResultRecord(line, (from / kResults).string() + ":" +
                                                      std::to_string(rd.results->line_number()));
     if (!rec.ok()) return rec.error();
     ResultRecord& r = rec.value();
     if (r.id != item.id) {
-      return BadInput(
-          "holds '" + KeyForMessage(r.id) + "' where manifest order puts '" + item.id + "'",
-          (from / "data/results.jsonl").string() + ":" + std::to_string(rd.results->line_number()));
+      return BadInput("holds '" + KeyForMessage(r.id) + "' where manifest order puts '" + item.id + "'",
+                      (from / kResults).string() + ":" + std::to_string(rd.results->line_number()));
     }
     if (embeds && r.accepted) {
       if (!r.row || *r.row != rd.row || rd.row >= rd.npy_rows) {
-        return BadInput("the row of '" + item.id + "' is not the shard's next",
-                        (from / "data/results.jsonl").string());
+        return BadInput("the row of '" + item.id + "' is not the shard's next", (from / kResults).string());
       }
       PILOT_TRY(ReadExactAt(*rd.npy, rd.npy_data + rd.row * vector.size(), vector.data(), vector.size()));
       ++rd.row;
@@ -395,7 +394,7 @@ Result<MergeOutcome> MergeShards(FileSystem& fsys, Clock& clock, const MergeRequ
     if (!more.ok()) return more.error();
     if (more.value()) {
       return BadInput("holds more results than the manifest gives this shard",
-                      (by_index[i]->info.dir / "data/results.jsonl").string());
+                      (by_index[i]->info.dir / kResults).string());
     }
   }
   PILOT_TRY(results_file.value()->Append(out));
@@ -420,8 +419,8 @@ Result<MergeOutcome> MergeShards(FileSystem& fsys, Clock& clock, const MergeRequ
   report.shards = n;
   report.shard_rate_sum = rate_sum;
   report.wall_seconds = wall;
-  PILOT_TRY(fsys.WriteFileAtomic(dir / "data/report.json", PrettyJson(ReportToJson(report))));
-  PILOT_TRY(fsys.WriteFileAtomic(dir / "data/report.md", ReportToMarkdown(report, out_name, rows)));
+  PILOT_TRY(fsys.WriteFileAtomic(dir / kReportJson, PrettyJson(ReportToJson(report))));
+  PILOT_TRY(fsys.WriteFileAtomic(dir / kReportMarkdown, ReportToMarkdown(report, out_name, rows)));
 
   nlohmann::ordered_json j;
   j["folder_kind"] = kFolderKindMerged;
@@ -463,7 +462,7 @@ Result<MergeOutcome> MergeShards(FileSystem& fsys, Clock& clock, const MergeRequ
                 {"throughput_sum_of_shards_items_per_s", rate_sum},
                 {"wall_clock_seconds", wall},
                 {"throughput_wall_clock_items_per_s", report.items_per_second}};
-  PILOT_TRY(fsys.WriteFileAtomic(dir / "data/run.json", PrettyJson(j)));
+  PILOT_TRY(fsys.WriteFileAtomic(dir / kRunRecord, PrettyJson(j)));
   PILOT_TRY(FinalizeBag(fsys, dir, clock.UtcNowIso().substr(0, 10),
                         {{"Bag-Software-Agent", std::string("pilot ") + build::kVersion},
                          {"External-Identifier", out_name},
@@ -476,7 +475,7 @@ Result<MergeOutcome> MergeShards(FileSystem& fsys, Clock& clock, const MergeRequ
   outcome.verify = VerifyRunFolder(fsys, dir, self);
   if (outcome.verify.ok()) PILOT_TRY(partial.value().Commit());
   outcome.dir = outcome.verify.ok() ? out_dir : dir;
-  auto fingerprint = Sha256File(fsys, outcome.dir / "tagmanifest-sha256.txt", false);
+  auto fingerprint = Sha256File(fsys, outcome.dir / kTagManifest, false);
   if (fingerprint.ok()) outcome.fingerprint = fingerprint.value();
   outcome.report = std::move(report);
   if (!outcome.verify.ok()) {

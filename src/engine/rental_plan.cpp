@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <set>
 
+#include "pilot/folder_files.h"
 #include "pilot/folder_kind.h"
 #include "pilot/hash.h"
 #include "pilot/json_util.h"
@@ -351,7 +352,7 @@ Result<DeviceClass> ClassOfDevice(const std::string& device, const json* environ
 }
 
 Status FromReport(const Docs& docs, Measurement& m) {
-  const std::string rel = "data/report.json";
+  const std::string rel = kReportJson;
   auto report = docs.Get(rel);
   if (!report.ok()) return report.error();
   const json& r = *report.value();
@@ -397,14 +398,14 @@ Status FromReport(const Docs& docs, Measurement& m) {
 
 // A run or shard folder: data/run.json's plan.device.
 Status DeviceOfRun(const Docs& docs, Measurement& m) {
-  auto run = docs.Get("data/run.json");
+  auto run = docs.Get(kRunRecord);
   if (!run.ok()) return run.error();
-  auto plan = docs.Object(*run.value(), "plan", "data/run.json", "");
+  auto plan = docs.Object(*run.value(), "plan", kRunRecord, "");
   if (!plan.ok()) return plan.error();
-  auto device = docs.String(*plan.value(), "device", "data/run.json", "plan");
+  auto device = docs.String(*plan.value(), "device", kRunRecord, "plan");
   if (!device.ok()) return device.error();
   m.device = device.value();
-  auto cls = ClassOfDevice(m.device, docs.Find("data/environment.json"), docs, "data/run.json");
+  auto cls = ClassOfDevice(m.device, docs.Find(kEnvironmentFile), docs, kRunRecord);
   if (!cls.ok()) return cls.error();
   m.device_class = cls.value();
   return Status();
@@ -416,8 +417,8 @@ Status MergedDevice(const Docs& docs, const std::map<std::string, json>& all, Me
   std::set<std::string> devices;
   std::optional<DeviceClass> cls;
   for (const auto& [rel, doc] : all) {
-    const std::string prefix = "data/shards/";
-    const std::string suffix = "/run.json";
+    const std::string prefix = std::string(kShardsFolder) + "/";
+    const std::string suffix = std::string("/") + kMergedShardRecord;
     if (rel.rfind(prefix, 0) != 0 || rel.size() <= prefix.size() + suffix.size() ||
         rel.compare(rel.size() - suffix.size(), suffix.size(), suffix) != 0) {
       continue;
@@ -428,7 +429,7 @@ Status MergedDevice(const Docs& docs, const std::map<std::string, json>& all, Me
     if (!plan.ok()) return plan.error();
     auto device = docs.String(*plan.value(), "device", rel, "plan");
     if (!device.ok()) return device.error();
-    const std::string env_rel = rel.substr(0, rel.size() - suffix.size()) + "/environment.json";
+    const std::string env_rel = rel.substr(0, rel.size() - suffix.size()) + "/" + kMergedShardEnvironment;
     auto c = ClassOfDevice(device.value(), docs.Find(env_rel), docs, rel);
     if (!c.ok()) return c.error();
     if (cls && *cls != c.value()) {
@@ -439,7 +440,7 @@ Status MergedDevice(const Docs& docs, const std::map<std::string, json>& all, Me
     cls = c.value();
     devices.insert(device.value());
   }
-  if (!cls) return BadInput("no shard's run.json found under data/shards/", docs.Where("data/shards", ""));
+  if (!cls) return BadInput("no shard's run.json found under data/shards/", docs.Where(kShardsFolder, ""));
   m.device_class = *cls;
   for (const auto& d : devices) m.device += (m.device.empty() ? "" : ", ") + d;
   if (m.device.size() > 200)
@@ -448,7 +449,7 @@ Status MergedDevice(const Docs& docs, const std::map<std::string, json>& all, Me
 }
 
 Status FromSweep(const Docs& docs, Measurement& m) {
-  const std::string rel = "data/sweep.json";
+  const std::string rel = kSweepSummary;
   auto sweep = docs.Get(rel);
   if (!sweep.ok()) return sweep.error();
   const json& s = *sweep.value();
@@ -457,7 +458,7 @@ Status FromSweep(const Docs& docs, Measurement& m) {
   auto device = docs.String(*on.value(), "device", rel, "measured_on");
   if (!device.ok()) return device.error();
   m.device = device.value();
-  auto cls = ClassOfDevice(m.device, docs.Find("data/environment.json"), docs, rel);
+  auto cls = ClassOfDevice(m.device, docs.Find(kEnvironmentFile), docs, rel);
   if (!cls.ok()) return cls.error();
   m.device_class = cls.value();
   auto groups = docs.Array(s, "groups", rel, "");
@@ -613,26 +614,26 @@ Result<Measurement> ReadMeasurement(FileSystem& fsys, const fs::path& dir,
   auto kind = ReadFolderKind(fsys, dir);
   if (!kind.ok()) return kind.error();
   std::map<std::string, json> docs;
-  PILOT_TRY(ReadDoc(fsys, dir, "data/run.json", limits::kRunRecordBytes, false, docs));
-  PILOT_TRY(ReadDoc(fsys, dir, "data/environment.json", limits::kRunRecordBytes, true, docs));
+  PILOT_TRY(ReadDoc(fsys, dir, kRunRecord, limits::kRunRecordBytes, false, docs));
+  PILOT_TRY(ReadDoc(fsys, dir, kEnvironmentFile, limits::kRunRecordBytes, true, docs));
   const std::string& k = kind.value().kind;
   if (k == kFolderKindSweep) {
-    PILOT_TRY(ReadDoc(fsys, dir, "data/sweep.json", limits::kReportBytes, false, docs));
+    PILOT_TRY(ReadDoc(fsys, dir, kSweepSummary, limits::kReportBytes, false, docs));
   } else {
-    PILOT_TRY(ReadDoc(fsys, dir, "data/report.json", limits::kReportBytes, false, docs));
+    PILOT_TRY(ReadDoc(fsys, dir, kReportJson, limits::kReportBytes, false, docs));
   }
   if (k == kFolderKindMerged) {
-    auto entries = fsys.ListDirectory(dir / "data/shards");
+    auto entries = fsys.ListDirectory(dir / kShardsFolder);
     if (!entries.ok()) return entries.error();
     std::size_t n = 0;
     for (const DirEntry& e : entries.value()) {
       if (!e.stat.directory || e.stat.symlink) continue;
       if (++n > kMaxShards)
-        return BadInput("more shard folders than pilot's cap", (dir / "data/shards").string());
-      PILOT_TRY(
-          ReadDoc(fsys, dir, "data/shards/" + e.name + "/run.json", limits::kRunRecordBytes, false, docs));
-      PILOT_TRY(ReadDoc(fsys, dir, "data/shards/" + e.name + "/environment.json", limits::kRunRecordBytes,
-                        true, docs));
+        return BadInput("more shard folders than pilot's cap", (dir / kShardsFolder).string());
+      PILOT_TRY(ReadDoc(fsys, dir, std::string(kShardsFolder) + "/" + e.name + "/" + kMergedShardRecord,
+                        limits::kRunRecordBytes, false, docs));
+      PILOT_TRY(ReadDoc(fsys, dir, std::string(kShardsFolder) + "/" + e.name + "/" + kMergedShardEnvironment,
+                        limits::kRunRecordBytes, true, docs));
     }
   }
   auto m = MeasurementFromDocuments(dir.string(), k, docs);
@@ -640,13 +641,13 @@ Result<Measurement> ReadMeasurement(FileSystem& fsys, const fs::path& dir,
   Measurement out = std::move(m).value();
   out.fingerprint = v.fingerprint;
   // The inputs the measurement ran on: the folder's manifest copy, read from the root it recorded.
-  const json& run = docs["data/run.json"];
+  const json& run = docs[kRunRecord];
   auto copy = StringAt(run, "manifest_copy");
   std::optional<std::string> root;
   for (const char* section : {"plan", "request"}) {
     if (!root && run.is_object() && run.contains(section)) root = StringAt(run[section], "inputs_root");
   }
-  if (copy && (*copy == "data/manifest.json" || *copy == "data/manifest.jsonl") && root) {
+  if (copy && (*copy == kManifestCopyJson || *copy == kManifestCopyJsonl) && root) {
     out.mix = MeasureInputs(fsys, dir / *copy, *root);
   }
   if (out.mix.items == 0) out.mix.items = out.items;

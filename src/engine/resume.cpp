@@ -4,6 +4,7 @@
 #include <unordered_set>
 
 #include "pilot/batch_plan.h"
+#include "pilot/folder_files.h"
 #include "pilot/folder_kind.h"
 #include "pilot/hash.h"
 #include "pilot/json_util.h"
@@ -76,14 +77,14 @@ Status CheckSidecar(FileSystem& fsys, const fs::path& run_dir, const JournalStat
   }
   if (journal.vectors_end == 0) return {};  // nothing journaled points into it
   std::uint32_t dim = 0;
-  auto text = ReadCapped(fsys, run_dir / "data/run.json", limits::kRunRecordBytes, "run record");
+  auto text = ReadCapped(fsys, run_dir / kRunRecord, limits::kRunRecordBytes, "run record");
   if (!text.ok()) return text.error();
-  auto record = ParseRunRecord(text.value(), (run_dir / "data/run.json").string());
+  auto record = ParseRunRecord(text.value(), (run_dir / kRunRecord).string());
   if (!record.ok()) return record.error();
   if (record.value().output_kind != "embedding") {
     return BadInput(
         "the journal points into a vectors sidecar but data/run.json does not describe an embedding run",
-        (run_dir / "data/run.json").string(), "the run folder is damaged; it cannot be resumed");
+        (run_dir / kRunRecord).string(), "the run folder is damaged; it cannot be resumed");
   }
   dim = record.value().dim;
   const std::uint64_t size = stat.value().exists ? stat.value().size : 0;
@@ -148,7 +149,7 @@ Result<ResumeSetup> CheckAgainstJournal(FileSystem& fsys, const fs::path& run_di
   };
   auto manifest_file = pinned_bytes(h.manifest_copy, h.manifest_path, h.manifest_sha256, "manifest");
   if (!manifest_file.ok()) return manifest_file.error();
-  auto params_file = pinned_bytes("data/params.json", h.params_path, h.params_sha256, "parameter file");
+  auto params_file = pinned_bytes(kParamsCopy, h.params_path, h.params_sha256, "parameter file");
   if (!params_file.ok()) return params_file.error();
   auto model = Sha256File(fsys, h.model_path);
   if (!model.ok()) {
@@ -167,7 +168,7 @@ Result<ResumeSetup> CheckAgainstJournal(FileSystem& fsys, const fs::path& run_di
   auto bytes = ReadCapped(fsys, params_file.value(), limits::kParamsBytes, "parameter file");
   if (!bytes.ok()) return bytes.error();
   p.params_bytes = std::move(bytes).value();
-  auto params = ParseParams(p.params_bytes, fs::path(h.params_path).parent_path(), "data/params.json");
+  auto params = ParseParams(p.params_bytes, fs::path(h.params_path).parent_path(), kParamsCopy);
   if (!params.ok()) return params.error();
   p.params = std::move(params).value();
   p.params.stage.model = h.model_path;
@@ -187,10 +188,10 @@ Result<ResumeSetup> CheckAgainstJournal(FileSystem& fsys, const fs::path& run_di
   // What the user first asked stays in run.json across sessions.
   std::optional<std::string> plan_sha;
   bool recorded_no_plan = false;  // run.json says the run used none
-  if (Exists(fsys, run_dir / "data/run.json")) {
-    auto text = ReadCapped(fsys, run_dir / "data/run.json", limits::kRunRecordBytes, "run record");
+  if (Exists(fsys, run_dir / kRunRecord)) {
+    auto text = ReadCapped(fsys, run_dir / kRunRecord, limits::kRunRecordBytes, "run record");
     if (!text.ok()) return text.error();
-    auto record = ParseJson(text.value(), (run_dir / "data/run.json").string());
+    auto record = ParseJson(text.value(), (run_dir / kRunRecord).string());
     if (!record.ok()) return record.error();
     if (record.value().is_object() && record.value().contains("requested") &&
         record.value()["requested"].is_object()) {
@@ -317,7 +318,7 @@ Result<ResumeSetup> PrepareResume(const fs::path& given, FileSystem& fsys) {
   if (Status st = CheckEntries(fsys, run_dir); !st.ok()) return st.error();
   // What the folder is: a kill before data/run.json was written leaves only the journal,
   // whose header carries the version.
-  if (Exists(fsys, run_dir / "data/run.json")) {
+  if (Exists(fsys, run_dir / kRunRecord)) {
     auto kind = ReadFolderKind(fsys, run_dir);
     if (!kind.ok()) return kind.error();
     if (Status st = CheckFolderKind(kind.value(), run_dir, "resume"); !st.ok()) return st.error();
@@ -327,7 +328,7 @@ Result<ResumeSetup> PrepareResume(const fs::path& given, FileSystem& fsys) {
                       "`pilot resume` resumes it as what it is");
     }
   }
-  const bool bagged = Exists(fsys, run_dir / "tagmanifest-sha256.txt");
+  const bool bagged = Exists(fsys, run_dir / kTagManifest);
   if (bagged) {
     // Finished: never rewritten. A lock left behind by a process killed after its last
     // write (before removing the lock) is the only thing a finished folder may lack.

@@ -14,6 +14,7 @@
 #include "engine/bounded_queue.h"
 #include "pilot/bag.h"
 #include "pilot/build_info.h"
+#include "pilot/folder_files.h"
 #include "pilot/folder_kind.h"
 #include "pilot/hash.h"
 #include "pilot/host.h"
@@ -395,12 +396,12 @@ class Driver {
       PILOT_TRY(CopyPinnedManifest(fs_, plan_.manifest.file(), manifest_copy, header_.manifest_sha256));
     }
     manifest_.Rebind(manifest_copy);
-    if (missing("data/params.json")) {
-      PILOT_TRY(fs_.WriteFileAtomic(dir_ / "data/params.json", plan_.params_bytes));
+    if (missing(kParamsCopy)) {
+      PILOT_TRY(fs_.WriteFileAtomic(dir_ / kParamsCopy, plan_.params_bytes));
     }
-    if (missing("bagit.txt")) PILOT_TRY(WriteBagDeclaration(fs_, dir_));
-    if (missing("data/environment.json")) {
-      PILOT_TRY(fs_.WriteFileAtomic(dir_ / "data/environment.json", PrettyJson(plan_.environment)));
+    if (missing(kBagDeclaration)) PILOT_TRY(WriteBagDeclaration(fs_, dir_));
+    if (missing(kEnvironmentFile)) {
+      PILOT_TRY(fs_.WriteFileAtomic(dir_ / kEnvironmentFile, PrettyJson(plan_.environment)));
     }
     return {};
   }
@@ -469,7 +470,7 @@ class Driver {
       j["plan"]["dim"] = d.dim;
       j["plan"]["vectors"] = kVectorsNpy;
     }
-    return fs_.WriteFileAtomic(dir_ / "data/run.json", PrettyJson(j));
+    return fs_.WriteFileAtomic(dir_ / kRunRecord, PrettyJson(j));
   }
 
   // Runs inputs [begin, end) through the stage. The engine owns the retry policy: a batch
@@ -615,7 +616,7 @@ class Driver {
     ReportBuilder builder(OutputKindName(desc.output), desc.dim);
     // results.jsonl is streamed to its temp file a megabyte at a time (memory flat in N),
     // and appears whole at Commit, after the .npy, as before.
-    auto results_file = fs_.CreateAtomic(dir_ / "data/results.jsonl");
+    auto results_file = fs_.CreateAtomic(dir_ / kResults);
     if (!results_file.ok()) return results_file.error();
     std::string results;
     auto flush = [&](std::size_t at_least) -> Status {
@@ -701,9 +702,9 @@ class Driver {
         builder.Finish(header_.shard ? Acceptance{} : plan_.params.acceptance,
                        RunMetrics{js.processing_seconds, std::max(js.peak_rss_mb, PeakRssMegabytes()),
                                   js.device_peak_mb, js.batch_failure_count, js.batch_failures});
-    PILOT_TRY(fs_.WriteFileAtomic(dir_ / "data/report.json", PrettyJson(ReportToJson(outcome_.report))));
-    PILOT_TRY(fs_.WriteFileAtomic(dir_ / "data/report.md",
-                                  ReportToMarkdown(outcome_.report, header_.run_id, rows)));
+    PILOT_TRY(fs_.WriteFileAtomic(dir_ / kReportJson, PrettyJson(ReportToJson(outcome_.report))));
+    PILOT_TRY(
+        fs_.WriteFileAtomic(dir_ / kReportMarkdown, ReportToMarkdown(outcome_.report, header_.run_id, rows)));
     PILOT_TRY(WriteRunRecord("finished"));
     PILOT_TRY(FinalizeBag(fs_, dir_, clock_.UtcNowIso().substr(0, 10),
                           {{"Bag-Software-Agent", std::string("pilot ") + build::kVersion},
@@ -711,7 +712,7 @@ class Driver {
                            {"Pilot-Folder-Kind", header_.shard ? kFolderKindShard : kFolderKindRun},
                            {"Pilot-Format-Version", std::to_string(kRunFormatVersion)}}));
     lock.RemoveFile();
-    auto fingerprint = Sha256File(fs_, dir_ / "tagmanifest-sha256.txt", false);
+    auto fingerprint = Sha256File(fs_, dir_ / kTagManifest, false);
     if (fingerprint.ok()) outcome_.fingerprint = fingerprint.value();
     // Everything but re-hashing the payload FinalizeBag hashed a moment ago (those bytes
     // would come back from the page cache: no new assurance, and a second pass over a
@@ -750,7 +751,7 @@ class Driver {
 };
 
 std::string ManifestCopyName(const fs::path& manifest) {
-  return manifest.extension() == ".jsonl" ? "data/manifest.jsonl" : "data/manifest.json";
+  return manifest.extension() == ".jsonl" ? kManifestCopyJsonl : kManifestCopyJson;
 }
 
 }  // namespace
@@ -813,7 +814,7 @@ Result<RunOutcome> ExecuteRun(const RunPlan& plan, Stage& stage, FileSystem& fs,
   const std::string copy_name = ManifestCopyName(plan.manifest.file());
   auto copied = [&]() -> Result<std::string> {
     PILOT_TRY(CopyPinnedManifest(fs, plan.manifest.file(), dir / copy_name, plan.manifest.sha256()));
-    PILOT_TRY(fs.WriteFileAtomic(dir / "data/params.json", plan.params_bytes));
+    PILOT_TRY(fs.WriteFileAtomic(dir / kParamsCopy, plan.params_bytes));
     if (plan.batch_plan)
       PILOT_TRY(fs.WriteFileAtomic(dir / kBatchPlanFile, PrettyJson(BatchPlanToJson(*plan.batch_plan))));
     return plan.manifest.sha256();  // the copy's own hash, just checked equal

@@ -1,6 +1,7 @@
 // `pilot status`: a run folder's state from its journal and lock, without taking the lock.
 #include <algorithm>
 
+#include "pilot/folder_files.h"
 #include "pilot/folder_kind.h"
 #include "pilot/json_util.h"
 #include "pilot/limits.h"
@@ -21,7 +22,7 @@ Result<RunStatus> ReadRunStatus(FileSystem& fsys, const fs::path& run_dir) {
     return st.ok() && st.value().exists;
   };
   std::string folder_kind = kFolderKindRun;
-  if (exists(run_dir / "data/run.json")) {
+  if (exists(run_dir / kRunRecord)) {
     auto kind = ReadFolderKind(fsys, run_dir);
     if (!kind.ok()) return kind.error();
     if (Status s = CheckFolderKind(kind.value(), run_dir, "read the status of"); !s.ok()) return s.error();
@@ -30,7 +31,7 @@ Result<RunStatus> ReadRunStatus(FileSystem& fsys, const fs::path& run_dir) {
   }
   if (folder_kind == kFolderKindMerged) {
     // Written whole by `pilot merge` (never resumed): its report holds the counts.
-    const fs::path file = run_dir / "data/report.json";
+    const fs::path file = run_dir / kReportJson;
     auto text = ReadCapped(fsys, file, limits::kReportBytes, "report");
     if (!text.ok()) return text.error();
     auto report = ParseJson(text.value(), file.string());
@@ -41,7 +42,7 @@ Result<RunStatus> ReadRunStatus(FileSystem& fsys, const fs::path& run_dir) {
     st.folder_kind = folder_kind;
     st.run_id = run_dir.filename().string();
     st.format_version = kJournalVersion;
-    st.state = exists(run_dir / "tagmanifest-sha256.txt") ? "finished" : "interrupted";
+    st.state = exists(run_dir / kTagManifest) ? "finished" : "interrupted";
     st.total = static_cast<std::size_t>(UnsignedAt(*counts, "total").value_or(0));
     st.accepted = static_cast<std::size_t>(UnsignedAt(*counts, "accepted").value_or(0));
     st.rejected = static_cast<std::size_t>(UnsignedAt(*counts, "rejected").value_or(0));
@@ -56,7 +57,7 @@ Result<RunStatus> ReadRunStatus(FileSystem& fsys, const fs::path& run_dir) {
   st.run_id = js.header.run_id;
   st.format_version = js.header.version;
   st.writer_pid = LockHolder(fsys, run_dir);
-  bool finished = exists(run_dir / "tagmanifest-sha256.txt");
+  bool finished = exists(run_dir / kTagManifest);
   st.state = st.writer_pid ? "running" : finished ? "finished" : "interrupted";
   st.total = js.header.items;
   st.accepted = js.accepted;

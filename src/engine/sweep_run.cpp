@@ -10,6 +10,7 @@
 
 #include "pilot/bag.h"
 #include "pilot/build_info.h"
+#include "pilot/folder_files.h"
 #include "pilot/folder_kind.h"
 #include "pilot/hash.h"
 #include "pilot/journal.h"
@@ -57,19 +58,19 @@ class SweepSession {
     j["settings"] = SweepSettingsToJson(plan_.settings);
     j["stage"] = StageJson();
     j["footprint"] = FootprintJson();
-    return fs_.WriteFileAtomic(dir_ / "data/run.json", PrettyJson(j));
+    return fs_.WriteFileAtomic(dir_ / kRunRecord, PrettyJson(j));
   }
 
   Status Create() {
     started_at_ = clock_.UtcNowIso();
     PILOT_TRY(fs_.CreateDirectoryExclusive(dir_ / "data"));
-    PILOT_TRY(fs_.CreateDirectoryExclusive(dir_ / "data/cells"));
+    PILOT_TRY(fs_.CreateDirectoryExclusive(dir_ / kSweepCellsFolder));
     PILOT_TRY(WriteBagDeclaration(fs_, dir_));
     PILOT_TRY(CopyManifestPinned(fs_, plan_.run.manifest.file(),
                                  dir_ / ManifestCopyFileName(plan_.run.manifest.file()),
                                  plan_.run.manifest.sha256()));
-    PILOT_TRY(fs_.WriteFileAtomic(dir_ / "data/params.json", plan_.run.params_bytes));
-    PILOT_TRY(fs_.WriteFileAtomic(dir_ / "data/environment.json", PrettyJson(plan_.run.environment)));
+    PILOT_TRY(fs_.WriteFileAtomic(dir_ / kParamsCopy, plan_.run.params_bytes));
+    PILOT_TRY(fs_.WriteFileAtomic(dir_ / kEnvironmentFile, PrettyJson(plan_.run.environment)));
     PILOT_TRY(fs_.WriteFileAtomic(dir_ / kSweepGroups, PrettyJson(GroupingToJson(plan_.grouping))));
     // The record last: a folder with a record has everything a resume needs.
     return WriteRecord("running", started_at_);
@@ -199,10 +200,10 @@ class SweepSession {
   Result<SweepOutcome> Finish(RunLock& lock, SweepOutcome out) {
     std::size_t findings = 0;
     nlohmann::ordered_json summary = Summary(findings);
-    PILOT_TRY(fs_.WriteFileAtomic(dir_ / "data/sweep.json", PrettyJson(summary)));
-    PILOT_TRY(fs_.WriteFileAtomic(dir_ / "data/sweep.csv", SweepCsv(summary)));
-    PILOT_TRY(fs_.WriteFileAtomic(dir_ / "data/sweep.md", SweepMarkdown(summary)));
-    PILOT_TRY(fs_.WriteFileAtomic(dir_ / "data/report.html", SweepHtml(summary)));
+    PILOT_TRY(fs_.WriteFileAtomic(dir_ / kSweepSummary, PrettyJson(summary)));
+    PILOT_TRY(fs_.WriteFileAtomic(dir_ / kSweepCsv, SweepCsv(summary)));
+    PILOT_TRY(fs_.WriteFileAtomic(dir_ / kSweepMarkdown, SweepMarkdown(summary)));
+    PILOT_TRY(fs_.WriteFileAtomic(dir_ / kReportHtml, SweepHtml(summary)));
     PILOT_TRY(WriteRecord("finished", started_at_));
     lock.RemoveFile();
     std::string date = clock_.UtcNowIso().substr(0, 10);
@@ -322,21 +323,21 @@ Result<SweepOutcome> ResumeSweep(const fs::path& dir, SweepPlan plan, FileSystem
   if (!record.ok()) return record.error();
   const SweepRecord& r = record.value();
   // Entries are never followed: data/ and data/cells/ must be folders, not links elsewhere.
-  for (const char* rel : {"data", "data/cells"}) {
+  for (const char* rel : {"data", kSweepCellsFolder}) {
     auto st = fsys.LinkStat(dir / rel);
     if (!st.ok() || !st.value().exists || st.value().symlink || !st.value().directory) {
       return BadInput("is not a folder (a symlink?); pilot never follows one inside a sweep folder",
                       (dir / rel).string(), "the folder is damaged or hostile; start a new sweep");
     }
   }
-  auto finished = fsys.LinkStat(dir / "tagmanifest-sha256.txt");
+  auto finished = fsys.LinkStat(dir / kTagManifest);
   if (r.state != "running" && finished.ok() && finished.value().exists) {
     return BadInput("the sweep has already finished", dir.string(),
                     "verify it with `pilot verify`, or start a new sweep");
   }
   // (state finished without the bag's manifests: killed while finishing; finished again below.)
   // Temporary files of writes a kill interrupted.
-  for (const char* rel : {"", "data", "data/cells"}) {
+  for (const char* rel : {"", "data", kSweepCellsFolder}) {
     auto entries = fsys.ListDirectory(dir / rel);
     if (!entries.ok()) continue;
     for (const DirEntry& e : entries.value()) {
@@ -464,7 +465,7 @@ Result<BatchPlan> BatchPlanFromSweep(FileSystem& fsys, const fs::path& sweep_dir
     p.batch_sizes.push_back(*r.batch_size);
   }
   // Round-trip through the strict parser: what a run copies is what a resume will accept.
-  return ParseBatchPlan(PrettyJson(BatchPlanToJson(p)), (sweep_dir / "data/sweep.json").string());
+  return ParseBatchPlan(PrettyJson(BatchPlanToJson(p)), (sweep_dir / kSweepSummary).string());
 }
 
 }  // namespace pilot

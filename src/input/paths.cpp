@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "pilot/folder_files.h"
+
 namespace pilot {
 
 ConfinedPath ConfinePath(FileSystem& files, const std::filesystem::path& root, const std::string& relative) {
@@ -73,8 +75,7 @@ bool Exists(FileSystem& files, const fs::path& p) {
 Status RefuseFrom(FileSystem& files, const fs::path& start, const fs::path& target,
                   const std::string& option) {
   for (fs::path dir = start; !dir.empty(); dir = dir.parent_path()) {
-    for (const char* marker :
-         {"bagit.txt", ".lock", "data/run.json", "data/journal.jsonl", "data/cells.jsonl"}) {
+    for (const char* marker : {kBagDeclaration, kLockFile, kRunRecord, kJournal, kSweepCells}) {
       if (Exists(files, dir / marker)) {
         return BadInput(
             std::string(dir == target ? "is the pilot folder " : "lies inside the pilot folder ") +
@@ -84,7 +85,7 @@ Status RefuseFrom(FileSystem& files, const fs::path& start, const fs::path& targ
     }
     const std::string name = dir.filename().string();
     if (name.size() > 8 && name.compare(name.size() - 8, 8, ".partial") == 0 &&
-        Exists(files, dir.string() + ".lock")) {
+        Exists(files, dir.string() + kLockFile)) {
       return BadInput("lies inside " + dir.string() + ", a folder pilot is still writing", option,
                       "choose a place outside every pilot folder");
     }

@@ -1171,6 +1171,18 @@ Result<int> OpenFolderForChild(const stdfs::path& dir) {
   return fd;
 }
 
+Result<std::string> ReadInsideFolder(FileSystem& fsys, const stdfs::path& dir, const std::string& rel,
+                                     std::uint64_t cap) {
+  auto st = fsys.LinkStat(dir / rel);
+  if (!st.ok()) return st.error();
+  if (!st.value().exists) return BadInput("missing", (dir / rel).string());
+  if (st.value().symlink || !st.value().regular) {
+    return BadInput("is not a regular file (a symlink?); pilot never follows one inside a pilot folder",
+                    (dir / rel).string(), "the folder is damaged or hostile");
+  }
+  return ReadCapped(fsys, dir / rel, cap, "file");
+}
+
 Result<std::string> ReadCapped(FileSystem& fs, const stdfs::path& file, std::uint64_t max_bytes,
                                const std::string& what) {
   auto text = fs.ReadFile(file, max_bytes);

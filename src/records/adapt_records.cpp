@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "pilot/adapt_params.h"
+#include "pilot/folder_files.h"
 #include "pilot/hash.h"
 #include "pilot/json_util.h"
 #include "pilot/manifest.h"
@@ -192,14 +193,14 @@ AdaptJournalHeader ReadHeader(const json& j) {
   h.train_accounting_sha256 = Sha(j, "train_accounting_sha256");
   // The header steers what a resume reads: nothing in it may point elsewhere.
   h.train_manifest_copy = Str(j, "train_manifest_copy");
-  if (h.train_manifest_copy != "data/train-manifest.json" &&
-      h.train_manifest_copy != "data/train-manifest.jsonl") {
+  if (h.train_manifest_copy != std::string(kAdaptTrainManifest) + ".json" &&
+      h.train_manifest_copy != std::string(kAdaptTrainManifest) + ".jsonl") {
     Fail(
         "has a 'train_manifest_copy' that is neither data/train-manifest.json nor data/train-manifest.jsonl");
   }
   h.eval_manifest_copy = Str(j, "eval_manifest_copy");
-  if (h.eval_manifest_copy != "data/eval-manifest.json" &&
-      h.eval_manifest_copy != "data/eval-manifest.jsonl") {
+  if (h.eval_manifest_copy != std::string(kAdaptEvalManifest) + ".json" &&
+      h.eval_manifest_copy != std::string(kAdaptEvalManifest) + ".jsonl") {
     Fail("has an 'eval_manifest_copy' that is neither data/eval-manifest.json nor data/eval-manifest.jsonl");
   }
   h.train_items = Count(j, "train_items");

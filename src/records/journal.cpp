@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 
+#include "pilot/folder_files.h"
 #include "pilot/hash.h"
 #include "pilot/json_util.h"
 #include "pilot/limits.h"
@@ -79,7 +80,7 @@ Result<JournalHeader> JournalHeader::FromJson(const nlohmann::json& j, const std
       h.manifest_items = static_cast<std::size_t>(total);
     }
     // The header steers what resume reads and writes: nothing in it may point elsewhere.
-    if (h.manifest_copy != "data/manifest.json" && h.manifest_copy != "data/manifest.jsonl") {
+    if (h.manifest_copy != kManifestCopyJson && h.manifest_copy != kManifestCopyJsonl) {
       throw std::runtime_error("'manifest_copy' is neither data/manifest.json nor data/manifest.jsonl");
     }
     if (!IsValidItemId(h.run_id)) throw std::runtime_error("'run_id' is not a valid run id");

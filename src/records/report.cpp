@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "pilot/escape.h"
+#include "pilot/folder_files.h"
 #include "pilot/utf8.h"
 
 namespace pilot {
@@ -87,7 +88,7 @@ nlohmann::ordered_json ReportToJson(const Report& r) {
   j["by_reason"] = r.by_reason;
   j["by_category"] = r.by_category;
   if (r.output_kind == "embedding") {
-    j["embedding"] = {{"dim", r.dim}, {"rows", r.accepted}, {"file", "data/vectors.npy"}};
+    j["embedding"] = {{"dim", r.dim}, {"rows", r.accepted}, {"file", kVectorsNpy}};
   }
   j["quality"] = {{"labelled", r.labelled},
                   {"correct", r.correct},

@@ -1,5 +1,6 @@
 #include "pilot/run_record.h"
 
+#include "pilot/folder_files.h"
 #include "pilot/json_util.h"
 #include "pilot/limits.h"
 
@@ -27,7 +28,7 @@ Result<RunRecord> ParseRunRecord(std::string_view text, const std::string& where
         std::pair{"params_sha256", &r.params_sha256}, std::pair{"model_sha256", &r.model_sha256}}) {
     if (Status st = field(key, *out); !st.ok()) return st.error();
   }
-  if (r.manifest_copy != "data/manifest.json" && r.manifest_copy != "data/manifest.jsonl") {
+  if (r.manifest_copy != kManifestCopyJson && r.manifest_copy != kManifestCopyJsonl) {
     return BadInput("'manifest_copy' is neither data/manifest.json nor data/manifest.jsonl", where);
   }
   if (j.contains("folder_kind") || j.contains("format_version")) {
@@ -88,6 +89,8 @@ Result<RunRecord> ParseRunRecord(std::string_view text, const std::string& where
   return r;
 }
 
-std::string MergedShardFolder(const ShardSpec& spec) { return "data/shards/" + ShardRunId(spec); }
+std::string MergedShardFolder(const ShardSpec& spec) {
+  return std::string(kShardsFolder) + "/" + ShardRunId(spec);
+}
 
 }  // namespace pilot

@@ -33,22 +33,11 @@ std::optional<double> Finite(const nlohmann::json& j, const char* key) {
 }  // namespace
 
 std::string SweepCellFile(int group, int batch) {
-  return "data/cells/g" + std::to_string(group) + "-b" + std::to_string(batch) + ".json";
+  return std::string(kSweepCellsFolder) + "/g" + std::to_string(group) + "-b" + std::to_string(batch) +
+         ".json";
 }
 
 // A file inside the folder, read only when it is a regular file (never through a link).
-Result<std::string> ReadInsideFolder(FileSystem& fsys, const fs::path& dir, const std::string& rel,
-                                     std::uint64_t cap) {
-  auto st = fsys.LinkStat(dir / rel);
-  if (!st.ok()) return st.error();
-  if (!st.value().exists) return BadInput("missing", (dir / rel).string());
-  if (st.value().symlink || !st.value().regular) {
-    return BadInput("is not a regular file (a symlink?); pilot never follows one inside a pilot folder",
-                    (dir / rel).string(), "the folder is damaged or hostile");
-  }
-  return ReadCapped(fsys, dir / rel, cap, "file");
-}
-
 Result<std::vector<int>> ParseBatchSizes(std::string_view text) {
   auto bad = [](const std::string& what) {
     return BadInput(what, "--batch-sizes", "give increasing sizes from 1, e.g. 1,2,4,8,16");
@@ -408,9 +397,9 @@ Result<std::vector<JournaledCell>> LoadSweepCells(FileSystem& fsys, const fs::pa
 }
 
 Result<SweepRecord> ReadSweepRecord(FileSystem& fsys, const fs::path& dir) {
-  auto text = ReadInsideFolder(fsys, dir, "data/run.json", limits::kRunRecordBytes);
+  auto text = ReadInsideFolder(fsys, dir, kRunRecord, limits::kRunRecordBytes);
   if (!text.ok()) return text.error();
-  const std::string where = (dir / "data/run.json").string();
+  const std::string where = (dir / kRunRecord).string();
   auto parsed = ParseJson(text.value(), where);
   if (!parsed.ok()) return parsed.error();
   const auto& j = parsed.value();
