@@ -64,19 +64,14 @@ struct VerifyResult {
 
 VerifyResult VerifyRunFolder(FileSystem& fs, const std::filesystem::path& run_dir,
                              const VerifyOptions& options);
-// What `pilot verify` calls: dispatches on the folder's kind and format version
-// (folder_kind.h). One this pilot does not know is refused (exit 2, naming it), not judged;
-// one that cannot be read at all is left to the checks, which report it as findings.
+// What `pilot verify` calls: dispatches on the folder's kind and format version through the
+// registry of folder kinds (folder_kind.h). One this pilot does not know is refused (exit 2, naming it), not
+// judged; one that cannot be read at all is left to the checks, which report it as findings.
 Result<VerifyResult> VerifyFolder(FileSystem& fs, const std::filesystem::path& dir,
                                   const VerifyOptions& options);
-// The checks of a sweep folder after the bag's own: the record, the groups, every journaled
-// cell file against its sha256, and sweep.json against the cells (src/bag/verify_sweep.cpp).
-void CheckSweepFolder(FileSystem& fs, const std::filesystem::path& dir, std::vector<Finding>& findings);
-// The checks of an adaptation folder (kind `adapt`, adapt_records.h) after the bag's own:
-// run.json, the copies against their pins, the accounting of both manifests, the journal's
-// kept checkpoints against their files, the final model against the model card and run.json,
-// report.json's counts (src/bag/verify_adapt.cpp).
-void CheckAdaptFolder(FileSystem& fs, const std::filesystem::path& dir, std::vector<Finding>& findings);
+// Each folder kind's own checks, after the bag's, are registered with the kind
+// (folder_kind.h): a run's in verify.cpp, a sweep's in verify_sweep.cpp, an adaptation's in
+// verify_adapt.cpp.
 
 // `pilot decide`'s tag files (decide.h; their names in folder_files.h): decisions.jsonl (one
 // entry per recorded decision), decision.md, and each entry's evidence as

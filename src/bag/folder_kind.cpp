@@ -79,43 +79,50 @@ Result<FolderKind> ReadFolderKind(FileSystem& fsys, const fs::path& dir) {
   return k;
 }
 
+void FolderKindRegistry::Register(FolderKindSpec spec) { kinds_.push_back(std::move(spec)); }
+
+const FolderKindSpec* FolderKindRegistry::Find(std::string_view name) const {
+  for (const auto& k : kinds_) {
+    if (k.name == name) return &k;
+  }
+  return nullptr;
+}
+
+std::vector<std::string> FolderKindRegistry::Names() const {
+  std::vector<std::string> names;
+  for (const auto& k : kinds_) names.push_back(k.name);
+  return names;
+}
+
+const FolderKindRegistry& FolderKinds() {
+  static const FolderKindRegistry registry = [] {
+    FolderKindRegistry r;
+    RegisterRunFolderKinds(r);
+    RegisterSweepFolderKind(r);
+    RegisterAdaptFolderKind(r);
+    return r;
+  }();
+  return registry;
+}
+
 Status CheckFolderKind(const FolderKind& k, const fs::path& dir, std::string_view what) {
-  if (k.kind == kFolderKindSweep && k.declared) {
-    if (k.version != kSweepFormatVersion) {
-      return BadInput("the folder is in sweep format " + std::to_string(k.version) +
-                          ", which this pilot cannot " + std::string(what) + " (it knows format " +
-                          std::to_string(kSweepFormatVersion) + ")",
-                      dir.string(), "use the pilot that wrote it, or a newer one");
-    }
-    return {};
-  }
-  if (k.kind == kFolderKindAdapt) {
-    if (!k.declared || k.version != kAdaptFormatVersion) {
-      return BadInput("the folder is in adapt format " + std::to_string(k.version) +
-                          ", which this pilot cannot " + std::string(what) + " (it knows format " +
-                          std::to_string(kAdaptFormatVersion) + ")",
-                      dir.string(), "use the pilot that wrote it, or a newer one");
-    }
-    return {};
-  }
-  if (k.kind == kFolderKindShard || k.kind == kFolderKindMerged) {
-    if (!k.declared || k.version != kRunFormatVersion) {
-      return BadInput("the " + k.kind + " folder is in format " + std::to_string(k.version) +
-                          ", which this pilot cannot " + std::string(what) + " (it knows format " +
-                          std::to_string(kRunFormatVersion) + ")",
-                      dir.string(), "use the pilot that wrote it, or a newer one");
-    }
-    return {};
-  }
-  if (k.kind != kFolderKindRun) {
+  const FolderKindSpec* spec = FolderKinds().Find(k.kind);
+  if (!spec) {
+    std::string known;
+    for (const auto& name : FolderKinds().Names()) known += (known.empty() ? "" : ", ") + name;
     return BadInput("the folder is of kind '" + KeyForMessage(k.kind) + "', which this pilot cannot " +
-                        std::string(what) + " (it knows: run, shard, merged, sweep, adapt)",
+                        std::string(what) + " (it knows: " + known + ")",
                     dir.string(), "use a pilot that knows this kind");
   }
-  if (k.version < 1 || k.version > kRunFormatVersion) {
-    return BadInput("the folder is in run format " + std::to_string(k.version) +
-                        ", which this pilot cannot " + std::string(what) + " (it knows formats 1.." +
-                        std::to_string(kRunFormatVersion) + ")",
+  const bool readable = k.declared ? k.version >= spec->min_format && k.version <= spec->max_format
+                                   : spec->undeclared_is_format_1;
+  if (!readable) {
+    const std::string formats =
+        spec->min_format == spec->max_format
+            ? "format " + std::to_string(spec->max_format)
+            : "formats " + std::to_string(spec->min_format) + ".." + std::to_string(spec->max_format);
+    return BadInput("the folder is in " + spec->name + " format " + std::to_string(k.version) +
+                        ", which this pilot cannot " + std::string(what) + " (it knows " + formats + ")",
                     dir.string(), "use the pilot that wrote it, or a newer one");
   }
   return {};

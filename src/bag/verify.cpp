@@ -42,9 +42,9 @@ namespace {
 
 class Verifier {
  public:
-  // `kind`: a sweep or adaptation folder's own checks replace a run's accounting.
-  Verifier(FileSystem& fs, fs::path dir, VerifyOptions options, std::string kind = kFolderKindRun)
-      : fs_(fs), dir_(std::move(dir)), options_(std::move(options)), kind_(std::move(kind)) {}
+  // `kind`: a kind with its own checks (a sweep, an adaptation) has them replace a run's.
+  Verifier(FileSystem& fs, fs::path dir, VerifyOptions options, const FolderKindSpec* kind = nullptr)
+      : fs_(fs), dir_(std::move(dir)), options_(std::move(options)), kind_(kind) {}
 
   VerifyResult Run() {
     auto top = fs_.Stat(dir_);
@@ -57,12 +57,8 @@ class Verifier {
     CheckTagFiles();
     CheckFingerprint();
     CheckDecisionFiles(fs_, dir_, result_.findings);
-    if (kind_ == kFolderKindSweep) {  // its record, groups and cells instead of a run's accounting
-      CheckSweepFolder(fs_, dir_, result_.findings);
-      return std::move(result_);
-    }
-    if (kind_ == kFolderKindAdapt) {  // its journal, accounting, checkpoints and model
-      CheckAdaptFolder(fs_, dir_, result_.findings);
+    if (kind_ && kind_->checks) {  // its own checks instead of a run's accounting
+      kind_->checks(fs_, dir_, result_.findings);
       return std::move(result_);
     }
     CheckRunRecord();
@@ -832,7 +828,7 @@ class Verifier {
   FileSystem& fs_;
   fs::path dir_;
   VerifyOptions options_;
-  std::string kind_;
+  const FolderKindSpec* kind_;
   VerifyResult result_;
   std::optional<RunRecord> run_;
   std::string run_text_;                    // data/run.json as read
@@ -859,28 +855,40 @@ Result<VerifyResult> VerifyFolder(FileSystem& fs, const fs::path& dir, const Ver
   auto kind = ReadFolderKind(fs, dir);
   if (kind.ok()) {
     if (Status st = CheckFolderKind(kind.value(), dir, "verify"); !st.ok()) return st.error();
-    if (kind.value().kind == kFolderKindSweep || kind.value().kind == kFolderKindAdapt) {
-      VerifyResult r = Verifier(fs, dir, options, kind.value().kind).Run();
-      r.folder_kind = kind.value().kind;
-      return r;
-    }
-    VerifyResult r = VerifyRunFolder(fs, dir, options);
+    VerifyResult r = Verifier(fs, dir, options, FolderKinds().Find(kind.value().kind)).Run();
     r.folder_kind = kind.value().kind;
     return r;
   }
-  // An adaptation folder whose record and bag-info.txt disagree (or whose format this pilot
-  // does not know): its own checks, with the disagreement as the first finding.
+  // A folder whose record and bag-info.txt disagree (or whose format this pilot does not know)
+  // and whose record names a kind with checks of its own: those checks, with the disagreement
+  // as the first finding. Any other: a run's checks, which report it.
   if (auto record = ReadInsideFolder(fs, dir, kRunRecord, limits::kRunRecordBytes); record.ok()) {
     auto doc = ParseJson(record.value(), kRunRecord);
-    if (doc.ok() && StringAt(doc.value(), "folder_kind") == std::string(kFolderKindAdapt)) {
-      VerifyResult r = Verifier(fs, dir, options, kFolderKindAdapt).Run();
+    const FolderKindSpec* spec =
+        doc.ok() ? FolderKinds().Find(StringAt(doc.value(), "folder_kind").value_or("")) : nullptr;
+    if (spec && spec->checks) {
+      VerifyResult r = Verifier(fs, dir, options, spec).Run();
       r.findings.insert(r.findings.begin(), Finding{"bag", EscapeTerminal(kind.error().where),
                                                     EscapeTerminal(kind.error().what)});
-      r.folder_kind = kFolderKindAdapt;
+      r.folder_kind = spec->name;
       return r;
     }
   }
   return VerifyRunFolder(fs, dir, options);
+}
+
+void RegisterRunFolderKinds(FolderKindRegistry& registry) {
+  FolderKindSpec run;
+  run.name = kFolderKindRun;
+  run.max_format = kRunFormatVersion;
+  run.undeclared_is_format_1 = true;
+  registry.Register(run);
+  for (const char* name : {kFolderKindShard, kFolderKindMerged}) {
+    FolderKindSpec spec;  // written in run format only, and always declared
+    spec.name = name;
+    spec.min_format = spec.max_format = kRunFormatVersion;
+    registry.Register(std::move(spec));
+  }
 }
 
 nlohmann::ordered_json VerifyResultToJson(const fs::path& run_dir, const VerifyResult& result) {

@@ -10,6 +10,7 @@
 #include "pilot/adapt_records.h"
 #include "pilot/escape.h"
 #include "pilot/folder_files.h"
+#include "pilot/folder_kind.h"
 #include "pilot/hash.h"
 #include "pilot/json_util.h"
 #include "pilot/limits.h"
@@ -394,8 +395,15 @@ class AdaptChecker {
 
 }  // namespace
 
-void CheckAdaptFolder(FileSystem& fsys, const fs::path& dir, std::vector<Finding>& findings) {
-  AdaptChecker(fsys, dir, findings).Run();
+// The checks of an adaptation folder (kind `adapt`, adapt_records.h) after the bag's own.
+void RegisterAdaptFolderKind(FolderKindRegistry& registry) {
+  FolderKindSpec spec;
+  spec.name = kFolderKindAdapt;
+  spec.min_format = spec.max_format = kAdaptFormatVersion;
+  spec.checks = [](FileSystem& fsys, const fs::path& dir, std::vector<Finding>& findings) {
+    AdaptChecker(fsys, dir, findings).Run();
+  };
+  registry.Register(std::move(spec));
 }
 
 }  // namespace pilot

@@ -10,6 +10,7 @@
 
 #include "pilot/escape.h"
 #include "pilot/folder_files.h"
+#include "pilot/folder_kind.h"
 #include "pilot/json_util.h"
 #include "pilot/limits.h"
 #include "pilot/sweep_records.h"
@@ -60,8 +61,8 @@ void CheckDerivedFiles(FileSystem& fsys, const fs::path& dir, const SweepState& 
   }
 }
 
-}  // namespace
-
+// The checks of a sweep folder after the bag's own: the record, the groups, every journaled
+// cell file against its sha256, sweep.json against the cells, then the derived files rebuilt.
 void CheckSweepFolder(FileSystem& fsys, const fs::path& dir, std::vector<Finding>& findings) {
   auto add = [&](const std::string& where, const std::string& what) {
     findings.push_back({"sweep", EscapeTerminal(where), EscapeTerminal(what)});
@@ -153,6 +154,16 @@ void CheckSweepFolder(FileSystem& fsys, const fs::path& dir, std::vector<Finding
   auto model = s.contains("stage") ? StringAt(s["stage"], "model_sha256") : std::nullopt;
   if (model != record.model_sha256) differs("the model's sha256");
   CheckDerivedFiles(fsys, dir, state.value(), summary_text.value(), add);
+}
+
+}  // namespace
+
+void RegisterSweepFolderKind(FolderKindRegistry& registry) {
+  FolderKindSpec spec;
+  spec.name = kFolderKindSweep;
+  spec.min_format = spec.max_format = kSweepFormatVersion;
+  spec.checks = CheckSweepFolder;
+  registry.Register(std::move(spec));
 }
 
 }  // namespace pilot
