@@ -43,7 +43,7 @@ void OnDecideSignal(int) {
   switch (static_cast<DecidePhase>(g_phase.load())) {
     case DecidePhase::kReading:
       Say("\npilot: interrupted while reading: nothing was recorded; the folder is as it was\n");
-      ::_exit(130);
+      ::_exit(Code(ExitCode::kInterrupted));
     case DecidePhase::kRecovering:
       g_stop = true;
       Say("\npilot: an interrupted decide is being finished or undone first, then pilot stops\n");

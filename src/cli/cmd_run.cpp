@@ -322,12 +322,13 @@ int ExecuteWorkers(const RunOptions& o) {
       ::signal(SIGINT, SIG_DFL);  // the worker installs its own handlers
       ::signal(SIGTERM, SIG_DFL);
       ::sigprocmask(SIG_SETMASK, &previous, nullptr);
-      if (::getppid() != parent) ::_exit(130);  // the parent died before PR_SET_PDEATHSIG
+      if (::getppid() != parent)
+        ::_exit(Code(ExitCode::kInterrupted));  // the parent died before PR_SET_PDEATHSIG
       ::dup2(log, STDOUT_FILENO);
       ::dup2(log, STDERR_FILENO);
       ::fcntl(shards_fd, F_SETFD, 0);  // handed down: --runs-dir /proc/self/fd/N
       ::execv("/proc/self/exe", const_cast<char* const*>(argv.data()));
-      ::_exit(127);
+      ::_exit(kExecFailedStatus);
     }
     ::sigprocmask(SIG_SETMASK, &previous, nullptr);
     ::close(log);
@@ -399,14 +400,12 @@ int ExecuteWorkers(const RunOptions& o) {
               "never resumed: move " +
                   shards_dir.string() + " away or give another --run-id), then run again"
             : again;
-    for (int known : {1, 2, 3, 4, 5, 130}) {
-      if (worst == known) {
-        Error e{ErrorKind::kWorkFailed,
-                (failed.empty() ? "interrupted" : "not every worker finished:" + failed), shards_dir.string(),
-                hint};
-        ReportError(e, o.common);
-        return worst;
-      }
+    if (IsPilotFailureCode(worst)) {
+      Error e{ErrorKind::kWorkFailed,
+              (failed.empty() ? "interrupted" : "not every worker finished:" + failed), shards_dir.string(),
+              hint};
+      ReportError(e, o.common);
+      return worst;
     }
     return ReportError(
         Error{ErrorKind::kWorkFailed, "not every worker finished:" + failed, shards_dir.string(), hint},

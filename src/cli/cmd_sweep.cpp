@@ -97,7 +97,7 @@ Result<CellMeasure> RunCellInChild(const fs::path& dir, int group, int batch, in
     // sweep's to handle, which then stops the cell), and dies with the sweep.
     ::setpgid(0, 0);
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (::getppid() != parent) ::_exit(130);  // the sweep died before the line above
+    if (::getppid() != parent) ::_exit(Code(ExitCode::kInterrupted));  // the sweep died before the line above
     int null_fd = ::open("/dev/null", O_RDWR);
     if (null_fd >= 0) {
       ::dup2(null_fd, STDIN_FILENO);
@@ -106,7 +106,7 @@ Result<CellMeasure> RunCellInChild(const fs::path& dir, int group, int batch, in
     ::dup2(err_fd, STDERR_FILENO);
     ::fcntl(dir_fd, F_SETFD, 0);  // handed down: SWEEP_DIR is /proc/self/fd/N
     ::execv("/proc/self/exe", const_cast<char* const*>(args.data()));
-    ::_exit(127);
+    ::_exit(kExecFailedStatus);
   }
   ::close(err_fd);
   ::close(dir_fd);
@@ -147,19 +147,19 @@ Result<CellMeasure> RunCellInChild(const fs::path& dir, int group, int batch, in
                         : "");
     return m;
   }
-  const int code = WIFEXITED(status) ? WEXITSTATUS(status) : 5;
+  const int code = WIFEXITED(status) ? WEXITSTATUS(status) : Code(ExitCode::kWorkFailed);
   if (code != 0) {
     std::string tail = Tail(fsys, err);
     (void)fsys.RemoveFile(out);
     (void)fsys.RemoveFile(err);
-    if (code == 130) return Error{ErrorKind::kInterrupted, "interrupted", "", ""};
+    if (code == Code(ExitCode::kInterrupted)) return Error{ErrorKind::kInterrupted, "interrupted", "", ""};
     Error e = WorkFailed(
         "the cell's process failed (exit " + std::to_string(code) + ")" +
             (tail.empty() ? std::string() : ": " + tail),
         "group " + std::to_string(group) + ", batch " + std::to_string(batch),
         "the sweep folder stays resumable: fix the cause, then `pilot resume " + dir.string() + "`");
-    if (code == 2) e.kind = ErrorKind::kBadInput;
-    if (code == 3) e.kind = ErrorKind::kEnvironment;
+    if (code == Code(ExitCode::kBadInput)) e.kind = ErrorKind::kBadInput;
+    if (code == Code(ExitCode::kEnvironment)) e.kind = ErrorKind::kEnvironment;
     return e;
   }
   auto text = fsys.ReadFile(out, limits::kSweepCellBytes);

@@ -47,4 +47,17 @@ constexpr ExitCode ExitCodeFor(RunVerdict verdict) {
 
 constexpr int Code(ExitCode code) { return static_cast<int>(code); }
 
+// What a forked child exits with when it could not exec pilot (the shell's convention).
+inline constexpr int kExecFailedStatus = 127;
+
+// Whether a child pilot's exit status (a worker, a sweep cell) is one of the codes above, other
+// than success: the child said what happened on its stderr. Anything else is a crash.
+constexpr bool IsPilotFailureCode(int code) {
+  for (ExitCode known : {ExitCode::kVerifyFailed, ExitCode::kBadInput, ExitCode::kEnvironment,
+                         ExitCode::kAcceptanceFailed, ExitCode::kWorkFailed, ExitCode::kInterrupted}) {
+    if (code == Code(known)) return true;
+  }
+  return false;
+}
+
 }  // namespace pilot::cli

@@ -30,7 +30,7 @@ void OnSignal(int sig) {
   if (n > 1 && sig == SIGINT) {
     const char msg[] = "\npilot: stopping now; the run folder stays resumable\n";
     [[maybe_unused]] auto w = ::write(STDERR_FILENO, msg, sizeof msg - 1);
-    ::_exit(130);
+    ::_exit(Code(ExitCode::kInterrupted));
   }
   const char msg[] = "\npilot: stopping after the current batch (Ctrl-C again to stop at once)\n";
   [[maybe_unused]] auto w = ::write(STDERR_FILENO, msg, sizeof msg - 1);
