@@ -914,555 +914,667 @@ Result<std::optional<std::string>> RecoverInterruptedDecide(FileSystem& fsys, co
   return std::optional<std::string>(note);
 }
 
-Result<DecideOutcome> Decide(FileSystem& fsys, Clock& clock, const fs::path& run_dir,
-                             const DecideOptions& o) {
-  if (o.decision && !IsDecision(*o.decision)) {
-    return BadInput("the decision must be go, fix-env or revise-config", "--decision");
-  }
-  if (o.decision) {
-    if (o.reasons.empty())
-      return BadInput("a recorded decision needs its reasons", "--reason", "give --reason TEXT (repeatable)");
-    if (o.reasons.size() > kMaxReasons)
-      return BadInput("more than " + std::to_string(kMaxReasons) + " reasons", "--reason");
-    for (const auto& r : o.reasons) {
-      if (r.find_first_not_of(" \t\r\n") == std::string::npos || r.size() > kMaxReasonBytes ||
-          !CheckUtf8(r).valid) {
-        return BadInput("each reason must be 1-" + std::to_string(kMaxReasonBytes) + " bytes of UTF-8 text",
-                        "--reason");
-      }
-    }
-  }
-  if (o.plan_choice != "cheapest" && o.plan_choice != "fastest") {
-    return BadInput("the plan choice must be cheapest or fastest", "--choose");
-  }
-  auto top = fsys.LinkStat(run_dir);
-  if (!top.ok()) return top.error();
-  if (!top.value().directory) {
-    return BadInput(top.value().exists ? "not a folder" : "no such folder", run_dir.string(),
-                    "give a finished run folder");
-  }
-  auto kind = ReadFolderKind(fsys, run_dir);
-  if (!kind.ok()) {
-    Error e = kind.error();
-    e.what = "not a pilot run folder: " + e.what;
-    return e;
-  }
-  PILOT_TRY(CheckFolderKind(kind.value(), run_dir, "decide"));
-  if (kind.value().kind != kFolderKindRun && kind.value().kind != kFolderKindMerged) {
-    return BadInput("a " + kind.value().kind + " folder: a decision is recorded on a run (or merged) folder",
-                    run_dir.string(),
-                    kind.value().kind == kFolderKindShard ? "merge the shards first (pilot merge)"
-                                                          : "pass a sweep with --sweep DIR");
-  }
-  // Evidence first: a bad file is refused before anything else is read or locked.
-  std::vector<Evidence> evidence;
-  auto take = [&](const char* k, const std::optional<fs::path>& file) -> Status {
-    if (!file) return {};
-    auto e = ReadEvidence(fsys, k, *file);
-    if (!e.ok()) return e.error();
-    PILOT_TRY(CheckEvidence(e.value()));
-    evidence.push_back(std::move(e.value()));
-    return {};
-  };
-  PILOT_TRY(take("doctor", o.doctor));
-  PILOT_TRY(take("compare", o.compare));
-  PILOT_TRY(take("plan", o.plan));
-  if (o.sweep) {
-    auto skind = ReadFolderKind(fsys, *o.sweep);
-    if (!skind.ok() || skind.value().kind != kFolderKindSweep) {
-      return BadInput("not a sweep folder", o.sweep->string(), "give the folder `pilot sweep` wrote");
-    }
-    VerifyOptions sweep_options;
-    sweep_options.expect_fingerprint = o.expect_sweep;
-    auto verified = VerifyFolder(fsys, *o.sweep, sweep_options);
+namespace {
+
+struct Recording {
+  std::string previous;  // decisions.jsonl as it was
+  std::size_t entries = 0, n = 0;
+  ojson entry, ev;
+  std::vector<std::pair<std::string, std::string>> files;  // name, contents
+  const Evidence* plan = nullptr;
+  std::string all;  // decisions.jsonl with this entry
+};
+
+// What `pilot decide` does, in order, over what its steps share: the request, the evidence,
+// the folder's record and report, the facts, the spot check's sample and the outcome.
+class Decider {
+ public:
+  Decider(FileSystem& fsys, Clock& clock, const fs::path& dir, const DecideOptions& o)
+      : fsys_(fsys), clock_(clock), dir_(dir), o_(o) {}
+
+  Result<DecideOutcome> Run() {
+    PILOT_TRY(CheckRequest());
+    PILOT_TRY(ReadAllEvidence());
+    if (o_.on_phase) o_.on_phase(DecidePhase::kReading);
+    if (Stopped()) return Interrupted("interrupted while reading: nothing was recorded");
+    auto verified = PrepareFolder();
     if (!verified.ok()) return verified.error();
-    if (!verified.value().ok()) {
-      const Finding& f = verified.value().findings.front();
-      return BadInput("the sweep folder fails verification (" +
-                          std::to_string(verified.value().findings.size()) + " findings; first: " + f.check +
-                          " " + f.where + ": " + f.what + ")",
-                      o.sweep->string(), "pilot verify " + o.sweep->string());
+    if (!verified.value()) return std::move(out_);
+    PILOT_TRY(ReadRecords());
+    OwnFacts();
+    PILOT_TRY(ScanResults());
+    PILOT_TRY(EvidenceFacts());
+    if (!o_.decision) return std::move(out_);
+    Recording rec;
+    PILOT_TRY(BuildEntry(rec));
+    const std::string md = DecisionMarkdown(rec);
+    PILOT_TRY(WriteStaged(rec, md));
+    return std::move(out_);
+  }
+
+ private:
+  bool Stopped() const { return o_.should_stop && o_.should_stop(); }
+  Error Interrupted(const char* what) const {
+    return Error{ErrorKind::kInterrupted, what, dir_.string(), "the folder is as it was"};
+  }
+  Error Halt() {
+    if (lock_) lock_->RemoveFile();  // a finished folder holds no lock file
+    return Interrupted("interrupted before anything was written: nothing was recorded");
+  }
+
+  // The options, then the folder: a finished run or merged folder of a kind this pilot reads.
+  Status CheckRequest() {
+    if (o_.decision && !IsDecision(*o_.decision)) {
+      return BadInput("the decision must be go, fix-env or revise-config", "--decision");
     }
-    auto e = ReadEvidence(fsys, "sweep", *o.sweep / kSweepSummary);
-    if (!e.ok()) return e.error();
-    e.value().source = o.sweep->string();
-    e.value().note = "the sweep folder's fingerprint " + verified.value().fingerprint;
-    evidence.push_back(std::move(e.value()));
-  }
-
-  if (o.expect_sweep && !o.sweep)
-    return BadInput("--expect-sweep checks the --sweep folder: give --sweep DIR", "--expect-sweep");
-  if (o.on_phase) o.on_phase(DecidePhase::kReading);
-  auto stop = [&]() -> bool { return o.should_stop && o.should_stop(); };
-  auto interrupted = [&](const char* what) {
-    return Error{ErrorKind::kInterrupted, what, run_dir.string(), "the folder is as it was"};
-  };
-  if (stop()) return interrupted("interrupted while reading: nothing was recorded");
-
-  DecideOutcome out;
-  // A decide killed part-way is finished or undone first (and a stale lock removed): the folder
-  // is then as before or as after that decide, never between.
-  const bool may_recover = [&] {
-    auto pending = fsys.LinkStat(run_dir / kDecidePending);
-    auto lock_file = fsys.LinkStat(run_dir / kLockFile);
-    return (pending.ok() && pending.value().exists) || (lock_file.ok() && lock_file.value().exists);
-  }();
-  if (may_recover && o.on_phase) o.on_phase(DecidePhase::kRecovering);  // it may write: a Ctrl-C waits for it
-  auto recovered = RecoverInterruptedDecide(fsys, run_dir);
-  if (may_recover && o.on_phase) o.on_phase(DecidePhase::kReading);
-  if (!recovered.ok()) return recovered.error();
-  if (recovered.value()) out.notes.push_back(*recovered.value());
-  if (auto holder = LockHolder(fsys, run_dir)) {
-    return BadInput("the folder is being written by " + LockHolderText(*holder), run_dir.string(),
-                    "wait for it to finish (pilot status)");
-  }
-  VerifyOptions vo;
-  vo.expect_fingerprint = o.expect;
-  auto verified = VerifyFolder(fsys, run_dir, vo);
-  if (!verified.ok()) return verified.error();
-  if (!verified.value().ok()) {
-    out.failed_verification = verified.value();
-    return out;
-  }
-  out.previous_fingerprint = verified.value().fingerprint;
-  out.fingerprint = out.previous_fingerprint;
-  // Recording holds the folder's lock from here; the tag manifest must still be the one just
-  // verified (another decide, or a writer, may have come between).
-  std::optional<RunLock> lock;
-  if (o.decision) {
-    auto acquired = RunLock::Acquire(fsys, run_dir);
-    if (!acquired.ok()) return acquired.error();
-    lock.emplace(std::move(acquired.value()));
-    if (o.on_phase) o.on_phase(DecidePhase::kLocked);
-    auto now = Sha256File(fsys, run_dir / kTagManifest, false);
-    if (!now.ok()) return now.error();
-    if (now.value() != out.previous_fingerprint) {
-      return BadInput("the folder changed while it was verified (its fingerprint is now " + now.value() + ")",
-                      run_dir.string(), "run the same decide again");
-    }
-  }
-
-  auto run_text = ReadCapped(fsys, run_dir / kRunRecord, limits::kRunRecordBytes, "run record");
-  if (!run_text.ok()) return run_text.error();
-  auto run = ParseJson(run_text.value(), (run_dir / kRunRecord).string());
-  if (!run.ok()) return run.error();
-  auto record = ParseRunRecord(run_text.value(), (run_dir / kRunRecord).string());
-  if (!record.ok()) return record.error();
-  auto report_text = ReadCapped(fsys, run_dir / kReportJson, limits::kReportBytes, "report");
-  if (!report_text.ok()) return report_text.error();
-  auto report = ParseJson(report_text.value(), (run_dir / kReportJson).string());
-  if (!report.ok()) return report.error();
-  const std::string report_file = (run_dir / kReportJson).string();
-  const std::string results_file = (run_dir / kResults).string();
-
-  Facts facts;
-  // The folder's own facts.
-  const nlohmann::json& acceptance = At(report.value(), "acceptance");
-  if (At(acceptance, "met") == false) {
-    std::string unmet;
-    if (At(acceptance, "criteria").is_array()) {
-      for (const auto& c : At(acceptance, "criteria")) {
-        if (At(c, "met") == false) {
-          unmet += (unmet.empty() ? "" : ", ") + JsonValueText(At(c, "criterion")) + " " +
-                   JsonValueText(At(c, "value")) + " against " + JsonValueText(At(c, "limit"));
+    if (o_.decision) {
+      if (o_.reasons.empty())
+        return BadInput("a recorded decision needs its reasons", "--reason",
+                        "give --reason TEXT (repeatable)");
+      if (o_.reasons.size() > kMaxReasons)
+        return BadInput("more than " + std::to_string(kMaxReasons) + " reasons", "--reason");
+      for (const auto& r : o_.reasons) {
+        if (r.find_first_not_of(" \t\r\n") == std::string::npos || r.size() > kMaxReasonBytes ||
+            !CheckUtf8(r).valid) {
+          return BadInput("each reason must be 1-" + std::to_string(kMaxReasonBytes) + " bytes of UTF-8 text",
+                          "--reason");
         }
       }
     }
-    facts.Add("the acceptance criteria are not met: " + unmet, report_file, kDecisionReviseConfig);
-  } else if (At(acceptance, "criteria").is_array() && !At(acceptance, "criteria").empty()) {
-    facts.Add("every acceptance criterion is met (" + std::to_string(At(acceptance, "criteria").size()) + ")",
-              report_file, kDecisionGo);
-  } else {
-    facts.Add("the parameters set no acceptance criteria: nothing was judged", report_file, kDecisionGo);
-  }
-  const nlohmann::json& unmet_ids = At(At(report.value(), "expected_rejections"), "unmet_ids");
-  if (unmet_ids.is_array() && !unmet_ids.empty()) {
-    facts.Add("expected rejections not met: " + TruncateUtf8(JsonValueText(unmet_ids), 400), report_file,
-              kDecisionReviseConfig);
+    if (o_.plan_choice != "cheapest" && o_.plan_choice != "fastest") {
+      return BadInput("the plan choice must be cheapest or fastest", "--choose");
+    }
+    auto top = fsys_.LinkStat(dir_);
+    if (!top.ok()) return top.error();
+    if (!top.value().directory) {
+      return BadInput(top.value().exists ? "not a folder" : "no such folder", dir_.string(),
+                      "give a finished run folder");
+    }
+    auto kind = ReadFolderKind(fsys_, dir_);
+    if (!kind.ok()) {
+      Error e = kind.error();
+      e.what = "not a pilot run folder: " + e.what;
+      return e;
+    }
+    PILOT_TRY(CheckFolderKind(kind.value(), dir_, "decide"));
+    if (kind.value().kind != kFolderKindRun && kind.value().kind != kFolderKindMerged) {
+      return BadInput(
+          "a " + kind.value().kind + " folder: a decision is recorded on a run (or merged) folder",
+          dir_.string(),
+          kind.value().kind == kFolderKindShard ? "merge the shards first (pilot merge)"
+                                                : "pass a sweep with --sweep DIR");
+    }
+    return {};
   }
 
-  // Rejections the manifest did not expect, and the spot-check sample, in one pass over the
-  // results (in manifest order: position k is manifest item k).
-  const fs::path manifest_copy = run_dir / record.value().manifest_copy;
-  ManifestIndex index;
-  auto source = ManifestSource::Open(fsys, manifest_copy, &index);
-  if (!source.ok()) return source.error();
-  auto lines = LineReader::Open(fsys, run_dir / kResults, limits::kResultLineBytes, false);
-  if (!lines.ok()) return lines.error();
-  const std::uint64_t seed = o.seed ? *o.seed : UnsignedAt(At(run.value(), "plan"), "seed").value_or(0);
-  std::mt19937_64 rng(seed);
-  std::map<std::string, std::vector<Spot>> sample;  // category -> reservoir
-  std::map<std::string, std::size_t> seen;
-  std::vector<Spot> rejected;
-  std::size_t rejected_count = 0, unexpected_count = 0, position = 0;
-  std::vector<std::string> unexpected;
-  std::string line;
-  auto halt = [&]() -> Error {
-    if (lock) lock->RemoveFile();  // a finished folder holds no lock file
-    return interrupted("interrupted before anything was written: nothing was recorded");
-  };
-  for (;; ++position) {
-    if (position % 1024 == 0 && stop()) return halt();
-    auto next = lines.value().Next(line);
-    if (!next.ok()) return next.error();
-    if (!next.value()) break;
-    auto parsed = ScanResultRecord(line, false);
-    ResultRecord r;
-    if (parsed) {
-      r = std::move(*parsed);
-    } else {
-      auto full = ParseResultRecord(line, results_file + ":" + std::to_string(position + 1));
-      if (!full.ok()) return full.error();
-      r = std::move(full.value());
-    }
-    if (!r.accepted) {
-      ++rejected_count;
-      if (!index.expected_rejection.count(position)) {
-        ++unexpected_count;
-        if (unexpected.size() < 20) unexpected.push_back(r.id + " (" + r.reason + ")");
+  // Evidence first: a bad file is refused before anything else is read or locked.
+  Status ReadAllEvidence() {
+    auto take = [&](const char* k, const std::optional<fs::path>& file) -> Status {
+      if (!file) return {};
+      auto e = ReadEvidence(fsys_, k, *file);
+      if (!e.ok()) return e.error();
+      PILOT_TRY(CheckEvidence(e.value()));
+      evidence_.push_back(std::move(e.value()));
+      return {};
+    };
+    PILOT_TRY(take("doctor", o_.doctor));
+    PILOT_TRY(take("compare", o_.compare));
+    PILOT_TRY(take("plan", o_.plan));
+    if (o_.sweep) {
+      auto skind = ReadFolderKind(fsys_, *o_.sweep);
+      if (!skind.ok() || skind.value().kind != kFolderKindSweep) {
+        return BadInput("not a sweep folder", o_.sweep->string(), "give the folder `pilot sweep` wrote");
       }
-      if (rejected.size() < kMaxRejectedShown)
-        rejected.push_back({r.id, "rejected: " + r.reason, position, ""});
-      continue;
+      VerifyOptions sweep_options;
+      sweep_options.expect_fingerprint = o_.expect_sweep;
+      auto verified = VerifyFolder(fsys_, *o_.sweep, sweep_options);
+      if (!verified.ok()) return verified.error();
+      if (!verified.value().ok()) {
+        const Finding& f = verified.value().findings.front();
+        return BadInput("the sweep folder fails verification (" +
+                            std::to_string(verified.value().findings.size()) +
+                            " findings; first: " + f.check + " " + f.where + ": " + f.what + ")",
+                        o_.sweep->string(), "pilot verify " + o_.sweep->string());
+      }
+      auto e = ReadEvidence(fsys_, "sweep", *o_.sweep / kSweepSummary);
+      if (!e.ok()) return e.error();
+      e.value().source = o_.sweep->string();
+      e.value().note = "the sweep folder's fingerprint " + verified.value().fingerprint;
+      evidence_.push_back(std::move(e.value()));
     }
-    const std::string category = r.category.empty() ? std::string("(embedding)") : r.category;
-    std::string outcome = r.category.empty() ? "accepted (vector)" : "accepted: " + r.category;
-    if (!r.category.empty()) {
-      char buf[32];
-      std::snprintf(buf, sizeof buf, " (%.3f)", r.confidence);
-      outcome += buf;
-    }
-    auto& bucket = sample[category];
-    const std::size_t k = ++seen[category];
-    if (bucket.size() < o.per_category) {
-      bucket.push_back({r.id, outcome, position, ""});
-    } else if (o.per_category > 0) {
-      const std::size_t j = std::uniform_int_distribution<std::size_t>(0, k - 1)(rng);
-      if (j < o.per_category) bucket[j] = {r.id, outcome, position, ""};
-    }
-  }
-  if (unexpected_count > 0) {
-    std::string ids;
-    for (const auto& u : unexpected) ids += (ids.empty() ? "" : ", ") + u;
-    facts.Add(std::to_string(unexpected_count) +
-                  " item(s) rejected that the manifest does not expect to be: " + ids +
-                  (unexpected_count > unexpected.size() ? ", …" : ""),
-              results_file, kDecisionReviseConfig);
-  } else {
-    facts.Add("every rejection (" + std::to_string(rejected_count) + ") is one the manifest expects",
-              results_file, kDecisionGo);
-  }
-  // This folder's own figures, as `pilot plan` reads them from a run or shard folder: read only
-  // when a plan is among the evidence.
-  std::optional<Measurement> here;
-  const bool plan_given =
-      std::any_of(evidence.begin(), evidence.end(), [](const Evidence& e) { return e.kind == "plan"; });
-  if (plan_given &&
-      (record.value().folder_kind == kFolderKindRun || record.value().folder_kind == kFolderKindShard)) {
-    std::map<std::string, nlohmann::json> docs = {{kRunRecord, run.value()}, {kReportJson, report.value()}};
-    const fs::path env_file = run_dir / kEnvironmentFile;  // optional, as for plan
-    if (auto env_text = ReadCapped(fsys, env_file, limits::kRunRecordBytes, "environment"); env_text.ok()) {
-      if (auto env = ParseJson(env_text.value(), env_file.string()); env.ok())
-        docs[kEnvironmentFile] = std::move(env).value();
-    }
-    auto measured = MeasurementFromDocuments(run_dir.string(), record.value().folder_kind, docs);
-    if (measured.ok()) here = std::move(measured).value();
-  }
-  for (const Evidence& e : evidence) {
-    if (e.kind == "doctor") PILOT_TRY(DoctorFacts(e, facts));
-    if (e.kind == "compare") {
-      PILOT_TRY(CompareFacts(e, record.value().manifest_sha256, out.previous_fingerprint, position,
-                             At(At(report.value(), "counts"), "accepted"), facts));
-    }
-    if (e.kind == "plan") PILOT_TRY(PlanFacts(e, out.previous_fingerprint, here, facts));
-    if (e.kind == "sweep") SweepFacts(e, run.value(), facts);
-  }
-  out.proposal = facts.Any(kDecisionFixEnv)         ? kDecisionFixEnv
-                 : facts.Any(kDecisionReviseConfig) ? kDecisionReviseConfig
-                                                    : kDecisionGo;
-  out.facts = facts.list;
-  for (const Evidence& e : evidence) {
-    out.evidence.push_back({{"kind", e.kind}, {"source", e.source}, {"sha256", e.sha256}});
-    if (!e.note.empty()) out.evidence.back()["note"] = e.note;
-  }
-  if (!o.decision) return out;
 
-  // Recording. The earlier entries are kept byte for byte.
-  std::string previous;
-  std::size_t entries = 0;
-  {
-    auto st = fsys.LinkStat(run_dir / kDecisionsFile);
-    if (!st.ok()) return st.error();
-    if (st.value().exists) {
-      auto text = ReadCapped(fsys, run_dir / kDecisionsFile, kDecisionsFileBytes, "decision record");
-      if (!text.ok()) return text.error();
-      previous = std::move(text.value());
-      entries = static_cast<std::size_t>(std::count(previous.begin(), previous.end(), '\n'));
+    if (o_.expect_sweep && !o_.sweep)
+      return BadInput("--expect-sweep checks the --sweep folder: give --sweep DIR", "--expect-sweep");
+    return {};
+  }
+
+  // An interrupted decide finished or undone, the folder verified (false: it fails, in
+  // out_.failed_verification), and, to record, its lock taken.
+  Result<bool> PrepareFolder() {
+    // A decide killed part-way is finished or undone first (and a stale lock removed): the folder
+    // is then as before or as after that decide, never between.
+    const bool may_recover = [&] {
+      auto pending = fsys_.LinkStat(dir_ / kDecidePending);
+      auto lock_file = fsys_.LinkStat(dir_ / kLockFile);
+      return (pending.ok() && pending.value().exists) || (lock_file.ok() && lock_file.value().exists);
+    }();
+    if (may_recover && o_.on_phase)
+      o_.on_phase(DecidePhase::kRecovering);  // it may write: a Ctrl-C waits for it
+    auto recovered = RecoverInterruptedDecide(fsys_, dir_);
+    if (may_recover && o_.on_phase) o_.on_phase(DecidePhase::kReading);
+    if (!recovered.ok()) return recovered.error();
+    if (recovered.value()) out_.notes.push_back(*recovered.value());
+    if (auto holder = LockHolder(fsys_, dir_)) {
+      return BadInput("the folder is being written by " + LockHolderText(*holder), dir_.string(),
+                      "wait for it to finish (pilot status)");
+    }
+    VerifyOptions vo;
+    vo.expect_fingerprint = o_.expect;
+    auto verified = VerifyFolder(fsys_, dir_, vo);
+    if (!verified.ok()) return verified.error();
+    if (!verified.value().ok()) {
+      out_.failed_verification = verified.value();
+      return false;
+    }
+    out_.previous_fingerprint = verified.value().fingerprint;
+    out_.fingerprint = out_.previous_fingerprint;
+    // Recording holds the folder's lock from here; the tag manifest must still be the one just
+    // verified (another decide, or a writer, may have come between).
+    if (o_.decision) {
+      auto acquired = RunLock::Acquire(fsys_, dir_);
+      if (!acquired.ok()) return acquired.error();
+      lock_.emplace(std::move(acquired.value()));
+      if (o_.on_phase) o_.on_phase(DecidePhase::kLocked);
+      auto now = Sha256File(fsys_, dir_ / kTagManifest, false);
+      if (!now.ok()) return now.error();
+      if (now.value() != out_.previous_fingerprint) {
+        return BadInput(
+            "the folder changed while it was verified (its fingerprint is now " + now.value() + ")",
+            dir_.string(), "run the same decide again");
+      }
+    }
+    return true;
+  }
+
+  Status ReadRecords() {
+    auto run_text = ReadCapped(fsys_, dir_ / kRunRecord, limits::kRunRecordBytes, "run record");
+    if (!run_text.ok()) return run_text.error();
+    auto run = ParseJson(run_text.value(), (dir_ / kRunRecord).string());
+    if (!run.ok()) return run.error();
+    auto record = ParseRunRecord(run_text.value(), (dir_ / kRunRecord).string());
+    if (!record.ok()) return record.error();
+    auto report_text = ReadCapped(fsys_, dir_ / kReportJson, limits::kReportBytes, "report");
+    if (!report_text.ok()) return report_text.error();
+    auto report = ParseJson(report_text.value(), (dir_ / kReportJson).string());
+    if (!report.ok()) return report.error();
+    report_file_ = (dir_ / kReportJson).string();
+    results_file_ = (dir_ / kResults).string();
+    run_ = std::move(run).value();
+    record_ = std::move(record).value();
+    report_ = std::move(report).value();
+    return {};
+  }
+
+  void OwnFacts() {
+    // The folder's own facts.
+    const nlohmann::json& acceptance = At(report_, "acceptance");
+    if (At(acceptance, "met") == false) {
+      std::string unmet;
+      if (At(acceptance, "criteria").is_array()) {
+        for (const auto& c : At(acceptance, "criteria")) {
+          if (At(c, "met") == false) {
+            unmet += (unmet.empty() ? "" : ", ") + JsonValueText(At(c, "criterion")) + " " +
+                     JsonValueText(At(c, "value")) + " against " + JsonValueText(At(c, "limit"));
+          }
+        }
+      }
+      facts_.Add("the acceptance criteria are not met: " + unmet, report_file_, kDecisionReviseConfig);
+    } else if (At(acceptance, "criteria").is_array() && !At(acceptance, "criteria").empty()) {
+      facts_.Add(
+          "every acceptance criterion is met (" + std::to_string(At(acceptance, "criteria").size()) + ")",
+          report_file_, kDecisionGo);
+    } else {
+      facts_.Add("the parameters set no acceptance criteria: nothing was judged", report_file_, kDecisionGo);
+    }
+    const nlohmann::json& unmet_ids = At(At(report_, "expected_rejections"), "unmet_ids");
+    if (unmet_ids.is_array() && !unmet_ids.empty()) {
+      facts_.Add("expected rejections not met: " + TruncateUtf8(JsonValueText(unmet_ids), 400), report_file_,
+                 kDecisionReviseConfig);
     }
   }
-  if (entries >= kMaxDecisions)
-    return BadInput("the folder already holds " + std::to_string(entries) + " decisions", kDecisionsFile);
-  const std::size_t n = entries + 1;
-  out.entry = n;
-  ojson entry;
-  entry["entry"] = n;
-  entry["decided_at"] = clock.UtcNowIso();
-  entry["decision"] = *o.decision;
-  entry["proposal"] = out.proposal;
-  entry["overrides_proposal"] = *o.decision != out.proposal;
-  entry["reasons"] = o.reasons;
-  entry["facts"] = out.facts;
-  ojson ev = ojson::array();
-  std::vector<std::pair<std::string, std::string>> files;  // name, contents
-  for (const Evidence& e : evidence) {
-    const std::string name = "decision-" + std::to_string(n) + "-" + e.kind + ".json";
-    ojson item = {{"kind", e.kind}, {"source", e.source}, {"file", name}, {"sha256", e.sha256}};
-    if (!e.note.empty()) item["note"] = e.note;
-    ev.push_back(item);
-    files.emplace_back(name, e.bytes);
-  }
-  entry["evidence"] = ev;
-  entry["run"] = {{"run_id", record.value().run_id},
-                  {"folder_kind", record.value().folder_kind},
-                  {"manifest_sha256", record.value().manifest_sha256},
-                  {"fingerprint_before", out.previous_fingerprint}};
-  const Evidence* plan = nullptr;
-  for (const Evidence& e : evidence) {
-    if (e.kind == "plan") plan = &e;
-  }
-  if (plan) {
-    entry["plan_choice"] = o.plan_choice;
-    // The chosen row's own fields, typed: the evidence file holds the rest.
-    const nlohmann::json& row = At(plan->doc, o.plan_choice.c_str());
-    ojson chosen = ojson::object();
-    for (const char* k : {"card", "fit", "rate_basis"}) {
-      if (At(row, k).is_string()) chosen[k] = TruncateUtf8(At(row, k).get<std::string>(), 64);
+
+  Status ScanResults() {
+    // Rejections the manifest did not expect, and the spot-check sample, in one pass over the
+    // results (in manifest order: position k is manifest item k).
+    const fs::path manifest_copy = dir_ / record_.manifest_copy;
+    ManifestIndex index;
+    auto source = ManifestSource::Open(fsys_, manifest_copy, &index);
+    if (!source.ok()) return source.error();
+    source_.emplace(std::move(source).value());
+    auto lines = LineReader::Open(fsys_, dir_ / kResults, limits::kResultLineBytes, false);
+    if (!lines.ok()) return lines.error();
+    seed_ = o_.seed ? *o_.seed : UnsignedAt(At(run_, "plan"), "seed").value_or(0);
+    std::mt19937_64 rng(seed_);
+    std::map<std::string, std::size_t> seen;
+    std::size_t unexpected_count = 0;
+    std::vector<std::string> unexpected;
+    std::string line;
+    for (;; ++position_) {
+      if (position_ % 1024 == 0 && Stopped()) return Halt();
+      auto next = lines.value().Next(line);
+      if (!next.ok()) return next.error();
+      if (!next.value()) break;
+      auto parsed = ScanResultRecord(line, false);
+      ResultRecord r;
+      if (parsed) {
+        r = std::move(*parsed);
+      } else {
+        auto full = ParseResultRecord(line, results_file_ + ":" + std::to_string(position_ + 1));
+        if (!full.ok()) return full.error();
+        r = std::move(full.value());
+      }
+      if (!r.accepted) {
+        ++rejected_count_;
+        if (!index.expected_rejection.count(position_)) {
+          ++unexpected_count;
+          if (unexpected.size() < 20) unexpected.push_back(r.id + " (" + r.reason + ")");
+        }
+        if (rejected_.size() < kMaxRejectedShown)
+          rejected_.push_back({r.id, "rejected: " + r.reason, position_, ""});
+        continue;
+      }
+      const std::string category = r.category.empty() ? std::string("(embedding)") : r.category;
+      std::string outcome = r.category.empty() ? "accepted (vector)" : "accepted: " + r.category;
+      if (!r.category.empty()) {
+        char buf[32];
+        std::snprintf(buf, sizeof buf, " (%.3f)", r.confidence);
+        outcome += buf;
+      }
+      auto& bucket = sample_[category];
+      const std::size_t k = ++seen[category];
+      if (bucket.size() < o_.per_category) {
+        bucket.push_back({r.id, outcome, position_, ""});
+      } else if (o_.per_category > 0) {
+        const std::size_t j = std::uniform_int_distribution<std::size_t>(0, k - 1)(rng);
+        if (j < o_.per_category) bucket[j] = {r.id, outcome, position_, ""};
+      }
     }
-    for (const char* k :
-         {"period_days", "lots", "cards", "items_per_s_per_card", "compute_hours", "needed_hours", "cost"}) {
-      if (At(row, k).is_number() && std::isfinite(At(row, k).get<double>()))
-        chosen[k] = At(row, k).get<double>();
+    if (unexpected_count > 0) {
+      std::string ids;
+      for (const auto& u : unexpected) ids += (ids.empty() ? "" : ", ") + u;
+      facts_.Add(std::to_string(unexpected_count) +
+                     " item(s) rejected that the manifest does not expect to be: " + ids +
+                     (unexpected_count > unexpected.size() ? ", …" : ""),
+                 results_file_, kDecisionReviseConfig);
+    } else {
+      facts_.Add("every rejection (" + std::to_string(rejected_count_) + ") is one the manifest expects",
+                 results_file_, kDecisionGo);
     }
-    entry["plan"] = row.is_object() ? chosen : ojson();
+    return {};
   }
-  entry["command_line"] = o.command_line;
-  const std::string entry_line = JsonLine(entry);
-  // What verify will read back: the entry must pass its own check, the file its cap.
-  if (auto back = ParseDecisionEntry(entry_line, kDecisionsFile); !back.ok()) {
-    return BadInput("the decision entry would not read back: " + back.error().what, kDecisionsFile,
-                    "shorten the reasons, or check the evidence files");
+
+  // The evidence's facts, then the proposal they point to.
+  Status EvidenceFacts() {
+    // This folder's own figures, as `pilot plan` reads them from a run or shard folder: read only
+    // when a plan is among the evidence.
+    std::optional<Measurement> here;
+    const bool plan_given =
+        std::any_of(evidence_.begin(), evidence_.end(), [](const Evidence& e) { return e.kind == "plan"; });
+    if (plan_given && (record_.folder_kind == kFolderKindRun || record_.folder_kind == kFolderKindShard)) {
+      std::map<std::string, nlohmann::json> docs = {{kRunRecord, run_}, {kReportJson, report_}};
+      const fs::path env_file = dir_ / kEnvironmentFile;  // optional, as for plan
+      if (auto env_text = ReadCapped(fsys_, env_file, limits::kRunRecordBytes, "environment");
+          env_text.ok()) {
+        if (auto env = ParseJson(env_text.value(), env_file.string()); env.ok())
+          docs[kEnvironmentFile] = std::move(env).value();
+      }
+      auto measured = MeasurementFromDocuments(dir_.string(), record_.folder_kind, docs);
+      if (measured.ok()) here = std::move(measured).value();
+    }
+    for (const Evidence& e : evidence_) {
+      if (e.kind == "doctor") PILOT_TRY(DoctorFacts(e, facts_));
+      if (e.kind == "compare") {
+        PILOT_TRY(CompareFacts(e, record_.manifest_sha256, out_.previous_fingerprint, position_,
+                               At(At(report_, "counts"), "accepted"), facts_));
+      }
+      if (e.kind == "plan") PILOT_TRY(PlanFacts(e, out_.previous_fingerprint, here, facts_));
+      if (e.kind == "sweep") SweepFacts(e, run_, facts_);
+    }
+    out_.proposal = facts_.Any(kDecisionFixEnv)         ? kDecisionFixEnv
+                    : facts_.Any(kDecisionReviseConfig) ? kDecisionReviseConfig
+                                                        : kDecisionGo;
+    out_.facts = facts_.list;
+    for (const Evidence& e : evidence_) {
+      out_.evidence.push_back({{"kind", e.kind}, {"source", e.source}, {"sha256", e.sha256}});
+      if (!e.note.empty()) out_.evidence.back()["note"] = e.note;
+    }
+    return {};
   }
-  if (previous.size() + entry_line.size() + 1 > kDecisionsFileBytes) {
-    return BadInput(
-        "decisions.jsonl would pass its cap of " + std::to_string(kDecisionsFileBytes >> 20) + " MiB",
-        kDecisionsFile, "record this decision on an exported copy, or shorten the reasons");
+
+  // decisions.jsonl's new entry and the evidence files it names.
+  Status BuildEntry(Recording& rec) {
+    // Recording. The earlier entries are kept byte for byte.
+    {
+      auto st = fsys_.LinkStat(dir_ / kDecisionsFile);
+      if (!st.ok()) return st.error();
+      if (st.value().exists) {
+        auto text = ReadCapped(fsys_, dir_ / kDecisionsFile, kDecisionsFileBytes, "decision record");
+        if (!text.ok()) return text.error();
+        rec.previous = std::move(text.value());
+        rec.entries = static_cast<std::size_t>(std::count(rec.previous.begin(), rec.previous.end(), '\n'));
+      }
+    }
+    if (rec.entries >= kMaxDecisions)
+      return BadInput("the folder already holds " + std::to_string(rec.entries) + " decisions",
+                      kDecisionsFile);
+    rec.n = rec.entries + 1;
+    out_.entry = rec.n;
+    rec.entry["entry"] = rec.n;
+    rec.entry["decided_at"] = clock_.UtcNowIso();
+    rec.entry["decision"] = *o_.decision;
+    rec.entry["proposal"] = out_.proposal;
+    rec.entry["overrides_proposal"] = *o_.decision != out_.proposal;
+    rec.entry["reasons"] = o_.reasons;
+    rec.entry["facts"] = out_.facts;
+    rec.ev = ojson::array();
+    for (const Evidence& e : evidence_) {
+      const std::string name = "decision-" + std::to_string(rec.n) + "-" + e.kind + ".json";
+      ojson item = {{"kind", e.kind}, {"source", e.source}, {"file", name}, {"sha256", e.sha256}};
+      if (!e.note.empty()) item["note"] = e.note;
+      rec.ev.push_back(item);
+      rec.files.emplace_back(name, e.bytes);
+    }
+    rec.entry["evidence"] = rec.ev;
+    rec.entry["run"] = {{"run_id", record_.run_id},
+                        {"folder_kind", record_.folder_kind},
+                        {"manifest_sha256", record_.manifest_sha256},
+                        {"fingerprint_before", out_.previous_fingerprint}};
+    rec.plan = nullptr;
+    for (const Evidence& e : evidence_) {
+      if (e.kind == "plan") rec.plan = &e;
+    }
+    if (rec.plan) {
+      rec.entry["plan_choice"] = o_.plan_choice;
+      // The chosen row's own fields, typed: the evidence file holds the rest.
+      const nlohmann::json& row = At(rec.plan->doc, o_.plan_choice.c_str());
+      ojson chosen = ojson::object();
+      for (const char* k : {"card", "fit", "rate_basis"}) {
+        if (At(row, k).is_string()) chosen[k] = TruncateUtf8(At(row, k).get<std::string>(), 64);
+      }
+      for (const char* k : {"period_days", "lots", "cards", "items_per_s_per_card", "compute_hours",
+                            "needed_hours", "cost"}) {
+        if (At(row, k).is_number() && std::isfinite(At(row, k).get<double>()))
+          chosen[k] = At(row, k).get<double>();
+      }
+      rec.entry["plan"] = row.is_object() ? chosen : ojson();
+    }
+    rec.entry["command_line"] = o_.command_line;
+    const std::string entry_line = JsonLine(rec.entry);
+    // What verify will read back: the entry must pass its own check, the file its cap.
+    if (auto back = ParseDecisionEntry(entry_line, kDecisionsFile); !back.ok()) {
+      return BadInput("the decision entry would not read back: " + back.error().what, kDecisionsFile,
+                      "shorten the reasons, or check the evidence files");
+    }
+    if (rec.previous.size() + entry_line.size() + 1 > kDecisionsFileBytes) {
+      return BadInput(
+          "decisions.jsonl would pass its cap of " + std::to_string(kDecisionsFileBytes >> 20) + " MiB",
+          kDecisionsFile, "record this decision on an exported copy, or shorten the reasons");
+    }
+    rec.all = rec.previous + entry_line + "\n";
+    return {};
   }
-  const std::string all = previous + entry_line + "\n";
 
   // decision.md, from every entry (the latest first) and this call's spot check.
-  std::string md = "# Decision record: run " + Cell(record.value().run_id) + "\n\n";
-  md +=
-      "Kept beside the payload as tag files (decisions.jsonl, this file, decision-N-*.json), covered by "
-      "tagmanifest-sha256.txt; `pilot verify` checks them. Earlier entries are never rewritten.\n\n";
-  md += "## Entry " + std::to_string(n) + ": **" + *o.decision + "** (" +
-        entry["decided_at"].get<std::string>() + ")\n\n";
-  md += "pilot proposed **" + out.proposal + "**" +
-        (*o.decision != out.proposal ? "; the person decided otherwise, for the reasons below" : "") +
-        ".\n\n";
-  md += "### Reasons\n\n";
-  for (const auto& r : o.reasons) md += "- " + Cell(r) + "\n";
-  md += "\n### What is accepted\n\n";
-  const nlohmann::json& counts = At(report.value(), "counts");
-  md += "- items: " + C(At(counts, "total")) + " = " + C(At(counts, "accepted")) + " accepted + " +
-        C(At(counts, "rejected")) + " rejected (verified: every manifest id exactly once)\n";
-  const nlohmann::json& quality = At(report.value(), "quality");
-  if (!quality.is_null()) {
-    md += "- accuracy on labelled items: " + C(At(quality, "correct")) + "/" + C(At(quality, "labelled")) +
-          "\n";
+  std::string DecisionMarkdown(const Recording& rec) {
+    std::string md = "# Decision record: run " + Cell(record_.run_id) + "\n\n";
+    md +=
+        "Kept beside the payload as tag files (decisions.jsonl, this file, decision-N-*.json), covered by "
+        "tagmanifest-sha256.txt; `pilot verify` checks them. Earlier entries are never rewritten.\n\n";
+    md += "## Entry " + std::to_string(rec.n) + ": **" + *o_.decision + "** (" +
+          rec.entry["decided_at"].get<std::string>() + ")\n\n";
+    md += "pilot proposed **" + out_.proposal + "**" +
+          (*o_.decision != out_.proposal ? "; the person decided otherwise, for the reasons below" : "") +
+          ".\n\n";
+    md += "### Reasons\n\n";
+    for (const auto& r : o_.reasons) md += "- " + Cell(r) + "\n";
+    md += "\n### What is accepted\n\n";
+    const nlohmann::json& counts = At(report_, "counts");
+    md += "- items: " + C(At(counts, "total")) + " = " + C(At(counts, "accepted")) + " accepted + " +
+          C(At(counts, "rejected")) + " rejected (verified: every manifest id exactly once)\n";
+    const nlohmann::json& quality = At(report_, "quality");
+    if (!quality.is_null()) {
+      md += "- accuracy on labelled items: " + C(At(quality, "correct")) + "/" + C(At(quality, "labelled")) +
+            "\n";
+    }
+    md += "- verdict of the run: " + C(At(report_, "verdict")) + "\n";
+    for (const auto& f : facts_.list) {
+      if (f["points_to"] == kDecisionGo)
+        md += "- " + Cell(f["fact"].get<std::string>()) + " (" + Cell(f["from"].get<std::string>()) + ")\n";
+    }
+    md += "\n### What still needs fixing\n\n";
+    std::size_t open = 0;
+    for (const auto& f : facts_.list) {
+      if (f["points_to"] == kDecisionGo) continue;
+      ++open;
+      md += "- [" + f["points_to"].get<std::string>() + "] " + Cell(f["fact"].get<std::string>()) + " (" +
+            Cell(f["from"].get<std::string>()) + ")\n";
+    }
+    if (open == 0) md += "Nothing in the evidence given.\n";
+    AppendPlan(rec, md);
+    AppendEvidence(rec, md);
+    AppendSpotCheck(md);
+    AppendEarlierEntries(rec, md);
+    return md;
   }
-  md += "- verdict of the run: " + C(At(report.value(), "verdict")) + "\n";
-  for (const auto& f : facts.list) {
-    if (f["points_to"] == kDecisionGo)
-      md += "- " + Cell(f["fact"].get<std::string>()) + " (" + Cell(f["from"].get<std::string>()) + ")\n";
-  }
-  md += "\n### What still needs fixing\n\n";
-  std::size_t open = 0;
-  for (const auto& f : facts.list) {
-    if (f["points_to"] == kDecisionGo) continue;
-    ++open;
-    md += "- [" + f["points_to"].get<std::string>() + "] " + Cell(f["fact"].get<std::string>()) + " (" +
-          Cell(f["from"].get<std::string>()) + ")\n";
-  }
-  if (open == 0) md += "Nothing in the evidence given.\n";
-  md += "\n### Plan, projected time and cost\n\n";
-  if (!plan) {
-    md += "No plan was given (`pilot plan --out F`, then `--plan F`).\n";
-  } else {
-    const nlohmann::json& chosen = At(plan->doc, o.plan_choice.c_str());
-    if (chosen.is_null()) {
-      md += "The plan has no fitting choice: " + C(At(plan->doc, "verdict")) + ".\n";
+
+  void AppendPlan(const Recording& rec, std::string& md) const {
+    md += "\n### Plan, projected time and cost\n\n";
+    if (!rec.plan) {
+      md += "No plan was given (`pilot plan --out F`, then `--plan F`).\n";
     } else {
-      md += "Chosen (" + o.plan_choice + "): " + C(At(chosen, "lots")) + " lot(s) of " +
-            C(At(chosen, "card")) + " (" + C(At(chosen, "cards")) + " cards) for " +
-            C(At(chosen, "period_days")) + " days; projected compute " + Money(At(chosen, "compute_hours")) +
-            " h, with the allowance " + Money(At(chosen, "needed_hours")) + " h; cost " +
-            Money(At(chosen, "cost")) + " " + C(At(At(plan->doc, "prices"), "currency")) + " (fit " +
-            C(At(chosen, "fit")) + ", rate " + C(At(chosen, "rate_basis")) + ").\n";
-    }
-    const nlohmann::json& other = At(plan->doc, o.plan_choice == "cheapest" ? "fastest" : "cheapest");
-    if (!other.is_null()) {
-      md += "\nThe " + std::string(o.plan_choice == "cheapest" ? "fastest" : "cheapest") + ": " +
-            C(At(other, "lots")) + " lot(s) of " + C(At(other, "card")) + " for " +
-            C(At(other, "period_days")) + " days, " + Money(At(other, "needed_hours")) + " h, cost " +
-            Money(At(other, "cost")) + ".\n";
-    }
-    if (At(At(plan->doc, "prices"), "example") == true) {
-      md +=
-          "\n> **The price file is an example with made-up prices.** Replace it with real quotes before "
-          "renting.\n";
-    }
-    const nlohmann::json& b = At(plan->doc, "basis");
-    md += "\nBasis: the " + C(At(b, "folder_kind")) + " folder " + C(At(b, "folder")) + ", measured on " +
-          C(At(b, "device")) + " over " + C(At(b, "items")) +
-          " items: " + Money(At(b, "items_per_s_per_card")) + " items/s per card, peak " +
-          Money(At(b, "peak_memory_mb")) + " MB (" + C(At(b, "memory_basis")) + ")" +
-          (At(b, "assume_scaling").is_number()
-               ? "; ASSUMED scaling x" + C(At(b, "assume_scaling")) + " on other cards"
-               : std::string()) +
-          "; corpus " + C(At(At(plan->doc, "corpus"), "items")) + " items; allowance " +
-          Money(At(plan->doc, "allowance_hours")) + " h.\n";
-    if (At(plan->doc, "warnings").is_array()) {
-      for (const auto& w : At(plan->doc, "warnings"))
-        md += "- " + Cell(TruncateUtf8(JsonValueText(w), 400)) + "\n";
-    }
-  }
-  md += "\n### Evidence\n\n";
-  md += "- this folder, verified before recording; fingerprint before: `" + out.previous_fingerprint + "`\n";
-  for (const auto& e : ev) {
-    md += "- " + e["kind"].get<std::string>() + ": `" + e["file"].get<std::string>() + "` (sha256 `" +
-          e["sha256"].get<std::string>() + "`), copied from " + Cell(e["source"].get<std::string>()) +
-          (e.contains("note") ? "; " + Cell(e["note"].get<std::string>()) : std::string()) + "\n";
-  }
-  md += "\n### Spot check\n\n";
-  if (!o.excerpts) {
-    md += "Turned off (--no-excerpts): no input is quoted here.\n";
-  } else {
-    fs::path root = o.inputs_root ? *o.inputs_root : fs::path(record.value().inputs_root);
-    auto resolved = fsys.Resolve(root);
-    std::vector<Spot*> spots;
-    for (auto& [c, bucket] : sample) {
-      std::sort(bucket.begin(), bucket.end(),
-                [](const Spot& a, const Spot& b) { return a.position < b.position; });
-      for (auto& s : bucket) spots.push_back(&s);
-    }
-    for (auto& s : rejected) spots.push_back(&s);
-    std::map<std::size_t, Spot*> by_position;
-    for (Spot* s : spots) by_position[s->position] = s;
-    std::size_t k = 0;
-    (void)source.value().ForEach([&](const ManifestItem& item) -> Status {
-      auto it = by_position.find(k++);
-      if (it != by_position.end()) {
-        it->second->excerpt =
-            resolved.ok() ? Excerpt(fsys, resolved.value(), item)
-                          : "(not shown: the inputs' folder " + Cell(root.string()) + " is not there)";
+      const nlohmann::json& chosen = At(rec.plan->doc, o_.plan_choice.c_str());
+      if (chosen.is_null()) {
+        md += "The plan has no fitting choice: " + C(At(rec.plan->doc, "verdict")) + ".\n";
+      } else {
+        md += "Chosen (" + o_.plan_choice + "): " + C(At(chosen, "lots")) + " lot(s) of " +
+              C(At(chosen, "card")) + " (" + C(At(chosen, "cards")) + " cards) for " +
+              C(At(chosen, "period_days")) + " days; projected compute " +
+              Money(At(chosen, "compute_hours")) + " h, with the allowance " +
+              Money(At(chosen, "needed_hours")) + " h; cost " + Money(At(chosen, "cost")) + " " +
+              C(At(At(rec.plan->doc, "prices"), "currency")) + " (fit " + C(At(chosen, "fit")) + ", rate " +
+              C(At(chosen, "rate_basis")) + ").\n";
       }
-      return {};
-    });
-    md += "A seeded sample (seed " + std::to_string(seed) + ") of " + std::to_string(o.per_category) +
-          " accepted item(s) per category and every rejected item" +
-          (rejected_count > rejected.size() ? " (the first " + std::to_string(rejected.size()) + " of " +
-                                                  std::to_string(rejected_count) + ")"
-                                            : std::string()) +
-          ", each beside the start of its input (from " + Cell(root.string()) +
-          "). A valid-looking output can still be wrong: read them.\n\n";
-    md += "| id | outcome | input (excerpt) |\n|---|---|---|\n";
-    for (Spot* s : spots) md += "| " + Cell(s->id) + " | " + Cell(s->outcome) + " | " + s->excerpt + " |\n";
-  }
-  if (entries > 0) {
-    md += "\n## Earlier entries\n\n";
-    std::size_t i = 0;
-    std::string_view rest(previous);
-    while (!rest.empty()) {
-      const auto nl = rest.find('\n');
-      const std::string_view l = rest.substr(0, nl);
-      rest = nl == std::string_view::npos ? std::string_view() : rest.substr(nl + 1);
-      ++i;
-      auto parsed = ParseJson(l, kDecisionsFile, 16);
-      if (!parsed.ok()) continue;
-      std::string reasons;
-      if (At(parsed.value(), "reasons").is_array()) {
-        for (const auto& r : At(parsed.value(), "reasons"))
-          reasons += (reasons.empty() ? "" : "; ") + JsonValueText(r);
+      const nlohmann::json& other = At(rec.plan->doc, o_.plan_choice == "cheapest" ? "fastest" : "cheapest");
+      if (!other.is_null()) {
+        md += "\nThe " + std::string(o_.plan_choice == "cheapest" ? "fastest" : "cheapest") + ": " +
+              C(At(other, "lots")) + " lot(s) of " + C(At(other, "card")) + " for " +
+              C(At(other, "period_days")) + " days, " + Money(At(other, "needed_hours")) + " h, cost " +
+              Money(At(other, "cost")) + ".\n";
       }
-      md += "- entry " + std::to_string(i) + ": **" + C(At(parsed.value(), "decision")) + "** (" +
-            C(At(parsed.value(), "decided_at")) + "): " + Cell(TruncateUtf8(reasons, 600)) + "\n";
+      if (At(At(rec.plan->doc, "prices"), "example") == true) {
+        md +=
+            "\n> **The price file is an example with made-up prices.** Replace it with real quotes before "
+            "renting.\n";
+      }
+      const nlohmann::json& b = At(rec.plan->doc, "basis");
+      md += "\nBasis: the " + C(At(b, "folder_kind")) + " folder " + C(At(b, "folder")) + ", measured on " +
+            C(At(b, "device")) + " over " + C(At(b, "items")) +
+            " items: " + Money(At(b, "items_per_s_per_card")) + " items/s per card, peak " +
+            Money(At(b, "peak_memory_mb")) + " MB (" + C(At(b, "memory_basis")) + ")" +
+            (At(b, "assume_scaling").is_number()
+                 ? "; ASSUMED scaling x" + C(At(b, "assume_scaling")) + " on other cards"
+                 : std::string()) +
+            "; corpus " + C(At(At(rec.plan->doc, "corpus"), "items")) + " items; allowance " +
+            Money(At(rec.plan->doc, "allowance_hours")) + " h.\n";
+      if (At(rec.plan->doc, "warnings").is_array()) {
+        for (const auto& w : At(rec.plan->doc, "warnings"))
+          md += "- " + Cell(TruncateUtf8(JsonValueText(w), 400)) + "\n";
+      }
     }
   }
 
-  // Write the evidence, the record and the page, then the tag manifest last, each staged in
-  // .decide-pending/ with a COMMIT record written after them all: a kill before COMMIT leaves
-  // the folder as it was (the next decide or resume removes the staging folder), a kill after
-  // it leaves a change the next decide or resume applies to the end (docs/security.md, "A decision
-  // interrupted").
-  for (const auto& [name, bytes] : files) {
-    auto st = fsys.LinkStat(run_dir / name);
-    if (!st.ok()) return st.error();
-    if (st.value().exists)
-      return BadInput("already exists: evidence is never overwritten", (run_dir / name).string());
+  void AppendEvidence(const Recording& rec, std::string& md) const {
+    md += "\n### Evidence\n\n";
+    md +=
+        "- this folder, verified before recording; fingerprint before: `" + out_.previous_fingerprint + "`\n";
+    for (const auto& e : rec.ev) {
+      md += "- " + e["kind"].get<std::string>() + ": `" + e["file"].get<std::string>() + "` (sha256 `" +
+            e["sha256"].get<std::string>() + "`), copied from " + Cell(e["source"].get<std::string>()) +
+            (e.contains("note") ? "; " + Cell(e["note"].get<std::string>()) : std::string()) + "\n";
+    }
   }
-  auto tag_text = ReadCapped(fsys, run_dir / kTagManifest, limits::kTagFileBytes, "tag manifest");
-  if (!tag_text.ok()) return tag_text.error();
-  auto tag_lines = ParseManifestLines(tag_text.value(), kTagManifest);
-  if (!tag_lines.ok()) return tag_lines.error();
-  files.emplace_back(kDecisionsFile, all);
-  files.emplace_back(kDecisionMarkdown, md);
-  std::set<std::string> written;
-  for (const auto& [name, bytes] : files) written.insert(name);
-  std::string tags;
-  for (const ManifestLine& l : tag_lines.value()) {
-    if (!written.count(l.path)) tags += l.sha256 + "  " + EncodeManifestPath(l.path) + "\n";
+
+  void AppendSpotCheck(std::string& md) {
+    md += "\n### Spot check\n\n";
+    if (!o_.excerpts) {
+      md += "Turned off (--no-excerpts): no input is quoted here.\n";
+    } else {
+      fs::path root = o_.inputs_root ? *o_.inputs_root : fs::path(record_.inputs_root);
+      auto resolved = fsys_.Resolve(root);
+      std::vector<Spot*> spots;
+      for (auto& [c, bucket] : sample_) {
+        std::sort(bucket.begin(), bucket.end(),
+                  [](const Spot& a, const Spot& b) { return a.position < b.position; });
+        for (auto& s : bucket) spots.push_back(&s);
+      }
+      for (auto& s : rejected_) spots.push_back(&s);
+      std::map<std::size_t, Spot*> by_position;
+      for (Spot* s : spots) by_position[s->position] = s;
+      std::size_t k = 0;
+      (void)source_->ForEach([&](const ManifestItem& item) -> Status {
+        auto it = by_position.find(k++);
+        if (it != by_position.end()) {
+          it->second->excerpt =
+              resolved.ok() ? Excerpt(fsys_, resolved.value(), item)
+                            : "(not shown: the inputs' folder " + Cell(root.string()) + " is not there)";
+        }
+        return {};
+      });
+      md += "A seeded sample (seed " + std::to_string(seed_) + ") of " + std::to_string(o_.per_category) +
+            " accepted item(s) per category and every rejected item" +
+            (rejected_count_ > rejected_.size() ? " (the first " + std::to_string(rejected_.size()) + " of " +
+                                                      std::to_string(rejected_count_) + ")"
+                                                : std::string()) +
+            ", each beside the start of its input (from " + Cell(root.string()) +
+            "). A valid-looking output can still be wrong: read them.\n\n";
+      md += "| id | outcome | input (excerpt) |\n|---|---|---|\n";
+      for (Spot* s : spots) md += "| " + Cell(s->id) + " | " + Cell(s->outcome) + " | " + s->excerpt + " |\n";
+    }
   }
-  for (const auto& [name, bytes] : files) tags += Sha256Hex(bytes) + "  " + name + "\n";
-  files.emplace_back(kTagManifest, tags);
-  if (stop()) return halt();
-  if (o.on_phase) o.on_phase(DecidePhase::kWriting);
-  DecideCommit staged;
-  staged.entry = n;
-  staged.before = out.previous_fingerprint;
-  for (const auto& [name, bytes] : files) staged.files.emplace_back(name, Sha256Hex(bytes));
-  const fs::path pending = run_dir / kDecidePending;
-  // A failed write before COMMIT takes the staging folder back: the folder is the one verified.
-  auto roll_back = [&](const Error& e) -> Error {
-    (void)fsys.RemoveTree(pending);
-    lock->RemoveFile();
-    Error out_error = e;
-    out_error.hint =
-        "nothing was recorded (the staged files were removed); free space and run the same decide again";
-    return out_error;
-  };
-  if (Status st = fsys.CreateDirectoryExclusive(pending); !st.ok()) return roll_back(st.error());
-  for (const auto& [name, bytes] : files) {
-    if (Status st = fsys.WriteFileAtomic(pending / name, bytes); !st.ok()) return roll_back(st.error());
+
+  void AppendEarlierEntries(const Recording& rec, std::string& md) const {
+    if (rec.entries > 0) {
+      md += "\n## Earlier entries\n\n";
+      std::size_t i = 0;
+      std::string_view rest(rec.previous);
+      while (!rest.empty()) {
+        const auto nl = rest.find('\n');
+        const std::string_view l = rest.substr(0, nl);
+        rest = nl == std::string_view::npos ? std::string_view() : rest.substr(nl + 1);
+        ++i;
+        auto parsed = ParseJson(l, kDecisionsFile, 16);
+        if (!parsed.ok()) continue;
+        std::string reasons;
+        if (At(parsed.value(), "reasons").is_array()) {
+          for (const auto& r : At(parsed.value(), "reasons"))
+            reasons += (reasons.empty() ? "" : "; ") + JsonValueText(r);
+        }
+        md += "- entry " + std::to_string(i) + ": **" + C(At(parsed.value(), "decision")) + "** (" +
+              C(At(parsed.value(), "decided_at")) + "): " + Cell(TruncateUtf8(reasons, 600)) + "\n";
+      }
+    }
   }
-  if (Status st = fsys.WriteFileAtomic(pending / kDecideCommit, StagedToJson(staged)); !st.ok()) {
-    return roll_back(st.error());
+
+  Status WriteStaged(Recording& rec, const std::string& md) {
+    // Write the evidence, the record and the page, then the tag manifest last, each staged in
+    // .decide-pending/ with a COMMIT record written after them all: a kill before COMMIT leaves
+    // the folder as it was (the next decide or resume removes the staging folder), a kill after
+    // it leaves a change the next decide or resume applies to the end (docs/security.md, "A decision
+    // interrupted").
+    for (const auto& [name, bytes] : rec.files) {
+      auto st = fsys_.LinkStat(dir_ / name);
+      if (!st.ok()) return st.error();
+      if (st.value().exists)
+        return BadInput("already exists: evidence is never overwritten", (dir_ / name).string());
+    }
+    auto tag_text = ReadCapped(fsys_, dir_ / kTagManifest, limits::kTagFileBytes, "tag manifest");
+    if (!tag_text.ok()) return tag_text.error();
+    auto tag_lines = ParseManifestLines(tag_text.value(), kTagManifest);
+    if (!tag_lines.ok()) return tag_lines.error();
+    rec.files.emplace_back(kDecisionsFile, rec.all);
+    rec.files.emplace_back(kDecisionMarkdown, md);
+    std::set<std::string> written;
+    for (const auto& [name, bytes] : rec.files) written.insert(name);
+    std::string tags;
+    for (const ManifestLine& l : tag_lines.value()) {
+      if (!written.count(l.path)) tags += l.sha256 + "  " + EncodeManifestPath(l.path) + "\n";
+    }
+    for (const auto& [name, bytes] : rec.files) tags += Sha256Hex(bytes) + "  " + name + "\n";
+    rec.files.emplace_back(kTagManifest, tags);
+    if (Stopped()) return Halt();
+    if (o_.on_phase) o_.on_phase(DecidePhase::kWriting);
+    DecideCommit staged;
+    staged.entry = rec.n;
+    staged.before = out_.previous_fingerprint;
+    for (const auto& [name, bytes] : rec.files) staged.files.emplace_back(name, Sha256Hex(bytes));
+    const fs::path pending = dir_ / kDecidePending;
+    // A failed write before COMMIT takes the staging folder back: the folder is the one verified.
+    auto roll_back = [&](const Error& e) -> Error {
+      (void)fsys_.RemoveTree(pending);
+      lock_->RemoveFile();
+      Error out_error = e;
+      out_error.hint =
+          "nothing was recorded (the staged files were removed); free space and run the same decide again";
+      return out_error;
+    };
+    if (Status st = fsys_.CreateDirectoryExclusive(pending); !st.ok()) return roll_back(st.error());
+    for (const auto& [name, bytes] : rec.files) {
+      if (Status st = fsys_.WriteFileAtomic(pending / name, bytes); !st.ok()) return roll_back(st.error());
+    }
+    if (Status st = fsys_.WriteFileAtomic(pending / kDecideCommit, StagedToJson(staged)); !st.ok()) {
+      return roll_back(st.error());
+    }
+    // Committed: from here the change is applied to its end, now or by the next decide or resume.
+    if (Status st = ApplyStaged(fsys_, dir_, staged); !st.ok()) {
+      Error e = st.error();
+      e.kind = ErrorKind::kWorkFailed;
+      e.hint = "the decision is committed in " + std::string(kDecidePending) + "/: run `pilot decide " +
+               dir_.string() + "` (or `pilot resume`) again to apply it to its end";
+      return e;
+    }
+    for (const auto& [name, bytes] : rec.files) {
+      if (name != kTagManifest) out_.written.push_back(name);
+    }
+    out_.fingerprint = Sha256Hex(tags);
+    out_.recorded = true;
+    lock_->RemoveFile();  // a finished folder holds no lock file, even one taken over from a dead process
+    if (o_.on_phase) o_.on_phase(DecidePhase::kRecorded);
+    return {};
   }
-  // Committed: from here the change is applied to its end, now or by the next decide or resume.
-  if (Status st = ApplyStaged(fsys, run_dir, staged); !st.ok()) {
-    Error e = st.error();
-    e.kind = ErrorKind::kWorkFailed;
-    e.hint = "the decision is committed in " + std::string(kDecidePending) + "/: run `pilot decide " +
-             run_dir.string() + "` (or `pilot resume`) again to apply it to its end";
-    return e;
-  }
-  for (const auto& [name, bytes] : files) {
-    if (name != kTagManifest) out.written.push_back(name);
-  }
-  out.fingerprint = Sha256Hex(tags);
-  out.recorded = true;
-  lock->RemoveFile();  // a finished folder holds no lock file, even one taken over from a dead process
-  if (o.on_phase) o.on_phase(DecidePhase::kRecorded);
-  return out;
+
+  FileSystem& fsys_;
+  Clock& clock_;
+  const fs::path& dir_;
+  const DecideOptions& o_;
+  std::vector<Evidence> evidence_;
+  DecideOutcome out_;
+  std::optional<RunLock> lock_;
+  nlohmann::json run_, report_;
+  RunRecord record_;
+  std::string report_file_, results_file_;
+  Facts facts_;
+  std::optional<ManifestSource> source_;  // the manifest's copy, read again for the excerpts
+  std::uint64_t seed_ = 0;
+  std::map<std::string, std::vector<Spot>> sample_;  // category -> reservoir
+  std::vector<Spot> rejected_;
+  std::size_t rejected_count_ = 0, position_ = 0;
+};
+
+}  // namespace
+
+Result<DecideOutcome> Decide(FileSystem& fsys, Clock& clock, const fs::path& run_dir,
+                             const DecideOptions& o) {
+  return Decider(fsys, clock, run_dir, o).Run();
 }
 
 }  // namespace pilot
