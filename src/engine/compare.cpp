@@ -259,6 +259,243 @@ std::string Fixed(double v, int digits) {
   return buf;
 }
 
+// Both runs' outcomes for one id after another, tallied: what agrees, what differs and how
+// (status, reason, category, confidence, vector), the first differences listed.
+class ItemComparison {
+ public:
+  ItemComparison(Side& a, Side& b, const CompareOptions& options)
+      : a_(a), b_(b), options_(options), embedding(a.record.output_kind == "embedding") {}
+
+  // One id's two records (the same id, verified).
+  Status Add(const ResultRecord& x, const ResultRecord& y) {
+    ++total;
+    std::string what;
+    std::string va, vb;
+    if (x.accepted != y.accepted) {
+      what = "status";
+      va = x.accepted ? "accepted " + (embedding ? std::string("(vector)") : x.category)
+                      : "rejected " + x.reason;
+      vb = y.accepted ? "accepted " + (embedding ? std::string("(vector)") : y.category)
+                      : "rejected " + y.reason;
+    } else if (!x.accepted) {
+      ++same_status;
+      if (x.reason != y.reason) {
+        what = "reason";
+        va = x.reason;
+        vb = y.reason;
+      } else {
+        ++same_outcome;
+      }
+    } else {
+      ++same_status;
+      ++both_accepted;
+      if (embedding) {
+        if (!x.row || !y.row)
+          return BadInput("an accepted embedding without its row: '" + x.id + "'", b_.dir.string());
+        auto v = ReadRow(a_, *x.row, x.id);
+        if (!v.ok()) return v.error();
+        auto w = ReadRow(b_, *y.row, y.id);
+        if (!w.ok()) return w.error();
+        if (v.value().size() != w.value().size()) {
+          what = "dim";
+          va = std::to_string(v.value().size());
+          vb = std::to_string(w.value().size());
+        } else {
+          ++same_outcome;
+          double d = 0, dot = 0, na2 = 0, nb2 = 0;
+          for (std::size_t k = 0; k < v.value().size(); ++k) {
+            const double p = v.value()[k], q = w.value()[k];
+            d = std::max(d, std::fabs(p - q));
+            dot += p * q;
+            na2 += p * p;
+            nb2 += q * q;
+          }
+          const double cos = na2 > 0 && nb2 > 0 ? dot / std::sqrt(na2 * nb2) : (na2 == nb2 ? 1.0 : 0.0);
+          max_vec = std::max(max_vec, d);
+          min_cos = std::min(min_cos, cos);
+          sum_cos += cos;
+          if (!(d <= options_.tolerance)) {
+            what = "vector";
+            va = "max |a - b| " + Fixed(d, 6);
+            vb = "cosine " + Fixed(cos, 6);
+          }
+        }
+      } else if (x.category != y.category) {
+        what = "category";
+        va = x.category + " (" + Fixed(x.confidence, 4) + ")";
+        vb = y.category + " (" + Fixed(y.confidence, 4) + ")";
+      } else {
+        ++same_outcome;
+        const double d = std::fabs(x.confidence - y.confidence);
+        max_conf = std::max(max_conf, d);
+        sum_conf += d;
+        if (!(d <= options_.tolerance)) {
+          what = "confidence";
+          va = Fixed(x.confidence, 6);
+          vb = Fixed(y.confidence, 6);
+        }
+      }
+    }
+    if (what.empty()) {
+      ++agree;
+      return {};
+    }
+    ++differ;
+    ++by_what[what];
+    if (listed.size() < options_.max_listed)
+      listed.push_back({{"id", x.id}, {"what", what}, {"a", va}, {"b", vb}});
+    return {};
+  }
+
+  ojson ItemsJson() const {
+    ojson items = {{"total", total},
+                   {"agree", agree},
+                   {"differ", differ},
+                   {"same_status", same_status},
+                   {"same_category_or_reason", same_outcome},
+                   {"both_accepted", both_accepted}};
+    if (embedding) {
+      items["max_vector_difference"] = max_vec;
+      items["min_cosine"] = both_accepted ? ojson(min_cos) : ojson();
+      items["mean_cosine"] = both_accepted ? ojson(sum_cos / static_cast<double>(both_accepted)) : ojson();
+    } else {
+      items["max_confidence_difference"] = max_conf;
+      items["mean_confidence_difference"] =
+          same_outcome > 0 ? ojson(sum_conf / static_cast<double>(same_outcome)) : ojson();
+    }
+    items["agreement"] = total > 0 ? ojson(static_cast<double>(agree) / static_cast<double>(total)) : ojson();
+    ojson kinds = ojson::object();
+    for (const auto& [w, n] : by_what) kinds[w] = n;
+    items["differences_by_kind"] = kinds;
+    return items;
+  }
+
+  std::size_t differ = 0;
+  ojson listed = ojson::array();
+
+ private:
+  Side& a_;  // read for the vectors' rows
+  Side& b_;
+  const CompareOptions& options_;
+  const bool embedding;
+  std::size_t total = 0, agree = 0, same_status = 0, same_outcome = 0, both_accepted = 0;
+  double max_conf = 0, sum_conf = 0, max_vec = 0, min_cos = 1, sum_cos = 0;
+  std::map<std::string, std::size_t> by_what;
+};
+
+// Both results.jsonl hold one line per manifest id in manifest order (verified): read side by
+// side, in constant memory.
+Status CompareItems(FileSystem& fsys, const Side& a, const Side& b, ItemComparison& items) {
+  auto ra = LineReader::Open(fsys, a.dir / kResults, limits::kResultLineBytes, false);
+  if (!ra.ok()) return ra.error();
+  auto rb = LineReader::Open(fsys, b.dir / kResults, limits::kResultLineBytes, false);
+  if (!rb.ok()) return rb.error();
+  auto parse = [](const std::string& line, const Side& s, std::size_t n) -> Result<ResultRecord> {
+    if (auto r = ScanResultRecord(line, false)) return *r;
+    return ParseResultRecord(line, (s.dir / kResults).string() + ":" + std::to_string(n));
+  };
+  std::string la, lb;
+  for (;;) {
+    auto na = ra.value().Next(la);
+    if (!na.ok()) return na.error();
+    auto nb = rb.value().Next(lb);
+    if (!nb.ok()) return nb.error();
+    if (!na.value() || !nb.value()) {
+      if (na.value() != nb.value()) {
+        return BadInput("the two results.jsonl hold different numbers of records", b.dir.string());
+      }
+      return {};
+    }
+    auto xa = parse(la, a, ra.value().line_number());
+    if (!xa.ok()) return xa.error();
+    auto xb = parse(lb, b, rb.value().line_number());
+    if (!xb.ok()) return xb.error();
+    const ResultRecord &x = xa.value(), &y = xb.value();
+    if (x.id != y.id) {
+      return BadInput("line " + std::to_string(ra.value().line_number()) + " holds '" + x.id +
+                          "' in one run and '" + y.id + "' in the other",
+                      b.dir.string(), "both runs verified: this folder's results are not in manifest order");
+    }
+    PILOT_TRY(items.Add(x, y));
+  }
+}
+
+ojson SideJson(const Side& s) {
+  return ojson{{"folder", s.dir.string()},
+               {"run_id", s.record.run_id},
+               {"folder_kind", s.record.folder_kind},
+               {"fingerprint", s.fingerprint},
+               {"device", Shown(Path(s.run, {"plan", "device"}))},
+               {"dtype", Shown(Path(s.run, {"plan", "model_contract", "dtype"}).is_null()
+                                   ? nlohmann::json("float32")
+                                   : Path(s.run, {"plan", "model_contract", "dtype"}))}};
+}
+
+// The two reports' quality side by side.
+ojson QualityJson(const Side& a, const Side& b) {
+  ojson quality;
+  auto acc_a = Number(Path(a.report, {"quality", "accuracy"})),
+       acc_b = Number(Path(b.report, {"quality", "accuracy"}));
+  quality["accuracy_a"] = acc_a ? ojson(*acc_a) : ojson();
+  quality["accuracy_b"] = acc_b ? ojson(*acc_b) : ojson();
+  quality["accuracy_delta"] = acc_a && acc_b ? ojson(*acc_b - *acc_a) : ojson();
+  quality["labelled"] = Path(a.report, {"quality", "labelled"});
+  quality["expected_rejections_met_a"] = Path(a.report, {"expected_rejections", "met"});
+  quality["expected_rejections_met_b"] = Path(b.report, {"expected_rejections", "met"});
+  quality["accepted_a"] = Path(a.report, {"counts", "accepted"});
+  quality["accepted_b"] = Path(b.report, {"counts", "accepted"});
+  quality["verdict_a"] = Path(a.report, {"verdict"});
+  quality["verdict_b"] = Path(b.report, {"verdict"});
+
+  return quality;
+}
+
+// The two reports' figures as ratios B / A.
+ojson PerformanceJson(const Side& a, const Side& b) {
+  ojson perf;
+  perf["throughput_items_per_s"] =
+      Ratio(At(a.report, "throughput_items_per_s"), At(b.report, "throughput_items_per_s"));
+  perf["latency_p50_ms"] =
+      Ratio(Path(a.report, {"latency_ms", "p50"}), Path(b.report, {"latency_ms", "p50"}));
+  perf["latency_p95_ms"] =
+      Ratio(Path(a.report, {"latency_ms", "p95"}), Path(b.report, {"latency_ms", "p95"}));
+  perf["peak_rss_mb"] = Ratio(At(a.report, "peak_rss_mb"), At(b.report, "peak_rss_mb"));
+  perf["device_peak_memory_mb"] =
+      Ratio(At(a.report, "device_peak_memory_mb"), At(b.report, "device_peak_memory_mb"));
+  perf["note"] =
+      "ratios are B / A, each measured in its own run: on a shared machine repeat a run before reading a "
+      "small "
+      "ratio as a change";
+
+  return perf;
+}
+
+// What changed between the runs (parameters, model, software, environment), its one-line
+// summary and the warning when more than one thing changed.
+void AddChanges(const Side& a, const Side& b, ojson& doc) {
+  ojson changes = Changes(a, b);
+  std::string summary;
+  ojson warnings = ojson::array();
+  if (changes.empty()) {
+    summary = "nothing changed in the parameters, model, software or environment: a repeat of the same run";
+  } else if (changes.size() == 1) {
+    summary = "only " + changes[0]["name"].get<std::string>() + " changed (" +
+              changes[0]["a"].get<std::string>() + " -> " + changes[0]["b"].get<std::string>() + ")";
+  } else {
+    std::string names;
+    for (const auto& c : changes) names += (names.empty() ? "" : ", ") + c["name"].get<std::string>();
+    summary = "several things changed: " + names;
+    warnings.push_back(
+        "several things changed at once (" + names +
+        "): the guide's rule is one change at a time, each with an equivalent quality check, so a "
+        "difference here cannot be put down to any one of them");
+  }
+  doc["changes"] = changes;
+  doc["change_summary"] = summary;
+  doc["one_change"] = changes.size() <= 1;
+  doc["warnings"] = warnings;
+}
+
 }  // namespace
 
 Result<CompareOutcome> CompareRuns(FileSystem& fsys, const fs::path& a_dir, const fs::path& b_dir,
@@ -292,215 +529,24 @@ Result<CompareOutcome> CompareRuns(FileSystem& fsys, const fs::path& a_dir, cons
   PILOT_TRY(LoadRest(fsys, a));
   PILOT_TRY(LoadRest(fsys, b));
 
-  // Both results.jsonl hold one line per manifest id in manifest order (verified): read them
-  // side by side, in constant memory.
-  auto ra = LineReader::Open(fsys, a.dir / kResults, limits::kResultLineBytes, false);
-  if (!ra.ok()) return ra.error();
-  auto rb = LineReader::Open(fsys, b.dir / kResults, limits::kResultLineBytes, false);
-  if (!rb.ok()) return rb.error();
-  const bool embedding = a.record.output_kind == "embedding";
-  std::size_t total = 0, agree = 0, same_status = 0, same_outcome = 0, both_accepted = 0, differ = 0;
-  double max_conf = 0, sum_conf = 0, max_vec = 0, min_cos = 1, sum_cos = 0;
-  ojson listed = ojson::array();
-  std::map<std::string, std::size_t> by_what;
-  std::string la, lb;
-  for (;;) {
-    auto na = ra.value().Next(la);
-    if (!na.ok()) return na.error();
-    auto nb = rb.value().Next(lb);
-    if (!nb.ok()) return nb.error();
-    if (!na.value() || !nb.value()) {
-      if (na.value() != nb.value()) {
-        return BadInput("the two results.jsonl hold different numbers of records", b_dir.string());
-      }
-      break;
-    }
-    auto parse = [](const std::string& line, const Side& s, std::size_t n) -> Result<ResultRecord> {
-      if (auto r = ScanResultRecord(line, false)) return *r;
-      return ParseResultRecord(line, (s.dir / kResults).string() + ":" + std::to_string(n));
-    };
-    auto xa = parse(la, a, ra.value().line_number());
-    if (!xa.ok()) return xa.error();
-    auto xb = parse(lb, b, rb.value().line_number());
-    if (!xb.ok()) return xb.error();
-    const ResultRecord &x = xa.value(), &y = xb.value();
-    if (x.id != y.id) {
-      return BadInput("line " + std::to_string(ra.value().line_number()) + " holds '" + x.id +
-                          "' in one run and '" + y.id + "' in the other",
-                      b_dir.string(), "both runs verified: this folder's results are not in manifest order");
-    }
-    ++total;
-    std::string what;
-    std::string va, vb;
-    if (x.accepted != y.accepted) {
-      what = "status";
-      va = x.accepted ? "accepted " + (embedding ? std::string("(vector)") : x.category)
-                      : "rejected " + x.reason;
-      vb = y.accepted ? "accepted " + (embedding ? std::string("(vector)") : y.category)
-                      : "rejected " + y.reason;
-    } else if (!x.accepted) {
-      ++same_status;
-      if (x.reason != y.reason) {
-        what = "reason";
-        va = x.reason;
-        vb = y.reason;
-      } else {
-        ++same_outcome;
-      }
-    } else {
-      ++same_status;
-      ++both_accepted;
-      if (embedding) {
-        if (!x.row || !y.row)
-          return BadInput("an accepted embedding without its row: '" + x.id + "'", b_dir.string());
-        auto v = ReadRow(a, *x.row, x.id);
-        if (!v.ok()) return v.error();
-        auto w = ReadRow(b, *y.row, y.id);
-        if (!w.ok()) return w.error();
-        if (v.value().size() != w.value().size()) {
-          what = "dim";
-          va = std::to_string(v.value().size());
-          vb = std::to_string(w.value().size());
-        } else {
-          ++same_outcome;
-          double d = 0, dot = 0, na2 = 0, nb2 = 0;
-          for (std::size_t k = 0; k < v.value().size(); ++k) {
-            const double p = v.value()[k], q = w.value()[k];
-            d = std::max(d, std::fabs(p - q));
-            dot += p * q;
-            na2 += p * p;
-            nb2 += q * q;
-          }
-          const double cos = na2 > 0 && nb2 > 0 ? dot / std::sqrt(na2 * nb2) : (na2 == nb2 ? 1.0 : 0.0);
-          max_vec = std::max(max_vec, d);
-          min_cos = std::min(min_cos, cos);
-          sum_cos += cos;
-          if (!(d <= options.tolerance)) {
-            what = "vector";
-            va = "max |a - b| " + Fixed(d, 6);
-            vb = "cosine " + Fixed(cos, 6);
-          }
-        }
-      } else if (x.category != y.category) {
-        what = "category";
-        va = x.category + " (" + Fixed(x.confidence, 4) + ")";
-        vb = y.category + " (" + Fixed(y.confidence, 4) + ")";
-      } else {
-        ++same_outcome;
-        const double d = std::fabs(x.confidence - y.confidence);
-        max_conf = std::max(max_conf, d);
-        sum_conf += d;
-        if (!(d <= options.tolerance)) {
-          what = "confidence";
-          va = Fixed(x.confidence, 6);
-          vb = Fixed(y.confidence, 6);
-        }
-      }
-    }
-    if (what.empty()) {
-      ++agree;
-      continue;
-    }
-    ++differ;
-    ++by_what[what];
-    if (listed.size() < options.max_listed)
-      listed.push_back({{"id", x.id}, {"what", what}, {"a", va}, {"b", vb}});
-  }
+  ItemComparison items(a, b, options);
+  PILOT_TRY(CompareItems(fsys, a, b, items));
 
   ojson doc;
   doc["kind"] = "pilot-compare";
   doc["format_version"] = 1;
-  auto side_json = [](const Side& s) {
-    return ojson{{"folder", s.dir.string()},
-                 {"run_id", s.record.run_id},
-                 {"folder_kind", s.record.folder_kind},
-                 {"fingerprint", s.fingerprint},
-                 {"device", Shown(Path(s.run, {"plan", "device"}))},
-                 {"dtype", Shown(Path(s.run, {"plan", "model_contract", "dtype"}).is_null()
-                                     ? nlohmann::json("float32")
-                                     : Path(s.run, {"plan", "model_contract", "dtype"}))}};
-  };
-  doc["a"] = side_json(a);
-  doc["b"] = side_json(b);
+  doc["a"] = SideJson(a);
+  doc["b"] = SideJson(b);
   doc["manifest_sha256"] = a.record.manifest_sha256;
   doc["output_kind"] = a.record.output_kind;
   doc["tolerance"] = options.tolerance;
-  ojson items = {{"total", total},
-                 {"agree", agree},
-                 {"differ", differ},
-                 {"same_status", same_status},
-                 {"same_category_or_reason", same_outcome},
-                 {"both_accepted", both_accepted}};
-  if (embedding) {
-    items["max_vector_difference"] = max_vec;
-    items["min_cosine"] = both_accepted ? ojson(min_cos) : ojson();
-    items["mean_cosine"] = both_accepted ? ojson(sum_cos / static_cast<double>(both_accepted)) : ojson();
-  } else {
-    items["max_confidence_difference"] = max_conf;
-    items["mean_confidence_difference"] =
-        same_outcome > 0 ? ojson(sum_conf / static_cast<double>(same_outcome)) : ojson();
-  }
-  items["agreement"] = total > 0 ? ojson(static_cast<double>(agree) / static_cast<double>(total)) : ojson();
-  ojson kinds = ojson::object();
-  for (const auto& [w, n] : by_what) kinds[w] = n;
-  items["differences_by_kind"] = kinds;
-  doc["items"] = items;
-  doc["differences"] = listed;
-  doc["differences_listed"] = listed.size();
-
-  ojson quality;
-  auto acc_a = Number(Path(a.report, {"quality", "accuracy"})),
-       acc_b = Number(Path(b.report, {"quality", "accuracy"}));
-  quality["accuracy_a"] = acc_a ? ojson(*acc_a) : ojson();
-  quality["accuracy_b"] = acc_b ? ojson(*acc_b) : ojson();
-  quality["accuracy_delta"] = acc_a && acc_b ? ojson(*acc_b - *acc_a) : ojson();
-  quality["labelled"] = Path(a.report, {"quality", "labelled"});
-  quality["expected_rejections_met_a"] = Path(a.report, {"expected_rejections", "met"});
-  quality["expected_rejections_met_b"] = Path(b.report, {"expected_rejections", "met"});
-  quality["accepted_a"] = Path(a.report, {"counts", "accepted"});
-  quality["accepted_b"] = Path(b.report, {"counts", "accepted"});
-  quality["verdict_a"] = Path(a.report, {"verdict"});
-  quality["verdict_b"] = Path(b.report, {"verdict"});
-  doc["quality"] = quality;
-
-  ojson perf;
-  perf["throughput_items_per_s"] =
-      Ratio(At(a.report, "throughput_items_per_s"), At(b.report, "throughput_items_per_s"));
-  perf["latency_p50_ms"] =
-      Ratio(Path(a.report, {"latency_ms", "p50"}), Path(b.report, {"latency_ms", "p50"}));
-  perf["latency_p95_ms"] =
-      Ratio(Path(a.report, {"latency_ms", "p95"}), Path(b.report, {"latency_ms", "p95"}));
-  perf["peak_rss_mb"] = Ratio(At(a.report, "peak_rss_mb"), At(b.report, "peak_rss_mb"));
-  perf["device_peak_memory_mb"] =
-      Ratio(At(a.report, "device_peak_memory_mb"), At(b.report, "device_peak_memory_mb"));
-  perf["note"] =
-      "ratios are B / A, each measured in its own run: on a shared machine repeat a run before reading a "
-      "small "
-      "ratio as a change";
-  doc["performance"] = perf;
-
-  ojson changes = Changes(a, b);
-  std::string summary;
-  ojson warnings = ojson::array();
-  if (changes.empty()) {
-    summary = "nothing changed in the parameters, model, software or environment: a repeat of the same run";
-  } else if (changes.size() == 1) {
-    summary = "only " + changes[0]["name"].get<std::string>() + " changed (" +
-              changes[0]["a"].get<std::string>() + " -> " + changes[0]["b"].get<std::string>() + ")";
-  } else {
-    std::string names;
-    for (const auto& c : changes) names += (names.empty() ? "" : ", ") + c["name"].get<std::string>();
-    summary = "several things changed: " + names;
-    warnings.push_back(
-        "several things changed at once (" + names +
-        "): the guide's rule is one change at a time, each with an equivalent quality check, so a "
-        "difference here cannot be put down to any one of them");
-  }
-  doc["changes"] = changes;
-  doc["change_summary"] = summary;
-  doc["one_change"] = changes.size() <= 1;
-  doc["warnings"] = warnings;
-  out.within_tolerance = differ == 0;
+  doc["items"] = items.ItemsJson();
+  doc["differences"] = items.listed;
+  doc["differences_listed"] = items.listed.size();
+  doc["quality"] = QualityJson(a, b);
+  doc["performance"] = PerformanceJson(a, b);
+  AddChanges(a, b, doc);
+  out.within_tolerance = items.differ == 0;
   doc["within_tolerance"] = out.within_tolerance;
   doc["verdict"] = out.within_tolerance ? "agree" : "differ";
   out.document = std::move(doc);
