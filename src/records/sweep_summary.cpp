@@ -1,6 +1,8 @@
 // data/sweep.json from what a sweep folder records alone (sweep_report.h): the sweep writes
 // it with this function, and verify builds it again from the folder and compares the bytes.
+#include <map>
 #include <optional>
+#include <utility>
 
 #include "pilot/folder_files.h"
 #include "pilot/sweep_report.h"
@@ -11,12 +13,20 @@ namespace {
 
 using ojson = nlohmann::ordered_json;
 
-const CellMeasure* FindCell(const std::vector<CellMeasure>& cells, int group, int batch_size) {
-  for (const auto& c : cells) {
-    if (c.group == group && c.batch_size == batch_size) return &c;
+// The first cell of each (group, batch size), looked up once: a hostile journal may hold many.
+class CellIndex {
+ public:
+  explicit CellIndex(const std::vector<CellMeasure>& cells) {
+    for (const auto& c : cells) first_.emplace(std::make_pair(c.group, c.batch_size), &c);
   }
-  return nullptr;
-}
+  const CellMeasure* Find(int group, int batch_size) const {
+    auto it = first_.find({group, batch_size});
+    return it == first_.end() ? nullptr : it->second;
+  }
+
+ private:
+  std::map<std::pair<int, int>, const CellMeasure*> first_;
+};
 
 template <typename T>
 ojson OrNull(const std::optional<T>& v) {
@@ -45,11 +55,11 @@ ojson GroupsJson(const Grouping& grouping) {
 }
 
 // Cells in sweep order (group, then the settings' batch sizes).
-ojson CellsJson(const SweepSummaryInput& in) {
+ojson CellsJson(const SweepSummaryInput& in, const CellIndex& index) {
   auto cells = ojson::array();
   for (std::size_t gi = 0; gi < in.grouping.groups.size(); ++gi) {
     for (int b : in.settings.batch_sizes) {
-      const CellMeasure* c = FindCell(in.cells, static_cast<int>(gi + 1), b);
+      const CellMeasure* c = index.Find(static_cast<int>(gi + 1), b);
       if (!c) continue;
       ojson cj = CellToJson(*c);
       cj.erase("outcomes");
@@ -63,13 +73,13 @@ ojson CellsJson(const SweepSummaryInput& in) {
 }
 
 // What was not run and why.
-ojson NotRunJson(const SweepSummaryInput& in) {
+ojson NotRunJson(const SweepSummaryInput& in, const CellIndex& index) {
   auto not_run = ojson::array();
   for (std::size_t gi = 0; gi < in.grouping.groups.size(); ++gi) {
     const int g = static_cast<int>(gi + 1);
     std::optional<int> limit_at;
     for (int b : in.settings.batch_sizes) {
-      if (const CellMeasure* c = FindCell(in.cells, g, b)) {
+      if (const CellMeasure* c = index.Find(g, b)) {
         if (!c->limit.empty()) limit_at = b;
       } else {
         not_run.push_back(
@@ -144,7 +154,8 @@ nlohmann::ordered_json SweepSummary(const SweepSummaryInput& in) {
   j["measure"] = in.grouping.measure;
   j["excluded"] = in.grouping.excluded;
   j["groups"] = GroupsJson(in.grouping);
-  ojson cells = CellsJson(in);
+  const CellIndex index(in.cells);
+  ojson cells = CellsJson(in, index);
   auto findings = ojson::array();
   for (const auto& f : in.analysis.listed) {
     findings.push_back({{"group", f.group},
@@ -155,7 +166,7 @@ nlohmann::ordered_json SweepSummary(const SweepSummaryInput& in) {
   }
   if (!in.analysis.problems.empty()) j["problems"] = in.analysis.problems;
   j["cells"] = std::move(cells);
-  j["not_run"] = NotRunJson(in);
+  j["not_run"] = NotRunJson(in, index);
   j["equivalence"] = {{"findings", in.analysis.findings}, {"listed", findings.size()}};
   j["findings"] = std::move(findings);
   j["recommendation"] = RecommendationJson(in);
