@@ -279,6 +279,13 @@ int ExecuteWorkers(const RunOptions& o) {
   sigemptyset(&hold);
   sigaddset(&hold, SIGINT);
   sigaddset(&hold, SIGTERM);
+  // The workers' environment, built before any fork: this process's own but the test hooks that
+  // kill after a write (PILOT_TEST_KILL_*), which stay the supervisor's, so that a test can stop
+  // the merge at each of its writes while the workers finish.
+  std::vector<std::string> child_env;
+  for (char** e = environ; e && *e; ++e) {
+    if (std::string_view(*e).rfind("PILOT_TEST_KILL_", 0) != 0) child_env.emplace_back(*e);
+  }
   for (std::uint32_t k = 0; k < k_workers; ++k) {
     const ShardSpec spec{k, k_workers};
     std::vector<std::string> args = {
@@ -300,6 +307,9 @@ int ExecuteWorkers(const RunOptions& o) {
     std::vector<const char*> argv;
     for (const auto& a : args) argv.push_back(a.c_str());
     argv.push_back(nullptr);
+    std::vector<char*> envp;
+    for (std::string& e : child_env) envp.push_back(e.data());
+    envp.push_back(nullptr);
     const int log = logs[k];
     const pid_t parent = ::getpid();
     ::sigprocmask(SIG_BLOCK, &hold, &previous);
@@ -327,7 +337,7 @@ int ExecuteWorkers(const RunOptions& o) {
       ::dup2(log, STDOUT_FILENO);
       ::dup2(log, STDERR_FILENO);
       ::fcntl(shards_fd, F_SETFD, 0);  // handed down: --runs-dir /proc/self/fd/N
-      ::execv("/proc/self/exe", const_cast<char* const*>(argv.data()));
+      ::execve("/proc/self/exe", const_cast<char* const*>(argv.data()), envp.data());
       ::_exit(kExecFailedStatus);
     }
     ::sigprocmask(SIG_SETMASK, &previous, nullptr);
@@ -417,7 +427,8 @@ int ExecuteWorkers(const RunOptions& o) {
   merge.out = merged;
   merge.out_resolved = true;  // beside the shards, in the --runs-dir pinned when the plan was made
   merge.command_line = o.argv;
-  auto outcome = MergeShards(RealFileSystem(), SystemClock(), merge, MakeRunControl(o.common, 0));
+  // Through the kill hook too, like every writer (tests stop the merge at each of its writes).
+  auto outcome = MergeShards(CliFileSystem(), SystemClock(), merge, MakeRunControl(o.common, 0));
   if (!outcome.ok()) {
     Error e = outcome.error();
     if (e.kind == ErrorKind::kInterrupted) e.hint = again;

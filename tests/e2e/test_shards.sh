@@ -140,6 +140,23 @@ run_pilot 2 run --workers 2 "${P[@]}" --run-id w2
 expect_in "$WORK/err" "already exists"
 run_pilot 2 run --workers 2 --shard 0/2 "${P[@]}" --run-id w3
 expect_in "$WORK/err" "exclude each other"
+# The merge inside --workers is killed at a write (the kill hook is the supervisor's; the
+# workers do not inherit it): no run folder, the shards intact and finished; the same command
+# again merges them without running them again.
+for n in 1 5; do
+  rc=0
+  PILOT_TEST_KILL_AFTER_WRITE=$n "$PILOT" run --workers 2 --device cpu "${P[@]}" --run-id "wk$n" \
+    >"$WORK/out" 2>"$WORK/err" || rc=$?
+  [ "$rc" = 137 ] || { cat "$WORK/err"; fail "the kill hook did not stop the merge inside --workers at write $n (exit $rc)"; }
+  [ ! -e "$WORK/runs/wk$n" ] || fail "a merge killed at write $n left a run folder"
+  before=$(cat "$WORK/runs/wk$n.shards"/shard-{0,1}-of-2/tagmanifest-sha256.txt | sha256sum)
+  run_pilot 0 run --workers 2 --device cpu "${P[@]}" --run-id "wk$n"
+  expect_in "$WORK/out" "merged 2 shards: 120 items"
+  [ "$(cat "$WORK/runs/wk$n.shards"/shard-{0,1}-of-2/tagmanifest-sha256.txt | sha256sum)" = "$before" ] ||
+    fail "the shards were written again after the merge was killed at write $n"
+  [ ! -e "$WORK/runs/wk$n.partial" ] || fail "the partial merged folder of write $n was left"
+  run_pilot 0 verify "$WORK/runs/wk$n"
+done
 # A merge whose shards cannot all be open at once is refused up front (exit 3), naming the limit.
 rc=0
 (ulimit -n 100; "$PILOT" merge $(for i in $(seq 40); do printf '%s ' "${S[0]}"; done) --out "$WORK/m" >"$WORK/out" 2>"$WORK/err") || rc=$?
