@@ -585,38 +585,56 @@ class Verifier {
       } else {
         journal.Compare(r, line, *this);
       }
-      if (r.accepted && embeds) {
-        if (!r.dim || *r.dim != run_->dim || !r.row) {
-          Add("accounting", r.id,
-              "accepted without the embedding's row and dim " + std::to_string(run_->dim));
-        } else if (*r.row != result_.accepted) {
-          Add("accounting", r.id,
-              "has row " + std::to_string(*r.row) + "; as accepted item " + std::to_string(result_.accepted) +
-                  " in manifest order it must have row " + std::to_string(result_.accepted));
-        }
-        ++result_.accepted;
-      } else if (r.accepted) {
-        ++result_.accepted;
-        ++by_category[r.category];
-        if (!allowed.count(r.category)) {
-          Add("accounting", r.id, "accepted with category '" + r.category + "', not in allowed_categories");
-        }
-      } else {
-        ++result_.rejected;
-        ++by_reason[r.reason];
-        if (!reason::IsKnown(r.reason))
-          Add("accounting", r.id, "rejected with unknown reason '" + r.reason + "'");
-        if (r.detail.empty()) Add("accounting", r.id, "rejected without a detail");
-      }
-      auto expected = index->expected_rejection.find(*k);
-      const std::optional<std::string> want = expected == index->expected_rejection.end()
-                                                  ? std::nullopt
-                                                  : std::optional<std::string>(expected->second);
-      if (want && (r.accepted || r.reason != *want)) {
-        Add("accounting", r.id,
-            "expected rejection '" + *want + "' but got " + (r.accepted ? "accepted" : "'" + r.reason + "'"));
-      }
+      JudgeOutcome(r, *k, embeds, allowed, *index, by_reason, by_category);
     }
+    CheckCompleteness(ids, seen, shard, merged, in_order, journal);
+    CheckReport(by_reason, by_category);
+    if (embeds) CheckVectors(run_->dim);
+  }
+
+  // One result's outcome against the run's contract: an accepted embedding's row and dim, an
+  // accepted category among those allowed, a rejection's known reason and detail, and the
+  // rejection the manifest expects of the item at manifest position `k`.
+  void JudgeOutcome(const ResultRecord& r, std::size_t k, bool embeds, const std::set<std::string>& allowed,
+                    const ManifestIndex& index, std::map<std::string, std::size_t>& by_reason,
+                    std::map<std::string, std::size_t>& by_category) {
+    if (r.accepted && embeds) {
+      if (!r.dim || *r.dim != run_->dim || !r.row) {
+        Add("accounting", r.id, "accepted without the embedding's row and dim " + std::to_string(run_->dim));
+      } else if (*r.row != result_.accepted) {
+        Add("accounting", r.id,
+            "has row " + std::to_string(*r.row) + "; as accepted item " + std::to_string(result_.accepted) +
+                " in manifest order it must have row " + std::to_string(result_.accepted));
+      }
+      ++result_.accepted;
+    } else if (r.accepted) {
+      ++result_.accepted;
+      ++by_category[r.category];
+      if (!allowed.count(r.category)) {
+        Add("accounting", r.id, "accepted with category '" + r.category + "', not in allowed_categories");
+      }
+    } else {
+      ++result_.rejected;
+      ++by_reason[r.reason];
+      if (!reason::IsKnown(r.reason))
+        Add("accounting", r.id, "rejected with unknown reason '" + r.reason + "'");
+      if (r.detail.empty()) Add("accounting", r.id, "rejected without a detail");
+    }
+    auto expected = index.expected_rejection.find(k);
+    const std::optional<std::string> want = expected == index.expected_rejection.end()
+                                                ? std::nullopt
+                                                : std::optional<std::string>(expected->second);
+    if (want && (r.accepted || r.reason != *want)) {
+      Add("accounting", r.id,
+          "expected rejection '" + *want + "' but got " + (r.accepted ? "accepted" : "'" + r.reason + "'"));
+    }
+  }
+
+  // Every manifest id (of this shard) has its result, in order; the journal's and the record's
+  // item counts, and a merged folder's shards' counts, agree with the manifest.
+  void CheckCompleteness(const IdIndex& ids, const std::vector<std::uint8_t>& seen,
+                         const std::optional<ShardSpec>& shard, bool merged, bool in_order,
+                         Journal& journal) {
     result_.items = 0;
     std::vector<std::size_t> per_shard(merged ? run_->merged_shards : 0, 0);
     for (std::size_t k = 0; k < ids.size(); ++k) {
@@ -649,8 +667,6 @@ class Verifier {
                 std::to_string(per_shard[i]) + " of its ids");
       }
     }
-    CheckReport(by_reason, by_category);
-    if (embeds) CheckVectors(run_->dim);
   }
 
   // Every row of the .npy is the vector the journal recorded for its id, in the sidecar: a
