@@ -89,6 +89,11 @@ Result<DecisionEntry> ParseDecisionEntry(std::string_view line, const std::strin
 // with its sha256, and no decision-*.json that no entry names. Findings: check "decision".
 void CheckDecisionFiles(FileSystem& fs, const std::filesystem::path& dir, std::vector<Finding>& findings);
 
+// The top-level keys at which a derived document as found (`got`) differs from the one its
+// sources give (`want`), compared unordered: the first 20, then how many more. Empty when they
+// differ in key order or form only.
+std::string DifferingKeys(const nlohmann::json& got, const nlohmann::ordered_json& want);
+
 nlohmann::ordered_json VerifyResultToJson(const std::filesystem::path& run_dir, const VerifyResult& result);
 
 }  // namespace pilot

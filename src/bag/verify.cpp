@@ -907,6 +907,23 @@ void RegisterRunFolderKinds(FolderKindRegistry& registry) {
   }
 }
 
+std::string DifferingKeys(const nlohmann::json& got, const nlohmann::ordered_json& want) {
+  constexpr std::size_t kListed = 20;
+  std::vector<std::string> keys;
+  if (got.is_object()) {
+    for (const auto& [key, value] : want.items()) {
+      if (!got.contains(key) || got[key] != nlohmann::json(value)) keys.push_back(key);
+    }
+    for (const auto& [key, value] : got.items()) {
+      if (!want.contains(key)) keys.push_back(KeyForMessage(key));
+    }
+  }
+  std::string out;
+  for (std::size_t i = 0; i < keys.size() && i < kListed; ++i) out += (i ? ", " : "") + keys[i];
+  if (keys.size() > kListed) out += " and " + std::to_string(keys.size() - kListed) + " more";
+  return out;
+}
+
 nlohmann::ordered_json VerifyResultToJson(const fs::path& run_dir, const VerifyResult& result) {
   nlohmann::ordered_json j;
   j["run_dir"] = run_dir.string();

@@ -222,6 +222,7 @@ class AdaptChecker {
             "expected the rejection '" + KeyForMessage(*item.expected_rejection) + "'");
       }
     }
+    train_checked_ = true;
     if (train_used_ != h.train_used) {
       Add("accounting", kAdaptTrainAccounting,
           std::to_string(train_used_) + " items used, the journal says " + std::to_string(h.train_used));
@@ -335,7 +336,9 @@ class AdaptChecker {
         Add("report", kAdaptReportJson, "final_params_digest is not the last checkpoint's");
       }
     }
-    if (eval_checked_ && state_.baseline && !state_.checkpoints.empty() && !model_sha_.empty())
+    // Only from complete sources: a partial tally would only repeat the findings above.
+    if (train_checked_ && eval_checked_ && state_.baseline && !state_.checkpoints.empty() &&
+        !model_sha_.empty())
       CheckDerived(text.value(), r);
   }
 
@@ -353,14 +356,7 @@ class AdaptChecker {
         {state_.header, state_, params.value(), train_reasons_, eval_reasons_, adapted_, model_sha_,
          model_bytes, state_.checkpoints.back().params_digest, AdaptReportFactsFromJson(report)});
     if (text != PrettyJson(want)) {
-      std::string keys;
-      for (const auto& [key, value] : want.items()) {
-        if (!report.contains(key) || report[key] != nlohmann::json(value))
-          keys += (keys.empty() ? "" : ", ") + key;
-      }
-      for (const auto& [key, value] : report.items()) {
-        if (!want.contains(key)) keys += (keys.empty() ? "" : ", ") + KeyForMessage(key);
-      }
+      const std::string keys = DifferingKeys(report, want);
       Add("report", kAdaptReportJson,
           keys.empty() ? "is not byte for byte the report its journal, accounting and parameters give"
                        : "differs from what its journal, accounting and parameters give, at: " + keys);
@@ -389,7 +385,7 @@ class AdaptChecker {
   std::size_t train_used_ = 0, train_rejected_ = 0;
   std::map<std::string, std::size_t> train_reasons_, eval_reasons_;
   EvalSummary adapted_;
-  bool eval_checked_ = false;
+  bool eval_checked_ = false, train_checked_ = false;
   std::string model_sha_;
 };
 

@@ -34,18 +34,8 @@ void CheckDerivedFiles(FileSystem& fsys, const fs::path& dir, const SweepState& 
                     state.cells, state.analysis});
   const std::string want_text = PrettyJson(want);
   if (text != want_text) {
-    auto got = ParseOrderedJson(text, kSweepSummary);
-    std::string keys;
-    if (got.ok() && got.value().is_object()) {
-      for (const auto& [key, value] : want.items()) {
-        // Compared as unordered documents: the keys' order alone is the byte check's to report.
-        if (!got.value().contains(key) || nlohmann::json(got.value()[key]) != nlohmann::json(value))
-          keys += (keys.empty() ? "" : ", ") + key;
-      }
-      for (const auto& [key, value] : got.value().items()) {
-        if (!want.contains(key)) keys += (keys.empty() ? "" : ", ") + KeyForMessage(key);
-      }
-    }
+    auto got = ParseJson(text, kSweepSummary);
+    const std::string keys = got.ok() ? DifferingKeys(got.value(), want) : "";
     add(kSweepSummary, keys.empty() ? "is not byte for byte the document its record, groups and cells give"
                                     : "differs from what its record, groups and cells give, at: " + keys);
   }

@@ -232,7 +232,7 @@ ojson Changes(const Side& a, const Side& b) {
            {"environment.cpu_model", {"host", "cpu_model"}},
            {"environment.cpu_count", {"host", "cpu_count"}}}) {
     nlohmann::json va = Path(a.environment, path), vb = Path(b.environment, path);
-    if (va != vb) changes[name] = {va, vb, kMergedShardEnvironment};  // "environment.json", where it differs
+    if (va != vb) changes[name] = {va, vb, fs::path(kEnvironmentFile).filename().string()};
   }
   ojson list = ojson::array();
   for (const auto& [name, c] : changes) {

@@ -125,7 +125,9 @@ Result<nlohmann::ordered_json> ParseOrderedJson(std::string_view text, const std
   // passed them: it cannot throw.
   auto checked = ParseJson(text, source, max_depth);
   if (!checked.ok()) return checked.error();
-  return nlohmann::ordered_json::parse(text.begin(), text.end(), nullptr, false);
+  auto doc = nlohmann::ordered_json::parse(text.begin(), text.end(), nullptr, false);
+  if (doc.is_discarded()) return BadInput("not valid JSON", source, "fix the file");
+  return doc;
 }
 
 std::string PrettyJson(const nlohmann::ordered_json& doc) {

@@ -96,8 +96,6 @@ nlohmann::ordered_json BuildAdaptReport(const AdaptReportInput& in) {
   const AdaptMetrics metrics = BuildAdaptMetrics(in.state, base.accuracy());
   const std::vector<double>& losses = metrics.losses;
   ojson r;
-  r["folder_kind"] = kFolderKindAdapt;
-  r["format_version"] = kAdaptFormatVersion;
   r["run_id"] = header.run_id;
   r["pilot_version"] = in.facts.pilot_version;
   r["pilot_revision"] = in.facts.pilot_revision;

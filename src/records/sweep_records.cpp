@@ -396,6 +396,58 @@ Result<std::vector<JournaledCell>> LoadSweepCells(FileSystem& fsys, const fs::pa
   return cells;
 }
 
+namespace {
+
+// run.json's `stage` and `footprint`, which sweep.json repeats as recorded: their keys, types
+// and sizes are checked, and the stage's model is the record's, so that nothing else reaches
+// the summary and its renderings.
+Status CheckSweepStage(const nlohmann::json& stage, const SweepRecord& r, const std::string& where) {
+  auto bad = [&](const std::string& what) {
+    return BadInput(what, where, "the folder was altered or is not a sweep");
+  };
+  PILOT_TRY(CheckKnownKeys(stage, {"kind", "output", "device", "model_sha256", "dim"}, "stage", where, ""));
+  for (const char* key : {"kind", "device"}) {
+    auto v = StringAt(stage, key);
+    if (!v || v->empty() || v->size() > 64 || EscapeTerminal(*v) != *v)
+      return bad(std::string("'stage.") + key +
+                 "' is missing, longer than 64 bytes or holds control characters");
+  }
+  if (StringAt(stage, "model_sha256") != r.model_sha256)
+    return bad("'stage.model_sha256' is not the record's");
+  if (stage.contains("dim") &&
+      (r.output != "embedding" || !UnsignedAt(stage, "dim") || *UnsignedAt(stage, "dim") > (1u << 20))) {
+    return bad("'stage.dim' is malformed");
+  }
+  return {};
+}
+
+Status CheckSweepFootprint(const nlohmann::json& footprint, const std::string& where) {
+  auto bad = [&](const std::string& what) {
+    return BadInput(what, where, "the folder was altered or is not a sweep");
+  };
+  PILOT_TRY(CheckKnownKeys(
+      footprint,
+      {"parameters", "parameter_bytes", "buffers", "buffer_bytes", "weights_mb", "note", "rss_after_load_mb"},
+      "footprint", where, ""));
+  for (const char* key : {"parameters", "parameter_bytes", "buffers", "buffer_bytes"}) {
+    if (footprint.contains(key) && !UnsignedAt(footprint, key))
+      return bad(std::string("'footprint.") + key + "' is not a count");
+  }
+  auto finite = [&](const char* key) {
+    auto v = NumberAt(footprint, key);
+    return v && std::isfinite(*v) && *v >= 0;
+  };
+  if (!finite("rss_after_load_mb")) return bad("'footprint.rss_after_load_mb' is not a size");
+  if (!(footprint.contains("weights_mb") && footprint["weights_mb"].is_null()) && !finite("weights_mb"))
+    return bad("'footprint.weights_mb' is neither a size nor null");
+  if (footprint.contains("note") &&
+      (!StringAt(footprint, "note") || StringAt(footprint, "note")->size() > 200))
+    return bad("'footprint.note' is not a short text");
+  return {};
+}
+
+}  // namespace
+
 Result<SweepRecord> ReadSweepRecord(FileSystem& fsys, const fs::path& dir) {
   auto text = ReadInsideFolder(fsys, dir, kRunRecord, limits::kRunRecordBytes);
   if (!text.ok()) return text.error();
@@ -429,6 +481,9 @@ Result<SweepRecord> ReadSweepRecord(FileSystem& fsys, const fs::path& dir) {
     if (ordered.value().contains("footprint")) r.footprint = ordered.value()["footprint"];
     r.output = StringAt(j["stage"], "output").value_or("");
     if (r.output != "classification" && r.output != "embedding") return bad("'stage.output' is malformed");
+    PILOT_TRY(CheckSweepStage(j["stage"], r, where));
+    if (!j.contains("footprint")) return bad("'footprint' is missing");
+    PILOT_TRY(CheckSweepFootprint(j["footprint"], where));
   } else {
     return bad("'stage' is missing");
   }

@@ -26,7 +26,8 @@ std::string Str(const J& j, const char* key) {
   return j.contains(key) && j[key].is_string() ? j[key].get<std::string>() : "";
 }
 std::string Count(const J& j, const char* key) {
-  return j.contains(key) && j[key].is_number() ? std::to_string(j[key].get<std::uint64_t>()) : "";
+  // Only a whole number >= 0 is a count: a float (1e300, -2.5) is never converted.
+  return j.contains(key) && j[key].is_number_unsigned() ? std::to_string(j[key].get<std::uint64_t>()) : "";
 }
 
 const J& Arr(const J& j, const char* key) {

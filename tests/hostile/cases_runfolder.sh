@@ -1184,6 +1184,24 @@ hc_runfolder__verify_sweep_headroom_forged() {
   finding 'sweep\.json.*at: headroom'
   verify_sgood
 }
+hc_runfolder__verify_sweep_footprint_float_count() {
+  # A footprint count as a huge float in run.json (repeated into sweep.json and the tables):
+  # refused as not a count, never converted to an integer.
+  copy_run sgood || return
+  pyedit "$S/data/run.json" 'd["footprint"]["parameters"] = 1e300'
+  rehash "$S"
+  finding "footprint\.parameters' is not a count"
+  verify_sgood
+}
+hc_runfolder__verify_sweep_stage_device_forged() {
+  # The stage's device (what the figures were measured on) rewritten in run.json, sweep.json
+  # and the three tables alike: a device longer than any pilot writes is refused.
+  copy_run sgood || return
+  pyedit "$S/data/run.json" 'd["stage"]["device"] = "cuda:0 " * 4000'
+  rehash "$S"
+  finding "stage\.device' is missing, longer than 64 bytes"
+  verify_sgood
+}
 hc_runfolder__run_batch_plan_raised_sweep() {
   # The same forged sweep as a batch plan: refused (exit 2), no run folder.
   copy_run sgood || return
