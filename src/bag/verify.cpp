@@ -430,6 +430,8 @@ class Verifier {
     auto doc = ParseJson(run_text_, kRunRecord);
     if (!doc.ok()) return;  // already a finding of CheckRunRecord
     const std::uint32_t n = run_->merged_shards;
+    listed_accepted_.assign(n, std::nullopt);
+    accepted_per_shard_.assign(n, 0);
     const nlohmann::json* list = nullptr;
     if (doc.value().contains("merge") && doc.value()["merge"].is_object() &&
         doc.value()["merge"].contains("shards") && doc.value()["merge"]["shards"].is_array()) {
@@ -452,6 +454,7 @@ class Verifier {
            rejected = UnsignedAt(e, "rejected");
       const bool counts_ok = items && accepted && rejected && *accepted <= *items && *rejected <= *items &&
                              *accepted + *rejected == *items;
+      if (counts_ok) listed_accepted_[i] = *accepted;  // against the results, after the accounting
       if (UnsignedAt(e, "index") != i || !counts_ok ||
           (i < shard_items_.size() && shard_items_[i] != kUnknownItems && *items != shard_items_[i]) ||
           (i < shard_run_ids_.size() && !shard_run_ids_[i].empty() &&
@@ -577,6 +580,7 @@ class Verifier {
         Add("accounting", r.id, "appears more than once in data/results.jsonl");
       if (merged) {
         const std::uint32_t owner = ShardOfId(r.id, run_->merged_shards);
+        if (r.accepted && owner < accepted_per_shard_.size()) ++accepted_per_shard_[owner];
         if (owner < shard_journals.size()) {
           const std::size_t before = rows_.size();
           shard_journals[owner].Compare(r, line, *this);
@@ -665,6 +669,14 @@ class Verifier {
                 kMergedShardRecord,
             "the shard processed " + std::to_string(shard_items_[i]) + " items; the manifest holds " +
                 std::to_string(per_shard[i]) + " of its ids");
+      }
+    }
+    for (std::size_t i = 0; merged && i < listed_accepted_.size() && i < accepted_per_shard_.size(); ++i) {
+      if (listed_accepted_[i] && *listed_accepted_[i] != accepted_per_shard_[i]) {
+        Add("shards", kRunRecord,
+            "merge.shards[" + std::to_string(i) + "].accepted is " + std::to_string(*listed_accepted_[i]) +
+                "; data/results.jsonl holds " + std::to_string(accepted_per_shard_[i]) +
+                " accepted results of that shard");
       }
     }
   }
@@ -849,6 +861,10 @@ class Verifier {
   std::optional<RunRecord> run_;
   std::string run_text_;                    // data/run.json as read
   std::vector<std::string> shard_run_ids_;  // a merged folder's shards' run ids, by index
+  // A merged folder: each shard's accepted count as merge.shards lists it, and as the results
+  // hold it (each result counted for the shard its id belongs to).
+  std::vector<std::optional<std::uint64_t>> listed_accepted_;
+  std::vector<std::uint64_t> accepted_per_shard_;
   std::string manifest_copy_ = kManifestCopyJson;
   std::string manifest_copy_sha256_;        // set when the copy hashed to its record's pin
   std::optional<ManifestSource> manifest_;  // the run's copy, validated by CheckAccounting

@@ -1352,6 +1352,15 @@ hc_runfolder__verify_merged_shard_counts_forged() {
   finding 'merge\.shards\[1\] differs from data/shards/shard-1-of-2/run\.json'
   verify_mgood
 }
+hc_runfolder__verify_merged_shard_accepted_shifted() {
+  # One shard's listed accepted count raised and its rejected lowered, the sum kept: compared
+  # with the accepted results of that shard's ids.
+  copy_run shards || return
+  pyedit "$MG/data/run.json" 'd["merge"]["shards"][0]["accepted"] += 1; d["merge"]["shards"][0]["rejected"] -= 1'
+  rehash "$MG"
+  finding 'merge\.shards\[0\]\.accepted is'
+  verify_mgood
+}
 hc_runfolder__verify_merged_result_dropped() {
   copy_run shards || return
   sed -i '3d' "$MG/data/results.jsonl"
