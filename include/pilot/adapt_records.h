@@ -191,6 +191,7 @@ struct AdaptReportInput {
   const AdaptJournalHeader& header;
   const AdaptJournalState& state;
   const AdaptParams& params;
+  const AdaptMetrics& metrics;                                     // BuildAdaptMetrics of the same journal
   std::map<std::string, std::size_t> train_reasons, eval_reasons;  // rejected items, by reason
   EvalSummary adapted;                                             // the adapted model's evaluation
   std::string adapted_sha256;

@@ -352,8 +352,9 @@ class AdaptChecker {
     if (!params.ok()) return Add("copies", kParamsCopy, params.error().what);
     auto model = fs_.LinkStat(dir_ / kAdaptModel);
     const std::uint64_t model_bytes = model.ok() ? model.value().size : 0;
+    const AdaptMetrics metrics = BuildAdaptMetrics(state_, state_.baseline->eval.accuracy());
     const nlohmann::ordered_json want = BuildAdaptReport(
-        {state_.header, state_, params.value(), train_reasons_, eval_reasons_, adapted_, model_sha_,
+        {state_.header, state_, params.value(), metrics, train_reasons_, eval_reasons_, adapted_, model_sha_,
          model_bytes, state_.checkpoints.back().params_digest, AdaptReportFactsFromJson(report)});
     if (text != PrettyJson(want)) {
       const std::string keys = DifferingKeys(report, want);
@@ -361,7 +362,6 @@ class AdaptChecker {
           keys.empty() ? "is not byte for byte the report its journal, accounting and parameters give"
                        : "differs from what its journal, accounting and parameters give, at: " + keys);
     }
-    const AdaptMetrics metrics = BuildAdaptMetrics(state_, state_.baseline->eval.accuracy());
     const std::pair<const char*, std::string> derived[] = {
         {kAdaptMetrics, metrics.text},
         {kAdaptReportMarkdown, RenderAdaptMarkdown(want)},

@@ -487,9 +487,9 @@ class AdaptSession {
     facts.trainable = info.trainable;
     facts.trainable_values = info.trainable_values;
     facts.seconds = state.training_seconds + (clock_.MonotonicSeconds() - session_started_);
-    nlohmann::ordered_json r =
-        BuildAdaptReport({header, state, params, items.train_reasons, items.eval_reasons, ev.value().summary,
-                          adapted_sha, model.value().size(), trainer_.ParametersDigest(), facts});
+    nlohmann::ordered_json r = BuildAdaptReport({header, state, params, metrics, items.train_reasons,
+                                                 items.eval_reasons, ev.value().summary, adapted_sha,
+                                                 model.value().size(), trainer_.ParametersDigest(), facts});
     PILOT_TRY(fs_.WriteFileAtomic(dir_ / kAdaptReportJson, PrettyJson(r)));
     PILOT_TRY(fs_.WriteFileAtomic(dir_ / kAdaptReportMarkdown, RenderAdaptMarkdown(r)));
     PILOT_TRY(fs_.WriteFileAtomic(dir_ / kAdaptReportHtml, RenderAdaptHtml(r, losses)));

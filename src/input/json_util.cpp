@@ -21,7 +21,9 @@ class Tracker {
  public:
   explicit Tracker(std::size_t max_depth) : max_depth_(max_depth) {}
 
-  bool operator()(int depth, json::parse_event_t event, json& parsed) {
+  // For either kind of document (json, ordered_json): the events are the same.
+  template <typename Json>
+  bool operator()(int depth, json::parse_event_t event, Json& parsed) {
     switch (event) {
       case json::parse_event_t::object_start:
       case json::parse_event_t::array_start:
@@ -34,7 +36,7 @@ class Tracker {
         break;
       case json::parse_event_t::key: {
         Frame& f = frames_.back();
-        const std::string& key = parsed.get_ref<const std::string&>();
+        const std::string& key = parsed.template get_ref<const std::string&>();
         if (!f.keys.insert(key).second) {
           f.key = key;
           throw Refusal{"duplicate key '" + Path() + "': a key may appear once in an object"};
@@ -99,10 +101,14 @@ std::string Position(std::string_view text, std::size_t byte) {
 
 }  // namespace
 
-Result<json> ParseJson(std::string_view text, const std::string& source, std::size_t max_depth) {
+namespace {
+
+// One parse with the checks above, into either kind of document.
+template <typename Json>
+Result<Json> ParseChecked(std::string_view text, const std::string& source, std::size_t max_depth) {
   Tracker tracker(max_depth);
   try {
-    return json::parse(text.begin(), text.end(), std::ref(tracker));
+    return Json::parse(text.begin(), text.end(), std::ref(tracker));
   } catch (const Refusal& r) {
     return BadInput(r.what, source, "fix the file");
   } catch (const json::parse_error& e) {
@@ -119,15 +125,15 @@ Result<json> ParseJson(std::string_view text, const std::string& source, std::si
   }
 }
 
+}  // namespace
+
+Result<json> ParseJson(std::string_view text, const std::string& source, std::size_t max_depth) {
+  return ParseChecked<json>(text, source, max_depth);
+}
+
 Result<nlohmann::ordered_json> ParseOrderedJson(std::string_view text, const std::string& source,
                                                 std::size_t max_depth) {
-  // The checks first (depth, duplicate keys, syntax), then the ordered parse of text that
-  // passed them: it cannot throw.
-  auto checked = ParseJson(text, source, max_depth);
-  if (!checked.ok()) return checked.error();
-  auto doc = nlohmann::ordered_json::parse(text.begin(), text.end(), nullptr, false);
-  if (doc.is_discarded()) return BadInput("not valid JSON", source, "fix the file");
-  return doc;
+  return ParseChecked<nlohmann::ordered_json>(text, source, max_depth);
 }
 
 std::string PrettyJson(const nlohmann::ordered_json& doc) {

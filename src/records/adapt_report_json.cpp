@@ -93,8 +93,7 @@ AdaptMetrics BuildAdaptMetrics(const AdaptJournalState& state, double base_accur
 nlohmann::ordered_json BuildAdaptReport(const AdaptReportInput& in) {
   const AdaptJournalHeader& header = in.header;
   const EvalSummary& base = in.state.baseline ? in.state.baseline->eval : EvalSummary{};
-  const AdaptMetrics metrics = BuildAdaptMetrics(in.state, base.accuracy());
-  const std::vector<double>& losses = metrics.losses;
+  const std::vector<double>& losses = in.metrics.losses;
   ojson r;
   r["run_id"] = header.run_id;
   r["pilot_version"] = in.facts.pilot_version;
@@ -114,7 +113,7 @@ nlohmann::ordered_json BuildAdaptReport(const AdaptReportInput& in) {
                {"rejected", header.eval_items - header.eval_used},
                {"reasons", in.eval_reasons}};
   r["training"] = Training(in);
-  r["checkpoints"] = Checkpoints(in, metrics);
+  r["checkpoints"] = Checkpoints(in, in.metrics);
   const double base_acc = base.accuracy(), final_acc = in.adapted.accuracy();
   r["evaluation"] = {
       {"base", base.ToJson()}, {"adapted", in.adapted.ToJson()}, {"gain", final_acc - base_acc}};

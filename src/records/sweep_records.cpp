@@ -452,9 +452,11 @@ Result<SweepRecord> ReadSweepRecord(FileSystem& fsys, const fs::path& dir) {
   auto text = ReadInsideFolder(fsys, dir, kRunRecord, limits::kRunRecordBytes);
   if (!text.ok()) return text.error();
   const std::string where = (dir / kRunRecord).string();
-  auto parsed = ParseJson(text.value(), where);
-  if (!parsed.ok()) return parsed.error();
-  const auto& j = parsed.value();
+  // Parsed once with its key order kept (sweep.json repeats `stage` and `footprint` as
+  // written), then read through the typed accessors.
+  auto ordered = ParseOrderedJson(text.value(), where);
+  if (!ordered.ok()) return ordered.error();
+  const nlohmann::json j(ordered.value());
   auto bad = [&](const std::string& what) {
     return BadInput(what, where, "the folder was altered or is not a sweep");
   };
@@ -474,9 +476,6 @@ Result<SweepRecord> ReadSweepRecord(FileSystem& fsys, const fs::path& dir) {
   if (!IsValidItemId(r.run_id) || r.run_id[0] == '.') return bad("'run_id' is not a valid run id");
   if (r.state != "running" && r.state != "finished") return bad("'state' is neither running nor finished");
   if (j.contains("stage") && j["stage"].is_object()) {
-    // Parsed again with its key order kept: sweep.json repeats these two objects as written.
-    auto ordered = ParseOrderedJson(text.value(), where);
-    if (!ordered.ok()) return ordered.error();
     r.stage = ordered.value()["stage"];
     if (ordered.value().contains("footprint")) r.footprint = ordered.value()["footprint"];
     r.output = StringAt(j["stage"], "output").value_or("");

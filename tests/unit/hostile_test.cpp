@@ -56,6 +56,25 @@ TEST(HostileJson, DeepNestingIsRefusedWithoutRecursion) {
   EXPECT_FALSE(ParseJson(over, "over.json").ok());
 }
 
+// The parse that keeps key order (a sweep's record, the documents verify rebuilds) has the same
+// checks in the same single pass, and keeps the order it read.
+TEST(HostileJson, TheOrderedParseRefusesWhatParseJsonRefuses) {
+  auto dup = ParseOrderedJson(R"({"a":1,"b":2,"a":3})", "f.json");
+  ASSERT_FALSE(dup.ok());
+  EXPECT_NE(dup.error().what.find("duplicate key 'a'"), std::string::npos) << dup.error().what;
+  std::string deep(limits::kJsonDepth + 1, '[');
+  deep += std::string(limits::kJsonDepth + 1, ']');
+  auto nested = ParseOrderedJson(deep, "deep.json");
+  ASSERT_FALSE(nested.ok());
+  EXPECT_NE(nested.error().what.find("nested deeper"), std::string::npos);
+  auto bad = ParseOrderedJson("{\"secret\": \"hunter2\"", "f.json");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().what.find("hunter2"), std::string::npos);
+  auto kept = ParseOrderedJson(R"({"z":1,"a":{"y":2,"b":3}})", "f.json");
+  ASSERT_TRUE(kept.ok());
+  EXPECT_EQ(kept.value().dump(), R"({"z":1,"a":{"y":2,"b":3}})");
+}
+
 TEST(HostileJson, SyntaxErrorsGivePositionsNeverText) {
   auto r = ParseJson("{\"description\": \"" + kSecret + "\" ,, }", "p.json");
   ASSERT_FALSE(r.ok());
