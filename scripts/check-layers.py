@@ -1,40 +1,108 @@
 #!/usr/bin/env python3
-"""Checks that no file includes a header of a higher layer (ARCHITECTURE.md, "Layers").
+"""Checks the floor plan (ARCHITECTURE.md, "Layers" and "Workflows"). Exits 1 listing every fault.
 
-A header include/pilot/X.h belongs to the layer of the folder that holds src/*/X.cpp; the
-few headers without a .cpp are placed by HEADER_ONLY. Exits 1 listing every upward arrow.
+The run core is cut in layers (ORDER); a file includes headers of its own layer and below,
+never above. A header include/pilot/X.h belongs to the layer of the folder that holds
+src/*/X.cpp; the few headers without a .cpp are placed by HEADER_ONLY.
+
+Each workflow (WORKFLOWS) is a folder, src/<workflow>/ with its public headers under
+include/pilot/<workflow>/. It stands above the whole core and may include any core header,
+its own, and those of the workflows it is declared to build on (USES). The core never names a
+workflow: no core file includes a workflow's header, and no core code holds a workflow's
+folder-kind name as a string literal. The CLI stands above everything. ASSEMBLY lists the
+files that put the workflows together (the registration list, the torch module's table),
+which name them by design.
 """
 import pathlib
 import re
 import sys
 
 ORDER = ["platform", "input", "records", "bag", "engine", "stage", "cli"]
+CORE = ORDER[:-1]
+WORKFLOWS = ["sweep", "fleet", "verdict", "adapt"]
+# A workflow that reads another's folders (a decision's sweep evidence, a plan's sweep basis).
+USES = {"verdict": {"sweep"}}
+ASSEMBLY = {"src/workflows.cpp", "include/pilot/torch_stage.h"}
 HEADER_ONLY = {"limits": "platform", "reasons": "platform", "clock": "platform", "build_info": "platform",
                "folder_files": "platform",
                "build_flavour": "stage",
                "stage": "engine", "verify": "bag", "torch_stage": "stage", "doctor": "records",
-               "run": "engine"}
+               "run": "engine", "partial_folder": "engine"}
 root = pathlib.Path(__file__).resolve().parent.parent
 layer_of = dict(HEADER_ONLY)
 for cpp in (root / "src").glob("*/*.cpp"):
     if cpp.parent.name in ORDER:
         layer_of.setdefault(cpp.stem, cpp.parent.name)
-include = re.compile(r'#include "pilot/([a-z0-9_]+)\.h"')
+for wf in WORKFLOWS:
+    for h in (root / "include/pilot" / wf).glob("*.h"):
+        layer_of[f"{wf}/{h.stem}"] = wf
+include = re.compile(r'#include "pilot/((?:[a-z]+/)?[a-z0-9_]+)\.h"')
+kind_names = set()
+for wf in WORKFLOWS:
+    for h in (root / "include/pilot" / wf).glob("*.h"):
+        kind_names.update(re.findall(r'kFolderKind\w+ = "([a-z]+)"', h.read_text()))
+
+
+def code_only(text):
+    """The text without comments, so that prose may mention a workflow."""
+    return re.sub(r"//[^\n]*|/\*.*?\*/", "", text, flags=re.S)
+
+
+def faults(rel, layer, text):
+    """The faults of one file (`rel`, of `layer`), and the includes it makes that have no layer."""
+    out, unplaced = [], []
+    if str(rel) in ASSEMBLY:
+        layer = "assembly"
+    for name in include.findall(text):
+        target = layer_of.get(name)
+        if target is None:
+            unplaced.append(f"{rel}: includes pilot/{name}.h, which has no layer")
+        elif layer in ("assembly", "cli"):
+            continue
+        elif target in WORKFLOWS:
+            if layer in CORE:
+                out.append(f"{rel} ({layer}, the core) includes pilot/{name}.h (workflow {target})")
+            elif target != layer and target not in USES.get(layer, set()):
+                out.append(f"{rel} (workflow {layer}) includes pilot/{name}.h (workflow {target}, not in USES)")
+        elif layer in CORE and ORDER.index(target) > ORDER.index(layer):
+            out.append(f"{rel} ({layer}) includes pilot/{name}.h ({target})")
+    if layer in CORE:
+        for kind in sorted(kind_names):
+            if re.search(rf'"{kind}"', code_only(text)):
+                out.append(f'{rel} ({layer}, the core) names workflow folder kind "{kind}"')
+    return out, unplaced
+
+
+# The check must be able to fail: each rule catches a known fault and passes its allowed form.
+assert faults("src/engine/x.cpp", "engine", '#include "pilot/sweep/sweep.h"\n')[0]
+assert faults("src/engine/x.cpp", "engine", '#include "pilot/merge_x.h"\n')[1]
+assert faults("src/input/x.cpp", "input", '#include "pilot/run.h"\n')[0]
+assert faults("src/engine/x.cpp", "engine", 'j["folder_kind"] = "sweep";\n')[0]
+assert not faults("src/engine/x.cpp", "engine", '// a "sweep" in prose\n#include "pilot/stage.h"\n')[0]
+assert faults("src/adapt/x.cpp", "adapt", '#include "pilot/sweep/sweep.h"\n')[0]
+assert not faults("src/verdict/x.cpp", "verdict", '#include "pilot/sweep/sweep_files.h"\n#include "pilot/run.h"\n')[0]
+assert not faults("src/workflows.cpp", "assembly", '#include "pilot/sweep/sweep_run.h"\n')[0]
+
 bad, unknown = [], []
 files = [(h, layer_of.get(h.stem)) for h in (root / "include/pilot").glob("*.h")]
-files += [(c, c.parent.name) for c in (root / "src").glob("*/*.[ch]*") if c.parent.name in ORDER]
+files += [(h, wf) for wf in WORKFLOWS for h in (root / "include/pilot" / wf).glob("*.h")]
+files += [(c, c.parent.name) for c in (root / "src").glob("*/*.[ch]*") if c.parent.name in ORDER + WORKFLOWS]
+files += [(c, "assembly") for c in (root / "src").glob("*.cpp") if c.name != "main.cpp"]
 for path, layer in files:
     rel = path.relative_to(root)
     if layer is None:
         unknown.append(f"{rel}: no layer (add its .cpp to a layer folder or list it in HEADER_ONLY)")
         continue
-    for name in include.findall(path.read_text()):
-        target = layer_of.get(name)
-        if target is None:
-            unknown.append(f"{rel}: includes pilot/{name}.h, which has no layer")
-        elif ORDER.index(target) > ORDER.index(layer):
-            bad.append(f"{rel} ({layer}) includes pilot/{name}.h ({target})")
+    found, unplaced = faults(rel, layer, path.read_text())
+    bad += found
+    unknown += unplaced
+for folder in (root / "src").iterdir():
+    if folder.is_dir() and folder.name not in ORDER + WORKFLOWS:
+        unknown.append(f"src/{folder.name}/: neither a layer nor a workflow (add it to ORDER or WORKFLOWS)")
+if not kind_names:
+    unknown.append("no workflow folder kinds found (kFolderKind... in include/pilot/<workflow>/*.h)")
 for line in unknown + bad:
     print(line)
-print(f"layers: {len(files)} files checked, {len(bad)} upward includes, {len(unknown)} unplaced")
+print(f"layers: {len(files)} files checked, {len(bad)} faults, {len(unknown)} unplaced; "
+      f"workflows {', '.join(WORKFLOWS)}; their kinds {', '.join(sorted(kind_names))}")
 sys.exit(1 if bad or unknown else 0)

@@ -1,20 +1,22 @@
 #!/usr/bin/env python3
 """Checks that the library reaches files and time only through its seams (ARCHITECTURE.md).
 
-In the library's layers (platform, input, records, bag, engine), every file access goes
+In the library's layers (platform, input, records, bag, engine) and its workflows (sweep,
+fleet, verdict, adapt; ARCHITECTURE.md, "Workflows"), every file access goes
 through FileSystem (include/pilot/fs.h) and every timestamp through Clock: only the seams'
 own implementations (src/platform/fs.cpp, memory_fs.cpp, time_util.cpp) may call the OS.
 The CLI and the torch stage module are outside the rule.
 
-Every file of a pilot folder is named through include/pilot/folder_files.h: a string literal
-in src/ that is one of its names (or another "data/..." path) is a violation, so that a
-folder's files are spelled in one place. Exits 1 listing each violation.
+Every file of a pilot folder is named through include/pilot/folder_files.h (a run's) or a
+workflow's include/pilot/<workflow>/*_files.h: a string literal in src/ that is one of their
+names (or another "data/..." path) is a violation, so that a folder's files are spelled in
+one place. Exits 1 listing each violation.
 """
 import pathlib
 import re
 import sys
 
-LIBRARY = ["platform", "input", "records", "bag", "engine"]
+LIBRARY = ["platform", "input", "records", "bag", "engine", "sweep", "fleet", "verdict", "adapt"]
 SEAMS = {"src/platform/fs.cpp", "src/platform/memory_fs.cpp", "src/platform/time_util.cpp"}
 FILE_CALLS = re.compile(
     r"\b(?:fs|stdfs|std::filesystem)::(?:exists|create_director(?:y|ies)|remove(?:_all)?|rename|"
@@ -48,8 +50,8 @@ assert violations('auto st = fs.LinkStat(p);  // not ::lstat(p) in a comment\nfs
 
 root = pathlib.Path(__file__).resolve().parent.parent
 # The file names of folder_files.h (those with a '.' or '/': the kinds are words, not files).
-NAMES = {v for v in re.findall(r'= "([^"]+)";', (root / "include/pilot/folder_files.h").read_text())
-         if "." in v or "/" in v}
+FILES_HEADERS = [root / "include/pilot/folder_files.h"] + sorted((root / "include/pilot").glob("*/*_files.h"))
+NAMES = {v for h in FILES_HEADERS for v in re.findall(r'= "([^"]+)";', h.read_text()) if "." in v or "/" in v}
 # Paths inside a .pt2 package, not a pilot folder.
 NOT_A_FOLDER_FILE = {"data/aotinductor/model"}
 LITERAL = re.compile(r'"((?:[^"\\]|\\.)*)"')
@@ -68,6 +70,7 @@ def named_files(text):
 
 
 assert NAMES and "data/run.json" in NAMES and "tagmanifest-sha256.txt" in NAMES
+assert {"data/sweep.json", "decisions.jsonl", "data/metrics.jsonl"} <= NAMES
 assert named_files('auto t = dir / "data/run.json";\nauto u = dir / "data/new.json";') != []
 assert named_files('auto t = dir / kRunRecord;  // "data/run.json"\nAdd("run", x);') == []
 
@@ -81,10 +84,13 @@ for layer in LIBRARY:
         checked += 1
         for n, what, hit in violations(path.read_text()):
             bad.append(f"{rel}:{n}: {what}: {hit}")
-for path in sorted((root / "src").glob("*/*.[ch]*")) + [root / "src/main.cpp"]:
+for path in sorted((root / "src").glob("*/*.[ch]*")) + sorted((root / "src").glob("*.cpp")):
     for n, what, hit in named_files(path.read_text()):
         bad.append(f"{path.relative_to(root)}:{n}: {what}: {hit}")
 for line in bad:
     print(line)
+missing = [layer for layer in LIBRARY if not (root / "src" / layer).is_dir()]
+for layer in missing:
+    bad.append(f"src/{layer}/: a folder LIBRARY names is missing (moved? update the list)")
 print(f"seams: {checked} library files checked, {len(bad)} violations")
 sys.exit(1 if bad else 0)

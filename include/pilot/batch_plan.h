@@ -36,4 +36,8 @@ nlohmann::ordered_json BatchPlanToJson(const BatchPlan& plan);
 // Strict and capped (limits::kBatchPlanBytes); errors name `where`.
 Result<BatchPlan> ParseBatchPlan(std::string_view text, const std::string& where);
 
+// The group a length falls in, given each group's max_length (ascending): the first whose
+// max is >= length; beyond the last, the last.
+std::size_t GroupForLength(const std::vector<std::uint64_t>& max_lengths, std::uint64_t length);
+
 }  // namespace pilot

@@ -1,6 +1,7 @@
-// The names of what a pilot folder is and holds, in one place (as leveldb's filename.h): the
+// The names of what a pilot folder is and holds (as leveldb's filename.h): the run core's
 // folder kinds and their format versions (folder_kind.h reads and checks them), and every file
-// and folder of a run, shard, merged, sweep or adaptation folder, relative to the folder.
+// and folder of a run, shard or merged folder, relative to the folder. Each workflow names its
+// own folder's files the same way, in include/pilot/<workflow>/*_files.h.
 // Constants only, below every layer that names a file, so that the code that writes a
 // document and the verify that checks it use the same words. docs/formats.md is the contract.
 #pragma once
@@ -9,18 +10,13 @@ namespace pilot {
 
 // --- kinds and formats --------------------------------------------------------------------
 inline constexpr const char* kFolderKindRun = "run";
-inline constexpr const char* kFolderKindSweep = "sweep";  // `pilot sweep` (sweep_run.h)
 // `pilot run --shard I/N` (shard.h): a run folder over one partition, in run format.
 inline constexpr const char* kFolderKindShard = "shard";
 // `pilot merge` (merge.h): the shards joined, in run format, with data/shards/.
 inline constexpr const char* kFolderKindMerged = "merged";
-// `pilot adapt` (adapt.h): the adaptation pilot's folder, in its own format (adapt_records.h).
-inline constexpr const char* kFolderKindAdapt = "adapt";
-inline constexpr int kSweepFormatVersion = 1;
 // Format 1: pilot 0.1 (classifier records only). Format 2: kinds and versions declared,
 // journal version 2, stage output kinds (classification, embedding).
 inline constexpr int kRunFormatVersion = 2;
-inline constexpr int kAdaptFormatVersion = 1;
 
 // --- the bag (RFC 8493), every kind ---------------------------------------------------------
 inline constexpr const char* kBagDeclaration = "bagit.txt";
@@ -53,35 +49,5 @@ inline constexpr const char* kShardsFolder = "data/shards";
 inline constexpr const char* kMergedShardRecord = "run.json";
 inline constexpr const char* kMergedShardJournal = "journal.jsonl";
 inline constexpr const char* kMergedShardEnvironment = "environment.json";
-
-// --- a sweep ----------------------------------------------------------------------------------
-inline constexpr const char* kSweepSummary = "data/sweep.json";
-inline constexpr const char* kSweepCsv = "data/sweep.csv";
-inline constexpr const char* kSweepMarkdown = "data/sweep.md";
-inline constexpr const char* kSweepCells = "data/cells.jsonl";  // the cell journal
-inline constexpr const char* kSweepCellsFolder = "data/cells";  // data/cells/gG-bB.json
-inline constexpr const char* kSweepGroups = "data/groups.json";
-
-// --- an adaptation (adapt_records.h) ----------------------------------------------------------
-inline constexpr const char* kAdaptJournal = kJournal;
-inline constexpr const char* kAdaptTrainManifest = "data/train-manifest";  // + .json or .jsonl
-inline constexpr const char* kAdaptEvalManifest = "data/eval-manifest";
-inline constexpr const char* kAdaptTrainAccounting = "data/train.jsonl";
-inline constexpr const char* kAdaptEvalAccounting = "data/eval.jsonl";
-inline constexpr const char* kAdaptMetrics = "data/metrics.jsonl";
-inline constexpr const char* kAdaptCheckpointDir = "data/checkpoints";
-inline constexpr const char* kAdaptModel = "data/model/adapted.pt";
-inline constexpr const char* kAdaptModelCard = "data/model/MODEL_CARD.md";
-inline constexpr const char* kAdaptReportJson = kReportJson;
-inline constexpr const char* kAdaptReportMarkdown = kReportMarkdown;
-inline constexpr const char* kAdaptReportHtml = kReportHtml;
-
-// --- a decision, in any folder (decide.h) -----------------------------------------------------
-inline constexpr const char* kDecisionsFile = "decisions.jsonl";  // one entry per recorded decision
-inline constexpr const char* kDecisionMarkdown = "decision.md";
-// Where `pilot decide` stages a decision's files before it applies them: present only while a
-// decide is writing, or after one was interrupted (a verify finding then).
-inline constexpr const char* kDecidePending = ".decide-pending";
-inline constexpr const char* kDecideCommit = "COMMIT.json";
 
 }  // namespace pilot

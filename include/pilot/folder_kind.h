@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "pilot/batch_plan.h"
 #include "pilot/folder_files.h"
 #include "pilot/fs.h"
 #include "pilot/status.h"
@@ -18,37 +19,70 @@
 
 namespace pilot {
 
+struct RunStatus;  // run.h: what `pilot status` shows
+
 // A folder kind as this pilot knows it, registered the way stage kinds are (StageRegistry):
-// its name, the formats it reads, and its own verify checks after the bag's. Each kind
-// registers itself next to its checks (RegisterRunFolderKinds in verify.cpp: run, shard,
-// merged; RegisterSweepFolderKind in verify_sweep.cpp; RegisterAdaptFolderKind in
-// verify_adapt.cpp); `CheckFolderKind` and `VerifyFolder` dispatch through the registry and
-// never name a kind.
+// its name, the formats it reads, its own verify checks after the bag's, how its status is
+// read and whether it holds a batch plan. The run core registers its kinds (run, shard,
+// merged: RegisterRunFolderKinds in verify.cpp); each workflow registers its own next to its
+// checks, and src/workflows.cpp lists the workflows (RegisterWorkflowFolderKinds). `verify`,
+// `status`, `CheckFolderKind` and a run's `--batch-plan` dispatch through the registry and
+// never name a kind. ARCHITECTURE.md walks through adding one.
 struct FolderKindSpec {
+  using Checks = std::function<void(FileSystem&, const std::filesystem::path&, std::vector<Finding>&)>;
+  using StatusReader = std::function<Result<RunStatus>(FileSystem&, const std::filesystem::path&)>;
+  using BatchPlanReader = std::function<Result<BatchPlan>(FileSystem&, const std::filesystem::path&)>;
+
   std::string name;
   int min_format = 1, max_format = 1;
   // A folder that declares no kind is this one, format 1 (runs written by pilot 0.1).
   bool undeclared_is_format_1 = false;
+  // False: data/run.json is the kind's own record, not a run record (run_record.h); only its
+  // `folder_kind` and `format_version` are read here.
+  bool run_record = true;
+  // Files that mark a folder of this kind from its start, besides the run core's (bagit.txt,
+  // .lock, data/run.json, data/journal.jsonl): pilot never writes inside one (destination.h).
+  std::vector<std::string> markers;
   // The kind's checks after the bag's own, adding findings. Null: a run's checks (its record,
   // the accounting against the manifest and journal, a merged folder's shards, --inputs).
-  std::function<void(FileSystem&, const std::filesystem::path&, std::vector<Finding>&)> checks;
+  Checks checks;
+  // `pilot status` of a folder of this kind. Null: a run's (its journal, or a merged report).
+  StatusReader status;
+  // The batch plan a finished folder of this kind recommends (`run --batch-plan DIR`). Null:
+  // the kind holds none.
+  BatchPlanReader batch_plan;
+};
+
+// Tag files any kind of folder may carry, written by a workflow other than the one that made
+// the folder (a recorded decision): the workflow registers them, and verify runs their checks
+// on every kind, after the bag's and before the kind's own.
+struct FolderExtensionSpec {
+  std::string name;  // also the check its findings carry
+  FolderKindSpec::Checks checks;
+  // A top-level entry the extension stages while it writes, and what verify says of it when
+  // one is left behind (an interrupted write). Empty: none.
+  std::string pending_entry;
+  std::string pending_what;
 };
 
 class FolderKindRegistry {
  public:
   void Register(FolderKindSpec spec);
+  void RegisterExtension(FolderExtensionSpec spec);
   const FolderKindSpec* Find(std::string_view name) const;  // null when not registered
   std::vector<std::string> Names() const;                   // in registration order
+  const std::vector<FolderExtensionSpec>& Extensions() const { return extensions_; }
 
  private:
   std::vector<FolderKindSpec> kinds_;
+  std::vector<FolderExtensionSpec> extensions_;
 };
 
-// The kinds this pilot knows, registered once.
+// The kinds this pilot knows, registered once: the run core's, then the workflows'.
 const FolderKindRegistry& FolderKinds();
 void RegisterRunFolderKinds(FolderKindRegistry& registry);
-void RegisterSweepFolderKind(FolderKindRegistry& registry);
-void RegisterAdaptFolderKind(FolderKindRegistry& registry);
+// Defined by the list of workflows (src/workflows.cpp), the one place that names them all.
+void RegisterWorkflowFolderKinds(FolderKindRegistry& registry);
 
 struct FolderKind {
   std::string kind = kFolderKindRun;
@@ -63,6 +97,10 @@ Result<FolderKind> ReadFolderKind(FileSystem& fs, const std::filesystem::path& d
 // Refuses (exit 2) a kind or version this pilot cannot `what` ("verify", "resume", ...),
 // naming it and what it knows.
 Status CheckFolderKind(const FolderKind& kind, const std::filesystem::path& dir, std::string_view what);
+
+// The batch plan the finished folder `dir` recommends, from its kind's reader; a folder whose
+// kind holds none is refused (exit 2) naming its kind and the kinds that do.
+Result<BatchPlan> BatchPlanFromFolder(FileSystem& fs, const std::filesystem::path& dir);
 
 // bag-info.txt's "Label: value" for `label`, or empty.
 std::string BagInfoValue(std::string_view bag_info, std::string_view label);

@@ -137,8 +137,8 @@ struct RunStatus {
   std::optional<double> eta_seconds;
   std::uint64_t torn_bytes = 0;
   int format_version = 0;           // the journal's; older than kJournalVersion: this pilot cannot resume it
-  bool sweep = false;               // a sweep folder: done/total count cells
-  std::string folder_kind = "run";  // run | shard | merged | sweep
+  bool counts_cells = false;        // done/total count measured cells (a sweep), not items
+  std::string folder_kind = "run";  // the folder's kind (folder_kind.h)
 };
 Result<RunStatus> ReadRunStatus(FileSystem& fs, const std::filesystem::path& run_dir);
 nlohmann::ordered_json RunStatusToJson(const RunStatus& status);

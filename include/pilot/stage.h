@@ -137,4 +137,8 @@ class StageRegistry {
   std::map<std::string, Factory> factories_;
 };
 
+// How `stage` measures an input's length (a batch plan's groups, a sweep's): the number of
+// features its Prepare produces (and `features` true), else the input's bytes.
+std::uint64_t InputLength(const Stage& stage, std::string_view input, bool& features);
+
 }  // namespace pilot

@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "pilot/adapt.h"
+#include "pilot/adapt/adapt.h"
 #include "pilot/doctor.h"
 #include "pilot/requirements.h"
 #include "pilot/stage.h"
@@ -48,7 +48,7 @@ ComputeCheckResult CheckCompute(const std::string& device, bool corrupt_referenc
 // Every check of `pilot doctor`.
 DoctorReport RunDoctor(const DoctorOptions& options);
 
-// The adaptation trainer on libtorch (src/stage/adapt_torch.cpp).
+// The adaptation trainer on libtorch (src/adapt/adapt_torch.cpp).
 std::unique_ptr<AdaptTrainer> MakeTorchAdaptTrainer();
 
 // The torch module's entry points. The `pilot` binary does not link libtorch: it loads

@@ -73,22 +73,6 @@ Result<VerifyResult> VerifyFolder(FileSystem& fs, const std::filesystem::path& d
 // (folder_kind.h): a run's in verify.cpp, a sweep's in verify_sweep.cpp, an adaptation's in
 // verify_adapt.cpp.
 
-// `pilot decide`'s tag files (decide.h; their names in folder_files.h): decisions.jsonl (one
-// entry per recorded decision), decision.md, and each entry's evidence as
-// decision-N-<kind>.json.
-inline constexpr std::size_t kMaxDecisions = 1000;  // entries in decisions.jsonl
-// A decision entry parsed back: what verify checks and decide builds on.
-struct DecisionEntry {
-  std::size_t entry = 0;
-  std::string decision;
-  std::vector<std::pair<std::string, std::string>> evidence;  // file (relative), sha256
-};
-Result<DecisionEntry> ParseDecisionEntry(std::string_view line, const std::string& where);
-// The checks of a folder's decision files, when either is present (src/bag/verify_decision.cpp):
-// both present, every entry parses, entries numbered 1..N, each entry's evidence file present
-// with its sha256, and no decision-*.json that no entry names. Findings: check "decision".
-void CheckDecisionFiles(FileSystem& fs, const std::filesystem::path& dir, std::vector<Finding>& findings);
-
 // The top-level keys at which a derived document as found (`got`) differs from the one its
 // sources give (`want`), compared unordered: the first 20, then how many more. Empty when they
 // differ in key order or form only.

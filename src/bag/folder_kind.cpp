@@ -1,6 +1,5 @@
 #include "pilot/folder_kind.h"
 
-#include "pilot/adapt_records.h"
 #include "pilot/folder_files.h"
 #include "pilot/fs.h"
 #include "pilot/json_util.h"
@@ -44,14 +43,19 @@ Result<FolderKind> ReadFolderKind(FileSystem& fsys, const fs::path& dir) {
     return e;
   }
   FolderKind k;
-  // An adaptation folder's record is its own (adapt_records.h): only its kind and version here.
+  // A kind whose record is its own (not a run record): only its kind and version here.
   auto doc = ParseJson(text.value(), (dir / kRunRecord).string());
-  if (doc.ok() && StringAt(doc.value(), "folder_kind") == std::string(kFolderKindAdapt)) {
+  const FolderKindSpec* own = nullptr;
+  if (doc.ok()) {
+    const FolderKindSpec* spec = FolderKinds().Find(StringAt(doc.value(), "folder_kind").value_or(""));
+    if (spec && !spec->run_record) own = spec;
+  }
+  if (own) {
     auto version = UnsignedAt(doc.value(), "format_version");
     if (!version || *version > 1000) {
       return BadInput("'format_version' must be a count", (dir / kRunRecord).string());
     }
-    k.kind = kFolderKindAdapt;
+    k.kind = own->name;
     k.version = static_cast<int>(*version);
     k.declared = true;
   } else {
@@ -81,6 +85,10 @@ Result<FolderKind> ReadFolderKind(FileSystem& fsys, const fs::path& dir) {
 
 void FolderKindRegistry::Register(FolderKindSpec spec) { kinds_.push_back(std::move(spec)); }
 
+void FolderKindRegistry::RegisterExtension(FolderExtensionSpec spec) {
+  extensions_.push_back(std::move(spec));
+}
+
 const FolderKindSpec* FolderKindRegistry::Find(std::string_view name) const {
   for (const auto& k : kinds_) {
     if (k.name == name) return &k;
@@ -98,8 +106,7 @@ const FolderKindRegistry& FolderKinds() {
   static const FolderKindRegistry registry = [] {
     FolderKindRegistry r;
     RegisterRunFolderKinds(r);
-    RegisterSweepFolderKind(r);
-    RegisterAdaptFolderKind(r);
+    RegisterWorkflowFolderKinds(r);
     return r;
   }();
   return registry;
@@ -126,6 +133,19 @@ Status CheckFolderKind(const FolderKind& k, const fs::path& dir, std::string_vie
                     dir.string(), "use the pilot that wrote it, or a newer one");
   }
   return {};
+}
+
+Result<BatchPlan> BatchPlanFromFolder(FileSystem& fsys, const fs::path& dir) {
+  auto kind = ReadFolderKind(fsys, dir);
+  if (!kind.ok()) return kind.error();
+  const FolderKindSpec* spec = FolderKinds().Find(kind.value().kind);
+  if (spec && spec->batch_plan) return spec->batch_plan(fsys, dir);
+  std::string holders;
+  for (const auto& name : FolderKinds().Names()) {
+    if (FolderKinds().Find(name)->batch_plan) holders += (holders.empty() ? "" : " or ") + name;
+  }
+  return BadInput("not a " + holders + " folder (its kind is '" + KeyForMessage(kind.value().kind) + "')",
+                  dir.string(), "give the finished " + holders + " folder that recommends the batch sizes");
 }
 
 }  // namespace pilot

@@ -30,7 +30,6 @@
 #include "pilot/results.h"
 #include "pilot/run_lock.h"
 #include "pilot/run_record.h"
-#include "pilot/sweep_records.h"
 #include "pilot/utf8.h"
 #include "pilot/vectors.h"
 
@@ -56,7 +55,9 @@ class Verifier {
     CheckPayload();
     CheckTagFiles();
     CheckFingerprint();
-    CheckDecisionFiles(fs_, dir_, result_.findings);
+    for (const FolderExtensionSpec& x : FolderKinds().Extensions()) {
+      if (x.checks) x.checks(fs_, dir_, result_.findings);
+    }
     if (kind_ && kind_->checks) {  // its own checks instead of a run's accounting
       kind_->checks(fs_, dir_, result_.findings);
       return std::move(result_);
@@ -252,11 +253,12 @@ class Verifier {
     for (const DirEntry& e : entries.value()) {
       const std::string& name = e.name;
       if (name == "data" || name == kTagManifest) continue;
-      if (name == kDecidePending) {
-        Add("decision", name,
-            "a decide was interrupted while it wrote: `pilot decide` (or `pilot resume`) on this folder "
-            "finishes "
-            "it or undoes it");
+      const auto& extensions = FolderKinds().Extensions();
+      const auto pending = std::find_if(
+          extensions.begin(), extensions.end(),
+          [&](const FolderExtensionSpec& x) { return !x.pending_entry.empty() && x.pending_entry == name; });
+      if (pending != extensions.end()) {
+        Add(pending->name, name, pending->pending_what);
       } else if (name == kLockFile) {
         Add("completeness", name,
             "a writer's lock: a run may still be writing this folder (`pilot status`), or `pilot resume` "

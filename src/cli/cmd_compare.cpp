@@ -6,11 +6,12 @@
 
 #include "cli/cli.h"
 #include "cli/session.h"
-#include "pilot/compare.h"
+#include "pilot/destination.h"
 #include "pilot/json_file.h"
 #include "pilot/json_util.h"
 #include "pilot/paths.h"
 #include "pilot/utf8.h"
+#include "pilot/verdict/compare.h"
 
 namespace pilot::cli {
 namespace {

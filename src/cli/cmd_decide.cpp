@@ -12,11 +12,11 @@
 #include "cli/cli.h"
 #include "cli/session.h"
 #include "pilot/clock.h"
-#include "pilot/decide.h"
 #include "pilot/escape.h"
 #include "pilot/hash.h"
 #include "pilot/json_util.h"
 #include "pilot/paths.h"
+#include "pilot/verdict/decide.h"
 
 namespace pilot::cli {
 namespace {

@@ -3,6 +3,7 @@
 
 #include "cli/cli.h"
 #include "cli/torch_loader.h"
+#include "pilot/destination.h"
 #include "pilot/doctor.h"
 #include "pilot/escape.h"
 #include "pilot/params.h"

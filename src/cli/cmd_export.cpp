@@ -2,7 +2,7 @@
 // there in full.
 #include "cli/cli.h"
 #include "cli/session.h"
-#include "pilot/export.h"
+#include "pilot/fleet/export.h"
 #include "pilot/json_util.h"
 #include "pilot/paths.h"
 

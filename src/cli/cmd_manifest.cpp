@@ -7,6 +7,7 @@
 
 #include "cli/cli.h"
 #include "pilot/bag.h"
+#include "pilot/destination.h"
 #include "pilot/escape.h"
 #include "pilot/fs.h"
 #include "pilot/hash.h"

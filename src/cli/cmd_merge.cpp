@@ -3,8 +3,8 @@
 
 #include "cli/cli.h"
 #include "cli/session.h"
+#include "pilot/fleet/merge.h"
 #include "pilot/json_util.h"
-#include "pilot/merge.h"
 #include "pilot/paths.h"
 
 namespace pilot::cli {

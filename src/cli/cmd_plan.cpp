@@ -6,11 +6,12 @@
 
 #include "cli/cli.h"
 #include "cli/session.h"
+#include "pilot/destination.h"
 #include "pilot/escape.h"
 #include "pilot/hash.h"
 #include "pilot/json_util.h"
 #include "pilot/paths.h"
-#include "pilot/rental_plan.h"
+#include "pilot/verdict/rental_plan.h"
 
 namespace pilot::cli {
 namespace {

@@ -1,13 +1,14 @@
 // `pilot resume RUN_DIR`: finishes an interrupted run in a new process.
 #include "cli/cli.h"
 #include "cli/session.h"
-#include "pilot/decide.h"
+#include "pilot/adapt/adapt_files.h"
 #include "pilot/folder_kind.h"
 #include "pilot/json_util.h"
 #include "pilot/params.h"
 #include "pilot/paths.h"
 #include "pilot/run.h"
-#include "pilot/sweep.h"
+#include "pilot/sweep/sweep.h"
+#include "pilot/verdict/decide.h"
 #include "pilot/verify.h"
 
 namespace pilot::cli {

@@ -2,11 +2,13 @@
 #include <cstdio>
 
 #include "cli/cli.h"
+#include "pilot/adapt/adapt_files.h"
 #include "pilot/escape.h"
 #include "pilot/folder_kind.h"
 #include "pilot/paths.h"
 #include "pilot/run.h"
 #include "pilot/run_lock.h"
+#include "pilot/verdict/decision_files.h"
 #include "pilot/verify.h"
 
 namespace pilot::cli {
@@ -33,14 +35,14 @@ int Execute(const StatusOptions& o) {
     PrintJson(RunStatusToJson(s));
     return 0;
   }
-  std::printf("%s %s: %s%s\n", s.sweep ? "sweep" : s.folder_kind.c_str(), ShowUntrusted(s.run_id).c_str(),
-              s.state.c_str(), s.writer_pid ? (" (" + LockHolderText(*s.writer_pid) + ")").c_str() : "");
+  std::printf("%s %s: %s%s\n", s.folder_kind.c_str(), ShowUntrusted(s.run_id).c_str(), s.state.c_str(),
+              s.writer_pid ? (" (" + LockHolderText(*s.writer_pid) + ")").c_str() : "");
   if (auto pending = RealFileSystem().LinkStat(resolved.value() / kDecidePending);
       pending.ok() && pending.value().exists) {
     std::printf("  a decide was interrupted while it wrote: `pilot decide %s` finishes or undoes it\n",
                 ShowUntrusted(run_dir, 500).c_str());
   }
-  if (s.sweep) {
+  if (s.counts_cells) {
     std::printf("  %zu cell(s) measured of at most %zu (a group stops at its first limit)\n", s.done,
                 s.total);
   } else {

@@ -24,7 +24,7 @@
 #include "pilot/paths.h"
 #include "pilot/plan.h"
 #include "pilot/run_lock.h"
-#include "pilot/sweep_run.h"
+#include "pilot/sweep/sweep_run.h"
 #include "pilot/utf8.h"
 
 namespace pilot::cli {

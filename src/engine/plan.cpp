@@ -2,13 +2,14 @@
 
 #include <algorithm>
 
+#include "pilot/destination.h"
+#include "pilot/folder_kind.h"
 #include "pilot/fs.h"
 #include "pilot/hash.h"
 #include "pilot/json_util.h"
 #include "pilot/limits.h"
 #include "pilot/manifest.h"
 #include "pilot/paths.h"
-#include "pilot/sweep_run.h"
 
 namespace pilot {
 
@@ -85,7 +86,7 @@ Result<RunPlan> BuildRunPlan(FileSystem& fsys, const RunRequest& o) {
       e.where = (o.batch_plan ? "--batch-plan " : "batch_plan ") + e.where;
       return e;
     }
-    auto batch_plan = BatchPlanFromSweep(fsys, sweep_dir.value());
+    auto batch_plan = BatchPlanFromFolder(fsys, sweep_dir.value());
     if (!batch_plan.ok()) {
       Error e = batch_plan.error();
       e.where = (o.batch_plan ? "--batch-plan " : "batch_plan ") + e.where;

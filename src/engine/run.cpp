@@ -13,6 +13,7 @@
 
 #include "engine/bounded_queue.h"
 #include "pilot/bag.h"
+#include "pilot/batch_plan.h"
 #include "pilot/build_info.h"
 #include "pilot/folder_files.h"
 #include "pilot/folder_kind.h"
@@ -21,7 +22,7 @@
 #include "pilot/json_util.h"
 #include "pilot/precheck.h"
 #include "pilot/reasons.h"
-#include "pilot/sweep.h"
+#include "pilot/stage.h"
 #include "pilot/utf8.h"
 #include "pilot/vectors.h"
 

@@ -6,7 +6,6 @@
 #include "pilot/json_util.h"
 #include "pilot/limits.h"
 #include "pilot/run.h"
-#include "pilot/sweep_run.h"
 
 namespace pilot {
 
@@ -26,7 +25,8 @@ Result<RunStatus> ReadRunStatus(FileSystem& fsys, const fs::path& run_dir) {
     auto kind = ReadFolderKind(fsys, run_dir);
     if (!kind.ok()) return kind.error();
     if (Status s = CheckFolderKind(kind.value(), run_dir, "read the status of"); !s.ok()) return s.error();
-    if (kind.value().kind == kFolderKindSweep) return ReadSweepStatus(fsys, run_dir);
+    const FolderKindSpec* spec = FolderKinds().Find(kind.value().kind);
+    if (spec && spec->status) return spec->status(fsys, run_dir);
     folder_kind = kind.value().kind;
   }
   if (folder_kind == kFolderKindMerged) {
@@ -74,7 +74,7 @@ Result<RunStatus> ReadRunStatus(FileSystem& fsys, const fs::path& run_dir) {
 
 nlohmann::ordered_json RunStatusToJson(const RunStatus& s) {
   nlohmann::ordered_json j;
-  j["folder_kind"] = s.sweep ? std::string("sweep") : s.folder_kind;
+  j["folder_kind"] = s.folder_kind;
   j["run_id"] = s.run_id;
   j["state"] = s.state;
   j["format_version"] = s.format_version;

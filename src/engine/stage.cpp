@@ -34,4 +34,14 @@ std::vector<std::string> StageRegistry::Kinds() const {
   return out;
 }
 
+std::uint64_t InputLength(const Stage& stage, std::string_view input, bool& features) {
+  PreparedInput p;
+  if (stage.Prepare(input, p)) {
+    features = true;
+    return p.ids.size();
+  }
+  features = false;
+  return input.size();
+}
+
 }  // namespace pilot

@@ -58,4 +58,11 @@ Result<BatchPlan> ParseBatchPlan(std::string_view text, const std::string& where
   return p;
 }
 
+std::size_t GroupForLength(const std::vector<std::uint64_t>& max_lengths, std::uint64_t length) {
+  for (std::size_t g = 0; g < max_lengths.size(); ++g) {
+    if (length <= max_lengths[g]) return g;
+  }
+  return max_lengths.empty() ? 0 : max_lengths.size() - 1;
+}
+
 }  // namespace pilot

@@ -10,8 +10,8 @@
 #include <string_view>
 
 #include "fuzz_check.h"
-#include "pilot/adapt_params.h"
-#include "pilot/adapt_records.h"
+#include "pilot/adapt/adapt_params.h"
+#include "pilot/adapt/adapt_records.h"
 #include "pilot/json_util.h"
 
 namespace {

@@ -9,7 +9,7 @@
 #include <string_view>
 
 #include "fuzz_check.h"
-#include "pilot/adapt_params.h"
+#include "pilot/adapt/adapt_params.h"
 #include "pilot/params.h"
 
 namespace {

@@ -8,7 +8,7 @@
 #include <string_view>
 
 #include "fuzz_check.h"
-#include "pilot/rental_plan.h"
+#include "pilot/verdict/rental_plan.h"
 
 namespace {
 

@@ -10,7 +10,7 @@
 #include "pilot/batch_plan.h"
 #include "pilot/json_util.h"
 #include "pilot/limits.h"
-#include "pilot/sweep_records.h"
+#include "pilot/sweep/sweep_records.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace pilot;

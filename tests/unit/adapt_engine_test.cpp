@@ -5,7 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "pilot/adapt.h"
+#include "pilot/adapt/adapt.h"
 #include "pilot/hash.h"
 #include "pilot/json_util.h"
 #include "pilot/verify.h"

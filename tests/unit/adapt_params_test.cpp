@@ -1,4 +1,4 @@
-#include "pilot/adapt_params.h"
+#include "pilot/adapt/adapt_params.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "pilot/adapt_records.h"
+#include "pilot/adapt/adapt_records.h"
 
 #include <gtest/gtest.h>
 

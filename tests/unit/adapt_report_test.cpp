@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "pilot/adapt_records.h"
+#include "pilot/adapt/adapt_records.h"
 
 namespace pilot {
 namespace {

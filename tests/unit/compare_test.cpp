@@ -1,6 +1,6 @@
 // pilot compare over runs the engine wrote with the fake stage: agreement item by item, one
 // change against several, a confidence beyond tolerance, and refusals.
-#include "pilot/compare.h"
+#include "pilot/verdict/compare.h"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
 // pilot decide on runs the engine wrote with the fake stage: a proposal for each outcome,
 // nothing written without a decision, a recorded decision that keeps verify green, and the
 // decision files' own checks.
-#include "pilot/decide.h"
+#include "pilot/verdict/decide.h"
 
 #include <gtest/gtest.h>
 

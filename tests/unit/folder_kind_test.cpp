@@ -4,7 +4,12 @@
 
 #include <gtest/gtest.h>
 
+#include "pilot/adapt/adapt_files.h"
 #include "pilot/folder_files.h"
+#include "pilot/memory_fs.h"
+#include "pilot/run.h"
+#include "pilot/sweep/sweep_files.h"
+#include "pilot/verdict/decision_files.h"
 
 namespace pilot {
 namespace {
@@ -46,6 +51,52 @@ TEST(FolderKinds, AKindOrFormatNotRegisteredIsRefusedNamingIt) {
   // A shard or an adaptation folder always declares itself: undeclared, it is not one pilot wrote.
   EXPECT_NE(refused({kFolderKindAdapt, 1, false}), "");
   EXPECT_NE(refused({kFolderKindMerged, kRunFormatVersion, false}), "");
+}
+
+// What the core asks the registry instead of naming a workflow: each kind's hooks.
+TEST(FolderKinds, EachKindCarriesItsOwnHooks) {
+  for (const char* core : {kFolderKindRun, kFolderKindShard, kFolderKindMerged}) {
+    const FolderKindSpec* spec = FolderKinds().Find(core);
+    ASSERT_NE(spec, nullptr) << core;
+    EXPECT_TRUE(spec->run_record) << core;
+    EXPECT_FALSE(spec->status) << core;  // a run's status is the core's own
+    EXPECT_FALSE(spec->batch_plan) << core;
+  }
+  const FolderKindSpec* sweep = FolderKinds().Find(kFolderKindSweep);
+  ASSERT_NE(sweep, nullptr);
+  EXPECT_TRUE(sweep->run_record);
+  EXPECT_TRUE(sweep->status);
+  EXPECT_TRUE(sweep->batch_plan);
+  const FolderKindSpec* adapt = FolderKinds().Find(kFolderKindAdapt);
+  ASSERT_NE(adapt, nullptr);
+  EXPECT_FALSE(adapt->run_record);
+  EXPECT_FALSE(adapt->batch_plan);
+  // A recorded decision is an extension every kind's verify runs, with its staging entry.
+  ASSERT_EQ(FolderKinds().Extensions().size(), 1u);
+  const FolderExtensionSpec& decision = FolderKinds().Extensions().front();
+  EXPECT_EQ(decision.name, "decision");
+  EXPECT_TRUE(decision.checks);
+  EXPECT_EQ(decision.pending_entry, kDecidePending);
+  EXPECT_NE(decision.pending_what.find("pilot decide"), std::string::npos);
+}
+
+// A kind whose record is its own is read by its kind and version only, and a folder whose kind
+// holds no batch plan is refused naming its kind and the kinds that hold one.
+TEST(FolderKinds, OwnRecordsAndBatchPlansDispatchThroughTheRegistry) {
+  MemoryFileSystem fs;
+  fs.AddFile("a/data/run.json", R"({"folder_kind": "adapt", "format_version": 1, "anything": [1]})");
+  auto kind = ReadFolderKind(fs, "a");
+  ASSERT_TRUE(kind.ok()) << kind.error().what;
+  EXPECT_EQ(kind.value().kind, kFolderKindAdapt);
+  EXPECT_EQ(kind.value().version, 1);
+  EXPECT_TRUE(kind.value().declared);
+  auto plan = BatchPlanFromFolder(fs, "a");
+  ASSERT_FALSE(plan.ok());
+  EXPECT_EQ(plan.error().what, "not a sweep folder (its kind is 'adapt')");
+  EXPECT_EQ(plan.error().where, "a");
+  // A kind this pilot does not know is read as a run record, and refused by it.
+  fs.AddFile("b/data/run.json", R"({"folder_kind": "load", "format_version": 1})");
+  EXPECT_FALSE(BatchPlanFromFolder(fs, "b").ok());
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "pilot/destination.h"
 #include "test_support.h"
 
 namespace pilot {

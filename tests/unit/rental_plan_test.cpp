@@ -1,7 +1,7 @@
 // `pilot plan`'s library (rental_plan.h): the price file's validation, the figures read from
 // a folder's documents, and the arithmetic of cards x period x lots. No file system but the
 // in-memory one, no torch.
-#include "pilot/rental_plan.h"
+#include "pilot/verdict/rental_plan.h"
 
 #include <gtest/gtest.h>
 

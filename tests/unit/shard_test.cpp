@@ -10,10 +10,10 @@
 
 #include "pilot/bag.h"
 #include "pilot/clock.h"
-#include "pilot/export.h"
+#include "pilot/fleet/export.h"
+#include "pilot/fleet/merge.h"
 #include "pilot/folder_kind.h"
 #include "pilot/hash.h"
-#include "pilot/merge.h"
 #include "pilot/params.h"
 #include "pilot/run.h"
 #include "pilot/verify.h"

@@ -1,7 +1,7 @@
 // The sweep's core on a scripted stage, in process: grouping, one cell, the first limit,
 // equivalence findings, the folder (a verified bag), resume with finished cells kept, and
 // the strict parsers of what a sweep folder holds.
-#include "pilot/sweep.h"
+#include "pilot/sweep/sweep.h"
 
 #include <gtest/gtest.h>
 
@@ -12,7 +12,7 @@
 #include "pilot/batch_plan.h"
 #include "pilot/clock.h"
 #include "pilot/json_util.h"
-#include "pilot/sweep_run.h"
+#include "pilot/sweep/sweep_run.h"
 #include "pilot/verify.h"
 #include "test_support.h"
 

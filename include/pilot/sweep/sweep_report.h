@@ -1,0 +1,32 @@
+// sweep.csv, sweep.md and report.html, each rendered from sweep.json's document alone, so
+// the three always say the same thing. report.html is self-contained: inline CSS and SVG,
+// no script, nothing fetched.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "pilot/sweep/sweep_records.h"
+
+namespace pilot {
+
+// data/sweep.json, from what the folder records alone: its run id, data/run.json's `stage`
+// and `footprint` objects, the settings, the groups, the journaled cells and what they say as
+// a whole (AnalyseSweep). The sweep writes sweep.json with it; verify builds it again from the
+// folder and compares the bytes, then the three renderings below against it.
+struct SweepSummaryInput {
+  std::string run_id;
+  nlohmann::ordered_json stage, footprint;
+  const Grouping& grouping;
+  const SweepSettings& settings;
+  const std::vector<CellMeasure>& cells;
+  const SweepAnalysis& analysis;
+};
+nlohmann::ordered_json SweepSummary(const SweepSummaryInput& input);
+
+std::string SweepCsv(const nlohmann::ordered_json& summary);
+std::string SweepMarkdown(const nlohmann::ordered_json& summary);
+std::string SweepHtml(const nlohmann::ordered_json& summary);
+
+}  // namespace pilot

@@ -1,0 +1,177 @@
+// data/sweep.json from what a sweep folder records alone (sweep_report.h): the sweep writes
+// it with this function, and verify builds it again from the folder and compares the bytes.
+#include <map>
+#include <optional>
+#include <utility>
+
+#include "pilot/folder_files.h"
+#include "pilot/sweep/sweep_report.h"
+
+namespace pilot {
+
+namespace {
+
+using ojson = nlohmann::ordered_json;
+
+// The first cell of each (group, batch size), looked up once: a hostile journal may hold many.
+class CellIndex {
+ public:
+  explicit CellIndex(const std::vector<CellMeasure>& cells) {
+    for (const auto& c : cells) first_.emplace(std::make_pair(c.group, c.batch_size), &c);
+  }
+  const CellMeasure* Find(int group, int batch_size) const {
+    auto it = first_.find({group, batch_size});
+    return it == first_.end() ? nullptr : it->second;
+  }
+
+ private:
+  std::map<std::pair<int, int>, const CellMeasure*> first_;
+};
+
+template <typename T>
+ojson OrNull(const std::optional<T>& v) {
+  return v ? ojson(*v) : ojson();
+}
+
+ojson MeasuredOn(const std::string& device) {
+  return {{"device", device},
+          {"memory", device == "cpu" ? "resident high-water mark of each cell's process (RSS)"
+                                     : "the device allocator's peak in each cell's process"},
+          {"note", device == "cpu" ? "a CPU measurement does not stand for a GPU"
+                                   : "measured on " + device + "; another card model needs its own sweep"}};
+}
+
+ojson GroupsJson(const Grouping& grouping) {
+  auto gj = ojson::array();
+  for (std::size_t i = 0; i < grouping.groups.size(); ++i) {
+    const auto& g = grouping.groups[i];
+    gj.push_back({{"group", i + 1},
+                  {"min_length", g.min_length},
+                  {"max_length", g.max_length},
+                  {"items", g.items},
+                  {"sampled", g.ids.size()}});
+  }
+  return gj;
+}
+
+// Cells in sweep order (group, then the settings' batch sizes).
+ojson CellsJson(const SweepSummaryInput& in, const CellIndex& index) {
+  auto cells = ojson::array();
+  for (std::size_t gi = 0; gi < in.grouping.groups.size(); ++gi) {
+    for (int b : in.settings.batch_sizes) {
+      const CellMeasure* c = index.Find(static_cast<int>(gi + 1), b);
+      if (!c) continue;
+      ojson cj = CellToJson(*c);
+      cj.erase("outcomes");
+      cj["file"] = SweepCellFile(c->group, c->batch_size);
+      auto n = in.analysis.findings_per_cell.find({c->group, c->batch_size});
+      cj["equivalence_findings"] = n == in.analysis.findings_per_cell.end() ? 0 : n->second;
+      cells.push_back(std::move(cj));
+    }
+  }
+  return cells;
+}
+
+// What was not run and why.
+ojson NotRunJson(const SweepSummaryInput& in, const CellIndex& index) {
+  auto not_run = ojson::array();
+  for (std::size_t gi = 0; gi < in.grouping.groups.size(); ++gi) {
+    const int g = static_cast<int>(gi + 1);
+    std::optional<int> limit_at;
+    for (int b : in.settings.batch_sizes) {
+      if (const CellMeasure* c = index.Find(g, b)) {
+        if (!c->limit.empty()) limit_at = b;
+      } else {
+        not_run.push_back(
+            {{"group", g},
+             {"batch_size", b},
+             {"reason", limit_at ? "escalation stopped at the limit at batch " + std::to_string(*limit_at)
+                                 : std::string("not run")}});
+      }
+    }
+  }
+  return not_run;
+}
+
+ojson RecommendationJson(const SweepSummaryInput& in) {
+  auto rj = ojson::array();
+  for (const auto& r : in.analysis.recommendations) {
+    const auto& lg = in.grouping.groups[static_cast<std::size_t>(r.group - 1)];
+    rj.push_back(
+        {{"group", r.group},
+         {"min_length", lg.min_length},
+         {"max_length", lg.max_length},
+         {"batch_size", OrNull(r.batch_size)},
+         {"why", r.why},
+         {"limit_batch_size", OrNull(r.limit_batch_size)},
+         {"limit", r.limit.empty() ? ojson() : ojson(r.limit)},
+         {"peak_memory_mb", r.batch_size ? ojson(r.peak_memory_mb) : ojson()},
+         {"fastest_batch_size", OrNull(r.fastest_batch_size)},
+         {"fastest_items_per_second", r.fastest_batch_size ? ojson(r.fastest_items_per_second) : ojson()}});
+  }
+  return rj;
+}
+
+// Headroom: each group's peak at its recommended size against common cards, a share kept back.
+ojson HeadroomJson(const SweepSummaryInput& in, const std::string& device) {
+  auto cards = ojson::array();
+  for (double gb : kCardSizesGb) {
+    const double usable = gb * 1024.0 * (1.0 - kCardReserve);
+    auto per_group = ojson::array();
+    for (const auto& r : in.analysis.recommendations) {
+      if (!r.batch_size) continue;
+      per_group.push_back({{"group", r.group},
+                           {"peak_mb", r.peak_memory_mb},
+                           {"fits", r.peak_memory_mb <= usable},
+                           {"headroom_mb", usable - r.peak_memory_mb}});
+    }
+    cards.push_back({{"card_gb", gb}, {"usable_mb", usable}, {"groups", per_group}});
+  }
+  return {
+      {"reserve", kCardReserve},
+      {"basis", device == "cpu" ? "resident memory on the CPU: a GPU's use differs (no host runtime, "
+                                  "but the CUDA context, the allocator's cache and the kernels' workspace)"
+                                : "the device allocator's peak on " + device},
+      {"cards", cards}};
+}
+
+}  // namespace
+
+nlohmann::ordered_json SweepSummary(const SweepSummaryInput& in) {
+  const std::string device =
+      in.stage.is_object() && in.stage.contains("device") && in.stage["device"].is_string()
+          ? in.stage["device"].get<std::string>()
+          : "";
+  ojson j;
+  j["folder_kind"] = kFolderKindSweep;
+  j["format_version"] = kSweepFormatVersion;
+  j["run_id"] = in.run_id;
+  j["stage"] = in.stage;
+  j["measured_on"] = MeasuredOn(device);
+  j["settings"] = SweepSettingsToJson(in.settings);
+  j["tolerances"] = {{"confidence", kConfidenceTolerance}, {"vector", kVectorTolerance}};
+  j["footprint"] = in.footprint;
+  j["measure"] = in.grouping.measure;
+  j["excluded"] = in.grouping.excluded;
+  j["groups"] = GroupsJson(in.grouping);
+  const CellIndex index(in.cells);
+  ojson cells = CellsJson(in, index);
+  auto findings = ojson::array();
+  for (const auto& f : in.analysis.listed) {
+    findings.push_back({{"group", f.group},
+                        {"batch_size", f.batch_size},
+                        {"position", f.position},
+                        {"id", f.id},
+                        {"what", f.what}});
+  }
+  if (!in.analysis.problems.empty()) j["problems"] = in.analysis.problems;
+  j["cells"] = std::move(cells);
+  j["not_run"] = NotRunJson(in, index);
+  j["equivalence"] = {{"findings", in.analysis.findings}, {"listed", findings.size()}};
+  j["findings"] = std::move(findings);
+  j["recommendation"] = RecommendationJson(in);
+  j["headroom"] = HeadroomJson(in, device);
+  return j;
+}
+
+}  // namespace pilot

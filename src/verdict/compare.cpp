@@ -1,0 +1,641 @@
+#include "pilot/verdict/compare.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <map>
+#include <optional>
+#include <set>
+
+#include "pilot/destination.h"
+#include "pilot/escape.h"
+#include "pilot/folder_files.h"
+#include "pilot/folder_kind.h"
+#include "pilot/hash.h"
+#include "pilot/json_file.h"
+#include "pilot/json_util.h"
+#include "pilot/limits.h"
+#include "pilot/paths.h"
+#include "pilot/results.h"
+#include "pilot/run_record.h"
+#include "pilot/utf8.h"
+#include "pilot/vectors.h"
+
+namespace pilot {
+
+namespace fs = std::filesystem;
+using ojson = nlohmann::ordered_json;
+
+namespace {
+
+// A JSON document's leaves as "a.b.c" -> value (arrays whole, as values).
+void Flatten(const nlohmann::json& j, const std::string& prefix, std::map<std::string, nlohmann::json>& out) {
+  if (j.is_object()) {
+    for (const auto& [key, value] : j.items()) Flatten(value, prefix.empty() ? key : prefix + "." + key, out);
+    return;
+  }
+  out[prefix] = j;
+}
+
+// A value of an untrusted document for a message or a page: control bytes escaped, bounded.
+std::string Shown(const nlohmann::json& v) {
+  if (v.is_null()) return "(absent)";
+  if (v.is_string()) return EscapeTerminal(TruncateUtf8(v.get<std::string>(), 200));
+  std::string s = v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  return s.size() > 200 ? s.substr(0, 200) + "…" : s;
+}
+
+const nlohmann::json& At(const nlohmann::json& j, const char* key) {
+  static const nlohmann::json null;
+  if (!j.is_object()) return null;
+  auto it = j.find(key);
+  return it == j.end() ? null : *it;
+}
+
+nlohmann::json Path(const nlohmann::json& j, const std::vector<const char*>& keys) {
+  const nlohmann::json* at = &j;
+  for (const char* k : keys) at = &At(*at, k);
+  return *at;
+}
+
+// One side of the comparison: what its folder records.
+struct Side {
+  fs::path dir;
+  RunRecord record;
+  nlohmann::json run, params, report, environment;
+  std::string fingerprint;
+  // Embeddings: vectors.npy, opened once.
+  std::unique_ptr<ReadableFile> vectors;
+  NpyShape shape;
+};
+
+Status LoadSide(FileSystem& fsys, const fs::path& dir, Side& side) {
+  side.dir = dir;
+  auto top = fsys.LinkStat(dir);
+  if (!top.ok()) return top.error();
+  if (!top.value().directory) {
+    return BadInput(top.value().exists ? "not a folder" : "no such folder", dir.string(),
+                    "give two finished run (or merged) folders");
+  }
+  auto kind = ReadFolderKind(fsys, dir);
+  if (!kind.ok()) {
+    Error e = kind.error();
+    e.what = "not a pilot run folder: " + e.what;
+    return e;
+  }
+  PILOT_TRY(CheckFolderKind(kind.value(), dir, "compare"));
+  const std::string& k = kind.value().kind;
+  if (k != kFolderKindRun && k != kFolderKindMerged) {
+    return BadInput(
+        "a " + k + " folder, not a run: compare takes finished run or merged folders", dir.string(),
+        k == kFolderKindShard ? "merge the shards first (pilot merge), then compare the merged folder"
+                              : "give the folders `pilot run` (or `pilot merge`) wrote");
+  }
+  auto run = ReadJsonFile(fsys, dir / kRunRecord, limits::kRunRecordBytes, "run record");
+  if (!run.ok()) return run.error();
+  side.run = std::move(run.value());
+  auto record = ParseRunRecord(side.run.dump(), (dir / kRunRecord).string());
+  if (!record.ok()) return record.error();
+  side.record = std::move(record.value());
+  if (side.record.state != "finished") {
+    return BadInput("the run is unfinished", dir.string(), "finish it first: pilot resume " + dir.string());
+  }
+  return {};
+}
+
+Status LoadRest(FileSystem& fsys, Side& side) {
+  const fs::path& dir = side.dir;
+  auto params = ReadJsonFile(fsys, dir / kParamsCopy, limits::kParamsBytes, "parameter file");
+  if (!params.ok()) return params.error();
+  side.params = std::move(params.value());
+  auto report = ReadJsonFile(fsys, dir / kReportJson, limits::kReportBytes, "report");
+  if (!report.ok()) return report.error();
+  side.report = std::move(report.value());
+  // A merged folder's environment is each shard's: the first shard's stands for them (every
+  // shard ran the same parameters and model; their hosts are listed in the merged report).
+  fs::path env = dir / kEnvironmentFile;
+  if (side.record.folder_kind == kFolderKindMerged && side.record.merged_shards > 0) {
+    env = dir / MergedShardFolder(ShardSpec{0, side.record.merged_shards}) / kMergedShardEnvironment;
+  }
+  if (side.record.folder_kind == kFolderKindMerged) {
+    // The merged record leaves the device to each shard's record: the set of them.
+    std::set<std::string> devices;
+    for (std::uint32_t i = 0; i < side.record.merged_shards; ++i) {
+      const fs::path shard_run =
+          dir / MergedShardFolder(ShardSpec{i, side.record.merged_shards}) / kMergedShardRecord;
+      auto shard = ReadJsonFile(fsys, shard_run, limits::kRunRecordBytes, "shard's run record");
+      if (!shard.ok()) return shard.error();
+      devices.insert(Shown(Path(shard.value(), {"plan", "device"})));
+    }
+    std::string joined;
+    for (const auto& d : devices) joined += (joined.empty() ? "" : ", ") + d;
+    if (side.run.is_object() && side.run.contains("plan") && side.run["plan"].is_object()) {
+      side.run["plan"]["device"] = devices.size() == 1 ? joined : "mixed: " + joined;
+    }
+  }
+  auto environment = ReadJsonFile(fsys, env, limits::kRunRecordBytes, "environment record");
+  if (!environment.ok()) return environment.error();
+  side.environment = std::move(environment.value());
+  if (side.record.output_kind == "embedding") {
+    auto in = fsys.OpenRead(dir / kVectorsNpy, false);
+    if (!in.ok()) return in.error();
+    side.vectors = std::move(in.value());
+    std::string prefix(
+        static_cast<std::size_t>(std::min<std::uint64_t>(side.vectors->size(), limits::kNpyHeaderBytes)),
+        '\0');
+    PILOT_TRY(ReadExactAt(*side.vectors, 0, prefix.data(), prefix.size()));
+    auto shape = ParseNpyHeader(prefix, (dir / kVectorsNpy).string());
+    if (!shape.ok()) return shape.error();
+    side.shape = shape.value();
+  }
+  return {};
+}
+
+Result<std::vector<float>> ReadRow(Side& side, std::uint64_t row, const std::string& id) {
+  const std::string where = (side.dir / kVectorsNpy).string();
+  if (row >= side.shape.rows || side.shape.cols == 0 || side.shape.cols > limits::kEmbeddingDim) {
+    return BadInput("the row of '" + id + "' is outside vectors.npy", where);
+  }
+  std::vector<float> v(static_cast<std::size_t>(side.shape.cols));
+  PILOT_TRY(ReadExactAt(*side.vectors, side.shape.data_offset + row * side.shape.cols * 4,
+                        reinterpret_cast<char*>(v.data()), v.size() * 4));
+  return v;
+}
+
+// What changed between the two runs: their parameters, the effective plan the run recorded,
+// the model, the software and the environment received. Locations (where the manifest or
+// the model lay) are not changes: their contents are pinned by sha256.
+ojson Changes(const Side& a, const Side& b) {
+  struct Change {
+    nlohmann::json va, vb;
+    std::string source;
+  };
+  std::map<std::string, Change> changes;
+  std::map<std::string, nlohmann::json> pa, pb;
+  Flatten(a.params, "", pa);
+  Flatten(b.params, "", pb);
+  std::map<std::string, bool> keys;
+  for (const auto& [k, v] : pa) keys[k] = true;
+  for (const auto& [k, v] : pb) keys[k] = true;
+  for (const auto& [k, unused] : keys) {
+    if (k == "description" || k == "manifest" || k == "stage.model" || k == "stage.model_sha256" ||
+        k == "batch_plan") {
+      continue;
+    }
+    auto ia = pa.find(k);
+    auto ib = pb.find(k);
+    nlohmann::json va = ia == pa.end() ? nlohmann::json() : ia->second;
+    nlohmann::json vb = ib == pb.end() ? nlohmann::json() : ib->second;
+    if (va != vb) changes[KeyForMessage(k)] = {va, vb, "params.json"};
+  }
+  // The effective values, as the run resolved them, replace what the parameters asked for:
+  // `auto` and `cpu` on a machine without a GPU are the same run.
+  auto effective = [&](const std::string& name, const nlohmann::json& va, const nlohmann::json& vb,
+                       const char* source) {
+    if (va == vb) {
+      changes.erase(name);
+    } else {
+      changes[name] = {va, vb, source};
+    }
+  };
+  auto dtype = [](const Side& s) {
+    nlohmann::json d = Path(s.run, {"plan", "model_contract", "dtype"});
+    return d.is_null() ? nlohmann::json("float32") : d;
+  };
+  effective("stage.options.dtype", dtype(a), dtype(b), "run.json plan");
+  effective("device", Path(a.run, {"plan", "device"}), Path(b.run, {"plan", "device"}), "run.json plan");
+  effective("batch_size", Path(a.run, {"plan", "batch_size"}), Path(b.run, {"plan", "batch_size"}),
+            "run.json plan");
+  effective("threads", Path(a.run, {"plan", "threads"}), Path(b.run, {"plan", "threads"}), "run.json plan");
+  effective("seed", Path(a.run, {"plan", "seed"}), Path(b.run, {"plan", "seed"}), "run.json plan");
+  effective("limits.max_bytes", Path(a.run, {"plan", "max_bytes"}), Path(b.run, {"plan", "max_bytes"}),
+            "run.json plan");
+  effective("batch_plan", Path(a.run, {"plan", "batch_plan"}), Path(b.run, {"plan", "batch_plan"}),
+            "run.json plan");
+  if (a.record.model_sha256 != b.record.model_sha256) {
+    changes["model"] = {a.record.model_sha256, b.record.model_sha256, "run.json model_sha256"};
+  }
+  auto layout = [](const Side& s) {
+    return s.record.folder_kind == kFolderKindMerged
+               ? "merged from " + std::to_string(s.record.merged_shards) + " shards"
+               : std::string("one run");
+  };
+  if (layout(a) != layout(b)) changes["sharding"] = {layout(a), layout(b), "run.json folder_kind"};
+  auto software = [](const Side& s) {
+    return Shown(At(s.run, "pilot_version")) + " (" + Shown(At(s.run, "source_revision")) + ")";
+  };
+  if (software(a) != software(b)) changes["pilot"] = {software(a), software(b), "run.json pilot_version"};
+  for (const auto& [name, path] : std::vector<std::pair<const char*, std::vector<const char*>>>{
+           {"environment.libtorch", {"libtorch", "libtorch_version"}},
+           {"environment.libtorch_build", {"libtorch", "build_flavour"}},
+           {"environment.gpus", {"libtorch", "gpus"}},
+           {"environment.os", {"host", "os"}},
+           {"environment.cpu_model", {"host", "cpu_model"}},
+           {"environment.cpu_count", {"host", "cpu_count"}}}) {
+    nlohmann::json va = Path(a.environment, path), vb = Path(b.environment, path);
+    if (va != vb) changes[name] = {va, vb, fs::path(kEnvironmentFile).filename().string()};
+  }
+  ojson list = ojson::array();
+  for (const auto& [name, c] : changes) {
+    list.push_back({{"name", name}, {"a", Shown(c.va)}, {"b", Shown(c.vb)}, {"source", c.source}});
+  }
+  return list;
+}
+
+std::optional<double> Number(const nlohmann::json& j) {
+  if (j.is_number() && std::isfinite(j.get<double>())) return j.get<double>();
+  return std::nullopt;
+}
+
+ojson Ratio(const nlohmann::json& va, const nlohmann::json& vb) {
+  auto a = Number(va), b = Number(vb);
+  ojson r = {{"a", a ? ojson(*a) : ojson()}, {"b", b ? ojson(*b) : ojson()}, {"b_over_a", nullptr}};
+  if (a && b && *a > 0) r["b_over_a"] = *b / *a;
+  return r;
+}
+
+std::string Fixed(double v, int digits) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+  return buf;
+}
+
+// Both runs' outcomes for one id after another, tallied: what agrees, what differs and how
+// (status, reason, category, confidence, vector), the first differences listed.
+class ItemComparison {
+ public:
+  ItemComparison(Side& a, Side& b, const CompareOptions& options)
+      : a_(a), b_(b), options_(options), embedding(a.record.output_kind == "embedding") {}
+
+  // One id's two records (the same id, verified).
+  Status Add(const ResultRecord& x, const ResultRecord& y) {
+    ++total;
+    std::string what;
+    std::string va, vb;
+    if (x.accepted != y.accepted) {
+      what = "status";
+      va = x.accepted ? "accepted " + (embedding ? std::string("(vector)") : x.category)
+                      : "rejected " + x.reason;
+      vb = y.accepted ? "accepted " + (embedding ? std::string("(vector)") : y.category)
+                      : "rejected " + y.reason;
+    } else if (!x.accepted) {
+      ++same_status;
+      if (x.reason != y.reason) {
+        what = "reason";
+        va = x.reason;
+        vb = y.reason;
+      } else {
+        ++same_outcome;
+      }
+    } else {
+      ++same_status;
+      ++both_accepted;
+      if (embedding) {
+        if (!x.row || !y.row)
+          return BadInput("an accepted embedding without its row: '" + x.id + "'", b_.dir.string());
+        auto v = ReadRow(a_, *x.row, x.id);
+        if (!v.ok()) return v.error();
+        auto w = ReadRow(b_, *y.row, y.id);
+        if (!w.ok()) return w.error();
+        if (v.value().size() != w.value().size()) {
+          what = "dim";
+          va = std::to_string(v.value().size());
+          vb = std::to_string(w.value().size());
+        } else {
+          ++same_outcome;
+          double d = 0, dot = 0, na2 = 0, nb2 = 0;
+          for (std::size_t k = 0; k < v.value().size(); ++k) {
+            const double p = v.value()[k], q = w.value()[k];
+            d = std::max(d, std::fabs(p - q));
+            dot += p * q;
+            na2 += p * p;
+            nb2 += q * q;
+          }
+          const double cos = na2 > 0 && nb2 > 0 ? dot / std::sqrt(na2 * nb2) : (na2 == nb2 ? 1.0 : 0.0);
+          max_vec = std::max(max_vec, d);
+          min_cos = std::min(min_cos, cos);
+          sum_cos += cos;
+          if (!(d <= options_.tolerance)) {
+            what = "vector";
+            va = "max |a - b| " + Fixed(d, 6);
+            vb = "cosine " + Fixed(cos, 6);
+          }
+        }
+      } else if (x.category != y.category) {
+        what = "category";
+        va = x.category + " (" + Fixed(x.confidence, 4) + ")";
+        vb = y.category + " (" + Fixed(y.confidence, 4) + ")";
+      } else {
+        ++same_outcome;
+        const double d = std::fabs(x.confidence - y.confidence);
+        max_conf = std::max(max_conf, d);
+        sum_conf += d;
+        if (!(d <= options_.tolerance)) {
+          what = "confidence";
+          va = Fixed(x.confidence, 6);
+          vb = Fixed(y.confidence, 6);
+        }
+      }
+    }
+    if (what.empty()) {
+      ++agree;
+      return {};
+    }
+    ++differ;
+    ++by_what[what];
+    if (listed.size() < options_.max_listed)
+      listed.push_back({{"id", x.id}, {"what", what}, {"a", va}, {"b", vb}});
+    return {};
+  }
+
+  ojson ItemsJson() const {
+    ojson items = {{"total", total},
+                   {"agree", agree},
+                   {"differ", differ},
+                   {"same_status", same_status},
+                   {"same_category_or_reason", same_outcome},
+                   {"both_accepted", both_accepted}};
+    if (embedding) {
+      items["max_vector_difference"] = max_vec;
+      items["min_cosine"] = both_accepted ? ojson(min_cos) : ojson();
+      items["mean_cosine"] = both_accepted ? ojson(sum_cos / static_cast<double>(both_accepted)) : ojson();
+    } else {
+      items["max_confidence_difference"] = max_conf;
+      items["mean_confidence_difference"] =
+          same_outcome > 0 ? ojson(sum_conf / static_cast<double>(same_outcome)) : ojson();
+    }
+    items["agreement"] = total > 0 ? ojson(static_cast<double>(agree) / static_cast<double>(total)) : ojson();
+    ojson kinds = ojson::object();
+    for (const auto& [w, n] : by_what) kinds[w] = n;
+    items["differences_by_kind"] = kinds;
+    return items;
+  }
+
+  std::size_t differ = 0;
+  ojson listed = ojson::array();
+
+ private:
+  Side& a_;  // read for the vectors' rows
+  Side& b_;
+  const CompareOptions& options_;
+  const bool embedding;
+  std::size_t total = 0, agree = 0, same_status = 0, same_outcome = 0, both_accepted = 0;
+  double max_conf = 0, sum_conf = 0, max_vec = 0, min_cos = 1, sum_cos = 0;
+  std::map<std::string, std::size_t> by_what;
+};
+
+// Both results.jsonl hold one line per manifest id in manifest order (verified): read side by
+// side, in constant memory.
+Status CompareItems(FileSystem& fsys, const Side& a, const Side& b, ItemComparison& items) {
+  auto ra = LineReader::Open(fsys, a.dir / kResults, limits::kResultLineBytes, false);
+  if (!ra.ok()) return ra.error();
+  auto rb = LineReader::Open(fsys, b.dir / kResults, limits::kResultLineBytes, false);
+  if (!rb.ok()) return rb.error();
+  auto parse = [](const std::string& line, const Side& s, std::size_t n) -> Result<ResultRecord> {
+    if (auto r = ScanResultRecord(line, false)) return *r;
+    return ParseResultRecord(line, (s.dir / kResults).string() + ":" + std::to_string(n));
+  };
+  std::string la, lb;
+  for (;;) {
+    auto na = ra.value().Next(la);
+    if (!na.ok()) return na.error();
+    auto nb = rb.value().Next(lb);
+    if (!nb.ok()) return nb.error();
+    if (!na.value() || !nb.value()) {
+      if (na.value() != nb.value()) {
+        return BadInput("the two results.jsonl hold different numbers of records", b.dir.string());
+      }
+      return {};
+    }
+    auto xa = parse(la, a, ra.value().line_number());
+    if (!xa.ok()) return xa.error();
+    auto xb = parse(lb, b, rb.value().line_number());
+    if (!xb.ok()) return xb.error();
+    const ResultRecord &x = xa.value(), &y = xb.value();
+    if (x.id != y.id) {
+      return BadInput("line " + std::to_string(ra.value().line_number()) + " holds '" + x.id +
+                          "' in one run and '" + y.id + "' in the other",
+                      b.dir.string(), "both runs verified: this folder's results are not in manifest order");
+    }
+    PILOT_TRY(items.Add(x, y));
+  }
+}
+
+ojson SideJson(const Side& s) {
+  return ojson{{"folder", s.dir.string()},
+               {"run_id", s.record.run_id},
+               {"folder_kind", s.record.folder_kind},
+               {"fingerprint", s.fingerprint},
+               {"device", Shown(Path(s.run, {"plan", "device"}))},
+               {"dtype", Shown(Path(s.run, {"plan", "model_contract", "dtype"}).is_null()
+                                   ? nlohmann::json("float32")
+                                   : Path(s.run, {"plan", "model_contract", "dtype"}))}};
+}
+
+// The two reports' quality side by side.
+ojson QualityJson(const Side& a, const Side& b) {
+  ojson quality;
+  auto acc_a = Number(Path(a.report, {"quality", "accuracy"})),
+       acc_b = Number(Path(b.report, {"quality", "accuracy"}));
+  quality["accuracy_a"] = acc_a ? ojson(*acc_a) : ojson();
+  quality["accuracy_b"] = acc_b ? ojson(*acc_b) : ojson();
+  quality["accuracy_delta"] = acc_a && acc_b ? ojson(*acc_b - *acc_a) : ojson();
+  quality["labelled"] = Path(a.report, {"quality", "labelled"});
+  quality["expected_rejections_met_a"] = Path(a.report, {"expected_rejections", "met"});
+  quality["expected_rejections_met_b"] = Path(b.report, {"expected_rejections", "met"});
+  quality["accepted_a"] = Path(a.report, {"counts", "accepted"});
+  quality["accepted_b"] = Path(b.report, {"counts", "accepted"});
+  quality["verdict_a"] = Path(a.report, {"verdict"});
+  quality["verdict_b"] = Path(b.report, {"verdict"});
+
+  return quality;
+}
+
+// The two reports' figures as ratios B / A.
+ojson PerformanceJson(const Side& a, const Side& b) {
+  ojson perf;
+  perf["throughput_items_per_s"] =
+      Ratio(At(a.report, "throughput_items_per_s"), At(b.report, "throughput_items_per_s"));
+  perf["latency_p50_ms"] =
+      Ratio(Path(a.report, {"latency_ms", "p50"}), Path(b.report, {"latency_ms", "p50"}));
+  perf["latency_p95_ms"] =
+      Ratio(Path(a.report, {"latency_ms", "p95"}), Path(b.report, {"latency_ms", "p95"}));
+  perf["peak_rss_mb"] = Ratio(At(a.report, "peak_rss_mb"), At(b.report, "peak_rss_mb"));
+  perf["device_peak_memory_mb"] =
+      Ratio(At(a.report, "device_peak_memory_mb"), At(b.report, "device_peak_memory_mb"));
+  perf["note"] =
+      "ratios are B / A, each measured in its own run: on a shared machine repeat a run before reading a "
+      "small "
+      "ratio as a change";
+
+  return perf;
+}
+
+// What changed between the runs (parameters, model, software, environment), its one-line
+// summary and the warning when more than one thing changed.
+void AddChanges(const Side& a, const Side& b, ojson& doc) {
+  ojson changes = Changes(a, b);
+  std::string summary;
+  ojson warnings = ojson::array();
+  if (changes.empty()) {
+    summary = "nothing changed in the parameters, model, software or environment: a repeat of the same run";
+  } else if (changes.size() == 1) {
+    summary = "only " + changes[0]["name"].get<std::string>() + " changed (" +
+              changes[0]["a"].get<std::string>() + " -> " + changes[0]["b"].get<std::string>() + ")";
+  } else {
+    std::string names;
+    for (const auto& c : changes) names += (names.empty() ? "" : ", ") + c["name"].get<std::string>();
+    summary = "several things changed: " + names;
+    warnings.push_back(
+        "several things changed at once (" + names +
+        "): the guide's rule is one change at a time, each with an equivalent quality check, so a "
+        "difference here cannot be put down to any one of them");
+  }
+  doc["changes"] = changes;
+  doc["change_summary"] = summary;
+  doc["one_change"] = changes.size() <= 1;
+  doc["warnings"] = warnings;
+}
+
+}  // namespace
+
+Result<CompareOutcome> CompareRuns(FileSystem& fsys, const fs::path& a_dir, const fs::path& b_dir,
+                                   const CompareOptions& options) {
+  if (!std::isfinite(options.tolerance) || options.tolerance < 0) {
+    return BadInput("the tolerance must be a finite number >= 0", "--tolerance");
+  }
+  Side a, b;
+  PILOT_TRY(LoadSide(fsys, a_dir, a));
+  PILOT_TRY(LoadSide(fsys, b_dir, b));
+  if (a.record.manifest_sha256 != b.record.manifest_sha256) {
+    return BadInput("the two runs used different manifests: " + a_dir.string() + " has sha256 " +
+                        a.record.manifest_sha256 + ", " + b_dir.string() + " has " + b.record.manifest_sha256,
+                    b_dir.string(),
+                    "compare runs over the same immutable manifest (item agreement needs the same ids)");
+  }
+  if (a.record.output_kind != b.record.output_kind) {
+    return BadInput("one run classifies and the other embeds (" + a.record.output_kind + " vs " +
+                        b.record.output_kind + "): their items cannot agree",
+                    b_dir.string(), "compare runs of the same stage output kind");
+  }
+  CompareOutcome out;
+  for (Side* s : {&a, &b}) {
+    VerifyOptions vo;
+    auto verified = VerifyFolder(fsys, s->dir, vo);
+    if (!verified.ok()) return verified.error();
+    if (!verified.value().ok()) out.failed_verification.emplace_back(s->dir.string(), verified.value());
+    s->fingerprint = verified.value().fingerprint;
+  }
+  if (!out.failed_verification.empty()) return out;
+  PILOT_TRY(LoadRest(fsys, a));
+  PILOT_TRY(LoadRest(fsys, b));
+
+  ItemComparison items(a, b, options);
+  PILOT_TRY(CompareItems(fsys, a, b, items));
+
+  ojson doc;
+  doc["kind"] = "pilot-compare";
+  doc["format_version"] = 1;
+  doc["a"] = SideJson(a);
+  doc["b"] = SideJson(b);
+  doc["manifest_sha256"] = a.record.manifest_sha256;
+  doc["output_kind"] = a.record.output_kind;
+  doc["tolerance"] = options.tolerance;
+  doc["items"] = items.ItemsJson();
+  doc["differences"] = items.listed;
+  doc["differences_listed"] = items.listed.size();
+  doc["quality"] = QualityJson(a, b);
+  doc["performance"] = PerformanceJson(a, b);
+  AddChanges(a, b, doc);
+  out.within_tolerance = items.differ == 0;
+  doc["within_tolerance"] = out.within_tolerance;
+  doc["verdict"] = out.within_tolerance ? "agree" : "differ";
+  out.document = std::move(doc);
+  return out;
+}
+
+std::string CompareMarkdown(const ojson& d) {
+  auto s = [](const ojson& v) {
+    return Shown(nlohmann::json::parse(v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)));
+  };
+  auto cell = [](const std::string& raw) { return EscapeMarkdown(raw); };
+  std::string md = "# pilot compare\n\n";
+  // Folders as escaped text, never in a code span: a backslash escape does not work inside one,
+  // so a backtick in a path would end the span early.
+  md += "- A: " + cell(s(d["a"]["folder"])) + " (run " + cell(s(d["a"]["run_id"])) + ", " +
+        cell(s(d["a"]["device"])) + ", " + cell(s(d["a"]["dtype"])) + ")\n";
+  md += "- B: " + cell(s(d["b"]["folder"])) + " (run " + cell(s(d["b"]["run_id"])) + ", " +
+        cell(s(d["b"]["device"])) + ", " + cell(s(d["b"]["dtype"])) + ")\n";
+  md += "- manifest sha256 (both): `" + s(d["manifest_sha256"]) + "`\n";
+  md += "- verdict: **" + s(d["verdict"]) + "** (tolerance " + s(d["tolerance"]) + ")\n\n";
+  md += "## What changed\n\n" + cell(s(d["change_summary"])) + "\n\n";
+  if (!d["changes"].empty()) {
+    md += "| what | A | B | from |\n|---|---|---|---|\n";
+    for (const auto& c : d["changes"]) {
+      md += "| " + cell(s(c["name"])) + " | " + cell(s(c["a"])) + " | " + cell(s(c["b"])) + " | " +
+            s(c["source"]) + " |\n";
+    }
+    md += "\n";
+  }
+  for (const auto& w : d["warnings"]) md += "> **Warning:** " + cell(s(w)) + "\n\n";
+  const ojson& it = d["items"];
+  md += "## Items\n\n| | |\n|---|---|\n";
+  for (const char* k : {"total", "agree", "differ", "same_status", "same_category_or_reason", "agreement",
+                        "max_confidence_difference", "mean_confidence_difference", "max_vector_difference",
+                        "min_cosine", "mean_cosine"}) {
+    if (it.contains(k)) md += std::string("| ") + k + " | " + s(it[k]) + " |\n";
+  }
+  md += "\n";
+  if (!d["differences"].empty()) {
+    md += "| id | differs in | A | B |\n|---|---|---|---|\n";
+    for (const auto& x : d["differences"]) {
+      md += "| " + cell(s(x["id"])) + " | " + s(x["what"]) + " | " + cell(s(x["a"])) + " | " +
+            cell(s(x["b"])) + " |\n";
+    }
+    if (d["differences_listed"] != it["differ"])
+      md += "\n(" + s(d["differences_listed"]) + " listed of " + s(it["differ"]) + ")\n";
+    md += "\n";
+  }
+  md += "## Quality\n\n| | A | B |\n|---|---|---|\n";
+  const ojson& q = d["quality"];
+  md += "| accuracy on labelled items | " + cell(s(q["accuracy_a"])) + " | " + cell(s(q["accuracy_b"])) +
+        " |\n";
+  md += "| expected rejections met | " + cell(s(q["expected_rejections_met_a"])) + " | " +
+        cell(s(q["expected_rejections_met_b"])) + " |\n";
+  md += "| accepted | " + cell(s(q["accepted_a"])) + " | " + cell(s(q["accepted_b"])) + " |\n";
+  md += "| verdict | " + cell(s(q["verdict_a"])) + " | " + cell(s(q["verdict_b"])) + " |\n\n";
+  md += "Accuracy delta (B - A): " + cell(s(q["accuracy_delta"])) + "\n\n";
+  md += "## Speed and memory (B / A)\n\n| | A | B | B / A |\n|---|---|---|---|\n";
+  for (const auto& [k, v] : d["performance"].items()) {
+    if (!v.is_object()) continue;
+    md += "| " + cell(k) + " | " + cell(s(v["a"])) + " | " + cell(s(v["b"])) + " | " +
+          cell(s(v["b_over_a"])) + " |\n";
+  }
+  md += "\n" + s(d["performance"]["note"]) + "\n";
+  return md;
+}
+
+Status WriteCompare(FileSystem& fsys, const fs::path& given, const ojson& document) {
+  auto resolved = ResolveDestination(fsys, given, "--out", Destination::kFolder);
+  if (!resolved.ok()) return resolved.error();
+  const fs::path dir = resolved.value();
+  auto st = fsys.LinkStat(dir);
+  if (!st.ok()) return st.error();
+  if (st.value().exists && !st.value().directory) {
+    return BadInput(st.value().symlink ? "a symlink, not a folder (never followed)" : "not a folder",
+                    dir.string(), "give a folder for compare.json and compare.md");
+  }
+  if (!st.value().exists) PILOT_TRY(fsys.CreateDirectories(dir));
+  for (const char* name : {"compare.json", "compare.md"}) {
+    auto f = fsys.LinkStat(dir / name);
+    if (!f.ok()) return f.error();
+    if (f.value().exists) {
+      return BadInput("already exists: a comparison is never overwritten", (dir / name).string(),
+                      "give another --out folder");
+    }
+  }
+  PILOT_TRY(fsys.WriteFileAtomic(dir / "compare.json", PrettyJson(document)));
+  return fsys.WriteFileAtomic(dir / "compare.md", CompareMarkdown(document));
+}
+
+}  // namespace pilot
