@@ -17,7 +17,7 @@ import re
 import sys
 
 LIBRARY = ["platform", "input", "records", "bag", "engine", "sweep", "fleet", "verdict", "adapt"]
-SEAMS = {"src/platform/fs.cpp", "src/platform/memory_fs.cpp", "src/platform/time_util.cpp"}
+SEAMS = {"src/platform/fs.cpp", "src/platform/memory_fs.cpp", "src/platform/time_util.cpp", "src/platform/process.cpp"}
 FILE_CALLS = re.compile(
     r"\b(?:fs|stdfs|std::filesystem)::(?:exists|create_director(?:y|ies)|remove(?:_all)?|rename|"
     r"(?:recursive_)?directory_iterator|file_size|is_directory|is_regular_file|is_symlink|is_empty|status|"

@@ -3,9 +3,7 @@
 // exists); with --workers K, K shards on this host in child processes, then merged.
 #include <fcntl.h>
 #include <signal.h>
-#include <sys/prctl.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -13,12 +11,14 @@
 #include <cstring>
 #include <thread>
 #include <tuple>
+#include <utility>
 
 #include "cli/cli.h"
 #include "cli/session.h"
 #include "cli/torch_loader.h"
 #include "pilot/destination.h"
 #include "pilot/fleet/merge.h"
+#include "pilot/fleet/workers.h"
 #include "pilot/folder_files.h"
 #include "pilot/fs.h"
 #include "pilot/hash.h"
@@ -147,112 +147,81 @@ int ContinueShard(const RunOptions& o, RunPlan& plan, const fs::path& dir) {
 // --workers K: K child `pilot run --shard k/K` processes on this host, one device each, then
 // `pilot merge` of their folders into the run folder. The single-host case of sharding: the
 // same shard folders, resumed the same way (run the same command, same --run-id, again).
-int ExecuteWorkers(const RunOptions& o) {
+// The steps below each return an error to report, or go on; SuperviseWorkers
+// (fleet/workers.h) starts and watches the workers through the process seam.
+
+// The options --workers excludes, and its count.
+Status CheckWorkersOptions(const RunOptions& o) {
   if (o.workers == 0 || o.workers > kMaxWorkers) {
-    return ReportError(BadInput("--workers must be 1.." + std::to_string(kMaxWorkers), "--workers"),
-                       o.common);
+    return BadInput("--workers must be 1.." + std::to_string(kMaxWorkers), "--workers");
   }
   if (o.shard_option && o.shard_option->count() > 0) {
-    return ReportError(BadInput("--workers and --shard exclude each other", "--workers",
-                                "--workers K runs every shard on this host; --shard I/N runs one"),
-                       o.common);
+    return BadInput("--workers and --shard exclude each other", "--workers",
+                    "--workers K runs every shard on this host; --shard I/N runs one");
   }
-  if (o.stop_after > 0)
-    return ReportError(BadInput("--stop-after does not apply to --workers", "--stop-after"), o.common);
-  auto plan = BuildPlan(o);
-  if (!plan.ok()) return ReportError(plan.error(), o.common);
-  RunPlan& p = plan.value();
-  const std::string run_id = p.run_id.empty() ? NewRunId(SystemClock()) : p.run_id;
-  const fs::path merged = p.runs_dir / run_id;
-  const fs::path shards_dir = p.runs_dir / (run_id + ".shards");
-  if (auto st = RealFileSystem().LinkStat(merged); st.ok() && st.value().exists) {
-    return ReportError(BadInput("run folder already exists; pilot never reuses or overwrites one",
-                                merged.string(), "choose another --run-id or leave it out"),
-                       o.common);
-  }
-  const auto k_workers = static_cast<std::uint32_t>(o.workers);
-  // One device per worker: cpu for every one, or cuda:k / rocm:k.
+  if (o.stop_after > 0) return BadInput("--stop-after does not apply to --workers", "--stop-after");
+  return {};
+}
+
+// The workers' device family (cpu, cuda, rocm): each gets its own device of it, and there must
+// be one per worker.
+Result<std::string> WorkersDevice(const RunOptions& o, const RunPlan& p) {
   std::string base = p.params.device;
   if (base.find(':') != std::string::npos) {
-    return ReportError(
-        BadInput("--workers gives each worker its own device; the device is fixed to '" + base + "'",
-                 "--device", "use --device cuda (or rocm, auto, cpu) with --workers"),
-        o.common);
+    return BadInput("--workers gives each worker its own device; the device is fixed to '" + base + "'",
+                    "--device", "use --device cuda (or rocm, auto, cpu) with --workers");
   }
   if (base == "auto") {
     auto torch = Torch();
-    if (!torch.ok()) return ReportError(torch.error(), o.common);
+    if (!torch.ok()) return torch.error();
     base = torch.value()->received_environment("auto", p.runs_dir).backend;
   }
-  if (Status env = CheckEnvironment(p.params, p.runs_dir, "no run folder was created"); !env.ok()) {
-    return ReportError(env.error(), o.common);
-  }
+  PILOT_TRY(CheckEnvironment(p.params, p.runs_dir, "no run folder was created"));
   if (base == "cuda" || base == "rocm") {
     auto torch = Torch();
-    if (!torch.ok()) return ReportError(torch.error(), o.common);
+    if (!torch.ok()) return torch.error();
     const int gpus = torch.value()->received_environment(base, p.runs_dir).device_count;
     if (static_cast<std::size_t>(gpus) < o.workers) {
-      return ReportError(
-          EnvironmentError("--workers " + std::to_string(o.workers) +
-                               " needs one device each; this machine has " + std::to_string(gpus),
-                           "--workers",
-                           "use --workers " + std::to_string(gpus) + " or fewer; no run folder was created"),
-          o.common);
+      return EnvironmentError(
+          "--workers " + std::to_string(o.workers) + " needs one device each; this machine has " +
+              std::to_string(gpus),
+          "--workers", "use --workers " + std::to_string(gpus) + " or fewer; no run folder was created");
     }
   }
+  return base;
+}
+
+// RUN_ID.shards, made and pinned, and opened as a descriptor the workers inherit.
+Result<int> PrepareShardsFolder(const fs::path& shards_dir) {
   // RUN_ID.shards is a name pilot derives: a link (or anything but a folder) there is never
   // followed, nor written through.
-  if (auto st = RealFileSystem().LinkStat(shards_dir); !st.ok()) {
-    return ReportError(st.error(), o.common);
-  } else if (st.value().exists && !st.value().directory) {
-    return ReportError(BadInput(std::string(st.value().symlink ? "is a symlink" : "is not a folder") +
-                                    "; the workers' shard folders are never written through a link",
-                                shards_dir.string(), "move it away, or give another --run-id"),
-                       o.common);
+  auto st = RealFileSystem().LinkStat(shards_dir);
+  if (!st.ok()) return st.error();
+  if (st.value().exists && !st.value().directory) {
+    return BadInput(std::string(st.value().symlink ? "is a symlink" : "is not a folder") +
+                        "; the workers' shard folders are never written through a link",
+                    shards_dir.string(), "move it away, or give another --run-id");
   }
   // Nor is it a pilot folder (a bag copied there): the logs would land inside its bag.
-  if (Status inside = RefuseInsidePilotFolder(RealFileSystem(), shards_dir, "--run-id"); !inside.ok()) {
-    return ReportError(inside.error(), o.common);
-  }
-  if (Status made = RealFileSystem().CreateDirectories(shards_dir); !made.ok())
-    return ReportError(made.error(), o.common);
+  PILOT_TRY(RefuseInsidePilotFolder(RealFileSystem(), shards_dir, "--run-id"));
+  PILOT_TRY(RealFileSystem().CreateDirectories(shards_dir));
   // Pinned, reads included: the merge reads the shards from this very folder, never through a
   // link put in its place (or in place of a shard) while the workers ran.
-  if (Status pinned = RealFileSystem().Anchor(shards_dir, FileSystem::Reads::kStayBeneath); !pinned.ok()) {
-    return ReportError(pinned.error(), o.common);
-  }
+  PILOT_TRY(RealFileSystem().Anchor(shards_dir, FileSystem::Reads::kStayBeneath));
   // The workers are handed the shards' folder itself (a descriptor reached from the pinned
   // --runs-dir), never its path to look up again: a parent swapped for a link meanwhile
   // cannot send a shard elsewhere.
-  auto shards_fd_or = OpenFolderForChild(shards_dir);
-  if (!shards_fd_or.ok()) return ReportError(shards_fd_or.error(), o.common);
-  const int shards_fd = shards_fd_or.value();
-  const std::string shards_handle = "/proc/self/fd/" + std::to_string(shards_fd);
-  struct CloseShardsFd {
-    int fd;
-    ~CloseShardsFd() { ::close(fd); }
-  } close_shards_fd{shards_fd};
-  InstallInterruptHandlers();
-  ::signal(SIGCHLD, SIG_DFL);
-  struct Worker {
-    pid_t pid = -1;
-    int code = -1;
-    fs::path log;
-  };
-  std::vector<Worker> workers(k_workers);
-  // Every log is opened before any worker starts, never through a link or onto a FIFO, and
-  // never shared through a hard link: a worker's output goes to its own log or nowhere, and a
-  // log that cannot be opened leaves no worker running.
-  std::vector<int> logs(k_workers, -1);
-  auto close_logs = [&] {
-    for (int& fd : logs) {
-      if (fd >= 0) ::close(fd);
-      fd = -1;
-    }
-  };
+  return OpenFolderForChild(shards_dir);
+}
+
+// Every log is opened before any worker starts, never through a link or onto a FIFO, and
+// never shared through a hard link: a worker's output goes to its own log or nowhere, and a
+// log that cannot be opened leaves no worker running. On success `logs` holds one descriptor
+// per worker; on failure none stays open.
+Status OpenWorkerLogs(int shards_fd, const fs::path& shards_dir, std::uint32_t k_workers,
+                      std::vector<int>& logs) {
   for (std::uint32_t k = 0; k < k_workers; ++k) {
     const std::string log_name = ShardRunId({k, k_workers}) + ".log";
-    workers[k].log = shards_dir / log_name;
     int log = ::openat(shards_fd, log_name.c_str(),
                        O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0644);
     struct stat log_stat {};
@@ -266,162 +235,160 @@ int ExecuteWorkers(const RunOptions& o) {
     }
     if (log < 0 || ::fstat(log, &log_stat) != 0 || !S_ISREG(log_stat.st_mode)) {
       if (log >= 0) ::close(log);
-      close_logs();
-      return ReportError(
-          BadInput("cannot open the worker's log as a regular file (a link or a FIFO in its place?)",
-                   workers[k].log.string(), "move it away; no worker was started"),
-          o.common);
+      for (int fd : logs) ::close(fd);
+      logs.clear();
+      return BadInput("cannot open the worker's log as a regular file (a link or a FIFO in its place?)",
+                      (shards_dir / log_name).string(), "move it away; no worker was started");
     }
-    logs[k] = log;
+    logs.push_back(log);
   }
-  // SIGINT and SIGTERM are held across each fork: a child never runs this process's handler
-  // (which would write to the terminal) before it has reset its own.
-  sigset_t hold, previous;
-  sigemptyset(&hold);
-  sigaddset(&hold, SIGINT);
-  sigaddset(&hold, SIGTERM);
-  // The workers' environment, built before any fork: this process's own but the test hooks that
-  // kill after a write (PILOT_TEST_KILL_*), which stay the supervisor's, so that a test can stop
-  // the merge at each of its writes while the workers finish.
-  std::vector<std::string> child_env;
+  return {};
+}
+
+// Each worker's command line: its shard of the same run, into the inherited shards' folder.
+std::vector<WorkerChild> WorkerChildren(const RunOptions& o, const std::string& base, int shards_fd,
+                                        const std::vector<int>& logs) {
+  const auto k_workers = static_cast<std::uint32_t>(logs.size());
+  // This process's environment but the test hooks that kill after a write (PILOT_TEST_KILL_*),
+  // which stay the supervisor's, so that a test can stop the merge at each of its writes while
+  // the workers finish.
+  std::vector<std::string> env;
   for (char** e = environ; e && *e; ++e) {
-    if (std::string_view(*e).rfind("PILOT_TEST_KILL_", 0) != 0) child_env.emplace_back(*e);
+    if (std::string_view(*e).rfind("PILOT_TEST_KILL_", 0) != 0) env.emplace_back(*e);
   }
+  std::vector<WorkerChild> children;
   for (std::uint32_t k = 0; k < k_workers; ++k) {
     const ShardSpec spec{k, k_workers};
-    std::vector<std::string> args = {
-        "pilot",
-        "run",
-        "--shard",
-        ShardText(spec),
-        "--run-id",
-        ShardRunId(spec),
-        "--runs-dir",
-        shards_handle,
-        "--params",
-        o.params,
-        "--quiet",
-        "--device",
-        base == "cpu" || base == "none" ? std::string("cpu") : base + ":" + std::to_string(k)};
-    if (!o.manifest.empty()) args.insert(args.end(), {"--manifest", o.manifest});
-    if (!o.batch_plan.empty()) args.insert(args.end(), {"--batch-plan", o.batch_plan});
-    std::vector<const char*> argv;
-    for (const auto& a : args) argv.push_back(a.c_str());
-    argv.push_back(nullptr);
-    std::vector<char*> envp;
-    for (std::string& e : child_env) envp.push_back(e.data());
-    envp.push_back(nullptr);
-    const int log = logs[k];
-    const pid_t parent = ::getpid();
-    ::sigprocmask(SIG_BLOCK, &hold, &previous);
-    const pid_t pid = ::fork();
-    if (pid < 0) {
-      const int err = errno;
-      ::sigprocmask(SIG_SETMASK, &previous, nullptr);
-      close_logs();
-      for (const auto& w : workers) {
-        if (w.pid > 0) ::kill(w.pid, SIGTERM);
-      }
-      return ReportError(
-          Error{ErrorKind::kEnvironment, std::string("cannot start a worker: ") + std::strerror(err),
-                "--workers", "the shards started so far resume when the command is run again"},
-          o.common);
-    }
-    if (pid == 0) {
-      ::setpgid(0, 0);  // a terminal's Ctrl-C reaches the parent, which stops each worker
-      ::prctl(PR_SET_PDEATHSIG, SIGTERM);
-      ::signal(SIGINT, SIG_DFL);  // the worker installs its own handlers
-      ::signal(SIGTERM, SIG_DFL);
-      ::sigprocmask(SIG_SETMASK, &previous, nullptr);
-      if (::getppid() != parent)
-        ::_exit(Code(ExitCode::kInterrupted));  // the parent died before PR_SET_PDEATHSIG
-      ::dup2(log, STDOUT_FILENO);
-      ::dup2(log, STDERR_FILENO);
-      ::fcntl(shards_fd, F_SETFD, 0);  // handed down: --runs-dir /proc/self/fd/N
-      ::execve("/proc/self/exe", const_cast<char* const*>(argv.data()), envp.data());
-      ::_exit(kExecFailedStatus);
-    }
-    ::sigprocmask(SIG_SETMASK, &previous, nullptr);
-    ::close(log);
-    logs[k] = -1;
-    workers[k].pid = pid;
+    WorkerChild w;
+    w.shard = ShardText(spec);
+    w.child.args = {"pilot",
+                    "run",
+                    "--shard",
+                    ShardText(spec),
+                    "--run-id",
+                    ShardRunId(spec),
+                    "--runs-dir",
+                    "/proc/self/fd/" + std::to_string(shards_fd),
+                    "--params",
+                    o.params,
+                    "--quiet",
+                    "--device",
+                    base == "cpu" || base == "none" ? std::string("cpu") : base + ":" + std::to_string(k)};
+    if (!o.manifest.empty()) w.child.args.insert(w.child.args.end(), {"--manifest", o.manifest});
+    if (!o.batch_plan.empty()) w.child.args.insert(w.child.args.end(), {"--batch-plan", o.batch_plan});
+    w.child.env = env;
+    w.child.out_fd = w.child.err_fd = logs[k];
+    w.child.pass_fd = shards_fd;  // handed down: --runs-dir /proc/self/fd/N
+    w.child.death_signal = SIGTERM;
+    children.push_back(std::move(w));
   }
-  if (!o.common.quiet && !o.common.json) {
-    std::fprintf(stderr, "pilot: %u workers started; shard folders and logs in %s\n", k_workers,
-                 shards_dir.c_str());
-  }
-  std::size_t running = k_workers;
-  bool stopping = false;
-  double last = 0;
-  while (running > 0) {
-    int status = 0;
-    const pid_t pid = ::waitpid(-1, &status, WNOHANG);
-    if (pid > 0) {
-      for (auto& w : workers) {
-        if (w.pid != pid) continue;
-        w.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-        w.pid = -1;
-        --running;
-      }
-      continue;
-    }
-    if (InterruptRequested() && !stopping) {
-      stopping = true;
-      for (const auto& w : workers) {
-        if (w.pid > 0) ::kill(w.pid, SIGTERM);
-      }
-    }
-    const double now = SystemClock().MonotonicSeconds();
-    // Each shard's journal is read again for the line: every 2 s, not to compete with the workers.
-    if (!o.common.quiet && !o.common.json && ::isatty(STDERR_FILENO) && now - last >= 2.0) {
-      last = now;
-      std::size_t done = 0, total = 0;
-      for (std::uint32_t k = 0; k < k_workers; ++k) {
-        auto st = ReadRunStatus(RealFileSystem(), shards_dir / ShardRunId({k, k_workers}));
-        if (st.ok()) {
-          done += st.value().done;
-          total += st.value().total;
-        }
-      }
-      std::fprintf(stderr, "\r\033[Kpilot: %zu workers running, %zu/%zu items", running, done, total);
-      std::fflush(stderr);
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  if (!o.common.quiet && !o.common.json && ::isatty(STDERR_FILENO)) std::fputc('\n', stderr);
-  const std::string again =
-      "run the same command again with --run-id " + run_id + ": each shard resumes its folder";
+  return children;
+}
+
+// The outcome of the workers, reported: the exit code when not every worker finished (or an
+// interrupt stopped them), else 0 and nothing printed.
+int ReportWorkers(const WorkersOutcome& out, const fs::path& shards_dir, const std::string& run_id,
+                  const Common& common) {
+  const auto k_workers = static_cast<std::uint32_t>(out.status.size());
   int worst = 0;
   std::string failed;
   if (InterruptRequested()) worst = Code(ExitCode::kInterrupted);  // stopped: no merge, even if all finished
   for (std::uint32_t k = 0; k < k_workers; ++k) {
-    if (workers[k].code == 0) continue;
-    if (worst == 0 || workers[k].code == Code(ExitCode::kInterrupted)) worst = workers[k].code;
-    failed += "\n  shard " + ShardText({k, k_workers}) + " exited with " + std::to_string(workers[k].code) +
-              " (log: " + workers[k].log.string() + ")";
+    if (out.status[k] == 0) continue;
+    if (worst == 0 || out.status[k] == Code(ExitCode::kInterrupted)) worst = out.status[k];
+    failed += "\n  shard " + ShardText({k, k_workers}) + " exited with " + std::to_string(out.status[k]) +
+              " (log: " + (shards_dir / (ShardRunId({k, k_workers}) + ".log")).string() + ")";
   }
-  if (worst != 0) {
-    // The first failed worker's code when it is one pilot documents; anything else (a
-    // signal, an exec that failed) is a failure during work. Running again helps an
-    // interrupted or failed worker, never one that refused its input (exit 2: a shard folder
-    // of another job, say): its log says what to change.
-    const std::string hint =
-        worst == Code(ExitCode::kBadInput)
-            ? "a worker refused its input: read its log, fix what it names (a shard folder of another job is "
-              "never resumed: move " +
-                  shards_dir.string() + " away or give another --run-id), then run again"
-            : again;
-    if (IsPilotFailureCode(worst)) {
-      Error e{ErrorKind::kWorkFailed,
-              (failed.empty() ? "interrupted" : "not every worker finished:" + failed), shards_dir.string(),
-              hint};
-      ReportError(e, o.common);
-      return worst;
+  if (worst == 0) return 0;
+  // The first failed worker's code when it is one pilot documents; anything else (a signal, an
+  // exec that failed) is a failure during work. Running again helps an interrupted or failed
+  // worker, never one that refused its input (exit 2: a shard folder of another job, say): its
+  // log says what to change.
+  const std::string hint =
+      worst == Code(ExitCode::kBadInput)
+          ? "a worker refused its input: read its log, fix what it names (a shard folder of another job is "
+            "never resumed: move " +
+                shards_dir.string() + " away or give another --run-id), then run again"
+          : "run the same command again with --run-id " + run_id + ": each shard resumes its folder";
+  Error e{ErrorKind::kWorkFailed, (failed.empty() ? "interrupted" : "not every worker finished:" + failed),
+          shards_dir.string(), hint};
+  if (IsPilotFailureCode(worst)) {
+    ReportError(e, common);
+    return worst;
+  }
+  e.what = "not every worker finished:" + failed;
+  return ReportError(e, common);
+}
+
+int ExecuteWorkers(const RunOptions& o) {
+  if (Status st = CheckWorkersOptions(o); !st.ok()) return ReportError(st.error(), o.common);
+  auto plan = BuildPlan(o);
+  if (!plan.ok()) return ReportError(plan.error(), o.common);
+  RunPlan& p = plan.value();
+  const std::string run_id = p.run_id.empty() ? NewRunId(SystemClock()) : p.run_id;
+  const fs::path merged = p.runs_dir / run_id;
+  const fs::path shards_dir = p.runs_dir / (run_id + ".shards");
+  if (auto st = RealFileSystem().LinkStat(merged); st.ok() && st.value().exists) {
+    return ReportError(BadInput("run folder already exists; pilot never reuses or overwrites one",
+                                merged.string(), "choose another --run-id or leave it out"),
+                       o.common);
+  }
+  auto base = WorkersDevice(o, p);
+  if (!base.ok()) return ReportError(base.error(), o.common);
+  auto shards_fd = PrepareShardsFolder(shards_dir);
+  if (!shards_fd.ok()) return ReportError(shards_fd.error(), o.common);
+  struct CloseFd {
+    int fd;
+    ~CloseFd() { ::close(fd); }
+  } close_shards_fd{shards_fd.value()};
+  InstallInterruptHandlers();
+  ::signal(SIGCHLD, SIG_DFL);
+  const auto k_workers = static_cast<std::uint32_t>(o.workers);
+  std::vector<int> logs;
+  if (Status st = OpenWorkerLogs(shards_fd.value(), shards_dir, k_workers, logs); !st.ok()) {
+    return ReportError(st.error(), o.common);
+  }
+  const auto children = WorkerChildren(o, base.value(), shards_fd.value(), logs);
+  const bool show = !o.common.quiet && !o.common.json && ::isatty(STDERR_FILENO);
+  double last = 0;
+  WorkersControl control;
+  control.interrupted = [] { return InterruptRequested(); };
+  control.progress = [&](std::size_t running) {
+    const double now = SystemClock().MonotonicSeconds();
+    // Each shard's journal is read again for the line: every 2 s, not to compete with the workers.
+    if (!show || now - last < 2.0) return;
+    last = now;
+    std::size_t done = 0, total = 0;
+    for (std::uint32_t k = 0; k < k_workers; ++k) {
+      auto st = ReadRunStatus(RealFileSystem(), shards_dir / ShardRunId({k, k_workers}));
+      if (st.ok()) {
+        done += st.value().done;
+        total += st.value().total;
+      }
     }
-    return ReportError(
-        Error{ErrorKind::kWorkFailed, "not every worker finished:" + failed, shards_dir.string(), hint},
-        o.common);
-  }
+    std::fprintf(stderr, "\r\033[Kpilot: %zu workers running, %zu/%zu items", running, done, total);
+    std::fflush(stderr);
+  };
+  control.started = [&] {
+    // Each worker has its own copy of its log: this process keeps none open.
+    for (int& fd : logs) ::close(std::exchange(fd, -1));
+    if (!o.common.quiet && !o.common.json) {
+      std::fprintf(stderr, "pilot: %u workers started; shard folders and logs in %s\n", k_workers,
+                   shards_dir.c_str());
+    }
+  };
+  struct CloseLogs {  // a worker that could not start: the logs are closed here
+    std::vector<int>& fds;
+    ~CloseLogs() {
+      for (int fd : fds) {
+        if (fd >= 0) ::close(fd);
+      }
+    }
+  } close_logs{logs};
+  auto supervised = SuperviseWorkers(RealProcesses(), children, control);
+  if (!supervised.ok()) return ReportError(supervised.error(), o.common);
+  if (show) std::fputc('\n', stderr);
+  if (int code = ReportWorkers(supervised.value(), shards_dir, run_id, o.common); code != 0) return code;
   MergeRequest merge;
   for (std::uint32_t k = 0; k < k_workers; ++k)
     merge.shards.push_back(shards_dir / ShardRunId({k, k_workers}));
@@ -432,7 +399,9 @@ int ExecuteWorkers(const RunOptions& o) {
   auto outcome = MergeShards(CliFileSystem(), SystemClock(), merge, MakeRunControl(o.common, 0));
   if (!outcome.ok()) {
     Error e = outcome.error();
-    if (e.kind == ErrorKind::kInterrupted) e.hint = again;
+    if (e.kind == ErrorKind::kInterrupted) {
+      e.hint = "run the same command again with --run-id " + run_id + ": each shard resumes its folder";
+    }
     return ReportError(e, o.common);
   }
   return PrintMergeOutcome(outcome.value(), o.common);

@@ -2,9 +2,6 @@
 // cell (`pilot sweep-cell`, internal), and `pilot resume` of an interrupted sweep.
 #include <fcntl.h>
 #include <signal.h>
-#include <sys/prctl.h>
-#include <sys/resource.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -23,6 +20,7 @@
 #include "pilot/limits.h"
 #include "pilot/paths.h"
 #include "pilot/plan.h"
+#include "pilot/process.h"
 #include "pilot/run_lock.h"
 #include "pilot/sweep/sweep_run.h"
 #include "pilot/utf8.h"
@@ -74,9 +72,6 @@ Result<CellMeasure> RunCellInChild(const fs::path& dir, int group, int batch, in
   const int dir_fd = dir_fd_or.value();
   const std::string g = std::to_string(group), b = std::to_string(batch),
                     d = "/proc/self/fd/" + std::to_string(dir_fd);
-  std::vector<const char*> args = {"pilot",          "sweep-cell",   d.c_str(), "--group",
-                                   g.c_str(),        "--batch-size", b.c_str(), "--out",
-                                   out_name.c_str(), "--quiet",      nullptr};
   const int err_fd =
       ::openat(dir_fd, err_name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (err_fd < 0) {
@@ -84,53 +79,31 @@ Result<CellMeasure> RunCellInChild(const fs::path& dir, int group, int batch, in
     ::close(dir_fd);
     return WorkFailed(std::string("cannot create: ") + std::strerror(e), err.string());
   }
-  const pid_t parent = ::getpid();
-  const pid_t pid = ::fork();
-  if (pid < 0) {
-    const int e = errno;
-    ::close(err_fd);
-    ::close(dir_fd);
-    return WorkFailed(std::string("cannot start the cell's process: ") + std::strerror(e), dir.string());
-  }
-  if (pid == 0) {
-    // The child: in a process group of its own (a terminal's Ctrl-C or a group SIGTERM is the
-    // sweep's to handle, which then stops the cell), and dies with the sweep.
-    ::setpgid(0, 0);
-    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (::getppid() != parent) ::_exit(Code(ExitCode::kInterrupted));  // the sweep died before the line above
-    int null_fd = ::open("/dev/null", O_RDWR);
-    if (null_fd >= 0) {
-      ::dup2(null_fd, STDIN_FILENO);
-      ::dup2(null_fd, STDOUT_FILENO);
-    }
-    ::dup2(err_fd, STDERR_FILENO);
-    ::fcntl(dir_fd, F_SETFD, 0);  // handed down: SWEEP_DIR is /proc/self/fd/N
-    ::execv("/proc/self/exe", const_cast<char* const*>(args.data()));
-    ::_exit(kExecFailedStatus);
-  }
+  // The child dies with the sweep (SIGKILL), in a process group of its own: a terminal's
+  // Ctrl-C or a group SIGTERM is the sweep's to handle, which then stops the cell.
+  ChildSpec child;
+  child.args = {"pilot", "sweep-cell", d, "--group", g, "--batch-size", b, "--out", out_name, "--quiet"};
+  child.err_fd = err_fd;
+  child.pass_fd = dir_fd;  // handed down: SWEEP_DIR is /proc/self/fd/N
+  child.death_signal = SIGKILL;
+  auto pid = RealProcesses().Spawn(child);
   ::close(err_fd);
   ::close(dir_fd);
-  int status = 0;
-  struct rusage ru {};
+  if (!pid.ok()) return WorkFailed("cannot start the cell's process: " + pid.error().what, dir.string());
   auto interrupted = [&]() -> Error {
     (void)fsys.RemoveFile(out);
     (void)fsys.RemoveFile(err);
     return Error{ErrorKind::kInterrupted, "interrupted", "", ""};
   };
-  while (::wait4(pid, &status, 0, &ru) < 0) {
-    if (errno != EINTR)
-      return WorkFailed(std::string("lost the cell's process: ") + std::strerror(errno), dir.string());
-    if (InterruptRequested()) {  // stop now: the cell is not journaled and runs again on resume
-      ::kill(pid, SIGKILL);
-      while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-      }
-      return interrupted();
-    }
-  }
-  const double peak_rss = static_cast<double>(ru.ru_maxrss) / 1024.0;
+  // Stopped on an interrupt: the cell is not journaled and runs again on resume.
+  auto waited = RealProcesses().Wait(pid.value(), [] { return InterruptRequested(); });
+  if (!waited.ok()) return WorkFailed("lost the cell's process: " + waited.error().what, dir.string());
+  if (!waited.value()) return interrupted();
+  const ChildEnd& end = *waited.value();
+  const double peak_rss = end.peak_rss_mb;
   if (InterruptRequested()) return interrupted();
-  if (WIFSIGNALED(status)) {
-    const int sig = WTERMSIG(status);
+  if (end.signal != 0) {
+    const int sig = end.signal;
     (void)fsys.RemoveFile(out);
     (void)fsys.RemoveFile(err);
     CellMeasure m;
@@ -147,7 +120,7 @@ Result<CellMeasure> RunCellInChild(const fs::path& dir, int group, int batch, in
                         : "");
     return m;
   }
-  const int code = WIFEXITED(status) ? WEXITSTATUS(status) : Code(ExitCode::kWorkFailed);
+  const int code = end.code;
   if (code != 0) {
     std::string tail = Tail(fsys, err);
     (void)fsys.RemoveFile(out);

@@ -2,6 +2,7 @@
 // library's error kinds and run verdicts to them. Nothing below src/cli/ knows an exit status.
 #pragma once
 
+#include "pilot/process.h"
 #include "pilot/run.h"
 #include "pilot/status.h"
 
@@ -46,9 +47,6 @@ constexpr ExitCode ExitCodeFor(RunVerdict verdict) {
 }
 
 constexpr int Code(ExitCode code) { return static_cast<int>(code); }
-
-// What a forked child exits with when it could not exec pilot (the shell's convention).
-inline constexpr int kExecFailedStatus = 127;
 
 // Whether a child pilot's exit status (a worker, a sweep cell) is one of the codes above, other
 // than success: the child said what happened on its stderr. Anything else is a crash.
