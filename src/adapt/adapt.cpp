@@ -735,35 +735,19 @@ Result<std::string> AdaptFolderDevice(FileSystem& fsys, const fs::path& dir) {
   return state.value().header.device;
 }
 
-Result<AdaptOutcome> ResumeAdapt(const fs::path& given, const std::string& device,
-                                 const std::vector<std::string>& command_line, AdaptTrainer& trainer,
-                                 FileSystem& fsys, Clock& clock, const AdaptControl& control) {
-  std::error_code ec;
-  const fs::path dir = fs::absolute(given, ec).lexically_normal();
-  auto lock = RunLock::Acquire(fsys, dir);
-  if (!lock.ok()) return lock.error();
-  std::vector<std::string> notes;
-  if (lock.value().stale_taken_over()) notes.push_back("took over the lock left by a process that is gone");
-  PILOT_TRY(CheckFolderEntries(fsys, dir));
-  auto finished = fsys.LinkStat(dir / kTagManifest);
-  if (finished.ok() && finished.value().exists) {
-    return BadInput("the adaptation has already finished", dir.string(), "verify it with `pilot verify`");
-  }
-  auto loaded = LoadAdaptJournal(fsys, dir);
-  if (!loaded.ok()) return loaded.error();
-  AdaptJournalState state = std::move(loaded).value();
-  const AdaptJournalHeader h = state.header;
-  if (!device.empty() && device != h.device) {
-    return BadInput("the adaptation ran on '" + h.device + "', not '" + ValueForMessage(device) + "'",
-                    "--device", "resume on the device it began on: bitwise identity holds only there");
-  }
+namespace {
+
+// Resuming, step by step: every check comes before the folder is changed.
+
+// The parameters from their pinned copy, the manifest copies against their pins, and the base
+// model: the same bytes, or nothing resumes.
+Result<AdaptParams> ReadPinnedParams(FileSystem& fsys, const fs::path& dir, const AdaptJournalHeader& h) {
   // The copies, against the journal's pins; the parameters read from the copy.
   auto params_text = ReadPinned(fsys, dir, kParamsCopy, h.params_sha256, limits::kParamsBytes);
   if (!params_text.ok()) return params_text.error();
   const fs::path params_dir = fs::path(h.params_path).parent_path();
   auto params = ParseAdaptParams(params_text.value(), params_dir, (dir / kParamsCopy).string());
   if (!params.ok()) return params.error();
-  AdaptParams p = std::move(params).value();
   for (const auto& [copy, pin] : {std::pair{h.train_manifest_copy, h.train_manifest_sha256},
                                   std::pair{h.eval_manifest_copy, h.eval_manifest_sha256}}) {
     auto sha = Sha256File(fsys, dir / copy, false);
@@ -781,46 +765,47 @@ Result<AdaptOutcome> ResumeAdapt(const fs::path& given, const std::string& devic
                         ", pinned " + h.base_model_sha256 + ")",
                     h.base_model_path, "restore the pinned model, or start a new adaptation");
   }
-  // The inputs: the copies name them, relative to the original manifests' folders.
+  return std::move(params).value();
+}
+
+// The manifests from their copies; the inputs they name, relative to the original manifests'
+// folders.
+Result<ManifestPair> OpenPinnedManifests(FileSystem& fsys, const fs::path& dir, const AdaptJournalHeader& h) {
   ManifestPair m;
-  {
-    auto t = ManifestSource::Open(fsys, dir / h.train_manifest_copy);
-    if (!t.ok()) return t.error();
-    m.train.emplace(std::move(t).value());
-    auto e = ManifestSource::Open(fsys, dir / h.eval_manifest_copy);
-    if (!e.ok()) return e.error();
-    m.eval.emplace(std::move(e).value());
-    auto tr = ManifestRoot(fsys, h.train_manifest_path);
-    if (!tr.ok()) return tr.error();
-    m.train_root = tr.value();
-    auto er = ManifestRoot(fsys, h.eval_manifest_path);
-    if (!er.ok()) return er.error();
-    m.eval_root = er.value();
-  }
-  AdaptTrainerConfig config = TrainerConfig(p, h.device, h.base_model_path);
-  config.threads = h.threads;
-  config.seed = h.seed;
-  auto info = trainer.Load(config);
-  if (!info.ok()) return info.error();
-  auto prepared = PrepareItems(fsys, m, info.value().labels, p.max_bytes);
-  if (!prepared.ok()) return prepared.error();
-  if (Sha256Hex(prepared.value().train_accounting) != h.train_accounting_sha256 ||
-      prepared.value().eval.size() != h.eval_used) {
-    return BadInput(
-        "the inputs' prechecks differ from when the adaptation began (an input changed, or was removed)",
-        h.train_manifest_path, "restore the inputs as they were, or start a new adaptation");
-  }
+  auto t = ManifestSource::Open(fsys, dir / h.train_manifest_copy);
+  if (!t.ok()) return t.error();
+  m.train.emplace(std::move(t).value());
+  auto e = ManifestSource::Open(fsys, dir / h.eval_manifest_copy);
+  if (!e.ok()) return e.error();
+  m.eval.emplace(std::move(e).value());
+  auto tr = ManifestRoot(fsys, h.train_manifest_path);
+  if (!tr.ok()) return tr.error();
+  m.train_root = tr.value();
+  auto er = ManifestRoot(fsys, h.eval_manifest_path);
+  if (!er.ok()) return er.error();
+  m.eval_root = er.value();
+  return m;
+}
+
+Status CheckHeaderFollows(const AdaptJournalHeader& h, const AdaptParams& p, const Prepared& prepared,
+                          const fs::path& dir) {
   // The header's schedule and settings follow from the pinned parameters and the inputs: a
   // journal that says otherwise was altered (a huge total_steps would train for ever).
-  const std::uint64_t per_epoch = StepsPerEpoch(prepared.value().train.size(), p.batch_size);
+  const std::uint64_t per_epoch = StepsPerEpoch(prepared.train.size(), p.batch_size);
   const std::uint64_t total = p.steps ? *p.steps : static_cast<std::uint64_t>(*p.epochs) * per_epoch;
   if (h.steps_per_epoch != per_epoch || h.total_steps != total || h.threads != p.threads ||
-      h.seed != p.seed || h.dtype != p.dtype || h.train_used != prepared.value().train.size() ||
-      h.train_items != prepared.value().train_items || h.eval_items != prepared.value().eval_items) {
+      h.seed != p.seed || h.dtype != p.dtype || h.train_used != prepared.train.size() ||
+      h.train_items != prepared.train_items || h.eval_items != prepared.eval_items) {
     return BadInput("the journal's header does not match the parameters and inputs it is bound to",
                     (dir / kAdaptJournal).string(), "the folder was altered; it cannot be resumed");
   }
+  return {};
+}
 
+// Every kept checkpoint against its record; the names of the checkpoint files the journal does
+// not keep (pilot's own, removed once every check has passed).
+Result<std::vector<std::string>> CheckCheckpoints(FileSystem& fsys, const fs::path& dir,
+                                                  const AdaptJournalState& state, const Prepared& prepared) {
   // Checkpoints: every kept one must match its record; anything else in the folder goes.
   std::set<std::string> kept_files;
   for (const auto* c : KeptCheckpoints(state)) {
@@ -864,10 +849,17 @@ Result<AdaptOutcome> ResumeAdapt(const fs::path& given, const std::string& devic
     return BadInput("the journal has checkpoints but no baseline evaluation", (dir / kAdaptJournal).string(),
                     "the folder is damaged; it cannot be resumed");
   }
-  if (state.baseline && state.baseline->predictions.size() != prepared.value().eval.size()) {
+  if (state.baseline && state.baseline->predictions.size() != prepared.eval.size()) {
     return BadInput("the baseline evaluation does not cover the evaluation items",
                     (dir / kAdaptJournal).string(), "the folder is damaged; it cannot be resumed");
   }
+  return strays;
+}
+
+// The step the last kept checkpoint restores the trainer to (0: none kept).
+Result<std::uint64_t> RestoreLastCheckpoint(FileSystem& fsys, const fs::path& dir,
+                                            const AdaptJournalState& state, AdaptTrainer& trainer) {
+  const auto kept = KeptCheckpoints(state);
   std::uint64_t restored_step = 0;
   if (!kept.empty()) {
     const AdaptCheckpointRecord& last = *kept.back();
@@ -896,8 +888,14 @@ Result<AdaptOutcome> ResumeAdapt(const fs::path& given, const std::string& devic
     restored_step = last.step;
   }
 
-  // Everything checked: only from here on is the folder changed. A torn last journal record
-  // goes first, so that appends continue after whole records.
+  return restored_step;
+}
+
+// The folder made ready to append to: a torn last journal record cut off, the stray
+// checkpoints and the temp files of writes a killed process never renamed removed.
+Status CleanUpForResume(FileSystem& fsys, const fs::path& dir, const AdaptJournalState& state,
+                        const std::vector<std::string>& strays, std::vector<std::string>& notes) {
+  // A torn last journal record goes first, so that appends continue after whole records.
   if (state.torn_bytes > 0) {
     PILOT_TRY(fsys.Truncate(dir / kAdaptJournal, state.valid_bytes));
     notes.push_back("dropped a torn last journal record (" + std::to_string(state.torn_bytes) +
@@ -919,13 +917,69 @@ Result<AdaptOutcome> ResumeAdapt(const fs::path& given, const std::string& devic
     }
   }
 
+  return {};
+}
+
+}  // namespace
+
+Result<AdaptOutcome> ResumeAdapt(const fs::path& given, const std::string& device,
+                                 const std::vector<std::string>& command_line, AdaptTrainer& trainer,
+                                 FileSystem& fsys, Clock& clock, const AdaptControl& control) {
+  std::error_code ec;
+  const fs::path dir = fs::absolute(given, ec).lexically_normal();
+  auto lock = RunLock::Acquire(fsys, dir);
+  if (!lock.ok()) return lock.error();
+  std::vector<std::string> notes;
+  if (lock.value().stale_taken_over()) notes.push_back("took over the lock left by a process that is gone");
+  PILOT_TRY(CheckFolderEntries(fsys, dir));
+  auto finished = fsys.LinkStat(dir / kTagManifest);
+  if (finished.ok() && finished.value().exists) {
+    return BadInput("the adaptation has already finished", dir.string(), "verify it with `pilot verify`");
+  }
+  auto loaded = LoadAdaptJournal(fsys, dir);
+  if (!loaded.ok()) return loaded.error();
+  AdaptJournalState state = std::move(loaded).value();
+  const AdaptJournalHeader h = state.header;
+  if (!device.empty() && device != h.device) {
+    return BadInput("the adaptation ran on '" + h.device + "', not '" + ValueForMessage(device) + "'",
+                    "--device", "resume on the device it began on: bitwise identity holds only there");
+  }
+  auto params = ReadPinnedParams(fsys, dir, h);
+  if (!params.ok()) return params.error();
+  AdaptParams p = std::move(params).value();
+  // The inputs: the copies name them, relative to the original manifests' folders.
+  auto manifests = OpenPinnedManifests(fsys, dir, h);
+  if (!manifests.ok()) return manifests.error();
+  AdaptTrainerConfig config = TrainerConfig(p, h.device, h.base_model_path);
+  config.threads = h.threads;
+  config.seed = h.seed;
+  auto info = trainer.Load(config);
+  if (!info.ok()) return info.error();
+  auto prepared = PrepareItems(fsys, manifests.value(), info.value().labels, p.max_bytes);
+  if (!prepared.ok()) return prepared.error();
+  if (Sha256Hex(prepared.value().train_accounting) != h.train_accounting_sha256 ||
+      prepared.value().eval.size() != h.eval_used) {
+    return BadInput(
+        "the inputs' prechecks differ from when the adaptation began (an input changed, or was removed)",
+        h.train_manifest_path, "restore the inputs as they were, or start a new adaptation");
+  }
+  PILOT_TRY(CheckHeaderFollows(h, p, prepared.value(), dir));
+
+  auto strays = CheckCheckpoints(fsys, dir, state, prepared.value());
+  if (!strays.ok()) return strays.error();
+  auto restored_step = RestoreLastCheckpoint(fsys, dir, state, trainer);
+  if (!restored_step.ok()) return restored_step.error();
+
+  // Everything checked: only from here on is the folder changed.
+  PILOT_TRY(CleanUpForResume(fsys, dir, state, strays.value(), notes));
+
   AdaptSession s(dir, fsys, clock, trainer, control);
   s.params = p;
   s.info = std::move(info).value();
   s.items = std::move(prepared).value();
   s.header = h;
   s.command_line = command_line;
-  s.step = restored_step;
+  s.step = restored_step.value();
   s.state = std::move(state);
   s.notes = notes;
   PILOT_TRY(s.OpenJournal());

@@ -110,8 +110,11 @@ Status CheckSidecar(FileSystem& fsys, const fs::path& run_dir, const JournalStat
   return {};
 }
 
-// The checks of PrepareResume: the journal, and the copies and model it binds. Reads only.
-Result<ResumeSetup> CheckAgainstJournal(FileSystem& fsys, const fs::path& run_dir, ResumeSetup& s) {
+// The checks of PrepareResume, step by step: the journal, and the copies and model it binds.
+// Reads only.
+
+// The journal, of a version this pilot resumes.
+Status LoadResumableJournal(FileSystem& fsys, const fs::path& run_dir, ResumeSetup& s) {
   // A run writes its copies first and then the journal's header: a folder stopped in
   // between has copies and no journal, and nothing was processed.
   if (!Exists(fsys, run_dir / kJournal) && Exists(fsys, run_dir / "data")) {
@@ -129,6 +132,15 @@ Result<ResumeSetup> CheckAgainstJournal(FileSystem& fsys, const fs::path& run_di
         run_dir.string(), "finish it with the pilot that started it, or start a new run with `pilot run`");
   }
 
+  return {};
+}
+
+struct PinnedFiles {
+  fs::path manifest, params;
+};
+
+// The copies (or the originals), and the model, against the hashes the journal binds.
+Result<PinnedFiles> CheckPinnedFiles(FileSystem& fsys, const fs::path& run_dir, const JournalHeader& h) {
   // The copies (or, if a kill came before they were written, the originals) must be the
   // very files the journal's header binds the run to.
   auto pinned_bytes = [&](const std::string& copy, const std::string& original, const std::string& want,
@@ -162,10 +174,12 @@ Result<ResumeSetup> CheckAgainstJournal(FileSystem& fsys, const fs::path& run_di
                     h.model_path, "restore the model the run used, or start a new run");
   }
 
-  if (Status st = CheckSidecar(fsys, run_dir, s.journal); !st.ok()) return st.error();
+  return PinnedFiles{manifest_file.value(), params_file.value()};
+}
 
-  RunPlan& p = s.plan;
-  auto bytes = ReadCapped(fsys, params_file.value(), limits::kParamsBytes, "parameter file");
+// The parameters and the manifest, read from the pinned files into the plan.
+Status ReadPinnedPlan(FileSystem& fsys, const JournalHeader& h, const PinnedFiles& files, RunPlan& p) {
+  auto bytes = ReadCapped(fsys, files.params, limits::kParamsBytes, "parameter file");
   if (!bytes.ok()) return bytes.error();
   p.params_bytes = std::move(bytes).value();
   auto params = ParseParams(p.params_bytes, fs::path(h.params_path).parent_path(), kParamsCopy);
@@ -177,14 +191,19 @@ Result<ResumeSetup> CheckAgainstJournal(FileSystem& fsys, const fs::path& run_di
   // validated again (at a million items that would cost seconds); every line a resume
   // reads is still parsed strictly, and a repeated id is caught below.
   // (A .json manifest is capped in size and held in memory: it is simply loaded again.)
-  if (manifest_file.value().extension() == ".jsonl") {
-    p.manifest = ManifestSource::OpenPinned(fsys, manifest_file.value(), h.shard ? h.manifest_items : h.items,
+  if (files.manifest.extension() == ".jsonl") {
+    p.manifest = ManifestSource::OpenPinned(fsys, files.manifest, h.shard ? h.manifest_items : h.items,
                                             h.manifest_sha256);
   } else {
-    auto manifest = ManifestSource::Open(fsys, manifest_file.value());
+    auto manifest = ManifestSource::Open(fsys, files.manifest);
     if (!manifest.ok()) return manifest.error();
     p.manifest = std::move(manifest).value();
   }
+  return {};
+}
+
+// What run.json recorded of the request, and the batch plan from the folder's own copy.
+Status ReadRecordedPlan(FileSystem& fsys, const fs::path& run_dir, const JournalHeader& h, RunPlan& p) {
   // What the user first asked stays in run.json across sessions.
   std::optional<std::string> plan_sha;
   bool recorded_no_plan = false;  // run.json says the run used none
@@ -232,6 +251,14 @@ Result<ResumeSetup> CheckAgainstJournal(FileSystem& fsys, const fs::path& run_di
     return BadInput("the run used a batch plan, but its copy is missing", (run_dir / kBatchPlanFile).string(),
                     "the run folder is damaged; it cannot be resumed");
   }
+  return {};
+}
+
+// Every result in the journal is for an id of the manifest (of the shard's partition), and the
+// manifest holds as many items as the journal's header says.
+Status CheckJournalAgainstManifest(const fs::path& run_dir, const fs::path& manifest_file, ResumeSetup& s) {
+  RunPlan& p = s.plan;
+  const JournalHeader& h = s.journal.header;
   // Every result in the journal must be for an id of the manifest: checked here, before
   // anything is written, not when the folder is finished.
   // A shard counts only its partition: a journaled id of another shard is a ghost too.
@@ -260,7 +287,7 @@ Result<ResumeSetup> CheckAgainstJournal(FileSystem& fsys, const fs::path& run_di
     return BadInput("the manifest holds " + std::to_string(items) + " items" +
                         (h.shard ? " of shard " + ShardText(*h.shard) : std::string()) + ", the journal " +
                         std::to_string(h.items),
-                    manifest_file.value().string(), "the run folder is damaged; it cannot be resumed");
+                    manifest_file.string(), "the run folder is damaged; it cannot be resumed");
   }
   if (known != s.journal.done.size()) {
     std::unordered_set<std::string> ids;
@@ -273,13 +300,26 @@ Result<ResumeSetup> CheckAgainstJournal(FileSystem& fsys, const fs::path& run_di
       if (!ids.count(std::string(s.journal.done.Id(k)))) ghost = s.journal.done.Id(k);
     }
     if (ghost.empty()) {
-      return BadInput("the manifest copy names an id more than once", manifest_file.value().string(),
+      return BadInput("the manifest copy names an id more than once", manifest_file.string(),
                       "the run folder is damaged; it cannot be resumed");
     }
     return BadInput("the journal holds a result for '" + ghost + "', an id that is not in the manifest" +
                         (h.shard ? std::string(" or not of shard ") + ShardText(*h.shard) : std::string()),
                     (run_dir / kJournal).string(), "the run folder is damaged; it cannot be resumed");
   }
+  return {};
+}
+
+Result<ResumeSetup> CheckAgainstJournal(FileSystem& fsys, const fs::path& run_dir, ResumeSetup& s) {
+  PILOT_TRY(LoadResumableJournal(fsys, run_dir, s));
+  const JournalHeader& h = s.journal.header;
+  auto files = CheckPinnedFiles(fsys, run_dir, h);
+  if (!files.ok()) return files.error();
+  if (Status st = CheckSidecar(fsys, run_dir, s.journal); !st.ok()) return st.error();
+  RunPlan& p = s.plan;
+  PILOT_TRY(ReadPinnedPlan(fsys, h, files.value(), p));
+  PILOT_TRY(ReadRecordedPlan(fsys, run_dir, h, p));
+  PILOT_TRY(CheckJournalAgainstManifest(run_dir, files.value().manifest, s));
   p.inputs_root = h.inputs_root;
   (void)fsys.Anchor(p.inputs_root);  // pinned when it exists; a missing one rejects each item by name
   p.model_sha256 = h.model_sha256;

@@ -240,6 +240,111 @@ Status CheckCompareConsistent(const Evidence& e) {
   return {};
 }
 
+// What every plan row is checked against: the basis's figures and the cards' classes.
+struct PlanBasis {
+  const nlohmann::json& rate;  // basis.items_per_s_per_card
+  const nlohmann::json& scaling;
+  const nlohmann::json& corpus_items;
+  const nlohmann::json& measured_class;
+  std::map<std::string, nlohmann::json> card_class;
+};
+
+// One plan row: its figures follow from the basis, and a row that fits is a candidate for the
+// cheapest and the fastest pick.
+Status CheckPlanRow(const Evidence& e, const nlohmann::json& r, const PlanBasis& b,
+                    std::optional<double>& cheapest_cost, std::optional<double>& fastest_hours) {
+  const nlohmann::json& cost = At(r, "cost");
+  if (!FiniteNumber(cost) || cost.get<double>() < 0) {
+    return Inconsistent(e,
+                        "a plan row's cost " + JsonValueText(cost) + " is not a finite amount of 0 or more");
+  }
+  const nlohmann::json &lots = At(r, "lots"), &cards = At(r, "cards"), &days = At(r, "period_days");
+  if (!lots.is_number_unsigned() || lots.get<std::uint64_t>() < 1 ||
+      lots.get<std::uint64_t>() > static_cast<std::uint64_t>(kMaxLots) || !cards.is_number_unsigned() ||
+      cards.get<std::uint64_t>() < lots.get<std::uint64_t>() ||
+      cards.get<std::uint64_t>() > lots.get<std::uint64_t>() * static_cast<std::uint64_t>(kMaxCardsPerLot) ||
+      !(days == 3 || days == 7 || days == 30) || !At(r, "fits").is_boolean()) {
+    return Inconsistent(e, "a plan row's lots, cards, period_days or fits are not what pilot writes");
+  }
+  for (const char* k : {"compute_hours", "needed_hours"}) {
+    const nlohmann::json& h = At(r, k);  // null: no finite figure (a rate of zero)
+    if (!h.is_null() && (!FiniteNumber(h) || h.get<double>() < 0)) {
+      return Inconsistent(
+          e, std::string("a plan row's ") + k + " " + JsonValueText(h) + " is negative or not finite");
+    }
+  }
+  const nlohmann::json &row_rate = At(r, "items_per_s_per_card"), &rate_basis = At(r, "rate_basis");
+  const bool assumed = rate_basis == "assumed";
+  if (!(assumed || rate_basis == "measured") ||
+      (assumed && (!FiniteNumber(b.scaling) || b.scaling.get<double>() <= 0))) {
+    return Inconsistent(e, "a plan row's rate_basis " + JsonValueText(rate_basis) +
+                               " is not measured, or assumed with a positive basis.assume_scaling");
+  }
+  const auto listed_class =
+      At(r, "card").is_string() ? b.card_class.find(At(r, "card").get<std::string>()) : b.card_class.end();
+  if (listed_class == b.card_class.end() || !b.measured_class.is_string() ||
+      assumed != (listed_class->second != b.measured_class)) {
+    return Inconsistent(e, "a plan row's rate_basis " + JsonValueText(rate_basis) +
+                               " does not follow from its card " + JsonValueText(At(r, "card")) +
+                               " (listed in cards with its class) and the measured class " +
+                               JsonValueText(b.measured_class));
+  }
+  const double want_rate = b.rate.get<double>() * (assumed ? b.scaling.get<double>() : 1.0);
+  if (!FiniteNumber(row_rate) || !SameFigure(row_rate.get<double>(), want_rate)) {
+    return Inconsistent(e, "a plan row's items_per_s_per_card " + JsonValueText(row_rate) +
+                               " is not the basis's rate" + (assumed ? " times its assume_scaling" : ""));
+  }
+  // needed = compute + the allowance, and the period suffices exactly when it holds that.
+  const nlohmann::json &compute = At(r, "compute_hours"), &needed_h = At(r, "needed_hours");
+  const double want_hours = static_cast<double>(b.corpus_items.get<std::uint64_t>()) /
+                            (want_rate * static_cast<double>(cards.get<std::uint64_t>())) / 3600.0;
+  if (!FiniteNumber(compute) || !SameFigure(compute.get<double>(), want_hours)) {
+    return Inconsistent(e, "a plan row's compute_hours " + JsonValueText(compute) +
+                               " is not corpus.items / (" + "its rate x " + JsonValueText(cards) +
+                               " cards) / 3600 = " + JsonValueText(nlohmann::json(want_hours)));
+  }
+  const nlohmann::json& allowance = At(e.doc, "allowance_hours");
+  if (!At(r, "period_suffices").is_boolean())
+    return Inconsistent(e, "a plan row's period_suffices is not true or false");
+  if (FiniteNumber(compute) && FiniteNumber(needed_h)) {
+    const double c = compute.get<double>(), n = needed_h.get<double>();
+    const double tolerance = 1e-6 * std::max(1.0, n);
+    if (n + tolerance < c ||
+        (FiniteNumber(allowance) && std::fabs(n - (c + allowance.get<double>())) > tolerance)) {
+      return Inconsistent(e, "a plan row needs " + JsonValueText(needed_h) + " h, not its compute_hours " +
+                                 JsonValueText(compute) + " plus the allowance " + JsonValueText(allowance));
+    }
+    const double period = static_cast<double>(days.get<std::uint64_t>()) * 24.0;
+    if (At(r, "period_suffices").get<bool>() ? n > period + tolerance : n < period - tolerance) {
+      return Inconsistent(e, "a plan row needs " + JsonValueText(needed_h) + " h of its " +
+                                 JsonValueText(days) + " days, yet period_suffices says " +
+                                 JsonValueText(At(r, "period_suffices")));
+    }
+  } else if (!compute.is_null() || !needed_h.is_null()) {
+    return Inconsistent(e, "a plan row gives one of compute_hours and needed_hours but not the other");
+  }
+  // A row fits only when the card fits (or its fit is unknown) and the period suffices.
+  const bool may_fit = At(r, "fit") != "no" && At(r, "period_suffices") == true;
+  if (At(r, "fits").get<bool>() && !may_fit) {
+    return Inconsistent(e, "a row fits though its card does not (fit " + JsonValueText(At(r, "fit")) +
+                               ") or its period does not suffice");
+  }
+  if (!At(r, "fits").get<bool>()) return {};
+  const nlohmann::json& rate = At(r, "items_per_s_per_card");
+  if (!FiniteNumber(rate) || rate.get<double>() <= 0) {
+    return Inconsistent(e, "a row that fits has a rate of " + JsonValueText(rate) + " items/s per card");
+  }
+  const nlohmann::json& needed = At(r, "needed_hours");
+  if (!FiniteNumber(needed) || needed.get<double>() < 0 ||
+      needed.get<double>() > static_cast<double>(days.get<std::uint64_t>()) * 24.0 + 1e-6) {
+    return Inconsistent(e, "a row that fits needs " + JsonValueText(needed) + " h, more than its " +
+                               JsonValueText(days) + " days (or no finite figure)");
+  }
+  if (!cheapest_cost || cost.get<double>() < *cheapest_cost) cheapest_cost = cost.get<double>();
+  if (!fastest_hours || needed.get<double>() < *fastest_hours) fastest_hours = needed.get<double>();
+  return {};
+}
+
 Status CheckPlanConsistent(const Evidence& e) {
   const nlohmann::json& rows = At(e.doc, "plans");
   if (!rows.is_array() || rows.size() > 100000)
@@ -276,100 +381,9 @@ Status CheckPlanConsistent(const Evidence& e) {
   if (!corpus_items.is_number_unsigned()) {
     return Inconsistent(e, "corpus.items " + JsonValueText(corpus_items) + " is not a count of items");
   }
+  const PlanBasis basis{basis_rate, scaling, corpus_items, measured_class, std::move(card_class)};
   std::optional<double> cheapest_cost, fastest_hours;
-  for (const auto& r : rows) {
-    const nlohmann::json& cost = At(r, "cost");
-    if (!FiniteNumber(cost) || cost.get<double>() < 0) {
-      return Inconsistent(
-          e, "a plan row's cost " + JsonValueText(cost) + " is not a finite amount of 0 or more");
-    }
-    const nlohmann::json &lots = At(r, "lots"), &cards = At(r, "cards"), &days = At(r, "period_days");
-    if (!lots.is_number_unsigned() || lots.get<std::uint64_t>() < 1 ||
-        lots.get<std::uint64_t>() > static_cast<std::uint64_t>(kMaxLots) || !cards.is_number_unsigned() ||
-        cards.get<std::uint64_t>() < lots.get<std::uint64_t>() ||
-        cards.get<std::uint64_t>() >
-            lots.get<std::uint64_t>() * static_cast<std::uint64_t>(kMaxCardsPerLot) ||
-        !(days == 3 || days == 7 || days == 30) || !At(r, "fits").is_boolean()) {
-      return Inconsistent(e, "a plan row's lots, cards, period_days or fits are not what pilot writes");
-    }
-    for (const char* k : {"compute_hours", "needed_hours"}) {
-      const nlohmann::json& h = At(r, k);  // null: no finite figure (a rate of zero)
-      if (!h.is_null() && (!FiniteNumber(h) || h.get<double>() < 0)) {
-        return Inconsistent(
-            e, std::string("a plan row's ") + k + " " + JsonValueText(h) + " is negative or not finite");
-      }
-    }
-    const nlohmann::json &row_rate = At(r, "items_per_s_per_card"), &rate_basis = At(r, "rate_basis");
-    const bool assumed = rate_basis == "assumed";
-    if (!(assumed || rate_basis == "measured") ||
-        (assumed && (!FiniteNumber(scaling) || scaling.get<double>() <= 0))) {
-      return Inconsistent(e, "a plan row's rate_basis " + JsonValueText(rate_basis) +
-                                 " is not measured, or assumed with a positive basis.assume_scaling");
-    }
-    const auto listed_class =
-        At(r, "card").is_string() ? card_class.find(At(r, "card").get<std::string>()) : card_class.end();
-    if (listed_class == card_class.end() || !measured_class.is_string() ||
-        assumed != (listed_class->second != measured_class)) {
-      return Inconsistent(e, "a plan row's rate_basis " + JsonValueText(rate_basis) +
-                                 " does not follow from its card " + JsonValueText(At(r, "card")) +
-                                 " (listed in cards with its class) and the measured class " +
-                                 JsonValueText(measured_class));
-    }
-    const double want_rate = basis_rate.get<double>() * (assumed ? scaling.get<double>() : 1.0);
-    if (!FiniteNumber(row_rate) || !SameFigure(row_rate.get<double>(), want_rate)) {
-      return Inconsistent(e, "a plan row's items_per_s_per_card " + JsonValueText(row_rate) +
-                                 " is not the basis's rate" + (assumed ? " times its assume_scaling" : ""));
-    }
-    // needed = compute + the allowance, and the period suffices exactly when it holds that.
-    const nlohmann::json &compute = At(r, "compute_hours"), &needed_h = At(r, "needed_hours");
-    const double want_hours = static_cast<double>(corpus_items.get<std::uint64_t>()) /
-                              (want_rate * static_cast<double>(cards.get<std::uint64_t>())) / 3600.0;
-    if (!FiniteNumber(compute) || !SameFigure(compute.get<double>(), want_hours)) {
-      return Inconsistent(e, "a plan row's compute_hours " + JsonValueText(compute) +
-                                 " is not corpus.items / (" + "its rate x " + JsonValueText(cards) +
-                                 " cards) / 3600 = " + JsonValueText(nlohmann::json(want_hours)));
-    }
-    const nlohmann::json& allowance = At(e.doc, "allowance_hours");
-    if (!At(r, "period_suffices").is_boolean())
-      return Inconsistent(e, "a plan row's period_suffices is not true or false");
-    if (FiniteNumber(compute) && FiniteNumber(needed_h)) {
-      const double c = compute.get<double>(), n = needed_h.get<double>();
-      const double tolerance = 1e-6 * std::max(1.0, n);
-      if (n + tolerance < c ||
-          (FiniteNumber(allowance) && std::fabs(n - (c + allowance.get<double>())) > tolerance)) {
-        return Inconsistent(e, "a plan row needs " + JsonValueText(needed_h) + " h, not its compute_hours " +
-                                   JsonValueText(compute) + " plus the allowance " +
-                                   JsonValueText(allowance));
-      }
-      const double period = static_cast<double>(days.get<std::uint64_t>()) * 24.0;
-      if (At(r, "period_suffices").get<bool>() ? n > period + tolerance : n < period - tolerance) {
-        return Inconsistent(e, "a plan row needs " + JsonValueText(needed_h) + " h of its " +
-                                   JsonValueText(days) + " days, yet period_suffices says " +
-                                   JsonValueText(At(r, "period_suffices")));
-      }
-    } else if (!compute.is_null() || !needed_h.is_null()) {
-      return Inconsistent(e, "a plan row gives one of compute_hours and needed_hours but not the other");
-    }
-    // A row fits only when the card fits (or its fit is unknown) and the period suffices.
-    const bool may_fit = At(r, "fit") != "no" && At(r, "period_suffices") == true;
-    if (At(r, "fits").get<bool>() && !may_fit) {
-      return Inconsistent(e, "a row fits though its card does not (fit " + JsonValueText(At(r, "fit")) +
-                                 ") or its period does not suffice");
-    }
-    if (!At(r, "fits").get<bool>()) continue;
-    const nlohmann::json& rate = At(r, "items_per_s_per_card");
-    if (!FiniteNumber(rate) || rate.get<double>() <= 0) {
-      return Inconsistent(e, "a row that fits has a rate of " + JsonValueText(rate) + " items/s per card");
-    }
-    const nlohmann::json& needed = At(r, "needed_hours");
-    if (!FiniteNumber(needed) || needed.get<double>() < 0 ||
-        needed.get<double>() > static_cast<double>(days.get<std::uint64_t>()) * 24.0 + 1e-6) {
-      return Inconsistent(e, "a row that fits needs " + JsonValueText(needed) + " h, more than its " +
-                                 JsonValueText(days) + " days (or no finite figure)");
-    }
-    if (!cheapest_cost || cost.get<double>() < *cheapest_cost) cheapest_cost = cost.get<double>();
-    if (!fastest_hours || needed.get<double>() < *fastest_hours) fastest_hours = needed.get<double>();
-  }
+  for (const auto& r : rows) PILOT_TRY(CheckPlanRow(e, r, basis, cheapest_cost, fastest_hours));
   for (const char* k : {"allowance_hours", "headroom"}) {
     const nlohmann::json& v = At(e.doc, k);
     if (!v.is_null() && (!FiniteNumber(v) || v.get<double>() < 0 ||

@@ -671,7 +671,11 @@ std::string Fixed(double v, int digits) {
 
 }  // namespace
 
-Result<RentalPlan> BuildRentalPlan(const PlanRequest& request) {
+namespace {
+
+// The request's figures, and a measurement that projects to every card listed: the cards of
+// another class than the measurement's (which take --assume-scaling).
+Result<std::vector<std::string>> CheckPlanRequest(const PlanRequest& request) {
   const Measurement& b = request.basis;
   if (request.corpus.items == 0) return BadInput("the corpus has no item", "--corpus-items", "give N >= 1");
   if (!std::isfinite(request.allowance_hours) || request.allowance_hours < 0 ||
@@ -707,68 +711,74 @@ Result<RentalPlan> BuildRentalPlan(const PlanRequest& request) {
         "measure on one such card (pilot run --device cuda|rocm), or pass --assume-scaling F to take F x "
         "the measured items/s per card as an assumption");
   }
+  return other_class;
+}
 
-  RentalPlan plan;
-  plan.request = request;
+// Whether the measured peak fits one card of type `c`, and why (unknown when it was measured
+// on another kind of memory).
+CardVerdict JudgeCard(const CardType& c, const PlanRequest& request) {
+  const Measurement& b = request.basis;
+  CardVerdict v;
+  v.card = c.name;
+  v.device_class = DeviceClassName(c.device_class);
+  v.usable_mb = c.memory_gb * 1024.0 * (1.0 - request.headroom);
+  const bool card_gpu = c.device_class != DeviceClass::kCpu;
+  const bool judged = (b.memory_basis == "device" && card_gpu) || (b.memory_basis == "rss" && !card_gpu);
+  const std::string peak = Fixed(b.peak_memory_mb, 1) + " MB";
+  const std::string usable = Fixed(v.usable_mb, 0) + " MB usable of " + Fixed(c.memory_gb, 0) + " GB (" +
+                             Fixed(request.headroom * 100, 0) + "% kept free)";
+  if (!judged) {
+    v.fit = "unknown";
+    v.note = b.memory_basis == "rss"
+                 ? "the peak (" + peak +
+                       ") is resident memory on the CPU, which says nothing about a card's memory; "
+                       "measure on one such card to know"
+                 : "the peak (" + peak + ") is a GPU allocator's, which says nothing about host memory";
+  } else if (b.peak_memory_mb <= v.usable_mb) {
+    v.fit = "yes";
+    v.note = "peak " + peak + " <= " + usable;
+    if (c.device_class != b.device_class)
+      v.note += "; measured on " + std::string(DeviceClassName(b.device_class));
+  } else {
+    v.fit = "no";
+    v.note = "needs model parallelism; not covered: peak " + peak + " > " + usable +
+             ", and several cards do not pool their memory";
+  }
+  return v;
+}
+
+// A card type's plans: each period it is offered for, at 1..kMaxLots lots.
+void AddPlanRows(const CardType& c, const CardVerdict& v, const PlanRequest& request, RentalPlan& plan) {
+  const Measurement& b = request.basis;
   const double items = static_cast<double>(request.corpus.items);
-  std::vector<std::string> unknown_fit, parallel;
-  for (const CardType& c : request.prices.cards) {
-    CardVerdict v;
-    v.card = c.name;
-    v.device_class = DeviceClassName(c.device_class);
-    v.usable_mb = c.memory_gb * 1024.0 * (1.0 - request.headroom);
-    const bool card_gpu = c.device_class != DeviceClass::kCpu;
-    const bool judged = (b.memory_basis == "device" && card_gpu) || (b.memory_basis == "rss" && !card_gpu);
-    const std::string peak = Fixed(b.peak_memory_mb, 1) + " MB";
-    const std::string usable = Fixed(v.usable_mb, 0) + " MB usable of " + Fixed(c.memory_gb, 0) + " GB (" +
-                               Fixed(request.headroom * 100, 0) + "% kept free)";
-    if (!judged) {
-      v.fit = "unknown";
-      v.note = b.memory_basis == "rss"
-                   ? "the peak (" + peak +
-                         ") is resident memory on the CPU, which says nothing about a card's memory; "
-                         "measure on one such card to know"
-                   : "the peak (" + peak + ") is a GPU allocator's, which says nothing about host memory";
-      unknown_fit.push_back(c.name);
-    } else if (b.peak_memory_mb <= v.usable_mb) {
-      v.fit = "yes";
-      v.note = "peak " + peak + " <= " + usable;
-      if (c.device_class != b.device_class)
-        v.note += "; measured on " + std::string(DeviceClassName(b.device_class));
-    } else {
-      v.fit = "no";
-      v.note = "needs model parallelism; not covered: peak " + peak + " > " + usable +
-               ", and several cards do not pool their memory";
-      parallel.push_back(c.name);
-    }
-    plan.cards.push_back(v);
-    if (v.fit == "no") continue;
-    const bool assumed = c.device_class != b.device_class;
-    const double rate = b.items_per_s_per_card * (assumed ? *request.assume_scaling : 1.0);
-    for (int days : kRentalPeriodsDays) {
-      auto price = c.lot_price.find(days);
-      if (price == c.lot_price.end()) continue;  // not offered
-      for (int lots = 1; lots <= kMaxLots; ++lots) {
-        PlanRow r;
-        r.card = c.name;
-        r.period_days = days;
-        r.lots = lots;
-        r.cards = lots * c.cards_per_lot;
-        r.fit = v.fit;
-        r.rate_basis = assumed ? "assumed" : "measured";
-        r.items_per_s_per_card = rate;
-        r.compute_hours = items / (rate * r.cards) / 3600.0;
-        r.needed_hours = r.compute_hours + request.allowance_hours;
-        r.period_suffices = r.needed_hours <= days * 24.0;
-        r.cost = price->second * lots;  // a lot is priced once, whatever its card count
-        r.fits = r.period_suffices;
-        plan.rows.push_back(r);
-      }
+  const bool assumed = c.device_class != b.device_class;
+  const double rate = b.items_per_s_per_card * (assumed ? *request.assume_scaling : 1.0);
+  for (int days : kRentalPeriodsDays) {
+    auto price = c.lot_price.find(days);
+    if (price == c.lot_price.end()) continue;  // not offered
+    for (int lots = 1; lots <= kMaxLots; ++lots) {
+      PlanRow r;
+      r.card = c.name;
+      r.period_days = days;
+      r.lots = lots;
+      r.cards = lots * c.cards_per_lot;
+      r.fit = v.fit;
+      r.rate_basis = assumed ? "assumed" : "measured";
+      r.items_per_s_per_card = rate;
+      r.compute_hours = items / (rate * r.cards) / 3600.0;
+      r.needed_hours = r.compute_hours + request.allowance_hours;
+      r.period_suffices = r.needed_hours <= days * 24.0;
+      r.cost = price->second * lots;  // a lot is priced once, whatever its card count
+      r.fits = r.period_suffices;
+      plan.rows.push_back(r);
     }
   }
-  // The picks, each in two steps so that the tie rule is the same for every row (a pairwise
-  // "equal within 1e-9" drifts along a chain of near-equal rows): first the best figure, then,
-  // among the rows within rounding of it (Same), the one that wins on the next keys.
+}
+
+// The picks, each in two steps so that the tie rule is the same for every row (a pairwise
+// "equal within 1e-9" drifts along a chain of near-equal rows): first the best figure, then,
+// among the rows within rounding of it (Same), the one that wins on the next keys.
+void PickCheapestAndFastest(RentalPlan& plan) {
   std::optional<double> min_cost, min_hours;
   for (const PlanRow& r : plan.rows) {
     if (!r.fits) continue;
@@ -792,7 +802,18 @@ Result<RentalPlan> BuildRentalPlan(const PlanRequest& request) {
       }
     }
   }
+}
 
+// What the plan's reader must know: made-up prices, assumptions, unknown fits, and a corpus
+// unlike the pilot.
+void AddPlanWarnings(const PlanRequest& request, const std::vector<std::string>& other_class,
+                     RentalPlan& plan) {
+  const Measurement& b = request.basis;
+  std::vector<std::string> unknown_fit, parallel;
+  for (const CardVerdict& v : plan.cards) {
+    if (v.fit == "unknown") unknown_fit.push_back(v.card);
+    if (v.fit == "no") parallel.push_back(v.card);
+  }
   auto& w = plan.warnings;
   if (request.prices.example) {
     w.push_back("the price file " + request.prices.file +
@@ -832,6 +853,22 @@ Result<RentalPlan> BuildRentalPlan(const PlanRequest& request) {
         "assumes the corpus' items are like the pilot's");
   }
   if (!plan.any_fits()) w.push_back("no plan fits: no card type, period and lot count covers the corpus");
+}
+
+}  // namespace
+
+Result<RentalPlan> BuildRentalPlan(const PlanRequest& request) {
+  auto other_class = CheckPlanRequest(request);
+  if (!other_class.ok()) return other_class.error();
+  RentalPlan plan;
+  plan.request = request;
+  for (const CardType& c : request.prices.cards) {
+    CardVerdict v = JudgeCard(c, request);
+    plan.cards.push_back(v);
+    if (v.fit != "no") AddPlanRows(c, v, request, plan);
+  }
+  PickCheapestAndFastest(plan);
+  AddPlanWarnings(request, other_class.value(), plan);
   return plan;
 }
 
