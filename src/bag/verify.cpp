@@ -468,6 +468,96 @@ class Verifier {
     }
   }
 
+  // What the results add up to, line by line: each manifest item's count, by manifest position.
+  struct Tally {
+    const IdIndex* ids = nullptr;
+    std::vector<std::uint8_t> seen;
+    std::map<std::string, std::size_t> by_reason, by_category;
+    std::size_t pos = 0;   // the manifest position after the last result's
+    std::size_t last = 0;  // the last result's manifest position
+    bool in_order = true;
+    // The common case compares each line's id with the next item's; a result out of manifest
+    // order is looked up.
+    std::optional<std::size_t> Find(std::string_view id) const {
+      if (pos < ids->size() && ids->Id(pos) == id) return pos;
+      std::size_t at = ids->Find(id);
+      if (at == IdIndex::npos) return std::nullopt;
+      return at;
+    }
+  };
+
+  // The manifest copy's ids: from the cache when an earlier folder had the same bytes, else
+  // streamed (validated line by line, as `pilot run` validates it) into `local`. Null, with a
+  // finding, when it does not parse.
+  const ManifestIndex* IndexManifestCopy(ManifestIndex& local) {
+    const std::shared_ptr<ManifestCache>& cache = options_.inputs ? nullptr : options_.manifest_cache;
+    if (cache && !cache->sha256.empty() && cache->sha256 == manifest_copy_sha256_) {
+      return &cache->index;  // the same bytes, validated for an earlier folder
+    } else {
+      auto source = ManifestSource::Open(fs_, dir_ / manifest_copy_, &local);
+      if (!source.ok()) {
+        Add("accounting", manifest_copy_, source.error().what);
+        return nullptr;
+      }
+      manifest_.emplace(std::move(source).value());
+      if (cache && cache->sha256.empty()) {
+        cache->sha256 = manifest_->sha256();
+        cache->index = std::move(local);
+        return &cache->index;
+      }
+    }
+    return &local;
+  }
+
+  // A merged folder's shards' journals, each compared with its record's header.
+  std::vector<Journal> OpenShardJournals() {
+    std::vector<Journal> shard_journals;
+    for (std::uint32_t i = 0; i < run_->merged_shards; ++i) {
+      std::future<Result<JournalState>> none;
+      const ShardSpec spec{i, run_->merged_shards};
+      const std::string file = MergedShardFolder(spec) + "/" + kMergedShardJournal;
+      shard_journals.push_back(OpenJournal(none, file));
+      if (const JournalState* js = shard_journals.back().state()) CompareHeader(js->header, file, spec);
+    }
+    return shard_journals;
+  }
+
+  // One result line: its id is the manifest's (and the shard's), once, and it agrees with the
+  // journal (a merged folder's: its shard's). False when it cannot be judged further.
+  bool AccountResult(const ResultRecord& r, const std::string& line, std::size_t line_number,
+                     const std::optional<ShardSpec>& shard, bool merged, std::vector<Journal>& shard_journals,
+                     Journal& journal, Tally& tally) {
+    auto where = [&] { return std::string(kResults) + ":" + std::to_string(line_number); };
+    auto k = tally.Find(r.id);
+    if (!k) {
+      Add("accounting", r.id, "result for an id that is not in the manifest (" + where() + ")");
+      return false;
+    }
+    if (shard && !InShard(r.id, *shard)) {
+      Add("accounting", r.id,
+          "belongs to shard " + std::to_string(ShardOfId(r.id, shard->count)) + ", not to this shard " +
+              ShardText(*shard));
+      return false;
+    }
+    tally.in_order = tally.in_order && *k >= tally.pos;
+    tally.pos = *k + 1;
+    tally.last = *k;
+    if (tally.seen[*k] < 2 && ++tally.seen[*k] == 2)
+      Add("accounting", r.id, "appears more than once in data/results.jsonl");
+    if (merged) {
+      const std::uint32_t owner = ShardOfId(r.id, run_->merged_shards);
+      if (r.accepted && owner < accepted_per_shard_.size()) ++accepted_per_shard_[owner];
+      if (owner < shard_journals.size()) {
+        const std::size_t before = rows_.size();
+        shard_journals[owner].Compare(r, line, *this);
+        rows_.resize(before);  // the shards' sidecars are not in a merged folder
+      }
+    } else {
+      journal.Compare(r, line, *this);
+    }
+    return true;
+  }
+
   void CheckAccounting() {
     // The journal is read on a second core while this one parses the manifest copy. Only a
     // regular file is read there; the findings about it are made here, in order, as before.
@@ -483,25 +573,10 @@ class Verifier {
     // The manifest copy is streamed (validated line by line, as `pilot run` validates it);
     // only its ids are kept.
     ManifestIndex local;
-    const ManifestIndex* index = &local;
     if (!Openable(manifest_copy_, "accounting")) return;
     auto params_text = Read(kParamsCopy, "accounting", limits::kParamsBytes);
-    const std::shared_ptr<ManifestCache>& cache = options_.inputs ? nullptr : options_.manifest_cache;
-    if (cache && !cache->sha256.empty() && cache->sha256 == manifest_copy_sha256_) {
-      index = &cache->index;  // the same bytes, validated for an earlier folder
-    } else {
-      auto source = ManifestSource::Open(fs_, dir_ / manifest_copy_, &local);
-      if (!source.ok()) {
-        Add("accounting", manifest_copy_, source.error().what);
-        return;
-      }
-      manifest_.emplace(std::move(source).value());
-      if (cache && cache->sha256.empty()) {
-        cache->sha256 = manifest_->sha256();
-        cache->index = std::move(local);
-        index = &cache->index;
-      }
-    }
+    const ManifestIndex* index = IndexManifestCopy(local);
+    if (!index) return;
     if (!params_text || !Openable(kResults, "accounting")) return;
     auto results = LineReader::Open(fs_, dir_ / kResults, limits::kResultLineBytes,
                                     /*follow_symlinks=*/false);
@@ -514,13 +589,7 @@ class Verifier {
     const std::optional<ShardSpec> shard = run_ ? run_->shard : std::nullopt;
     std::vector<Journal> shard_journals;
     if (merged) {
-      for (std::uint32_t i = 0; i < run_->merged_shards; ++i) {
-        std::future<Result<JournalState>> none;
-        const ShardSpec spec{i, run_->merged_shards};
-        const std::string file = MergedShardFolder(spec) + "/" + kMergedShardJournal;
-        shard_journals.push_back(OpenJournal(none, file));
-        if (const JournalState* js = shard_journals.back().state()) CompareHeader(js->header, file, spec);
-      }
+      shard_journals = OpenShardJournals();
       if (loading.valid()) (void)loading.get();
     }
     Journal journal = merged ? Journal() : OpenJournal(loading);
@@ -537,16 +606,9 @@ class Verifier {
     // Memory in proportion to the ids, not the records: the ids themselves and one count per
     // manifest item. The common case compares each line's id with the next item's; a result
     // out of manifest order is looked up.
-    std::vector<std::uint8_t> seen(ids.size(), 0);
-    auto find = [&](std::string_view id, std::size_t pos) -> std::optional<std::size_t> {
-      if (pos < ids.size() && ids.Id(pos) == id) return pos;
-      std::size_t at = ids.Find(id);
-      if (at == IdIndex::npos) return std::nullopt;
-      return at;
-    };
-    std::map<std::string, std::size_t> by_reason, by_category;
-    std::size_t pos = 0;  // the manifest position after the last result's
-    bool in_order = true;
+    Tally tally;
+    tally.ids = &ids;
+    tally.seen.assign(ids.size(), 0);
     std::string line;
     for (;;) {
       auto more = results.value().Next(line);
@@ -564,37 +626,13 @@ class Verifier {
         Add("accounting", where(), rec.error().what);
         continue;
       }
-      const ResultRecord& r = rec.value();
-      auto k = find(r.id, pos);
-      if (!k) {
-        Add("accounting", r.id, "result for an id that is not in the manifest (" + where() + ")");
-        continue;
+      if (AccountResult(rec.value(), line, results.value().line_number(), shard, merged, shard_journals,
+                        journal, tally)) {
+        JudgeOutcome(rec.value(), tally.last, embeds, allowed, *index, tally.by_reason, tally.by_category);
       }
-      if (shard && !InShard(r.id, *shard)) {
-        Add("accounting", r.id,
-            "belongs to shard " + std::to_string(ShardOfId(r.id, shard->count)) + ", not to this shard " +
-                ShardText(*shard));
-        continue;
-      }
-      in_order = in_order && *k >= pos;
-      pos = *k + 1;
-      if (seen[*k] < 2 && ++seen[*k] == 2)
-        Add("accounting", r.id, "appears more than once in data/results.jsonl");
-      if (merged) {
-        const std::uint32_t owner = ShardOfId(r.id, run_->merged_shards);
-        if (r.accepted && owner < accepted_per_shard_.size()) ++accepted_per_shard_[owner];
-        if (owner < shard_journals.size()) {
-          const std::size_t before = rows_.size();
-          shard_journals[owner].Compare(r, line, *this);
-          rows_.resize(before);  // the shards' sidecars are not in a merged folder
-        }
-      } else {
-        journal.Compare(r, line, *this);
-      }
-      JudgeOutcome(r, *k, embeds, allowed, *index, by_reason, by_category);
     }
-    CheckCompleteness(ids, seen, shard, merged, in_order, journal);
-    CheckReport(by_reason, by_category);
+    CheckCompleteness(ids, tally.seen, shard, merged, tally.in_order, journal);
+    CheckReport(tally.by_reason, tally.by_category);
     if (embeds) CheckVectors(run_->dim);
   }
 

@@ -105,7 +105,8 @@ bool SameFigure(double a, double b) {
   return std::fabs(a - b) <= 1e-9 * std::max({1.0, std::fabs(a), std::fabs(b)});
 }
 
-Status CheckCompareConsistent(const Evidence& e) {
+// A comparison's counts: they add up, and fit its verdict and tolerance.
+Status CheckCompareItems(const Evidence& e) {
   const nlohmann::json& items = At(e.doc, "items");
   const nlohmann::json &total = At(items, "total"), &agree = At(items, "agree"),
                        &differ = At(items, "differ");
@@ -183,6 +184,13 @@ Status CheckCompareConsistent(const Evidence& e) {
                                  JsonValueText(tolerance));
     }
   }
+  return {};
+}
+
+// Its quality section agrees with itself and with the items compared (checked first).
+Status CheckCompareQuality(const Evidence& e) {
+  const nlohmann::json& items = At(e.doc, "items");
+  const std::uint64_t n = At(items, "total").get<std::uint64_t>();
   const nlohmann::json& quality = At(e.doc, "quality");
   for (const char* k : {"accuracy_a", "accuracy_b"}) {
     const nlohmann::json& v = At(quality, k);
@@ -222,7 +230,11 @@ Status CheckCompareConsistent(const Evidence& e) {
     return Inconsistent(e, "every item has the same outcome in both runs, yet quality.accuracy_a " +
                                JsonValueText(acc_a) + " is not accuracy_b " + JsonValueText(acc_b));
   }
-  // Each performance figure's ratio is its own b / a.
+  return {};
+}
+
+// Each performance figure's ratio is its own b / a.
+Status CheckComparePerformance(const Evidence& e) {
   const nlohmann::json& performance = At(e.doc, "performance");
   if (performance.is_object()) {
     for (const auto& [name, figure] : performance.items()) {
@@ -238,6 +250,12 @@ Status CheckCompareConsistent(const Evidence& e) {
     }
   }
   return {};
+}
+
+Status CheckCompareConsistent(const Evidence& e) {
+  PILOT_TRY(CheckCompareItems(e));
+  PILOT_TRY(CheckCompareQuality(e));
+  return CheckComparePerformance(e);
 }
 
 // What every plan row is checked against: the basis's figures and the cards' classes.
