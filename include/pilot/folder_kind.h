@@ -98,6 +98,13 @@ Result<FolderKind> ReadFolderKind(FileSystem& fs, const std::filesystem::path& d
 // naming it and what it knows.
 Status CheckFolderKind(const FolderKind& kind, const std::filesystem::path& dir, std::string_view what);
 
+// Opens a folder a command reads (compare, decide, export): it is a folder ("no such folder" /
+// "not a folder", with `hint`), pilot wrote it (when its kind cannot be read, the error says
+// "not a pilot <noun>: ..."), and this pilot can `what` its kind and format (CheckFolderKind).
+// Errors exit 2 and name the folder. Which kinds the command takes is the command's to say.
+Result<FolderKind> OpenPilotFolder(FileSystem& fs, const std::filesystem::path& dir, std::string_view what,
+                                   std::string_view noun, const std::string& hint);
+
 // The batch plan the finished folder `dir` recommends, from its kind's reader; a folder whose
 // kind holds none is refused (exit 2) naming its kind and the kinds that do.
 Result<BatchPlan> BatchPlanFromFolder(FileSystem& fs, const std::filesystem::path& dir);

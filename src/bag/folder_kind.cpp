@@ -148,4 +148,21 @@ Result<BatchPlan> BatchPlanFromFolder(FileSystem& fsys, const fs::path& dir) {
                   dir.string(), "give the finished " + holders + " folder that recommends the batch sizes");
 }
 
+Result<FolderKind> OpenPilotFolder(FileSystem& fsys, const fs::path& dir, std::string_view what,
+                                   std::string_view noun, const std::string& hint) {
+  auto top = fsys.LinkStat(dir);
+  if (!top.ok()) return top.error();
+  if (!top.value().directory) {
+    return BadInput(top.value().exists ? "not a folder" : "no such folder", dir.string(), hint);
+  }
+  auto kind = ReadFolderKind(fsys, dir);
+  if (!kind.ok()) {
+    Error e = kind.error();
+    e.what = "not a pilot " + std::string(noun) + ": " + e.what;
+    return e;
+  }
+  PILOT_TRY(CheckFolderKind(kind.value(), dir, what));
+  return kind;
+}
+
 }  // namespace pilot

@@ -24,19 +24,8 @@ Result<ExportOutcome> ExportFolder(FileSystem& fsys, const fs::path& source, con
                                    const RunControl& control) {
   ExportOutcome out;
   out.source = source;
-  auto top = fsys.LinkStat(source);
-  if (!top.ok()) return top.error();
-  if (!top.value().directory) {
-    return BadInput(top.value().exists ? "not a folder" : "no such folder", source.string(),
-                    "give a run, shard, merged or sweep folder");
-  }
-  auto kind = ReadFolderKind(fsys, source);
-  if (!kind.ok()) {
-    Error e = kind.error();
-    e.what = "not a pilot folder: " + e.what;
-    return e;
-  }
-  PILOT_TRY(CheckFolderKind(kind.value(), source, "export"));
+  auto kind = OpenPilotFolder(fsys, source, "export", "folder", "give a run, shard, merged or sweep folder");
+  if (!kind.ok()) return kind.error();
   out.folder_kind = kind.value().kind;
   auto lock = fsys.LinkStat(source / kLockFile);
   auto tags = fsys.LinkStat(source / kTagManifest);

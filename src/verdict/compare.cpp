@@ -71,19 +71,9 @@ struct Side {
 
 Status LoadSide(FileSystem& fsys, const fs::path& dir, Side& side) {
   side.dir = dir;
-  auto top = fsys.LinkStat(dir);
-  if (!top.ok()) return top.error();
-  if (!top.value().directory) {
-    return BadInput(top.value().exists ? "not a folder" : "no such folder", dir.string(),
-                    "give two finished run (or merged) folders");
-  }
-  auto kind = ReadFolderKind(fsys, dir);
-  if (!kind.ok()) {
-    Error e = kind.error();
-    e.what = "not a pilot run folder: " + e.what;
-    return e;
-  }
-  PILOT_TRY(CheckFolderKind(kind.value(), dir, "compare"));
+  auto kind =
+      OpenPilotFolder(fsys, dir, "compare", "run folder", "give two finished run (or merged) folders");
+  if (!kind.ok()) return kind.error();
   const std::string& k = kind.value().kind;
   if (k != kFolderKindRun && k != kFolderKindMerged) {
     return BadInput(

@@ -1017,19 +1017,8 @@ class Decider {
     if (o_.plan_choice != "cheapest" && o_.plan_choice != "fastest") {
       return BadInput("the plan choice must be cheapest or fastest", "--choose");
     }
-    auto top = fsys_.LinkStat(dir_);
-    if (!top.ok()) return top.error();
-    if (!top.value().directory) {
-      return BadInput(top.value().exists ? "not a folder" : "no such folder", dir_.string(),
-                      "give a finished run folder");
-    }
-    auto kind = ReadFolderKind(fsys_, dir_);
-    if (!kind.ok()) {
-      Error e = kind.error();
-      e.what = "not a pilot run folder: " + e.what;
-      return e;
-    }
-    PILOT_TRY(CheckFolderKind(kind.value(), dir_, "decide"));
+    auto kind = OpenPilotFolder(fsys_, dir_, "decide", "run folder", "give a finished run folder");
+    if (!kind.ok()) return kind.error();
     if (kind.value().kind != kFolderKindRun && kind.value().kind != kFolderKindMerged) {
       return BadInput(
           "a " + kind.value().kind + " folder: a decision is recorded on a run (or merged) folder",

@@ -99,5 +99,34 @@ TEST(FolderKinds, OwnRecordsAndBatchPlansDispatchThroughTheRegistry) {
   EXPECT_FALSE(BatchPlanFromFolder(fs, "b").ok());
 }
 
+// What compare, decide and export open: a folder pilot wrote, of a kind and format this pilot
+// can act on, each refusal naming the folder.
+TEST(FolderKinds, OpenPilotFolderRefusesWhatIsNotOneNamingIt) {
+  MemoryFileSystem fs;
+  fs.AddFile("file", "x");
+  fs.AddFile("plain/notes.txt", "x");
+  fs.AddFile("later/data/run.json", R"({"folder_kind": "adapt", "format_version": 9})");
+  fs.AddFile("a/data/run.json", R"({"folder_kind": "adapt", "format_version": 1})");
+  auto missing = OpenPilotFolder(fs, "gone", "compare", "run folder", "give two run folders");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.error().what, "no such folder");
+  EXPECT_EQ(missing.error().where, "gone");
+  EXPECT_EQ(missing.error().hint, "give two run folders");
+  auto file = OpenPilotFolder(fs, "file", "compare", "run folder", "give two run folders");
+  ASSERT_FALSE(file.ok());
+  EXPECT_EQ(file.error().what, "not a folder");
+  auto plain = OpenPilotFolder(fs, "plain", "export", "folder", "h");
+  ASSERT_FALSE(plain.ok());
+  EXPECT_EQ(plain.error().what.rfind("not a pilot folder: ", 0), 0u) << plain.error().what;
+  EXPECT_EQ(plain.error().kind, ErrorKind::kBadInput);
+  auto later = OpenPilotFolder(fs, "later", "decide", "run folder", "h");
+  ASSERT_FALSE(later.ok());
+  EXPECT_NE(later.error().what.find("adapt format 9, which this pilot cannot decide"), std::string::npos)
+      << later.error().what;
+  auto ok = OpenPilotFolder(fs, "a", "export", "folder", "h");
+  ASSERT_TRUE(ok.ok()) << ok.error().what;
+  EXPECT_EQ(ok.value().kind, kFolderKindAdapt);
+}
+
 }  // namespace
 }  // namespace pilot
