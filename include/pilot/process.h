@@ -42,13 +42,15 @@ class Processes {
   virtual ~Processes() = default;
   // Starts the child in a process group of its own (a terminal's Ctrl-C reaches this process,
   // which then stops it), with SIGINT and SIGTERM at their defaults until it installs its own,
-  // and returns its pid. One that cannot exec ends with kExecFailedStatus.
+  // and returns its pid. One that cannot exec ends with kExecFailedStatus. An error's `what`
+  // is the system's reason alone, for the caller to say what could not be started.
   virtual Result<long> Spawn(const ChildSpec& child) = 0;
   // A child of this process that has ended, waiting at most `seconds` for one; nullopt when
   // none ended meanwhile.
   virtual std::optional<std::pair<long, ChildEnd>> Reap(double seconds) = 0;
   // Waits for `pid` to end. `stop` is asked while it waits: when it says yes, the child is
-  // killed (SIGKILL) and reaped, and nullopt returned.
+  // killed (SIGKILL) and reaped, and nullopt returned. An error's `what` is the system's
+  // reason alone.
   virtual Result<std::optional<ChildEnd>> Wait(long pid, const std::function<bool()>& stop) = 0;
   virtual void Signal(long pid, int signal) = 0;
 };

@@ -145,7 +145,7 @@ Result<BatchPlan> BatchPlanFromFolder(FileSystem& fsys, const fs::path& dir) {
     if (FolderKinds().Find(name)->batch_plan) holders += (holders.empty() ? "" : " or ") + name;
   }
   return BadInput("not a " + holders + " folder (its kind is '" + KeyForMessage(kind.value().kind) + "')",
-                  dir.string(), "give the finished " + holders + " folder that recommends the batch sizes");
+                  dir.string(), "give the folder `pilot " + holders + "` wrote");
 }
 
 Result<FolderKind> OpenPilotFolder(FileSystem& fsys, const fs::path& dir, std::string_view what,

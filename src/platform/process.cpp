@@ -62,7 +62,7 @@ class RealProcessesImpl final : public Processes {
     if (pid < 0) {
       const int err = errno;
       ::sigprocmask(SIG_SETMASK, &previous, nullptr);
-      return EnvironmentError(std::string("cannot start a process: ") + std::strerror(err), "fork");
+      return EnvironmentError(std::strerror(err), "fork");
     }
     if (pid == 0) {
       ::setpgid(0, 0);
@@ -70,8 +70,8 @@ class RealProcessesImpl final : public Processes {
       ::signal(SIGINT, SIG_DFL);
       ::signal(SIGTERM, SIG_DFL);
       ::sigprocmask(SIG_SETMASK, &previous, nullptr);
-      if (::getppid() != parent) ::_exit(kOrphaned);  // the parent died before PR_SET_PDEATHSIG
-      const int null_fd = ::open("/dev/null", O_RDWR);
+      if (::getppid() != parent) ::_exit(kOrphaned);                // the parent died before PR_SET_PDEATHSIG
+      const int null_fd = ::open("/dev/null", O_RDWR | O_CLOEXEC);  // only its dup2 copies stay
       if (null_fd >= 0) ::dup2(null_fd, STDIN_FILENO);
       ::dup2(child.out_fd >= 0 ? child.out_fd : null_fd, STDOUT_FILENO);
       ::dup2(child.err_fd >= 0 ? child.err_fd : null_fd, STDERR_FILENO);
@@ -102,8 +102,7 @@ class RealProcessesImpl final : public Processes {
       const pid_t got = ::wait4(static_cast<pid_t>(pid), &status, WNOHANG, &ru);
       if (got == static_cast<pid_t>(pid)) return std::optional<ChildEnd>(Decode(status, ru));
       if (got < 0 && errno != EINTR) {
-        return WorkFailed(std::string("lost the child process: ") + std::strerror(errno),
-                          "pid " + std::to_string(pid));
+        return WorkFailed(std::strerror(errno), "pid " + std::to_string(pid));
       }
       if (stop && stop()) {
         ::kill(static_cast<pid_t>(pid), SIGKILL);
