@@ -2,7 +2,6 @@
 // library's error kinds and run verdicts to them. Nothing below src/cli/ knows an exit status.
 #pragma once
 
-#include "pilot/process.h"
 #include "pilot/run.h"
 #include "pilot/status.h"
 
