@@ -121,7 +121,7 @@ class InstantStage : public Stage {
  public:
   explicit InstantStage(std::string model_sha256) {
     desc_.kind = "instant";
-    desc_.output = OutputKind::kClassification;
+    desc_.output = &ClassificationOutput();
     desc_.labels = {"en", "fr"};
     desc_.model_sha256 = std::move(model_sha256);
     desc_.device = "cpu";

@@ -9,7 +9,10 @@ Each workflow (WORKFLOWS) is a folder, src/<workflow>/ with its public headers u
 include/pilot/<workflow>/. It stands above the whole core and may include any core header,
 its own, and those of the workflows it is declared to build on (USES). The core never names a
 workflow: no core file includes a workflow's header, and no core code holds a workflow's
-folder-kind name as a string literal. The CLI stands above everything. ASSEMBLY lists the
+folder-kind name as a string literal. Output kinds are registered values
+(include/pilot/output_kind.h): a kind's name is a string literal in its own file alone
+(src/records/output_<kind>.cpp), and only the stages, which know what they produce, and the
+list in output_kind.cpp take a kind by its accessor. The CLI stands above everything. ASSEMBLY lists the
 files that put the workflows together (the registration list, the torch module's table),
 which name them by design.
 """
@@ -43,6 +46,16 @@ for wf in WORKFLOWS:
         kind_names.update(re.findall(r'kFolderKind\w+ = "([a-z]+)"', h.read_text()))
 
 
+# Output kinds: each src/records/output_<x>.cpp registers one, `const OutputKindSpec k...{"name", ...`.
+output_kinds = {}
+for cpp in (root / "src/records").glob("output_*.cpp"):
+    m = re.search(r'OutputKindSpec\s+k\w+\{"([a-z_]+)"', cpp.read_text())
+    if m:
+        output_kinds[m.group(1)] = f"src/records/{cpp.name}"
+accessor = re.compile(r"\b([A-Z][A-Za-z]*Output)\(\)")
+OUTPUT_KIND_LIST = {"src/records/output_kind.cpp", "include/pilot/output_kind.h"}  # the list, its declarations
+
+
 def code_only(text):
     """The text without comments, so that prose may mention a workflow."""
     return re.sub(r"//[^\n]*|/\*.*?\*/", "", text, flags=re.S)
@@ -66,6 +79,14 @@ def faults(rel, layer, text):
                 out.append(f"{rel} (workflow {layer}) includes pilot/{name}.h (workflow {target}, not in USES)")
         elif layer in CORE and ORDER.index(target) > ORDER.index(layer):
             out.append(f"{rel} ({layer}) includes pilot/{name}.h ({target})")
+    code = code_only(text)
+    for kind, home in sorted(output_kinds.items()):
+        if str(rel) != home and re.search(rf'"{kind}"', code):
+            out.append(f'{rel} names output kind "{kind}" (only {home} may: call through the OutputKindSpec)')
+    if layer not in ("stage", "assembly") and str(rel) not in set(output_kinds.values()) | OUTPUT_KIND_LIST:
+        for name in sorted(set(accessor.findall(code))):
+            out.append(f"{rel} ({layer}) takes output kind {name}() by name (only a stage may; the rest call "
+                       "through the OutputKindSpec it holds)")
     if layer in CORE:
         for kind in sorted(kind_names):
             if re.search(rf'"{kind}"', code_only(text)):
@@ -82,6 +103,10 @@ assert not faults("src/engine/x.cpp", "engine", '// a "sweep" in prose\n#include
 assert faults("src/adapt/x.cpp", "adapt", '#include "pilot/sweep/sweep.h"\n')[0]
 assert not faults("src/verdict/x.cpp", "verdict", '#include "pilot/sweep/sweep_files.h"\n#include "pilot/run.h"\n')[0]
 assert not faults("src/workflows.cpp", "assembly", '#include "pilot/sweep/sweep_run.h"\n')[0]
+assert faults("src/bag/x.cpp", "bag", 'if (kind == "embedding") {}\n')[0]
+assert faults("src/fleet/x.cpp", "fleet", 'if (k == &EmbeddingOutput()) {}\n')[0]
+assert not faults("src/stage/x.cpp", "stage", 'desc.output = &EmbeddingOutput();\n')[0]
+assert not faults("src/bag/x.cpp", "bag", '// an "embedding" in prose\nif (k->vectors) {}\n')[0]
 
 bad, unknown = [], []
 files = [(h, layer_of.get(h.stem)) for h in (root / "include/pilot").glob("*.h")]
@@ -101,8 +126,11 @@ for folder in (root / "src").iterdir():
         unknown.append(f"src/{folder.name}/: neither a layer nor a workflow (add it to ORDER or WORKFLOWS)")
 if not kind_names:
     unknown.append("no workflow folder kinds found (kFolderKind... in include/pilot/<workflow>/*.h)")
+if len(output_kinds) < 2:
+    unknown.append("fewer than two output kinds found (OutputKindSpec k...{\"name\" in src/records/output_*.cpp)")
 for line in unknown + bad:
     print(line)
 print(f"layers: {len(files)} files checked, {len(bad)} faults, {len(unknown)} unplaced; "
-      f"workflows {', '.join(WORKFLOWS)}; their kinds {', '.join(sorted(kind_names))}")
+      f"workflows {', '.join(WORKFLOWS)}; their kinds {', '.join(sorted(kind_names))}; "
+      f"output kinds {', '.join(sorted(output_kinds))}")
 sys.exit(1 if bad or unknown else 0)

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "pilot/manifest.h"
+#include "pilot/output_kind.h"
 #include "pilot/params.h"
 #include "pilot/results.h"
 
@@ -31,8 +32,8 @@ struct Criterion {
 };
 
 struct Report {
-  std::string output_kind = "classification";  // the stage's: classification | embedding
-  std::size_t dim = 0;                         // embedding: the vectors' length
+  const OutputKindSpec* output = nullptr;  // the stage's (pilot/output_kind.h)
+  std::size_t dim = 0;                     // a kind with vectors: the vectors' length
   std::size_t total = 0, accepted = 0, rejected = 0;
   std::map<std::string, std::size_t> by_reason, by_category;
   std::size_t labelled = 0, correct = 0;
@@ -60,10 +61,10 @@ struct Report {
 // Accumulates a report item by item (constant memory but for one latency per item).
 class ReportBuilder {
  public:
-  ReportBuilder() = default;
-  // An embedding has no category: `expected` labels are not judged, by_category stays empty.
-  ReportBuilder(std::string output_kind, std::size_t dim) {
-    r_.output_kind = std::move(output_kind);
+  // A kind without labels has no category: `expected` labels are not judged, by_category
+  // stays empty.
+  ReportBuilder(const OutputKindSpec& output, std::size_t dim) {
+    r_.output = &output;
     r_.dim = dim;
   }
   void Add(const ManifestItem& item, const ResultRecord& record);
@@ -75,8 +76,9 @@ class ReportBuilder {
 };
 
 // `records` must be in manifest order, one per item.
-Report BuildReport(const Manifest& manifest, const std::vector<ResultRecord>& records,
-                   const Acceptance& acceptance, const RunMetrics& metrics);
+Report BuildReport(const OutputKindSpec& output, const Manifest& manifest,
+                   const std::vector<ResultRecord>& records, const Acceptance& acceptance,
+                   const RunMetrics& metrics);
 
 nlohmann::ordered_json ReportToJson(const Report& report);
 // `records`: the first items (the table is capped at kMarkdownItemRows); the report's total

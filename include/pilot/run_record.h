@@ -7,6 +7,7 @@
 #include <string>
 #include <string_view>
 
+#include "pilot/output_kind.h"
 #include "pilot/shard.h"
 #include "pilot/status.h"
 
@@ -22,8 +23,10 @@ struct RunRecord {
   std::string folder_kind = "run";
   int format_version = 1;
   bool kind_declared = false;
-  std::string output_kind = "classification";  // plan.output: classification | embedding
-  std::uint32_t dim = 0;                       // plan.dim, embedding only
+  // plan.output (pilot/output_kind.h); never null. A record without it is of the first
+  // registered kind, which every folder was before output kinds were recorded.
+  const OutputKindSpec* output = OutputKinds().front();
+  std::uint32_t dim = 0;  // plan.dim, embedding only
   // Kind `shard`: its partition and its own item count ("shard": {index, count, items}).
   std::optional<ShardSpec> shard;
   std::size_t shard_items = 0;

@@ -17,33 +17,14 @@
 #include <string_view>
 #include <vector>
 
+#include "pilot/output_kind.h"
 #include "pilot/status.h"
 
 namespace pilot {
 
-// What a stage produces for each accepted item; it decides the record fields, the report's
-// summary and what `verify` checks (docs/formats.md, "Result records").
-enum class OutputKind {
-  kClassification,  // a label the model declared, with its probability
-  kEmbedding,       // a float vector of the model's `dim`
-};
-const char* OutputKindName(OutputKind kind);  // "classification" | "embedding"
-std::optional<OutputKind> OutputKindFromName(std::string_view name);
-
 // What a stage takes: UTF-8 text (prechecks refuse invalid encoding) or raw bytes.
 enum class InputKind { kText, kBytes };
 const char* InputKindName(InputKind kind);  // "text" | "bytes"
-
-struct ItemOutput {
-  bool ok = false;
-  std::string error;  // !ok: what failed for this item alone
-  // kClassification
-  std::string label;          // the model's top label
-  double confidence = 0;      // its probability
-  std::vector<float> scores;  // the probability of every label (for device comparisons)
-  // kEmbedding
-  std::vector<float> vector;
-};
 
 // One call's result. A batch that fails as a whole (an exception, an out-of-memory) has
 // ok = false and no items: the engine then bisects it to isolate the failing items.
@@ -77,13 +58,14 @@ struct ModelFootprint {
 
 struct StageDescription {
   std::string kind;
-  OutputKind output = OutputKind::kClassification;
+  // What it produces for each accepted item (pilot/output_kind.h); the stage sets it.
+  const OutputKindSpec* output = nullptr;
   InputKind input = InputKind::kText;
-  std::vector<std::string> labels;  // kClassification: declared by the model itself
-  std::size_t dim = 0;              // kEmbedding: the vector length
+  std::vector<std::string> labels;  // a kind with labels: declared by the model itself
+  std::size_t dim = 0;              // a kind with vectors: the vector length
   std::string model_sha256;
   std::string device;         // the device the stage actually runs on
-  double min_confidence = 0;  // kClassification: below it an item is rejected low_confidence
+  double min_confidence = 0;  // a kind with labels: below it an item is rejected low_confidence
   nlohmann::ordered_json details = nlohmann::ordered_json::object();  // input contract, ...
 };
 
@@ -140,5 +122,9 @@ class StageRegistry {
 // How `stage` measures an input's length (a batch plan's groups, a sweep's): the number of
 // features its Prepare produces (and `features` true), else the input's bytes.
 std::uint64_t InputLength(const Stage& stage, std::string_view input, bool& features);
+
+// What the stage's output kind judges an item by: the stage's labels, dim and
+// min_confidence, and the parameters' allowed categories.
+OutputRules RulesFor(const StageDescription& stage, const std::vector<std::string>& allowed_categories);
 
 }  // namespace pilot

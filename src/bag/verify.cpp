@@ -599,7 +599,7 @@ class Verifier {
       Add("accounting", kParamsCopy, params.error().what);
       return;
     }
-    const bool embeds = run_ && run_->output_kind == "embedding";
+    const bool embeds = run_ && run_->output->vectors;
     std::set<std::string> allowed(params.value().allowed_categories.begin(),
                                   params.value().allowed_categories.end());
     const IdIndex& ids = index->ids;

@@ -130,10 +130,14 @@ Result<RunPlan> BuildRunPlan(FileSystem& fsys, const RunRequest& o) {
 }
 
 Status CheckStageFitsParams(const StageDescription& stage, const Params& params) {
-  if (stage.output != OutputKind::kClassification) {
+  if (!stage.output) {
+    return BadInput("stage kind '" + stage.kind + "' declares no output kind", "stage.kind",
+                    "a stage sets StageDescription::output to a registered output kind");
+  }
+  if (!stage.output->labels) {
     if (!params.allowed_categories.empty()) {
       return BadInput("'allowed_categories' applies only to a stage that classifies; stage kind '" +
-                          stage.kind + "' produces " + OutputKindName(stage.output) + "s",
+                          stage.kind + "' produces " + stage.output->name + "s",
                       "allowed_categories", "remove allowed_categories from the parameters");
     }
     return {};

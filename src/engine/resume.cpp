@@ -81,9 +81,11 @@ Status CheckSidecar(FileSystem& fsys, const fs::path& run_dir, const JournalStat
   if (!text.ok()) return text.error();
   auto record = ParseRunRecord(text.value(), (run_dir / kRunRecord).string());
   if (!record.ok()) return record.error();
-  if (record.value().output_kind != "embedding") {
+  if (!record.value().output->vectors) {
     return BadInput(
-        "the journal points into a vectors sidecar but data/run.json does not describe an embedding run",
+        "the journal points into a vectors sidecar but data/run.json describes a run without vectors (output "
+        "'" +
+            std::string(record.value().output->name) + "')",
         (run_dir / kRunRecord).string(), "the run folder is damaged; it cannot be resumed");
   }
   dim = record.value().dim;

@@ -32,74 +32,20 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string Score(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.3f", v);
-  return buf;
-}
-
-// What the engine demands of a classifier's output, whatever the stage: a label the model
-// declared and a probability in [0, 1]. Anything else is the model's fault, not the item's
-// data, and gets its own reason so that it is never mistaken for a verdict.
-std::optional<std::string> InvalidClassification(const ItemOutput& out, const StageDescription& desc) {
-  if (!std::isfinite(out.confidence) || out.confidence < 0 || out.confidence > 1) {
-    return "the model's score is " +
-           (std::isfinite(out.confidence) ? Score(out.confidence) : std::string("not finite")) +
-           ", not a probability in [0, 1]";
-  }
-  if (std::find(desc.labels.begin(), desc.labels.end(), out.label) == desc.labels.end()) {
-    return "the model's label is not one of its declared labels";
-  }
-  for (float p : out.scores) {
-    if (!std::isfinite(p) || p < 0 || p > 1.0f + 1e-5f)
-      return "a score of the model is not a probability in [0, 1]";
-  }
-  return std::nullopt;
-}
-
-// An embedding must have the model's declared length and only finite values.
-std::optional<std::string> InvalidEmbedding(const ItemOutput& out, const StageDescription& desc) {
-  if (out.vector.size() != desc.dim) {
-    return "the model returned " + std::to_string(out.vector.size()) + " values, its dim is " +
-           std::to_string(desc.dim);
-  }
-  for (std::size_t k = 0; k < out.vector.size(); ++k) {
-    if (!std::isfinite(out.vector[k])) return "the vector's value " + std::to_string(k) + " is not finite";
-  }
-  return std::nullopt;
-}
-
-// Judges one item's outcome by the stage's output kind. `failed`: the stage failed on this
-// item alone (a batch of one), `out_of_memory` saying whether from lack of device memory.
+// Judges one item's outcome through the stage's output kind. `failed`: the stage failed on
+// this item alone (a batch of one), `out_of_memory` saying whether from lack of device memory.
 ResultRecord Judge(const ManifestItem& item, const ItemOutput& out, bool out_of_memory,
-                   const StageDescription& desc, const std::vector<std::string>& allowed, double latency_ms) {
+                   const StageDescription& desc, const OutputRules& rules, double latency_ms) {
   ResultRecord r;
-  const bool classifies = desc.output == OutputKind::kClassification;
-  std::optional<std::string> invalid;
-  if (out.ok) invalid = classifies ? InvalidClassification(out, desc) : InvalidEmbedding(out, desc);
   if (!out.ok) {
     r = ResultRecord::Rejected(
         item.id, out_of_memory ? reason::kDeviceOutOfMemory : reason::kStageError,
         TruncateUtf8(out.error.empty() ? "the stage failed without a message" : out.error, 2000));
-  } else if (invalid) {
-    r = ResultRecord::Rejected(item.id, reason::kInvalidOutput, *invalid);
-  } else if (!classifies) {
-    r.id = item.id;
-    r.accepted = true;
-    r.dim = static_cast<std::uint32_t>(desc.dim);
-  } else if (std::find(allowed.begin(), allowed.end(), out.label) == allowed.end()) {
-    r = ResultRecord::Rejected(
-        item.id, reason::kCategoryNotAllowed,
-        "model says '" + out.label + "' (" + Score(out.confidence) + "), not in allowed_categories");
-  } else if (out.confidence < desc.min_confidence) {
-    r = ResultRecord::Rejected(item.id, reason::kLowConfidence,
-                               "top label '" + out.label + "' at " + Score(out.confidence) +
-                                   " is below min_confidence " + Score(desc.min_confidence));
+  } else if (auto rejected = desc.output->judge(out, rules, r)) {
+    r = ResultRecord::Rejected(item.id, rejected->reason, std::move(rejected->detail));
   } else {
     r.id = item.id;
     r.accepted = true;
-    r.category = out.label;
-    r.confidence = out.confidence;
   }
   r.model = "sha256:" + desc.model_sha256;
   r.latency_ms = latency_ms;
@@ -444,7 +390,7 @@ class Driver {
                  {"model", header_.model_path},
                  {"items", header_.items},
                  {"stage_kind", d.kind},
-                 {"output", OutputKindName(d.output)},
+                 {"output", d.output->name},
                  {"input", InputKindName(d.input)},
                  {"device_requested", plan_.params.device},
                  {"device", d.device},
@@ -464,13 +410,7 @@ class Driver {
     } else {
       j["plan"]["batch_plan"] = nullptr;
     }
-    if (d.output == OutputKind::kClassification) {
-      j["plan"]["labels"] = d.labels;
-      j["plan"]["allowed_categories"] = plan_.params.allowed_categories;
-    } else {
-      j["plan"]["dim"] = d.dim;
-      j["plan"]["vectors"] = kVectorsNpy;
-    }
+    d.output->plan_fields(rules_, j["plan"]);
     return fs_.WriteFileAtomic(dir_ / kRunRecord, PrettyJson(j));
   }
 
@@ -533,8 +473,7 @@ class Driver {
       std::vector<double> latency(views.size(), 0);
       RunStage(views, p.features, 0, views.size(), outs, oom, latency, w.failures);
       for (std::size_t k = 0; k < p.staged.size(); ++k) {
-        ResultRecord r = Judge(p.items[p.staged[k]], outs[k], oom[k] != 0, desc,
-                               plan_.params.allowed_categories, latency[k]);
+        ResultRecord r = Judge(p.items[p.staged[k]], outs[k], oom[k] != 0, desc, rules_, latency[k]);
         if (r.accepted && r.dim) {
           r.vector_at = sidecar_end_ + w.vectors.size();
           w.vectors += SidecarEntry(r.id, outs[k].vector);
@@ -553,12 +492,12 @@ class Driver {
     return w;
   }
 
-  // The embedding kind's sidecar: created with its header on a fresh run; on resume cut back
+  // The vectors' sidecar, for a kind with vectors: created with its header on a fresh run; on resume cut back
   // to the end of the last journaled vector (a batch whose journal record never made it
   // leaves vectors nothing points at).
   Status OpenSidecar(const JournalState* previous) {
     const StageDescription& desc = stage_.Describe();
-    if (desc.output != OutputKind::kEmbedding) return {};
+    if (!desc.output->vectors) return {};
     const fs::path file = dir_ / kVectorsSidecar;
     const std::uint64_t journaled = previous ? previous->vectors_end : 0;
     auto stat = fs_.LinkStat(file);
@@ -612,9 +551,9 @@ class Driver {
     if (!journal.ok()) return journal.error();
     const JournalState& js = journal.value();
     const StageDescription& desc = stage_.Describe();
-    const bool embeds = desc.output == OutputKind::kEmbedding;
+    const bool embeds = desc.output->vectors;
     JournalReader reader(fs_, journal_file);
-    ReportBuilder builder(OutputKindName(desc.output), desc.dim);
+    ReportBuilder builder(*desc.output, desc.dim);
     // results.jsonl is streamed to its temp file a megabyte at a time (memory flat in N),
     // and appears whole at Commit, after the .npy, as before.
     auto results_file = fs_.CreateAtomic(dir_ / kResults);
@@ -739,6 +678,8 @@ class Driver {
   FileSystem& fs_;
   Clock& clock_;
   const RunControl& control_;
+  // What the stage's output kind judges items by, fixed for the session.
+  const OutputRules rules_ = RulesFor(stage_.Describe(), plan_.params.allowed_categories);
   JournalWriter* journal_ = nullptr;
   JournalState* previous_ = nullptr;
   std::unique_ptr<AppendFile> sidecar_;

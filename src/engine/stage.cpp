@@ -2,16 +2,6 @@
 
 namespace pilot {
 
-const char* OutputKindName(OutputKind kind) {
-  return kind == OutputKind::kEmbedding ? "embedding" : "classification";
-}
-
-std::optional<OutputKind> OutputKindFromName(std::string_view name) {
-  if (name == "classification") return OutputKind::kClassification;
-  if (name == "embedding") return OutputKind::kEmbedding;
-  return std::nullopt;
-}
-
 const char* InputKindName(InputKind kind) { return kind == InputKind::kBytes ? "bytes" : "text"; }
 
 void StageRegistry::Register(const std::string& kind, Factory factory) {
@@ -42,6 +32,10 @@ std::uint64_t InputLength(const Stage& stage, std::string_view input, bool& feat
   }
   features = false;
   return input.size();
+}
+
+OutputRules RulesFor(const StageDescription& stage, const std::vector<std::string>& allowed_categories) {
+  return OutputRules{stage.labels, stage.dim, stage.min_confidence, allowed_categories};
 }
 
 }  // namespace pilot

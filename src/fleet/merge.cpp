@@ -253,7 +253,7 @@ class Merger {
                           dir, "every shard of a job runs the same manifest, parameters and model");
         }
       }
-      if (s.record.output_kind != first_->record.output_kind || s.record.dim != first_->record.dim) {
+      if (s.record.output != first_->record.output || s.record.dim != first_->record.dim) {
         return BadInput("its stage output differs from " + first_->info.dir.string() + "'s", dir,
                         "every shard of a job runs the same stage");
       }
@@ -396,7 +396,7 @@ class Merger {
   // The shards' results side by side, in manifest order, into results.jsonl (and the vectors
   // into vectors.npy), each item judged into the report as it passes.
   Result<Joined> JoinResults(const fs::path& dir, ManifestSource& manifest) {
-    const bool embeds = first_->record.output_kind == "embedding";
+    const bool embeds = first_->record.output->vectors;
     const std::uint32_t dim = first_->record.dim;
     auto opened = OpenShardResults(embeds);
     if (!opened.ok()) return opened.error();
@@ -410,7 +410,7 @@ class Merger {
       npy_file = std::move(created).value();
       PILOT_TRY(npy_file->Append(NpyHeader(accepted_total_, dim)));
     }
-    Joined joined{ReportBuilder(first_->record.output_kind, dim), {}, manifest.size()};
+    Joined joined{ReportBuilder(*first_->record.output, dim), {}, manifest.size()};
     ReportBuilder& builder = joined.builder;
     std::vector<ResultRecord>& rows = joined.rows;
     std::string out, vectors, line, vector(4ull * dim, '\0');

@@ -22,7 +22,7 @@ double Percentile(std::vector<double> samples, double p) {
 
 void ReportBuilder::Add(const ManifestItem& item, const ResultRecord& rec) {
   ++r_.total;
-  const bool classifies = r_.output_kind == "classification";
+  const bool classifies = r_.output && r_.output->labels;
   if (rec.accepted) {
     ++r_.accepted;
     if (classifies) ++r_.by_category[rec.category];
@@ -45,9 +45,10 @@ void ReportBuilder::Add(const ManifestItem& item, const ResultRecord& rec) {
   if (rec.latency_ms) latencies_.push_back(*rec.latency_ms);
 }
 
-Report BuildReport(const Manifest& manifest, const std::vector<ResultRecord>& records,
-                   const Acceptance& acceptance, const RunMetrics& metrics) {
-  ReportBuilder b;
+Report BuildReport(const OutputKindSpec& output, const Manifest& manifest,
+                   const std::vector<ResultRecord>& records, const Acceptance& acceptance,
+                   const RunMetrics& metrics) {
+  ReportBuilder b(output, 0);
   for (std::size_t i = 0; i < records.size() && i < manifest.items.size(); ++i)
     b.Add(manifest.items[i], records[i]);
   return b.Finish(acceptance, metrics);
@@ -83,13 +84,11 @@ Report ReportBuilder::Finish(const Acceptance& acceptance, const RunMetrics& met
 
 nlohmann::ordered_json ReportToJson(const Report& r) {
   nlohmann::ordered_json j;
-  j["output_kind"] = r.output_kind;
+  j["output_kind"] = r.output ? r.output->name : "";
   j["counts"] = {{"total", r.total}, {"accepted", r.accepted}, {"rejected", r.rejected}};
   j["by_reason"] = r.by_reason;
   j["by_category"] = r.by_category;
-  if (r.output_kind == "embedding") {
-    j["embedding"] = {{"dim", r.dim}, {"rows", r.accepted}, {"file", kVectorsNpy}};
-  }
+  if (r.output) r.output->report_json(r, j);
   j["quality"] = {{"labelled", r.labelled},
                   {"correct", r.correct},
                   {"accuracy", r.labelled ? nlohmann::ordered_json(r.accuracy()) : nlohmann::ordered_json()}};
@@ -189,11 +188,7 @@ std::string ReportToMarkdown(const Report& r, const std::string& run_id,
     }
     md << "\n";
   }
-  if (r.output_kind == "embedding") {
-    md << "## Embeddings\n\n"
-       << r.accepted << " vectors of dim " << r.dim
-       << " in `data/vectors.npy` (float32; row k is the k-th accepted item in manifest order).\n\n";
-  }
+  if (r.output) r.output->report_md(r, md);
   if (!r.criteria.empty()) {
     md << "## Acceptance criteria\n\n| criterion | limit | value | met |\n|---|---:|---:|---|\n";
     for (const auto& c : r.criteria) {

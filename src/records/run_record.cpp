@@ -73,12 +73,11 @@ Result<RunRecord> ParseRunRecord(std::string_view text, const std::string& where
     r.inputs_root = StringAt(plan, "inputs_root").value_or("");
     if (plan.contains("output")) {
       auto output = StringAt(plan, "output");
-      if (!output || (*output != "classification" && *output != "embedding")) {
-        return BadInput("'plan.output' is neither 'classification' nor 'embedding'", where);
-      }
-      r.output_kind = *output;
+      const OutputKindSpec* kind = output ? FindOutputKind(*output) : nullptr;
+      if (!kind) return BadInput("'plan.output' is not an output kind (" + OutputKindChoices() + ")", where);
+      r.output = kind;
     }
-    if (r.output_kind == "embedding") {
+    if (r.output->vectors) {
       auto dim = UnsignedAt(plan, "dim");
       if (!dim || *dim == 0 || *dim > limits::kEmbeddingDim) {
         return BadInput("'plan.dim' must be a count in 1.." + std::to_string(limits::kEmbeddingDim), where);

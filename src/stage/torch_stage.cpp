@@ -258,7 +258,7 @@ class TorchStage : public Stage {
     const std::string where = config.model.string();
     const bool classifies = config.kind == kTorchScriptClassifier || config.kind == kAotiClassifier;
     aoti_ = IsAoti(config.kind);
-    desc_.output = classifies ? OutputKind::kClassification : OutputKind::kEmbedding;
+    desc_.output = classifies ? &ClassificationOutput() : &EmbeddingOutput();
     for (const auto& [key, value] : config.options.items()) {
       if (key == "dtype") {
         auto dtype = value.is_string() ? DtypeFromName(value.get<std::string>()) : std::nullopt;
@@ -574,7 +574,7 @@ class TorchStage : public Stage {
     torch::Tensor result = Call(texts, prepared);
     const auto n = static_cast<std::int64_t>(texts.size());
     std::vector<ItemOutput> outputs(static_cast<std::size_t>(n));
-    if (desc_.output == OutputKind::kEmbedding) {
+    if (desc_.output->vectors) {
       // float32 as the model computed it: the bits that go to vectors.npy.
       torch::Tensor out = result.to(torch::kCPU, torch::kFloat32).contiguous();
       const auto d = static_cast<std::int64_t>(desc_.dim);

@@ -79,7 +79,7 @@ CellMeasure RunCell(Stage& stage, const std::vector<std::string>& ids, const std
   c.cycled = b > ids.size();
   // One pass: the group in batches of b; a group smaller than b is one batch of b, cycled.
   const std::size_t pass = c.cycled ? b : ids.size();
-  const OutputKind kind = stage.Describe().output;
+  const OutputKindSpec& kind = *stage.Describe().output;
   std::vector<double> latencies;
   auto run_batch = [&](std::size_t begin, std::size_t end, bool keep, std::size_t repeat, bool& failed) {
     std::vector<std::string_view> views;
@@ -124,11 +124,12 @@ CellMeasure RunCell(Stage& stage, const std::vector<std::string>& ids, const std
       if (!o.ok) {
         oc.error = TruncateUtf8(o.error, 500);
         if (c.error.empty()) c.error = oc.id + ": " + oc.error;
-      } else if (kind == OutputKind::kClassification) {
-        oc.label = o.label;
-        oc.confidence = o.confidence;
       } else {
-        oc.vector = o.vector;
+        if (kind.labels) {
+          oc.label = o.label;
+          oc.confidence = o.confidence;
+        }
+        if (kind.vectors) oc.vector = o.vector;
       }
       const std::size_t position = begin + k;
       if (repeat == 0) {

@@ -414,8 +414,8 @@ Status CheckSweepStage(const nlohmann::json& stage, const SweepRecord& r, const 
   }
   if (StringAt(stage, "model_sha256") != r.model_sha256)
     return bad("'stage.model_sha256' is not the record's");
-  if (stage.contains("dim") &&
-      (r.output != "embedding" || !UnsignedAt(stage, "dim") || *UnsignedAt(stage, "dim") > (1u << 20))) {
+  if (stage.contains("dim") && (!r.output || !r.output->vectors || !UnsignedAt(stage, "dim") ||
+                                *UnsignedAt(stage, "dim") > (1u << 20))) {
     return bad("'stage.dim' is malformed");
   }
   return {};
@@ -478,8 +478,8 @@ Result<SweepRecord> ReadSweepRecord(FileSystem& fsys, const fs::path& dir) {
   if (j.contains("stage") && j["stage"].is_object()) {
     r.stage = ordered.value()["stage"];
     if (ordered.value().contains("footprint")) r.footprint = ordered.value()["footprint"];
-    r.output = StringAt(j["stage"], "output").value_or("");
-    if (r.output != "classification" && r.output != "embedding") return bad("'stage.output' is malformed");
+    r.output = FindOutputKind(StringAt(j["stage"], "output").value_or(""));
+    if (!r.output) return bad("'stage.output' is not an output kind (" + OutputKindChoices() + ")");
     PILOT_TRY(CheckSweepStage(j["stage"], r, where));
     if (!j.contains("footprint")) return bad("'footprint' is missing");
     PILOT_TRY(CheckSweepFootprint(j["footprint"], where));
@@ -713,7 +713,8 @@ Result<SweepState> LoadSweepState(FileSystem& fsys, const fs::path& dir) {
   auto cells = LoadSweepCells(fsys, dir, /*repair=*/false);
   if (!cells.ok()) return cells.error();
   for (auto& c : cells.value()) st.cells.push_back(std::move(c.measure));
-  st.analysis = AnalyseSweep(st.grouping, st.record.settings, st.cells, st.record.output == "embedding");
+  st.analysis =
+      AnalyseSweep(st.grouping, st.record.settings, st.cells, st.record.output && st.record.output->vectors);
   return st;
 }
 

@@ -167,10 +167,10 @@ class SweepSession {
   nlohmann::ordered_json StageJson() const {
     const StageDescription& d = plan_.stage;
     nlohmann::ordered_json j{{"kind", d.kind},
-                             {"output", OutputKindName(d.output)},
+                             {"output", d.output->name},
                              {"device", d.device},
                              {"model_sha256", plan_.run.model_sha256}};
-    if (d.output == OutputKind::kEmbedding) j["dim"] = d.dim;
+    if (d.output->vectors) j["dim"] = d.dim;
     return j;
   }
   nlohmann::ordered_json FootprintJson() const {
@@ -192,7 +192,7 @@ class SweepSession {
 
   nlohmann::ordered_json Summary(std::size_t& finding_count) const {
     const SweepAnalysis analysis =
-        AnalyseSweep(plan_.grouping, plan_.settings, cells_, plan_.stage.output == OutputKind::kEmbedding);
+        AnalyseSweep(plan_.grouping, plan_.settings, cells_, plan_.stage.output->vectors);
     finding_count = analysis.findings;
     return SweepSummary({dir_.filename().string(), StageJson(), FootprintJson(), plan_.grouping,
                          plan_.settings, cells_, analysis});

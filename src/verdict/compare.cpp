@@ -126,7 +126,7 @@ Status LoadRest(FileSystem& fsys, Side& side) {
   auto environment = ReadJsonFile(fsys, env, limits::kRunRecordBytes, "environment record");
   if (!environment.ok()) return environment.error();
   side.environment = std::move(environment.value());
-  if (side.record.output_kind == "embedding") {
+  if (side.record.output->vectors) {
     auto in = fsys.OpenRead(dir / kVectorsNpy, false);
     if (!in.ok()) return in.error();
     side.vectors = std::move(in.value());
@@ -255,7 +255,7 @@ std::string Fixed(double v, int digits) {
 class ItemComparison {
  public:
   ItemComparison(Side& a, Side& b, const CompareOptions& options)
-      : a_(a), b_(b), options_(options), embedding(a.record.output_kind == "embedding") {}
+      : a_(a), b_(b), options_(options), embedding(a.record.output->vectors) {}
 
   // One id's two records (the same id, verified).
   Status Add(const ResultRecord& x, const ResultRecord& y) {
@@ -503,9 +503,9 @@ Result<CompareOutcome> CompareRuns(FileSystem& fsys, const fs::path& a_dir, cons
                     b_dir.string(),
                     "compare runs over the same immutable manifest (item agreement needs the same ids)");
   }
-  if (a.record.output_kind != b.record.output_kind) {
-    return BadInput("one run classifies and the other embeds (" + a.record.output_kind + " vs " +
-                        b.record.output_kind + "): their items cannot agree",
+  if (a.record.output != b.record.output) {
+    return BadInput(std::string("the runs' stages produce different outputs (") + a.record.output->name +
+                        " vs " + b.record.output->name + "): their items cannot agree",
                     b_dir.string(), "compare runs of the same stage output kind");
   }
   CompareOutcome out;
@@ -529,7 +529,7 @@ Result<CompareOutcome> CompareRuns(FileSystem& fsys, const fs::path& a_dir, cons
   doc["a"] = SideJson(a);
   doc["b"] = SideJson(b);
   doc["manifest_sha256"] = a.record.manifest_sha256;
-  doc["output_kind"] = a.record.output_kind;
+  doc["output_kind"] = a.record.output->name;
   doc["tolerance"] = options.tolerance;
   doc["items"] = items.ItemsJson();
   doc["differences"] = items.listed;

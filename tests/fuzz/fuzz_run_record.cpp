@@ -19,10 +19,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   PILOT_FUZZ_CHECK(size <= limits::kRunRecordBytes);
   // The state is whatever the file says (verify judges it); the copy's name is checked.
   PILOT_FUZZ_CHECK(r.manifest_copy == "data/manifest.json" || r.manifest_copy == "data/manifest.jsonl");
-  // Format 2's fields: the output kind one of two; an embedding's dim in range, none else; a
+  // Format 2's fields: the output kind a registered one; a kind with vectors has its dim in
+  // range, none else; a
   // folder that declares no kind is a format-1 run.
-  PILOT_FUZZ_CHECK(r.output_kind == "classification" || r.output_kind == "embedding");
-  if (r.output_kind == "embedding") {
+  PILOT_FUZZ_CHECK(r.output != nullptr && FindOutputKind(r.output->name) == r.output);
+  if (r.output->vectors) {
     PILOT_FUZZ_CHECK(r.dim >= 1 && r.dim <= limits::kEmbeddingDim);
   } else {
     PILOT_FUZZ_CHECK(r.dim == 0);

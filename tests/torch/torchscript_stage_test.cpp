@@ -166,7 +166,7 @@ TEST_F(StageTest, TextInputModelAndAFailingForwardFailsTheBatch) {
   auto stage = Create(SaveTextModel(kLengthModel), {{"min_confidence", 0.6}});
   ASSERT_TRUE(stage.ok()) << stage.error().ToString();
   EXPECT_DOUBLE_EQ(stage.value()->Describe().min_confidence, 0.6);
-  EXPECT_EQ(stage.value()->Describe().output, OutputKind::kClassification);
+  EXPECT_EQ(stage.value()->Describe().output, &ClassificationOutput());
   auto out = stage.value()->Process({"hi", "a longer text"});
   ASSERT_TRUE(out.ok) << out.error;
   ASSERT_EQ(out.items.size(), 2u);
@@ -199,7 +199,7 @@ def forward(self, texts: List[str]) -> Tensor:
   m.save(p.string());
   auto stage = Create(p, nlohmann::json::object(), kTorchScriptEmbedding);
   ASSERT_TRUE(stage.ok()) << stage.error().ToString();
-  EXPECT_EQ(stage.value()->Describe().output, OutputKind::kEmbedding);
+  EXPECT_EQ(stage.value()->Describe().output, &EmbeddingOutput());
   EXPECT_EQ(stage.value()->Describe().dim, 3u);
   EXPECT_TRUE(stage.value()->Describe().labels.empty());
   auto out = stage.value()->Process({"abc", "hello"});

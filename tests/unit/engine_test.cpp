@@ -333,6 +333,11 @@ TEST(Plan, AllowedCategoriesFollowTheStagesKind) {
   StageDescription classifier;
   classifier.kind = "torchscript-classifier";
   classifier.labels = {"en", "fr"};
+  auto undeclared = CheckStageFitsParams(classifier, p);
+  ASSERT_FALSE(undeclared.ok()) << "a stage that declares no output kind";
+  EXPECT_NE(undeclared.error().what.find("'torchscript-classifier' declares no output kind"),
+            std::string::npos);
+  classifier.output = &ClassificationOutput();
   auto none = CheckStageFitsParams(classifier, p);
   ASSERT_FALSE(none.ok());
   EXPECT_NE(none.error().what.find("'allowed_categories' is required"), std::string::npos);
@@ -344,7 +349,7 @@ TEST(Plan, AllowedCategoriesFollowTheStagesKind) {
   EXPECT_TRUE(CheckStageFitsParams(classifier, p).ok());
   StageDescription embedding;
   embedding.kind = "torchscript-embedding";
-  embedding.output = OutputKind::kEmbedding;
+  embedding.output = &EmbeddingOutput();
   embedding.dim = 4;
   auto refused = CheckStageFitsParams(embedding, p);
   ASSERT_FALSE(refused.ok());
@@ -382,7 +387,7 @@ testing::Items EmbeddingItems() {
 TEST(Embedding, VectorsGoToNpyInManifestOrderOfTheAcceptedItems) {
   Fixture f(EmbeddingItems());
   f.plan.params.allowed_categories.clear();
-  FakeStage stage(OutputKind::kEmbedding, 4);
+  FakeStage stage(EmbeddingOutput(), 4);
   auto out = ExecuteRun(f.plan, stage, RealFileSystem(), SystemClock());
   ASSERT_TRUE(out.ok()) << out.error().ToString();
   EXPECT_TRUE(out.value().verify.ok());
@@ -429,7 +434,7 @@ TEST(Embedding, VectorsSurviveStopAndResumeBitForBit) {
   Fixture f(EmbeddingItems());
   f.plan.params.allowed_categories.clear();
   f.plan.run_id = "straight";
-  FakeStage straight_stage(OutputKind::kEmbedding, 4);
+  FakeStage straight_stage(EmbeddingOutput(), 4);
   auto straight = ExecuteRun(f.plan, straight_stage, RealFileSystem(), SystemClock());
   ASSERT_TRUE(straight.ok());
   const std::string want = ReadText(straight.value().run_dir / kVectorsNpy);
@@ -437,7 +442,7 @@ TEST(Embedding, VectorsSurviveStopAndResumeBitForBit) {
   f.plan.run_id = "part";
   RunControl control;
   control.stop_after = 3;
-  FakeStage first(OutputKind::kEmbedding, 4);
+  FakeStage first(EmbeddingOutput(), 4);
   auto part = ExecuteRun(f.plan, first, RealFileSystem(), SystemClock(), control);
   ASSERT_TRUE(part.ok());
   ASSERT_TRUE(part.value().interrupted);
@@ -445,7 +450,7 @@ TEST(Embedding, VectorsSurviveStopAndResumeBitForBit) {
   // A kill between the sidecar's fsync and the journal's: an entry nothing points at.
   const std::string orphan = SidecarEntry("g", FakeStage::VectorOf("garbage", 4));
   { std::ofstream(dir / kVectorsSidecar, std::ios::app | std::ios::binary) << orphan; }
-  FakeStage second(OutputKind::kEmbedding, 4);
+  FakeStage second(EmbeddingOutput(), 4);
   auto done = Resume(dir, second);
   ASSERT_TRUE(done.ok()) << done.error().ToString();
   EXPECT_TRUE(done.value().verify.ok());
@@ -457,7 +462,7 @@ fs::path StoppedEmbeddingRun(Fixture& f) {
   f.plan.params.allowed_categories.clear();
   RunControl control;
   control.stop_after = 3;
-  FakeStage first(OutputKind::kEmbedding, 4);
+  FakeStage first(EmbeddingOutput(), 4);
   auto part = ExecuteRun(f.plan, first, RealFileSystem(), SystemClock(), control);
   EXPECT_TRUE(part.ok() && part.value().interrupted);
   return part.ok() ? part.value().run_dir : fs::path();
@@ -480,7 +485,7 @@ TEST(Embedding, ASidecarShorterThanTheJournalSaysIsRefusedOnResume) {
   const fs::path sidecar = dir / kVectorsSidecar;
   fs::resize_file(sidecar, fs::file_size(sidecar) - 1);
   const std::string journal = ReadText(dir / kJournal);
-  FakeStage second(OutputKind::kEmbedding, 4);
+  FakeStage second(EmbeddingOutput(), 4);
   auto done = Resume(dir, second);
   ASSERT_FALSE(done.ok());
   EXPECT_NE(done.error().what.find("the journal refers to"), std::string::npos) << done.error().what;
@@ -492,7 +497,7 @@ class EmbeddingVerify : public ::testing::Test {
  protected:
   void SetUp() override {
     f_.plan.params.allowed_categories.clear();
-    FakeStage stage(OutputKind::kEmbedding, 4);
+    FakeStage stage(EmbeddingOutput(), 4);
     auto out = ExecuteRun(f_.plan, stage, RealFileSystem(), SystemClock());
     ASSERT_TRUE(out.ok());
     dir_ = out.value().run_dir;
@@ -612,7 +617,7 @@ namespace {
 TEST(EmbeddingVerifyRows, SwappedRowsDifferFromTheJournaledVectors) {
   Fixture f(EmbeddingItems());
   f.plan.params.allowed_categories.clear();
-  FakeStage stage(OutputKind::kEmbedding, 4);
+  FakeStage stage(EmbeddingOutput(), 4);
   auto out = ExecuteRun(f.plan, stage, RealFileSystem(), SystemClock());
   ASSERT_TRUE(out.ok());
   const fs::path dir = out.value().run_dir;

@@ -37,7 +37,7 @@ TEST(Report, CountsQualityExpectedRejectionsAndCriteria) {
   Acceptance acc;
   acc.min_accuracy = 0.75;
   acc.max_p95_latency_ms = 10;
-  Report r = BuildReport(m, recs, acc, RunMetrics{2.0, 100, std::nullopt, 0, {}});
+  Report r = BuildReport(ClassificationOutput(), m, recs, acc, RunMetrics{2.0, 100, std::nullopt, 0, {}});
   EXPECT_EQ(r.total, 4u);
   EXPECT_EQ(r.accepted, 2u);
   EXPECT_EQ(r.rejected, 2u);
@@ -64,7 +64,8 @@ TEST(Report, CriterionWithoutDataIsNotMet) {
   m.items = {{"a", "a", "", std::nullopt, std::nullopt}};
   Acceptance acc;
   acc.min_accuracy = 0.5;
-  Report r = BuildReport(m, {Accepted("a", "fr", 1)}, acc, RunMetrics{1, 1, 250.0, 0, {}});
+  Report r =
+      BuildReport(ClassificationOutput(), m, {Accepted("a", "fr", 1)}, acc, RunMetrics{1, 1, 250.0, 0, {}});
   ASSERT_EQ(r.criteria.size(), 1u);
   EXPECT_FALSE(r.criteria[0].measured);
   EXPECT_FALSE(r.acceptance_met);

@@ -40,7 +40,7 @@ class FixedClock : public Clock {
 // size, as a model whose batching changes results would.
 class SweepStage : public testing::FakeStage {
  public:
-  explicit SweepStage(OutputKind kind = OutputKind::kClassification) : FakeStage(kind) {}
+  explicit SweepStage(const OutputKindSpec& kind = ClassificationOutput()) : FakeStage(kind) {}
   std::size_t oom_at = 0;
   std::size_t calls = 0;
   BatchOutput Process(const std::vector<std::string_view>& texts) override {
@@ -79,9 +79,9 @@ struct SweepHarness {
   FixedClock clock;
   std::size_t cells_run = 0;
   std::size_t stop_after_cells = 0;  // 0: never
-  explicit SweepHarness(const testing::Items& items, OutputKind kind = OutputKind::kClassification)
+  explicit SweepHarness(const testing::Items& items, const OutputKindSpec& kind = ClassificationOutput())
       : fx(items), stage(kind) {
-    if (kind == OutputKind::kEmbedding) {
+    if (kind.vectors) {
       fx.plan.params.allowed_categories.clear();
     }
   }
@@ -309,7 +309,7 @@ TEST(SweepTest, AReorderedBatchIsAFinding) {
 }
 
 TEST(SweepTest, TheEmbeddingKindSweepsAndComparesVectors) {
-  SweepHarness h(ThreeLengths(), OutputKind::kEmbedding);
+  SweepHarness h(ThreeLengths(), EmbeddingOutput());
   SweepSettings s;
   s.batch_sizes = {1, 2, 4};
   SweepPlan plan = h.Plan(s);

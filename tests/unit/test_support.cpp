@@ -36,11 +36,11 @@ std::string ReadText(const fs::path& file) {
   return ss.str();
 }
 
-FakeStage::FakeStage(OutputKind output, std::size_t dim) {
-  desc_.kind = output == OutputKind::kEmbedding ? "fake-embedding" : "fake";
-  desc_.output = output;
-  if (output == OutputKind::kClassification) desc_.labels = {"en", "fr", "de", "ru"};
-  desc_.dim = output == OutputKind::kEmbedding ? dim : 0;
+FakeStage::FakeStage(const OutputKindSpec& output, std::size_t dim) {
+  desc_.kind = output.vectors ? "fake-embedding" : "fake";
+  desc_.output = &output;
+  if (output.labels) desc_.labels = {"en", "fr", "de", "ru"};
+  desc_.dim = output.vectors ? dim : 0;
   desc_.model_sha256 = std::string(64, 'a');
   desc_.device = "cpu";
   desc_.min_confidence = 0.5;
@@ -73,7 +73,7 @@ BatchOutput FakeStage::Process(const std::vector<std::string_view>& texts) {
     std::string word(t.substr(0, t.find_first_of(" \n")));
     if (word == "itemfail") {
       o.error = "scripted item failure";
-    } else if (desc_.output == OutputKind::kEmbedding) {
+    } else if (desc_.output->vectors) {
       o.ok = true;
       o.vector = VectorOf(t, desc_.dim);
       if (word == "nanvec") o.vector[0] = std::nanf("");

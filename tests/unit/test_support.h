@@ -38,7 +38,7 @@ std::string ReadText(const std::filesystem::path& file);
 // "nanvec" puts a NaN in the vector and "shortvec" drops its last value.
 class FakeStage : public Stage {
  public:
-  explicit FakeStage(OutputKind output = OutputKind::kClassification, std::size_t dim = 4);
+  explicit FakeStage(const OutputKindSpec& output = ClassificationOutput(), std::size_t dim = 4);
   const StageDescription& Describe() const override { return desc_; }
   BatchOutput Process(const std::vector<std::string_view>& texts) override;
   static std::vector<float> VectorOf(std::string_view text, std::size_t dim);

@@ -16,6 +16,7 @@
 #include "pilot/batch_plan.h"
 #include "pilot/folder_files.h"
 #include "pilot/fs.h"
+#include "pilot/output_kind.h"
 #include "pilot/status.h"
 #include "pilot/sweep/sweep_files.h"
 
@@ -176,7 +177,7 @@ struct SweepRecord {
   std::string run_id, state;
   std::string params_path, manifest_path, device;
   std::string manifest_sha256, params_sha256, model_sha256;
-  std::string output = "classification";  // stage.output: classification | embedding
+  const OutputKindSpec* output = nullptr;  // stage.output (pilot/output_kind.h); set once parsed
   std::string started_at;
   SweepSettings settings;
   // run.json's `stage` and `footprint` objects as written (key order kept): what sweep.json

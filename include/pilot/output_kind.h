@@ -1,0 +1,79 @@
+// Output kinds: what a stage produces for each accepted item, as registered values. Each
+// kind carries how an outcome is judged, what an accepted record and the run record hold,
+// and its sections of the report; the engine, the report, merge, compare and verify call
+// through it and never compare kind names (MLPerf LoadGen's rule: the harness never knows
+// the model). Adding a kind is one file beside output_classification.cpp and one line in
+// output_kind.cpp's list (ARCHITECTURE.md, "Adding an output kind").
+#pragma once
+
+#include <cstddef>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace pilot {
+
+struct ResultRecord;
+struct Report;
+
+// One input's outcome from a stage. What a valid one carries is the kind's business.
+struct ItemOutput {
+  bool ok = false;
+  std::string error;  // !ok: what failed for this item alone
+  // a kind with labels
+  std::string label;          // the model's top label
+  double confidence = 0;      // its probability
+  std::vector<float> scores;  // the probability of every label (for device comparisons)
+  // a kind with vectors
+  std::vector<float> vector;
+};
+
+// What judging an item needs from the stage and the parameters, fixed for a run.
+struct OutputRules {
+  std::vector<std::string> labels;  // declared by the model (a kind with labels)
+  std::size_t dim = 0;              // the vectors' length (a kind with vectors)
+  double min_confidence = 0;
+  std::vector<std::string> allowed;  // allowed_categories (a kind with labels: required)
+};
+
+// A valid output the harness will not accept: the reason (pilot/reasons.h) and its detail.
+struct OutputRejection {
+  std::string reason;
+  std::string detail;
+};
+
+struct OutputKindSpec {
+  // run.json's plan.output, report.json's output_kind, the sweep's stage.output.
+  const char* name;
+  // What an accepted item carries, which the workflows read (merge joins them, compare
+  // measures their agreement, verify recounts them):
+  bool labels;   // a category the model declared, with its probability: allowed_categories,
+                 // min_confidence and the labelled items' accuracy apply
+  bool vectors;  // a float32 row of the model's `dim` in data/vectors.npy
+  // Judges a valid output (ok): nullopt, with the accepted fields set on `accepted`, or why
+  // the harness rejects it.
+  std::optional<OutputRejection> (*judge)(const ItemOutput& out, const OutputRules& rules,
+                                          ResultRecord& accepted);
+  // The kind's fields of run.json's `plan`.
+  void (*plan_fields)(const OutputRules& rules, nlohmann::ordered_json& plan);
+  // The kind's section of report.json (added to `report`) and of report.md.
+  void (*report_json)(const Report& r, nlohmann::ordered_json& report);
+  void (*report_md)(const Report& r, std::ostream& md);
+};
+
+// The registered kinds, in registration order. The first is the kind of every run record that
+// names none (format 1, from before output kinds were recorded).
+const std::vector<const OutputKindSpec*>& OutputKinds();
+// The kind of that name, or null.
+const OutputKindSpec* FindOutputKind(std::string_view name);
+// "'classification' or 'embedding'": for the message that refuses an unknown name.
+std::string OutputKindChoices();
+
+// The registered kinds, for the stages that produce them (a stage knows its output).
+const OutputKindSpec& ClassificationOutput();
+const OutputKindSpec& EmbeddingOutput();
+
+}  // namespace pilot
