@@ -56,6 +56,7 @@ Result<Manifest> LoadManifest(FileSystem& fs, const std::filesystem::path& file)
 struct ManifestIndex {
   IdIndex ids;
   std::unordered_map<std::size_t, std::string> expected_rejection;
+  std::unordered_map<std::size_t, std::string> expected;  // the labelled items' `expected`
 };
 
 // A validated manifest file, read item by item. A .json manifest is held in memory (a JSON

@@ -27,6 +27,7 @@
 #include "pilot/manifest.h"
 #include "pilot/params.h"
 #include "pilot/reasons.h"
+#include "pilot/report.h"
 #include "pilot/results.h"
 #include "pilot/run_lock.h"
 #include "pilot/run_record.h"
@@ -609,6 +610,8 @@ class Verifier {
     Tally tally;
     tally.ids = &ids;
     tally.seen.assign(ids.size(), 0);
+    // The report, rebuilt from the results as they pass, the way the run's finish built it.
+    Rebuilt rebuilt{ReportBuilder(*(run_ ? run_->output : OutputKinds().front()), run_ ? run_->dim : 0), {}};
     std::string line;
     for (;;) {
       auto more = results.value().Next(line);
@@ -629,10 +632,20 @@ class Verifier {
       if (AccountResult(rec.value(), line, results.value().line_number(), shard, merged, shard_journals,
                         journal, tally)) {
         JudgeOutcome(rec.value(), tally.last, embeds, allowed, *index, tally.by_reason, tally.by_category);
+        AddToRebuilt(rec.value(), tally.last, *index, rebuilt);
       }
     }
     CheckCompleteness(ids, tally.seen, shard, merged, tally.in_order, journal);
-    CheckReport(tally.by_reason, tally.by_category);
+    auto report_text = CheckReport(tally.by_reason, tally.by_category);
+    // Rebuilt only where it can be exactly: a run or a shard of the current format (the
+    // report's content is part of the format; an older folder's counts are checked above),
+    // its journal read, its results complete and in manifest order, and no finding so far
+    // about them or the report.
+    if (report_text && !merged && journal.state() && tally.in_order && run_ &&
+        run_->format_version == kRunFormatVersion && result_.findings.empty()) {
+      CheckRebuiltReport(*report_text, std::move(rebuilt), *journal.state(),
+                         shard ? Acceptance{} : params.value().acceptance);
+    }
     if (embeds) CheckVectors(run_->dim);
   }
 
@@ -807,19 +820,20 @@ class Verifier {
     }
   }
 
-  void CheckReport(const std::map<std::string, std::size_t>& by_reason,
-                   const std::map<std::string, std::size_t>& by_category) {
+  // report.json's counts against the results. Returns its text when it is a JSON object.
+  std::optional<std::string> CheckReport(const std::map<std::string, std::size_t>& by_reason,
+                                         const std::map<std::string, std::size_t>& by_category) {
     auto text = Read(kReportJson, "report", limits::kReportBytes);
-    if (!text) return;
+    if (!text) return std::nullopt;
     auto parsed = ParseJson(*text, kReportJson);
     if (!parsed.ok()) {
       Add("report", kReportJson, parsed.error().what);
-      return;
+      return std::nullopt;
     }
     const auto& j = parsed.value();
     if (!j.is_object()) {
       Add("report", kReportJson, "not a JSON object");
-      return;
+      return std::nullopt;
     }
     const nlohmann::json no_counts = nlohmann::json::object();
     const nlohmann::json& c = j.contains("counts") && j["counts"].is_object() ? j["counts"] : no_counts;
@@ -852,6 +866,68 @@ class Verifier {
       Add("report", kReportJson, "by_reason does not match data/results.jsonl");
     if (as_map("by_category") != by_category)
       Add("report", kReportJson, "by_category does not match data/results.jsonl");
+    return text;
+  }
+
+  // The report as the run's finish builds it: every result in manifest order, with the item's
+  // labels from the manifest copy, and the first rows for report.md's table.
+  struct Rebuilt {
+    ReportBuilder builder;
+    std::vector<ResultRecord> rows;
+  };
+  static void AddToRebuilt(const ResultRecord& r, std::size_t k, const ManifestIndex& index,
+                           Rebuilt& rebuilt) {
+    ManifestItem item;
+    item.id = r.id;
+    if (auto e = index.expected.find(k); e != index.expected.end()) item.expected = e->second;
+    if (auto e = index.expected_rejection.find(k); e != index.expected_rejection.end())
+      item.expected_rejection = e->second;
+    rebuilt.builder.Add(item, r);
+    if (rebuilt.rows.size() < kMarkdownItemRows) rebuilt.rows.push_back(r);
+  }
+
+  // report.json and report.md are derived documents: rebuilt from the results, the manifest
+  // copy, the parameters' acceptance and the journal's metrics, they must be the folder's, byte
+  // for byte. One figure is in no other file: the peak RSS of the session that finished,
+  // taken as recorded but never below the journal's.
+  void CheckRebuiltReport(const std::string& text, Rebuilt rebuilt, const JournalState& js,
+                          const Acceptance& acceptance) {
+    auto recorded = ParseJson(text, kReportJson);
+    if (!recorded.ok()) return;  // a finding of CheckReport already
+    const auto& j = recorded.value();
+    const bool peak_ok = j.contains("peak_rss_mb") && j["peak_rss_mb"].is_number() &&
+                         std::isfinite(j["peak_rss_mb"].get<double>()) &&
+                         j["peak_rss_mb"].get<double>() >= js.peak_rss_mb;
+    if (!peak_ok) {
+      Add("report", kReportJson,
+          "peak_rss_mb is not a number at or above the journal's peak (" + std::to_string(js.peak_rss_mb) +
+              " MB)");
+      return;
+    }
+    const Report report = rebuilt.builder.Finish(
+        acceptance, RunMetrics{js.processing_seconds, j["peak_rss_mb"].get<double>(), js.device_peak_mb,
+                               js.batch_failure_count, js.batch_failures});
+    const nlohmann::ordered_json want = ReportToJson(report);
+    if (PrettyJson(want) != text) {
+      std::string keys;
+      std::size_t named = 0;
+      for (const auto& [key, value] : want.items()) {
+        if (j.contains(key) && nlohmann::json(value) == j[key]) continue;
+        if (named++ < 20) keys += (keys.empty() ? "" : ", ") + key;
+      }
+      for (const auto& [key, value] : j.items()) {
+        if (!want.contains(key) && named++ < 20) keys += (keys.empty() ? "" : ", ") + key;
+      }
+      Add("report", kReportJson,
+          "does not match the report rebuilt from data/results.jsonl, the manifest copy, the parameters and "
+          "the journal" +
+              (keys.empty() ? std::string(" (its bytes differ)") : "; differing keys: " + keys));
+      return;
+    }
+    auto md = Read(kReportMarkdown, "report", limits::kReportBytes);
+    if (md && *md != ReportToMarkdown(report, js.header.run_id, rebuilt.rows)) {
+      Add("report", kReportMarkdown, "does not match the report rendered again from data/report.json");
+    }
   }
 
   void CheckInputs() {

@@ -351,6 +351,7 @@ Result<ManifestSource> ManifestSource::Open(FileSystem& fs, const std::filesyste
       for (std::size_t k = 0; k < items.size(); ++k) {
         index->ids.Insert(items[k].id);
         if (items[k].expected_rejection) index->expected_rejection[k] = *items[k].expected_rejection;
+        if (items[k].expected) index->expected[k] = *items[k].expected;
       }
     }
     return src;
@@ -374,6 +375,7 @@ Result<ManifestSource> ManifestSource::Open(FileSystem& fs, const std::filesyste
         }
         if (index && item.expected_rejection)
           kept.expected_rejection[ids.size() - 1] = *item.expected_rejection;
+        if (index && item.expected) kept.expected[ids.size() - 1] = *item.expected;
         return {};
       },
       nullptr, &hash);

@@ -225,8 +225,9 @@ hc_evidence__decide_expect_right_fingerprints() {
     --decision go --reason "both noted"
 }
 hc_evidence__plan_forged_rate_rehashed() {
-  # 1e12 items/s edited into a copy and re-hashed: verify alone passes it; the fingerprint noted
-  # when the run finished turns it away.
+  # 1e12 items/s edited into a copy and re-hashed: verify rebuilds the report from the folder
+  # and turns it away; with the fingerprint noted when the run finished, the fingerprint does,
+  # before anything else is read.
   copy_run good || return
   local noted
   noted=$(fingerprint "$C/$G")
@@ -239,7 +240,9 @@ EOF
   rehash "$C/$G"
   printf '%s\n' '{"currency": "EUR", "cards": [{"name": "node", "class": "cpu", "memory_gb": 64, "cards_per_lot": 1, "lot_price": {"3": 30}}]}' >"$C/prices.json"
   aux plan --from "$G" --corpus-items 100 --prices prices.json
-  grep -q 'fingerprint was not checked' "$AUX_OUT" || bad "plan without --expect does not say the fingerprint was not checked"
+  [ "$AUX_RC" = 2 ] || bad "plan without --expect took the forged rate (exit $AUX_RC)"
+  grep -q 'report\.json: does not match the report rebuilt' "$AUX_ERR" ||
+    bad "plan without --expect does not name the report that differs from the one rebuilt"
   want_rc 2; want_err 'fingerprint'
   hrun plan --from "$G" --corpus-items 100 --prices prices.json --expect "$noted"
 }

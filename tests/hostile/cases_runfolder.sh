@@ -313,6 +313,24 @@ hc_runfolder__verify_report_counts_strings() {
   finding 'report\.json'
   verify_good
 }
+hc_runfolder__verify_report_accuracy_forged() {
+  # More labelled items judged correct and a lower p95 than the results give, the counts left
+  # alone, the bag re-hashed: the report rebuilt from the folder differs.
+  copy_run good || return
+  pyedit "$G/data/report.json" 'd["quality"]["labelled"] = d["quality"]["correct"] = d["counts"]["total"]
+d["latency_ms"]["p95"] = 0.5'
+  rehash "$G"
+  finding 'report\.json' 'rebuilt' 'differing keys: quality, latency_ms'
+  verify_good
+}
+hc_runfolder__verify_report_md_forged() {
+  # report.md's verdict line rewritten, report.json intact, the bag re-hashed.
+  copy_run good || return
+  sed -i 's/^Verdict: .*/Verdict: **acceptance criteria met** (forged)/' "$G/data/report.md"
+  rehash "$G"
+  finding 'report\.md' 'rendered again'
+  verify_good
+}
 hc_runfolder__verify_results_id_int() {
   copy_run good || return
   echo '{"id":5}' >>"$G/data/results.jsonl"

@@ -69,14 +69,66 @@ TEST_F(VerifyTest, ACopyElsewhereVerifiesWithoutTheInputs) {
   EXPECT_EQ(r.accepted + r.rejected, 3u);
 }
 
+// report.json and report.md are derived documents: a forger who re-hashes the bag still
+// has verify rebuild them from the results, the manifest copy, the parameters and the journal.
+TEST_F(VerifyTest, AForgedReportIsFoundAgainstTheReportRebuiltFromTheFolder) {
+  const std::string original = ReadText(run_ / "data/report.json");
+  auto report = nlohmann::ordered_json::parse(original);
+  report["throughput_items_per_s"] = 1e6;
+  report["latency_ms"]["p95"] = 0.001;
+  WriteText(run_ / "data/report.json", report.dump(2) + "\n");
+  Rebag();
+  auto r = VerifyRunFolder(RealFileSystem(), run_, {});
+  EXPECT_TRUE(Has(r, "report", "data/report.json", "differing keys: latency_ms, throughput_items_per_s"))
+      << Dump(r);
+  EXPECT_EQ(r.findings.size(), 1u) << Dump(r);
+
+  // The same figures in another layout (indent, key order) are other bytes: a finding too.
+  report = nlohmann::ordered_json::parse(original);
+  WriteText(run_ / "data/report.json", report.dump(4) + "\n");
+  Rebag();
+  r = VerifyRunFolder(RealFileSystem(), run_, {});
+  EXPECT_TRUE(Has(r, "report", "data/report.json", "its bytes differ")) << Dump(r);
+
+  // The peak RSS of the finishing session is in no other file: taken as recorded, but never
+  // below the journal's peak.
+  report = nlohmann::ordered_json::parse(original);
+  report["peak_rss_mb"] = -1;
+  WriteText(run_ / "data/report.json", report.dump(2) + "\n");
+  Rebag();
+  r = VerifyRunFolder(RealFileSystem(), run_, {});
+  EXPECT_TRUE(Has(r, "report", "data/report.json", "peak_rss_mb is not a number at or above")) << Dump(r);
+
+  // The original back: the folder verifies again; nothing else was touched.
+  WriteText(run_ / "data/report.json", original);
+  Rebag();
+  r = VerifyRunFolder(RealFileSystem(), run_, {});
+  EXPECT_TRUE(r.ok()) << Dump(r);
+}
+
+TEST_F(VerifyTest, AForgedReportMarkdownIsFoundAgainstTheRenderingOfTheReport) {
+  std::string md = ReadText(run_ / "data/report.md");
+  const auto at = md.find("| a |");
+  ASSERT_NE(at, std::string::npos) << md;
+  md.insert(at, "| z | accepted | en | forged row |\n");
+  WriteText(run_ / "data/report.md", md);
+  Rebag();
+  auto r = VerifyRunFolder(RealFileSystem(), run_, {});
+  EXPECT_TRUE(Has(r, "report", "data/report.md", "does not match the report rendered again")) << Dump(r);
+  EXPECT_EQ(r.findings.size(), 1u) << Dump(r);
+}
+
 TEST_F(VerifyTest, OneChangedByteIsAFixityFinding) {
   std::string text = ReadText(run_ / "data/report.md");
   text[10] ^= 1;
   WriteText(run_ / "data/report.md", text);
   auto r = VerifyRunFolder(RealFileSystem(), run_, {});
   EXPECT_TRUE(Has(r, "fixity", "data/report.md", "sha256 is")) << Dump(r);
-  EXPECT_TRUE(VerifyRunFolder(RealFileSystem(), run_, {true, false, {}, {}, {}}).ok())
-      << "--fast does not re-hash";
+  // --fast does not re-hash, but report.md is rendered again from report.json and compared.
+  auto fast = VerifyRunFolder(RealFileSystem(), run_, {true, false, {}, {}, {}});
+  EXPECT_FALSE(Has(fast, "fixity", "data/report.md", "sha256 is")) << Dump(fast);
+  EXPECT_TRUE(Has(fast, "report", "data/report.md", "does not match the report rendered again"))
+      << Dump(fast);
 }
 
 TEST_F(VerifyTest, EveryFailingFileIsListed) {

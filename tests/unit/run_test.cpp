@@ -159,7 +159,8 @@ TEST(Run, GeneratedRunIdsAreFreshAndValid) {
 TEST(Run, AcceptanceNotMetExitsFourButVerifies) {
   Fixture f({{"a", "fr salut"}, {"b", "en hello"}});
   f.Expect("a", "de");
-  f.plan.params.acceptance.min_accuracy = 0.5;
+  f.SetParams(R"({"manifest": "inputs/manifest.json", "stage": {"kind": "fake", "model": "model.bin"},
+    "allowed_categories": ["en", "fr", "de"], "batch_size": 2, "acceptance": {"min_accuracy": 0.5}})");
   FakeStage stage;
   auto out = ExecuteRun(f.plan, stage, RealFileSystem(), SystemClock());
   ASSERT_TRUE(out.ok());

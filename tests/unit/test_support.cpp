@@ -236,6 +236,12 @@ Fixture::Fixture(const std::vector<std::pair<std::string, std::string>>& items) 
   Refresh();
 }
 
+void Fixture::SetParams(const std::string& text) {
+  WriteText(dir / "params.json", text);
+  plan.params = ParseParams(text, dir.path(), "params.json").value();
+  plan.params_bytes = text;
+}
+
 void Fixture::Expect(const std::string& id, const std::string& category) {
   for (auto& item : manifest.items) {
     if (item.id == id) item.expected = category;

@@ -90,6 +90,8 @@ struct Fixture {
 
   // items: id -> contents; writes files and a pinned manifest.
   explicit Fixture(const std::vector<std::pair<std::string, std::string>>& items);
+  // Replaces the parameters, file and plan alike (the run copies the file into its folder).
+  void SetParams(const std::string& text);
   void Expect(const std::string& id, const std::string& category);
   void ExpectRejection(const std::string& id, const std::string& reason);
   void Refresh();  // re-serialise the manifest into the plan after edits
