@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <filesystem>
 #include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,6 +28,29 @@ Status WriteBagDeclaration(FileSystem& fs, const std::filesystem::path& bag);
 // Bagging-Date; `info` adds bag-info fields (Payload-Oxum is computed here).
 Status FinalizeBag(FileSystem& fs, const std::filesystem::path& bag, const std::string& bagging_date,
                    const std::vector<std::pair<std::string, std::string>>& info);
+
+// What a folder is, as the one writer of its identity records it: in bag-info.txt
+// (Pilot-Folder-Kind, Pilot-Format-Version, External-Identifier, External-Description) and
+// at the head of data/run.json (folder_kind, format_version, run_id).
+struct FolderIdentity {
+  std::string kind;
+  int format_version = 0;
+  std::string id;           // the run id (the folder's name for a sweep or a merge)
+  std::string description;  // External-Description, when not empty
+};
+
+// The head every folder's data/run.json opens with, in this order: folder_kind,
+// format_version, run_id, pilot_version, source_revision, command_line, state, started_at,
+// finished_at (null until the folder is finished). The kind's own fields follow.
+nlohmann::ordered_json RecordHead(const FolderIdentity& identity, const std::string& command_line,
+                                  const std::string& state, const std::string& started_at,
+                                  const std::optional<std::string>& finished_at);
+
+// FinalizeBag with the folder's identity as bag-info's fields, in one order for every kind:
+// Bag-Software-Agent, External-Identifier, External-Description, Pilot-Folder-Kind,
+// Pilot-Format-Version.
+Status FinalizeFolder(FileSystem& fs, const std::filesystem::path& folder, const std::string& bagging_date,
+                      const FolderIdentity& identity);
 
 // Parses "<sha256>  <path>" lines; errors name the file and line.
 Result<std::vector<ManifestLine>> ParseManifestLines(const std::string& text, const std::string& source);

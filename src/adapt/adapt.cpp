@@ -422,19 +422,16 @@ class AdaptSession {
 
   void MarkSessionStart() { session_first_step_ = step; }
 
+  FolderIdentity Identity() const {
+    return FolderIdentity{kFolderKindAdapt, kAdaptFormatVersion, header.run_id,
+                          "pilot adapt: the adaptation (fine-tuning) pilot"};
+  }
+
   Status WriteRunRecord(const std::string& run_state, const std::string& started_at,
                         const std::string& adapted_sha) {
-    nlohmann::ordered_json j;
-    j["folder_kind"] = kFolderKindAdapt;
-    j["format_version"] = kAdaptFormatVersion;
-    j["run_id"] = header.run_id;
-    j["pilot_version"] = build::kVersion;
-    j["source_revision"] = build::kSourceRevision;
-    j["command_line"] = JoinArguments(command_line);
-    j["state"] = run_state;
-    j["started_at"] = started_at;
-    j["finished_at"] =
-        run_state == "finished" ? nlohmann::ordered_json(clock_.UtcNowIso()) : nlohmann::ordered_json();
+    nlohmann::ordered_json j =
+        RecordHead(Identity(), JoinArguments(command_line), run_state, started_at,
+                   run_state == "finished" ? std::optional<std::string>(clock_.UtcNowIso()) : std::nullopt);
     j["params_sha256"] = header.params_sha256;
     j["train_manifest_copy"] = header.train_manifest_copy;
     j["train_manifest_sha256"] = header.train_manifest_sha256;
@@ -497,11 +494,7 @@ class AdaptSession {
     PILOT_TRY(fs_.WriteFileAtomic(dir_ / kAdaptModelCard, RenderAdaptModelCard(r)));
     PILOT_TRY(WriteRunRecord("finished", header.started_at, adapted_sha));
     lock.RemoveFile();
-    PILOT_TRY(FinalizeBag(fs_, dir_, clock_.UtcNowIso().substr(0, 10),
-                          {{"Pilot-Folder-Kind", kFolderKindAdapt},
-                           {"Pilot-Format-Version", std::to_string(kAdaptFormatVersion)},
-                           {"External-Identifier", header.run_id},
-                           {"External-Description", "pilot adapt: the adaptation (fine-tuning) pilot"}}));
+    PILOT_TRY(FinalizeFolder(fs_, dir_, clock_.UtcNowIso().substr(0, 10), Identity()));
     auto verified = VerifyFolder(fs_, dir_, VerifyOptions{});
     if (!verified.ok()) return verified.error();
     out.verify = std::move(verified).value();

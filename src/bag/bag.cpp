@@ -4,6 +4,7 @@
 #include <ctime>
 #include <sstream>
 
+#include "pilot/build_info.h"
 #include "pilot/folder_files.h"
 #include "pilot/hash.h"
 #include "pilot/run_lock.h"
@@ -144,6 +145,32 @@ Status FinalizeBag(FileSystem& fs, const fs::path& bag, const std::string& baggi
   auto tagmanifest = HashLines(fs, bag, tags);
   if (!tagmanifest.ok()) return tagmanifest.error();
   return fs.WriteFileAtomic(bag / kTagManifest, tagmanifest.value());
+}
+
+nlohmann::ordered_json RecordHead(const FolderIdentity& identity, const std::string& command_line,
+                                  const std::string& state, const std::string& started_at,
+                                  const std::optional<std::string>& finished_at) {
+  nlohmann::ordered_json j;
+  j["folder_kind"] = identity.kind;
+  j["format_version"] = identity.format_version;
+  j["run_id"] = identity.id;
+  j["pilot_version"] = build::kVersion;
+  j["source_revision"] = build::kSourceRevision;
+  j["command_line"] = command_line;
+  j["state"] = state;
+  j["started_at"] = started_at;
+  j["finished_at"] = finished_at ? nlohmann::ordered_json(*finished_at) : nlohmann::ordered_json();
+  return j;
+}
+
+Status FinalizeFolder(FileSystem& fs, const fs::path& folder, const std::string& bagging_date,
+                      const FolderIdentity& identity) {
+  std::vector<std::pair<std::string, std::string>> info{
+      {"Bag-Software-Agent", std::string("pilot ") + build::kVersion}, {"External-Identifier", identity.id}};
+  if (!identity.description.empty()) info.emplace_back("External-Description", identity.description);
+  info.emplace_back("Pilot-Folder-Kind", identity.kind);
+  info.emplace_back("Pilot-Format-Version", std::to_string(identity.format_version));
+  return FinalizeBag(fs, folder, bagging_date, info);
 }
 
 }  // namespace pilot

@@ -353,19 +353,16 @@ class Driver {
     return {};
   }
 
+  FolderIdentity Identity() const {
+    return FolderIdentity{header_.shard ? kFolderKindShard : kFolderKindRun, kRunFormatVersion,
+                          header_.run_id, ""};
+  }
+
   Status WriteRunRecord(const std::string& state) {
     const StageDescription& d = stage_.Describe();
-    nlohmann::ordered_json j;
-    j["folder_kind"] = header_.shard ? kFolderKindShard : kFolderKindRun;
-    j["format_version"] = kRunFormatVersion;
-    j["run_id"] = header_.run_id;
-    j["pilot_version"] = build::kVersion;
-    j["source_revision"] = build::kSourceRevision;
-    j["command_line"] = JoinCommandLine(plan_.command_line);
-    j["state"] = state;
-    j["started_at"] = header_.started_at;
-    j["finished_at"] =
-        state == "finished" ? nlohmann::ordered_json(clock_.UtcNowIso()) : nlohmann::ordered_json();
+    nlohmann::ordered_json j =
+        RecordHead(Identity(), JoinCommandLine(plan_.command_line), state, header_.started_at,
+                   state == "finished" ? std::optional<std::string>(clock_.UtcNowIso()) : std::nullopt);
     if (header_.started_unix > 0) {
       j["started_unix"] = header_.started_unix;
       j["finished_unix"] =
@@ -646,11 +643,7 @@ class Driver {
     PILOT_TRY(
         fs_.WriteFileAtomic(dir_ / kReportMarkdown, ReportToMarkdown(outcome_.report, header_.run_id, rows)));
     PILOT_TRY(WriteRunRecord("finished"));
-    PILOT_TRY(FinalizeBag(fs_, dir_, clock_.UtcNowIso().substr(0, 10),
-                          {{"Bag-Software-Agent", std::string("pilot ") + build::kVersion},
-                           {"External-Identifier", header_.run_id},
-                           {"Pilot-Folder-Kind", header_.shard ? kFolderKindShard : kFolderKindRun},
-                           {"Pilot-Format-Version", std::to_string(kRunFormatVersion)}}));
+    PILOT_TRY(FinalizeFolder(fs_, dir_, clock_.UtcNowIso().substr(0, 10), Identity()));
     lock.RemoveFile();
     auto fingerprint = Sha256File(fs_, dir_ / kTagManifest, false);
     if (fingerprint.ok()) outcome_.fingerprint = fingerprint.value();

@@ -160,11 +160,8 @@ class Merger {
 
     PILOT_TRY(fsys_.WriteFileAtomic(dir / kRunRecord,
                                     PrettyJson(MergedRecord(merge_started, joined.total, report))));
-    PILOT_TRY(FinalizeBag(fsys_, dir, clock_.UtcNowIso().substr(0, 10),
-                          {{"Bag-Software-Agent", std::string("pilot ") + build::kVersion},
-                           {"External-Identifier", out_name_},
-                           {"Pilot-Folder-Kind", kFolderKindMerged},
-                           {"Pilot-Format-Version", std::to_string(kRunFormatVersion)}}));
+    PILOT_TRY(FinalizeFolder(fsys_, dir, clock_.UtcNowIso().substr(0, 10),
+                             FolderIdentity{kFolderKindMerged, kRunFormatVersion, out_name_, ""}));
     // Checked before it takes its name: structure, completeness, the copies, and global
     // exactly-once against every shard's journal (the bytes were hashed a moment ago).
     VerifyOptions self;
@@ -507,16 +504,9 @@ class Merger {
   // The merged folder's run.json.
   nlohmann::ordered_json MergedRecord(const std::string& merge_started, std::size_t total,
                                       const Report& report) const {
-    nlohmann::ordered_json j;
-    j["folder_kind"] = kFolderKindMerged;
-    j["format_version"] = kRunFormatVersion;
-    j["run_id"] = out_name_;
-    j["pilot_version"] = build::kVersion;
-    j["source_revision"] = build::kSourceRevision;
-    j["command_line"] = JoinArguments(request_.command_line);
-    j["state"] = "finished";
-    j["started_at"] = merge_started;
-    j["finished_at"] = clock_.UtcNowIso();
+    nlohmann::ordered_json j =
+        RecordHead(FolderIdentity{kFolderKindMerged, kRunFormatVersion, out_name_, ""},
+                   JoinArguments(request_.command_line), "finished", merge_started, clock_.UtcNowIso());
     j["sessions"] = 1;
     j["manifest_copy"] = first_->record.manifest_copy;
     j["manifest_sha256"] = first_->record.manifest_sha256;

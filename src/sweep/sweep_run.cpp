@@ -35,19 +35,16 @@ class SweepSession {
                const SweepControl& control)
       : dir_(std::move(dir)), plan_(plan), fs_(fsys), clock_(clock), runner_(runner), control_(control) {}
 
+  FolderIdentity Identity() const {
+    return FolderIdentity{kFolderKindSweep, kSweepFormatVersion, dir_.filename().string(),
+                          "pilot sweep: batch tuning per length group"};
+  }
+
   Status WriteRecord(const std::string& state, const std::string& started_at) {
-    nlohmann::ordered_json j;
-    j["folder_kind"] = kFolderKindSweep;
-    j["format_version"] = kSweepFormatVersion;
-    j["run_id"] = dir_.filename().string();
-    j["pilot_version"] = build::kVersion;
-    j["source_revision"] = build::kSourceRevision;
-    j["command_line"] = JoinArguments(plan_.run.command_line);
+    nlohmann::ordered_json j =
+        RecordHead(Identity(), JoinArguments(plan_.run.command_line), state, started_at,
+                   state == "finished" ? std::optional<std::string>(clock_.UtcNowIso()) : std::nullopt);
     j["command_args"] = plan_.run.command_line;
-    j["state"] = state;
-    j["started_at"] = started_at;
-    j["finished_at"] =
-        state == "finished" ? nlohmann::ordered_json(clock_.UtcNowIso()) : nlohmann::ordered_json();
     j["manifest_copy"] = ManifestCopyFileName(plan_.run.manifest.file());
     j["manifest_sha256"] = plan_.run.manifest.sha256();
     j["params_sha256"] = Sha256Hex(plan_.run.params_bytes);
@@ -208,10 +205,7 @@ class SweepSession {
     PILOT_TRY(WriteRecord("finished", started_at_));
     lock.RemoveFile();
     std::string date = clock_.UtcNowIso().substr(0, 10);
-    PILOT_TRY(FinalizeBag(fs_, dir_, date,
-                          {{"Pilot-Folder-Kind", kFolderKindSweep},
-                           {"Pilot-Format-Version", std::to_string(kSweepFormatVersion)},
-                           {"External-Description", "pilot sweep: batch tuning per length group"}}));
+    PILOT_TRY(FinalizeFolder(fs_, dir_, date, Identity()));
     auto verified = VerifyFolder(fs_, dir_, VerifyOptions{});
     if (!verified.ok()) return verified.error();
     out.verify = std::move(verified).value();

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 
@@ -322,6 +323,52 @@ TEST(BagManifest, PathsWithSpecialCharactersRoundTrip) {
   ASSERT_TRUE(lines.ok());
   EXPECT_EQ(lines.value()[0].path, "data/x y.txt");
   EXPECT_FALSE(ParseManifestLines("nothex  data/x\n", "m").ok());
+}
+
+// Every kind's identity has one writer: bag-info.txt's fields and data/run.json's head.
+TEST(FolderIdentity, BagInfoAndTheRecordHeadComeFromOneWriterInOneOrder) {
+  testing::TempDir dir;
+  fs::create_directories(dir / "data");
+  WriteText(dir / "data/x.txt", "x");
+  ASSERT_TRUE(WriteBagDeclaration(RealFileSystem(), dir.path()).ok());
+  ASSERT_TRUE(
+      FinalizeFolder(RealFileSystem(), dir.path(), "2026-12-02", FolderIdentity{"sweep", 3, "s-1", "a sweep"})
+          .ok());
+  const std::string info = ReadText(dir / "bag-info.txt");
+  std::vector<std::size_t> at;
+  for (const char* line :
+       {"Bag-Software-Agent: pilot ", "External-Identifier: s-1\n", "External-Description: a sweep\n",
+        "Pilot-Folder-Kind: sweep\n", "Pilot-Format-Version: 3\n"}) {
+    at.push_back(info.find(line));
+    EXPECT_NE(at.back(), std::string::npos) << line << " in\n" << info;
+  }
+  EXPECT_TRUE(std::is_sorted(at.begin(), at.end())) << info;
+  EXPECT_EQ(BagInfoValue(info, "Pilot-Folder-Kind"), "sweep");
+
+  testing::TempDir plain;
+  fs::create_directories(plain / "data");
+  WriteText(plain / "data/x.txt", "x");
+  ASSERT_TRUE(WriteBagDeclaration(RealFileSystem(), plain.path()).ok());
+  ASSERT_TRUE(
+      FinalizeFolder(RealFileSystem(), plain.path(), "2026-12-02", FolderIdentity{"run", 2, "r-1", ""}).ok());
+  EXPECT_EQ(ReadText(plain / "bag-info.txt").find("External-Description"), std::string::npos)
+      << "no description, no field";
+
+  auto running = RecordHead(FolderIdentity{"run", 2, "r-1", ""}, "pilot run --params p.json", "running",
+                            "2026-12-02T06:00:00Z", std::nullopt);
+  std::vector<std::string> keys;
+  for (const auto& [key, value] : running.items()) keys.push_back(key);
+  EXPECT_EQ(keys, (std::vector<std::string>{"folder_kind", "format_version", "run_id", "pilot_version",
+                                            "source_revision", "command_line", "state", "started_at",
+                                            "finished_at"}));
+  EXPECT_EQ(running["folder_kind"], "run");
+  EXPECT_EQ(running["format_version"], 2);
+  EXPECT_EQ(running["run_id"], "r-1");
+  EXPECT_TRUE(running["finished_at"].is_null());
+  auto finished = RecordHead(FolderIdentity{"run", 2, "r-1", ""}, "pilot run", "finished",
+                             "2026-12-02T06:00:00Z", std::string("2026-12-02T06:01:00Z"));
+  EXPECT_EQ(finished["finished_at"], "2026-12-02T06:01:00Z");
+  EXPECT_EQ(finished["state"], "finished");
 }
 
 }  // namespace
