@@ -49,10 +49,12 @@ for wf in WORKFLOWS:
 # Output kinds: each src/records/output_<x>.cpp registers one, `const OutputKindSpec k...{"name", ...`.
 output_kinds = {}
 for cpp in (root / "src/records").glob("output_*.cpp"):
-    m = re.search(r'OutputKindSpec\s+k\w+\{"([a-z_]+)"', cpp.read_text())
+    m = re.search(r'OutputKindSpec\s+k\w+\{"([^"]+)"', cpp.read_text())
     if m:
         output_kinds[m.group(1)] = f"src/records/{cpp.name}"
-accessor = re.compile(r"\b([A-Z][A-Za-z]*Output)\(\)")
+# The kinds' accessors, as output_kind.h declares them (`const OutputKindSpec& XOutput();`).
+accessors = re.findall(r"const OutputKindSpec& (\w+)\(\);", (root / "include/pilot/output_kind.h").read_text())
+accessor = re.compile(r"\b(" + "|".join(accessors or ["NoAccessorDeclared"]) + r")\(\)")
 OUTPUT_KIND_LIST = {"src/records/output_kind.cpp", "include/pilot/output_kind.h"}  # the list, its declarations
 
 
@@ -107,6 +109,7 @@ assert faults("src/bag/x.cpp", "bag", 'if (kind == "embedding") {}\n')[0]
 assert faults("src/fleet/x.cpp", "fleet", 'if (k == &EmbeddingOutput()) {}\n')[0]
 assert not faults("src/stage/x.cpp", "stage", 'desc.output = &EmbeddingOutput();\n')[0]
 assert not faults("src/bag/x.cpp", "bag", '// an "embedding" in prose\nif (k->vectors) {}\n')[0]
+assert not faults("src/engine/x.cpp", "engine", 'ItemOutput o = ItemOutput();\nBatchOutput b = BatchOutput();\n')[0]
 
 bad, unknown = [], []
 files = [(h, layer_of.get(h.stem)) for h in (root / "include/pilot").glob("*.h")]
@@ -126,6 +129,11 @@ for folder in (root / "src").iterdir():
         unknown.append(f"src/{folder.name}/: neither a layer nor a workflow (add it to ORDER or WORKFLOWS)")
 if not kind_names:
     unknown.append("no workflow folder kinds found (kFolderKind... in include/pilot/<workflow>/*.h)")
+if len(accessors) < 2:
+    unknown.append("fewer than two output-kind accessors declared in include/pilot/output_kind.h")
+if len(output_kinds) != len(list((root / "src/records").glob("output_*.cpp"))) - 1:
+    unknown.append("an src/records/output_*.cpp registers no kind the lint can read "
+                   "(const OutputKindSpec k...{\"name\", ...)")
 if len(output_kinds) < 2:
     unknown.append("fewer than two output kinds found (OutputKindSpec k...{\"name\" in src/records/output_*.cpp)")
 for line in unknown + bad:

@@ -40,6 +40,13 @@ struct FolderKindSpec {
   // False: data/run.json is the kind's own record, not a run record (run_record.h); only its
   // `folder_kind` and `format_version` are read here.
   bool run_record = true;
+  // What a run core kind's results cover, which the workflows ask instead of comparing names:
+  // `results`: data/results.jsonl over a manifest (run, shard, merged); `partition`: one
+  // shard's ids, its acceptance judged by merge (shard); `joined`: joined from shards under
+  // data/shards/, with no journal of its own (merged).
+  bool results = false;
+  bool partition = false;
+  bool joined = false;
   // Files that mark a folder of this kind from its start, besides the run core's (bagit.txt,
   // .lock, data/run.json, data/journal.jsonl): pilot never writes inside one (destination.h).
   std::vector<std::string> markers;
@@ -108,6 +115,13 @@ Result<FolderKind> OpenPilotFolder(FileSystem& fs, const std::filesystem::path& 
 // The batch plan the finished folder `dir` recommends, from its kind's reader; a folder whose
 // kind holds none is refused (exit 2) naming its kind and the kinds that do.
 Result<BatchPlan> BatchPlanFromFolder(FileSystem& fs, const std::filesystem::path& dir);
+
+// The registry's answer for a kind name (false for a kind it does not know).
+bool HoldsRunResults(std::string_view kind);    // run, shard, merged
+bool IsPartitionKind(std::string_view kind);    // a shard
+bool IsJoinedKind(std::string_view kind);       // merged
+bool IsWholeRunKind(std::string_view kind);     // results over the whole manifest: run, merged
+bool HasOwnJournalKind(std::string_view kind);  // results from its own journal: run, shard
 
 // bag-info.txt's "Label: value" for `label`, or empty.
 std::string BagInfoValue(std::string_view bag_info, std::string_view label);

@@ -123,6 +123,10 @@ class StageRegistry {
 // features its Prepare produces (and `features` true), else the input's bytes.
 std::uint64_t InputLength(const Stage& stage, std::string_view input, bool& features);
 
+// A stage must name the output kind it produces (StageDescription::output): refused
+// otherwise, naming the stage kind. Every entry point that drives a stage checks it.
+Status CheckStageDeclaresOutput(const StageDescription& stage);
+
 // What the stage's output kind judges an item by: the stage's labels, dim and
 // min_confidence, and the parameters' allowed categories.
 OutputRules RulesFor(const StageDescription& stage, const std::vector<std::string>& allowed_categories);

@@ -165,6 +165,13 @@ nlohmann::ordered_json RecordHead(const FolderIdentity& identity, const std::str
 
 Status FinalizeFolder(FileSystem& fs, const fs::path& folder, const std::string& bagging_date,
                       const FolderIdentity& identity) {
+  // A value is one line of bag-info.txt (a folder renamed since it was created names it).
+  for (const std::string* value : {&identity.id, &identity.description, &identity.kind}) {
+    if (value->find_first_of("\r\n") != std::string::npos) {
+      return BadInput("a bag-info value holds a line break", folder.string(),
+                      "give the folder a name without control characters");
+    }
+  }
   std::vector<std::pair<std::string, std::string>> info{
       {"Bag-Software-Agent", std::string("pilot ") + build::kVersion}, {"External-Identifier", identity.id}};
   if (!identity.description.empty()) info.emplace_back("External-Description", identity.description);

@@ -96,6 +96,30 @@ const FolderKindSpec* FolderKindRegistry::Find(std::string_view name) const {
   return nullptr;
 }
 
+namespace {
+template <typename Property>
+bool Ask(std::string_view kind, Property property) {
+  const FolderKindSpec* spec = FolderKinds().Find(kind);
+  return spec && property(*spec);
+}
+}  // namespace
+
+bool HoldsRunResults(std::string_view kind) {
+  return Ask(kind, [](const FolderKindSpec& s) { return s.results; });
+}
+bool IsPartitionKind(std::string_view kind) {
+  return Ask(kind, [](const FolderKindSpec& s) { return s.results && s.partition; });
+}
+bool IsJoinedKind(std::string_view kind) {
+  return Ask(kind, [](const FolderKindSpec& s) { return s.results && s.joined; });
+}
+bool IsWholeRunKind(std::string_view kind) {
+  return Ask(kind, [](const FolderKindSpec& s) { return s.results && !s.partition; });
+}
+bool HasOwnJournalKind(std::string_view kind) {
+  return Ask(kind, [](const FolderKindSpec& s) { return s.results && !s.joined; });
+}
+
 std::vector<std::string> FolderKindRegistry::Names() const {
   std::vector<std::string> names;
   for (const auto& k : kinds_) names.push_back(k.name);

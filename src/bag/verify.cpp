@@ -64,7 +64,7 @@ class Verifier {
       return std::move(result_);
     }
     CheckRunRecord();
-    if (run_ && run_->folder_kind == kFolderKindMerged) CheckMergedShards();
+    if (run_ && IsJoinedKind(run_->folder_kind)) CheckMergedShards();
     CheckAccounting();
     if (options_.inputs) CheckInputs();
     return std::move(result_);
@@ -386,8 +386,16 @@ class Verifier {
         h.model_sha256 != run_->model_sha256) {
       Add("journal", file, "its header names another manifest, parameters or model than data/run.json");
     }
-    if (run_->folder_kind != kFolderKindMerged && h.run_id != run_->run_id) {
+    if (!IsJoinedKind(run_->folder_kind) && h.run_id != run_->run_id) {
       Add("journal", file, "its header's run id differs from data/run.json's");
+    }
+    // Journal version 2 came with folder format 2: a folder that declares format 1 over a
+    // version-2 journal was relabelled (which would spare its report the rebuild below).
+    if (run_->format_version < kRunFormatVersion && h.version >= 2) {
+      Add("journal", file,
+          "is version " + std::to_string(h.version) + ", written by a pilot of folder format " +
+              std::to_string(kRunFormatVersion) + ", but the folder declares format " +
+              std::to_string(run_->format_version));
     }
   }
 
@@ -408,7 +416,7 @@ class Verifier {
         continue;
       }
       const RunRecord& r = rec.value();
-      if (r.folder_kind != kFolderKindShard || !r.shard || !(*r.shard == ShardSpec{i, n})) {
+      if (!IsPartitionKind(r.folder_kind) || !r.shard || !(*r.shard == ShardSpec{i, n})) {
         Add("shards", file, "is not the record of shard " + ShardText({i, n}));
       } else if (r.state != "finished") {
         Add("shards", file, "the shard did not finish");
@@ -586,7 +594,7 @@ class Verifier {
       return;
     }
     // A merged folder has no journal of its own: each result is compared with its shard's.
-    const bool merged = run_ && run_->folder_kind == kFolderKindMerged;
+    const bool merged = run_ && IsJoinedKind(run_->folder_kind);
     const std::optional<ShardSpec> shard = run_ ? run_->shard : std::nullopt;
     std::vector<Journal> shard_journals;
     if (merged) {
@@ -604,9 +612,10 @@ class Verifier {
     std::set<std::string> allowed(params.value().allowed_categories.begin(),
                                   params.value().allowed_categories.end());
     const IdIndex& ids = index->ids;
-    // Memory in proportion to the ids, not the records: the ids themselves and one count per
-    // manifest item. The common case compares each line's id with the next item's; a result
-    // out of manifest order is looked up.
+    // Memory in proportion to the ids, not the records: the ids themselves, one count per
+    // manifest item, and for the report's rebuild the labelled items' `expected`, one latency
+    // per item and the first kMarkdownItemRows results. The common case compares each line's id with the next
+    // item's; a result out of manifest order is looked up.
     Tally tally;
     tally.ids = &ids;
     tally.seen.assign(ids.size(), 0);
@@ -637,12 +646,12 @@ class Verifier {
     }
     CheckCompleteness(ids, tally.seen, shard, merged, tally.in_order, journal);
     auto report_text = CheckReport(tally.by_reason, tally.by_category);
-    // Rebuilt only where it can be exactly: a run or a shard of the current format (the
-    // report's content is part of the format; an older folder's counts are checked above),
-    // its journal read, its results complete and in manifest order, and no finding so far
-    // about them or the report.
-    if (report_text && !merged && journal.state() && tally.in_order && run_ &&
-        run_->format_version == kRunFormatVersion && result_.findings.empty()) {
+    // Rebuilt only where it can be exactly: a run or a shard whose journal a pilot of the
+    // current format wrote (version 2; the report's content is part of the format, and an
+    // older folder's counts are checked above), its results complete and in manifest order,
+    // and no finding so far about them or the report.
+    if (report_text && !merged && journal.state() && journal.state()->header.version >= 2 && tally.in_order &&
+        run_ && result_.findings.empty()) {
       CheckRebuiltReport(*report_text, std::move(rebuilt), *journal.state(),
                          shard ? Acceptance{} : params.value().acceptance);
     }
@@ -909,15 +918,7 @@ class Verifier {
                                js.batch_failure_count, js.batch_failures});
     const nlohmann::ordered_json want = ReportToJson(report);
     if (PrettyJson(want) != text) {
-      std::string keys;
-      std::size_t named = 0;
-      for (const auto& [key, value] : want.items()) {
-        if (j.contains(key) && nlohmann::json(value) == j[key]) continue;
-        if (named++ < 20) keys += (keys.empty() ? "" : ", ") + key;
-      }
-      for (const auto& [key, value] : j.items()) {
-        if (!want.contains(key) && named++ < 20) keys += (keys.empty() ? "" : ", ") + key;
-      }
+      const std::string keys = DifferingKeys(j, want);
       Add("report", kReportJson,
           "does not match the report rebuilt from data/results.jsonl, the manifest copy, the parameters and "
           "the journal" +
@@ -1030,11 +1031,15 @@ void RegisterRunFolderKinds(FolderKindRegistry& registry) {
   run.name = kFolderKindRun;
   run.max_format = kRunFormatVersion;
   run.undeclared_is_format_1 = true;
+  run.results = true;
   registry.Register(run);
   for (const char* name : {kFolderKindShard, kFolderKindMerged}) {
     FolderKindSpec spec;  // written in run format only, and always declared
     spec.name = name;
     spec.min_format = spec.max_format = kRunFormatVersion;
+    spec.results = true;
+    spec.partition = name == std::string_view(kFolderKindShard);
+    spec.joined = name == std::string_view(kFolderKindMerged);
     registry.Register(std::move(spec));
   }
 }

@@ -130,10 +130,7 @@ Result<RunPlan> BuildRunPlan(FileSystem& fsys, const RunRequest& o) {
 }
 
 Status CheckStageFitsParams(const StageDescription& stage, const Params& params) {
-  if (!stage.output) {
-    return BadInput("stage kind '" + stage.kind + "' declares no output kind", "stage.kind",
-                    "a stage sets StageDescription::output to a registered output kind");
-  }
+  PILOT_TRY(CheckStageDeclaresOutput(stage));
   if (!stage.output->labels) {
     if (!params.allowed_categories.empty()) {
       return BadInput("'allowed_categories' applies only to a stage that classifies; stage kind '" +

@@ -365,7 +365,7 @@ Result<ResumeSetup> PrepareResume(const fs::path& given, FileSystem& fsys) {
     if (!kind.ok()) return kind.error();
     if (Status st = CheckFolderKind(kind.value(), run_dir, "resume"); !st.ok()) return st.error();
     // A shard resumes as a run over its partition; a sweep through ResumeSweep (sweep_run.h).
-    if (kind.value().kind != kFolderKindRun && kind.value().kind != kFolderKindShard) {
+    if (!HasOwnJournalKind(kind.value().kind)) {
       return BadInput("the folder is of kind '" + kind.value().kind + "', not a run", run_dir.string(),
                       "`pilot resume` resumes it as what it is");
     }

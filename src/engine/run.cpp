@@ -720,6 +720,7 @@ bool IsValidRunId(const std::string& id) { return IsValidItemId(id) && id[0] != 
 
 Result<RunOutcome> ExecuteRun(const RunPlan& plan, Stage& stage, FileSystem& fs, Clock& clock,
                               const RunControl& control) {
+  PILOT_TRY(CheckStageDeclaresOutput(stage.Describe()));
   std::string run_id = plan.run_id.empty() ? NewRunId(clock) : plan.run_id;
   if (!IsValidRunId(run_id)) {
     return BadInput("invalid run id '" + run_id + "'", "--run-id",
@@ -795,6 +796,7 @@ Result<RunOutcome> ExecuteRun(const RunPlan& plan, Stage& stage, FileSystem& fs,
 
 Result<RunOutcome> ResumeRun(ResumeSetup& setup, Stage& stage, FileSystem& fs, Clock& clock,
                              const RunControl& control) {
+  PILOT_TRY(CheckStageDeclaresOutput(stage.Describe()));
   auto journal = JournalWriter::Open(fs, setup.run_dir / kJournal);
   if (!journal.ok()) return journal.error();
   spdlog::info("resume {}: {} of {} items already done", setup.journal.header.run_id,

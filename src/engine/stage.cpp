@@ -34,6 +34,12 @@ std::uint64_t InputLength(const Stage& stage, std::string_view input, bool& feat
   return input.size();
 }
 
+Status CheckStageDeclaresOutput(const StageDescription& stage) {
+  if (stage.output) return {};
+  return BadInput("stage kind '" + stage.kind + "' declares no output kind", "stage.kind",
+                  "a stage sets StageDescription::output to a registered output kind");
+}
+
 OutputRules RulesFor(const StageDescription& stage, const std::vector<std::string>& allowed_categories) {
   return OutputRules{stage.labels, stage.dim, stage.min_confidence, allowed_categories};
 }

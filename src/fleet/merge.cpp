@@ -69,7 +69,7 @@ Result<ShardFolder> ReadShard(FileSystem& fsys, const fs::path& dir) {
     e.hint = "give the shard folders pilot run --shard wrote";
     return e;
   }
-  if (kind.value().kind != kFolderKindShard) {
+  if (!IsPartitionKind(kind.value().kind)) {
     return BadInput("a folder of kind '" + KeyForMessage(kind.value().kind) + "', not a shard", dir.string(),
                     "merge takes the folders written by pilot run --shard I/N");
   }
@@ -79,7 +79,7 @@ Result<ShardFolder> ReadShard(FileSystem& fsys, const fs::path& dir) {
   auto record = ParseRunRecord(run.value().dump(), (dir / kRunRecord).string());
   if (!record.ok()) return record.error();
   s.record = std::move(record).value();
-  if (s.record.folder_kind != kFolderKindShard || !s.record.shard) {  // read twice: it may have changed
+  if (!IsPartitionKind(s.record.folder_kind) || !s.record.shard) {  // read twice: it may have changed
     return BadInput("data/run.json is not a shard's record", dir.string(),
                     "give the shard folders pilot run --shard wrote");
   }

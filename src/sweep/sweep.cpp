@@ -75,6 +75,11 @@ CellMeasure RunCell(Stage& stage, const std::vector<std::string>& ids, const std
     c.error = "the group has no items";
     return c;
   }
+  if (Status declared = CheckStageDeclaresOutput(stage.Describe()); !declared.ok()) {
+    c.limit = kLimitStageError;
+    c.error = declared.error().what;
+    return c;
+  }
   const std::size_t b = static_cast<std::size_t>(batch_size);
   c.cycled = b > ids.size();
   // One pass: the group in batches of b; a group smaller than b is one batch of b, cycled.

@@ -271,6 +271,7 @@ Result<Grouping> GroupManifest(FileSystem& fsys, const RunPlan& plan, const Stag
 
 Result<SweepOutcome> ExecuteSweep(const SweepPlan& given, FileSystem& fsys, Clock& clock,
                                   const CellRunner& runner, const SweepControl& control) {
+  PILOT_TRY(CheckStageDeclaresOutput(given.stage));
   PILOT_TRY(CheckSweepSettings(given.settings));
   // The sweep folder: a new folder, resolved once (paths.h), outside every pilot folder.
   auto resolved = ResolveDestination(fsys, given.dir, "--out", Destination::kNew);
@@ -312,6 +313,7 @@ Result<SweepOutcome> ExecuteSweep(const SweepPlan& given, FileSystem& fsys, Cloc
 
 Result<SweepOutcome> ResumeSweep(const fs::path& dir, SweepPlan plan, FileSystem& fsys, Clock& clock,
                                  const CellRunner& runner, const SweepControl& control) {
+  PILOT_TRY(CheckStageDeclaresOutput(plan.stage));
   auto lock = RunLock::Acquire(fsys, dir);
   if (!lock.ok()) return lock.error();
   auto record = ReadSweepRecord(fsys, dir);

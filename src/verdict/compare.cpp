@@ -75,11 +75,11 @@ Status LoadSide(FileSystem& fsys, const fs::path& dir, Side& side) {
       OpenPilotFolder(fsys, dir, "compare", "run folder", "give two finished run (or merged) folders");
   if (!kind.ok()) return kind.error();
   const std::string& k = kind.value().kind;
-  if (k != kFolderKindRun && k != kFolderKindMerged) {
+  if (!IsWholeRunKind(k)) {
     return BadInput(
         "a " + k + " folder, not a run: compare takes finished run or merged folders", dir.string(),
-        k == kFolderKindShard ? "merge the shards first (pilot merge), then compare the merged folder"
-                              : "give the folders `pilot run` (or `pilot merge`) wrote");
+        IsPartitionKind(k) ? "merge the shards first (pilot merge), then compare the merged folder"
+                           : "give the folders `pilot run` (or `pilot merge`) wrote");
   }
   auto run = ReadJsonFile(fsys, dir / kRunRecord, limits::kRunRecordBytes, "run record");
   if (!run.ok()) return run.error();
@@ -104,10 +104,10 @@ Status LoadRest(FileSystem& fsys, Side& side) {
   // A merged folder's environment is each shard's: the first shard's stands for them (every
   // shard ran the same parameters and model; their hosts are listed in the merged report).
   fs::path env = dir / kEnvironmentFile;
-  if (side.record.folder_kind == kFolderKindMerged && side.record.merged_shards > 0) {
+  if (IsJoinedKind(side.record.folder_kind) && side.record.merged_shards > 0) {
     env = dir / MergedShardFolder(ShardSpec{0, side.record.merged_shards}) / kMergedShardEnvironment;
   }
-  if (side.record.folder_kind == kFolderKindMerged) {
+  if (IsJoinedKind(side.record.folder_kind)) {
     // The merged record leaves the device to each shard's record: the set of them.
     std::set<std::string> devices;
     for (std::uint32_t i = 0; i < side.record.merged_shards; ++i) {
@@ -206,7 +206,7 @@ ojson Changes(const Side& a, const Side& b) {
     changes["model"] = {a.record.model_sha256, b.record.model_sha256, "run.json model_sha256"};
   }
   auto layout = [](const Side& s) {
-    return s.record.folder_kind == kFolderKindMerged
+    return IsJoinedKind(s.record.folder_kind)
                ? "merged from " + std::to_string(s.record.merged_shards) + " shards"
                : std::string("one run");
   };

@@ -1019,12 +1019,12 @@ class Decider {
     }
     auto kind = OpenPilotFolder(fsys_, dir_, "decide", "run folder", "give a finished run folder");
     if (!kind.ok()) return kind.error();
-    if (kind.value().kind != kFolderKindRun && kind.value().kind != kFolderKindMerged) {
+    if (!IsWholeRunKind(kind.value().kind)) {
       return BadInput(
           "a " + kind.value().kind + " folder: a decision is recorded on a run (or merged) folder",
           dir_.string(),
-          kind.value().kind == kFolderKindShard ? "merge the shards first (pilot merge)"
-                                                : "pass a sweep with --sweep DIR");
+          IsPartitionKind(kind.value().kind) ? "merge the shards first (pilot merge)"
+                                             : "pass a sweep with --sweep DIR");
     }
     return {};
   }
@@ -1242,7 +1242,7 @@ class Decider {
     std::optional<Measurement> here;
     const bool plan_given =
         std::any_of(evidence_.begin(), evidence_.end(), [](const Evidence& e) { return e.kind == "plan"; });
-    if (plan_given && (record_.folder_kind == kFolderKindRun || record_.folder_kind == kFolderKindShard)) {
+    if (plan_given && HasOwnJournalKind(record_.folder_kind)) {
       std::map<std::string, nlohmann::json> docs = {{kRunRecord, run_}, {kReportJson, report_}};
       const fs::path env_file = dir_ / kEnvironmentFile;  // optional, as for plan
       if (auto env_text = ReadCapped(fsys_, env_file, limits::kRunRecordBytes, "environment");

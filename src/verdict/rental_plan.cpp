@@ -366,7 +366,7 @@ Status FromReport(const Docs& docs, Measurement& m) {
   if (!rss.ok()) return rss.error();
   auto device_peak = docs.NumberOrNull(r, "device_peak_memory_mb", rel, "");
   if (!device_peak.ok()) return device_peak.error();
-  if (m.folder_kind == kFolderKindMerged) {
+  if (IsJoinedKind(m.folder_kind)) {
     // One worker per shard: the shards' rates summed, over the number of shards.
     auto shards = docs.Object(r, "shards", rel, "");
     if (!shards.ok()) return shards.error();
@@ -546,9 +546,8 @@ Result<Measurement> MeasurementFromDocuments(const std::string& folder, const st
   m.folder_kind = folder_kind;
   if (folder_kind == kFolderKindSweep) {
     PILOT_TRY(FromSweep(docs, m));
-  } else if (folder_kind == kFolderKindRun || folder_kind == kFolderKindShard ||
-             folder_kind == kFolderKindMerged) {
-    if (folder_kind == kFolderKindMerged) {
+  } else if (HoldsRunResults(folder_kind)) {
+    if (IsJoinedKind(folder_kind)) {
       PILOT_TRY(MergedDevice(docs, documents, m));
     } else {
       PILOT_TRY(DeviceOfRun(docs, m));
@@ -623,7 +622,7 @@ Result<Measurement> ReadMeasurement(FileSystem& fsys, const fs::path& dir,
   } else {
     PILOT_TRY(ReadDoc(fsys, dir, kReportJson, limits::kReportBytes, false, docs));
   }
-  if (k == kFolderKindMerged) {
+  if (IsJoinedKind(k)) {
     auto entries = fsys.ListDirectory(dir / kShardsFolder);
     if (!entries.ok()) return entries.error();
     std::size_t n = 0;

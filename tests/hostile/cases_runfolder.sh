@@ -323,6 +323,18 @@ d["latency_ms"]["p95"] = 0.5'
   finding 'report\.json' 'rebuilt' 'differing keys: quality, latency_ms'
   verify_good
 }
+hc_runfolder__verify_report_forged_and_relabelled_format_1() {
+  # A forged p95, and the folder relabelled as format 1 (no kind or format in run.json or
+  # bag-info.txt), which would spare it the report's rebuild: its version-2 journal says what
+  # wrote it.
+  copy_run good || return
+  pyedit "$G/data/report.json" 'd["latency_ms"]["p95"] = 0.5'
+  pyedit "$G/data/run.json" 'del d["folder_kind"]; del d["format_version"]'
+  sed -i '/^Pilot-Folder-Kind: /d; /^Pilot-Format-Version: /d' "$G/bag-info.txt"
+  rehash "$G"
+  finding 'journal\.jsonl' 'declares format 1'
+  verify_good
+}
 hc_runfolder__verify_report_md_forged() {
   # report.md's verdict line rewritten, report.json intact, the bag re-hashed.
   copy_run good || return
@@ -1945,8 +1957,8 @@ hc_runfolder__compare_out_link_into_a_bag() {
 }
 hc_runfolder__compare_huge_params_copy_type() {
   copy_run good || return
-  # params.json with a wrong-typed member, re-hashed: verify still passes the bag; compare
-  # reads it as data, never a crash.
+  # report.json with wrong-typed members, re-hashed: verify finds it against the report it
+  # rebuilds, and compare ends with a documented exit, never a crash.
   pyedit "$C/$G/data/report.json" 'd["throughput_items_per_s"] = "fast"; d["latency_ms"] = [1, 2]'
   rehash "$C/$G"
   want_rc 0 1

@@ -353,6 +353,13 @@ TEST(FolderIdentity, BagInfoAndTheRecordHeadComeFromOneWriterInOneOrder) {
       FinalizeFolder(RealFileSystem(), plain.path(), "2026-12-02", FolderIdentity{"run", 2, "r-1", ""}).ok());
   EXPECT_EQ(ReadText(plain / "bag-info.txt").find("External-Description"), std::string::npos)
       << "no description, no field";
+  // A folder renamed with a line break in its name cannot add a line to bag-info.txt.
+  const std::string before = ReadText(plain / "bag-info.txt");
+  auto injected = FinalizeFolder(RealFileSystem(), plain.path(), "2026-12-02",
+                                 FolderIdentity{"sweep", 3, "s-1\nPilot-Folder-Kind: run", ""});
+  ASSERT_FALSE(injected.ok());
+  EXPECT_NE(injected.error().what.find("line break"), std::string::npos);
+  EXPECT_EQ(ReadText(plain / "bag-info.txt"), before) << "nothing rewritten";
 
   auto running = RecordHead(FolderIdentity{"run", 2, "r-1", ""}, "pilot run --params p.json", "running",
                             "2026-12-02T06:00:00Z", std::nullopt);

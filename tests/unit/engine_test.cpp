@@ -328,6 +328,17 @@ TEST(Journal, AnUnknownVersionOrARecordTypeItsVersionLacksIsRefusedByName) {
   EXPECT_TRUE(v2.value().batch_failures[0].out_of_memory);
 }
 
+TEST(Engine, AStageThatDeclaresNoOutputKindIsRefusedBeforeAnythingIsWritten) {
+  Fixture f({{"a", "en hello"}, {"b", "fr salut"}});
+  FakeStage stage;
+  stage.ForgetOutputKind();
+  auto out = ExecuteRun(f.plan, stage, RealFileSystem(), SystemClock());
+  ASSERT_FALSE(out.ok());
+  EXPECT_NE(out.error().what.find("stage kind 'fake' declares no output kind"), std::string::npos);
+  EXPECT_EQ(out.error().where, "stage.kind");
+  EXPECT_FALSE(std::filesystem::exists(f.plan.runs_dir / f.plan.run_id)) << "no run folder";
+}
+
 TEST(Plan, AllowedCategoriesFollowTheStagesKind) {
   Params p;
   StageDescription classifier;

@@ -54,6 +54,27 @@ TEST(FolderKinds, AKindOrFormatNotRegisteredIsRefusedNamingIt) {
 }
 
 // What the core asks the registry instead of naming a workflow: each kind's hooks.
+// What a kind's results cover is the registry's answer; the workflows never compare names.
+TEST(FolderKinds, WhatAKindsResultsCoverIsAskedOfTheRegistry) {
+  struct Want {
+    const char* kind;
+    bool results, whole, partition, joined, own_journal;
+  };
+  for (const Want& w :
+       {Want{kFolderKindRun, true, true, false, false, true},
+        Want{kFolderKindShard, true, false, true, false, true},
+        Want{kFolderKindMerged, true, true, false, true, false},
+        Want{kFolderKindSweep, false, false, false, false, false},
+        Want{kFolderKindAdapt, false, false, false, false, false},
+        Want{"load", false, false, false, false, false}, Want{"", false, false, false, false, false}}) {
+    EXPECT_EQ(HoldsRunResults(w.kind), w.results) << w.kind;
+    EXPECT_EQ(IsWholeRunKind(w.kind), w.whole) << w.kind;
+    EXPECT_EQ(IsPartitionKind(w.kind), w.partition) << w.kind;
+    EXPECT_EQ(IsJoinedKind(w.kind), w.joined) << w.kind;
+    EXPECT_EQ(HasOwnJournalKind(w.kind), w.own_journal) << w.kind;
+  }
+}
+
 TEST(FolderKinds, EachKindCarriesItsOwnHooks) {
   for (const char* core : {kFolderKindRun, kFolderKindShard, kFolderKindMerged}) {
     const FolderKindSpec* spec = FolderKinds().Find(core);

@@ -45,6 +45,7 @@ class FakeStage : public Stage {
   std::vector<std::size_t> batch_sizes;  // what the harness handed over
   // Declares one more label (the model's own list); a text whose first word is it gets it.
   void AddLabel(const std::string& label) { desc_.labels.push_back(label); }
+  void ForgetOutputKind() { desc_.output = nullptr; }  // a stage that declares none
 
  private:
   StageDescription desc_;
