@@ -110,6 +110,14 @@ Result<std::string> HashLines(FileSystem& fs, const fs::path& bag, const std::ve
 
 Status FinalizeBag(FileSystem& fs, const fs::path& bag, const std::string& bagging_date,
                    const std::vector<std::pair<std::string, std::string>>& info) {
+  // Each field is one line of bag-info.txt: a value with a line break (a folder renamed since
+  // it was created names it) would add fields. Refused before anything is written.
+  for (const auto& [label, value] : info) {
+    if ((label + value).find_first_of("\r\n") != std::string::npos) {
+      return BadInput("the bag-info field '" + label + "' holds a line break", bag.string(),
+                      "give the folder a name without control characters");
+    }
+  }
   auto listed = ListFilesRecursive(fs, bag, bag / "data");
   if (!listed.ok()) return Error{ErrorKind::kWorkFailed, listed.error().what, listed.error().where, ""};
   const std::vector<std::string>& payload = listed.value();
@@ -165,13 +173,6 @@ nlohmann::ordered_json RecordHead(const FolderIdentity& identity, const std::str
 
 Status FinalizeFolder(FileSystem& fs, const fs::path& folder, const std::string& bagging_date,
                       const FolderIdentity& identity) {
-  // A value is one line of bag-info.txt (a folder renamed since it was created names it).
-  for (const std::string* value : {&identity.id, &identity.description, &identity.kind}) {
-    if (value->find_first_of("\r\n") != std::string::npos) {
-      return BadInput("a bag-info value holds a line break", folder.string(),
-                      "give the folder a name without control characters");
-    }
-  }
   std::vector<std::pair<std::string, std::string>> info{
       {"Bag-Software-Agent", std::string("pilot ") + build::kVersion}, {"External-Identifier", identity.id}};
   if (!identity.description.empty()) info.emplace_back("External-Description", identity.description);

@@ -614,12 +614,15 @@ class Verifier {
     const IdIndex& ids = index->ids;
     // Memory in proportion to the ids, not the records: the ids themselves, one count per
     // manifest item, and for the report's rebuild the labelled items' `expected`, one latency
-    // per item and the first kMarkdownItemRows results. The common case compares each line's id with the next
-    // item's; a result out of manifest order is looked up.
+    // per item and the first kMarkdownItemRows results. The common case compares each line's
+    // id with the next item's; a result out of manifest order is looked up.
     Tally tally;
     tally.ids = &ids;
     tally.seen.assign(ids.size(), 0);
-    // The report, rebuilt from the results as they pass, the way the run's finish built it.
+    // The report, rebuilt from the results as they pass, the way the run's finish built it:
+    // only for a run or a shard whose journal a pilot of the current format wrote (version 2;
+    // the report's content is part of the format, and an older folder's counts are checked).
+    const bool rebuild = run_ && !merged && journal.state() && journal.state()->header.version >= 2;
     Rebuilt rebuilt{ReportBuilder(*(run_ ? run_->output : OutputKinds().front()), run_ ? run_->dim : 0), {}};
     std::string line;
     for (;;) {
@@ -641,18 +644,15 @@ class Verifier {
       if (AccountResult(rec.value(), line, results.value().line_number(), shard, merged, shard_journals,
                         journal, tally)) {
         JudgeOutcome(rec.value(), tally.last, embeds, allowed, *index, tally.by_reason, tally.by_category);
-        AddToRebuilt(rec.value(), tally.last, *index, rebuilt);
+        if (rebuild) AddToRebuilt(rec.value(), tally.last, *index, rebuilt);
       }
     }
     CheckCompleteness(ids, tally.seen, shard, merged, tally.in_order, journal);
-    auto report_text = CheckReport(tally.by_reason, tally.by_category);
-    // Rebuilt only where it can be exactly: a run or a shard whose journal a pilot of the
-    // current format wrote (version 2; the report's content is part of the format, and an
-    // older folder's counts are checked above), its results complete and in manifest order,
-    // and no finding so far about them or the report.
-    if (report_text && !merged && journal.state() && journal.state()->header.version >= 2 && tally.in_order &&
-        run_ && result_.findings.empty()) {
-      CheckRebuiltReport(*report_text, std::move(rebuilt), *journal.state(),
+    auto report = CheckReport(tally.by_reason, tally.by_category);
+    // Compared only where the rebuild is exact: its results complete and in manifest order, and
+    // no finding so far about them or the report.
+    if (rebuild && report && tally.in_order && result_.findings.empty()) {
+      CheckRebuiltReport(*report, std::move(rebuilt), *journal.state(),
                          shard ? Acceptance{} : params.value().acceptance);
     }
     if (embeds) CheckVectors(run_->dim);
@@ -829,9 +829,14 @@ class Verifier {
     }
   }
 
-  // report.json's counts against the results. Returns its text when it is a JSON object.
-  std::optional<std::string> CheckReport(const std::map<std::string, std::size_t>& by_reason,
-                                         const std::map<std::string, std::size_t>& by_category) {
+  // report.json as read: its bytes and the object they parse to.
+  struct ReportFile {
+    std::string text;
+    nlohmann::json doc;
+  };
+  // report.json's counts against the results. Returns the file when it is a JSON object.
+  std::optional<ReportFile> CheckReport(const std::map<std::string, std::size_t>& by_reason,
+                                        const std::map<std::string, std::size_t>& by_category) {
     auto text = Read(kReportJson, "report", limits::kReportBytes);
     if (!text) return std::nullopt;
     auto parsed = ParseJson(*text, kReportJson);
@@ -875,7 +880,7 @@ class Verifier {
       Add("report", kReportJson, "by_reason does not match data/results.jsonl");
     if (as_map("by_category") != by_category)
       Add("report", kReportJson, "by_category does not match data/results.jsonl");
-    return text;
+    return ReportFile{std::move(*text), std::move(parsed).value()};
   }
 
   // The report as the run's finish builds it: every result in manifest order, with the item's
@@ -899,11 +904,9 @@ class Verifier {
   // copy, the parameters' acceptance and the journal's metrics, they must be the folder's, byte
   // for byte. One figure is in no other file: the peak RSS of the session that finished,
   // taken as recorded but never below the journal's.
-  void CheckRebuiltReport(const std::string& text, Rebuilt rebuilt, const JournalState& js,
+  void CheckRebuiltReport(const ReportFile& recorded, Rebuilt rebuilt, const JournalState& js,
                           const Acceptance& acceptance) {
-    auto recorded = ParseJson(text, kReportJson);
-    if (!recorded.ok()) return;  // a finding of CheckReport already
-    const auto& j = recorded.value();
+    const nlohmann::json& j = recorded.doc;
     const bool peak_ok = j.contains("peak_rss_mb") && j["peak_rss_mb"].is_number() &&
                          std::isfinite(j["peak_rss_mb"].get<double>()) &&
                          j["peak_rss_mb"].get<double>() >= js.peak_rss_mb;
@@ -917,7 +920,7 @@ class Verifier {
         acceptance, RunMetrics{js.processing_seconds, j["peak_rss_mb"].get<double>(), js.device_peak_mb,
                                js.batch_failure_count, js.batch_failures});
     const nlohmann::ordered_json want = ReportToJson(report);
-    if (PrettyJson(want) != text) {
+    if (PrettyJson(want) != recorded.text) {
       const std::string keys = DifferingKeys(j, want);
       Add("report", kReportJson,
           "does not match the report rebuilt from data/results.jsonl, the manifest copy, the parameters and "

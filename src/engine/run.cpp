@@ -489,7 +489,8 @@ class Driver {
     return w;
   }
 
-  // The vectors' sidecar, for a kind with vectors: created with its header on a fresh run; on resume cut back
+  // The vectors' sidecar, for a kind with vectors: created with its header on a fresh run; on
+  // resume cut back
   // to the end of the last journaled vector (a batch whose journal record never made it
   // leaves vectors nothing points at).
   Status OpenSidecar(const JournalState* previous) {

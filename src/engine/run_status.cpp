@@ -21,7 +21,6 @@ Result<RunStatus> ReadRunStatus(FileSystem& fsys, const fs::path& run_dir) {
     return st.ok() && st.value().exists;
   };
   std::string folder_kind = FolderKind{}.kind;  // a folder without data/run.json: a run being created
-  bool joined = false;
   if (exists(run_dir / kRunRecord)) {
     auto kind = ReadFolderKind(fsys, run_dir);
     if (!kind.ok()) return kind.error();
@@ -29,9 +28,8 @@ Result<RunStatus> ReadRunStatus(FileSystem& fsys, const fs::path& run_dir) {
     const FolderKindSpec* spec = FolderKinds().Find(kind.value().kind);
     if (spec && spec->status) return spec->status(fsys, run_dir);
     folder_kind = kind.value().kind;
-    joined = IsJoinedKind(folder_kind);
   }
-  if (joined) {
+  if (IsJoinedKind(folder_kind)) {
     // Written whole by `pilot merge` (never resumed): its report holds the counts.
     const fs::path file = run_dir / kReportJson;
     auto text = ReadCapped(fsys, file, limits::kReportBytes, "report");
