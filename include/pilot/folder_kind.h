@@ -7,6 +7,7 @@
 
 #include <filesystem>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -70,6 +71,10 @@ struct FolderExtensionSpec {
   // one is left behind (an interrupted write). Empty: none.
   std::string pending_entry;
   std::string pending_what;
+  // Finishes or undoes such an interrupted write before the folder is resumed (`pilot resume`
+  // of a run, shard or merged folder calls it): what was done, or nothing when nothing was
+  // left. Null: the extension leaves nothing to recover.
+  std::function<Result<std::optional<std::string>>(FileSystem&, const std::filesystem::path&)> recover;
 };
 
 class FolderKindRegistry {

@@ -7,6 +7,7 @@
 
 #include <cstdio>
 #include <iostream>
+#include <map>
 
 #include "pilot/build_info.h"
 #include "pilot/escape.h"
@@ -247,6 +248,22 @@ int Dispatch(int argc, char** argv) {
 }
 
 }  // namespace
+
+namespace {
+std::map<std::string, FolderCommands, std::less<>>& FolderCommandTable() {
+  static std::map<std::string, FolderCommands, std::less<>> table;
+  return table;
+}
+}  // namespace
+
+void RegisterFolderCommands(const std::string& kind, FolderCommands commands) {
+  FolderCommandTable()[kind] = std::move(commands);
+}
+
+const FolderCommands* FindFolderCommands(std::string_view kind) {
+  auto it = FolderCommandTable().find(kind);
+  return it == FolderCommandTable().end() ? nullptr : &it->second;
+}
 
 int Main(int argc, char** argv) {
   // Before pilot opens anything: the folders a parent handed down ("/proc/self/fd/N").

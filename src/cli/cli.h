@@ -3,8 +3,10 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "cli/exit_codes.h"
@@ -65,12 +67,25 @@ namespace pilot::cli {
 // `run --workers` ends with it too.
 int PrintMergeOutcome(const MergeOutcome& outcome, const Common& common);
 
-// `pilot resume` of a sweep folder (cmd_sweep.cpp).
-int ResumeSweepFolder(const std::string& dir, const Common& common, const std::vector<std::string>& argv);
-// `pilot resume` and `pilot status` of an adaptation folder (cmd_adapt.cpp). `device`: empty
-// keeps the one the adaptation began on (another is refused).
-int ResumeAdaptFolder(const std::string& dir, const std::string& device, std::uint64_t stop_after,
-                      const Common& common, const std::vector<std::string>& argv);
-int PrintAdaptStatus(const std::string& dir, const Common& common);
+// What `pilot resume` was given, for a folder kind's own resume.
+struct ResumeArgs {
+  std::string dir;     // resolved, its kind checked (CheckFolderKind)
+  std::string device;  // --device; empty: the one the folder was begun on
+  std::size_t stop_after = 0;
+  Common common;
+  std::vector<std::string> argv;
+};
+
+// How a workflow's folders resume and show their status on the command line. The workflow's
+// command file registers its kind's when its commands are added (AddSweepCommand,
+// AddAdaptCommand); `pilot resume` and `pilot status` look the folder's kind up here and name
+// none. A kind without them is a run core kind: its results resume through the run session
+// (run_session.h) and its status is ReadRunStatus's.
+struct FolderCommands {
+  std::function<int(const ResumeArgs&)> resume;
+  std::function<int(const std::string& dir, const Common&)> status;
+};
+void RegisterFolderCommands(const std::string& kind, FolderCommands commands);
+const FolderCommands* FindFolderCommands(std::string_view kind);  // null: none registered
 
 }  // namespace pilot::cli

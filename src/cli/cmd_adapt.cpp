@@ -210,10 +210,12 @@ int Execute(const AdaptOptions& o) {
   return PrintAdaptOutcome(outcome.value(), o.common);
 }
 
-}  // namespace
-
-int ResumeAdaptFolder(const std::string& dir, const std::string& device, std::uint64_t stop_after,
-                      const Common& common, const std::vector<std::string>& argv) {
+// `pilot resume` of an adaptation folder: from its last checkpoint. `--device`: empty keeps the
+// one the adaptation began on (another is refused).
+int ResumeAdaptFolder(const ResumeArgs& args) {
+  const std::string& dir = args.dir;
+  const std::string& device = args.device;
+  const Common& common = args.common;
   std::string resolved;
   if (!device.empty()) {
     auto torch = Torch();
@@ -225,12 +227,13 @@ int ResumeAdaptFolder(const std::string& dir, const std::string& device, std::ui
   auto trainer = MakeTrainer();
   if (!trainer.ok()) return ReportError(trainer.error(), common);
   InstallInterruptHandlers();
-  auto outcome = ResumeAdapt(dir, resolved, argv, *trainer.value(), CliFileSystem(), SystemClock(),
-                             MakeAdaptControl(common, stop_after));
+  auto outcome = ResumeAdapt(dir, resolved, args.argv, *trainer.value(), CliFileSystem(), SystemClock(),
+                             MakeAdaptControl(common, args.stop_after));
   if (!outcome.ok()) return ReportError(outcome.error(), common);
   return PrintAdaptOutcome(outcome.value(), common);
 }
 
+// `pilot status` of an adaptation folder: its steps and checkpoints, not a run's items.
 int PrintAdaptStatus(const std::string& dir, const Common& common) {
   auto st = ReadAdaptStatus(RealFileSystem(), dir);
   if (!st.ok()) return ReportError(st.error(), common);
@@ -264,7 +267,10 @@ int PrintAdaptStatus(const std::string& dir, const Common& common) {
   return 0;
 }
 
+}  // namespace
+
 void AddAdaptCommand(CLI::App& app, int& exit_code, const std::vector<std::string>& argv) {
+  RegisterFolderCommands(kFolderKindAdapt, {ResumeAdaptFolder, PrintAdaptStatus});
   auto o = std::make_shared<AdaptOptions>();
   CLI::App* cmd = app.add_subcommand("adapt",
                                      "The adaptation pilot: fine-tune a pinned model on labelled data, with "

@@ -1,17 +1,14 @@
 // `pilot resume RUN_DIR`: finishes an interrupted run in a new process.
-#include <map>
 #include <optional>
+#include <utility>
 
 #include "cli/cli.h"
 #include "cli/session.h"
-#include "pilot/adapt/adapt_files.h"
 #include "pilot/folder_kind.h"
 #include "pilot/json_util.h"
 #include "pilot/params.h"
 #include "pilot/paths.h"
 #include "pilot/run.h"
-#include "pilot/sweep/sweep.h"
-#include "pilot/verdict/decide.h"
 #include "pilot/verify.h"
 
 namespace pilot::cli {
@@ -25,78 +22,32 @@ struct ResumeOptions {
   std::vector<std::string> argv;
 };
 
-// A run, a shard or a merged folder: a decide killed part-way (or a stale lock on a finished
-// folder) is finished or undone first. Returns the exit code when that settled the command.
-std::optional<int> RecoverDecide(const ResumeOptions& o, const std::string& run_dir) {
-  auto recovered = RecoverInterruptedDecide(CliFileSystem(), run_dir);
-  if (!recovered.ok()) return ReportError(recovered.error(), o.common);
-  if (!recovered.value()) return std::nullopt;
+// A run, a shard or a merged folder: a write of a workflow's killed part-way there (a decide's)
+// is finished or undone first, by the extension that made it (folder_kind.h). Returns the exit
+// code when that settled the command.
+std::optional<int> RecoverExtensions(const ResumeOptions& o, const std::string& run_dir) {
   ResumeSetup done;
+  for (const FolderExtensionSpec& extension : FolderKinds().Extensions()) {
+    if (!extension.recover) continue;
+    auto recovered = extension.recover(CliFileSystem(), run_dir);
+    if (!recovered.ok()) return ReportError(recovered.error(), o.common);
+    if (recovered.value()) done.notes.push_back(*recovered.value());
+  }
+  if (done.notes.empty()) return std::nullopt;
   done.run_dir = run_dir;
-  done.notes.push_back(*recovered.value());
   done.finished_verify = VerifyRunFolder(RealFileSystem(), run_dir, VerifyOptions{});
   return PrintAlreadyFinished(done, o.common);
 }
 
-// A run or a shard: only the items without a result are processed. Also the path of a folder
-// whose kind cannot be read: PrepareResume refuses it, naming the fault.
+// A run or a shard: only the items without a result are processed, through the run session.
+// Also the path of a folder whose kind cannot be read: PrepareResume refuses it, naming the
+// fault.
 int ResumeRunFolder(const ResumeOptions& o, const std::string& run_dir) {
-  auto setup = PrepareResume(run_dir, CliFileSystem());
-  if (!setup.ok()) return ReportError(setup.error(), o.common);
-  ResumeSetup& s = setup.value();
-  if (s.already_finished) return PrintAlreadyFinished(s, o.common);
-  if (!o.device.empty()) s.plan.params.device = o.device;
-  if (Status env = CheckEnvironment(s.plan.params, s.plan.runs_dir, "the run folder stays resumable");
-      !env.ok())
-    return ReportError(env.error(), o.common);
-  auto built = BuildStage(s.plan.params, s.plan.model_sha256, s.plan.runs_dir);
-  if (!built.ok()) return ReportError(built.error(), o.common);
-  s.plan.environment = built.value().environment;
-  s.plan.command_line = o.argv;
-  InstallInterruptHandlers();
-  auto outcome = ResumeRun(s, *built.value().stage, CliFileSystem(), SystemClock(),
-                           MakeRunControl(o.common, o.stop_after));
-  if (!outcome.ok()) return ReportError(outcome.error(), o.common);
-  return PrintOutcome(outcome.value(), o.common);
-}
-
-int ResumeRunOrShard(const ResumeOptions& o, const std::string& run_dir) {
-  if (auto code = RecoverDecide(o, run_dir)) return *code;
-  return ResumeRunFolder(o, run_dir);
-}
-
-// How each folder kind resumes: the one table of them. A kind the registry knows but this
-// table does not is refused by PrepareResume, naming it.
-using ResumeHandler = int (*)(const ResumeOptions&, const std::string& run_dir);
-const std::map<std::string, ResumeHandler>& ResumeHandlers() {
-  static const std::map<std::string, ResumeHandler> handlers = {
-      {kFolderKindRun, ResumeRunOrShard},
-      {kFolderKindShard, ResumeRunOrShard},
-      {kFolderKindMerged,
-       [](const ResumeOptions& o, const std::string& dir) {
-         if (auto code = RecoverDecide(o, dir)) return *code;
-         return ReportError(
-             BadInput("a merged folder is finished once it exists and never resumes", dir,
-                      "check it with `pilot verify`; to redo it, resume its shards and merge them again"),
-             o.common);
-       }},
-      // A sweep resumes as a sweep (its cells, not a run's items), on the device it measured.
-      {kFolderKindSweep,
-       [](const ResumeOptions& o, const std::string& dir) {
-         if (!o.device.empty() || o.stop_after > 0) {
-           return ReportError(BadInput("--device and --stop-after do not apply to a sweep folder", dir,
-                                       "a sweep resumes on the device it was measured on"),
-                              o.common);
-         }
-         return ResumeSweepFolder(dir, o.common, o.argv);
-       }},
-      // An adaptation resumes from its last checkpoint.
-      {kFolderKindAdapt,
-       [](const ResumeOptions& o, const std::string& dir) {
-         return ResumeAdaptFolder(dir, o.device, o.stop_after, o.common, o.argv);
-       }},
-  };
-  return handlers;
+  SessionRequest request;
+  request.resume = run_dir;
+  if (!o.device.empty()) request.device = o.device;
+  request.run.command_line = o.argv;
+  return RunSessionToEnd(std::move(request), o.common, o.stop_after);
 }
 
 int Execute(const ResumeOptions& o) {
@@ -111,12 +62,24 @@ int Execute(const ResumeOptions& o) {
   const std::string run_dir = resolved.value().string();
   auto kind = ReadFolderKind(RealFileSystem(), run_dir);
   if (!kind.ok()) return ResumeRunFolder(o, run_dir);
-  const auto handler = ResumeHandlers().find(kind.value().kind);
-  if (handler == ResumeHandlers().end()) return ResumeRunFolder(o, run_dir);
+  const std::string& name = kind.value().kind;
+  const FolderCommands* commands = FindFolderCommands(name);
+  // A kind this pilot does not know: PrepareResume refuses it, naming it.
+  if (!HoldsRunResults(name) && !(commands && commands->resume)) return ResumeRunFolder(o, run_dir);
   // A format this pilot cannot resume is refused before anything is touched.
   if (Status st = CheckFolderKind(kind.value(), run_dir, "resume"); !st.ok())
     return ReportError(st.error(), o.common);
-  return handler->second(o, run_dir);
+  if (commands && commands->resume) {
+    return commands->resume(ResumeArgs{run_dir, o.device, o.stop_after, o.common, o.argv});
+  }
+  if (auto code = RecoverExtensions(o, run_dir)) return *code;
+  if (IsJoinedKind(name)) {
+    return ReportError(
+        BadInput("a merged folder is finished once it exists and never resumes", run_dir,
+                 "check it with `pilot verify`; to redo it, resume its shards and merge them again"),
+        o.common);
+  }
+  return ResumeRunFolder(o, run_dir);
 }
 
 }  // namespace

@@ -10,7 +10,6 @@
 #include <chrono>
 #include <cstring>
 #include <thread>
-#include <tuple>
 #include <utility>
 
 #include "cli/cli.h"
@@ -21,8 +20,6 @@
 #include "pilot/fleet/workers.h"
 #include "pilot/folder_files.h"
 #include "pilot/fs.h"
-#include "pilot/hash.h"
-#include "pilot/journal.h"
 #include "pilot/json_util.h"
 #include "pilot/limits.h"
 #include "pilot/manifest.h"
@@ -57,8 +54,8 @@ struct RunOptions {
 // At most this many --workers on one host (one process and one device each).
 constexpr std::size_t kMaxWorkers = 64;
 
-// Parses the options into a request; the plan itself is built by the library.
-Result<RunPlan> BuildPlan(const RunOptions& o, const std::optional<ShardChoice>& shard = std::nullopt) {
+// The options as the library's request; the plan itself is built by the library.
+RunRequest RequestFrom(const RunOptions& o) {
   RunRequest request;
   request.params_file = o.params;
   if (!o.manifest.empty()) request.manifest = fs::path(o.manifest);
@@ -67,81 +64,7 @@ Result<RunPlan> BuildPlan(const RunOptions& o, const std::optional<ShardChoice>&
   request.runs_dir = o.runs_dir;
   request.run_id = o.run_id;
   request.command_line = o.argv;
-  if (shard) request.shard = shard->spec;
-  auto plan = BuildRunPlan(RealFileSystem(), request);
-  if (!plan.ok() || !shard || !shard->local_rank) return plan;
-  // torchrun: LOCAL_RANK picks this host's device, cuda:LOCAL_RANK (or rocm:).
-  std::string& device = plan.value().params.device;
-  std::string base = device;
-  if (device == "auto") {
-    auto torch = Torch();
-    if (!torch.ok()) return torch.error();
-    base = torch.value()->received_environment("auto", plan.value().runs_dir).backend;
-  }
-  if (base == "cuda" || base == "rocm") device = base + ":" + std::to_string(*shard->local_rank);
-  return plan;
-}
-
-// A shard's folder already exists (a resubmitted task): the same shard of the same manifest,
-// parameters and model resumes, or, finished, is verified again; anything else is refused.
-int ContinueShard(const RunOptions& o, RunPlan& plan, const fs::path& dir) {
-  FileSystem& fsys = CliFileSystem();
-  const std::string hint =
-      "this folder is not the same shard's: give another --run-id or --runs-dir, or move it away";
-  auto journal = LoadJournal(fsys, dir / kJournal, false);
-  if (!journal.ok()) {
-    return ReportError(
-        BadInput("exists but is not a shard pilot can continue: " + journal.error().what, dir.string(), hint),
-        o.common);
-  }
-  const JournalHeader& h = journal.value().header;
-  if (!h.shard || !(*h.shard == *plan.shard)) {
-    return ReportError(
-        BadInput("exists and holds " + (h.shard ? "shard " + ShardText(*h.shard) : std::string("a run")) +
-                     ", not shard " + ShardText(*plan.shard),
-                 dir.string(), hint),
-        o.common);
-  }
-  for (auto [theirs, mine, what] : {std::tuple{h.manifest_sha256, plan.manifest.sha256(), "manifest"},
-                                    std::tuple{h.params_sha256, Sha256Hex(plan.params_bytes), "parameters"},
-                                    std::tuple{h.model_sha256, plan.model_sha256, "model"}}) {
-    if (theirs != mine) {
-      return ReportError(BadInput(std::string("exists for another ") + what + " (sha256 " + theirs +
-                                      "; this run's is " + mine + ")",
-                                  dir.string(), hint),
-                         o.common);
-    }
-  }
-  auto lock = fsys.LinkStat(dir / kLockFile);
-  auto tags = fsys.LinkStat(dir / kTagManifest);
-  if (lock.ok() && !lock.value().exists && tags.ok() && tags.value().exists) {
-    std::fprintf(stderr, "pilot: shard %s is already finished in %s; verifying it\n",
-                 ShardText(*plan.shard).c_str(), dir.c_str());
-    ResumeSetup done;
-    done.run_dir = dir;
-    done.finished_verify = VerifyRunFolder(fsys, dir, VerifyOptions{});
-    return PrintAlreadyFinished(done, o.common);
-  }
-  std::fprintf(stderr, "pilot: shard %s resumes its folder %s\n", ShardText(*plan.shard).c_str(),
-               dir.c_str());
-  auto setup = PrepareResume(dir, fsys);
-  if (!setup.ok()) return ReportError(setup.error(), o.common);
-  ResumeSetup& s = setup.value();
-  if (s.already_finished) return PrintAlreadyFinished(s, o.common);
-  s.plan.params.device = plan.params.device;
-  if (Status env = CheckEnvironment(s.plan.params, s.plan.runs_dir, "the shard folder stays resumable");
-      !env.ok()) {
-    return ReportError(env.error(), o.common);
-  }
-  auto built = BuildStage(s.plan.params, s.plan.model_sha256, s.plan.runs_dir);
-  if (!built.ok()) return ReportError(built.error(), o.common);
-  s.plan.environment = built.value().environment;
-  s.plan.command_line = o.argv;
-  InstallInterruptHandlers();
-  auto outcome =
-      ResumeRun(s, *built.value().stage, fsys, SystemClock(), MakeRunControl(o.common, o.stop_after));
-  if (!outcome.ok()) return ReportError(outcome.error(), o.common);
-  return PrintOutcome(outcome.value(), o.common);
+  return request;
 }
 
 // --workers K: K child `pilot run --shard k/K` processes on this host, one device each, then
@@ -166,21 +89,19 @@ Status CheckWorkersOptions(const RunOptions& o) {
 // The workers' device family (cpu, cuda, rocm): each gets its own device of it, and there must
 // be one per worker.
 Result<std::string> WorkersDevice(const RunOptions& o, const RunPlan& p) {
-  std::string base = p.params.device;
-  if (base.find(':') != std::string::npos) {
-    return BadInput("--workers gives each worker its own device; the device is fixed to '" + base + "'",
-                    "--device", "use --device cuda (or rocm, auto, cpu) with --workers");
+  if (p.params.device.find(':') != std::string::npos) {
+    return BadInput(
+        "--workers gives each worker its own device; the device is fixed to '" + p.params.device + "'",
+        "--device", "use --device cuda (or rocm, auto, cpu) with --workers");
   }
-  if (base == "auto") {
-    auto torch = Torch();
-    if (!torch.ok()) return torch.error();
-    base = torch.value()->received_environment("auto", p.runs_dir).backend;
-  }
-  PILOT_TRY(CheckEnvironment(p.params, p.runs_dir, "no run folder was created"));
+  auto backend = DeviceBackend(TorchRuntime(), p.params.device, p.runs_dir);
+  if (!backend.ok()) return backend.error();
+  const std::string base = backend.value();
+  PILOT_TRY(CheckEnvironment(TorchRuntime(), p.params, p.runs_dir, "no run folder was created"));
   if (base == "cuda" || base == "rocm") {
-    auto torch = Torch();
-    if (!torch.ok()) return torch.error();
-    const int gpus = torch.value()->received_environment(base, p.runs_dir).device_count;
+    auto received = TorchRuntime().ReceivedEnvironment(base, p.runs_dir);
+    if (!received.ok()) return received.error();
+    const int gpus = received.value().device_count;
     if (static_cast<std::size_t>(gpus) < o.workers) {
       return EnvironmentError(
           "--workers " + std::to_string(o.workers) + " needs one device each; this machine has " +
@@ -322,7 +243,7 @@ int ReportWorkers(const WorkersOutcome& out, const fs::path& shards_dir, const s
 
 int ExecuteWorkers(const RunOptions& o) {
   if (Status st = CheckWorkersOptions(o); !st.ok()) return ReportError(st.error(), o.common);
-  auto plan = BuildPlan(o);
+  auto plan = BuildRunPlan(RealFileSystem(), RequestFrom(o));
   if (!plan.ok()) return ReportError(plan.error(), o.common);
   RunPlan& p = plan.value();
   const std::string run_id = p.run_id.empty() ? NewRunId(SystemClock()) : p.run_id;
@@ -411,42 +332,19 @@ int Execute(const RunOptions& o) {
   ApplyLogLevel(o.common);
   if (Status st = CheckDefaultParams(o.params); !st.ok()) return ReportError(st.error(), o.common);
   if (o.workers_option && o.workers_option->count() > 0) return ExecuteWorkers(o);
-  std::optional<ShardChoice> shard;
+  SessionRequest request;
+  request.run = RequestFrom(o);
   if (o.shard_option && o.shard_option->count() > 0) {
     auto choice = ParseShardOption(o.shard, ProcessEnvironment());
     if (!choice.ok()) return ReportError(choice.error(), o.common);
-    shard = choice.value();
+    request.run.shard = choice.value().spec;
+    request.local_rank = choice.value().local_rank;
     if (!o.common.quiet && !o.common.json) {
-      std::fprintf(stderr, "pilot: shard %s, from %s\n", ShardText(shard->spec).c_str(),
-                   shard->source.c_str());
+      std::fprintf(stderr, "pilot: shard %s, from %s\n", ShardText(choice.value().spec).c_str(),
+                   choice.value().source.c_str());
     }
   }
-  auto plan = BuildPlan(o, shard);
-  if (!plan.ok()) return ReportError(plan.error(), o.common);
-  if (shard) {
-    const fs::path dir = plan.value().runs_dir / plan.value().run_id;
-    if (auto st = RealFileSystem().LinkStat(dir); st.ok() && st.value().exists) {
-      if (!st.value().directory) {
-        return ReportError(BadInput(std::string(st.value().symlink ? "is a symlink" : "is not a folder") +
-                                        "; a shard's folder is never followed through a link",
-                                    dir.string(), "move it away, or give another --runs-dir"),
-                           o.common);
-      }
-      return ContinueShard(o, plan.value(), dir);
-    }
-  }
-  if (Status env = CheckEnvironment(plan.value().params, plan.value().runs_dir, "no run folder was created");
-      !env.ok()) {
-    return ReportError(env.error(), o.common);
-  }
-  auto built = BuildStage(plan.value().params, plan.value().model_sha256, plan.value().runs_dir);
-  if (!built.ok()) return ReportError(built.error(), o.common);
-  plan.value().environment = built.value().environment;
-  InstallInterruptHandlers();
-  auto outcome = ExecuteRun(plan.value(), *built.value().stage, CliFileSystem(), SystemClock(),
-                            MakeRunControl(o.common, o.stop_after));
-  if (!outcome.ok()) return ReportError(outcome.error(), o.common);
-  return PrintOutcome(outcome.value(), o.common);
+  return RunSessionToEnd(request, o.common, o.stop_after);
 }
 
 }  // namespace

@@ -2,13 +2,11 @@
 #include <cstdio>
 
 #include "cli/cli.h"
-#include "pilot/adapt/adapt_files.h"
 #include "pilot/escape.h"
 #include "pilot/folder_kind.h"
 #include "pilot/paths.h"
 #include "pilot/run.h"
 #include "pilot/run_lock.h"
-#include "pilot/verdict/decision_files.h"
 #include "pilot/verify.h"
 
 namespace pilot::cli {
@@ -24,9 +22,9 @@ int Execute(const StatusOptions& o) {
   auto resolved = ResolveGivenFolder(RealFileSystem(), o.run_dir, "a run folder");
   if (!resolved.ok()) return ReportError(resolved.error(), o.common);
   const std::string run_dir = resolved.value().string();
-  if (auto kind = ReadFolderKind(RealFileSystem(), run_dir);
-      kind.ok() && kind.value().kind == kFolderKindAdapt) {
-    return PrintAdaptStatus(run_dir, o.common);
+  if (auto kind = ReadFolderKind(RealFileSystem(), run_dir); kind.ok()) {
+    const FolderCommands* commands = FindFolderCommands(kind.value().kind);
+    if (commands && commands->status) return commands->status(run_dir, o.common);
   }
   auto st = ReadRunStatus(RealFileSystem(), run_dir);
   if (!st.ok()) return ReportError(st.error(), o.common);
@@ -37,10 +35,13 @@ int Execute(const StatusOptions& o) {
   }
   std::printf("%s %s: %s%s\n", s.folder_kind.c_str(), ShowUntrusted(s.run_id).c_str(), s.state.c_str(),
               s.writer_pid ? (" (" + LockHolderText(*s.writer_pid) + ")").c_str() : "");
-  if (auto pending = RealFileSystem().LinkStat(resolved.value() / kDecidePending);
-      pending.ok() && pending.value().exists) {
-    std::printf("  a decide was interrupted while it wrote: `pilot decide %s` finishes or undoes it\n",
-                ShowUntrusted(run_dir, 500).c_str());
+  // A workflow's write into the folder left unfinished (a decide's), as verify says it.
+  for (const FolderExtensionSpec& extension : FolderKinds().Extensions()) {
+    if (extension.pending_entry.empty()) continue;
+    if (auto pending = RealFileSystem().LinkStat(resolved.value() / extension.pending_entry);
+        pending.ok() && pending.value().exists) {
+      std::printf("  %s\n", extension.pending_what.c_str());
+    }
   }
   if (s.counts_cells) {
     std::printf("  %zu cell(s) measured of at most %zu (a group stops at its first limit)\n", s.done,

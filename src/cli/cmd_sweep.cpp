@@ -223,25 +223,26 @@ Result<SweepPlan> BuildSweepPlan(const RunRequest& request, const SweepSettings&
                                  const Common& common, std::unique_ptr<Stage>& stage) {
   auto plan = BuildRunPlan(RealFileSystem(), request);
   if (!plan.ok()) return plan.error();
-  PILOT_TRY(
-      CheckEnvironment(plan.value().params, plan.value().runs_dir, "no sweep folder was created or changed"));
+  Runtime& runtime = TorchRuntime();
+  PILOT_TRY(CheckEnvironment(runtime, plan.value().params, plan.value().runs_dir,
+                             "no sweep folder was created or changed"));
   // This process only groups the inputs (the stage's featuriser): it loads the model on the
   // CPU, so that nothing of it stays on the device the cells measure.
-  auto torch = Torch();
-  if (!torch.ok()) return torch.error();
-  auto device = torch.value()->resolve_device(plan.value().params.device);
+  auto device = runtime.ResolveDevice(plan.value().params.device);
   if (!device.ok()) return device.error();
   Params on_cpu = plan.value().params;
   on_cpu.device = "cpu";
-  auto built = BuildStage(on_cpu, plan.value().model_sha256, plan.value().runs_dir);
+  auto built =
+      BuildStage(runtime, RealFileSystem(), on_cpu, plan.value().model_sha256, plan.value().runs_dir);
   if (!built.ok()) return built.error();
+  auto received = runtime.ReceivedEnvironment(plan.value().params.device, plan.value().runs_dir);
+  if (!received.ok()) return received.error();
   SweepPlan sp;
   sp.run = std::move(plan).value();
   sp.run.environment = built.value().environment;
   sp.run.environment["device_requested"] = sp.run.params.device;
   sp.run.environment["device_used"] = device.value();
-  sp.run.environment["received"] =
-      torch.value()->received_environment(sp.run.params.device, sp.run.runs_dir).ToJson();
+  sp.run.environment["received"] = received.value().ToJson();
   sp.settings = settings;
   sp.rss_after_load_mb = CurrentRssMegabytes(RealFileSystem());
   stage = std::move(built.value().stage);
@@ -353,7 +354,8 @@ int ExecuteCell(const CellOptions& o) {
                                 dir.string(), "restore them, then `pilot resume` the sweep"),
                        o.common);
   }
-  auto built = BuildStage(plan.value().params, plan.value().model_sha256, plan.value().runs_dir);
+  auto built = BuildStage(TorchRuntime(), RealFileSystem(), plan.value().params, plan.value().model_sha256,
+                          plan.value().runs_dir);
   if (!built.ok()) return ReportError(built.error(), o.common);
   Stage& stage = *built.value().stage;
   auto inputs = LoadCellInputs(RealFileSystem(), dir, plan.value(), stage, o.group);
@@ -369,11 +371,16 @@ int ExecuteCell(const CellOptions& o) {
   return 0;
 }
 
-}  // namespace
-
-int ResumeSweepFolder(const std::string& dir_text, const Common& common,
-                      const std::vector<std::string>& argv) {
-  const fs::path dir = dir_text;
+// `pilot resume` of a sweep folder: its cells, not a run's items, on the device it measured.
+int ResumeSweepFolder(const ResumeArgs& args) {
+  const Common& common = args.common;
+  if (!args.device.empty() || args.stop_after > 0) {
+    return ReportError(BadInput("--device and --stop-after do not apply to a sweep folder", args.dir,
+                                "a sweep resumes on the device it was measured on"),
+                       common);
+  }
+  const fs::path dir = args.dir;
+  const std::vector<std::string>& argv = args.argv;
   auto record = ReadSweepRecord(RealFileSystem(), dir);
   if (!record.ok()) return ReportError(record.error(), common);
   const SweepRecord& r = record.value();
@@ -393,7 +400,10 @@ int ResumeSweepFolder(const std::string& dir_text, const Common& common,
   return PrintSweep(outcome.value(), common);
 }
 
+}  // namespace
+
 void AddSweepCommand(CLI::App& app, int& exit_code, const std::vector<std::string>& argv) {
+  RegisterFolderCommands(kFolderKindSweep, {ResumeSweepFolder, nullptr});
   auto o = std::make_shared<SweepOptions>();
   CLI::App* cmd = app.add_subcommand(
       "sweep", "Tune the batch size per input-length group: time, latency, peak memory and errors per cell");

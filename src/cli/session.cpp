@@ -13,7 +13,6 @@
 #include "cli/torch_loader.h"
 #include "pilot/clock.h"
 #include "pilot/escape.h"
-#include "pilot/host.h"
 #include "pilot/params.h"
 #include "pilot/plan.h"
 
@@ -124,23 +123,6 @@ class KillingFileSystem : public FileSystemWrapper {
 
 }  // namespace
 
-Status CheckEnvironment(const Params& params, const fs::path& runs_dir, const char* untouched) {
-  auto torch = Torch();
-  if (!torch.ok()) return torch.error();
-  Received got = torch.value()->received_environment(params.device, runs_dir);
-  std::vector<std::string> unmet = UnmetRequirements(params.requires_, got);
-  auto device = torch.value()->resolve_device(params.device);
-  if (!device.ok()) unmet.insert(unmet.begin(), "device: " + device.error().what);
-  if (unmet.empty()) return {};
-  std::string what = std::to_string(unmet.size()) + " requirement(s) not met by this machine:";
-  for (const auto& u : unmet) what += "\n  - " + u;
-  return EnvironmentError(
-      what, "requires / --device",
-      std::string("run `pilot doctor` for details; use a machine that provides them, or revise "
-                  "the parameters; ") +
-          untouched);
-}
-
 Status CheckDefaultParams(const std::string& params, std::string_view default_path) {
   if (params != default_path) return {};
   auto st = RealFileSystem().LinkStat(params);
@@ -152,36 +134,6 @@ Status CheckDefaultParams(const std::string& params, std::string_view default_pa
       "pilot's defaults (" + std::string(default_path) +
           ", runs/) are relative to the folder it runs in: give "
           "--params YOUR.json (and --runs-dir DIR for the run folders), or run it from the pilot checkout");
-}
-
-Result<BuiltStage> BuildStage(const Params& params, const std::string& model_sha256,
-                              const fs::path& runs_dir) {
-  auto torch = Torch();
-  if (!torch.ok()) return torch.error();
-  const TorchApi& api = *torch.value();
-  auto device = api.resolve_device(params.device);
-  if (!device.ok()) return device.error();
-  StageRegistry registry;
-  api.register_stages(registry);
-  StageConfig config;
-  config.kind = params.stage.kind;
-  config.model = params.stage.model;
-  config.model_sha256 = model_sha256;
-  config.options = params.stage.options;
-  config.device = device.value();
-  config.threads = params.threads;
-  config.seed = params.seed;
-  auto stage = registry.Create(config);
-  if (!stage.ok()) return stage.error();
-  if (Status st = CheckStageFitsParams(stage.value()->Describe(), params); !st.ok()) return st.error();
-  BuiltStage built;
-  built.stage = std::move(stage).value();
-  built.environment["host"] = HostInfo(RealFileSystem());
-  built.environment["libtorch"] = api.runtime_info();
-  built.environment["device_requested"] = params.device;
-  built.environment["device_used"] = device.value();
-  built.environment["received"] = api.received_environment(params.device, runs_dir).ToJson();
-  return built;
 }
 
 void InstallInterruptHandlers() {
@@ -309,6 +261,20 @@ void PrintUnmetCriteria(const Report& r) {
       std::printf("acceptance: %s not met (limit %g, value %g)\n", c.name.c_str(), c.limit, c.value);
     }
   }
+}
+
+int RunSessionToEnd(SessionRequest request, const Common& common, std::size_t stop_after) {
+  request.on_note = [](const std::string& note) {
+    std::fprintf(stderr, "pilot: %s\n", EscapeTerminal(note).c_str());
+  };
+  auto session = OpenRunSession(CliFileSystem(), TorchRuntime(), request);
+  if (!session.ok()) return ReportError(session.error(), common);
+  RunSession& s = session.value();
+  if (s.finished) return PrintAlreadyFinished(*s.resume, common);
+  InstallInterruptHandlers();
+  auto outcome = RunToEnd(s, CliFileSystem(), SystemClock(), MakeRunControl(common, stop_after));
+  if (!outcome.ok()) return ReportError(outcome.error(), common);
+  return PrintOutcome(outcome.value(), common);
 }
 
 int PrintAlreadyFinished(const ResumeSetup& s, const Common& common) {

@@ -1,6 +1,5 @@
-// What `run` and `resume` share: building the stage on the resolved device, describing the
-// environment received, signal handling, the progress line, the test hooks, and printing
-// an outcome.
+// What `run` and `resume` share on the command line: signal handling, the progress line, the
+// test hooks, and printing an outcome. The setup itself is the library's (run_session.h).
 #pragma once
 
 #include <memory>
@@ -10,29 +9,15 @@
 #include "pilot/fs.h"
 #include "pilot/params.h"
 #include "pilot/run.h"
+#include "pilot/run_session.h"
 #include "pilot/stage.h"
 
 namespace pilot::cli {
-
-struct BuiltStage {
-  std::unique_ptr<Stage> stage;
-  nlohmann::ordered_json environment;
-};
-
-// The parameters' `requires` and the device asked for against what this machine has:
-// exit 3 listing every unmet requirement at once. Nothing is created; `untouched` tells
-// the user what became of their folder (run: none was created; resume: it stays resumable).
-Status CheckEnvironment(const Params& params, const std::filesystem::path& runs_dir, const char* untouched);
 
 // A default parameter file (config/pilot.json, config/adapt.json) is relative to the folder
 // pilot runs in: when it is the one asked for and it is not there, the error says how to
 // point pilot at one's own parameters and runs folder.
 Status CheckDefaultParams(const std::string& params, std::string_view default_path = kDefaultParamsPath);
-
-// Resolves the device (exit 3 when absent), loads the model through the registry (exit 2),
-// and checks that allowed_categories are labels of the model.
-Result<BuiltStage> BuildStage(const Params& params, const std::string& model_sha256,
-                              const std::filesystem::path& runs_dir);
 
 // SIGINT/SIGTERM: the first asks the run to stop after the current batch; a second SIGINT
 // exits at once (130). Both leave the folder resumable.
@@ -59,6 +44,10 @@ void PrintFindings(const std::vector<Finding>& findings, const std::string& head
                    std::size_t most = static_cast<std::size_t>(-1));
 // "acceptance: NAME not met ..." for each criterion of the report that was not met.
 void PrintUnmetCriteria(const Report& report);
+
+// The one library call that sets the session up (OpenRunSession), then RunToEnd, then the
+// outcome printed: `run`, `run --shard` and `resume` end here. The setup's notes go to stderr.
+int RunSessionToEnd(SessionRequest request, const Common& common, std::size_t stop_after);
 
 // `resume` of a folder that had already finished (only a stale lock was left and removed):
 // prints its verification; 0 when it verifies, 1 otherwise.

@@ -56,4 +56,38 @@ Result<const TorchApi*> Torch() {
   return loaded;
 }
 
+namespace {
+
+class ModuleRuntime : public Runtime {
+ public:
+  Result<std::string> ResolveDevice(const std::string& requested) override {
+    auto torch = Torch();
+    if (!torch.ok()) return torch.error();
+    return torch.value()->resolve_device(requested);
+  }
+  Result<Received> ReceivedEnvironment(const std::string& requested, const fs::path& runs_dir) override {
+    auto torch = Torch();
+    if (!torch.ok()) return torch.error();
+    return torch.value()->received_environment(requested, runs_dir);
+  }
+  Result<nlohmann::ordered_json> Info() override {
+    auto torch = Torch();
+    if (!torch.ok()) return torch.error();
+    return torch.value()->runtime_info();
+  }
+  Status RegisterStages(StageRegistry& registry) override {
+    auto torch = Torch();
+    if (!torch.ok()) return torch.error();
+    torch.value()->register_stages(registry);
+    return {};
+  }
+};
+
+}  // namespace
+
+Runtime& TorchRuntime() {
+  static ModuleRuntime runtime;
+  return runtime;
+}
+
 }  // namespace pilot::cli

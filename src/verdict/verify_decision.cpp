@@ -7,6 +7,7 @@
 #include "pilot/hash.h"
 #include "pilot/json_util.h"
 #include "pilot/utf8.h"
+#include "pilot/verdict/decide.h"
 #include "pilot/verdict/decision_files.h"
 #include "pilot/verify.h"
 
@@ -151,6 +152,7 @@ void RegisterDecisionExtension(FolderKindRegistry& registry) {
       "a decide was interrupted while it wrote: `pilot decide` (or `pilot resume`) on this folder finishes "
       "it or "
       "undoes it";
+  spec.recover = RecoverInterruptedDecide;
   registry.RegisterExtension(std::move(spec));
 }
 
