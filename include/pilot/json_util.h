@@ -50,6 +50,39 @@ std::optional<std::string> StringAt(const nlohmann::json& j, const char* key);
 std::optional<double> NumberAt(const nlohmann::json& j, const char* key);
 std::optional<std::uint64_t> UnsignedAt(const nlohmann::json& j, const char* key);
 
+// Typed reads of the members of a document pilot does not trust (a folder's report.json, a
+// run record read for a plan): each error (exit 2) names the key path and the file, as
+// "'counts.total' is missing or not a whole number" at "<file> key counts.total", with `hint`.
+// `parent` is the object's key path ("" at the top). Never throws.
+class JsonFields {
+ public:
+  JsonFields(std::string file, std::string hint) : file_(std::move(file)), hint_(std::move(hint)) {}
+  Result<const nlohmann::json*> Object(const nlohmann::json& obj, const char* key,
+                                       const std::string& parent = {}) const;
+  Result<const nlohmann::json*> Array(const nlohmann::json& obj, const char* key,
+                                      const std::string& parent = {}) const;
+  // A finite number >= 0.
+  Result<double> Number(const nlohmann::json& obj, const char* key, const std::string& parent = {}) const;
+  // A finite number >= 0, or null (absent is null too).
+  Result<std::optional<double>> NumberOrNull(const nlohmann::json& obj, const char* key,
+                                             const std::string& parent = {}) const;
+  Result<std::uint64_t> Unsigned(const nlohmann::json& obj, const char* key,
+                                 const std::string& parent = {}) const;
+  Result<bool> Bool(const nlohmann::json& obj, const char* key, const std::string& parent = {}) const;
+  // A string of 1 to `max_bytes` bytes.
+  Result<std::string> String(const nlohmann::json& obj, const char* key, const std::string& parent = {},
+                             std::size_t max_bytes = 256) const;
+  // "<file> key <path>", or the file alone for an empty path.
+  std::string Where(const std::string& path) const;
+  const std::string& hint() const { return hint_; }
+  static std::string Join(const std::string& parent, const char* key);
+
+ private:
+  Error Wrong(const std::string& parent, const char* key, const char* what) const;
+  std::string file_;
+  std::string hint_;
+};
+
 // Refuses (exit 2, naming the key path and `source`, listing what is allowed) a member of
 // `obj` that is not in `allowed`, and an `obj` that is not an object: a typo in a parameter
 // file must never fall back to a default. `where` is the object's key path ("" at the top);

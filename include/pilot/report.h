@@ -2,12 +2,14 @@
 // verdict, computed from the result records alone (so verify can recompute the counts).
 #pragma once
 
+#include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "pilot/fs.h"
 #include "pilot/manifest.h"
 #include "pilot/output_kind.h"
 #include "pilot/params.h"
@@ -86,6 +88,44 @@ nlohmann::ordered_json ReportToJson(const Report& report);
 std::string ReportToMarkdown(const Report& report, const std::string& run_id,
                              const std::vector<ResultRecord>& records);
 inline constexpr std::size_t kMarkdownItemRows = 1000;
+
+// report.json of a run, shard or merged folder, read back: the one typed reader of it that the
+// workflows use (status, merge, compare, plan, decide); verify cross-checks the file itself.
+// Every figure written since format 1 is required, typed and in range: a figure missing or of
+// the wrong type, or counts that do not add up, is refused (exit 2) naming the file and the key
+// path. `output_kind` and `batch_failures` came with format 2, `shards` with merged folders.
+struct RecordedCriterion {
+  std::string name;
+  double limit = 0, value = 0;
+  bool measured = false, met = false;
+};
+struct RecordedReport {
+  std::string output_kind;  // empty in format 1
+  std::size_t total = 0, accepted = 0, rejected = 0;
+  std::map<std::string, std::size_t> by_reason, by_category;
+  std::size_t labelled = 0, correct = 0;
+  std::optional<double> accuracy;  // null when nothing was labelled
+  std::size_t expected_rejections = 0, expected_rejections_met = 0;
+  std::vector<std::string> expected_rejections_unmet;  // ids
+  std::size_t latency_samples = 0;
+  double p50_ms = 0, p95_ms = 0, p99_ms = 0;
+  double items_per_second = 0;  // throughput_items_per_s
+  double peak_rss_mb = 0;
+  std::optional<double> device_peak_mb;
+  // A merged folder's: how many shards, and their rates summed.
+  std::optional<std::size_t> shards;
+  double shard_rate_sum = 0;
+  std::vector<RecordedCriterion> criteria;
+  bool acceptance_met = false;
+  std::string verdict;  // accepted | acceptance_not_met
+};
+// `file` names the document in errors; `hint` says what to do about a refused one.
+Result<RecordedReport> RecordedReportFromJson(const nlohmann::json& doc, const std::string& file,
+                                              const std::string& hint);
+// Reads DIR/data/report.json (a regular file, capped at limits::kReportBytes, never through a
+// link) and parses it as above.
+Result<RecordedReport> ReadRecordedReport(FileSystem& fs, const std::filesystem::path& dir,
+                                          const std::string& hint);
 
 // Nearest-rank percentile of unsorted samples; 0 for none.
 double Percentile(std::vector<double> samples, double p);

@@ -3,8 +3,7 @@
 
 #include "pilot/folder_files.h"
 #include "pilot/folder_kind.h"
-#include "pilot/json_util.h"
-#include "pilot/limits.h"
+#include "pilot/report.h"
 #include "pilot/run.h"
 
 namespace pilot {
@@ -31,21 +30,16 @@ Result<RunStatus> ReadRunStatus(FileSystem& fsys, const fs::path& run_dir) {
   }
   if (IsJoinedKind(folder_kind)) {
     // Written whole by `pilot merge` (never resumed): its report holds the counts.
-    const fs::path file = run_dir / kReportJson;
-    auto text = ReadCapped(fsys, file, limits::kReportBytes, "report");
-    if (!text.ok()) return text.error();
-    auto report = ParseJson(text.value(), file.string());
+    auto report = ReadRecordedReport(fsys, run_dir, "check the folder with `pilot verify`");
     if (!report.ok()) return report.error();
-    const auto counts = report.value().is_object() ? report.value().find("counts") : report.value().end();
-    if (counts == report.value().end()) return BadInput("no 'counts'", file.string());
     RunStatus st;
     st.folder_kind = folder_kind;
     st.run_id = run_dir.filename().string();
     st.format_version = kJournalVersion;
     st.state = exists(run_dir / kTagManifest) ? "finished" : "interrupted";
-    st.total = static_cast<std::size_t>(UnsignedAt(*counts, "total").value_or(0));
-    st.accepted = static_cast<std::size_t>(UnsignedAt(*counts, "accepted").value_or(0));
-    st.rejected = static_cast<std::size_t>(UnsignedAt(*counts, "rejected").value_or(0));
+    st.total = report.value().total;
+    st.accepted = report.value().accepted;
+    st.rejected = report.value().rejected;
     st.done = st.accepted + st.rejected;
     return st;
   }

@@ -22,6 +22,7 @@
 #include "pilot/params.h"
 #include "pilot/partial_folder.h"
 #include "pilot/paths.h"
+#include "pilot/report.h"
 #include "pilot/results.h"
 #include "pilot/run_lock.h"
 #include "pilot/run_record.h"
@@ -306,19 +307,15 @@ class Merger {
       const ShardFolder& s = *by_index_[i];
       MergedShard& info = outcome_.shards[i];
       accepted_total_ += info.accepted;
-      auto report = ReadJsonFile(fsys_, s.info.dir / kReportJson, limits::kReportBytes, "report");
+      auto report = ReadRecordedReport(fsys_, s.info.dir,
+                                       "the shard verified, so its report was edited and "
+                                       "re-hashed: run the shard again into a new folder");
       if (!report.ok()) return report.error();
-      const auto& r = report.value();
-      auto number = [&](const char* key) {
-        auto it = r.find(key);
-        return it != r.end() && it->is_number() ? it->get<double>() : 0.0;
-      };
-      info.items_per_second = number("throughput_items_per_s");
+      const RecordedReport& r = report.value();
+      info.items_per_second = r.items_per_second;
       rate_sum_ += info.items_per_second;
-      peak_rss_ = std::max(peak_rss_, number("peak_rss_mb"));
-      if (auto it = r.find("device_peak_memory_mb"); it != r.end() && it->is_number()) {
-        device_peak_ = std::max(device_peak_.value_or(0), it->get<double>());
-      }
+      peak_rss_ = std::max(peak_rss_, r.peak_rss_mb);
+      if (r.device_peak_mb) device_peak_ = std::max(device_peak_.value_or(0), *r.device_peak_mb);
       auto precise = [&](const char* key) -> std::optional<double> {
         auto it = s.run_json.find(key);
         if (it == s.run_json.end() || !it->is_number()) return std::nullopt;

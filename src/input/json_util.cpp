@@ -1,5 +1,6 @@
 #include "pilot/json_util.h"
 
+#include <cmath>
 #include <set>
 #include <vector>
 
@@ -180,6 +181,66 @@ std::optional<std::uint64_t> UnsignedAt(const json& j, const char* key) {
   auto it = j.find(key);
   if (it == j.end() || !it->is_number_unsigned()) return std::nullopt;
   return it->get<std::uint64_t>();
+}
+
+std::string JsonFields::Join(const std::string& parent, const char* key) {
+  return parent.empty() ? std::string(key) : parent + "." + key;
+}
+
+std::string JsonFields::Where(const std::string& path) const {
+  return path.empty() ? file_ : file_ + " key " + path;
+}
+
+Error JsonFields::Wrong(const std::string& parent, const char* key, const char* what) const {
+  const std::string path = Join(parent, key);
+  return BadInput("'" + path + "' is missing or not " + what, Where(path), hint_);
+}
+
+Result<const json*> JsonFields::Object(const json& obj, const char* key, const std::string& parent) const {
+  auto it = obj.is_object() ? obj.find(key) : obj.end();
+  if (it == obj.end() || !it->is_object()) return Wrong(parent, key, "an object");
+  return &*it;
+}
+
+Result<const json*> JsonFields::Array(const json& obj, const char* key, const std::string& parent) const {
+  auto it = obj.is_object() ? obj.find(key) : obj.end();
+  if (it == obj.end() || !it->is_array()) return Wrong(parent, key, "a list");
+  return &*it;
+}
+
+Result<double> JsonFields::Number(const json& obj, const char* key, const std::string& parent) const {
+  auto v = NumberAt(obj, key);
+  if (!v || !std::isfinite(*v) || *v < 0) return Wrong(parent, key, "a number >= 0");
+  return *v;
+}
+
+Result<std::optional<double>> JsonFields::NumberOrNull(const json& obj, const char* key,
+                                                       const std::string& parent) const {
+  auto it = obj.is_object() ? obj.find(key) : obj.end();
+  if (it == obj.end() || it->is_null()) return std::optional<double>();
+  auto v = Number(obj, key, parent);
+  if (!v.ok()) return v.error();
+  return std::optional<double>(v.value());
+}
+
+Result<std::uint64_t> JsonFields::Unsigned(const json& obj, const char* key,
+                                           const std::string& parent) const {
+  auto v = UnsignedAt(obj, key);
+  if (!v) return Wrong(parent, key, "a whole number");
+  return *v;
+}
+
+Result<bool> JsonFields::Bool(const json& obj, const char* key, const std::string& parent) const {
+  auto it = obj.is_object() ? obj.find(key) : obj.end();
+  if (it == obj.end() || !it->is_boolean()) return Wrong(parent, key, "true or false");
+  return it->get<bool>();
+}
+
+Result<std::string> JsonFields::String(const json& obj, const char* key, const std::string& parent,
+                                       std::size_t max_bytes) const {
+  auto v = StringAt(obj, key);
+  if (!v || v->empty() || v->size() > max_bytes) return Wrong(parent, key, "a string");
+  return *v;
 }
 
 Status CheckKnownKeys(const json& obj, std::initializer_list<const char*> allowed, const std::string& where,

@@ -5,9 +5,12 @@
 #include <cstdio>
 #include <set>
 #include <sstream>
+#include <utility>
 
 #include "pilot/escape.h"
 #include "pilot/folder_files.h"
+#include "pilot/json_util.h"
+#include "pilot/limits.h"
 #include "pilot/utf8.h"
 
 namespace pilot {
@@ -214,6 +217,179 @@ std::string ReportToMarkdown(const Report& r, const std::string& run_id,
        << " | " << EscapeMarkdown(TruncateUtf8(detail, 500)) << " |\n";
   }
   return md.str();
+}
+
+}  // namespace pilot
+
+namespace pilot {
+
+namespace {
+
+// A {name: count} object of the report (by_reason, by_category).
+Status ReadCounts(const JsonFields& f, const nlohmann::json& doc, const char* key,
+                  std::map<std::string, std::size_t>& out) {
+  auto obj = f.Object(doc, key);
+  if (!obj.ok()) return obj.error();
+  for (const auto& [name, value] : obj.value()->items()) {
+    if (!value.is_number_unsigned()) {
+      return BadInput("'" + std::string(key) + "." + KeyForMessage(name) + "' is not a whole number",
+                      f.Where(std::string(key) + "." + KeyForMessage(name)), f.hint());
+    }
+    out[name] = value.get<std::size_t>();
+  }
+  return {};
+}
+
+Status ReadQuality(const JsonFields& f, const nlohmann::json& doc, RecordedReport& r) {
+  auto quality = f.Object(doc, "quality");
+  if (!quality.ok()) return quality.error();
+  auto labelled = f.Unsigned(*quality.value(), "labelled", "quality");
+  if (!labelled.ok()) return labelled.error();
+  auto correct = f.Unsigned(*quality.value(), "correct", "quality");
+  if (!correct.ok()) return correct.error();
+  auto accuracy = f.NumberOrNull(*quality.value(), "accuracy", "quality");
+  if (!accuracy.ok()) return accuracy.error();
+  r.labelled = labelled.value();
+  r.correct = correct.value();
+  r.accuracy = accuracy.value();
+  if (r.correct > r.labelled || (r.accuracy && *r.accuracy > 1)) {
+    return BadInput("'quality' claims more correct items than labelled ones", f.Where("quality"), f.hint());
+  }
+  auto expected = f.Object(doc, "expected_rejections");
+  if (!expected.ok()) return expected.error();
+  auto total = f.Unsigned(*expected.value(), "total", "expected_rejections");
+  if (!total.ok()) return total.error();
+  auto met = f.Unsigned(*expected.value(), "met", "expected_rejections");
+  if (!met.ok()) return met.error();
+  auto unmet = f.Array(*expected.value(), "unmet_ids", "expected_rejections");
+  if (!unmet.ok()) return unmet.error();
+  r.expected_rejections = total.value();
+  r.expected_rejections_met = met.value();
+  for (const auto& id : *unmet.value()) {
+    if (!id.is_string()) {
+      return BadInput("'expected_rejections.unmet_ids' holds something other than an id",
+                      f.Where("expected_rejections.unmet_ids"), f.hint());
+    }
+    r.expected_rejections_unmet.push_back(id.get<std::string>());
+  }
+  return {};
+}
+
+Status ReadFigures(const JsonFields& f, const nlohmann::json& doc, RecordedReport& r) {
+  auto latency = f.Object(doc, "latency_ms");
+  if (!latency.ok()) return latency.error();
+  auto samples = f.Unsigned(*latency.value(), "samples", "latency_ms");
+  if (!samples.ok()) return samples.error();
+  r.latency_samples = samples.value();
+  for (auto [key, out] :
+       {std::pair{"p50", &r.p50_ms}, std::pair{"p95", &r.p95_ms}, std::pair{"p99", &r.p99_ms}}) {
+    auto v = f.Number(*latency.value(), key, "latency_ms");
+    if (!v.ok()) return v.error();
+    *out = v.value();
+  }
+  auto rate = f.Number(doc, "throughput_items_per_s");
+  if (!rate.ok()) return rate.error();
+  r.items_per_second = rate.value();
+  auto rss = f.Number(doc, "peak_rss_mb");
+  if (!rss.ok()) return rss.error();
+  r.peak_rss_mb = rss.value();
+  auto device = f.NumberOrNull(doc, "device_peak_memory_mb");
+  if (!device.ok()) return device.error();
+  r.device_peak_mb = device.value();
+  if (doc.contains("shards")) {
+    auto shards = f.Object(doc, "shards");
+    if (!shards.ok()) return shards.error();
+    auto count = f.Unsigned(*shards.value(), "count", "shards");
+    if (!count.ok()) return count.error();
+    auto sum = f.Number(*shards.value(), "throughput_sum_of_shards_items_per_s", "shards");
+    if (!sum.ok()) return sum.error();
+    r.shards = count.value();
+    r.shard_rate_sum = sum.value();
+  }
+  return {};
+}
+
+Status ReadAcceptance(const JsonFields& f, const nlohmann::json& doc, RecordedReport& r) {
+  auto acceptance = f.Object(doc, "acceptance");
+  if (!acceptance.ok()) return acceptance.error();
+  auto met = f.Bool(*acceptance.value(), "met", "acceptance");
+  if (!met.ok()) return met.error();
+  r.acceptance_met = met.value();
+  auto criteria = f.Array(*acceptance.value(), "criteria", "acceptance");
+  if (!criteria.ok()) return criteria.error();
+  for (const auto& c : *criteria.value()) {
+    RecordedCriterion rc;
+    auto name = f.String(c, "criterion", "acceptance.criteria[]");
+    if (!name.ok()) return name.error();
+    auto limit = NumberAt(c, "limit");
+    auto value = NumberAt(c, "value");
+    auto measured = f.Bool(c, "measured", "acceptance.criteria[]");
+    if (!measured.ok()) return measured.error();
+    auto c_met = f.Bool(c, "met", "acceptance.criteria[]");
+    if (!c_met.ok()) return c_met.error();
+    if (!limit || !value || !std::isfinite(*limit) || !std::isfinite(*value)) {
+      return BadInput("'acceptance.criteria[].limit' or '.value' is missing or not a number",
+                      f.Where("acceptance.criteria"), f.hint());
+    }
+    rc.name = name.value();
+    rc.limit = *limit;
+    rc.value = *value;
+    rc.measured = measured.value();
+    rc.met = c_met.value();
+    r.criteria.push_back(std::move(rc));
+  }
+  auto verdict = f.String(doc, "verdict");
+  if (!verdict.ok()) return verdict.error();
+  r.verdict = verdict.value();
+  if (r.verdict != (r.acceptance_met ? "accepted" : "acceptance_not_met")) {
+    return BadInput("'verdict' is '" + ValueForMessage(r.verdict) + "' but 'acceptance.met' is " +
+                        (r.acceptance_met ? "true" : "false"),
+                    f.Where("verdict"), f.hint());
+  }
+  return {};
+}
+
+}  // namespace
+
+Result<RecordedReport> RecordedReportFromJson(const nlohmann::json& doc, const std::string& file,
+                                              const std::string& hint) {
+  const JsonFields f(file, hint);
+  if (!doc.is_object()) return BadInput("not a JSON object", file, hint);
+  RecordedReport r;
+  if (doc.contains("output_kind")) {
+    auto kind = f.String(doc, "output_kind");
+    if (!kind.ok()) return kind.error();
+    r.output_kind = kind.value();
+  }
+  auto counts = f.Object(doc, "counts");
+  if (!counts.ok()) return counts.error();
+  for (auto [key, out] : {std::pair{"total", &r.total}, std::pair{"accepted", &r.accepted},
+                          std::pair{"rejected", &r.rejected}}) {
+    auto v = f.Unsigned(*counts.value(), key, "counts");
+    if (!v.ok()) return v.error();
+    *out = v.value();
+  }
+  if (r.accepted + r.rejected != r.total || r.accepted > r.total) {
+    return BadInput("'counts': accepted " + std::to_string(r.accepted) + " + rejected " +
+                        std::to_string(r.rejected) + " != total " + std::to_string(r.total),
+                    f.Where("counts"), hint);
+  }
+  PILOT_TRY(ReadCounts(f, doc, "by_reason", r.by_reason));
+  PILOT_TRY(ReadCounts(f, doc, "by_category", r.by_category));
+  PILOT_TRY(ReadQuality(f, doc, r));
+  PILOT_TRY(ReadFigures(f, doc, r));
+  PILOT_TRY(ReadAcceptance(f, doc, r));
+  return r;
+}
+
+Result<RecordedReport> ReadRecordedReport(FileSystem& fs, const std::filesystem::path& dir,
+                                          const std::string& hint) {
+  auto text = ReadInsideFolder(fs, dir, kReportJson, limits::kReportBytes);
+  if (!text.ok()) return text.error();
+  const std::string file = (dir / kReportJson).string();
+  auto doc = ParseJson(text.value(), file);
+  if (!doc.ok()) return doc.error();
+  return RecordedReportFromJson(doc.value(), file, hint);
 }
 
 }  // namespace pilot

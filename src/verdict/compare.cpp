@@ -16,6 +16,7 @@
 #include "pilot/json_util.h"
 #include "pilot/limits.h"
 #include "pilot/paths.h"
+#include "pilot/report.h"
 #include "pilot/results.h"
 #include "pilot/run_record.h"
 #include "pilot/utf8.h"
@@ -62,7 +63,8 @@ nlohmann::json Path(const nlohmann::json& j, const std::vector<const char*>& key
 struct Side {
   fs::path dir;
   RunRecord record;
-  nlohmann::json run, params, report, environment;
+  nlohmann::json run, params, environment;
+  RecordedReport report;
   std::string fingerprint;
   // Embeddings: vectors.npy, opened once.
   std::unique_ptr<ReadableFile> vectors;
@@ -98,9 +100,11 @@ Status LoadRest(FileSystem& fsys, Side& side) {
   auto params = ReadJsonFile(fsys, dir / kParamsCopy, limits::kParamsBytes, "parameter file");
   if (!params.ok()) return params.error();
   side.params = std::move(params.value());
-  auto report = ReadJsonFile(fsys, dir / kReportJson, limits::kReportBytes, "report");
+  auto report = ReadRecordedReport(fsys, dir,
+                                   "the folder verified, so its report was edited and re-hashed: "
+                                   "compare folders written by pilot");
   if (!report.ok()) return report.error();
-  side.report = std::move(report.value());
+  side.report = std::move(report).value();
   // A merged folder's environment is each shard's: the first shard's stands for them (every
   // shard ran the same parameters and model; their hosts are listed in the merged report).
   fs::path env = dir / kEnvironmentFile;
@@ -232,13 +236,7 @@ ojson Changes(const Side& a, const Side& b) {
   return list;
 }
 
-std::optional<double> Number(const nlohmann::json& j) {
-  if (j.is_number() && std::isfinite(j.get<double>())) return j.get<double>();
-  return std::nullopt;
-}
-
-ojson Ratio(const nlohmann::json& va, const nlohmann::json& vb) {
-  auto a = Number(va), b = Number(vb);
+ojson Ratio(std::optional<double> a, std::optional<double> b) {
   ojson r = {{"a", a ? ojson(*a) : ojson()}, {"b", b ? ojson(*b) : ojson()}, {"b_over_a", nullptr}};
   if (a && b && *a > 0) r["b_over_a"] = *b / *a;
   return r;
@@ -425,18 +423,17 @@ ojson SideJson(const Side& s) {
 // The two reports' quality side by side.
 ojson QualityJson(const Side& a, const Side& b) {
   ojson quality;
-  auto acc_a = Number(Path(a.report, {"quality", "accuracy"})),
-       acc_b = Number(Path(b.report, {"quality", "accuracy"}));
+  const std::optional<double> acc_a = a.report.accuracy, acc_b = b.report.accuracy;
   quality["accuracy_a"] = acc_a ? ojson(*acc_a) : ojson();
   quality["accuracy_b"] = acc_b ? ojson(*acc_b) : ojson();
   quality["accuracy_delta"] = acc_a && acc_b ? ojson(*acc_b - *acc_a) : ojson();
-  quality["labelled"] = Path(a.report, {"quality", "labelled"});
-  quality["expected_rejections_met_a"] = Path(a.report, {"expected_rejections", "met"});
-  quality["expected_rejections_met_b"] = Path(b.report, {"expected_rejections", "met"});
-  quality["accepted_a"] = Path(a.report, {"counts", "accepted"});
-  quality["accepted_b"] = Path(b.report, {"counts", "accepted"});
-  quality["verdict_a"] = Path(a.report, {"verdict"});
-  quality["verdict_b"] = Path(b.report, {"verdict"});
+  quality["labelled"] = a.report.labelled;
+  quality["expected_rejections_met_a"] = a.report.expected_rejections_met;
+  quality["expected_rejections_met_b"] = b.report.expected_rejections_met;
+  quality["accepted_a"] = a.report.accepted;
+  quality["accepted_b"] = b.report.accepted;
+  quality["verdict_a"] = a.report.verdict;
+  quality["verdict_b"] = b.report.verdict;
 
   return quality;
 }
@@ -444,15 +441,11 @@ ojson QualityJson(const Side& a, const Side& b) {
 // The two reports' figures as ratios B / A.
 ojson PerformanceJson(const Side& a, const Side& b) {
   ojson perf;
-  perf["throughput_items_per_s"] =
-      Ratio(At(a.report, "throughput_items_per_s"), At(b.report, "throughput_items_per_s"));
-  perf["latency_p50_ms"] =
-      Ratio(Path(a.report, {"latency_ms", "p50"}), Path(b.report, {"latency_ms", "p50"}));
-  perf["latency_p95_ms"] =
-      Ratio(Path(a.report, {"latency_ms", "p95"}), Path(b.report, {"latency_ms", "p95"}));
-  perf["peak_rss_mb"] = Ratio(At(a.report, "peak_rss_mb"), At(b.report, "peak_rss_mb"));
-  perf["device_peak_memory_mb"] =
-      Ratio(At(a.report, "device_peak_memory_mb"), At(b.report, "device_peak_memory_mb"));
+  perf["throughput_items_per_s"] = Ratio(a.report.items_per_second, b.report.items_per_second);
+  perf["latency_p50_ms"] = Ratio(a.report.p50_ms, b.report.p50_ms);
+  perf["latency_p95_ms"] = Ratio(a.report.p95_ms, b.report.p95_ms);
+  perf["peak_rss_mb"] = Ratio(a.report.peak_rss_mb, b.report.peak_rss_mb);
+  perf["device_peak_memory_mb"] = Ratio(a.report.device_peak_mb, b.report.device_peak_mb);
   perf["note"] =
       "ratios are B / A, each measured in its own run: on a shared machine repeat a run before reading a "
       "small "

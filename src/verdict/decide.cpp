@@ -16,6 +16,7 @@
 #include "pilot/limits.h"
 #include "pilot/manifest.h"
 #include "pilot/paths.h"
+#include "pilot/report.h"
 #include "pilot/results.h"
 #include "pilot/run_lock.h"
 #include "pilot/run_record.h"
@@ -1127,41 +1128,44 @@ class Decider {
     if (!record.ok()) return record.error();
     auto report_text = ReadCapped(fsys_, dir_ / kReportJson, limits::kReportBytes, "report");
     if (!report_text.ok()) return report_text.error();
-    auto report = ParseJson(report_text.value(), (dir_ / kReportJson).string());
+    auto report_doc = ParseJson(report_text.value(), (dir_ / kReportJson).string());
+    if (!report_doc.ok()) return report_doc.error();
+    auto report =
+        RecordedReportFromJson(report_doc.value(), (dir_ / kReportJson).string(),
+                               "the folder verified, so its report was edited and re-hashed: decide on "
+                               "a folder written by pilot");
     if (!report.ok()) return report.error();
     report_file_ = (dir_ / kReportJson).string();
     results_file_ = (dir_ / kResults).string();
     run_ = std::move(run).value();
     record_ = std::move(record).value();
     report_ = std::move(report).value();
+    report_doc_ = std::move(report_doc).value();
     return {};
   }
 
   void OwnFacts() {
     // The folder's own facts.
-    const nlohmann::json& acceptance = At(report_, "acceptance");
-    if (At(acceptance, "met") == false) {
+    if (!report_.acceptance_met) {
       std::string unmet;
-      if (At(acceptance, "criteria").is_array()) {
-        for (const auto& c : At(acceptance, "criteria")) {
-          if (At(c, "met") == false) {
-            unmet += (unmet.empty() ? "" : ", ") + JsonValueText(At(c, "criterion")) + " " +
-                     JsonValueText(At(c, "value")) + " against " + JsonValueText(At(c, "limit"));
-          }
+      for (const RecordedCriterion& c : report_.criteria) {
+        if (!c.met) {
+          unmet += (unmet.empty() ? "" : ", ") + JsonValueText(nlohmann::json(c.name)) + " " +
+                   JsonValueText(nlohmann::json(c.value)) + " against " +
+                   JsonValueText(nlohmann::json(c.limit));
         }
       }
       facts_.Add("the acceptance criteria are not met: " + unmet, report_file_, kDecisionReviseConfig);
-    } else if (At(acceptance, "criteria").is_array() && !At(acceptance, "criteria").empty()) {
-      facts_.Add(
-          "every acceptance criterion is met (" + std::to_string(At(acceptance, "criteria").size()) + ")",
-          report_file_, kDecisionGo);
+    } else if (!report_.criteria.empty()) {
+      facts_.Add("every acceptance criterion is met (" + std::to_string(report_.criteria.size()) + ")",
+                 report_file_, kDecisionGo);
     } else {
       facts_.Add("the parameters set no acceptance criteria: nothing was judged", report_file_, kDecisionGo);
     }
-    const nlohmann::json& unmet_ids = At(At(report_, "expected_rejections"), "unmet_ids");
-    if (unmet_ids.is_array() && !unmet_ids.empty()) {
-      facts_.Add("expected rejections not met: " + TruncateUtf8(JsonValueText(unmet_ids), 400), report_file_,
-                 kDecisionReviseConfig);
+    if (!report_.expected_rejections_unmet.empty()) {
+      facts_.Add("expected rejections not met: " +
+                     TruncateUtf8(JsonValueText(nlohmann::json(report_.expected_rejections_unmet)), 400),
+                 report_file_, kDecisionReviseConfig);
     }
   }
 
@@ -1243,7 +1247,7 @@ class Decider {
     const bool plan_given =
         std::any_of(evidence_.begin(), evidence_.end(), [](const Evidence& e) { return e.kind == "plan"; });
     if (plan_given && HasOwnJournalKind(record_.folder_kind)) {
-      std::map<std::string, nlohmann::json> docs = {{kRunRecord, run_}, {kReportJson, report_}};
+      std::map<std::string, nlohmann::json> docs = {{kRunRecord, run_}, {kReportJson, report_doc_}};
       const fs::path env_file = dir_ / kEnvironmentFile;  // optional, as for plan
       if (auto env_text = ReadCapped(fsys_, env_file, limits::kRunRecordBytes, "environment");
           env_text.ok()) {
@@ -1257,7 +1261,7 @@ class Decider {
       if (e.kind == "doctor") PILOT_TRY(DoctorFacts(e, facts_));
       if (e.kind == "compare") {
         PILOT_TRY(CompareFacts(e, record_.manifest_sha256, out_.previous_fingerprint, position_,
-                               At(At(report_, "counts"), "accepted"), facts_));
+                               nlohmann::json(report_.accepted), facts_));
       }
       if (e.kind == "plan") PILOT_TRY(PlanFacts(e, out_.previous_fingerprint, here, facts_));
       if (e.kind == "sweep") SweepFacts(e, run_, facts_);
@@ -1360,15 +1364,12 @@ class Decider {
     md += "### Reasons\n\n";
     for (const auto& r : o_.reasons) md += "- " + Cell(r) + "\n";
     md += "\n### What is accepted\n\n";
-    const nlohmann::json& counts = At(report_, "counts");
-    md += "- items: " + C(At(counts, "total")) + " = " + C(At(counts, "accepted")) + " accepted + " +
-          C(At(counts, "rejected")) + " rejected (verified: every manifest id exactly once)\n";
-    const nlohmann::json& quality = At(report_, "quality");
-    if (!quality.is_null()) {
-      md += "- accuracy on labelled items: " + C(At(quality, "correct")) + "/" + C(At(quality, "labelled")) +
-            "\n";
-    }
-    md += "- verdict of the run: " + C(At(report_, "verdict")) + "\n";
+    md += "- items: " + std::to_string(report_.total) + " = " + std::to_string(report_.accepted) +
+          " accepted + " + std::to_string(report_.rejected) +
+          " rejected (verified: every manifest id exactly once)\n";
+    md += "- accuracy on labelled items: " + std::to_string(report_.correct) + "/" +
+          std::to_string(report_.labelled) + "\n";
+    md += "- verdict of the run: " + C(nlohmann::json(report_.verdict)) + "\n";
     for (const auto& f : facts_.list) {
       if (f["points_to"] == kDecisionGo)
         md += "- " + Cell(f["fact"].get<std::string>()) + " (" + Cell(f["from"].get<std::string>()) + ")\n";
@@ -1581,7 +1582,8 @@ class Decider {
   std::vector<Evidence> evidence_;
   DecideOutcome out_;
   std::optional<RunLock> lock_;
-  nlohmann::json run_, report_;
+  nlohmann::json run_, report_doc_;
+  RecordedReport report_;
   RunRecord record_;
   std::string report_file_, results_file_;
   Facts facts_;

@@ -14,6 +14,7 @@
 #include "pilot/limits.h"
 #include "pilot/manifest.h"
 #include "pilot/paths.h"
+#include "pilot/report.h"
 #include "pilot/shard.h"
 #include "pilot/sweep/sweep_files.h"
 #include "pilot/verify.h"
@@ -258,67 +259,40 @@ class Docs {
     auto it = docs_.find(rel);
     return it == docs_.end() || !it->second.is_object() ? nullptr : &it->second;
   }
-  // obj[key], which must be an object.
+  // obj[key], typed and checked by the one reader of untrusted fields (JsonFields, json_util.h):
+  // errors name the file and the key path.
   Result<const json*> Object(const json& obj, const char* key, const std::string& rel,
                              const std::string& path) const {
-    auto it = obj.find(key);
-    if (it == obj.end() || !it->is_object())
-      return BadInput("'" + Join(path, key) + "' is missing or not an object", Where(rel, Join(path, key)),
-                      kDocHint);
-    return &*it;
+    return Fields(rel).Object(obj, key, path);
   }
   Result<const json*> Array(const json& obj, const char* key, const std::string& rel,
                             const std::string& path) const {
-    auto it = obj.find(key);
-    if (it == obj.end() || !it->is_array())
-      return BadInput("'" + Join(path, key) + "' is missing or not a list", Where(rel, Join(path, key)),
-                      kDocHint);
-    return &*it;
+    return Fields(rel).Array(obj, key, path);
   }
   Result<double> Number(const json& obj, const char* key, const std::string& rel,
                         const std::string& path) const {
-    auto v = NumberAt(obj, key);
-    if (!v || !std::isfinite(*v) || *v < 0) {
-      return BadInput("'" + Join(path, key) + "' is missing or not a number >= 0",
-                      Where(rel, Join(path, key)), kDocHint);
-    }
-    return *v;
+    return Fields(rel).Number(obj, key, path);
   }
   // A number or null (absent is null too).
   Result<std::optional<double>> NumberOrNull(const json& obj, const char* key, const std::string& rel,
                                              const std::string& path) const {
-    auto it = obj.find(key);
-    if (it == obj.end() || it->is_null()) return std::optional<double>();
-    auto v = Number(obj, key, rel, path);
-    if (!v.ok()) return v.error();
-    return std::optional<double>(v.value());
+    return Fields(rel).NumberOrNull(obj, key, path);
   }
   Result<std::uint64_t> Unsigned(const json& obj, const char* key, const std::string& rel,
                                  const std::string& path) const {
-    auto v = UnsignedAt(obj, key);
-    if (!v)
-      return BadInput("'" + Join(path, key) + "' is missing or not a whole number",
-                      Where(rel, Join(path, key)), kDocHint);
-    return *v;
+    return Fields(rel).Unsigned(obj, key, path);
   }
   Result<std::string> String(const json& obj, const char* key, const std::string& rel,
                              const std::string& path) const {
-    auto v = StringAt(obj, key);
-    if (!v || v->empty() || v->size() > 256) {
-      return BadInput("'" + Join(path, key) + "' is missing or not a string", Where(rel, Join(path, key)),
-                      kDocHint);
-    }
-    return *v;
+    return Fields(rel).String(obj, key, path);
   }
+  JsonFields Fields(const std::string& rel) const { return JsonFields(Where(rel, ""), kDocHint); }
   std::string Where(const std::string& rel, const std::string& key) const {
     std::string w = (fs::path(folder_) / rel).string();
     return key.empty() ? w : w + " key " + key;
   }
 
  private:
-  static std::string Join(const std::string& path, const char* key) {
-    return path.empty() ? key : path + "." + key;
-  }
   std::string folder_;
   const std::map<std::string, json>& docs_;
 };
@@ -354,44 +328,30 @@ Result<DeviceClass> ClassOfDevice(const std::string& device, const json* environ
 
 Status FromReport(const Docs& docs, Measurement& m) {
   const std::string rel = kReportJson;
-  auto report = docs.Get(rel);
+  auto doc = docs.Get(rel);
+  if (!doc.ok()) return doc.error();
+  auto report = RecordedReportFromJson(*doc.value(), docs.Where(rel, ""), kDocHint);
   if (!report.ok()) return report.error();
-  const json& r = *report.value();
-  auto counts = docs.Object(r, "counts", rel, "");
-  if (!counts.ok()) return counts.error();
-  auto total = docs.Unsigned(*counts.value(), "total", rel, "counts");
-  if (!total.ok()) return total.error();
-  m.items = static_cast<std::size_t>(total.value());
-  auto rss = docs.Number(r, "peak_rss_mb", rel, "");
-  if (!rss.ok()) return rss.error();
-  auto device_peak = docs.NumberOrNull(r, "device_peak_memory_mb", rel, "");
-  if (!device_peak.ok()) return device_peak.error();
+  const RecordedReport& r = report.value();
+  m.items = r.total;
   if (IsJoinedKind(m.folder_kind)) {
     // One worker per shard: the shards' rates summed, over the number of shards.
-    auto shards = docs.Object(r, "shards", rel, "");
-    if (!shards.ok()) return shards.error();
-    auto count = docs.Unsigned(*shards.value(), "count", rel, "shards");
-    if (!count.ok()) return count.error();
-    auto sum = docs.Number(*shards.value(), "throughput_sum_of_shards_items_per_s", rel, "shards");
-    if (!sum.ok()) return sum.error();
-    if (count.value() == 0 || count.value() > kMaxShards) {
+    if (!r.shards || *r.shards == 0 || *r.shards > kMaxShards) {
       return BadInput("'shards.count' must be 1-" + std::to_string(kMaxShards),
                       docs.Where(rel, "shards.count"));
     }
-    m.items_per_s_per_card = sum.value() / static_cast<double>(count.value());
-    m.throughput_basis = "the " + std::to_string(count.value()) +
+    m.items_per_s_per_card = r.shard_rate_sum / static_cast<double>(*r.shards);
+    m.throughput_basis = "the " + std::to_string(*r.shards) +
                          " shards' items/s summed over the number of shards (one worker each), end to end";
   } else {
-    auto rate = docs.Number(r, "throughput_items_per_s", rel, "");
-    if (!rate.ok()) return rate.error();
-    m.items_per_s_per_card = rate.value();
+    m.items_per_s_per_card = r.items_per_second;
     m.throughput_basis = "the run's items/s, one worker, end to end (reading, the model, writing)";
   }
-  if (m.device_class != DeviceClass::kCpu && device_peak.value()) {
-    m.peak_memory_mb = *device_peak.value();
+  if (m.device_class != DeviceClass::kCpu && r.device_peak_mb) {
+    m.peak_memory_mb = *r.device_peak_mb;
     m.memory_basis = "device";
   } else {
-    m.peak_memory_mb = rss.value();
+    m.peak_memory_mb = r.peak_rss_mb;
     m.memory_basis = "rss";
   }
   return Status();

@@ -1595,9 +1595,30 @@ hc_runfolder__status_merged_report_fifo() {
   hrun status "$MG"
 }
 hc_runfolder__status_merged_counts_wrong_types() {
+  # The merged folder's counts come from its report alone: counts of the wrong type are refused
+  # naming the key (the typed report reader), never shown as 0 of 0.
   copy_run shards || return
   pyedit "$MG/data/report.json" 'd["counts"] = {"total": "12", "accepted": -1, "rejected": 1e300}'
-  want_rc 0
+  want_rc 2
+  want_err "counts\.total' is missing or not a whole number" 'report\.json key counts\.total'
+  guard "$C/$MG"
+  hrun status "$MG"
+}
+hc_runfolder__status_merged_counts_do_not_add_up() {
+  copy_run shards || return
+  pyedit "$MG/data/report.json" 'd["counts"]["accepted"] += 5'
+  want_rc 2
+  want_err "'counts': accepted .* != total" 'report\.json key counts'
+  guard "$C/$MG"
+  hrun status "$MG"
+}
+hc_runfolder__status_merged_report_link() {
+  # The report is read inside the folder only: a link in its place is refused, never followed.
+  copy_run shards || return
+  cp "$MG/data/report.json" "$C/elsewhere.json"
+  rm "$MG/data/report.json" && ln -s "$C/elsewhere.json" "$MG/data/report.json"
+  want_rc 2
+  want_err 'report\.json'
   guard "$C/$MG"
   hrun status "$MG"
 }

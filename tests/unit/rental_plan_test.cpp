@@ -11,7 +11,9 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "pilot/json_util.h"
 #include "pilot/memory_fs.h"
+#include "pilot/report.h"
 
 namespace pilot {
 namespace {
@@ -350,11 +352,24 @@ TEST(RentalPrices, LoadRefusesAFifoAndHashesTheBytes) {
 
 // --- the figures of a folder ---------------------------------------------------------------
 
+// A whole report.json as a run writes it, with these figures (12 items, all accepted).
+json ReportDoc(double rate, double rss, std::optional<double> device_peak, std::size_t shards = 0,
+               double shard_rate_sum = 0) {
+  Report r;
+  r.output = &ClassificationOutput();
+  r.total = r.accepted = 12;
+  r.items_per_second = rate;
+  r.peak_rss_mb = rss;
+  r.device_peak_mb = device_peak;
+  r.shards = shards;
+  r.shard_rate_sum = shard_rate_sum;
+  return json::parse(PrettyJson(ReportToJson(r)));
+}
+
 std::map<std::string, json> RunDocs() {
   return {{"data/run.json", json::parse(R"({"plan": {"device": "cuda:0"}})")},
           {"data/environment.json", json::parse(R"({"libtorch": {"rocm_available": false}})")},
-          {"data/report.json", json::parse(R"({"counts": {"total": 12}, "throughput_items_per_s": 50.0,
-                                             "peak_rss_mb": 900, "device_peak_memory_mb": 300})")}};
+          {"data/report.json", ReportDoc(50.0, 900, 300.0)}};
 }
 
 TEST(RentalMeasurement, RunFolderFigures) {
@@ -407,9 +422,7 @@ TEST(RentalMeasurement, MergedFolderRatePerWorker) {
       {"data/run.json", json::parse(R"({"plan": {"device": null}})")},
       {"data/shards/shard-0-of-2/run.json", json::parse(R"({"plan": {"device": "cpu"}})")},
       {"data/shards/shard-1-of-2/run.json", json::parse(R"({"plan": {"device": "cpu"}})")},
-      {"data/report.json", json::parse(R"({"counts": {"total": 12}, "throughput_items_per_s": 30,
-          "shards": {"count": 2, "throughput_sum_of_shards_items_per_s": 120}, "peak_rss_mb": 170,
-          "device_peak_memory_mb": null})")}};
+      {"data/report.json", ReportDoc(30, 170, std::nullopt, 2, 120)}};
   auto m = MeasurementFromDocuments("runs/m", "merged", docs);
   ASSERT_TRUE(m.ok()) << m.error().ToString();
   EXPECT_DOUBLE_EQ(m.value().items_per_s_per_card, 60);

@@ -2,6 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
+
+#include "pilot/folder_files.h"
+#include "pilot/json_util.h"
+#include "test_support.h"
+
 namespace pilot {
 namespace {
 
@@ -70,6 +76,169 @@ TEST(Report, CriterionWithoutDataIsNotMet) {
   EXPECT_FALSE(r.criteria[0].measured);
   EXPECT_FALSE(r.acceptance_met);
   EXPECT_EQ(ReportToJson(r)["device_peak_memory_mb"], 250.0);
+}
+
+// The report of the first test, as the run writes it.
+Report SampleReport() {
+  Manifest m;
+  m.items = {{"a", "a", "", std::string("fr"), std::nullopt},
+             {"b", "b", "", std::string("de"), std::nullopt},
+             {"c", "c", "", std::nullopt, std::string("empty_input")},
+             {"d", "d", "", std::nullopt, std::string("too_large")}};
+  std::vector<ResultRecord> recs = {Accepted("a", "fr", 2), Accepted("b", "en", 4),
+                                    ResultRecord::Rejected("c", "empty_input", "empty"),
+                                    ResultRecord::Rejected("d", "missing_file", "gone")};
+  Acceptance acc;
+  acc.min_accuracy = 0.75;
+  return BuildReport(ClassificationOutput(), m, recs, acc, RunMetrics{2.0, 100, 512.0, 0, {}});
+}
+
+nlohmann::json WrittenJson(const Report& r) { return nlohmann::json::parse(PrettyJson(ReportToJson(r))); }
+
+TEST(RecordedReport, ReadsBackEveryFigureTheRunWrote) {
+  const Report r = SampleReport();
+  auto read = RecordedReportFromJson(WrittenJson(r), "R/data/report.json", "hint");
+  ASSERT_TRUE(read.ok()) << read.error().ToString();
+  const RecordedReport& got = read.value();
+  EXPECT_EQ(got.output_kind, ClassificationOutput().name);
+  EXPECT_EQ(got.total, 4u);
+  EXPECT_EQ(got.accepted, 2u);
+  EXPECT_EQ(got.rejected, 2u);
+  EXPECT_EQ(got.by_reason, r.by_reason);
+  EXPECT_EQ(got.by_category, r.by_category);
+  EXPECT_EQ(got.labelled, 2u);
+  EXPECT_EQ(got.correct, 1u);
+  ASSERT_TRUE(got.accuracy);
+  EXPECT_DOUBLE_EQ(*got.accuracy, 0.5);
+  EXPECT_EQ(got.expected_rejections, 2u);
+  EXPECT_EQ(got.expected_rejections_met, 1u);
+  EXPECT_EQ(got.expected_rejections_unmet, std::vector<std::string>{"d"});
+  EXPECT_EQ(got.latency_samples, r.latency_samples);
+  EXPECT_DOUBLE_EQ(got.p95_ms, r.p95_ms);
+  EXPECT_DOUBLE_EQ(got.items_per_second, r.items_per_second);
+  EXPECT_DOUBLE_EQ(got.peak_rss_mb, 100);
+  ASSERT_TRUE(got.device_peak_mb);
+  EXPECT_DOUBLE_EQ(*got.device_peak_mb, 512);
+  EXPECT_FALSE(got.shards);
+  ASSERT_EQ(got.criteria.size(), 1u);
+  EXPECT_EQ(got.criteria[0].name, r.criteria[0].name);
+  EXPECT_DOUBLE_EQ(got.criteria[0].limit, 0.75);
+  EXPECT_FALSE(got.criteria[0].met);
+  EXPECT_FALSE(got.acceptance_met);
+  EXPECT_EQ(got.verdict, "acceptance_not_met");
+
+  // A merged folder's report carries its shards.
+  Report merged = r;
+  merged.shards = 3;
+  merged.shard_rate_sum = 42.5;
+  auto m = RecordedReportFromJson(WrittenJson(merged), "M/data/report.json", "hint");
+  ASSERT_TRUE(m.ok()) << m.error().ToString();
+  EXPECT_EQ(m.value().shards, std::optional<std::size_t>(3));
+  EXPECT_DOUBLE_EQ(m.value().shard_rate_sum, 42.5);
+}
+
+TEST(RecordedReport, AFormat1ReportWithoutOutputKindOrBatchFailuresReads) {
+  nlohmann::json doc = WrittenJson(SampleReport());
+  doc.erase("output_kind");
+  doc.erase("batch_failures");
+  auto read = RecordedReportFromJson(doc, "R/data/report.json", "hint");
+  ASSERT_TRUE(read.ok()) << read.error().ToString();
+  EXPECT_EQ(read.value().output_kind, "");
+  EXPECT_EQ(read.value().total, 4u);
+}
+
+// Every damaged figure is refused naming the file and the key path, never read as 0.
+TEST(RecordedReport, ADamagedFigureIsRefusedNamingTheKey) {
+  const nlohmann::json good = WrittenJson(SampleReport());
+  struct Case {
+    const char* what;
+    std::function<void(nlohmann::json&)> damage;
+    const char* key;  // the key path the error names
+  };
+  const std::vector<Case> cases = {
+      {"counts missing", [](nlohmann::json& j) { j.erase("counts"); }, "counts"},
+      {"total a string", [](nlohmann::json& j) { j["counts"]["total"] = "4"; }, "counts.total"},
+      {"rejected negative", [](nlohmann::json& j) { j["counts"]["rejected"] = -2; }, "counts.rejected"},
+      {"counts do not add up", [](nlohmann::json& j) { j["counts"]["accepted"] = 3u; }, "counts"},
+      {"a reason count a float", [](nlohmann::json& j) { j["by_reason"]["empty_input"] = 1.5; },
+       "by_reason.empty_input"},
+      {"accuracy above one", [](nlohmann::json& j) { j["quality"]["accuracy"] = 1.5; }, "quality"},
+      {"more correct than labelled", [](nlohmann::json& j) { j["quality"]["correct"] = 9u; }, "quality"},
+      {"unmet ids not ids",
+       [](nlohmann::json& j) {
+         j["expected_rejections"]["unmet_ids"] = {1, 2};
+       },
+       "expected_rejections.unmet_ids"},
+      {"p95 missing", [](nlohmann::json& j) { j["latency_ms"].erase("p95"); }, "latency_ms.p95"},
+      {"rate a string", [](nlohmann::json& j) { j["throughput_items_per_s"] = "fast"; },
+       "throughput_items_per_s"},
+      {"peak negative", [](nlohmann::json& j) { j["peak_rss_mb"] = -1.0; }, "peak_rss_mb"},
+      {"device peak a string", [](nlohmann::json& j) { j["device_peak_memory_mb"] = "lots"; },
+       "device_peak_memory_mb"},
+      {"shards without a count", [](nlohmann::json& j) { j["shards"] = nlohmann::json::object(); },
+       "shards.count"},
+      {"acceptance met not a bool", [](nlohmann::json& j) { j["acceptance"]["met"] = "no"; },
+       "acceptance.met"},
+      {"verdict that lies", [](nlohmann::json& j) { j["verdict"] = "accepted"; }, "verdict"},
+      {"output kind a number", [](nlohmann::json& j) { j["output_kind"] = 7; }, "output_kind"},
+  };
+  for (const Case& c : cases) {
+    nlohmann::json doc = good;
+    c.damage(doc);
+    auto read = RecordedReportFromJson(doc, "R/data/report.json", "check it with pilot verify");
+    ASSERT_FALSE(read.ok()) << c.what;
+    EXPECT_EQ(read.error().kind, ErrorKind::kBadInput) << c.what;
+    EXPECT_EQ(read.error().where, std::string("R/data/report.json key ") + c.key) << c.what;
+    EXPECT_EQ(read.error().hint, "check it with pilot verify") << c.what;
+  }
+  auto not_object = RecordedReportFromJson(nlohmann::json::array(), "R/data/report.json", "hint");
+  ASSERT_FALSE(not_object.ok());
+  EXPECT_EQ(not_object.error().where, "R/data/report.json");
+}
+
+TEST(RecordedReport, ReadFromAFolderNeverFollowsALink) {
+  testing::TempDir dir;
+  std::filesystem::create_directories(dir / "run/data");
+  testing::WriteText(dir / "elsewhere.json", PrettyJson(ReportToJson(SampleReport())));
+  std::filesystem::create_symlink(dir / "elsewhere.json", dir / "run" / kReportJson);
+  auto linked = ReadRecordedReport(RealFileSystem(), dir / "run", "hint");
+  ASSERT_FALSE(linked.ok());
+  EXPECT_NE(linked.error().where.find("report.json"), std::string::npos) << linked.error().ToString();
+
+  std::filesystem::remove(dir / "run" / kReportJson);
+  testing::WriteText(dir / "run" / kReportJson, PrettyJson(ReportToJson(SampleReport())));
+  auto read = ReadRecordedReport(RealFileSystem(), dir / "run", "hint");
+  ASSERT_TRUE(read.ok()) << read.error().ToString();
+  EXPECT_EQ(read.value().total, 4u);
+}
+
+TEST(JsonFields, NamesTheFileAndKeyPathOfEveryWrongField) {
+  const JsonFields f("F.json", "fix it");
+  const nlohmann::json doc = {{"o", {{"n", 1.5}, {"u", 3u}, {"s", "x"}, {"b", true}, {"z", nullptr}}},
+                              {"a", nlohmann::json::array()}};
+  EXPECT_TRUE(f.Object(doc, "o").ok());
+  EXPECT_TRUE(f.Array(doc, "a").ok());
+  const nlohmann::json& o = doc["o"];
+  EXPECT_DOUBLE_EQ(f.Number(o, "n", "o").value(), 1.5);
+  EXPECT_EQ(f.Unsigned(o, "u", "o").value(), 3u);
+  EXPECT_EQ(f.String(o, "s", "o").value(), "x");
+  EXPECT_TRUE(f.Bool(o, "b", "o").value());
+  EXPECT_FALSE(f.NumberOrNull(o, "z", "o").value());
+  EXPECT_FALSE(f.NumberOrNull(o, "absent", "o").value());
+
+  auto wrong = f.Unsigned(o, "n", "o");
+  ASSERT_FALSE(wrong.ok());
+  EXPECT_EQ(wrong.error().what, "'o.n' is missing or not a whole number");
+  EXPECT_EQ(wrong.error().where, "F.json key o.n");
+  EXPECT_EQ(wrong.error().hint, "fix it");
+  EXPECT_FALSE(f.Object(doc, "a").ok());
+  EXPECT_FALSE(f.Array(doc, "o").ok());
+  EXPECT_FALSE(f.Number(o, "s", "o").ok());
+  EXPECT_FALSE(f.Bool(o, "u", "o").ok());
+  EXPECT_FALSE(f.String(o, "u", "o").ok());
+  EXPECT_FALSE(f.String(nlohmann::json{{"s", std::string(300, 'x')}}, "s").ok()) << "bounded";
+  EXPECT_FALSE(f.Number(nlohmann::json{{"n", -1}}, "n").ok()) << "not below 0";
+  EXPECT_FALSE(f.Object(nlohmann::json::array(), "o").ok()) << "a list has no members";
 }
 
 }  // namespace
