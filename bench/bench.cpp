@@ -184,7 +184,7 @@ int Shards(long n, long k, const fs::path& dir) {
     plan.command_line = {"pilot-bench", "shards"};
     plan.environment = {{"host", "pilot-bench"}};
     InstantStage stage(plan.model_sha256);
-    auto out = ExecuteRun(plan, stage, RealFileSystem(), SystemClock());
+    auto out = ExecuteRun(RealFileSystem(), SystemClock(), plan, stage);
     if (!out.ok()) return std::fprintf(stderr, "%s\n", out.error().ToString().c_str()), 2;
     if (out.value().verdict != RunVerdict::kPassed) return std::fprintf(stderr, "shard %ld failed\n", i), 1;
   }

@@ -99,7 +99,7 @@ bool IsValidRunId(const std::string& id);
 
 // Fails before creating anything if the run folder exists (exit 2) or cannot be created.
 // Once the folder exists, a failure leaves it resumable and without bag manifests.
-Result<RunOutcome> ExecuteRun(const RunPlan& plan, Stage& stage, FileSystem& fs, Clock& clock,
+Result<RunOutcome> ExecuteRun(FileSystem& fs, Clock& clock, const RunPlan& plan, Stage& stage,
                               const RunControl& control = {});
 
 // What resuming needs, all read from the run folder: the copies of manifest and parameters
@@ -120,11 +120,11 @@ struct ResumeSetup {
 // Locks the folder, repairs a torn last journal record, refuses (exit 2, naming it) a
 // symlink or non-regular file inside the folder, a finished run, a changed copy of manifest or parameters, or
 // a changed model file. Reads only the journal, the copies and the model file — never the inputs or results.
-Result<ResumeSetup> PrepareResume(const std::filesystem::path& run_dir, FileSystem& fs);
+Result<ResumeSetup> PrepareResume(FileSystem& fs, const std::filesystem::path& run_dir);
 
 // Processes only the items without a result record, then finishes the folder exactly as a
 // straight-through run would.
-Result<RunOutcome> ResumeRun(ResumeSetup& setup, Stage& stage, FileSystem& fs, Clock& clock,
+Result<RunOutcome> ResumeRun(FileSystem& fs, Clock& clock, ResumeSetup& setup, Stage& stage,
                              const RunControl& control = {});
 
 // A run folder's state for `pilot status`, read from its journal (no lock taken).

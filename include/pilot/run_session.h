@@ -60,7 +60,7 @@ struct BuiltStage {
 
 // Resolves the device (exit 3 when absent), loads the model through the runtime's stage
 // registry (exit 2), and checks the stage against the parameters (CheckStageFitsParams).
-Result<BuiltStage> BuildStage(Runtime& runtime, FileSystem& fs, const Params& params,
+Result<BuiltStage> BuildStage(FileSystem& fs, Runtime& runtime, const Params& params,
                               const std::string& model_sha256, const std::filesystem::path& runs_dir);
 
 // What a session starts from: a new run (or shard) from `run`, or the folder `resume`.
@@ -93,6 +93,6 @@ Result<RunSession> OpenRunSession(FileSystem& fs, Runtime& runtime, const Sessio
 
 // Runs the session's items to the end (or to an interrupt), then finishes and verifies the
 // folder: ExecuteRun for a new one, ResumeRun for an existing one.
-Result<RunOutcome> RunToEnd(RunSession& session, FileSystem& fs, Clock& clock, const RunControl& control);
+Result<RunOutcome> RunToEnd(FileSystem& fs, Clock& clock, RunSession& session, const RunControl& control);
 
 }  // namespace pilot

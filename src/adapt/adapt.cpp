@@ -578,8 +578,8 @@ Error AsBadInput(Error e, const std::string& hint) {
 
 }  // namespace
 
-Result<AdaptOutcome> ExecuteAdapt(const AdaptPlan& plan, AdaptTrainer& trainer, FileSystem& fsys,
-                                  Clock& clock, const AdaptControl& control) {
+Result<AdaptOutcome> ExecuteAdapt(FileSystem& fsys, Clock& clock, const AdaptPlan& plan,
+                                  AdaptTrainer& trainer, const AdaptControl& control) {
   const AdaptParams& p = plan.params;
   const std::string run_id = plan.run_id.empty() ? NewRunId(clock) : plan.run_id;
   if (!IsValidRunId(run_id)) {
@@ -915,9 +915,9 @@ Status CleanUpForResume(FileSystem& fsys, const fs::path& dir, const AdaptJourna
 
 }  // namespace
 
-Result<AdaptOutcome> ResumeAdapt(const fs::path& given, const std::string& device,
-                                 const std::vector<std::string>& command_line, AdaptTrainer& trainer,
-                                 FileSystem& fsys, Clock& clock, const AdaptControl& control) {
+Result<AdaptOutcome> ResumeAdapt(FileSystem& fsys, Clock& clock, const fs::path& given,
+                                 const std::string& device, const std::vector<std::string>& command_line,
+                                 AdaptTrainer& trainer, const AdaptControl& control) {
   std::error_code ec;
   const fs::path dir = fs::absolute(given, ec).lexically_normal();
   auto lock = RunLock::Acquire(fsys, dir);

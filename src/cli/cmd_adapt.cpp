@@ -205,7 +205,7 @@ int Execute(const AdaptOptions& o) {
   auto trainer = torch.value()->make_adapt_trainer();
   InstallInterruptHandlers();
   auto outcome =
-      ExecuteAdapt(plan, *trainer, CliFileSystem(), SystemClock(), MakeAdaptControl(o.common, o.stop_after));
+      ExecuteAdapt(CliFileSystem(), SystemClock(), plan, *trainer, MakeAdaptControl(o.common, o.stop_after));
   if (!outcome.ok()) return ReportError(outcome.error(), o.common);
   return PrintAdaptOutcome(outcome.value(), o.common);
 }
@@ -227,7 +227,7 @@ int ResumeAdaptFolder(const ResumeArgs& args) {
   auto trainer = MakeTrainer();
   if (!trainer.ok()) return ReportError(trainer.error(), common);
   InstallInterruptHandlers();
-  auto outcome = ResumeAdapt(dir, resolved, args.argv, *trainer.value(), CliFileSystem(), SystemClock(),
+  auto outcome = ResumeAdapt(CliFileSystem(), SystemClock(), dir, resolved, args.argv, *trainer.value(),
                              MakeAdaptControl(common, args.stop_after));
   if (!outcome.ok()) return ReportError(outcome.error(), common);
   return PrintAdaptOutcome(outcome.value(), common);

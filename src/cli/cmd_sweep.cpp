@@ -233,7 +233,7 @@ Result<SweepPlan> BuildSweepPlan(const RunRequest& request, const SweepSettings&
   Params on_cpu = plan.value().params;
   on_cpu.device = "cpu";
   auto built =
-      BuildStage(runtime, RealFileSystem(), on_cpu, plan.value().model_sha256, plan.value().runs_dir);
+      BuildStage(RealFileSystem(), runtime, on_cpu, plan.value().model_sha256, plan.value().runs_dir);
   if (!built.ok()) return built.error();
   auto received = runtime.ReceivedEnvironment(plan.value().params.device, plan.value().runs_dir);
   if (!received.ok()) return received.error();
@@ -291,7 +291,7 @@ int Execute(const SweepOptions& o) {
   CellRunner runner = [repeats](const fs::path& dir, int g, int b) {
     return RunCellInChild(dir, g, b, repeats);
   };
-  auto outcome = ExecuteSweep(sp, RealFileSystem(), SystemClock(), runner, MakeSweepControl(o.common));
+  auto outcome = ExecuteSweep(RealFileSystem(), SystemClock(), sp, runner, MakeSweepControl(o.common));
   if (!outcome.ok()) return ReportError(outcome.error(), o.common);
   return PrintSweep(outcome.value(), o.common);
 }
@@ -354,7 +354,7 @@ int ExecuteCell(const CellOptions& o) {
                                 dir.string(), "restore them, then `pilot resume` the sweep"),
                        o.common);
   }
-  auto built = BuildStage(TorchRuntime(), RealFileSystem(), plan.value().params, plan.value().model_sha256,
+  auto built = BuildStage(RealFileSystem(), TorchRuntime(), plan.value().params, plan.value().model_sha256,
                           plan.value().runs_dir);
   if (!built.ok()) return ReportError(built.error(), o.common);
   Stage& stage = *built.value().stage;
@@ -362,8 +362,8 @@ int ExecuteCell(const CellOptions& o) {
   if (!inputs.ok()) return ReportError(inputs.error(), o.common);
   MaybeKillForTest(o.group, o.batch);
   const double rss_after_load = CurrentRssMegabytes(RealFileSystem());
-  CellMeasure m = RunCell(stage, inputs.value().ids, inputs.value().texts, o.group, o.batch,
-                          r.settings.repeats, SystemClock());
+  CellMeasure m = RunCell(SystemClock(), stage, inputs.value().ids, inputs.value().texts, o.group, o.batch,
+                          r.settings.repeats);
   m.rss_after_load_mb = rss_after_load;
   if (Status st = RealFileSystem().WriteFileAtomic(dir / o.out, PrettyJson(CellToJson(m))); !st.ok()) {
     return ReportError(st.error(), o.common);
@@ -394,7 +394,7 @@ int ResumeSweepFolder(const ResumeArgs& args) {
   InstallInterruptHandlers();
   const int repeats = r.settings.repeats;
   CellRunner runner = [repeats](const fs::path& d, int g, int b) { return RunCellInChild(d, g, b, repeats); };
-  auto outcome = ResumeSweep(dir, std::move(plan).value(), RealFileSystem(), SystemClock(), runner,
+  auto outcome = ResumeSweep(RealFileSystem(), SystemClock(), dir, std::move(plan).value(), runner,
                              MakeSweepControl(common));
   if (!outcome.ok()) return ReportError(outcome.error(), common);
   return PrintSweep(outcome.value(), common);

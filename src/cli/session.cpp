@@ -272,7 +272,7 @@ int RunSessionToEnd(SessionRequest request, const Common& common, std::size_t st
   RunSession& s = session.value();
   if (s.finished) return PrintAlreadyFinished(*s.resume, common);
   InstallInterruptHandlers();
-  auto outcome = RunToEnd(s, CliFileSystem(), SystemClock(), MakeRunControl(common, stop_after));
+  auto outcome = RunToEnd(CliFileSystem(), SystemClock(), s, MakeRunControl(common, stop_after));
   if (!outcome.ok()) return ReportError(outcome.error(), common);
   return PrintOutcome(outcome.value(), common);
 }

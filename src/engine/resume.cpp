@@ -344,7 +344,7 @@ Result<ResumeSetup> LockAndCheck(FileSystem& fsys, const fs::path& run_dir) {
 
 }  // namespace
 
-Result<ResumeSetup> PrepareResume(const fs::path& given, FileSystem& fsys) {
+Result<ResumeSetup> PrepareResume(FileSystem& fsys, const fs::path& given) {
   std::error_code ec;
   // Absolute from the start: `cd runs && pilot resume <id>` has no parent in its argument.
   const fs::path run_dir = given.empty() ? fs::path() : fs::absolute(given, ec).lexically_normal();

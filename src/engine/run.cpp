@@ -719,7 +719,7 @@ std::string NewRunId(Clock& clock) {
 
 bool IsValidRunId(const std::string& id) { return IsValidItemId(id) && id[0] != '.'; }
 
-Result<RunOutcome> ExecuteRun(const RunPlan& plan, Stage& stage, FileSystem& fs, Clock& clock,
+Result<RunOutcome> ExecuteRun(FileSystem& fs, Clock& clock, const RunPlan& plan, Stage& stage,
                               const RunControl& control) {
   PILOT_TRY(CheckStageDeclaresOutput(stage.Describe()));
   std::string run_id = plan.run_id.empty() ? NewRunId(clock) : plan.run_id;
@@ -795,7 +795,7 @@ Result<RunOutcome> ExecuteRun(const RunPlan& plan, Stage& stage, FileSystem& fs,
       .Drive(journal.value(), lock.value(), nullptr, {});
 }
 
-Result<RunOutcome> ResumeRun(ResumeSetup& setup, Stage& stage, FileSystem& fs, Clock& clock,
+Result<RunOutcome> ResumeRun(FileSystem& fs, Clock& clock, ResumeSetup& setup, Stage& stage,
                              const RunControl& control) {
   PILOT_TRY(CheckStageDeclaresOutput(stage.Describe()));
   auto journal = JournalWriter::Open(fs, setup.run_dir / kJournal);

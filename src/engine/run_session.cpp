@@ -38,7 +38,7 @@ Result<std::string> DeviceBackend(Runtime& runtime, const std::string& device, c
   return got.value().backend;
 }
 
-Result<BuiltStage> BuildStage(Runtime& runtime, FileSystem& fsys, const Params& params,
+Result<BuiltStage> BuildStage(FileSystem& fsys, Runtime& runtime, const Params& params,
                               const std::string& model_sha256, const fs::path& runs_dir) {
   auto device = runtime.ResolveDevice(params.device);
   if (!device.ok()) return device.error();
@@ -80,7 +80,7 @@ void Note(const SessionRequest& request, const std::string& note) {
 Status AttachStage(FileSystem& fsys, Runtime& runtime, RunPlan& plan, const char* untouched,
                    RunSession& session) {
   PILOT_TRY(CheckEnvironment(runtime, plan.params, plan.runs_dir, untouched));
-  auto built = BuildStage(runtime, fsys, plan.params, plan.model_sha256, plan.runs_dir);
+  auto built = BuildStage(fsys, runtime, plan.params, plan.model_sha256, plan.runs_dir);
   if (!built.ok()) return built.error();
   plan.environment = std::move(built.value().environment);
   session.stage = std::move(built.value().stage);
@@ -92,7 +92,7 @@ Status AttachStage(FileSystem& fsys, Runtime& runtime, RunPlan& plan, const char
 Result<RunSession> OpenExisting(FileSystem& fsys, Runtime& runtime, const fs::path& dir,
                                 const std::optional<std::string>& device,
                                 const std::vector<std::string>& command_line, const char* untouched) {
-  auto setup = PrepareResume(dir, fsys);
+  auto setup = PrepareResume(fsys, dir);
   if (!setup.ok()) return setup.error();
   RunSession session;
   session.resume.emplace(std::move(setup).value());
@@ -189,13 +189,13 @@ Result<RunSession> OpenRunSession(FileSystem& fsys, Runtime& runtime, const Sess
   return session;
 }
 
-Result<RunOutcome> RunToEnd(RunSession& session, FileSystem& fsys, Clock& clock, const RunControl& control) {
+Result<RunOutcome> RunToEnd(FileSystem& fsys, Clock& clock, RunSession& session, const RunControl& control) {
   if (session.finished || !session.stage) {
     return WorkFailed("the session has no stage to run: it was already finished",
                       session.resume ? session.resume->run_dir.string() : std::string("run session"));
   }
-  if (session.resume) return ResumeRun(*session.resume, *session.stage, fsys, clock, control);
-  return ExecuteRun(*session.plan, *session.stage, fsys, clock, control);
+  if (session.resume) return ResumeRun(fsys, clock, *session.resume, *session.stage, control);
+  return ExecuteRun(fsys, clock, *session.plan, *session.stage, control);
 }
 
 }  // namespace pilot

@@ -63,8 +63,8 @@ Grouping MakeGroups(const std::vector<MeasuredItem>& items, int groups, std::str
 
 // --- one cell ------------------------------------------------------------------------------
 
-CellMeasure RunCell(Stage& stage, const std::vector<std::string>& ids, const std::vector<std::string>& inputs,
-                    int group, int batch_size, int repeats, Clock& clock) {
+CellMeasure RunCell(Clock& clock, Stage& stage, const std::vector<std::string>& ids,
+                    const std::vector<std::string>& inputs, int group, int batch_size, int repeats) {
   CellMeasure c;
   c.group = group;
   c.batch_size = batch_size;

@@ -269,7 +269,7 @@ Result<Grouping> GroupManifest(FileSystem& fsys, const RunPlan& plan, const Stag
   return g;
 }
 
-Result<SweepOutcome> ExecuteSweep(const SweepPlan& given, FileSystem& fsys, Clock& clock,
+Result<SweepOutcome> ExecuteSweep(FileSystem& fsys, Clock& clock, const SweepPlan& given,
                                   const CellRunner& runner, const SweepControl& control) {
   PILOT_TRY(CheckStageDeclaresOutput(given.stage));
   PILOT_TRY(CheckSweepSettings(given.settings));
@@ -311,7 +311,7 @@ Result<SweepOutcome> ExecuteSweep(const SweepPlan& given, FileSystem& fsys, Cloc
   return session.Drive(lock.value());
 }
 
-Result<SweepOutcome> ResumeSweep(const fs::path& dir, SweepPlan plan, FileSystem& fsys, Clock& clock,
+Result<SweepOutcome> ResumeSweep(FileSystem& fsys, Clock& clock, const fs::path& dir, SweepPlan plan,
                                  const CellRunner& runner, const SweepControl& control) {
   PILOT_TRY(CheckStageDeclaresOutput(plan.stage));
   auto lock = RunLock::Acquire(fsys, dir);

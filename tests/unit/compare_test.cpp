@@ -33,7 +33,7 @@ class NudgedStage : public FakeStage {
 
 fs::path MakeRun(Fixture& f, Stage& stage, const std::string& id) {
   f.plan.run_id = id;
-  auto out = ExecuteRun(f.plan, stage, RealFileSystem(), SystemClock());
+  auto out = ExecuteRun(RealFileSystem(), SystemClock(), f.plan, stage);
   EXPECT_TRUE(out.ok()) << out.error().ToString();
   return out.value().run_dir;
 }

@@ -21,7 +21,7 @@ using testing::WriteText;
 
 fs::path MakeRun(Fixture& f) {
   FakeStage stage;
-  auto out = ExecuteRun(f.plan, stage, RealFileSystem(), SystemClock());
+  auto out = ExecuteRun(RealFileSystem(), SystemClock(), f.plan, stage);
   EXPECT_TRUE(out.ok()) << out.error().ToString();
   return out.value().run_dir;
 }

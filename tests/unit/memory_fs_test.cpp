@@ -217,7 +217,7 @@ TEST(MemoryFileSystem, AWholeRunItsBagAndItsVerificationTouchNoDisk) {
   ASSERT_TRUE(plan.ok()) << plan.error().ToString();
   FakeStage stage;
   FixedClock clock;
-  auto out = ExecuteRun(plan.value(), stage, in.files, clock);
+  auto out = ExecuteRun(in.files, clock, plan.value(), stage);
   ASSERT_TRUE(out.ok()) << out.error().ToString();
   EXPECT_TRUE(out.value().verify.ok())
       << (out.value().verify.findings.empty() ? "" : out.value().verify.findings[0].what);
@@ -259,23 +259,23 @@ TEST(MemoryFileSystem, AnInterruptedRunResumesToTheSameResultsAsAStraightOne) {
   MemoryInputs in(Items());
   FakeStage straight_stage;
   FixedClock clock;
-  auto straight = ExecuteRun(in.Plan("straight").value(), straight_stage, in.files, clock);
+  auto straight = ExecuteRun(in.files, clock, in.Plan("straight").value(), straight_stage);
   ASSERT_TRUE(straight.ok());
 
   FakeStage first;
   RunControl stop;
   stop.stop_after = 3;
-  auto part = ExecuteRun(in.Plan("part").value(), first, in.files, clock, stop);
+  auto part = ExecuteRun(in.files, clock, in.Plan("part").value(), first, stop);
   ASSERT_TRUE(part.ok()) << part.error().ToString();
   EXPECT_EQ(part.value().verdict, RunVerdict::kInterrupted);
   const fs::path run = kRoot / "runs/part";
   EXPECT_EQ(ReadRunStatus(in.files, run).value().state, "interrupted");
   EXPECT_FALSE(in.files.Contents(run / "tagmanifest-sha256.txt").has_value());
 
-  auto setup = PrepareResume(run, in.files);
+  auto setup = PrepareResume(in.files, run);
   ASSERT_TRUE(setup.ok()) << setup.error().ToString();
   FakeStage second;
-  auto done = ResumeRun(setup.value(), second, in.files, clock);
+  auto done = ResumeRun(in.files, clock, setup.value(), second);
   ASSERT_TRUE(done.ok()) << done.error().ToString();
   EXPECT_EQ(done.value().verdict, RunVerdict::kPassed);
   EXPECT_TRUE(done.value().verify.ok());
@@ -300,11 +300,11 @@ TEST(MemoryFileSystem, AResumeRefusesALinkPlantedInTheFolderAndLeavesItAsItWas) 
   FixedClock clock;
   RunControl stop;
   stop.stop_after = 2;
-  ASSERT_TRUE(ExecuteRun(in.Plan("p").value(), first, in.files, clock, stop).ok());
+  ASSERT_TRUE(ExecuteRun(in.files, clock, in.Plan("p").value(), first, stop).ok());
   const fs::path run = kRoot / "runs/p";
   in.files.AddSymlink(run / "data/report.json", kRoot / "in/params.json");
   const auto before = in.files.Files();
-  auto setup = PrepareResume(run, in.files);
+  auto setup = PrepareResume(in.files, run);
   ASSERT_FALSE(setup.ok());
   EXPECT_NE(setup.error().what.find("is a symlink"), std::string::npos);
   EXPECT_EQ(setup.error().where, (run / "data/report.json").string());

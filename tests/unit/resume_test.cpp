@@ -37,15 +37,15 @@ std::string Straight(Fixture& f) {
   FakeStage stage;
   RunPlan plan = f.plan;
   plan.run_id = "straight";
-  auto out = ExecuteRun(plan, stage, RealFileSystem(), SystemClock());
+  auto out = ExecuteRun(RealFileSystem(), SystemClock(), plan, stage);
   EXPECT_TRUE(out.ok());
   return Outcomes(out.value().run_dir);
 }
 
 Result<RunOutcome> Resume(const fs::path& dir, FakeStage& stage) {
-  auto setup = PrepareResume(dir, RealFileSystem());
+  auto setup = PrepareResume(RealFileSystem(), dir);
   if (!setup.ok()) return setup.error();
-  return ResumeRun(setup.value(), stage, RealFileSystem(), SystemClock());
+  return ResumeRun(RealFileSystem(), SystemClock(), setup.value(), stage);
 }
 
 TEST(Resume, StoppedRunFinishesAsAStraightRunWouldProcessingOnlyTheRest) {
@@ -54,7 +54,7 @@ TEST(Resume, StoppedRunFinishesAsAStraightRunWouldProcessingOnlyTheRest) {
   FakeStage first;
   RunControl stop;
   stop.stop_after = 4;
-  auto part = ExecuteRun(f.plan, first, RealFileSystem(), SystemClock(), stop);
+  auto part = ExecuteRun(RealFileSystem(), SystemClock(), f.plan, first, stop);
   ASSERT_TRUE(part.ok());
   EXPECT_TRUE(part.value().interrupted);
   EXPECT_EQ(part.value().verdict, RunVerdict::kInterrupted);
@@ -93,13 +93,13 @@ class ResumeRefusal : public ::testing::Test {
     FakeStage stage;
     RunControl stop;
     stop.stop_after = 2;
-    auto part = ExecuteRun(f_->plan, stage, RealFileSystem(), SystemClock(), stop);
+    auto part = ExecuteRun(RealFileSystem(), SystemClock(), f_->plan, stage, stop);
     ASSERT_TRUE(part.ok());
     dir_ = part.value().run_dir;
     journal_before_ = ReadText(dir_ / "data/journal.jsonl");
   }
   void ExpectRefused(const std::string& what, const std::string& where) {
-    auto setup = PrepareResume(dir_, RealFileSystem());
+    auto setup = PrepareResume(RealFileSystem(), dir_);
     ASSERT_FALSE(setup.ok());
     EXPECT_EQ(setup.error().kind, ErrorKind::kBadInput);
     EXPECT_NE(setup.error().what.find(what), std::string::npos) << setup.error().ToString();
@@ -188,11 +188,11 @@ TEST(Resume, ARelativeFolderNameWorksFromInsideTheRunsFolder) {
   FakeStage stage;
   RunControl stop;
   stop.stop_after = 2;
-  auto part = ExecuteRun(f.plan, stage, RealFileSystem(), SystemClock(), stop);
+  auto part = ExecuteRun(RealFileSystem(), SystemClock(), f.plan, stage, stop);
   ASSERT_TRUE(part.ok());
   const fs::path cwd = fs::current_path();
   fs::current_path(f.plan.runs_dir);
-  auto setup = PrepareResume(part.value().run_id, RealFileSystem());
+  auto setup = PrepareResume(RealFileSystem(), part.value().run_id);
   fs::current_path(cwd);
   ASSERT_TRUE(setup.ok()) << setup.error().ToString();
   EXPECT_TRUE(setup.value().plan.runs_dir.is_absolute());
@@ -202,14 +202,14 @@ TEST(Resume, ARelativeFolderNameWorksFromInsideTheRunsFolder) {
 TEST(Resume, AFinishedRunWithAStaleLockIsNotRewritten) {
   Fixture f(TenItems());
   FakeStage stage;
-  auto done = ExecuteRun(f.plan, stage, RealFileSystem(), SystemClock());
+  auto done = ExecuteRun(RealFileSystem(), SystemClock(), f.plan, stage);
   ASSERT_TRUE(done.ok());
   const fs::path dir = done.value().run_dir;
   const std::string tags = ReadText(dir / "tagmanifest-sha256.txt");
   const std::string results = ReadText(dir / "data/results.jsonl");
   const auto run_json_time = fs::last_write_time(dir / "data/run.json");
   WriteText(dir / ".lock", "999999\n");  // a process killed after its last write, before removing it
-  auto setup = PrepareResume(dir, RealFileSystem());
+  auto setup = PrepareResume(RealFileSystem(), dir);
   ASSERT_TRUE(setup.ok()) << setup.error().ToString();
   EXPECT_TRUE(setup.value().already_finished);
   ASSERT_TRUE(setup.value().finished_verify.has_value());
@@ -224,7 +224,7 @@ TEST(Resume, AWriteFailureDuringWorkIsExitFiveAndResumable) {
   Fixture f(TenItems());
   FakeStage stage;
   FaultyFileSystem faulty(5);
-  auto out = ExecuteRun(f.plan, stage, faulty, SystemClock());
+  auto out = ExecuteRun(faulty, SystemClock(), f.plan, stage);
   ASSERT_FALSE(out.ok());
   EXPECT_EQ(out.error().kind, ErrorKind::kWorkFailed) << out.error().ToString();
   EXPECT_NE(out.error().hint.find("pilot resume"), std::string::npos);
@@ -240,14 +240,14 @@ TEST(Resume, AfterAFailedWriteAtEveryPointAndLostUnsyncedData) {
   FakeStage s0;
   RunPlan plan = probe.plan;
   plan.run_id = "count";
-  ASSERT_TRUE(ExecuteRun(plan, s0, counting, SystemClock()).ok());
+  ASSERT_TRUE(ExecuteRun(counting, SystemClock(), plan, s0).ok());
   const int total = counting.writes;
   int resumed = 0;
   for (int n = 1; n <= total; ++n) {
     Fixture f(TenItems());
     FakeStage stage;
     FaultyFileSystem faulty(n);
-    auto out = ExecuteRun(f.plan, stage, faulty, SystemClock());
+    auto out = ExecuteRun(faulty, SystemClock(), f.plan, stage);
     ASSERT_FALSE(out.ok()) << "write " << n;
     // Writes 1-3 are the manifest's copy, the parameters' copy and the journal's header.
     const bool before_header = n <= 3;

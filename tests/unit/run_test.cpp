@@ -48,7 +48,7 @@ TEST(Run, EveryTimestampComesFromTheClock) {
   f.plan.params.batch_size = 2;
   FakeStage stage;
   FixedClock clock;
-  auto out = ExecuteRun(f.plan, stage, RealFileSystem(), clock);
+  auto out = ExecuteRun(RealFileSystem(), clock, f.plan, stage);
   ASSERT_TRUE(out.ok()) << out.error().ToString();
   const fs::path run = out.value().run_dir;
   EXPECT_NE(ReadText(run / "bag-info.txt").find("Bagging-Date: 2031-01-02\n"), std::string::npos);
@@ -77,13 +77,13 @@ TEST(Run, AFailureBeforeTheJournalsHeaderLeavesAFolderThatNeverStarted) {
     Fixture f({{"a", "fr salut"}, {"b", "en hi"}});
     FakeStage stage;
     FaultyFileSystem faulty(n);
-    auto out = ExecuteRun(f.plan, stage, faulty, SystemClock());
+    auto out = ExecuteRun(faulty, SystemClock(), f.plan, stage);
     ASSERT_FALSE(out.ok()) << "write " << n;
     EXPECT_EQ(out.error().kind, ErrorKind::kEnvironment) << "write " << n << ": " << out.error().ToString();
     EXPECT_NE(out.error().hint.find("start a new run"), std::string::npos) << out.error().ToString();
     const fs::path dir = f.plan.runs_dir / "test-run";
     EXPECT_TRUE(fs::exists(dir / "data")) << "write " << n;
-    auto resumed = PrepareResume(dir, RealFileSystem());
+    auto resumed = PrepareResume(RealFileSystem(), dir);
     ASSERT_FALSE(resumed.ok()) << "write " << n;
     EXPECT_NE(resumed.error().what.find("never started"), std::string::npos) << resumed.error().what;
   }
@@ -95,7 +95,7 @@ TEST(Run, EveryIdOnceInManifestOrderAndTheFolderVerifies) {
   f.Expect("a", "fr");
   f.ExpectRejection("c", "empty_input");
   FakeStage stage;
-  auto out = ExecuteRun(f.plan, stage, RealFileSystem(), SystemClock());
+  auto out = ExecuteRun(RealFileSystem(), SystemClock(), f.plan, stage);
   ASSERT_TRUE(out.ok()) << out.error().ToString();
   EXPECT_EQ(out.value().verdict, RunVerdict::kPassed);
   EXPECT_TRUE(out.value().verify.ok());
@@ -128,7 +128,7 @@ TEST(Run, AnExistingRunFolderIsNeverTouched) {
   FakeStage stage;
   fs::create_directories(f.plan.runs_dir / "test-run");
   testing::WriteText(f.plan.runs_dir / "test-run/keep.txt", "precious");
-  auto out = ExecuteRun(f.plan, stage, RealFileSystem(), SystemClock());
+  auto out = ExecuteRun(RealFileSystem(), SystemClock(), f.plan, stage);
   ASSERT_FALSE(out.ok());
   EXPECT_EQ(out.error().kind, ErrorKind::kBadInput);
   EXPECT_NE(out.error().what.find("already exists"), std::string::npos);
@@ -143,7 +143,7 @@ TEST(Run, InvalidRunIdIsRefusedBeforeAnythingIsCreated) {
   for (const char* bad : {"../escape", ".hidden", "a/b", ""}) {
     f.plan.run_id = bad;
     if (f.plan.run_id.empty()) continue;  // empty means "generate one"
-    auto out = ExecuteRun(f.plan, stage, RealFileSystem(), SystemClock());
+    auto out = ExecuteRun(RealFileSystem(), SystemClock(), f.plan, stage);
     ASSERT_FALSE(out.ok()) << bad;
     EXPECT_FALSE(fs::exists(f.plan.runs_dir)) << bad;
   }
@@ -162,7 +162,7 @@ TEST(Run, AcceptanceNotMetExitsFourButVerifies) {
   f.SetParams(R"({"manifest": "inputs/manifest.json", "stage": {"kind": "fake", "model": "model.bin"},
     "allowed_categories": ["en", "fr", "de"], "batch_size": 2, "acceptance": {"min_accuracy": 0.5}})");
   FakeStage stage;
-  auto out = ExecuteRun(f.plan, stage, RealFileSystem(), SystemClock());
+  auto out = ExecuteRun(RealFileSystem(), SystemClock(), f.plan, stage);
   ASSERT_TRUE(out.ok());
   EXPECT_EQ(out.value().verdict, RunVerdict::kAcceptanceFailed);
   EXPECT_TRUE(out.value().verify.ok());
@@ -172,7 +172,7 @@ TEST(Run, UnmetExpectedRejectionFailsVerification) {
   Fixture f(testing::Items{{"a", "fr salut"}});
   f.ExpectRejection("a", "invalid_encoding");
   FakeStage stage;
-  auto out = ExecuteRun(f.plan, stage, RealFileSystem(), SystemClock());
+  auto out = ExecuteRun(RealFileSystem(), SystemClock(), f.plan, stage);
   ASSERT_TRUE(out.ok());
   EXPECT_EQ(out.value().verdict, RunVerdict::kVerifyFailed);
   ASSERT_EQ(out.value().verify.findings.size(), 1u);
@@ -185,14 +185,14 @@ TEST(Run, AFailedWriteNeverLeavesSomethingThatPassesForFinished) {
   Fixture probe({{"a", "fr salut"}, {"b", "en hi"}, {"c", "de hallo"}});
   FakeStage s0;
   FaultyFileSystem counting;
-  ASSERT_TRUE(ExecuteRun(probe.plan, s0, counting, SystemClock()).ok());
+  ASSERT_TRUE(ExecuteRun(counting, SystemClock(), probe.plan, s0).ok());
   const int total_writes = counting.writes;
   ASSERT_GT(total_writes, 10);
   for (int n = 1; n <= total_writes; ++n) {
     Fixture f({{"a", "fr salut"}, {"b", "en hi"}, {"c", "de hallo"}});
     FakeStage stage;
     FaultyFileSystem faulty(n);
-    auto out = ExecuteRun(f.plan, stage, faulty, SystemClock());
+    auto out = ExecuteRun(faulty, SystemClock(), f.plan, stage);
     ASSERT_FALSE(out.ok()) << "write " << n;
     EXPECT_NE(out.error().what.find("injected"), std::string::npos);
     fs::path run = f.plan.runs_dir / "test-run";
@@ -205,7 +205,7 @@ TEST(Run, AFailedWriteNeverLeavesSomethingThatPassesForFinished) {
 TEST(Run, ScoresOutsideZeroOneAreInvalidOutput) {
   Fixture f({{"a", "score5 x"}, {"b", "nan x"}, {"c", "en fine"}, {"d", "zz undeclared label"}});
   FakeStage stage;
-  auto out = ExecuteRun(f.plan, stage, RealFileSystem(), SystemClock());
+  auto out = ExecuteRun(RealFileSystem(), SystemClock(), f.plan, stage);
   ASSERT_TRUE(out.ok()) << out.error().ToString();
   const std::string results = ReadText(out.value().run_dir / "data/results.jsonl");
   EXPECT_EQ(out.value().report.by_reason.at("invalid_output"), 3u) << results;
@@ -222,7 +222,7 @@ TEST(Run, ALongMultiByteLabelStaysValidUtf8) {
   Fixture f({{"a", label + " text"}, {"b", "en fine"}});
   FakeStage stage;
   stage.AddLabel(label);
-  auto out = ExecuteRun(f.plan, stage, RealFileSystem(), SystemClock());
+  auto out = ExecuteRun(RealFileSystem(), SystemClock(), f.plan, stage);
   ASSERT_TRUE(out.ok()) << out.error().ToString();
   const std::string results = ReadText(out.value().run_dir / "data/results.jsonl");
   EXPECT_NE(results.find("category_not_allowed"), std::string::npos);
@@ -254,7 +254,7 @@ TEST(Run, ItemsComeFromThePinnedCopyNotTheOriginal) {
     fs::path file_;
   } stage(jsonl);
   f.plan.params.batch_size = 1;
-  auto out = ExecuteRun(f.plan, stage, RealFileSystem(), SystemClock());
+  auto out = ExecuteRun(RealFileSystem(), SystemClock(), f.plan, stage);
   ASSERT_TRUE(out.ok()) << out.error().ToString();
   EXPECT_EQ(out.value().report.total, 2u);
   EXPECT_TRUE(out.value().verify.ok());

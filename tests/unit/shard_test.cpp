@@ -152,7 +152,7 @@ class ShardRuns : public ::testing::Test {
     plan.run_id = ShardRunId({i, n});
     RunControl control;
     control.stop_after = stop_after;
-    auto out = ExecuteRun(plan, stage_, RealFileSystem(), SystemClock(), control);
+    auto out = ExecuteRun(RealFileSystem(), SystemClock(), plan, stage_, control);
     EXPECT_TRUE(out.ok()) << out.error().ToString();
     return f_.plan.runs_dir / plan.run_id;
   }
@@ -198,10 +198,10 @@ TEST_F(ShardRuns, EachShardProcessesOnlyItsPartitionAndVerifiesAsAShard) {
 
 TEST_F(ShardRuns, AnInterruptedShardResumesOnlyItsPartition) {
   const fs::path dir = RunShard(1, 2, /*stop_after=*/2);
-  auto setup = PrepareResume(dir, RealFileSystem());
+  auto setup = PrepareResume(RealFileSystem(), dir);
   ASSERT_TRUE(setup.ok()) << setup.error().ToString();
   ASSERT_TRUE(setup.value().plan.shard);
-  auto out = ResumeRun(setup.value(), stage_, RealFileSystem(), SystemClock());
+  auto out = ResumeRun(RealFileSystem(), SystemClock(), setup.value(), stage_);
   ASSERT_TRUE(out.ok()) << out.error().ToString();
   EXPECT_EQ(out.value().verdict, RunVerdict::kPassed);
   auto v = VerifyFolder(RealFileSystem(), dir, {});
@@ -278,14 +278,14 @@ TEST_F(ShardRuns, MergeRefusesEachBadSetNamingTheShard) {
     plan.run_id = "half";
     RunControl control;
     control.stop_after = 1;
-    (void)ExecuteRun(plan, stage_, RealFileSystem(), SystemClock(), control);
+    (void)ExecuteRun(RealFileSystem(), SystemClock(), plan, stage_, control);
     return f_.plan.runs_dir / "half";
   }();
   const fs::path other_split = RunShard(0, 2);
   const fs::path plain = [&] {
     RunPlan plan = f_.plan;
     plan.run_id = "plain";
-    (void)ExecuteRun(plan, stage_, RealFileSystem(), SystemClock());
+    (void)ExecuteRun(RealFileSystem(), SystemClock(), plan, stage_);
     return f_.plan.runs_dir / "plain";
   }();
   const std::vector<Case> cases = {
@@ -325,7 +325,7 @@ TEST_F(ShardRuns, MergeRefusesShardsOfAnotherManifestOrParameters) {
   RunPlan plan = other.plan;
   plan.shard = ShardSpec{1, 2};
   plan.run_id = ShardRunId({1, 2});
-  ASSERT_TRUE(ExecuteRun(plan, stage_, RealFileSystem(), SystemClock()).ok());
+  ASSERT_TRUE(ExecuteRun(RealFileSystem(), SystemClock(), plan, stage_).ok());
   auto got = Merge({dirs[0], other.plan.runs_dir / plan.run_id}, "out");
   ASSERT_FALSE(got.ok());
   EXPECT_NE(got.error().what.find("another manifest"), std::string::npos) << got.error().what;
@@ -397,7 +397,7 @@ TEST_F(ShardRuns, ExportCopiesEachKindAndVerifiesTheCopyAgainstTheSourceFingerpr
   ASSERT_TRUE(Merge(dirs).ok());
   RunPlan plan = f_.plan;
   plan.run_id = "plain";
-  ASSERT_TRUE(ExecuteRun(plan, stage_, RealFileSystem(), SystemClock()).ok());
+  ASSERT_TRUE(ExecuteRun(RealFileSystem(), SystemClock(), plan, stage_).ok());
   for (const fs::path& src : {f_.plan.runs_dir / "plain", dirs[0], f_.dir / "merged"}) {
     const fs::path dest = f_.dir / "exported" / src.filename();
     auto out = ExportFolder(RealFileSystem(), src, dest);
@@ -419,12 +419,12 @@ TEST_F(ShardRuns, ExportRefusesAnUnfinishedFolderALinkInsideAndADestinationInsid
   plan.run_id = "half";
   RunControl control;
   control.stop_after = 1;
-  ASSERT_TRUE(ExecuteRun(plan, stage_, RealFileSystem(), SystemClock(), control).ok());
+  ASSERT_TRUE(ExecuteRun(RealFileSystem(), SystemClock(), plan, stage_, control).ok());
   auto unfinished = ExportFolder(RealFileSystem(), f_.plan.runs_dir / "half", f_.dir / "copy");
   ASSERT_FALSE(unfinished.ok());
   EXPECT_NE(unfinished.error().what.find("unfinished"), std::string::npos);
   plan.run_id = "whole";
-  ASSERT_TRUE(ExecuteRun(plan, stage_, RealFileSystem(), SystemClock()).ok());
+  ASSERT_TRUE(ExecuteRun(RealFileSystem(), SystemClock(), plan, stage_).ok());
   const fs::path whole = f_.plan.runs_dir / "whole";
   auto inside = ExportFolder(RealFileSystem(), whole, whole / "data/copy");
   ASSERT_FALSE(inside.ok());
@@ -445,7 +445,7 @@ TEST_F(ShardRuns, ExportRefusesAnUnfinishedFolderALinkInsideAndADestinationInsid
 TEST_F(ShardRuns, AnExportStoppedMidCopyLeavesNoDestinationAndARetryFinishes) {
   RunPlan plan = f_.plan;
   plan.run_id = "whole";
-  ASSERT_TRUE(ExecuteRun(plan, stage_, RealFileSystem(), SystemClock()).ok());
+  ASSERT_TRUE(ExecuteRun(RealFileSystem(), SystemClock(), plan, stage_).ok());
   const fs::path src = f_.plan.runs_dir / "whole";
   RunControl stop;
   int files = 0;

@@ -100,7 +100,7 @@ struct SweepHarness {
       auto in = LoadCellInputs(RealFileSystem(), dir, plan, stage, g);
       if (!in.ok()) return in.error();
       ++cells_run;
-      return RunCell(stage, in.value().ids, in.value().texts, g, b, 2, clock);
+      return RunCell(clock, stage, in.value().ids, in.value().texts, g, b, 2);
     };
   }
   SweepControl Control() {
@@ -188,7 +188,7 @@ TEST(SweepSettingsTest, BatchSizesMustIncreaseFromOne) {
 TEST(SweepCellTest, ABatchLargerThanTheGroupIsFilledByCyclingAndSaysSo) {
   SweepStage stage;
   FixedClock clock;
-  CellMeasure c = RunCell(stage, {"a", "b", "c"}, {"en a", "fr b", "de c"}, 1, 8, 2, clock);
+  CellMeasure c = RunCell(clock, stage, {"a", "b", "c"}, {"en a", "fr b", "de c"}, 1, 8, 2);
   EXPECT_TRUE(c.limit.empty()) << c.error;
   EXPECT_TRUE(c.cycled);
   EXPECT_EQ(c.batches, 2u);     // one batch of 8 per repeat
@@ -205,7 +205,7 @@ TEST(SweepCellTest, AnOutOfMemoryIsADataPointWithItsText) {
   SweepStage stage;
   stage.oom_at = 2;
   FixedClock clock;
-  CellMeasure c = RunCell(stage, {"a", "b"}, {"en " + std::string(200, 'x'), "en b"}, 3, 2, 2, clock);
+  CellMeasure c = RunCell(clock, stage, {"a", "b"}, {"en " + std::string(200, 'x'), "en b"}, 3, 2, 2);
   EXPECT_EQ(c.limit, kLimitOutOfMemory);
   EXPECT_NE(c.error.find("out of memory (scripted) at batch 2"), std::string::npos) << c.error;
 }
@@ -218,7 +218,7 @@ TEST(SweepTest, TheLongGroupStopsAtItsFirstOutOfMemoryAndTheOthersGoOn) {
   SweepPlan plan = h.Plan(s);
   ASSERT_EQ(plan.grouping.groups.size(), 3u);
   EXPECT_EQ(plan.grouping.groups[2].ids, (std::vector<std::string>{"l0", "l1", "l2", "l3"}));
-  auto out = ExecuteSweep(plan, RealFileSystem(), h.clock, h.Runner(plan.run), h.Control());
+  auto out = ExecuteSweep(RealFileSystem(), h.clock, plan, h.Runner(plan.run), h.Control());
   ASSERT_TRUE(out.ok()) << out.error().ToString();
   ASSERT_TRUE(out.value().verify.ok()) << out.value().verify.findings.front().what;
   EXPECT_EQ(out.value().findings, 0u);
@@ -254,7 +254,7 @@ TEST(SweepTest, ALatencyBudgetOrMemoryCapBreachIsTheGroupsLimit) {
   s.batch_sizes = {1, 2, 4};
   s.max_memory_mb = 0.001;  // any process is over it: every group stops at batch 1
   SweepPlan plan = h.Plan(s);
-  auto out = ExecuteSweep(plan, RealFileSystem(), h.clock, h.Runner(plan.run), h.Control());
+  auto out = ExecuteSweep(RealFileSystem(), h.clock, plan, h.Runner(plan.run), h.Control());
   ASSERT_TRUE(out.ok()) << out.error().ToString();
   EXPECT_EQ(out.value().summary["cells"].size(), 3u);
   for (const auto& r : out.value().summary["recommendation"]) {
@@ -272,7 +272,7 @@ TEST(SweepTest, OutputsThatChangeWithBatchSizeAreFindingsNamingTheItem) {
   SweepSettings s;
   s.batch_sizes = {1, 2};
   SweepPlan plan = h.Plan(s);
-  auto out = ExecuteSweep(plan, RealFileSystem(), h.clock, h.Runner(plan.run), h.Control());
+  auto out = ExecuteSweep(RealFileSystem(), h.clock, plan, h.Runner(plan.run), h.Control());
   ASSERT_TRUE(out.ok()) << out.error().ToString();
   EXPECT_EQ(out.value().findings, 4u);  // the four medium items, at batch 2
   const auto& f = out.value().summary["findings"];
@@ -313,7 +313,7 @@ TEST(SweepTest, TheEmbeddingKindSweepsAndComparesVectors) {
   SweepSettings s;
   s.batch_sizes = {1, 2, 4};
   SweepPlan plan = h.Plan(s);
-  auto out = ExecuteSweep(plan, RealFileSystem(), h.clock, h.Runner(plan.run), h.Control());
+  auto out = ExecuteSweep(RealFileSystem(), h.clock, plan, h.Runner(plan.run), h.Control());
   ASSERT_TRUE(out.ok()) << out.error().ToString();
   EXPECT_TRUE(out.value().verify.ok());
   EXPECT_EQ(out.value().findings, 0u);
@@ -330,7 +330,7 @@ TEST(SweepTest, AnInterruptedSweepResumesKeepingItsFinishedCells) {
   s.batch_sizes = {1, 2, 4};
   SweepPlan plan = h.Plan(s);
   h.stop_after_cells = 4;
-  auto first = ExecuteSweep(plan, RealFileSystem(), h.clock, h.Runner(plan.run), h.Control());
+  auto first = ExecuteSweep(RealFileSystem(), h.clock, plan, h.Runner(plan.run), h.Control());
   ASSERT_TRUE(first.ok()) << first.error().ToString();
   EXPECT_TRUE(first.value().interrupted);
   const std::string g1b1 = ReadText(plan.dir / "data/cells/g1-b1.json");
@@ -342,7 +342,7 @@ TEST(SweepTest, AnInterruptedSweepResumesKeepingItsFinishedCells) {
   { std::ofstream(plan.dir / kSweepCells, std::ios::app) << "{\"group\":2,\"batch"; }
   h.stop_after_cells = 0;
   h.cells_run = 0;
-  auto resumed = ResumeSweep(plan.dir, plan, RealFileSystem(), h.clock, h.Runner(plan.run), h.Control());
+  auto resumed = ResumeSweep(RealFileSystem(), h.clock, plan.dir, plan, h.Runner(plan.run), h.Control());
   ASSERT_TRUE(resumed.ok()) << resumed.error().ToString();
   EXPECT_FALSE(resumed.value().interrupted);
   EXPECT_EQ(h.cells_run, 5u);  // 9 cells, 4 kept
@@ -350,7 +350,7 @@ TEST(SweepTest, AnInterruptedSweepResumesKeepingItsFinishedCells) {
   EXPECT_TRUE(resumed.value().verify.ok());
   EXPECT_EQ(resumed.value().summary["cells"].size(), 9u);
   // Finished: resuming again is refused; the folder is left as it was.
-  auto again = ResumeSweep(plan.dir, plan, RealFileSystem(), h.clock, h.Runner(plan.run), h.Control());
+  auto again = ResumeSweep(RealFileSystem(), h.clock, plan.dir, plan, h.Runner(plan.run), h.Control());
   ASSERT_FALSE(again.ok());
   EXPECT_NE(again.error().what.find("already finished"), std::string::npos);
 }
@@ -360,7 +360,7 @@ TEST(SweepTest, ASweepKilledWhileFinishingIsFinishedByResume) {
   SweepSettings s;
   s.batch_sizes = {1, 2};
   SweepPlan plan = h.Plan(s);
-  ASSERT_TRUE(ExecuteSweep(plan, RealFileSystem(), h.clock, h.Runner(plan.run), h.Control()).ok());
+  ASSERT_TRUE(ExecuteSweep(RealFileSystem(), h.clock, plan, h.Runner(plan.run), h.Control()).ok());
   // As if killed after run.json said finished, before the bag's manifests were written.
   for (const char* f : {"manifest-sha256.txt", "bag-info.txt", "tagmanifest-sha256.txt"})
     fs::remove(plan.dir / f);
@@ -368,7 +368,7 @@ TEST(SweepTest, ASweepKilledWhileFinishingIsFinishedByResume) {
   ASSERT_TRUE(unfinished.ok());
   EXPECT_FALSE(unfinished.value().ok());
   h.cells_run = 0;
-  auto resumed = ResumeSweep(plan.dir, plan, RealFileSystem(), h.clock, h.Runner(plan.run), h.Control());
+  auto resumed = ResumeSweep(RealFileSystem(), h.clock, plan.dir, plan, h.Runner(plan.run), h.Control());
   ASSERT_TRUE(resumed.ok()) << resumed.error().ToString();
   EXPECT_EQ(h.cells_run, 0u);  // every cell was kept
   EXPECT_TRUE(resumed.value().verify.ok());
@@ -380,10 +380,10 @@ TEST(SweepTest, ResumeRefusesAChangedManifestOrModel) {
   s.batch_sizes = {1, 2};
   SweepPlan plan = h.Plan(s);
   h.stop_after_cells = 1;
-  ASSERT_TRUE(ExecuteSweep(plan, RealFileSystem(), h.clock, h.Runner(plan.run), h.Control()).ok());
+  ASSERT_TRUE(ExecuteSweep(RealFileSystem(), h.clock, plan, h.Runner(plan.run), h.Control()).ok());
   SweepPlan changed = plan;
   changed.run.model_sha256 = std::string(64, 'a');
-  auto r = ResumeSweep(plan.dir, changed, RealFileSystem(), h.clock, h.Runner(plan.run), h.Control());
+  auto r = ResumeSweep(RealFileSystem(), h.clock, plan.dir, changed, h.Runner(plan.run), h.Control());
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().kind, ErrorKind::kBadInput);
   EXPECT_NE(r.error().what.find("the model changed"), std::string::npos) << r.error().what;
@@ -394,7 +394,7 @@ TEST(SweepTest, ASweepFolderNeverReusesAFolder) {
   SweepPlan plan = h.Plan();
   fs::create_directories(plan.dir);
   WriteText(plan.dir / "keep.txt", "mine");
-  auto r = ExecuteSweep(plan, RealFileSystem(), h.clock, h.Runner(plan.run), h.Control());
+  auto r = ExecuteSweep(RealFileSystem(), h.clock, plan, h.Runner(plan.run), h.Control());
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().kind, ErrorKind::kBadInput);
   EXPECT_EQ(ReadText(plan.dir / "keep.txt"), "mine");
@@ -406,7 +406,7 @@ TEST(SweepTest, VerifyFindsATamperedCellEvenWhenTheBagIsRehashed) {
   SweepSettings s;
   s.batch_sizes = {1, 2};
   SweepPlan plan = h.Plan(s);
-  ASSERT_TRUE(ExecuteSweep(plan, RealFileSystem(), h.clock, h.Runner(plan.run), h.Control()).ok());
+  ASSERT_TRUE(ExecuteSweep(RealFileSystem(), h.clock, plan, h.Runner(plan.run), h.Control()).ok());
   // Edit a cell's figure: the journal's sha256 of the cell no longer matches.
   std::string text = ReadText(plan.dir / "data/cells/g2-b2.json");
   auto at = text.find("\"items_per_second\": ");
@@ -427,7 +427,7 @@ TEST(SweepTest, VerifyDerivesTheRecommendationAgainFromTheCells) {
   SweepSettings s;
   s.batch_sizes = {1, 2, 4};
   SweepPlan plan = h.Plan(s);
-  ASSERT_TRUE(ExecuteSweep(plan, RealFileSystem(), h.clock, h.Runner(plan.run), h.Control()).ok());
+  ASSERT_TRUE(ExecuteSweep(RealFileSystem(), h.clock, plan, h.Runner(plan.run), h.Control()).ok());
   // On a rented machine: group 3's recommendation raised to 4096, the bag re-hashed.
   auto doc = ParseJson(ReadText(plan.dir / "data/sweep.json"), "sweep.json").value();
   doc["recommendation"][2]["batch_size"] = 4096;
@@ -455,7 +455,7 @@ TEST(SweepTest, VerifyRebuildsSweepJsonAndItsRenderingsFromTheCells) {
   SweepSettings s;
   s.batch_sizes = {1, 2};
   SweepPlan plan = h.Plan(s);
-  ASSERT_TRUE(ExecuteSweep(plan, RealFileSystem(), h.clock, h.Runner(plan.run), h.Control()).ok());
+  ASSERT_TRUE(ExecuteSweep(RealFileSystem(), h.clock, plan, h.Runner(plan.run), h.Control()).ok());
   auto rehash = [&] {
     for (const char* f : {"manifest-sha256.txt", "bag-info.txt", "tagmanifest-sha256.txt"})
       fs::remove(plan.dir / f);

@@ -133,7 +133,7 @@ struct AdaptOutcome {
 
 // Loads the model (exit 2/3 before any folder exists), creates the folder (exit 2 if it
 // exists), prechecks, evaluates the base model, trains with checkpoints and finishes.
-Result<AdaptOutcome> ExecuteAdapt(const AdaptPlan& plan, AdaptTrainer& trainer, FileSystem& fs, Clock& clock,
+Result<AdaptOutcome> ExecuteAdapt(FileSystem& fs, Clock& clock, const AdaptPlan& plan, AdaptTrainer& trainer,
                                   const AdaptControl& control = {});
 
 // Resumes an adaptation folder in a new process: locks it, checks the copies of parameters
@@ -141,9 +141,9 @@ Result<AdaptOutcome> ExecuteAdapt(const AdaptPlan& plan, AdaptTrainer& trainer, 
 // outcome: refused), checks every kept checkpoint against its journaled sha256 (a mismatch:
 // refused, exit 2, naming it), restores the last one and continues. `device`: empty keeps
 // the journaled one.
-Result<AdaptOutcome> ResumeAdapt(const std::filesystem::path& dir, const std::string& device,
-                                 const std::vector<std::string>& command_line, AdaptTrainer& trainer,
-                                 FileSystem& fs, Clock& clock, const AdaptControl& control = {});
+Result<AdaptOutcome> ResumeAdapt(FileSystem& fs, Clock& clock, const std::filesystem::path& dir,
+                                 const std::string& device, const std::vector<std::string>& command_line,
+                                 AdaptTrainer& trainer, const AdaptControl& control = {});
 
 // The device an adaptation folder's journal names (for the caller to resolve before resuming).
 Result<std::string> AdaptFolderDevice(FileSystem& fs, const std::filesystem::path& dir);

@@ -42,7 +42,7 @@ Grouping MakeGroups(const std::vector<MeasuredItem>& items, int groups, std::str
 // items). A batch that fails as a whole ends the cell with its limit (out of memory or stage
 // error) and its text. `inputs[k]` is the text of `ids[k]`. Latency per batch covers the
 // stage's Prepare and Process of that batch.
-CellMeasure RunCell(Stage& stage, const std::vector<std::string>& ids, const std::vector<std::string>& inputs,
-                    int group, int batch_size, int repeats, Clock& clock);
+CellMeasure RunCell(Clock& clock, Stage& stage, const std::vector<std::string>& ids,
+                    const std::vector<std::string>& inputs, int group, int batch_size, int repeats);
 
 }  // namespace pilot

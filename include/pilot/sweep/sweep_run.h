@@ -73,14 +73,14 @@ std::size_t SweepSampleSize(const SweepSettings& settings);
 
 // Creates the folder (exit 2 if it exists), writes the copies, groups and record, then runs
 // every cell and finishes.
-Result<SweepOutcome> ExecuteSweep(const SweepPlan& plan, FileSystem& fs, Clock& clock,
+Result<SweepOutcome> ExecuteSweep(FileSystem& fs, Clock& clock, const SweepPlan& plan,
                                   const CellRunner& runner, const SweepControl& control);
 
 // Resumes an interrupted sweep: locks it, checks that `plan` (rebuilt from the record) still
 // has the pinned manifest, parameters and model (exit 2 naming what changed), keeps the
 // journaled cells and runs the rest. A finished sweep is refused (exit 2).
-Result<SweepOutcome> ResumeSweep(const std::filesystem::path& dir, SweepPlan plan, FileSystem& fs,
-                                 Clock& clock, const CellRunner& runner, const SweepControl& control);
+Result<SweepOutcome> ResumeSweep(FileSystem& fs, Clock& clock, const std::filesystem::path& dir,
+                                 SweepPlan plan, const CellRunner& runner, const SweepControl& control);
 
 // For the cell process: the items of group `group` (1-based) of the sweep in `dir`, read
 // from its groups file, and their texts, prechecked again against the plan's inputs.
