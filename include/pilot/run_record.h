@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -37,6 +38,15 @@ struct RunRecord {
 
 // Where a merged folder keeps shard I's run.json, journal and environment.
 std::string MergedShardFolder(const ShardSpec& spec);
+
+// When the run a record describes started and finished, in seconds since the epoch: its
+// `started_unix` and `finished_unix`, or, for a record from a pilot that kept whole seconds
+// only, its `started_at` and `finished_at` ("2026-11-29T19:10:36Z"). Either is empty when the
+// record does not give it. Merge spans its shards with it, and verify rebuilds the span.
+struct RecordedSpan {
+  std::optional<double> started, finished;
+};
+RecordedSpan SpanOfRecord(const nlohmann::json& run_json);
 
 // Parses run.json text (at most limits::kRunRecordBytes, nesting capped, duplicate keys
 // refused). `where` names the file in errors.

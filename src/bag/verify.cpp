@@ -408,6 +408,7 @@ class Verifier {
       const std::string folder = MergedShardFolder({i, n});
       const std::string file = folder + "/" + kMergedShardRecord;
       shard_items_.push_back(kUnknownItems);  // replaced once the record is read
+      shard_spans_.emplace_back();
       auto text = Read(file, "shards", limits::kRunRecordBytes);
       if (!text) continue;
       auto rec = ParseRunRecord(*text, file);
@@ -415,6 +416,7 @@ class Verifier {
         Add("shards", file, rec.error().what);
         continue;
       }
+      if (auto doc = ParseJson(*text, file); doc.ok()) shard_spans_.back() = SpanOfRecord(doc.value());
       const RunRecord& r = rec.value();
       if (!IsPartitionKind(r.folder_kind) || !r.shard || !(*r.shard == ShardSpec{i, n})) {
         Add("shards", file, "is not the record of shard " + ShardText({i, n}));
@@ -451,9 +453,15 @@ class Verifier {
     if (!list || list->size() != n) {
       return Add("shards", kRunRecord, "merge.shards does not list the " + std::to_string(n) + " shards");
     }
+    const nlohmann::json& merge = doc.value()["merge"];
+    listed_figures_.rate_sum = NumberAt(merge, "throughput_sum_of_shards_items_per_s");
+    listed_figures_.wall_seconds = NumberAt(merge, "wall_clock_seconds");
+    listed_figures_.wall_rate = NumberAt(merge, "throughput_wall_clock_items_per_s");
+    listed_figures_.rates.assign(n, std::nullopt);
     for (std::uint32_t i = 0; i < n; ++i) {
       const nlohmann::json& e = (*list)[i];
       const std::string at = "merge.shards[" + std::to_string(i) + "]";
+      listed_figures_.rates[i] = NumberAt(e, "items_per_second");
       const std::string folder = MergedShardFolder({i, n});
       auto named = StringAt(e, "folder");
       if (named != folder) {
@@ -619,10 +627,12 @@ class Verifier {
     Tally tally;
     tally.ids = &ids;
     tally.seen.assign(ids.size(), 0);
-    // The report, rebuilt from the results as they pass, the way the run's finish built it:
-    // only for a run or a shard whose journal a pilot of the current format wrote (version 2;
-    // the report's content is part of the format, and an older folder's counts are checked).
-    const bool rebuild = run_ && !merged && journal.state() && journal.state()->header.version >= 2;
+    // The report, rebuilt from the results as they pass, the way the run's finish (or merge)
+    // built it: only where every journal behind it was written by a pilot of the current
+    // format (version 2; the report's content is part of the format, and an older folder's
+    // counts are checked): a run's or a shard's own, a merged folder's shards'.
+    const bool rebuild = run_ && (merged ? MergedReportRebuildable(shard_journals)
+                                         : journal.state() && journal.state()->header.version >= 2);
     Rebuilt rebuilt{ReportBuilder(*(run_ ? run_->output : OutputKinds().front()), run_ ? run_->dim : 0), {}};
     std::string line;
     for (;;) {
@@ -652,7 +662,8 @@ class Verifier {
     // Compared only where the rebuild is exact: its results complete and in manifest order, and
     // no finding so far about them or the report.
     if (rebuild && report && tally.in_order && result_.findings.empty()) {
-      CheckRebuiltReport(*report, std::move(rebuilt), *journal.state(),
+      CheckRebuiltReport(*report, std::move(rebuilt),
+                         merged ? MergedSources(shard_journals) : RunSources(*journal.state()),
                          shard ? Acceptance{} : params.value().acceptance);
     }
     if (embeds) CheckVectors(run_->dim);
@@ -900,37 +911,117 @@ class Verifier {
     if (rebuilt.rows.size() < kMarkdownItemRows) rebuilt.rows.push_back(r);
   }
 
+  // What a report is rebuilt from besides the results, the manifest copy and the parameters.
+  struct ReportSources {
+    RunMetrics metrics;  // its peak_rss_mb: the floor under the recorded figure
+    std::string run_id;  // report.md's title
+    std::string from;    // what the sources are, for the finding
+    std::string peak_from;
+    // A merged folder's: the shards, their rates summed, and the span from the first start
+    // to the last finish (the report's processing seconds too).
+    std::size_t shards = 0;
+    double shard_rate_sum = 0, wall_seconds = 0;
+    std::vector<double> shard_rates;
+  };
+  static ReportSources RunSources(const JournalState& js) {
+    ReportSources s;
+    s.metrics = RunMetrics{js.processing_seconds, js.peak_rss_mb, js.device_peak_mb, js.batch_failure_count,
+                           js.batch_failures};
+    s.run_id = js.header.run_id;
+    s.from = "data/results.jsonl, the manifest copy, the parameters and the journal";
+    s.peak_from = "the journal's peak";
+    return s;
+  }
+  // A merged folder's report comes from its shards' reports and records, as merge read them:
+  // each shard's rate is its items over its journal's processing seconds, its device peak its
+  // journal's, and the span runs from the first shard's start to the last one's finish (their
+  // records under data/shards/). The peak RSS is each shard's finishing session's, in no file
+  // the merged folder holds: taken as recorded, never below the shards' journals' peaks.
+  bool MergedReportRebuildable(const std::vector<Journal>& shard_journals) const {
+    const std::uint32_t n = run_->merged_shards;
+    if (n == 0 || shard_journals.size() != n || shard_spans_.size() != n) return false;
+    for (std::uint32_t i = 0; i < n; ++i) {
+      const JournalState* js = shard_journals[i].state();
+      if (!js || js->header.version < 2 || !shard_spans_[i].started || !shard_spans_[i].finished)
+        return false;
+    }
+    return true;
+  }
+  ReportSources MergedSources(const std::vector<Journal>& shard_journals) const {
+    ReportSources s;
+    std::optional<double> started, finished;
+    for (std::size_t i = 0; i < shard_journals.size(); ++i) {
+      const JournalState& js = *shard_journals[i].state();
+      const std::size_t items = js.header.items;
+      s.shard_rates.push_back(js.processing_seconds > 0 ? items / js.processing_seconds : 0);
+      s.shard_rate_sum += s.shard_rates.back();
+      s.metrics.peak_rss_mb = std::max(s.metrics.peak_rss_mb, js.peak_rss_mb);
+      if (js.device_peak_mb)
+        s.metrics.device_peak_mb = std::max(s.metrics.device_peak_mb.value_or(0), *js.device_peak_mb);
+      const double a = *shard_spans_[i].started, b = *shard_spans_[i].finished;
+      started = started ? std::min(*started, a) : a;
+      finished = finished ? std::max(*finished, b) : b;
+    }
+    s.wall_seconds = started && finished && *finished > *started ? *finished - *started : 0;
+    s.metrics.processing_seconds = s.wall_seconds;
+    s.shards = shard_journals.size();
+    s.run_id = run_->run_id;
+    s.from = "data/results.jsonl, the manifest copy, the parameters and the shards' journals and records";
+    s.peak_from = "the shards' journals' highest peak";
+    return s;
+  }
+
   // report.json and report.md are derived documents: rebuilt from the results, the manifest
-  // copy, the parameters' acceptance and the journal's metrics, they must be the folder's, byte
-  // for byte. One figure is in no other file: the peak RSS of the session that finished,
-  // taken as recorded but never below the journal's.
-  void CheckRebuiltReport(const ReportFile& recorded, Rebuilt rebuilt, const JournalState& js,
+  // copy, the parameters' acceptance and the journal's metrics (a merged folder's: its
+  // shards'), they must be the folder's, byte for byte. One figure is in no other file: the
+  // peak RSS of the session that finished, taken as recorded but never below the journal's.
+  void CheckRebuiltReport(const ReportFile& recorded, Rebuilt rebuilt, ReportSources sources,
                           const Acceptance& acceptance) {
     const nlohmann::json& j = recorded.doc;
     const bool peak_ok = j.contains("peak_rss_mb") && j["peak_rss_mb"].is_number() &&
                          std::isfinite(j["peak_rss_mb"].get<double>()) &&
-                         j["peak_rss_mb"].get<double>() >= js.peak_rss_mb;
+                         j["peak_rss_mb"].get<double>() >= sources.metrics.peak_rss_mb;
     if (!peak_ok) {
       Add("report", kReportJson,
-          "peak_rss_mb is not a number at or above the journal's peak (" + std::to_string(js.peak_rss_mb) +
-              " MB)");
+          "peak_rss_mb is not a number at or above " + sources.peak_from + " (" +
+              std::to_string(sources.metrics.peak_rss_mb) + " MB)");
       return;
     }
-    const Report report = rebuilt.builder.Finish(
-        acceptance, RunMetrics{js.processing_seconds, j["peak_rss_mb"].get<double>(), js.device_peak_mb,
-                               js.batch_failure_count, js.batch_failures});
+    sources.metrics.peak_rss_mb = j["peak_rss_mb"].get<double>();
+    Report report = rebuilt.builder.Finish(acceptance, sources.metrics);
+    report.shards = sources.shards;
+    report.shard_rate_sum = sources.shard_rate_sum;
+    report.wall_seconds = sources.wall_seconds;
     const nlohmann::ordered_json want = ReportToJson(report);
     if (PrettyJson(want) != recorded.text) {
       const std::string keys = DifferingKeys(j, want);
       Add("report", kReportJson,
-          "does not match the report rebuilt from data/results.jsonl, the manifest copy, the parameters and "
-          "the journal" +
+          "does not match the report rebuilt from " + sources.from +
               (keys.empty() ? std::string(" (its bytes differ)") : "; differing keys: " + keys));
       return;
     }
     auto md = Read(kReportMarkdown, "report", limits::kReportBytes);
-    if (md && *md != ReportToMarkdown(report, js.header.run_id, rebuilt.rows)) {
+    if (md && *md != ReportToMarkdown(report, sources.run_id, rebuilt.rows)) {
       Add("report", kReportMarkdown, "does not match the report rendered again from data/report.json");
+    }
+    if (sources.shards > 0) CheckMergedFigures(sources, report);
+  }
+
+  // A merged record's figures (run.json's `merge`) are the rebuilt report's, number for number.
+  void CheckMergedFigures(const ReportSources& sources, const Report& report) {
+    auto check = [&](const std::string& key, std::optional<double> listed, double rebuilt) {
+      if (listed != rebuilt) {
+        Add("shards", kRunRecord,
+            key + " is " + (listed ? std::to_string(*listed) : std::string("missing")) +
+                " but the shards' journals and records give " + std::to_string(rebuilt));
+      }
+    };
+    check("merge.throughput_sum_of_shards_items_per_s", listed_figures_.rate_sum, sources.shard_rate_sum);
+    check("merge.wall_clock_seconds", listed_figures_.wall_seconds, sources.wall_seconds);
+    check("merge.throughput_wall_clock_items_per_s", listed_figures_.wall_rate, report.items_per_second);
+    for (std::size_t i = 0; i < sources.shard_rates.size() && i < listed_figures_.rates.size(); ++i) {
+      check("merge.shards[" + std::to_string(i) + "].items_per_second", listed_figures_.rates[i],
+            sources.shard_rates[i]);
     }
   }
 
@@ -992,8 +1083,13 @@ class Verifier {
     std::uint64_t row, vector_at;
     std::string id;
   };
-  std::vector<RowRef> rows_;              // embedding runs: each accepted item's row and journaled vector
-  std::vector<std::size_t> shard_items_;  // merged: each shard's own item count, from its run.json
+  std::vector<RowRef> rows_;               // embedding runs: each accepted item's row and journaled vector
+  std::vector<std::size_t> shard_items_;   // merged: each shard's own item count, from its run.json
+  std::vector<RecordedSpan> shard_spans_;  // merged: each shard's start and finish, from its run.json
+  struct ListedFigures {                   // merged: run.json's merge figures, as recorded
+    std::optional<double> rate_sum, wall_seconds, wall_rate;
+    std::vector<std::optional<double>> rates;
+  } listed_figures_;
   static constexpr std::size_t kUnknownItems = static_cast<std::size_t>(-1);  // its record unreadable
 };
 

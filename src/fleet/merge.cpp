@@ -34,19 +34,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// "2026-11-29T19:10:36Z" as seconds since the epoch.
-std::optional<double> ParseUtc(const std::string& iso) {
-  std::tm tm{};
-  if (iso.size() != 20 || iso[19] != 'Z') return std::nullopt;
-  if (std::sscanf(iso.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour,
-                  &tm.tm_min, &tm.tm_sec) != 6) {
-    return std::nullopt;
-  }
-  tm.tm_year -= 1900;
-  tm.tm_mon -= 1;
-  return static_cast<double>(::timegm(&tm));
-}
-
 struct ShardFolder {
   MergedShard info;
   RunRecord record;
@@ -316,16 +303,8 @@ class Merger {
       rate_sum_ += info.items_per_second;
       peak_rss_ = std::max(peak_rss_, r.peak_rss_mb);
       if (r.device_peak_mb) device_peak_ = std::max(device_peak_.value_or(0), *r.device_peak_mb);
-      auto precise = [&](const char* key) -> std::optional<double> {
-        auto it = s.run_json.find(key);
-        if (it == s.run_json.end() || !it->is_number()) return std::nullopt;
-        return it->get<double>();
-      };
-      auto a = precise("started_unix"), b = precise("finished_unix");
-      if (!a || !b) {  // a shard from a pilot that recorded whole seconds only
-        a = ParseUtc(info.started_at);
-        b = ParseUtc(info.finished_at);
-      }
+      const RecordedSpan span = SpanOfRecord(s.run_json);
+      const std::optional<double> a = span.started, b = span.finished;
       if (a) started_ = started_ ? std::min(*started_, *a) : *a;
       if (b) finished_ = finished_ ? std::max(*finished_, *b) : *b;
     }

@@ -1,5 +1,9 @@
 #include "pilot/run_record.h"
 
+#include <cmath>
+#include <cstdio>
+#include <ctime>
+
 #include "pilot/folder_files.h"
 #include "pilot/json_util.h"
 #include "pilot/limits.h"
@@ -86,6 +90,37 @@ Result<RunRecord> ParseRunRecord(std::string_view text, const std::string& where
     }
   }
   return r;
+}
+
+namespace {
+
+// "2026-11-29T19:10:36Z" as seconds since the epoch.
+std::optional<double> ParseUtc(const std::string& iso) {
+  std::tm tm{};
+  if (iso.size() != 20 || iso[19] != 'Z') return std::nullopt;
+  if (std::sscanf(iso.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour,
+                  &tm.tm_min, &tm.tm_sec) != 6) {
+    return std::nullopt;
+  }
+  tm.tm_year -= 1900;
+  tm.tm_mon -= 1;
+  return static_cast<double>(::timegm(&tm));
+}
+
+}  // namespace
+
+RecordedSpan SpanOfRecord(const nlohmann::json& run_json) {
+  auto precise = [&](const char* key) -> std::optional<double> {
+    auto v = NumberAt(run_json, key);
+    if (!v || !std::isfinite(*v)) return std::nullopt;
+    return v;
+  };
+  RecordedSpan span{precise("started_unix"), precise("finished_unix")};
+  if (!span.started || !span.finished) {  // a record from a pilot that kept whole seconds only
+    span.started = ParseUtc(StringAt(run_json, "started_at").value_or(""));
+    span.finished = ParseUtc(StringAt(run_json, "finished_at").value_or(""));
+  }
+  return span;
 }
 
 std::string MergedShardFolder(const ShardSpec& spec) {

@@ -1355,6 +1355,31 @@ hc_runfolder__merge_too_many_shards() {
   hrun merge "${args[@]}" --out runs/m2
 }
 hc_runfolder__verify_merged_control_good() { copy_run shards || return; want_rc 0; verify_mgood; }
+hc_runfolder__verify_merged_report_rate_forged() {
+  # The merged report's rates (wall-clock and the shards' sum) doubled, the bag re-hashed: the
+  # report rebuilt from the results and the shards' journals and records differs.
+  copy_run shards || return
+  pyedit "$MG/data/report.json" 'd["throughput_items_per_s"] *= 2
+d["shards"]["throughput_sum_of_shards_items_per_s"] *= 2'
+  rehash "$MG"
+  finding 'report\.json' 'rebuilt' 'differing keys: throughput_items_per_s, shards'
+  verify_mgood
+}
+hc_runfolder__verify_merged_record_rate_forged() {
+  # The merged record's sum of the shards' rates raised, the report left alone, re-hashed.
+  copy_run shards || return
+  pyedit "$MG/data/run.json" 'd["merge"]["throughput_sum_of_shards_items_per_s"] *= 3'
+  rehash "$MG"
+  finding 'merge\.throughput_sum_of_shards_items_per_s is' "shards' journals and records give"
+  verify_mgood
+}
+hc_runfolder__verify_merged_report_md_forged() {
+  copy_run shards || return
+  sed -i 's/^Verdict: .*/Verdict: **acceptance criteria met** (forged)/' "$MG/data/report.md"
+  rehash "$MG"
+  finding 'report\.md' 'rendered again'
+  verify_mgood
+}
 hc_runfolder__verify_merged_shard_journal_edited() {
   # A result changed in the merged copy of a shard's journal and in results.jsonl, re-hashed:
   # they agree with each other, but not with the shard's journal... which is the copy: so

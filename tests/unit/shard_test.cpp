@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -14,6 +15,7 @@
 #include "pilot/fleet/merge.h"
 #include "pilot/folder_kind.h"
 #include "pilot/hash.h"
+#include "pilot/json_util.h"
 #include "pilot/params.h"
 #include "pilot/run.h"
 #include "pilot/verify.h"
@@ -264,6 +266,88 @@ TEST_F(ShardRuns, AMergedFolderWhoseResultWasChangedAndRehashedFailsAgainstTheSh
   for (const auto& x : v.value().findings)
     caught |= x.what.find("differs from its record") != std::string::npos;
   EXPECT_TRUE(caught);
+}
+
+// Rewrites `file` of the merged folder by `edit`, then re-hashes the bag as a forger would.
+void EditAndRehash(const fs::path& dir, const std::string& file,
+                   const std::function<void(nlohmann::ordered_json&)>& edit) {
+  auto doc = nlohmann::ordered_json::parse(ReadText(dir / file));
+  edit(doc);
+  WriteText(dir / file, PrettyJson(doc));
+  fs::remove(dir / "manifest-sha256.txt");
+  fs::remove(dir / "tagmanifest-sha256.txt");
+  ASSERT_TRUE(FinalizeBag(RealFileSystem(), dir, "2026-11-30",
+                          {{"External-Identifier", "merged"},
+                           {"Pilot-Folder-Kind", "merged"},
+                           {"Pilot-Format-Version", std::to_string(kRunFormatVersion)}})
+                  .ok());
+}
+
+std::string FindingsText(const VerifyResult& v) {
+  std::string all;
+  for (const auto& x : v.findings) all += "[" + x.check + "] " + x.where + ": " + x.what + "\n";
+  return all;
+}
+
+// A merged folder's report and record figures are rebuilt from its results and its shards'
+// journals and records: a forged figure, re-hashed, is a finding naming it.
+TEST_F(ShardRuns, AMergedFoldersReportIsRebuiltFromItsShardsAndAForgedFigureIsAFinding) {
+  ASSERT_TRUE(Merge(RunAll(3)).ok());
+  const fs::path dir = f_.dir / "merged";
+  auto good = VerifyFolder(RealFileSystem(), dir, {});
+  ASSERT_TRUE(good.ok() && good.value().ok()) << FindingsText(good.value());
+  const std::string pristine = f_.dir.path().string() + "/pristine";
+  fs::copy(dir, pristine, fs::copy_options::recursive);
+
+  struct Case {
+    const char* file;
+    std::function<void(nlohmann::ordered_json&)> edit;
+    const char* finding;
+  };
+  const std::vector<Case> cases = {
+      {"data/report.json",
+       [](nlohmann::ordered_json& j) {
+         j["shards"]["throughput_sum_of_shards_items_per_s"] =
+             j["shards"]["throughput_sum_of_shards_items_per_s"].get<double>() * 2;
+       },
+       "differing keys: shards"},
+      {"data/report.json", [](nlohmann::ordered_json& j) { j["latency_ms"]["p95"] = 0.001; },
+       "differing keys: latency_ms"},
+      {"data/report.json",
+       [](nlohmann::ordered_json& j) {
+         j["throughput_items_per_s"] = j["throughput_items_per_s"].get<double>() * 10;
+       },
+       "differing keys: throughput_items_per_s"},
+      {"data/report.json", [](nlohmann::ordered_json& j) { j["peak_rss_mb"] = 0.0; },
+       "at or above the shards' journals' highest peak"},
+      {"data/run.json",
+       [](nlohmann::ordered_json& j) { j["merge"]["throughput_sum_of_shards_items_per_s"] = 1e9; },
+       "merge.throughput_sum_of_shards_items_per_s is"},
+      {"data/run.json", [](nlohmann::ordered_json& j) { j["merge"]["shards"][1]["items_per_second"] = 7.0; },
+       "merge.shards[1].items_per_second is"},
+      {"data/run.json", [](nlohmann::ordered_json& j) { j["merge"]["wall_clock_seconds"] = 0.5; },
+       "merge.wall_clock_seconds is"},
+  };
+  for (const Case& c : cases) {
+    fs::remove_all(dir);
+    fs::copy(pristine, dir, fs::copy_options::recursive);
+    EditAndRehash(dir, c.file, c.edit);
+    auto v = VerifyFolder(RealFileSystem(), dir, {});
+    ASSERT_TRUE(v.ok());
+    EXPECT_FALSE(v.value().ok()) << c.finding;
+    EXPECT_NE(FindingsText(v.value()).find(c.finding), std::string::npos) << FindingsText(v.value());
+  }
+
+  // report.md rendered again from the rebuilt report.
+  fs::remove_all(dir);
+  fs::copy(pristine, dir, fs::copy_options::recursive);
+  std::string md = ReadText(dir / "data/report.md");
+  md.replace(md.find("Verdict: "), 9, "Verdict (forged): ");
+  WriteText(dir / "data/report.md", md);
+  EditAndRehash(dir, "data/run.json", [](nlohmann::ordered_json&) {});
+  auto v = VerifyFolder(RealFileSystem(), dir, {});
+  ASSERT_TRUE(v.ok());
+  EXPECT_NE(FindingsText(v.value()).find("rendered again"), std::string::npos) << FindingsText(v.value());
 }
 
 TEST_F(ShardRuns, MergeRefusesEachBadSetNamingTheShard) {
