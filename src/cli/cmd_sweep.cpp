@@ -149,6 +149,10 @@ Result<CellMeasure> RunCellInChild(const fs::path& dir, int group, int batch, in
 SweepControl MakeSweepControl(const Common& common) {
   SweepControl control;
   control.should_stop = InterruptRequested;
+  control.on_ready = [] {
+    ::signal(SIGCHLD, SIG_DFL);  // an inherited SIG_IGN would make wait4 lose the cells
+    InstallInterruptHandlers();
+  };
   if (!common.quiet && !common.json) {
     control.on_progress = [](const std::string& line) { std::fprintf(stderr, "pilot: %s\n", line.c_str()); };
   }
@@ -219,40 +223,6 @@ int PrintSweep(const SweepOutcome& out, const Common& common) {
   return code;
 }
 
-Result<SweepPlan> BuildSweepPlan(const RunRequest& request, const SweepSettings& settings,
-                                 const Common& common, std::unique_ptr<Stage>& stage) {
-  auto plan = BuildRunPlan(RealFileSystem(), request);
-  if (!plan.ok()) return plan.error();
-  Runtime& runtime = TorchRuntime();
-  PILOT_TRY(CheckEnvironment(runtime, plan.value().params, plan.value().runs_dir,
-                             "no sweep folder was created or changed"));
-  // This process only groups the inputs (the stage's featuriser): it loads the model on the
-  // CPU, so that nothing of it stays on the device the cells measure.
-  auto device = runtime.ResolveDevice(plan.value().params.device);
-  if (!device.ok()) return device.error();
-  Params on_cpu = plan.value().params;
-  on_cpu.device = "cpu";
-  auto built =
-      BuildStage(RealFileSystem(), runtime, on_cpu, plan.value().model_sha256, plan.value().runs_dir);
-  if (!built.ok()) return built.error();
-  auto received = runtime.ReceivedEnvironment(plan.value().params.device, plan.value().runs_dir);
-  if (!received.ok()) return received.error();
-  SweepPlan sp;
-  sp.run = std::move(plan).value();
-  sp.run.environment = built.value().environment;
-  sp.run.environment["device_requested"] = sp.run.params.device;
-  sp.run.environment["device_used"] = device.value();
-  sp.run.environment["received"] = received.value().ToJson();
-  sp.settings = settings;
-  sp.rss_after_load_mb = CurrentRssMegabytes(RealFileSystem());
-  stage = std::move(built.value().stage);
-  sp.stage = stage->Describe();
-  sp.stage.device = device.value();  // where the cells run
-  sp.footprint = stage->Footprint();
-  (void)common;
-  return sp;
-}
-
 int Execute(const SweepOptions& o) {
   ApplyLogLevel(o.common);
   if (Status st = CheckDefaultParams(o.params); !st.ok()) return ReportError(st.error(), o.common);
@@ -265,47 +235,18 @@ int Execute(const SweepOptions& o) {
   if (o.latency_option && o.latency_option->count() > 0) settings.latency_budget_ms = o.latency_budget_ms;
   if (o.memory_option && o.memory_option->count() > 0) settings.max_memory_mb = o.max_memory_mb;
   if (Status st = CheckSweepSettings(settings); !st.ok()) return ReportError(st.error(), o.common);
-  RunRequest request;
-  request.params_file = o.params;
-  if (!o.manifest.empty()) request.manifest = fs::path(o.manifest);
-  if (!o.device.empty()) request.device = o.device;
-  request.runs_dir = o.runs_dir.empty() ? fs::path("runs") : fs::path(o.runs_dir);
-  request.command_line = o.argv;
-  request.use_batch_plan = false;
-  std::unique_ptr<Stage> stage;
-  auto plan = BuildSweepPlan(request, settings, o.common, stage);
-  if (!plan.ok()) return ReportError(plan.error(), o.common);
-  SweepPlan& sp = plan.value();
-  auto grouping = GroupManifest(RealFileSystem(), sp.run, *stage, settings.groups, SweepSampleSize(settings));
-  if (!grouping.ok()) return ReportError(grouping.error(), o.common);
-  sp.grouping = std::move(grouping).value();
-  if (!o.out.empty()) {
-    sp.dir = o.out;
-  } else {
-    sp.dir = request.runs_dir / (NewRunId(SystemClock()) + "-sweep");
-  }
-  stage.reset();               // the cells load their own
-  ::signal(SIGCHLD, SIG_DFL);  // an inherited SIG_IGN would make wait4 lose the cells
-  InstallInterruptHandlers();
-  const int repeats = settings.repeats;
-  CellRunner runner = [repeats](const fs::path& dir, int g, int b) {
-    return RunCellInChild(dir, g, b, repeats);
-  };
-  auto outcome = ExecuteSweep(RealFileSystem(), SystemClock(), sp, runner, MakeSweepControl(o.common));
+  SweepRequest request;
+  request.run.params_file = o.params;
+  if (!o.manifest.empty()) request.run.manifest = fs::path(o.manifest);
+  if (!o.device.empty()) request.run.device = o.device;
+  request.run.runs_dir = o.runs_dir.empty() ? fs::path("runs") : fs::path(o.runs_dir);
+  request.run.command_line = o.argv;
+  request.settings = settings;
+  request.out = o.out;
+  auto outcome = RunSweep(RealFileSystem(), SystemClock(), TorchRuntime(), request, RunCellInChild,
+                          MakeSweepControl(o.common));
   if (!outcome.ok()) return ReportError(outcome.error(), o.common);
   return PrintSweep(outcome.value(), o.common);
-}
-
-// What a sweep folder's record asked for, as a request: the cell processes and a resume
-// rebuild the plan from it (and compare it with the pins).
-RunRequest RequestFromRecord(const SweepRecord& r, const fs::path& dir) {
-  RunRequest request;
-  request.params_file = r.params_path;
-  request.manifest = fs::path(r.manifest_path);
-  request.device = r.device;
-  request.runs_dir = dir.parent_path().empty() ? fs::path(".") : dir.parent_path();
-  request.use_batch_plan = false;  // a sweep measures batch sizes itself
-  return request;
 }
 
 // --- the cell process -----------------------------------------------------------------------
@@ -346,7 +287,7 @@ int ExecuteCell(const CellOptions& o) {
   auto record = ReadSweepRecord(RealFileSystem(), dir);
   if (!record.ok()) return ReportError(record.error(), o.common);
   const SweepRecord& r = record.value();
-  auto plan = BuildRunPlan(RealFileSystem(), RequestFromRecord(r, dir));
+  auto plan = BuildRunPlan(RealFileSystem(), RequestFromSweepRecord(r, dir));
   if (!plan.ok()) return ReportError(plan.error(), o.common);
   if (plan.value().manifest.sha256() != r.manifest_sha256 || plan.value().model_sha256 != r.model_sha256 ||
       Sha256Hex(plan.value().params_bytes) != r.params_sha256) {
@@ -372,38 +313,22 @@ int ExecuteCell(const CellOptions& o) {
 }
 
 // `pilot resume` of a sweep folder: its cells, not a run's items, on the device it measured.
-int ResumeSweepFolder(const ResumeArgs& args) {
-  const Common& common = args.common;
+int ResumeSweepCommand(const ResumeArgs& args) {
   if (!args.device.empty() || args.stop_after > 0) {
     return ReportError(BadInput("--device and --stop-after do not apply to a sweep folder", args.dir,
                                 "a sweep resumes on the device it was measured on"),
-                       common);
+                       args.common);
   }
-  const fs::path dir = args.dir;
-  const std::vector<std::string>& argv = args.argv;
-  auto record = ReadSweepRecord(RealFileSystem(), dir);
-  if (!record.ok()) return ReportError(record.error(), common);
-  const SweepRecord& r = record.value();
-  RunRequest request = RequestFromRecord(r, dir);
-  request.command_line = r.command_line.empty() ? argv : r.command_line;
-  std::unique_ptr<Stage> stage;
-  auto plan = BuildSweepPlan(request, r.settings, common, stage);
-  if (!plan.ok()) return ReportError(plan.error(), common);
-  stage.reset();
-  ::signal(SIGCHLD, SIG_DFL);
-  InstallInterruptHandlers();
-  const int repeats = r.settings.repeats;
-  CellRunner runner = [repeats](const fs::path& d, int g, int b) { return RunCellInChild(d, g, b, repeats); };
-  auto outcome = ResumeSweep(RealFileSystem(), SystemClock(), dir, std::move(plan).value(), runner,
-                             MakeSweepControl(common));
-  if (!outcome.ok()) return ReportError(outcome.error(), common);
-  return PrintSweep(outcome.value(), common);
+  auto outcome = ResumeSweepFolder(RealFileSystem(), SystemClock(), TorchRuntime(), args.dir, args.argv,
+                                   RunCellInChild, MakeSweepControl(args.common));
+  if (!outcome.ok()) return ReportError(outcome.error(), args.common);
+  return PrintSweep(outcome.value(), args.common);
 }
 
 }  // namespace
 
 void AddSweepCommand(CLI::App& app, int& exit_code, const std::vector<std::string>& argv) {
-  RegisterFolderCommands(kFolderKindSweep, {ResumeSweepFolder, nullptr});
+  RegisterFolderCommands(kFolderKindSweep, {ResumeSweepCommand, nullptr});
   auto o = std::make_shared<SweepOptions>();
   CLI::App* cmd = app.add_subcommand(
       "sweep", "Tune the batch size per input-length group: time, latency, peak memory and errors per cell");

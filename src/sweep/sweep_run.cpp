@@ -96,7 +96,7 @@ class SweepSession {
           out.interrupted = true;
           return out;
         }
-        auto measured = runner_(dir_, g, b);
+        auto measured = runner_(dir_, g, b, plan_.settings.repeats);
         if (!measured.ok()) {
           if (measured.error().kind == ErrorKind::kInterrupted) {
             lock.RemoveFile();

@@ -13,41 +13,7 @@ namespace {
 using testing::Fixture;
 using testing::ReadText;
 
-// A runtime with no library behind it: the fake stage kind, one backend, and a count of calls.
-class FakeRuntime : public Runtime {
- public:
-  std::string backend = "cpu";
-  std::optional<Error> fails;  // every call fails with it (a module that does not load)
-  int stages_built = 0;
-
-  Result<std::string> ResolveDevice(const std::string& requested) override {
-    if (fails) return *fails;
-    if (requested == "auto") return backend == "cpu" ? std::string("cpu") : backend + ":0";
-    if (requested.rfind("cpu", 0) != 0 && requested.rfind(backend, 0) != 0) {
-      return EnvironmentError(requested + " requested; this machine has " + backend, "--device");
-    }
-    return requested;
-  }
-  Result<Received> ReceivedEnvironment(const std::string&, const std::filesystem::path&) override {
-    if (fails) return *fails;
-    Received got;
-    got.backend = backend;
-    got.device_count = backend == "cpu" ? 0 : 2;
-    return got;
-  }
-  Result<nlohmann::ordered_json> Info() override {
-    if (fails) return *fails;
-    return nlohmann::ordered_json{{"version", "fake"}};
-  }
-  Status RegisterStages(StageRegistry& registry) override {
-    if (fails) return *fails;
-    registry.Register("fake", [this](const StageConfig&) -> Result<std::unique_ptr<Stage>> {
-      ++stages_built;
-      return std::unique_ptr<Stage>(std::make_unique<testing::FakeStage>());
-    });
-    return {};
-  }
-};
+using testing::FakeRuntime;
 
 const testing::Items kItems = {{"a", "en one"},  {"b", "fr deux"}, {"c", "de drei"},
                                {"d", "en four"}, {"e", "fr cinq"}, {"f", "de sechs"}};

@@ -96,7 +96,7 @@ struct SweepHarness {
     return p;
   }
   CellRunner Runner(const RunPlan& plan) {
-    return [this, plan](const fs::path& dir, int g, int b) -> Result<CellMeasure> {
+    return [this, plan](const fs::path& dir, int g, int b, int) -> Result<CellMeasure> {
       auto in = LoadCellInputs(RealFileSystem(), dir, plan, stage, g);
       if (!in.ok()) return in.error();
       ++cells_run;
@@ -353,6 +353,52 @@ TEST(SweepTest, AnInterruptedSweepResumesKeepingItsFinishedCells) {
   auto again = ResumeSweep(RealFileSystem(), h.clock, plan.dir, plan, h.Runner(plan.run), h.Control());
   ASSERT_FALSE(again.ok());
   EXPECT_NE(again.error().what.find("already finished"), std::string::npos);
+}
+
+// `pilot sweep` and its resume as one library call each, over a fake runtime: the setup (plan,
+// environment, stage on the CPU, groups) before anything is created, then the sweep.
+TEST(SweepTest, ASweepAndItsResumeAreOneCallEachAfterTheSetup) {
+  SweepHarness h(ThreeLengths());
+  testing::FakeRuntime runtime;
+  runtime.make_stage = [] { return std::unique_ptr<Stage>(std::make_unique<SweepStage>()); };
+  SweepRequest request;
+  request.run.params_file = h.fx.dir / "params.json";
+  request.run.runs_dir = h.fx.dir / "runs";
+  request.run.command_line = {"pilot", "sweep"};
+  request.settings.batch_sizes = {1, 2, 4};
+  request.out = h.fx.dir / "sw";
+  int ready = 0;
+  SweepControl control = h.Control();
+  control.on_ready = [&] { ++ready; };
+  h.stop_after_cells = 4;
+  auto first = RunSweep(RealFileSystem(), h.clock, runtime, request, h.Runner(h.fx.plan), control);
+  ASSERT_TRUE(first.ok()) << first.error().ToString();
+  EXPECT_TRUE(first.value().interrupted);
+  EXPECT_EQ(ready, 1);
+  EXPECT_EQ(runtime.stages_built, 1) << "the sweeping process loads the model once, on the CPU";
+  const std::string record = ReadText(request.out / "data/run.json");
+  EXPECT_NE(record.find("\"device\": \"cpu\""), std::string::npos) << record;
+
+  h.stop_after_cells = 0;
+  h.cells_run = 0;
+  auto resumed = ResumeSweepFolder(RealFileSystem(), h.clock, runtime, request.out, {"pilot", "resume"},
+                                   h.Runner(h.fx.plan), control);
+  ASSERT_TRUE(resumed.ok()) << resumed.error().ToString();
+  EXPECT_FALSE(resumed.value().interrupted);
+  EXPECT_EQ(h.cells_run, 5u);  // 9 cells, 4 kept
+  EXPECT_TRUE(resumed.value().verify.ok());
+  EXPECT_EQ(ready, 2);
+
+  // Unmet requirements: refused before anything is created, the handlers never installed.
+  h.fx.SetParams(R"({"manifest": "inputs/manifest.json", "stage": {"kind": "fake", "model": "model.bin"},
+    "allowed_categories": ["en", "fr", "de"], "requires": {"backend": "cuda"}})");
+  request.out = h.fx.dir / "sw2";
+  auto refused = RunSweep(RealFileSystem(), h.clock, runtime, request, h.Runner(h.fx.plan), control);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().kind, ErrorKind::kEnvironment);
+  EXPECT_NE(refused.error().hint.find("no sweep folder was created or changed"), std::string::npos);
+  EXPECT_FALSE(fs::exists(request.out));
+  EXPECT_EQ(ready, 2);
 }
 
 TEST(SweepTest, ASweepKilledWhileFinishingIsFinishedByResume) {

@@ -3,8 +3,11 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -12,6 +15,7 @@
 #include "pilot/fs.h"
 #include "pilot/manifest.h"
 #include "pilot/run.h"
+#include "pilot/run_session.h"
 #include "pilot/stage.h"
 
 namespace pilot::testing {
@@ -49,6 +53,44 @@ class FakeStage : public Stage {
 
  private:
   StageDescription desc_;
+};
+
+// A runtime with no library behind it (run_session.h): the stage kind "fake", one backend
+// (`backend`; a device of another is refused as absent), and a count of the stages built.
+class FakeRuntime : public Runtime {
+ public:
+  std::string backend = "cpu";
+  std::optional<Error> fails;  // every call fails with it (a module that does not load)
+  int stages_built = 0;
+  std::function<std::unique_ptr<Stage>()> make_stage;  // null: a FakeStage
+
+  Result<std::string> ResolveDevice(const std::string& requested) override {
+    if (fails) return *fails;
+    if (requested == "auto") return backend == "cpu" ? std::string("cpu") : backend + ":0";
+    if (requested.rfind("cpu", 0) != 0 && requested.rfind(backend, 0) != 0) {
+      return EnvironmentError(requested + " requested; this machine has " + backend, "--device");
+    }
+    return requested;
+  }
+  Result<Received> ReceivedEnvironment(const std::string&, const std::filesystem::path&) override {
+    if (fails) return *fails;
+    Received got;
+    got.backend = backend;
+    got.device_count = backend == "cpu" ? 0 : 2;
+    return got;
+  }
+  Result<nlohmann::ordered_json> Info() override {
+    if (fails) return *fails;
+    return nlohmann::ordered_json{{"version", "fake"}};
+  }
+  Status RegisterStages(StageRegistry& registry) override {
+    if (fails) return *fails;
+    registry.Register("fake", [this](const StageConfig&) -> Result<std::unique_ptr<Stage>> {
+      ++stages_built;
+      return make_stage ? make_stage() : std::unique_ptr<Stage>(std::make_unique<FakeStage>());
+    });
+    return {};
+  }
 };
 
 // Wraps the real file system; fails the Nth write (WriteFileAtomic, CopyFileAtomic, an

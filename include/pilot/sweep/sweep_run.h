@@ -22,6 +22,7 @@
 #include "pilot/folder_kind.h"
 #include "pilot/fs.h"
 #include "pilot/run.h"
+#include "pilot/run_session.h"
 #include "pilot/status.h"
 #include "pilot/sweep/sweep.h"
 #include "pilot/sweep/sweep_records.h"
@@ -40,16 +41,20 @@ struct SweepPlan {
   double rss_after_load_mb = 0;  // the sweeping process, once the model was loaded
 };
 
-// Runs the cell (group, batch size) of the sweep in `dir` somewhere and returns its
-// measure: a process killed by a signal is a measure with limit "killed". An Error means the
+// Runs the cell (group, batch size) of the sweep in `dir`, `repeats` times over, somewhere and
+// returns its measure: a process killed by a signal is a measure with limit "killed". An Error means the
 // cell could not be run at all (the sweep stops, resumable); kInterrupted, that it was
 // interrupted.
-using CellRunner =
-    std::function<Result<CellMeasure>(const std::filesystem::path& dir, int group, int batch_size)>;
+using CellRunner = std::function<Result<CellMeasure>(const std::filesystem::path& dir, int group,
+                                                     int batch_size, int repeats)>;
 
 struct SweepControl {
   std::function<bool()> should_stop;                    // polled between cells
   std::function<void(const std::string&)> on_progress;  // a line after each cell
+  // Called once by RunSweep and ResumeSweepFolder when the setup is done, before the folder is
+  // created or changed (the CLI installs its interrupt handlers there: until then an interrupt
+  // ends the command at once, with nothing written).
+  std::function<void()> on_ready;
 };
 
 struct SweepOutcome {
@@ -81,6 +86,38 @@ Result<SweepOutcome> ExecuteSweep(FileSystem& fs, Clock& clock, const SweepPlan&
 // journaled cells and runs the rest. A finished sweep is refused (exit 2).
 Result<SweepOutcome> ResumeSweep(FileSystem& fs, Clock& clock, const std::filesystem::path& dir,
                                  SweepPlan plan, const CellRunner& runner, const SweepControl& control);
+
+// What `pilot sweep` was asked: the run's request (its batch plan unused: a sweep measures batch
+// sizes itself), the settings, and the folder (empty: RUNS_DIR/<a new run id>-sweep).
+struct SweepRequest {
+  RunRequest run;
+  SweepSettings settings;
+  std::filesystem::path out;
+};
+
+// A sweep's setup, shared by a new sweep and its resume: the plan, the environment received
+// against `requires` (exit 3; nothing created or changed), the stage loaded on the CPU, where
+// it only measures the inputs' lengths (nothing of the model stays on the device the cells
+// measure) and gives the stage's description and footprint, and the environment recorded for
+// the device the cells use. `group`: also cut the length groups (a new sweep; a resume keeps
+// its folder's).
+Result<SweepPlan> PrepareSweep(FileSystem& fs, Runtime& runtime, const RunRequest& request,
+                               const SweepSettings& settings, bool group);
+
+// `pilot sweep` as one call: PrepareSweep, then ExecuteSweep into request.out.
+Result<SweepOutcome> RunSweep(FileSystem& fs, Clock& clock, Runtime& runtime, const SweepRequest& request,
+                              const CellRunner& runner, const SweepControl& control);
+
+// What a sweep folder's record asked for, as a request: its cell processes and its resume
+// rebuild the plan from it (and compare it with the pins).
+RunRequest RequestFromSweepRecord(const SweepRecord& record, const std::filesystem::path& dir);
+
+// `pilot resume` of a sweep folder as one call: its record read, the plan prepared again from
+// it (`command_line`: when the record has none), then ResumeSweep.
+Result<SweepOutcome> ResumeSweepFolder(FileSystem& fs, Clock& clock, Runtime& runtime,
+                                       const std::filesystem::path& dir,
+                                       const std::vector<std::string>& command_line, const CellRunner& runner,
+                                       const SweepControl& control);
 
 // For the cell process: the items of group `group` (1-based) of the sweep in `dir`, read
 // from its groups file, and their texts, prechecked again against the plan's inputs.
