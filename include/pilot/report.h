@@ -14,6 +14,7 @@
 #include "pilot/output_kind.h"
 #include "pilot/params.h"
 #include "pilot/results.h"
+#include "pilot/run_record.h"
 
 namespace pilot {
 
@@ -88,6 +89,26 @@ nlohmann::ordered_json ReportToJson(const Report& report);
 std::string ReportToMarkdown(const Report& report, const std::string& run_id,
                              const std::vector<ResultRecord>& records);
 inline constexpr std::size_t kMarkdownItemRows = 1000;
+
+// Items per second over `seconds` of processing (0 for none): a report's throughput.
+double RateOf(std::size_t items, double seconds);
+
+// A merged folder's figures, from its shards': merge takes each shard's from its report and
+// record, verify from the shard's journal and record kept in the merged folder. One function
+// combines them, so the writer and verify agree number for number: the rates summed, the
+// highest peaks, and the span from the first start to the last finish (0 when it is not
+// positive; a shard without a start or finish does not bound it).
+struct ShardFigures {
+  double items_per_second = 0;
+  double peak_rss_mb = 0;
+  std::optional<double> device_peak_mb;
+  RecordedSpan span;
+};
+struct MergedFigures {
+  double shard_rate_sum = 0, peak_rss_mb = 0, wall_seconds = 0;
+  std::optional<double> device_peak_mb;
+};
+MergedFigures CombineShardFigures(const std::vector<ShardFigures>& shards);
 
 // report.json of a run, shard or merged folder, read back: the one typed reader of it that the
 // workflows use (status, merge, compare, plan, decide); verify cross-checks the file itself.

@@ -397,6 +397,13 @@ class Verifier {
               std::to_string(kRunFormatVersion) + ", but the folder declares format " +
               std::to_string(run_->format_version));
     }
+    // And the other way: a folder of format 2 was written with a version-2 journal; an older
+    // version would spare its report (a merged folder's: through its shards') the rebuild.
+    if (run_->format_version >= kRunFormatVersion && h.version < 2) {
+      Add("journal", file,
+          "is version " + std::to_string(h.version) + ", but the folder declares format " +
+              std::to_string(run_->format_version) + ", whose pilot writes journal version 2");
+    }
   }
 
   // A merged folder: each shard's run.json, under data/shards/, is a finished shard I of N
@@ -417,6 +424,11 @@ class Verifier {
         continue;
       }
       if (auto doc = ParseJson(*text, file); doc.ok()) shard_spans_.back() = SpanOfRecord(doc.value());
+      if (!shard_spans_.back().started || !shard_spans_.back().finished) {
+        // Merge spans the shards with these: without them the merged report cannot be rebuilt.
+        Add("shards", file,
+            "gives no start and finish (started_unix and finished_unix, or started_at and finished_at)");
+      }
       const RunRecord& r = rec.value();
       if (!IsPartitionKind(r.folder_kind) || !r.shard || !(*r.shard == ShardSpec{i, n})) {
         Add("shards", file, "is not the record of shard " + ShardText({i, n}));
@@ -949,21 +961,21 @@ class Verifier {
   }
   ReportSources MergedSources(const std::vector<Journal>& shard_journals) const {
     ReportSources s;
-    std::optional<double> started, finished;
+    std::vector<ShardFigures> shards;
     for (std::size_t i = 0; i < shard_journals.size(); ++i) {
       const JournalState& js = *shard_journals[i].state();
-      const std::size_t items = js.header.items;
-      s.shard_rates.push_back(js.processing_seconds > 0 ? items / js.processing_seconds : 0);
-      s.shard_rate_sum += s.shard_rates.back();
-      s.metrics.peak_rss_mb = std::max(s.metrics.peak_rss_mb, js.peak_rss_mb);
-      if (js.device_peak_mb)
-        s.metrics.device_peak_mb = std::max(s.metrics.device_peak_mb.value_or(0), *js.device_peak_mb);
-      const double a = *shard_spans_[i].started, b = *shard_spans_[i].finished;
-      started = started ? std::min(*started, a) : a;
-      finished = finished ? std::max(*finished, b) : b;
+      // Each shard's report, as its verify rebuilds it: its items over its processing seconds,
+      // its journal's device peak; its peak RSS, in no file here, bounded below by its journal's.
+      shards.push_back(ShardFigures{RateOf(js.header.items, js.processing_seconds), js.peak_rss_mb,
+                                    js.device_peak_mb, shard_spans_[i]});
+      s.shard_rates.push_back(shards.back().items_per_second);
     }
-    s.wall_seconds = started && finished && *finished > *started ? *finished - *started : 0;
-    s.metrics.processing_seconds = s.wall_seconds;
+    const MergedFigures merged = CombineShardFigures(shards);
+    s.metrics.processing_seconds = merged.wall_seconds;
+    s.metrics.peak_rss_mb = merged.peak_rss_mb;
+    s.metrics.device_peak_mb = merged.device_peak_mb;
+    s.shard_rate_sum = merged.shard_rate_sum;
+    s.wall_seconds = merged.wall_seconds;
     s.shards = shard_journals.size();
     s.run_id = run_->run_id;
     s.from = "data/results.jsonl, the manifest copy, the parameters and the shards' journals and records";

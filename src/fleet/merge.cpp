@@ -134,14 +134,14 @@ class Merger {
     Joined& joined = streamed.value();
 
     // 4. The report over the whole manifest, and the acceptance judged on it.
-    const double wall = started_ && finished_ && *finished_ > *started_ ? *finished_ - *started_ : 0;
+    const double wall = figures_.wall_seconds;
     RunMetrics metrics;
     metrics.processing_seconds = wall;
-    metrics.peak_rss_mb = peak_rss_;
-    metrics.device_peak_mb = device_peak_;
+    metrics.peak_rss_mb = figures_.peak_rss_mb;
+    metrics.device_peak_mb = figures_.device_peak_mb;
     Report report = joined.builder.Finish(params.value().acceptance, metrics);
     report.shards = n_;
-    report.shard_rate_sum = rate_sum_;
+    report.shard_rate_sum = figures_.shard_rate_sum;
     report.wall_seconds = wall;
     PILOT_TRY(fsys_.WriteFileAtomic(dir / kReportJson, PrettyJson(ReportToJson(report))));
     PILOT_TRY(fsys_.WriteFileAtomic(dir / kReportMarkdown, ReportToMarkdown(report, out_name_, joined.rows)));
@@ -288,8 +288,10 @@ class Merger {
     return {};
   }
 
-  // Each shard's rate, peak memory and time span, from its report and record.
+  // Each shard's rate, peak memory and time span, from its report and record, combined as
+  // verify combines them again (CombineShardFigures).
   Status ReadShardFigures() {
+    std::vector<ShardFigures> shards;
     for (std::uint32_t i = 0; i < n_; ++i) {
       const ShardFolder& s = *by_index_[i];
       MergedShard& info = outcome_.shards[i];
@@ -300,14 +302,10 @@ class Merger {
       if (!report.ok()) return report.error();
       const RecordedReport& r = report.value();
       info.items_per_second = r.items_per_second;
-      rate_sum_ += info.items_per_second;
-      peak_rss_ = std::max(peak_rss_, r.peak_rss_mb);
-      if (r.device_peak_mb) device_peak_ = std::max(device_peak_.value_or(0), *r.device_peak_mb);
-      const RecordedSpan span = SpanOfRecord(s.run_json);
-      const std::optional<double> a = span.started, b = span.finished;
-      if (a) started_ = started_ ? std::min(*started_, *a) : *a;
-      if (b) finished_ = finished_ ? std::max(*finished_, *b) : *b;
+      shards.push_back(
+          ShardFigures{r.items_per_second, r.peak_rss_mb, r.device_peak_mb, SpanOfRecord(s.run_json)});
     }
+    figures_ = CombineShardFigures(shards);
     return {};
   }
 
@@ -510,7 +508,7 @@ class Merger {
     j["merge"] = {{"shard_count", n_},
                   {"assignment", "sha256(id)[0:8] big-endian mod shard_count"},
                   {"shards", list},
-                  {"throughput_sum_of_shards_items_per_s", rate_sum_},
+                  {"throughput_sum_of_shards_items_per_s", figures_.shard_rate_sum},
                   {"wall_clock_seconds", report.wall_seconds},
                   {"throughput_wall_clock_items_per_s", report.items_per_second}};
     return j;
@@ -527,9 +525,7 @@ class Merger {
   std::vector<const ShardFolder*> by_index_;
   MergeOutcome outcome_;
   std::size_t accepted_total_ = 0;
-  double rate_sum_ = 0, peak_rss_ = 0;
-  std::optional<double> device_peak_;
-  std::optional<double> started_, finished_;
+  MergedFigures figures_;  // the shards' figures combined (ReadShardFigures)
 };
 
 }  // namespace

@@ -23,6 +23,22 @@ double Percentile(std::vector<double> samples, double p) {
   return samples[rank - 1];
 }
 
+double RateOf(std::size_t items, double seconds) { return seconds > 0 ? items / seconds : 0; }
+
+MergedFigures CombineShardFigures(const std::vector<ShardFigures>& shards) {
+  MergedFigures m;
+  std::optional<double> started, finished;
+  for (const ShardFigures& s : shards) {
+    m.shard_rate_sum += s.items_per_second;
+    m.peak_rss_mb = std::max(m.peak_rss_mb, s.peak_rss_mb);
+    if (s.device_peak_mb) m.device_peak_mb = std::max(m.device_peak_mb.value_or(0), *s.device_peak_mb);
+    if (s.span.started) started = started ? std::min(*started, *s.span.started) : *s.span.started;
+    if (s.span.finished) finished = finished ? std::max(*finished, *s.span.finished) : *s.span.finished;
+  }
+  m.wall_seconds = started && finished && *finished > *started ? *finished - *started : 0;
+  return m;
+}
+
 void ReportBuilder::Add(const ManifestItem& item, const ResultRecord& rec) {
   ++r_.total;
   const bool classifies = r_.output && r_.output->labels;
@@ -63,7 +79,7 @@ Report ReportBuilder::Finish(const Acceptance& acceptance, const RunMetrics& met
   r.p50_ms = Percentile(latencies_, 50);
   r.p95_ms = Percentile(latencies_, 95);
   r.p99_ms = Percentile(latencies_, 99);
-  r.items_per_second = metrics.processing_seconds > 0 ? r.total / metrics.processing_seconds : 0;
+  r.items_per_second = RateOf(r.total, metrics.processing_seconds);
   r.peak_rss_mb = metrics.peak_rss_mb;
   r.device_peak_mb = metrics.device_peak_mb;
   r.batch_failure_count = metrics.batch_failure_count;

@@ -1120,13 +1120,14 @@ class Decider {
   }
 
   Status ReadRecords() {
-    auto run_text = ReadCapped(fsys_, dir_ / kRunRecord, limits::kRunRecordBytes, "run record");
+    // Read inside the folder, never through a link (the verify before read the same bytes).
+    auto run_text = ReadInsideFolder(fsys_, dir_, kRunRecord, limits::kRunRecordBytes);
     if (!run_text.ok()) return run_text.error();
     auto run = ParseJson(run_text.value(), (dir_ / kRunRecord).string());
     if (!run.ok()) return run.error();
     auto record = ParseRunRecord(run_text.value(), (dir_ / kRunRecord).string());
     if (!record.ok()) return record.error();
-    auto report_text = ReadCapped(fsys_, dir_ / kReportJson, limits::kReportBytes, "report");
+    auto report_text = ReadInsideFolder(fsys_, dir_, kReportJson, limits::kReportBytes);
     if (!report_text.ok()) return report_text.error();
     auto report_doc = ParseJson(report_text.value(), (dir_ / kReportJson).string());
     if (!report_doc.ok()) return report_doc.error();

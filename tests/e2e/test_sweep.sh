@@ -101,6 +101,13 @@ kept=$(wc -l <"$WORK/swi/data/cells.jsonl")
 first=$(sha256sum <"$WORK/swi/data/cells/g1-b1.json")
 run_pilot 0 status "$WORK/swi"
 expect_in "$WORK/out" "interrupted"
+# A sweep resumes on the device it measured: --device and --stop-after are refused, untouched.
+before=$(tree_sum "$WORK/swi")
+run_pilot 2 resume "$WORK/swi" --device cpu
+expect_in "$WORK/err" "--device and --stop-after do not apply to a sweep folder"
+run_pilot 2 resume "$WORK/swi" --stop-after 1
+expect_in "$WORK/err" "do not apply to a sweep folder"
+[ "$(tree_sum "$WORK/swi")" = "$before" ] || fail "a refused resume changed the sweep folder"
 run_pilot 0 resume "$WORK/swi"
 [ "$(sha256sum <"$WORK/swi/data/cells/g1-b1.json")" = "$first" ] || fail "resume re-measured a finished cell"
 [ "$(wc -l <"$WORK/swi/data/cells.jsonl")" -eq 12 ] || fail "the resumed sweep does not hold 12 cells"

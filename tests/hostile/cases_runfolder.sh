@@ -335,6 +335,15 @@ hc_runfolder__verify_report_forged_and_relabelled_format_1() {
   finding 'journal\.jsonl' 'declares format 1'
   verify_good
 }
+hc_runfolder__verify_report_forged_journal_version_1() {
+  # The journal's header relabelled version 1 under a format-2 folder, a forged p95, re-hashed.
+  copy_run good || return
+  sed -i '1s/"version":2/"version":1/' "$G/data/journal.jsonl"
+  pyedit "$G/data/report.json" 'd["latency_ms"]["p95"] = 0.001'
+  rehash "$G"
+  finding 'journal\.jsonl' 'is version 1, but the folder declares format 2'
+  verify_good
+}
 hc_runfolder__verify_report_md_forged() {
   # report.md's verdict line rewritten, report.json intact, the bag re-hashed.
   copy_run good || return
@@ -1380,6 +1389,25 @@ hc_runfolder__verify_merged_report_md_forged() {
   finding 'report\.md' 'rendered again'
   verify_mgood
 }
+hc_runfolder__verify_merged_shard_span_stripped() {
+  # A shard record's start and finish removed, the report's rates forged, re-hashed: without a
+  # span the report could not be rebuilt, so the missing span is itself a finding.
+  copy_run shards || return
+  pyedit "$MG/data/shards/shard-0-of-2/run.json" 'del d["started_unix"]; del d["finished_unix"]; d["started_at"] = "never"'
+  pyedit "$MG/data/report.json" 'd["throughput_items_per_s"] *= 100'
+  rehash "$MG"
+  finding 'shard-0-of-2/run\.json' 'gives no start and finish'
+  verify_mgood
+}
+hc_runfolder__verify_merged_shard_journal_version_1() {
+  # A shard journal's header relabelled version 1 (which would spare the report the rebuild).
+  copy_run shards || return
+  sed -i '1s/"version":2/"version":1/' "$MG/data/shards/shard-1-of-2/journal.jsonl"
+  pyedit "$MG/data/report.json" 'd["latency_ms"]["p95"] = 0.001'
+  rehash "$MG"
+  finding 'shard-1-of-2/journal\.jsonl' 'is version 1, but the folder declares format 2'
+  verify_mgood
+}
 hc_runfolder__verify_merged_shard_journal_edited() {
   # A result changed in the merged copy of a shard's journal and in results.jsonl, re-hashed:
   # they agree with each other, but not with the shard's journal... which is the copy: so
@@ -1643,7 +1671,7 @@ hc_runfolder__status_merged_report_link() {
   cp "$MG/data/report.json" "$C/elsewhere.json"
   rm "$MG/data/report.json" && ln -s "$C/elsewhere.json" "$MG/data/report.json"
   want_rc 2
-  want_err 'report\.json'
+  want_err 'report\.json' 'never follows one inside a pilot folder'
   guard "$C/$MG"
   hrun status "$MG"
 }

@@ -181,6 +181,16 @@ TEST(RecordedReport, ADamagedFigureIsRefusedNamingTheKey) {
        "acceptance.met"},
       {"verdict that lies", [](nlohmann::json& j) { j["verdict"] = "accepted"; }, "verdict"},
       {"output kind a number", [](nlohmann::json& j) { j["output_kind"] = 7; }, "output_kind"},
+      {"output kind empty", [](nlohmann::json& j) { j["output_kind"] = ""; }, "output_kind"},
+      {"device peak negative", [](nlohmann::json& j) { j["device_peak_memory_mb"] = -3.0; },
+       "device_peak_memory_mb"},
+      {"criterion without a name",
+       [](nlohmann::json& j) { j["acceptance"]["criteria"][0].erase("criterion"); },
+       "acceptance.criteria[].criterion"},
+      {"criterion limit a string",
+       [](nlohmann::json& j) { j["acceptance"]["criteria"][0]["limit"] = "high"; }, "acceptance.criteria"},
+      {"criteria not a list", [](nlohmann::json& j) { j["acceptance"]["criteria"] = "all"; },
+       "acceptance.criteria"},
   };
   for (const Case& c : cases) {
     nlohmann::json doc = good;
@@ -204,6 +214,7 @@ TEST(RecordedReport, ReadFromAFolderNeverFollowsALink) {
   auto linked = ReadRecordedReport(RealFileSystem(), dir / "run", "hint");
   ASSERT_FALSE(linked.ok());
   EXPECT_NE(linked.error().where.find("report.json"), std::string::npos) << linked.error().ToString();
+  EXPECT_NE(linked.error().what.find("never follows one"), std::string::npos) << linked.error().ToString();
 
   std::filesystem::remove(dir / "run" / kReportJson);
   testing::WriteText(dir / "run" / kReportJson, PrettyJson(ReportToJson(SampleReport())));

@@ -328,6 +328,10 @@ TEST_F(ShardRuns, AMergedFoldersReportIsRebuiltFromItsShardsAndAForgedFigureIsAF
       {"data/run.json", [](nlohmann::ordered_json& j) { j["merge"]["wall_clock_seconds"] = 0.5; },
        "merge.wall_clock_seconds is"},
   };
+  // The control: the same rewrite and re-hash with nothing changed still verifies.
+  EditAndRehash(dir, "data/report.json", [](nlohmann::ordered_json&) {});
+  auto control = VerifyFolder(RealFileSystem(), dir, {});
+  ASSERT_TRUE(control.ok() && control.value().ok()) << FindingsText(control.value());
   for (const Case& c : cases) {
     fs::remove_all(dir);
     fs::copy(pristine, dir, fs::copy_options::recursive);
