@@ -31,15 +31,23 @@ TEST(Report, PercentilesAreNearestRank) {
   EXPECT_DOUBLE_EQ(Percentile({}, 50), 0);
 }
 
-TEST(Report, CountsQualityExpectedRejectionsAndCriteria) {
+// Four items: two labelled (one judged right), two expected rejections (one met).
+Manifest SampleManifest() {
   Manifest m;
   m.items = {{"a", "a", "", std::string("fr"), std::nullopt},
              {"b", "b", "", std::string("de"), std::nullopt},
              {"c", "c", "", std::nullopt, std::string("empty_input")},
              {"d", "d", "", std::nullopt, std::string("too_large")}};
-  std::vector<ResultRecord> recs = {Accepted("a", "fr", 2), Accepted("b", "en", 4),
-                                    ResultRecord::Rejected("c", "empty_input", "empty"),
-                                    ResultRecord::Rejected("d", "missing_file", "gone")};
+  return m;
+}
+std::vector<ResultRecord> SampleRecords() {
+  return {Accepted("a", "fr", 2), Accepted("b", "en", 4), ResultRecord::Rejected("c", "empty_input", "empty"),
+          ResultRecord::Rejected("d", "missing_file", "gone")};
+}
+
+TEST(Report, CountsQualityExpectedRejectionsAndCriteria) {
+  const Manifest m = SampleManifest();
+  const std::vector<ResultRecord> recs = SampleRecords();
   Acceptance acc;
   acc.min_accuracy = 0.75;
   acc.max_p95_latency_ms = 10;
@@ -80,17 +88,10 @@ TEST(Report, CriterionWithoutDataIsNotMet) {
 
 // The report of the first test, as the run writes it.
 Report SampleReport() {
-  Manifest m;
-  m.items = {{"a", "a", "", std::string("fr"), std::nullopt},
-             {"b", "b", "", std::string("de"), std::nullopt},
-             {"c", "c", "", std::nullopt, std::string("empty_input")},
-             {"d", "d", "", std::nullopt, std::string("too_large")}};
-  std::vector<ResultRecord> recs = {Accepted("a", "fr", 2), Accepted("b", "en", 4),
-                                    ResultRecord::Rejected("c", "empty_input", "empty"),
-                                    ResultRecord::Rejected("d", "missing_file", "gone")};
   Acceptance acc;
   acc.min_accuracy = 0.75;
-  return BuildReport(ClassificationOutput(), m, recs, acc, RunMetrics{2.0, 100, 512.0, 0, {}});
+  return BuildReport(ClassificationOutput(), SampleManifest(), SampleRecords(), acc,
+                     RunMetrics{2.0, 100, 512.0, 0, {}});
 }
 
 nlohmann::json WrittenJson(const Report& r) { return nlohmann::json::parse(PrettyJson(ReportToJson(r))); }

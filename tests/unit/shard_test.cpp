@@ -245,6 +245,26 @@ TEST_F(ShardRuns, MergedShardsAccountForEveryIdOnceInManifestOrder) {
   EXPECT_GT(report["shards"]["throughput_sum_of_shards_items_per_s"].get<double>(), 0);
 }
 
+// Re-hashes the merged folder's bag as a forger would, after an edit.
+void RehashMerged(const fs::path& dir) {
+  fs::remove(dir / "manifest-sha256.txt");
+  fs::remove(dir / "tagmanifest-sha256.txt");
+  ASSERT_TRUE(FinalizeBag(RealFileSystem(), dir, "2026-11-30",
+                          {{"External-Identifier", "merged"},
+                           {"Pilot-Folder-Kind", "merged"},
+                           {"Pilot-Format-Version", std::to_string(kRunFormatVersion)}})
+                  .ok());
+}
+
+// Rewrites `file` of the merged folder by `edit`, then re-hashes it.
+void EditAndRehash(const fs::path& dir, const std::string& file,
+                   const std::function<void(nlohmann::ordered_json&)>& edit) {
+  auto doc = nlohmann::ordered_json::parse(ReadText(dir / file));
+  edit(doc);
+  WriteText(dir / file, PrettyJson(doc));
+  RehashMerged(dir);
+}
+
 TEST_F(ShardRuns, AMergedFolderWhoseResultWasChangedAndRehashedFailsAgainstTheShardsJournals) {
   ASSERT_TRUE(Merge(RunAll(2)).ok());
   const fs::path dir = f_.dir / "merged";
@@ -253,34 +273,13 @@ TEST_F(ShardRuns, AMergedFolderWhoseResultWasChangedAndRehashedFailsAgainstTheSh
   ASSERT_NE(at, std::string::npos);
   results.replace(at, 15, "\"category\":\"de\"");
   WriteText(dir / "data/results.jsonl", results);
-  fs::remove(dir / "manifest-sha256.txt");
-  fs::remove(dir / "tagmanifest-sha256.txt");
-  ASSERT_TRUE(FinalizeBag(RealFileSystem(), dir, "2026-11-30",
-                          {{"External-Identifier", "merged"},
-                           {"Pilot-Folder-Kind", "merged"},
-                           {"Pilot-Format-Version", std::to_string(kRunFormatVersion)}})
-                  .ok());
+  RehashMerged(dir);
   auto v = VerifyFolder(RealFileSystem(), dir, {});
   ASSERT_TRUE(v.ok());
   bool caught = false;
   for (const auto& x : v.value().findings)
     caught |= x.what.find("differs from its record") != std::string::npos;
   EXPECT_TRUE(caught);
-}
-
-// Rewrites `file` of the merged folder by `edit`, then re-hashes the bag as a forger would.
-void EditAndRehash(const fs::path& dir, const std::string& file,
-                   const std::function<void(nlohmann::ordered_json&)>& edit) {
-  auto doc = nlohmann::ordered_json::parse(ReadText(dir / file));
-  edit(doc);
-  WriteText(dir / file, PrettyJson(doc));
-  fs::remove(dir / "manifest-sha256.txt");
-  fs::remove(dir / "tagmanifest-sha256.txt");
-  ASSERT_TRUE(FinalizeBag(RealFileSystem(), dir, "2026-11-30",
-                          {{"External-Identifier", "merged"},
-                           {"Pilot-Folder-Kind", "merged"},
-                           {"Pilot-Format-Version", std::to_string(kRunFormatVersion)}})
-                  .ok());
 }
 
 std::string FindingsText(const VerifyResult& v) {
