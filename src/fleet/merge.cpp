@@ -38,9 +38,6 @@ struct ShardFolder {
   MergedShard info;
   RunRecord record;
   nlohmann::json run_json;  // the whole record: its plan is the merged folder's
-  double peak_rss_mb = 0;
-  std::optional<double> device_peak_mb;
-  std::size_t batch_failures = 0;
 };
 
 // One shard folder's record, before verification: a finished shard, or a refusal naming it.
