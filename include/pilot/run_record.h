@@ -14,6 +14,24 @@
 
 namespace pilot {
 
+// When the run a record describes started and finished, in seconds since the epoch: its
+// `started_unix` and `finished_unix`, or, for a record from a pilot that kept whole seconds
+// only, its `started_at` and `finished_at` ("2026-11-29T19:10:36Z"). Either is empty when the
+// record does not give it. Merge spans its shards with it, and verify rebuilds the span.
+struct RecordedSpan {
+  std::optional<double> started, finished;
+};
+
+// The effective settings run.json's `plan` records, as the run resolved them: what compare
+// names as changed and decide reads. A setting an older record lacks is unset; one of the
+// wrong type refuses the record, naming its key.
+struct RecordedSettings {
+  std::optional<std::string> device;  // unset in a merged record: each shard's own is in its record
+  std::optional<std::string> dtype;   // plan.model_contract.dtype
+  std::optional<std::uint64_t> batch_size, threads, seed, max_bytes;
+  nlohmann::json batch_plan;  // plan.batch_plan as recorded, its groups checked: null when none
+};
+
 struct RunRecord {
   std::string run_id;
   std::string state;          // running | finished
@@ -34,19 +52,14 @@ struct RunRecord {
   // Kind `merged`: how many shards were joined ("merge": {"shard_count": N, ...}); each one's
   // run.json and journal are under data/shards/shard-I-of-N/.
   std::uint32_t merged_shards = 0;
+  RecordedSettings settings;
+  std::optional<std::string> pilot_version, source_revision;
+  std::string started_at, finished_at;  // "" when the record has none
+  RecordedSpan span;
 };
 
 // Where a merged folder keeps shard I's run.json, journal and environment.
 std::string MergedShardFolder(const ShardSpec& spec);
-
-// When the run a record describes started and finished, in seconds since the epoch: its
-// `started_unix` and `finished_unix`, or, for a record from a pilot that kept whole seconds
-// only, its `started_at` and `finished_at` ("2026-11-29T19:10:36Z"). Either is empty when the
-// record does not give it. Merge spans its shards with it, and verify rebuilds the span.
-struct RecordedSpan {
-  std::optional<double> started, finished;
-};
-RecordedSpan SpanOfRecord(const nlohmann::json& run_json);
 
 // Parses run.json text (at most limits::kRunRecordBytes, nesting capped, duplicate keys
 // refused). `where` names the file in errors.

@@ -423,7 +423,7 @@ class Verifier {
         Add("shards", file, rec.error().what);
         continue;
       }
-      if (auto doc = ParseJson(*text, file); doc.ok()) shard_spans_.back() = SpanOfRecord(doc.value());
+      shard_spans_.back() = rec.value().span;
       if (!shard_spans_.back().started || !shard_spans_.back().finished) {
         // Merge spans the shards with these: without them the merged report cannot be rebuilt.
         Add("shards", file,

@@ -44,21 +44,13 @@ struct ShardFolder {
 Result<ShardFolder> ReadShard(FileSystem& fsys, const fs::path& dir) {
   ShardFolder s;
   s.info.dir = dir;
-  auto top = fsys.LinkStat(dir);
-  if (!top.ok()) return top.error();
-  if (!top.value().directory)
-    return BadInput("not a folder", dir.string(), "give the shard folders pilot run --shard wrote");
-  auto kind = ReadFolderKind(fsys, dir);
-  if (!kind.ok()) {
-    Error e = kind.error();
-    e.hint = "give the shard folders pilot run --shard wrote";
-    return e;
-  }
+  auto kind =
+      OpenPilotFolder(fsys, dir, "merge", "shard folder", "give the shard folders pilot run --shard wrote");
+  if (!kind.ok()) return kind.error();
   if (!IsPartitionKind(kind.value().kind)) {
     return BadInput("a folder of kind '" + KeyForMessage(kind.value().kind) + "', not a shard", dir.string(),
                     "merge takes the folders written by pilot run --shard I/N");
   }
-  PILOT_TRY(CheckFolderKind(kind.value(), dir, "merge"));
   auto run = ReadJsonFile(fsys, dir / kRunRecord, limits::kRunRecordBytes, "run record");
   if (!run.ok()) return run.error();
   auto record = ParseRunRecord(run.value().dump(), (dir / kRunRecord).string());
@@ -82,8 +74,8 @@ Result<ShardFolder> ReadShard(FileSystem& fsys, const fs::path& dir) {
   s.info.spec = *s.record.shard;
   s.info.run_id = s.record.run_id;
   s.info.items = s.record.shard_items;
-  s.info.started_at = StringAt(s.run_json, "started_at").value_or("");
-  s.info.finished_at = StringAt(s.run_json, "finished_at").value_or("");
+  s.info.started_at = s.record.started_at;
+  s.info.finished_at = s.record.finished_at;
   return s;
 }
 
@@ -299,8 +291,7 @@ class Merger {
       if (!report.ok()) return report.error();
       const RecordedReport& r = report.value();
       info.items_per_second = r.items_per_second;
-      shards.push_back(
-          ShardFigures{r.items_per_second, r.peak_rss_mb, r.device_peak_mb, SpanOfRecord(s.run_json)});
+      shards.push_back(ShardFigures{r.items_per_second, r.peak_rss_mb, r.device_peak_mb, s.record.span});
     }
     figures_ = CombineShardFigures(shards);
     return {};

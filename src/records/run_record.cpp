@@ -10,6 +10,68 @@
 
 namespace pilot {
 
+namespace {
+
+// "2026-11-29T19:10:36Z" as seconds since the epoch.
+std::optional<double> ParseUtc(const std::string& iso) {
+  std::tm tm{};
+  if (iso.size() != 20 || iso[19] != 'Z') return std::nullopt;
+  if (std::sscanf(iso.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour,
+                  &tm.tm_min, &tm.tm_sec) != 6) {
+    return std::nullopt;
+  }
+  tm.tm_year -= 1900;
+  tm.tm_mon -= 1;
+  return static_cast<double>(::timegm(&tm));
+}
+
+RecordedSpan SpanOfRecord(const nlohmann::json& run_json) {
+  auto precise = [&](const char* key) -> std::optional<double> {
+    auto v = NumberAt(run_json, key);
+    if (!v || !std::isfinite(*v)) return std::nullopt;
+    return v;
+  };
+  RecordedSpan span{precise("started_unix"), precise("finished_unix")};
+  if (!span.started || !span.finished) {  // a record from a pilot that kept whole seconds only
+    span.started = ParseUtc(StringAt(run_json, "started_at").value_or(""));
+    span.finished = ParseUtc(StringAt(run_json, "finished_at").value_or(""));
+  }
+  return span;
+}
+
+// plan's effective settings: each optional, each of its one type when present.
+Status ParseSettings(const nlohmann::json& plan, const std::string& where, RecordedSettings& s) {
+  auto text = [&](const nlohmann::json& obj, const char* key, const char* path,
+                  std::optional<std::string>& out) -> Status {
+    if (!obj.contains(key) || obj[key].is_null()) return {};
+    auto v = StringAt(obj, key);
+    if (!v) return BadInput(std::string("'") + path + "' is not a string", where);
+    out = *v;
+    return {};
+  };
+  PILOT_TRY(text(plan, "device", "plan.device", s.device));
+  if (plan.contains("model_contract") && plan["model_contract"].is_object()) {
+    PILOT_TRY(text(plan["model_contract"], "dtype", "plan.model_contract.dtype", s.dtype));
+  }
+  for (auto [key, out] : {std::pair{"batch_size", &s.batch_size}, std::pair{"threads", &s.threads},
+                          std::pair{"seed", &s.seed}, std::pair{"max_bytes", &s.max_bytes}}) {
+    if (!plan.contains(key)) continue;
+    auto v = UnsignedAt(plan, key);
+    if (!v) return BadInput(std::string("'plan.") + key + "' is not a whole number", where);
+    *out = *v;
+  }
+  if (plan.contains("batch_plan")) {
+    const auto& bp = plan["batch_plan"];
+    if (!bp.is_null() && !(bp.is_object() && StringAt(bp, "sha256"))) {
+      return BadInput("'plan.batch_plan' is neither null nor a batch plan with its 'sha256'", where);
+    }
+    s.batch_plan = bp;
+  }
+  return {};
+}
+
+}  // namespace
+
 Result<RunRecord> ParseRunRecord(std::string_view text, const std::string& where) {
   if (text.size() > limits::kRunRecordBytes) {
     return BadInput("larger than pilot's cap of " + std::to_string(limits::kRunRecordBytes) + " bytes",
@@ -88,39 +150,19 @@ Result<RunRecord> ParseRunRecord(std::string_view text, const std::string& where
       }
       r.dim = static_cast<std::uint32_t>(*dim);
     }
+    PILOT_TRY(ParseSettings(plan, where, r.settings));
   }
+  for (auto [key, out] :
+       {std::pair{"pilot_version", &r.pilot_version}, std::pair{"source_revision", &r.source_revision}}) {
+    if (!j.contains(key)) continue;
+    auto v = StringAt(j, key);
+    if (!v) return BadInput(std::string("'") + key + "' is not a string", where);
+    *out = *v;
+  }
+  r.started_at = StringAt(j, "started_at").value_or("");
+  r.finished_at = StringAt(j, "finished_at").value_or("");
+  r.span = SpanOfRecord(j);
   return r;
-}
-
-namespace {
-
-// "2026-11-29T19:10:36Z" as seconds since the epoch.
-std::optional<double> ParseUtc(const std::string& iso) {
-  std::tm tm{};
-  if (iso.size() != 20 || iso[19] != 'Z') return std::nullopt;
-  if (std::sscanf(iso.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour,
-                  &tm.tm_min, &tm.tm_sec) != 6) {
-    return std::nullopt;
-  }
-  tm.tm_year -= 1900;
-  tm.tm_mon -= 1;
-  return static_cast<double>(::timegm(&tm));
-}
-
-}  // namespace
-
-RecordedSpan SpanOfRecord(const nlohmann::json& run_json) {
-  auto precise = [&](const char* key) -> std::optional<double> {
-    auto v = NumberAt(run_json, key);
-    if (!v || !std::isfinite(*v)) return std::nullopt;
-    return v;
-  };
-  RecordedSpan span{precise("started_unix"), precise("finished_unix")};
-  if (!span.started || !span.finished) {  // a record from a pilot that kept whole seconds only
-    span.started = ParseUtc(StringAt(run_json, "started_at").value_or(""));
-    span.finished = ParseUtc(StringAt(run_json, "finished_at").value_or(""));
-  }
-  return span;
 }
 
 std::string MergedShardFolder(const ShardSpec& spec) {

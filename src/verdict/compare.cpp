@@ -59,11 +59,20 @@ nlohmann::json Path(const nlohmann::json& j, const std::vector<const char*>& key
   return *at;
 }
 
+// A recorded setting as JSON: null when the record does not give it.
+template <typename T>
+nlohmann::json Optional(const std::optional<T>& v) {
+  return v ? nlohmann::json(*v) : nlohmann::json();
+}
+
+// The dtype a run used: a record from before dtypes were recorded ran in float32.
+std::string DtypeOf(const RunRecord& r) { return r.settings.dtype.value_or("float32"); }
+
 // One side of the comparison: what its folder records.
 struct Side {
   fs::path dir;
   RunRecord record;
-  nlohmann::json run, params, environment;
+  nlohmann::json params, environment;
   RecordedReport report;
   std::string fingerprint;
   // Embeddings: vectors.npy, opened once.
@@ -83,10 +92,9 @@ Status LoadSide(FileSystem& fsys, const fs::path& dir, Side& side) {
         IsPartitionKind(k) ? "merge the shards first (pilot merge), then compare the merged folder"
                            : "give the folders `pilot run` (or `pilot merge`) wrote");
   }
-  auto run = ReadJsonFile(fsys, dir / kRunRecord, limits::kRunRecordBytes, "run record");
-  if (!run.ok()) return run.error();
-  side.run = std::move(run.value());
-  auto record = ParseRunRecord(side.run.dump(), (dir / kRunRecord).string());
+  auto text = ReadInsideFolder(fsys, dir, kRunRecord, limits::kRunRecordBytes);
+  if (!text.ok()) return text.error();
+  auto record = ParseRunRecord(text.value(), (dir / kRunRecord).string());
   if (!record.ok()) return record.error();
   side.record = std::move(record.value());
   if (side.record.state != "finished") {
@@ -115,17 +123,17 @@ Status LoadRest(FileSystem& fsys, Side& side) {
     // The merged record leaves the device to each shard's record: the set of them.
     std::set<std::string> devices;
     for (std::uint32_t i = 0; i < side.record.merged_shards; ++i) {
-      const fs::path shard_run =
-          dir / MergedShardFolder(ShardSpec{i, side.record.merged_shards}) / kMergedShardRecord;
-      auto shard = ReadJsonFile(fsys, shard_run, limits::kRunRecordBytes, "shard's run record");
+      const std::string shard_run =
+          MergedShardFolder(ShardSpec{i, side.record.merged_shards}) + "/" + kMergedShardRecord;
+      auto shard_text = ReadInsideFolder(fsys, dir, shard_run, limits::kRunRecordBytes);
+      if (!shard_text.ok()) return shard_text.error();
+      auto shard = ParseRunRecord(shard_text.value(), (dir / shard_run).string());
       if (!shard.ok()) return shard.error();
-      devices.insert(Shown(Path(shard.value(), {"plan", "device"})));
+      devices.insert(Shown(Optional(shard.value().settings.device)));
     }
     std::string joined;
     for (const auto& d : devices) joined += (joined.empty() ? "" : ", ") + d;
-    if (side.run.is_object() && side.run.contains("plan") && side.run["plan"].is_object()) {
-      side.run["plan"]["device"] = devices.size() == 1 ? joined : "mixed: " + joined;
-    }
+    side.record.settings.device = devices.size() == 1 ? joined : "mixed: " + joined;
   }
   auto environment = ReadJsonFile(fsys, env, limits::kRunRecordBytes, "environment record");
   if (!environment.ok()) return environment.error();
@@ -192,20 +200,15 @@ ojson Changes(const Side& a, const Side& b) {
       changes[name] = {va, vb, source};
     }
   };
-  auto dtype = [](const Side& s) {
-    nlohmann::json d = Path(s.run, {"plan", "model_contract", "dtype"});
-    return d.is_null() ? nlohmann::json("float32") : d;
-  };
-  effective("stage.options.dtype", dtype(a), dtype(b), "run.json plan");
-  effective("device", Path(a.run, {"plan", "device"}), Path(b.run, {"plan", "device"}), "run.json plan");
-  effective("batch_size", Path(a.run, {"plan", "batch_size"}), Path(b.run, {"plan", "batch_size"}),
-            "run.json plan");
-  effective("threads", Path(a.run, {"plan", "threads"}), Path(b.run, {"plan", "threads"}), "run.json plan");
-  effective("seed", Path(a.run, {"plan", "seed"}), Path(b.run, {"plan", "seed"}), "run.json plan");
-  effective("limits.max_bytes", Path(a.run, {"plan", "max_bytes"}), Path(b.run, {"plan", "max_bytes"}),
-            "run.json plan");
-  effective("batch_plan", Path(a.run, {"plan", "batch_plan"}), Path(b.run, {"plan", "batch_plan"}),
-            "run.json plan");
+  const RecordedSettings& sa = a.record.settings;
+  const RecordedSettings& sb = b.record.settings;
+  effective("stage.options.dtype", DtypeOf(a.record), DtypeOf(b.record), "run.json plan");
+  effective("device", Optional(sa.device), Optional(sb.device), "run.json plan");
+  effective("batch_size", Optional(sa.batch_size), Optional(sb.batch_size), "run.json plan");
+  effective("threads", Optional(sa.threads), Optional(sb.threads), "run.json plan");
+  effective("seed", Optional(sa.seed), Optional(sb.seed), "run.json plan");
+  effective("limits.max_bytes", Optional(sa.max_bytes), Optional(sb.max_bytes), "run.json plan");
+  effective("batch_plan", sa.batch_plan, sb.batch_plan, "run.json plan");
   if (a.record.model_sha256 != b.record.model_sha256) {
     changes["model"] = {a.record.model_sha256, b.record.model_sha256, "run.json model_sha256"};
   }
@@ -216,7 +219,7 @@ ojson Changes(const Side& a, const Side& b) {
   };
   if (layout(a) != layout(b)) changes["sharding"] = {layout(a), layout(b), "run.json folder_kind"};
   auto software = [](const Side& s) {
-    return Shown(At(s.run, "pilot_version")) + " (" + Shown(At(s.run, "source_revision")) + ")";
+    return Shown(Optional(s.record.pilot_version)) + " (" + Shown(Optional(s.record.source_revision)) + ")";
   };
   if (software(a) != software(b)) changes["pilot"] = {software(a), software(b), "run.json pilot_version"};
   for (const auto& [name, path] : std::vector<std::pair<const char*, std::vector<const char*>>>{
@@ -414,10 +417,8 @@ ojson SideJson(const Side& s) {
                {"run_id", s.record.run_id},
                {"folder_kind", s.record.folder_kind},
                {"fingerprint", s.fingerprint},
-               {"device", Shown(Path(s.run, {"plan", "device"}))},
-               {"dtype", Shown(Path(s.run, {"plan", "model_contract", "dtype"}).is_null()
-                                   ? nlohmann::json("float32")
-                                   : Path(s.run, {"plan", "model_contract", "dtype"}))}};
+               {"device", Shown(Optional(s.record.settings.device))},
+               {"dtype", Shown(DtypeOf(s.record))}};
 }
 
 // The two reports' quality side by side.

@@ -619,13 +619,12 @@ Status PlanFacts(const Evidence& e, const std::string& fingerprint, const std::o
   return {};
 }
 
-void SweepFacts(const Evidence& e, const nlohmann::json& run, Facts& facts) {
-  const nlohmann::json& plan = At(run, "plan");
-  const nlohmann::json& batch = At(plan, "batch_size");
-  const bool batch_plan = !At(plan, "batch_plan").is_null();
+void SweepFacts(const Evidence& e, const RecordedSettings& run, Facts& facts) {
+  const nlohmann::json batch = run.batch_size ? nlohmann::json(*run.batch_size) : nlohmann::json();
+  const bool batch_plan = !run.batch_plan.is_null();
   const nlohmann::json& rec = At(e.doc, "recommendation");
   std::size_t below = 0;
-  if (rec.is_array() && batch.is_number_unsigned() && !batch_plan) {
+  if (rec.is_array() && run.batch_size && !batch_plan) {
     for (const auto& g : rec) {
       const nlohmann::json& limit = At(g, "limit_batch_size");
       const nlohmann::json& size = At(g, "batch_size");
@@ -1123,8 +1122,6 @@ class Decider {
     // Read inside the folder, never through a link (the verify before read the same bytes).
     auto run_text = ReadInsideFolder(fsys_, dir_, kRunRecord, limits::kRunRecordBytes);
     if (!run_text.ok()) return run_text.error();
-    auto run = ParseJson(run_text.value(), (dir_ / kRunRecord).string());
-    if (!run.ok()) return run.error();
     auto record = ParseRunRecord(run_text.value(), (dir_ / kRunRecord).string());
     if (!record.ok()) return record.error();
     auto report_text = ReadInsideFolder(fsys_, dir_, kReportJson, limits::kReportBytes);
@@ -1138,7 +1135,7 @@ class Decider {
     if (!report.ok()) return report.error();
     report_file_ = (dir_ / kReportJson).string();
     results_file_ = (dir_ / kResults).string();
-    run_ = std::move(run).value();
+    run_text_ = std::move(run_text).value();
     record_ = std::move(record).value();
     report_ = std::move(report).value();
     report_doc_ = std::move(report_doc).value();
@@ -1180,7 +1177,7 @@ class Decider {
     source_.emplace(std::move(source).value());
     auto lines = LineReader::Open(fsys_, dir_ / kResults, limits::kResultLineBytes, false);
     if (!lines.ok()) return lines.error();
-    seed_ = o_.seed ? *o_.seed : UnsignedAt(At(run_, "plan"), "seed").value_or(0);
+    seed_ = o_.seed ? *o_.seed : record_.settings.seed.value_or(0);
     std::mt19937_64 rng(seed_);
     std::map<std::string, std::size_t> seen;
     std::size_t unexpected_count = 0;
@@ -1248,7 +1245,11 @@ class Decider {
     const bool plan_given =
         std::any_of(evidence_.begin(), evidence_.end(), [](const Evidence& e) { return e.kind == "plan"; });
     if (plan_given && HasOwnJournalKind(record_.folder_kind)) {
-      std::map<std::string, nlohmann::json> docs = {{kRunRecord, run_}, {kReportJson, report_doc_}};
+      // plan reads run.json's document through its own reader (rental_plan.h), as for `pilot plan`.
+      auto run = ParseJson(run_text_, (dir_ / kRunRecord).string());
+      if (!run.ok()) return run.error();
+      std::map<std::string, nlohmann::json> docs = {{kRunRecord, std::move(run).value()},
+                                                    {kReportJson, report_doc_}};
       const fs::path env_file = dir_ / kEnvironmentFile;  // optional, as for plan
       if (auto env_text = ReadCapped(fsys_, env_file, limits::kRunRecordBytes, "environment");
           env_text.ok()) {
@@ -1265,7 +1266,7 @@ class Decider {
                                nlohmann::json(report_.accepted), facts_));
       }
       if (e.kind == "plan") PILOT_TRY(PlanFacts(e, out_.previous_fingerprint, here, facts_));
-      if (e.kind == "sweep") SweepFacts(e, run_, facts_);
+      if (e.kind == "sweep") SweepFacts(e, record_.settings, facts_);
     }
     out_.proposal = facts_.Any(kDecisionFixEnv)         ? kDecisionFixEnv
                     : facts_.Any(kDecisionReviseConfig) ? kDecisionReviseConfig
@@ -1583,7 +1584,8 @@ class Decider {
   std::vector<Evidence> evidence_;
   DecideOutcome out_;
   std::optional<RunLock> lock_;
-  nlohmann::json run_, report_doc_;
+  std::string run_text_;  // run.json as verified, for plan's reader when a plan is evidence
+  nlohmann::json report_doc_;
   RecordedReport report_;
   RunRecord record_;
   std::string report_file_, results_file_;

@@ -547,14 +547,10 @@ Status ReadDoc(FileSystem& fsys, const fs::path& dir, const std::string& rel, st
 
 Result<Measurement> ReadMeasurement(FileSystem& fsys, const fs::path& dir,
                                     const std::optional<std::string>& expect) {
-  auto st = fsys.LinkStat(dir);
-  if (!st.ok()) return st.error();
-  if (!st.value().exists)
-    return BadInput("no such folder", dir.string(), "give a finished run, merged or sweep folder");
-  if (st.value().symlink || !st.value().directory) {
-    return BadInput("not a folder (a symlink or a file)", dir.string(),
-                    "give the folder itself, not a link to it");
-  }
+  // A link in the folder's place is "not a folder": the folder itself is given, never a link.
+  auto kind =
+      OpenPilotFolder(fsys, dir, "plan from", "folder", "give a finished run, merged or sweep folder");
+  if (!kind.ok()) return kind.error();
   VerifyOptions options;
   options.expect_fingerprint = expect;
   auto verified = VerifyFolder(fsys, dir, options);
@@ -571,8 +567,6 @@ Result<Measurement> ReadMeasurement(FileSystem& fsys, const fs::path& dir,
         dir.string(),
         "run `pilot verify " + dir.string() + "` for every finding; plan from a folder that verifies");
   }
-  auto kind = ReadFolderKind(fsys, dir);
-  if (!kind.ok()) return kind.error();
   std::map<std::string, json> docs;
   PILOT_TRY(ReadDoc(fsys, dir, kRunRecord, limits::kRunRecordBytes, false, docs));
   PILOT_TRY(ReadDoc(fsys, dir, kEnvironmentFile, limits::kRunRecordBytes, true, docs));

@@ -240,6 +240,23 @@ hc_runfolder__verify_run_json_state_int() {
   finding 'run\.json'
   verify_good
 }
+# A setting compare and decide read, of the wrong type: the record is refused naming the key,
+# never shown as a changed value nor taken as a default.
+hc_runfolder__verify_run_json_setting_wrong_type() {
+  copy_run good || return
+  pyedit "$G/data/run.json" 'd["plan"]["batch_size"] = "4"'
+  rehash "$G"
+  finding 'run\.json' "plan\.batch_size"
+  verify_good
+}
+hc_runfolder__compare_run_json_dtype_wrong_type() {
+  copy_run good || return
+  pyedit "$G/data/run.json" 'd["plan"]["model_contract"]["dtype"] = ["float16"]'
+  rehash "$G"
+  want_rc 2; want_err 'plan\.model_contract\.dtype' 'run\.json'
+  guard "$C/$G"
+  hrun compare "$G" "$G"
+}
 hc_runfolder__verify_run_json_array() {
   copy_run good || return
   echo '[]' >"$G/data/run.json"

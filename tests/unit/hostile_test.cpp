@@ -352,6 +352,61 @@ TEST(HostileRunRecord, WrongTypesAreErrors) {
   EXPECT_FALSE(ParseRunRecord(escape, "run.json").ok());
 }
 
+// The effective settings compare and decide read: typed, each optional, a wrong type named.
+TEST(HostileRunRecord, SettingsAreTyped) {
+  const std::string sha(64, 'a');
+  auto record = [&](const std::string& plan, const std::string& extra = "") {
+    return R"({"run_id":"r","state":"finished","manifest_copy":"data/manifest.json","manifest_sha256":")" +
+           sha + R"(","params_sha256":")" + sha + R"(","model_sha256":")" + sha + R"(","plan":)" + plan +
+           extra + "}";
+  };
+  auto full = ParseRunRecord(
+      record(R"({"device":"cuda:1","batch_size":8,"threads":2,"seed":7,"max_bytes":4096,)"
+             R"("model_contract":{"dtype":"bfloat16"},"batch_plan":{"sha256":"x","groups":[]}})",
+             R"(,"pilot_version":"0.3.0","source_revision":"abc","started_at":"2026-11-29T19:10:36Z",)"
+             R"("finished_at":"2026-11-29T19:10:46Z")"),
+      "run.json");
+  ASSERT_TRUE(full.ok()) << full.error().ToString();
+  const RecordedSettings& s = full.value().settings;
+  EXPECT_EQ(s.device, "cuda:1");
+  EXPECT_EQ(s.dtype, "bfloat16");
+  EXPECT_EQ(s.batch_size, 8u);
+  EXPECT_EQ(s.threads, 2u);
+  EXPECT_EQ(s.seed, 7u);
+  EXPECT_EQ(s.max_bytes, 4096u);
+  EXPECT_TRUE(s.batch_plan.is_object());
+  EXPECT_EQ(full.value().pilot_version, "0.3.0");
+  EXPECT_EQ(full.value().source_revision, "abc");
+  ASSERT_TRUE(full.value().span.started && full.value().span.finished);
+  EXPECT_DOUBLE_EQ(*full.value().span.finished - *full.value().span.started, 10.0);
+
+  // An older record (no settings) leaves each unset; a merged record's null device is unset.
+  auto bare = ParseRunRecord(record(R"({"device":null})"), "run.json");
+  ASSERT_TRUE(bare.ok()) << bare.error().ToString();
+  EXPECT_FALSE(bare.value().settings.device || bare.value().settings.dtype ||
+               bare.value().settings.batch_size);
+  EXPECT_TRUE(bare.value().settings.batch_plan.is_null());
+  EXPECT_FALSE(bare.value().pilot_version);
+
+  for (auto [plan, key] : std::vector<std::pair<std::string, std::string>>{
+           {R"({"device":3})", "plan.device"},
+           {R"({"model_contract":{"dtype":["x"]}})", "plan.model_contract.dtype"},
+           {R"({"batch_size":"8"})", "plan.batch_size"},
+           {R"({"threads":-1})", "plan.threads"},
+           {R"({"seed":1.5})", "plan.seed"},
+           {R"({"max_bytes":null})", "plan.max_bytes"},
+           {R"({"batch_plan":"plan.json"})", "plan.batch_plan"},
+           {R"({"batch_plan":{"groups":[]}})", "plan.batch_plan"}}) {
+    auto bad = ParseRunRecord(record(plan), "run.json");
+    ASSERT_FALSE(bad.ok()) << plan;
+    EXPECT_NE(bad.error().what.find("'" + key + "'"), std::string::npos) << bad.error().what;
+    EXPECT_EQ(bad.error().where, "run.json");
+  }
+  auto version = ParseRunRecord(record("{}", R"(,"pilot_version":2)"), "run.json");
+  ASSERT_FALSE(version.ok());
+  EXPECT_NE(version.error().what.find("'pilot_version'"), std::string::npos);
+}
+
 // --- Bag manifests: only the form pilot writes ----------------------------------------------
 
 TEST(HostileBag, ManifestLinesAreStrict) {

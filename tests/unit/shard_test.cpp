@@ -381,7 +381,7 @@ TEST_F(ShardRuns, MergeRefusesEachBadSetNamingTheShard) {
       {{dirs[0], dirs[1], unfinished}, "unfinished"},
       {{dirs[1], dirs[2], other_split}, "different splits"},
       {{dirs[0], dirs[1], plain}, "not a shard"},
-      {{dirs[0], dirs[1], f_.dir / "nowhere"}, "not a folder (" + (f_.dir / "nowhere").string()},
+      {{dirs[0], dirs[1], f_.dir / "nowhere"}, "no such folder (" + (f_.dir / "nowhere").string()},
   };
   for (const Case& c : cases) {
     auto got = Merge(c.given, "out");
