@@ -35,6 +35,10 @@ std::string EscapeHtml(std::string_view text);
 // this: only text goes in. (A tab or CR is already escaped by EscapeTerminal.)
 std::string EscapeCsv(std::string_view text);
 
+// A number for a message or a page: `digits` decimals, as printf's "%.*f" (bounded: a value
+// too long for 63 characters is cut).
+std::string FixedDecimals(double v, int digits);
+
 // EscapeTerminal of at most `max_bytes` of `text` (cut at a character boundary, "…" added).
 std::string ShowUntrusted(std::string_view text, std::size_t max_bytes = 200);
 

@@ -7,12 +7,18 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <ostream>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "pilot/status.h"
 
 namespace pilot {
 
@@ -45,6 +51,44 @@ struct OutputRejection {
   std::string detail;
 };
 
+// Verify: what an accepted record must agree with, from the run that wrote it.
+struct AcceptedRules {
+  std::uint32_t dim = 0;                           // run.json's plan.dim (a kind with vectors)
+  const std::set<std::string>* allowed = nullptr;  // the parameters' allowed_categories
+  std::uint64_t accepted_before = 0;               // items accepted ahead of it, in manifest order
+};
+
+// Compare: how two runs' accepted outputs of one id differ ("category", "confidence",
+// "vector", ...), each side's value as text.
+struct OutputDifference {
+  std::string what, a, b;
+};
+
+// Compare: the accepted outputs of two runs, id by id, and the kind's figures over them.
+class OutputComparison {
+ public:
+  virtual ~OutputComparison() = default;
+  // What an accepted record shows where the two runs' statuses differ ("accepted " + this).
+  virtual std::string Shown(const ResultRecord& r) const = 0;
+  // Both runs accepted the id: nullopt when their outputs agree within the tolerance, else the
+  // difference. `same_outcome` is set when the outcome itself is the same (the category, the
+  // vector's length), a difference within it aside.
+  virtual Result<std::optional<OutputDifference>> Compare(const ResultRecord& a, const ResultRecord& b,
+                                                          bool& same_outcome) = 0;
+  // The kind's figures, added to compare.json's `items`: `both_accepted` ids were accepted by
+  // both runs, `same_outcome` ids (accepted or rejected) had the same outcome in both.
+  virtual void Figures(std::size_t both_accepted, std::size_t same_outcome,
+                       nlohmann::ordered_json& items) const = 0;
+};
+
+// What a comparison reads beyond the records.
+struct ComparisonInputs {
+  double tolerance = 0;
+  std::string where;  // the second folder, named in an error
+  // A kind with vectors: side A's (b == false) or side B's row of data/vectors.npy.
+  std::function<Result<std::vector<float>>(bool b, std::uint64_t row, const std::string& id)> row;
+};
+
 struct OutputKindSpec {
   // run.json's plan.output, report.json's output_kind, the sweep's stage.output.
   const char* name;
@@ -62,6 +106,11 @@ struct OutputKindSpec {
   // The kind's section of report.json (added to `report`) and of report.md.
   void (*report_json)(const Report& r, nlohmann::ordered_json& report);
   void (*report_md)(const Report& r, std::ostream& md);
+  // Verify: what is wrong with an accepted record of results.jsonl (a category outside those
+  // allowed, a row out of order), or nullopt.
+  std::optional<std::string> (*check_accepted)(const ResultRecord& r, const AcceptedRules& rules);
+  // Compare: a comparison of two runs' accepted outputs.
+  std::unique_ptr<OutputComparison> (*compare)(const ComparisonInputs& inputs);
 };
 
 // The registered kinds, in registration order. The first is the kind of every run record that

@@ -86,12 +86,7 @@ std::string CountText(const J& j, const char* key) {
   return c ? std::to_string(*c) : kNone;
 }
 
-std::string Fixed(double v, int digits) {
-  if (!std::isfinite(v)) return kNone;
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  return buf;
-}
+std::string Fixed(double v, int digits) { return std::isfinite(v) ? FixedDecimals(v, digits) : kNone; }
 std::string General(double v) {
   if (!std::isfinite(v)) return kNone;
   char buf[64];

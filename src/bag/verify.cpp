@@ -665,7 +665,7 @@ class Verifier {
       }
       if (AccountResult(rec.value(), line, results.value().line_number(), shard, merged, shard_journals,
                         journal, tally)) {
-        JudgeOutcome(rec.value(), tally.last, embeds, allowed, *index, tally.by_reason, tally.by_category);
+        JudgeOutcome(rec.value(), tally.last, allowed, *index, tally.by_reason, tally.by_category);
         if (rebuild) AddToRebuilt(rec.value(), tally.last, *index, rebuilt);
       }
     }
@@ -681,27 +681,20 @@ class Verifier {
     if (embeds) CheckVectors(run_->dim);
   }
 
-  // One result's outcome against the run's contract: an accepted embedding's row and dim, an
-  // accepted category among those allowed, a rejection's known reason and detail, and the
-  // rejection the manifest expects of the item at manifest position `k`.
-  void JudgeOutcome(const ResultRecord& r, std::size_t k, bool embeds, const std::set<std::string>& allowed,
+  // One result's outcome against the run's contract: an accepted record against its output
+  // kind's rules (output_kind.h: a category among those allowed, an embedding's row and dim), a
+  // rejection's known reason and detail, and the rejection the manifest expects of the item at
+  // manifest position `k`.
+  void JudgeOutcome(const ResultRecord& r, std::size_t k, const std::set<std::string>& allowed,
                     const ManifestIndex& index, std::map<std::string, std::size_t>& by_reason,
                     std::map<std::string, std::size_t>& by_category) {
-    if (r.accepted && embeds) {
-      if (!r.dim || *r.dim != run_->dim || !r.row) {
-        Add("accounting", r.id, "accepted without the embedding's row and dim " + std::to_string(run_->dim));
-      } else if (*r.row != result_.accepted) {
-        Add("accounting", r.id,
-            "has row " + std::to_string(*r.row) + "; as accepted item " + std::to_string(result_.accepted) +
-                " in manifest order it must have row " + std::to_string(result_.accepted));
-      }
+    if (r.accepted) {
+      const OutputKindSpec& kind = *(run_ ? run_->output : OutputKinds().front());
+      if (auto wrong =
+              kind.check_accepted(r, AcceptedRules{run_ ? run_->dim : 0, &allowed, result_.accepted}))
+        Add("accounting", r.id, *wrong);
       ++result_.accepted;
-    } else if (r.accepted) {
-      ++result_.accepted;
-      ++by_category[r.category];
-      if (!allowed.count(r.category)) {
-        Add("accounting", r.id, "accepted with category '" + r.category + "', not in allowed_categories");
-      }
+      if (kind.labels) ++by_category[r.category];
     } else {
       ++result_.rejected;
       ++by_reason[r.reason];

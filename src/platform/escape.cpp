@@ -1,6 +1,7 @@
 #include "pilot/escape.h"
 
 #include <cstdint>
+#include <cstdio>
 
 #include "pilot/utf8.h"
 
@@ -169,6 +170,12 @@ std::string EscapeCsv(std::string_view text) {
 
 std::string ShowUntrusted(std::string_view text, std::size_t max_bytes) {
   return EscapeTerminal(TruncateUtf8(text, max_bytes));
+}
+
+std::string FixedDecimals(double v, int digits) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+  return buf;
 }
 
 }  // namespace pilot

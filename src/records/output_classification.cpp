@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "pilot/escape.h"
 #include "pilot/output_kind.h"
 #include "pilot/reasons.h"
 #include "pilot/report.h"
@@ -64,8 +65,53 @@ void PlanFields(const OutputRules& rules, nlohmann::ordered_json& plan) {
 void ReportJson(const Report&, nlohmann::ordered_json&) {}
 void ReportMarkdown(const Report&, std::ostream&) {}
 
-const OutputKindSpec kClassification{"classification", /*labels=*/true, /*vectors=*/false, Judge,
-                                     PlanFields,       ReportJson,      ReportMarkdown};
+std::optional<std::string> CheckAccepted(const ResultRecord& r, const AcceptedRules& rules) {
+  if (rules.allowed && !rules.allowed->count(r.category))
+    return "accepted with category '" + r.category + "', not in allowed_categories";
+  return std::nullopt;
+}
+
+// Two runs' categories: the same label, then its probability within the tolerance.
+class Comparison : public OutputComparison {
+ public:
+  explicit Comparison(double tolerance) : tolerance_(tolerance) {}
+
+  std::string Shown(const ResultRecord& r) const override { return r.category; }
+
+  Result<std::optional<OutputDifference>> Compare(const ResultRecord& a, const ResultRecord& b,
+                                                  bool& same_outcome) override {
+    if (a.category != b.category) {
+      return std::optional<OutputDifference>(
+          OutputDifference{"category", a.category + " (" + FixedDecimals(a.confidence, 4) + ")",
+                           b.category + " (" + FixedDecimals(b.confidence, 4) + ")"});
+    }
+    same_outcome = true;
+    const double d = std::fabs(a.confidence - b.confidence);
+    max_ = std::max(max_, d);
+    sum_ += d;
+    if (d <= tolerance_) return std::optional<OutputDifference>();
+    return std::optional<OutputDifference>(
+        OutputDifference{"confidence", FixedDecimals(a.confidence, 6), FixedDecimals(b.confidence, 6)});
+  }
+
+  void Figures(std::size_t, std::size_t same_outcome, nlohmann::ordered_json& items) const override {
+    items["max_confidence_difference"] = max_;
+    items["mean_confidence_difference"] =
+        same_outcome > 0 ? nlohmann::ordered_json(sum_ / static_cast<double>(same_outcome))
+                         : nlohmann::ordered_json();
+  }
+
+ private:
+  double tolerance_;
+  double max_ = 0, sum_ = 0;
+};
+
+std::unique_ptr<OutputComparison> Compare(const ComparisonInputs& inputs) {
+  return std::make_unique<Comparison>(inputs.tolerance);
+}
+
+const OutputKindSpec kClassification{"classification", /*labels=*/true, /*vectors=*/false, Judge,  PlanFields,
+                                     ReportJson,       ReportMarkdown,  CheckAccepted,     Compare};
 
 }  // namespace
 

@@ -14,11 +14,6 @@ namespace {
 
 using J = nlohmann::ordered_json;
 
-std::string Fixed(double v, int digits) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  return buf;
-}
 double Num(const J& j, const char* key) {
   return j.contains(key) && j[key].is_number() ? j[key].get<double>() : 0.0;
 }
@@ -79,7 +74,7 @@ std::string Chart(const J& summary, const char* title, const char* unit, double 
   for (int k = 0; k <= 4; ++k) {
     double v = max_y * k / 4;
     s << "<text x=\"" << left - 6 << "\" y=\"" << Y(v) + 4 << "\" font-size=\"11\" text-anchor=\"end\">"
-      << Fixed(v, v < 10 ? 1 : 0) << "</text><line x1=\"" << left << "\" y1=\"" << Y(v) << "\" x2=\""
+      << FixedDecimals(v, v < 10 ? 1 : 0) << "</text><line x1=\"" << left << "\" y1=\"" << Y(v) << "\" x2=\""
       << left + pw << "\" y2=\"" << Y(v) << "\" stroke=\"#eee\"/>";
   }
   s << "<text x=\"" << left + pw / 2 << "\" y=\"" << h - 8
@@ -97,9 +92,9 @@ std::string Chart(const J& summary, const char* title, const char* unit, double 
       if (c["group"] != number) continue;
       const double x = X(Num(c, "batch_size")), y = Y(value(c));
       if (Str(c, "limit").empty()) {
-        points += Fixed(x, 1) + "," + Fixed(y, 1) + " ";
-        s << "<circle cx=\"" << Fixed(x, 1) << "\" cy=\"" << Fixed(y, 1) << "\" r=\"3\" fill=\"" << colour
-          << "\"/>";
+        points += FixedDecimals(x, 1) + "," + FixedDecimals(y, 1) + " ";
+        s << "<circle cx=\"" << FixedDecimals(x, 1) << "\" cy=\"" << FixedDecimals(y, 1)
+          << "\" r=\"3\" fill=\"" << colour << "\"/>";
       } else {
         s << "<g stroke=\"#d62728\" stroke-width=\"2.5\"><line x1=\"" << x - 6 << "\" y1=\"" << y - 6
           << "\" x2=\"" << x + 6 << "\" y2=\"" << y + 6 << "\"/><line x1=\"" << x - 6 << "\" y1=\"" << y + 6
@@ -135,8 +130,9 @@ double PeakMemory(const J& c) {
 }
 
 std::string Latency(const J& c, const char* p) {
-  return c.contains("latency_ms") && c["latency_ms"].contains(p) ? Fixed(c["latency_ms"][p].get<double>(), 2)
-                                                                 : "";
+  return c.contains("latency_ms") && c["latency_ms"].contains(p)
+             ? FixedDecimals(c["latency_ms"][p].get<double>(), 2)
+             : "";
 }
 
 }  // namespace
@@ -153,11 +149,12 @@ std::string SweepCsv(const J& summary) {
       << (g ? Count(*g, "max_length") : "") << ',' << Count(c, "group_items") << ',' << Count(c, "batch_size")
       << ',' << (c.value("cycled", false) ? "yes" : "no") << ',' << Count(c, "repeats") << ','
       << Count(c, "batches") << ',' << Count(c, "completed") << ',' << Count(c, "failed") << ','
-      << Fixed(Num(c, "wall_seconds"), 6) << ',' << Fixed(Num(c, "items_per_second"), 1) << ','
-      << Latency(c, "p50") << ',' << Latency(c, "p90") << ',' << Latency(c, "p95") << ',' << Latency(c, "p99")
-      << ',' << Fixed(Num(c, "rss_after_load_mb"), 1) << ',' << Fixed(Num(c, "peak_rss_mb"), 1) << ','
+      << FixedDecimals(Num(c, "wall_seconds"), 6) << ',' << FixedDecimals(Num(c, "items_per_second"), 1)
+      << ',' << Latency(c, "p50") << ',' << Latency(c, "p90") << ',' << Latency(c, "p95") << ','
+      << Latency(c, "p99") << ',' << FixedDecimals(Num(c, "rss_after_load_mb"), 1) << ','
+      << FixedDecimals(Num(c, "peak_rss_mb"), 1) << ','
       << (c.contains("peak_device_mb") && c["peak_device_mb"].is_number()
-              ? Fixed(c["peak_device_mb"].get<double>(), 1)
+              ? FixedDecimals(c["peak_device_mb"].get<double>(), 1)
               : "")
       << ',' << EscapeCsv(Str(c, "limit")) << ',' << Count(c, "equivalence_findings") << ','
       << EscapeCsv(Str(c, "error")) << '\n';
@@ -176,9 +173,9 @@ std::string SweepMarkdown(const J& summary) {
     << ".\n\n";
   const J& f = summary["footprint"];
   if (f.contains("weights_mb") && f["weights_mb"].is_number()) {
-    s << "Model as loaded: " << Fixed(f["weights_mb"].get<double>(), 2) << " MB of weights and buffers ("
-      << Count(f, "parameters") << " parameter and " << Count(f, "buffers")
-      << " buffer tensors); the process held " << Fixed(Num(f, "rss_after_load_mb"), 1)
+    s << "Model as loaded: " << FixedDecimals(f["weights_mb"].get<double>(), 2)
+      << " MB of weights and buffers (" << Count(f, "parameters") << " parameter and " << Count(f, "buffers")
+      << " buffer tensors); the process held " << FixedDecimals(Num(f, "rss_after_load_mb"), 1)
       << " MB resident once it was loaded.\n\n";
   }
   const J& st = summary["settings"];
@@ -188,10 +185,10 @@ std::string SweepMarkdown(const J& summary) {
     << " item(s) rejected by the prechecks were left out. Each cell ran one warm-up batch, then "
     << Count(st, "repeats") << " timed pass(es) over its group. Latency is per batch.";
   if (st.contains("latency_budget_ms") && st["latency_budget_ms"].is_number()) {
-    s << " Latency budget (p95): " << Fixed(st["latency_budget_ms"].get<double>(), 2) << " ms.";
+    s << " Latency budget (p95): " << FixedDecimals(st["latency_budget_ms"].get<double>(), 2) << " ms.";
   }
   if (st.contains("max_memory_mb") && st["max_memory_mb"].is_number()) {
-    s << " Memory cap: " << Fixed(st["max_memory_mb"].get<double>(), 0) << " MB.";
+    s << " Memory cap: " << FixedDecimals(st["max_memory_mb"].get<double>(), 0) << " MB.";
   }
   s << "\n\n| group | lengths | items |\n|---|---|---|\n";
   for (const auto& g : Arr(summary, "groups")) {
@@ -203,9 +200,10 @@ std::string SweepMarkdown(const J& summary) {
        "differs from batch 1 |\n|---|---|---|---|---|---|---|---|---|---|---|\n";
   for (const auto& c : Arr(summary, "cells")) {
     s << "| " << Count(c, "group") << " | " << Count(c, "batch_size")
-      << (c.value("cycled", false) ? " (cycled)" : "") << " | " << Fixed(Num(c, "items_per_second"), 0)
-      << " | " << Latency(c, "p50") << " | " << Latency(c, "p95") << " | " << Latency(c, "p99") << " | "
-      << Fixed(PeakMemory(c), 1) << " | " << Count(c, "completed") << " | " << Count(c, "failed") << " | "
+      << (c.value("cycled", false) ? " (cycled)" : "") << " | "
+      << FixedDecimals(Num(c, "items_per_second"), 0) << " | " << Latency(c, "p50") << " | "
+      << Latency(c, "p95") << " | " << Latency(c, "p99") << " | " << FixedDecimals(PeakMemory(c), 1) << " | "
+      << Count(c, "completed") << " | " << Count(c, "failed") << " | "
       << (Str(c, "limit").empty()
               ? ""
               : "**" + EscapeMarkdown(Str(c, "limit")) + "**: " + EscapeMarkdown(Str(c, "error")))
@@ -251,30 +249,32 @@ std::string SweepMarkdown(const J& summary) {
       << " | " << (r.contains("batch_size") && r["batch_size"].is_number() ? Count(r, "batch_size") : "none")
       << " | " << EscapeMarkdown(Str(r, "why")) << " | "
       << (r.contains("peak_memory_mb") && r["peak_memory_mb"].is_number()
-              ? Fixed(r["peak_memory_mb"].get<double>(), 1)
+              ? FixedDecimals(r["peak_memory_mb"].get<double>(), 1)
               : "")
       << " | "
       << (r.contains("fastest_batch_size") && r["fastest_batch_size"].is_number()
               ? "batch " + Count(r, "fastest_batch_size") + ", " +
-                    Fixed(Num(r, "fastest_items_per_second"), 0) + " items/s"
+                    FixedDecimals(Num(r, "fastest_items_per_second"), 0) + " items/s"
               : "")
       << " |\n";
   }
   const J& head = summary["headroom"];
-  s << "\n## Headroom per card (" << Fixed(Num(head, "reserve") * 100, 0) << "% reserved)\n\n"
+  s << "\n## Headroom per card (" << FixedDecimals(Num(head, "reserve") * 100, 0) << "% reserved)\n\n"
     << EscapeMarkdown(Str(head, "basis")) << ".\n\n| card | usable MB |";
   for (const auto& r : Arr(summary, "recommendation")) s << " group " << Count(r, "group") << " |";
   s << "\n|---|---|";
   for (std::size_t k = 0; k < Arr(summary, "recommendation").size(); ++k) s << "---|";
   s << "\n";
   for (const auto& card : Arr(head, "cards")) {
-    s << "| " << Fixed(Num(card, "card_gb"), 0) << " GB | " << Fixed(Num(card, "usable_mb"), 0) << " |";
+    s << "| " << FixedDecimals(Num(card, "card_gb"), 0) << " GB | "
+      << FixedDecimals(Num(card, "usable_mb"), 0) << " |";
     for (const auto& r : Arr(summary, "recommendation")) {
       std::string cell = " n/a |";
       for (const auto& g : Arr(card, "groups")) {
         if (g["group"] == r["group"]) {
-          cell = g.value("fits", false) ? " fits, " + Fixed(Num(g, "headroom_mb") / 1024.0, 1) + " GB free |"
-                                        : " **does not fit** |";
+          cell = g.value("fits", false)
+                     ? " fits, " + FixedDecimals(Num(g, "headroom_mb") / 1024.0, 1) + " GB free |"
+                     : " **does not fit** |";
         }
       }
       s << cell;
@@ -308,11 +308,12 @@ std::string SweepHtml(const J& summary) {
        "MB</th><th>completed</th><th>failed</th><th>limit</th><th>differs</th></tr>\n";
   for (const auto& c : Arr(summary, "cells")) {
     s << "<tr><td>" << Count(c, "group") << "</td><td>" << Count(c, "batch_size")
-      << (c.value("cycled", false) ? " (cycled)" : "") << "</td><td>" << Fixed(Num(c, "items_per_second"), 0)
-      << "</td><td>" << Latency(c, "p50") << "</td><td>" << Latency(c, "p95") << "</td><td>"
-      << Latency(c, "p99") << "</td><td>" << Fixed(PeakMemory(c), 1) << "</td><td>" << Count(c, "completed")
-      << "</td><td>" << Count(c, "failed") << "</td><td class=\"limit\">" << EscapeHtml(Str(c, "limit"))
-      << "</td><td>" << Count(c, "equivalence_findings") << "</td></tr>\n";
+      << (c.value("cycled", false) ? " (cycled)" : "") << "</td><td>"
+      << FixedDecimals(Num(c, "items_per_second"), 0) << "</td><td>" << Latency(c, "p50") << "</td><td>"
+      << Latency(c, "p95") << "</td><td>" << Latency(c, "p99") << "</td><td>"
+      << FixedDecimals(PeakMemory(c), 1) << "</td><td>" << Count(c, "completed") << "</td><td>"
+      << Count(c, "failed") << "</td><td class=\"limit\">" << EscapeHtml(Str(c, "limit")) << "</td><td>"
+      << Count(c, "equivalence_findings") << "</td></tr>\n";
   }
   s << "</table><h2>Recommendation</h2><table><tr><th>group</th><th>lengths</th><th>batch "
        "size</th><th>why</th></tr>\n";

@@ -245,97 +245,54 @@ ojson Ratio(std::optional<double> a, std::optional<double> b) {
   return r;
 }
 
-std::string Fixed(double v, int digits) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  return buf;
-}
-
 // Both runs' outcomes for one id after another, tallied: what agrees, what differs and how
-// (status, reason, category, confidence, vector), the first differences listed.
+// (status, reason, or the output kind's own: category, confidence, vector), the first
+// differences listed.
 class ItemComparison {
  public:
-  ItemComparison(Side& a, Side& b, const CompareOptions& options)
-      : a_(a), b_(b), options_(options), embedding(a.record.output->vectors) {}
+  ItemComparison(Side& a, Side& b, const CompareOptions& options) : options_(options) {
+    ComparisonInputs inputs;
+    inputs.tolerance = options.tolerance;
+    inputs.where = b.dir.string();
+    inputs.row = [&a, &b](bool side_b, std::uint64_t row, const std::string& id) {
+      return ReadRow(side_b ? b : a, row, id);
+    };
+    outputs_ = a.record.output->compare(inputs);
+  }
 
   // One id's two records (the same id, verified).
   Status Add(const ResultRecord& x, const ResultRecord& y) {
     ++total;
-    std::string what;
-    std::string va, vb;
+    std::optional<OutputDifference> diff;
     if (x.accepted != y.accepted) {
-      what = "status";
-      va = x.accepted ? "accepted " + (embedding ? std::string("(vector)") : x.category)
-                      : "rejected " + x.reason;
-      vb = y.accepted ? "accepted " + (embedding ? std::string("(vector)") : y.category)
-                      : "rejected " + y.reason;
+      auto shown = [&](const ResultRecord& r) {
+        return r.accepted ? "accepted " + outputs_->Shown(r) : "rejected " + r.reason;
+      };
+      diff = OutputDifference{"status", shown(x), shown(y)};
     } else if (!x.accepted) {
       ++same_status;
       if (x.reason != y.reason) {
-        what = "reason";
-        va = x.reason;
-        vb = y.reason;
+        diff = OutputDifference{"reason", x.reason, y.reason};
       } else {
         ++same_outcome;
       }
     } else {
       ++same_status;
       ++both_accepted;
-      if (embedding) {
-        if (!x.row || !y.row)
-          return BadInput("an accepted embedding without its row: '" + x.id + "'", b_.dir.string());
-        auto v = ReadRow(a_, *x.row, x.id);
-        if (!v.ok()) return v.error();
-        auto w = ReadRow(b_, *y.row, y.id);
-        if (!w.ok()) return w.error();
-        if (v.value().size() != w.value().size()) {
-          what = "dim";
-          va = std::to_string(v.value().size());
-          vb = std::to_string(w.value().size());
-        } else {
-          ++same_outcome;
-          double d = 0, dot = 0, na2 = 0, nb2 = 0;
-          for (std::size_t k = 0; k < v.value().size(); ++k) {
-            const double p = v.value()[k], q = w.value()[k];
-            d = std::max(d, std::fabs(p - q));
-            dot += p * q;
-            na2 += p * p;
-            nb2 += q * q;
-          }
-          const double cos = na2 > 0 && nb2 > 0 ? dot / std::sqrt(na2 * nb2) : (na2 == nb2 ? 1.0 : 0.0);
-          max_vec = std::max(max_vec, d);
-          min_cos = std::min(min_cos, cos);
-          sum_cos += cos;
-          if (!(d <= options_.tolerance)) {
-            what = "vector";
-            va = "max |a - b| " + Fixed(d, 6);
-            vb = "cosine " + Fixed(cos, 6);
-          }
-        }
-      } else if (x.category != y.category) {
-        what = "category";
-        va = x.category + " (" + Fixed(x.confidence, 4) + ")";
-        vb = y.category + " (" + Fixed(y.confidence, 4) + ")";
-      } else {
-        ++same_outcome;
-        const double d = std::fabs(x.confidence - y.confidence);
-        max_conf = std::max(max_conf, d);
-        sum_conf += d;
-        if (!(d <= options_.tolerance)) {
-          what = "confidence";
-          va = Fixed(x.confidence, 6);
-          vb = Fixed(y.confidence, 6);
-        }
-      }
+      bool same = false;
+      auto compared = outputs_->Compare(x, y, same);
+      if (!compared.ok()) return compared.error();
+      if (same) ++same_outcome;
+      diff = std::move(compared).value();
     }
-    if (what.empty()) {
+    if (!diff) {
       ++agree;
       return {};
     }
     ++differ;
-    ++by_what[what];
+    ++by_what[diff->what];
     if (listed.size() < options_.max_listed)
-      listed.push_back({{"id", x.id}, {"what", what}, {"a", va}, {"b", vb}});
+      listed.push_back({{"id", x.id}, {"what", diff->what}, {"a", diff->a}, {"b", diff->b}});
     return {};
   }
 
@@ -346,15 +303,7 @@ class ItemComparison {
                    {"same_status", same_status},
                    {"same_category_or_reason", same_outcome},
                    {"both_accepted", both_accepted}};
-    if (embedding) {
-      items["max_vector_difference"] = max_vec;
-      items["min_cosine"] = both_accepted ? ojson(min_cos) : ojson();
-      items["mean_cosine"] = both_accepted ? ojson(sum_cos / static_cast<double>(both_accepted)) : ojson();
-    } else {
-      items["max_confidence_difference"] = max_conf;
-      items["mean_confidence_difference"] =
-          same_outcome > 0 ? ojson(sum_conf / static_cast<double>(same_outcome)) : ojson();
-    }
+    outputs_->Figures(both_accepted, same_outcome, items);
     items["agreement"] = total > 0 ? ojson(static_cast<double>(agree) / static_cast<double>(total)) : ojson();
     ojson kinds = ojson::object();
     for (const auto& [w, n] : by_what) kinds[w] = n;
@@ -366,12 +315,9 @@ class ItemComparison {
   ojson listed = ojson::array();
 
  private:
-  Side& a_;  // read for the vectors' rows
-  Side& b_;
   const CompareOptions& options_;
-  const bool embedding;
+  std::unique_ptr<OutputComparison> outputs_;  // the output kind's
   std::size_t total = 0, agree = 0, same_status = 0, same_outcome = 0, both_accepted = 0;
-  double max_conf = 0, sum_conf = 0, max_vec = 0, min_cos = 1, sum_cos = 0;
   std::map<std::string, std::size_t> by_what;
 };
 

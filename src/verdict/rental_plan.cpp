@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <set>
 
+#include "pilot/escape.h"
 #include "pilot/folder_files.h"
 #include "pilot/folder_kind.h"
 #include "pilot/hash.h"
@@ -616,12 +617,6 @@ bool Same(double a, double b) {
   return std::fabs(a - b) <= 1e-9 * std::max({1.0, std::fabs(a), std::fabs(b)});
 }
 
-std::string Fixed(double v, int digits) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  return buf;
-}
-
 }  // namespace
 
 namespace {
@@ -677,9 +672,10 @@ CardVerdict JudgeCard(const CardType& c, const PlanRequest& request) {
   v.usable_mb = c.memory_gb * 1024.0 * (1.0 - request.headroom);
   const bool card_gpu = c.device_class != DeviceClass::kCpu;
   const bool judged = (b.memory_basis == "device" && card_gpu) || (b.memory_basis == "rss" && !card_gpu);
-  const std::string peak = Fixed(b.peak_memory_mb, 1) + " MB";
-  const std::string usable = Fixed(v.usable_mb, 0) + " MB usable of " + Fixed(c.memory_gb, 0) + " GB (" +
-                             Fixed(request.headroom * 100, 0) + "% kept free)";
+  const std::string peak = FixedDecimals(b.peak_memory_mb, 1) + " MB";
+  const std::string usable = FixedDecimals(v.usable_mb, 0) + " MB usable of " +
+                             FixedDecimals(c.memory_gb, 0) + " GB (" +
+                             FixedDecimals(request.headroom * 100, 0) + "% kept free)";
   if (!judged) {
     v.fit = "unknown";
     v.note = b.memory_basis == "rss"
@@ -776,7 +772,7 @@ void AddPlanWarnings(const PlanRequest& request, const std::vector<std::string>&
   if (request.assume_scaling && !other_class.empty()) {
     w.push_back("ASSUMPTION: items/s on cards of another class than the measurement (" +
                 std::string(DeviceClassName(b.device_class)) + ") are the measured rate x " +
-                Fixed(*request.assume_scaling, 3) + " (--assume-scaling), not a measurement");
+                FixedDecimals(*request.assume_scaling, 3) + " (--assume-scaling), not a measurement");
   }
   if (!unknown_fit.empty()) {
     w.push_back(
@@ -796,8 +792,8 @@ void AddPlanWarnings(const PlanRequest& request, const std::vector<std::string>&
   if (pm.known() && cm.known()) {
     const double ratio = cm.mean_bytes() / std::max(pm.mean_bytes(), 1.0);
     if (ratio > 1.5 || ratio < 1 / 1.5) {
-      w.push_back("the corpus' inputs average " + Fixed(cm.mean_bytes(), 0) + " bytes, the pilot's " +
-                  Fixed(pm.mean_bytes(), 0) + " (x" + Fixed(ratio, 2) +
+      w.push_back("the corpus' inputs average " + FixedDecimals(cm.mean_bytes(), 0) + " bytes, the pilot's " +
+                  FixedDecimals(pm.mean_bytes(), 0) + " (x" + FixedDecimals(ratio, 2) +
                   "): the projection scales by item count only; sweep or pilot on a sample of the corpus");
     }
   } else if (!cm.known()) {

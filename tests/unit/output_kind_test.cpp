@@ -1,5 +1,6 @@
 // The output-kind registry (pilot/output_kind.h): lookup by name, each kind's judging, its
-// run-record fields and its report sections, and a run record naming an unknown kind.
+// run-record fields and its report sections, verify's check of an accepted record, compare's
+// comparison of two, and a run record naming an unknown kind.
 #include "pilot/output_kind.h"
 
 #include <gtest/gtest.h>
@@ -40,7 +41,9 @@ TEST(OutputKind, EveryRegisteredKindIsFoundByItsOwnNameAndNoOther) {
     EXPECT_TRUE(names.insert(kind->name).second) << "two kinds named " << kind->name;
     EXPECT_EQ(FindOutputKind(kind->name), kind);
     EXPECT_NE(OutputKindChoices().find(std::string("'") + kind->name + "'"), std::string::npos);
-    EXPECT_TRUE(kind->judge && kind->plan_fields && kind->report_json && kind->report_md) << kind->name;
+    EXPECT_TRUE(kind->judge && kind->plan_fields && kind->report_json && kind->report_md &&
+                kind->check_accepted && kind->compare)
+        << kind->name;
   }
   EXPECT_GE(names.size(), 2u);
   EXPECT_EQ(FindOutputKind(""), nullptr);
@@ -141,6 +144,122 @@ TEST(OutputKind, EachKindWritesItsOwnPlanFieldsAndReportSections) {
   EXPECT_EQ(c["output_kind"], "classification");
   EXPECT_FALSE(c.contains("embedding"));
   EXPECT_EQ(c["by_category"]["en"], 1);
+}
+
+ResultRecord AcceptedCategory(std::string category, double confidence) {
+  ResultRecord r;
+  r.id = "a";
+  r.accepted = true;
+  r.category = std::move(category);
+  r.confidence = confidence;
+  return r;
+}
+
+ResultRecord AcceptedRow(std::uint64_t row, std::uint32_t dim) {
+  ResultRecord r;
+  r.id = "a";
+  r.accepted = true;
+  r.row = row;
+  r.dim = dim;
+  return r;
+}
+
+TEST(OutputKind, VerifyChecksAnAcceptedRecordAgainstItsKindsRules) {
+  const std::set<std::string> allowed = {"en", "fr"};
+  const OutputKindSpec& c = ClassificationOutput();
+  EXPECT_FALSE(c.check_accepted(AcceptedCategory("fr", 0.9), AcceptedRules{0, &allowed, 0}));
+  auto outside = c.check_accepted(AcceptedCategory("de", 0.9), AcceptedRules{0, &allowed, 0});
+  ASSERT_TRUE(outside);
+  EXPECT_NE(outside->find("'de', not in allowed_categories"), std::string::npos) << *outside;
+
+  const OutputKindSpec& e = EmbeddingOutput();
+  EXPECT_FALSE(e.check_accepted(AcceptedRow(3, 8), AcceptedRules{8, &allowed, 3}));
+  auto order = e.check_accepted(AcceptedRow(2, 8), AcceptedRules{8, &allowed, 3});
+  ASSERT_TRUE(order);
+  EXPECT_NE(order->find("has row 2; as accepted item 3"), std::string::npos) << *order;
+  auto dim = e.check_accepted(AcceptedRow(3, 4), AcceptedRules{8, &allowed, 3});
+  ASSERT_TRUE(dim);
+  EXPECT_NE(dim->find("row and dim 8"), std::string::npos) << *dim;
+  ResultRecord rowless = AcceptedRow(3, 8);
+  rowless.row.reset();
+  EXPECT_TRUE(e.check_accepted(rowless, AcceptedRules{8, &allowed, 3}));
+}
+
+TEST(OutputKind, ClassificationComparesTheCategoryThenItsProbabilityWithinTheTolerance) {
+  ComparisonInputs in;
+  in.tolerance = 0.01;
+  auto cmp = ClassificationOutput().compare(in);
+  EXPECT_EQ(cmp->Shown(AcceptedCategory("en", 0.9)), "en");
+  bool same = false;
+  auto close = cmp->Compare(AcceptedCategory("en", 0.90), AcceptedCategory("en", 0.905), same);
+  ASSERT_TRUE(close.ok());
+  EXPECT_FALSE(close.value());
+  EXPECT_TRUE(same);
+  same = false;
+  auto far = cmp->Compare(AcceptedCategory("en", 0.90), AcceptedCategory("en", 0.95), same);
+  ASSERT_TRUE(far.ok() && far.value());
+  EXPECT_TRUE(same);
+  EXPECT_EQ(far.value()->what, "confidence");
+  EXPECT_EQ(far.value()->a, "0.900000");
+  EXPECT_EQ(far.value()->b, "0.950000");
+  same = false;
+  auto other = cmp->Compare(AcceptedCategory("en", 0.90), AcceptedCategory("fr", 0.7), same);
+  ASSERT_TRUE(other.ok() && other.value());
+  EXPECT_FALSE(same);
+  EXPECT_EQ(other.value()->what, "category");
+  EXPECT_EQ(other.value()->b, "fr (0.7000)");
+  nlohmann::ordered_json items;
+  cmp->Figures(3, 2, items);
+  EXPECT_NEAR(items["max_confidence_difference"].get<double>(), 0.05, 1e-12);
+  EXPECT_NEAR(items["mean_confidence_difference"].get<double>(), 0.055 / 2, 1e-12);
+  nlohmann::ordered_json none;
+  ClassificationOutput().compare(in)->Figures(0, 0, none);
+  EXPECT_TRUE(none["mean_confidence_difference"].is_null());
+}
+
+TEST(OutputKind, EmbeddingComparesEachSidesRowThroughTheReaderItIsGiven) {
+  std::vector<std::vector<float>> a = {{1, 0}, {0, 1}}, b = {{1, 0}, {1, 1, 0}};
+  ComparisonInputs in;
+  in.tolerance = 1e-4;
+  in.where = "B";
+  std::vector<std::pair<bool, std::uint64_t>> asked;
+  in.row = [&](bool side_b, std::uint64_t row, const std::string& id) -> Result<std::vector<float>> {
+    asked.emplace_back(side_b, row);
+    const auto& rows = side_b ? b : a;
+    if (row >= rows.size()) return BadInput("the row of '" + id + "' is outside vectors.npy", "npy");
+    return rows[row];
+  };
+  auto cmp = EmbeddingOutput().compare(in);
+  EXPECT_EQ(cmp->Shown(AcceptedRow(0, 2)), "(vector)");
+  bool same = false;
+  auto equal = cmp->Compare(AcceptedRow(0, 2), AcceptedRow(0, 2), same);
+  ASSERT_TRUE(equal.ok());
+  EXPECT_FALSE(equal.value());
+  EXPECT_TRUE(same);
+  EXPECT_EQ(asked, (std::vector<std::pair<bool, std::uint64_t>>{{false, 0}, {true, 0}}));
+  same = false;
+  auto dim = cmp->Compare(AcceptedRow(1, 2), AcceptedRow(1, 3), same);
+  ASSERT_TRUE(dim.ok() && dim.value());
+  EXPECT_FALSE(same);
+  EXPECT_EQ(dim.value()->what, "dim");
+  EXPECT_EQ(dim.value()->a + "/" + dim.value()->b, "2/3");
+  auto turned = cmp->Compare(AcceptedRow(1, 2), AcceptedRow(0, 2), same);  // (0,1) against (1,0)
+  ASSERT_TRUE(turned.ok() && turned.value());
+  EXPECT_EQ(turned.value()->what, "vector");
+  EXPECT_EQ(turned.value()->b, "cosine 0.000000");
+  auto outside = cmp->Compare(AcceptedRow(5, 2), AcceptedRow(0, 2), same);
+  ASSERT_FALSE(outside.ok());
+  EXPECT_NE(outside.error().what.find("outside vectors.npy"), std::string::npos);
+  ResultRecord rowless = AcceptedRow(0, 2);
+  rowless.row.reset();
+  auto missing = cmp->Compare(rowless, AcceptedRow(0, 2), same);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.error().where, "B");
+  nlohmann::ordered_json items;
+  cmp->Figures(2, 2, items);
+  EXPECT_DOUBLE_EQ(items["max_vector_difference"].get<double>(), 1.0);
+  EXPECT_DOUBLE_EQ(items["min_cosine"].get<double>(), 0.0);
+  EXPECT_DOUBLE_EQ(items["mean_cosine"].get<double>(), 0.5);
 }
 
 TEST(OutputKind, ARunRecordNamingAnUnknownKindIsRefusedWithTheChoices) {
