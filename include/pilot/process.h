@@ -53,6 +53,16 @@ class Processes {
   // reason alone.
   virtual Result<std::optional<ChildEnd>> Wait(long pid, const std::function<bool()>& stop) = 0;
   virtual void Signal(long pid, int signal) = 0;
+
+  // Descriptors handed to children (ChildSpec's pass_fd, out_fd, err_fd), opened here so that a
+  // supervisor is tested with a fake. Each is close-on-exec until Spawn hands it down.
+  // The folder `dir`, reached from its pin through no link (fs.h, OpenFolderForChild).
+  virtual Result<int> OpenFolderForChild(const std::string& dir) = 0;
+  // The log `name` inside the folder `dir_fd`, for appending: never through a link, never a
+  // FIFO or anything but a regular file, never shared through a hard link (one is replaced by
+  // a file of its own, the other name keeping what it held). An error's `what` is the reason.
+  virtual Result<int> OpenLogForChild(int dir_fd, const std::string& name) = 0;
+  virtual void Close(int fd) = 0;
 };
 
 // The operating system's processes (fork, execve, wait4, kill).

@@ -68,10 +68,8 @@ void InstallDecideHandlers() {
   sigaction(SIGTERM, &sa, nullptr);
 }
 
-int Execute(const DecideCliOptions& o, const std::vector<std::string>& argv) {
-  ApplyLogLevel(o.common);
-  auto dir = ResolveGivenFolder(RealFileSystem(), o.dir, "a finished run (or merged) folder");
-  if (!dir.ok()) return ReportError(dir.error(), o.common);
+// The options as the library's request: the evidence resolved, the fingerprints checked.
+Result<DecideOptions> RequestFrom(const DecideCliOptions& o, const std::vector<std::string>& argv) {
   DecideOptions d;
   auto path = [](const std::string& s) {
     return s.empty() ? std::nullopt : std::optional<std::filesystem::path>(s);
@@ -80,16 +78,15 @@ int Execute(const DecideCliOptions& o, const std::vector<std::string>& argv) {
   d.compare = path(o.compare);
   if (!o.sweep.empty()) {
     auto sweep = ResolveGivenFolder(RealFileSystem(), o.sweep, "a sweep folder");
-    if (!sweep.ok()) return ReportError(sweep.error(), o.common);
+    if (!sweep.ok()) return sweep.error();
     d.sweep = sweep.value();
   }
   for (auto [given, into, option] : {std::tuple{&o.expect, &d.expect, "--expect"},
                                      std::tuple{&o.expect_sweep, &d.expect_sweep, "--expect-sweep"}}) {
     if (given->empty()) continue;
     if (!IsSha256Hex(*given)) {
-      return ReportError(BadInput(std::string(option) + " takes a fingerprint: 64 lower-case hex digits",
-                                  option, "the one the command that wrote the folder printed"),
-                         o.common);
+      return BadInput(std::string(option) + " takes a fingerprint: 64 lower-case hex digits", option,
+                      "the one the command that wrote the folder printed");
     }
     *into = *given;
   }
@@ -103,10 +100,8 @@ int Execute(const DecideCliOptions& o, const std::vector<std::string>& argv) {
   d.reasons = o.reasons;
   for (const auto& a : argv) d.command_line += (d.command_line.empty() ? "" : " ") + a;
   if (!d.decision && !o.reasons.empty()) {
-    return ReportError(
-        BadInput("--reason is recorded with a decision", "--reason",
-                 "add --decision go|fix-env|revise-config, or leave out --reason for a proposal"),
-        o.common);
+    return BadInput("--reason is recorded with a decision", "--reason",
+                    "add --decision go|fix-env|revise-config, or leave out --reason for a proposal");
   }
   d.on_phase = [](DecidePhase phase) {
     g_phase = static_cast<int>(phase);
@@ -121,10 +116,11 @@ int Execute(const DecideCliOptions& o, const std::vector<std::string>& argv) {
     }
   };
   d.should_stop = [] { return g_stop.load(); };
-  InstallDecideHandlers();
-  Result<DecideOutcome> outcome = Decide(CliFileSystem(), SystemClock(), dir.value(), d);
-  if (!outcome.ok()) return ReportError(outcome.error(), o.common);
-  const DecideOutcome& out = outcome.value();
+  return d;
+}
+
+// The outcome printed (as JSON with --json): the exit code.
+int PrintDecideOutcome(const DecideOutcome& out, const DecideCliOptions& o) {
   for (const auto& note : out.notes) std::fprintf(stderr, "pilot: note: %s\n", EscapeTerminal(note).c_str());
   if (out.recorded && g_stop) {
     std::fprintf(stderr,
@@ -180,6 +176,18 @@ int Execute(const DecideCliOptions& o, const std::vector<std::string>& argv) {
   std::printf("tagmanifest-sha256.txt updated; the payload is untouched\n");
   std::printf("fingerprint: %s (was %s)\n", out.fingerprint.c_str(), out.previous_fingerprint.c_str());
   return 0;
+}
+
+int Execute(const DecideCliOptions& o, const std::vector<std::string>& argv) {
+  ApplyLogLevel(o.common);
+  auto dir = ResolveGivenFolder(RealFileSystem(), o.dir, "a finished run (or merged) folder");
+  if (!dir.ok()) return ReportError(dir.error(), o.common);
+  auto request = RequestFrom(o, argv);
+  if (!request.ok()) return ReportError(request.error(), o.common);
+  InstallDecideHandlers();
+  Result<DecideOutcome> outcome = Decide(CliFileSystem(), SystemClock(), dir.value(), request.value());
+  if (!outcome.ok()) return ReportError(outcome.error(), o.common);
+  return PrintDecideOutcome(outcome.value(), o);
 }
 
 }  // namespace

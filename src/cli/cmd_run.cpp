@@ -1,9 +1,7 @@
 // `pilot run`: validate everything, check the environment, then hand over to ExecuteRun.
 // With --shard, one partition of the manifest (a folder of kind shard, resumed when it
 // exists); with --workers K, K shards on this host in child processes, then merged.
-#include <fcntl.h>
 #include <signal.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -15,7 +13,6 @@
 #include "cli/cli.h"
 #include "cli/session.h"
 #include "cli/torch_loader.h"
-#include "pilot/destination.h"
 #include "pilot/fleet/merge.h"
 #include "pilot/fleet/workers.h"
 #include "pilot/folder_files.h"
@@ -51,9 +48,6 @@ struct RunOptions {
   const CLI::Option* workers_option = nullptr;
 };
 
-// At most this many --workers on one host (one process and one device each).
-constexpr std::size_t kMaxWorkers = 64;
-
 // The options as the library's request; the plan itself is built by the library.
 RunRequest RequestFrom(const RunOptions& o) {
   RunRequest request;
@@ -67,17 +61,10 @@ RunRequest RequestFrom(const RunOptions& o) {
   return request;
 }
 
-// --workers K: K child `pilot run --shard k/K` processes on this host, one device each, then
-// `pilot merge` of their folders into the run folder. The single-host case of sharding: the
-// same shard folders, resumed the same way (run the same command, same --run-id, again).
-// The steps below each return an error to report, or go on; SuperviseWorkers
-// (fleet/workers.h) starts and watches the workers through the process seam.
-
-// The options --workers excludes, and its count.
+// --workers K: K child `pilot run --shard k/K` processes on this host, then their merge into
+// the run folder (fleet/workers.h). What the library leaves to the command: the options
+// --workers excludes, the interrupt handlers, the progress line and the report.
 Status CheckWorkersOptions(const RunOptions& o) {
-  if (o.workers == 0 || o.workers > kMaxWorkers) {
-    return BadInput("--workers must be 1.." + std::to_string(kMaxWorkers), "--workers");
-  }
   if (o.shard_option && o.shard_option->count() > 0) {
     return BadInput("--workers and --shard exclude each other", "--workers",
                     "--workers K runs every shard on this host; --shard I/N runs one");
@@ -86,124 +73,15 @@ Status CheckWorkersOptions(const RunOptions& o) {
   return {};
 }
 
-// The workers' device family (cpu, cuda, rocm): each gets its own device of it, and there must
-// be one per worker.
-Result<std::string> WorkersDevice(const RunOptions& o, const RunPlan& p) {
-  if (p.params.device.find(':') != std::string::npos) {
-    return BadInput(
-        "--workers gives each worker its own device; the device is fixed to '" + p.params.device + "'",
-        "--device", "use --device cuda (or rocm, auto, cpu) with --workers");
-  }
-  auto backend = DeviceBackend(TorchRuntime(), p.params.device, p.runs_dir);
-  if (!backend.ok()) return backend.error();
-  const std::string base = backend.value();
-  PILOT_TRY(CheckEnvironment(TorchRuntime(), p.params, p.runs_dir, "no run folder was created"));
-  if (base == "cuda" || base == "rocm") {
-    auto received = TorchRuntime().ReceivedEnvironment(base, p.runs_dir);
-    if (!received.ok()) return received.error();
-    const int gpus = received.value().device_count;
-    if (static_cast<std::size_t>(gpus) < o.workers) {
-      return EnvironmentError(
-          "--workers " + std::to_string(o.workers) + " needs one device each; this machine has " +
-              std::to_string(gpus),
-          "--workers", "use --workers " + std::to_string(gpus) + " or fewer; no run folder was created");
-    }
-  }
-  return base;
-}
-
-// RUN_ID.shards, made and pinned, and opened as a descriptor the workers inherit.
-Result<int> PrepareShardsFolder(const fs::path& shards_dir) {
-  // RUN_ID.shards is a name pilot derives: a link (or anything but a folder) there is never
-  // followed, nor written through.
-  auto st = RealFileSystem().LinkStat(shards_dir);
-  if (!st.ok()) return st.error();
-  if (st.value().exists && !st.value().directory) {
-    return BadInput(std::string(st.value().symlink ? "is a symlink" : "is not a folder") +
-                        "; the workers' shard folders are never written through a link",
-                    shards_dir.string(), "move it away, or give another --run-id");
-  }
-  // Nor is it a pilot folder (a bag copied there): the logs would land inside its bag.
-  PILOT_TRY(RefuseInsidePilotFolder(RealFileSystem(), shards_dir, "--run-id"));
-  PILOT_TRY(RealFileSystem().CreateDirectories(shards_dir));
-  // Pinned, reads included: the merge reads the shards from this very folder, never through a
-  // link put in its place (or in place of a shard) while the workers ran.
-  PILOT_TRY(RealFileSystem().Anchor(shards_dir, FileSystem::Reads::kStayBeneath));
-  // The workers are handed the shards' folder itself (a descriptor reached from the pinned
-  // --runs-dir), never its path to look up again: a parent swapped for a link meanwhile
-  // cannot send a shard elsewhere.
-  return OpenFolderForChild(shards_dir);
-}
-
-// Every log is opened before any worker starts, never through a link or onto a FIFO, and
-// never shared through a hard link: a worker's output goes to its own log or nowhere, and a
-// log that cannot be opened leaves no worker running. On success `logs` holds one descriptor
-// per worker; on failure none stays open.
-Status OpenWorkerLogs(int shards_fd, const fs::path& shards_dir, std::uint32_t k_workers,
-                      std::vector<int>& logs) {
-  for (std::uint32_t k = 0; k < k_workers; ++k) {
-    const std::string log_name = ShardRunId({k, k_workers}) + ".log";
-    int log = ::openat(shards_fd, log_name.c_str(),
-                       O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0644);
-    struct stat log_stat {};
-    if (log >= 0 && ::fstat(log, &log_stat) == 0 && S_ISREG(log_stat.st_mode) && log_stat.st_nlink > 1) {
-      // A hard link shares the file with a name elsewhere: the log starts afresh under its own
-      // name instead, and the other name keeps what it held.
-      ::close(log);
-      ::unlinkat(shards_fd, log_name.c_str(), 0);
-      log = ::openat(shards_fd, log_name.c_str(),
-                     O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0644);
-    }
-    if (log < 0 || ::fstat(log, &log_stat) != 0 || !S_ISREG(log_stat.st_mode)) {
-      if (log >= 0) ::close(log);
-      for (int fd : logs) ::close(fd);
-      logs.clear();
-      return BadInput("cannot open the worker's log as a regular file (a link or a FIFO in its place?)",
-                      (shards_dir / log_name).string(), "move it away; no worker was started");
-    }
-    logs.push_back(log);
-  }
-  return {};
-}
-
-// Each worker's command line: its shard of the same run, into the inherited shards' folder.
-std::vector<WorkerChild> WorkerChildren(const RunOptions& o, const std::string& base, int shards_fd,
-                                        const std::vector<int>& logs) {
-  const auto k_workers = static_cast<std::uint32_t>(logs.size());
-  // This process's environment but the test hooks that kill after a write (PILOT_TEST_KILL_*),
-  // which stay the supervisor's, so that a test can stop the merge at each of its writes while
-  // the workers finish.
+// This process's environment but the test hooks that kill after a write (PILOT_TEST_KILL_*),
+// which stay the supervisor's, so that a test can stop the merge at each of its writes while
+// the workers finish.
+std::vector<std::string> WorkersEnvironment() {
   std::vector<std::string> env;
   for (char** e = environ; e && *e; ++e) {
     if (std::string_view(*e).rfind("PILOT_TEST_KILL_", 0) != 0) env.emplace_back(*e);
   }
-  std::vector<WorkerChild> children;
-  for (std::uint32_t k = 0; k < k_workers; ++k) {
-    const ShardSpec spec{k, k_workers};
-    WorkerChild w;
-    w.shard = ShardText(spec);
-    w.child.args = {"pilot",
-                    "run",
-                    "--shard",
-                    ShardText(spec),
-                    "--run-id",
-                    ShardRunId(spec),
-                    "--runs-dir",
-                    "/proc/self/fd/" + std::to_string(shards_fd),
-                    "--params",
-                    o.params,
-                    "--quiet",
-                    "--device",
-                    base == "cpu" || base == "none" ? std::string("cpu") : base + ":" + std::to_string(k)};
-    if (!o.manifest.empty()) w.child.args.insert(w.child.args.end(), {"--manifest", o.manifest});
-    if (!o.batch_plan.empty()) w.child.args.insert(w.child.args.end(), {"--batch-plan", o.batch_plan});
-    w.child.env = env;
-    w.child.out_fd = w.child.err_fd = logs[k];
-    w.child.pass_fd = shards_fd;  // handed down: --runs-dir /proc/self/fd/N
-    w.child.death_signal = SIGTERM;
-    children.push_back(std::move(w));
-  }
-  return children;
+  return env;
 }
 
 // The outcome of the workers, reported: the exit code when not every worker finished (or an
@@ -243,33 +121,16 @@ int ReportWorkers(const WorkersOutcome& out, const fs::path& shards_dir, const s
 
 int ExecuteWorkers(const RunOptions& o) {
   if (Status st = CheckWorkersOptions(o); !st.ok()) return ReportError(st.error(), o.common);
-  auto plan = BuildRunPlan(RealFileSystem(), RequestFrom(o));
-  if (!plan.ok()) return ReportError(plan.error(), o.common);
-  RunPlan& p = plan.value();
-  const std::string run_id = p.run_id.empty() ? NewRunId(SystemClock()) : p.run_id;
-  const fs::path merged = p.runs_dir / run_id;
-  const fs::path shards_dir = p.runs_dir / (run_id + ".shards");
-  if (auto st = RealFileSystem().LinkStat(merged); st.ok() && st.value().exists) {
-    return ReportError(BadInput("run folder already exists; pilot never reuses or overwrites one",
-                                merged.string(), "choose another --run-id or leave it out"),
-                       o.common);
-  }
-  auto base = WorkersDevice(o, p);
-  if (!base.ok()) return ReportError(base.error(), o.common);
-  auto shards_fd = PrepareShardsFolder(shards_dir);
-  if (!shards_fd.ok()) return ReportError(shards_fd.error(), o.common);
-  struct CloseFd {
-    int fd;
-    ~CloseFd() { ::close(fd); }
-  } close_shards_fd{shards_fd.value()};
+  WorkersRequest request;
+  request.run = RequestFrom(o);
+  request.workers = o.workers;
+  request.environment = WorkersEnvironment();
+  auto setup = PrepareWorkers(RealFileSystem(), SystemClock(), TorchRuntime(), request);
+  if (!setup.ok()) return ReportError(setup.error(), o.common);
+  const WorkersSetup& s = setup.value();
   InstallInterruptHandlers();
   ::signal(SIGCHLD, SIG_DFL);
   const auto k_workers = static_cast<std::uint32_t>(o.workers);
-  std::vector<int> logs;
-  if (Status st = OpenWorkerLogs(shards_fd.value(), shards_dir, k_workers, logs); !st.ok()) {
-    return ReportError(st.error(), o.common);
-  }
-  const auto children = WorkerChildren(o, base.value(), shards_fd.value(), logs);
   const bool show = !o.common.quiet && !o.common.json && ::isatty(STDERR_FILENO);
   double last = 0;
   WorkersControl control;
@@ -281,7 +142,7 @@ int ExecuteWorkers(const RunOptions& o) {
     last = now;
     std::size_t done = 0, total = 0;
     for (std::uint32_t k = 0; k < k_workers; ++k) {
-      auto st = ReadRunStatus(RealFileSystem(), shards_dir / ShardRunId({k, k_workers}));
+      auto st = ReadRunStatus(RealFileSystem(), s.shards_dir / ShardRunId({k, k_workers}));
       if (st.ok()) {
         done += st.value().done;
         total += st.value().total;
@@ -291,41 +152,18 @@ int ExecuteWorkers(const RunOptions& o) {
     std::fflush(stderr);
   };
   control.started = [&] {
-    // Each worker has its own copy of its log: this process keeps none open.
-    for (int& fd : logs) ::close(std::exchange(fd, -1));
     if (!o.common.quiet && !o.common.json) {
       std::fprintf(stderr, "pilot: %u workers started; shard folders and logs in %s\n", k_workers,
-                   shards_dir.c_str());
+                   s.shards_dir.c_str());
     }
   };
-  struct CloseLogs {  // a worker that could not start: the logs are closed here
-    std::vector<int>& fds;
-    ~CloseLogs() {
-      for (int fd : fds) {
-        if (fd >= 0) ::close(fd);
-      }
-    }
-  } close_logs{logs};
-  auto supervised = SuperviseWorkers(RealProcesses(), children, control);
-  if (!supervised.ok()) return ReportError(supervised.error(), o.common);
+  // The merge goes through the kill hook too, like every writer (tests stop it at each write).
+  auto run = RunWorkers(CliFileSystem(), SystemClock(), RealProcesses(), request, s, control,
+                        MakeRunControl(o.common, 0));
   if (show) std::fputc('\n', stderr);
-  if (int code = ReportWorkers(supervised.value(), shards_dir, run_id, o.common); code != 0) return code;
-  MergeRequest merge;
-  for (std::uint32_t k = 0; k < k_workers; ++k)
-    merge.shards.push_back(shards_dir / ShardRunId({k, k_workers}));
-  merge.out = merged;
-  merge.out_resolved = true;  // beside the shards, in the --runs-dir pinned when the plan was made
-  merge.command_line = o.argv;
-  // Through the kill hook too, like every writer (tests stop the merge at each of its writes).
-  auto outcome = MergeShards(CliFileSystem(), SystemClock(), merge, MakeRunControl(o.common, 0));
-  if (!outcome.ok()) {
-    Error e = outcome.error();
-    if (e.kind == ErrorKind::kInterrupted) {
-      e.hint = "run the same command again with --run-id " + run_id + ": each shard resumes its folder";
-    }
-    return ReportError(e, o.common);
-  }
-  return PrintMergeOutcome(outcome.value(), o.common);
+  if (!run.ok()) return ReportError(run.error(), o.common);
+  if (!run.value().merged) return ReportWorkers(run.value().workers, s.shards_dir, s.run_id, o.common);
+  return PrintMergeOutcome(*run.value().merged, o.common);
 }
 
 int Execute(const RunOptions& o) {

@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -11,6 +12,8 @@
 #include <chrono>
 #include <cstring>
 #include <thread>
+
+#include "pilot/fs.h"
 
 extern char** environ;
 
@@ -116,6 +119,32 @@ class RealProcessesImpl final : public Processes {
 
   void Signal(long pid, int signal) override {
     if (pid > 0) ::kill(static_cast<pid_t>(pid), signal);
+  }
+
+  Result<int> OpenFolderForChild(const std::string& dir) override { return pilot::OpenFolderForChild(dir); }
+
+  Result<int> OpenLogForChild(int dir_fd, const std::string& name) override {
+    constexpr int kFlags = O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC;
+    int log = ::openat(dir_fd, name.c_str(), kFlags, 0644);
+    struct stat st {};
+    if (log >= 0 && ::fstat(log, &st) == 0 && S_ISREG(st.st_mode) && st.st_nlink > 1) {
+      // A hard link shares the file with a name elsewhere: the log starts afresh under its own
+      // name instead, and the other name keeps what it held.
+      ::close(log);
+      ::unlinkat(dir_fd, name.c_str(), 0);
+      log = ::openat(dir_fd, name.c_str(), kFlags | O_EXCL, 0644);
+    }
+    if (log < 0 || ::fstat(log, &st) != 0 || !S_ISREG(st.st_mode)) {
+      const int err = errno;
+      if (log >= 0) ::close(log);
+      return BadInput(log >= 0 || err == ELOOP || err == ENXIO ? "not a regular file" : std::strerror(err),
+                      name);
+    }
+    return log;
+  }
+
+  void Close(int fd) override {
+    if (fd >= 0) ::close(fd);
   }
 };
 
