@@ -15,9 +15,11 @@
 #include "pilot/folder_files.h"
 #include "pilot/folder_kind.h"
 #include "pilot/hash.h"
+#include "pilot/host.h"
 #include "pilot/json_util.h"
 #include "pilot/limits.h"
 #include "pilot/manifest.h"
+#include "pilot/params.h"
 #include "pilot/paths.h"
 #include "pilot/precheck.h"
 #include "pilot/reasons.h"
@@ -577,6 +579,36 @@ Error AsBadInput(Error e, const std::string& hint) {
 }
 
 }  // namespace
+
+Result<AdaptPlan> PlanAdapt(FileSystem& fsys, Runtime& runtime, const AdaptRequest& request) {
+  if (!request.device.empty() && !IsKnownDevice(request.device)) {
+    return BadInput("unknown device '" + ValueForMessage(request.device) + "'", "--device",
+                    "use auto, cpu, cuda or rocm");
+  }
+  std::error_code ec;
+  const fs::path params_file = fs::absolute(request.params_file, ec).lexically_normal();
+  auto bytes = ReadCapped(fsys, params_file, limits::kParamsBytes, "adaptation parameter file");
+  if (!bytes.ok()) return bytes.error();
+  auto params = ParseAdaptParams(bytes.value(), params_file.parent_path(), params_file.string());
+  if (!params.ok()) return params.error();
+  AdaptPlan plan;
+  plan.params = std::move(params).value();
+  if (!request.device.empty()) plan.params.device = request.device;
+  plan.params_file = params_file;
+  plan.params_bytes = std::move(bytes).value();
+  plan.runs_dir = request.runs_dir;
+  plan.run_id = request.run_id;
+  plan.command_line = request.command_line;
+  auto device = runtime.ResolveDevice(plan.params.device);
+  if (!device.ok()) return device.error();
+  plan.device = device.value();
+  auto info = runtime.Info();
+  if (!info.ok()) return info.error();
+  plan.environment["host"] = HostInfo(fsys);
+  plan.environment["libtorch"] = std::move(info).value();
+  plan.environment["device"] = plan.device;
+  return plan;
+}
 
 Result<AdaptOutcome> ExecuteAdapt(FileSystem& fsys, Clock& clock, const AdaptPlan& plan,
                                   AdaptTrainer& trainer, const AdaptControl& control) {

@@ -175,37 +175,19 @@ int Execute(const AdaptOptions& o) {
   ApplyLogLevel(o.common);
   if (Status st = CheckDefaultParams(o.params, kDefaultAdaptParamsPath); !st.ok())
     return ReportError(st.error(), o.common);
-  if (!o.device.empty() && !IsKnownDevice(o.device)) {
-    return ReportError(BadInput("unknown device '" + ValueForMessage(o.device) + "'", "--device",
-                                "use auto, cpu, cuda or rocm"),
-                       o.common);
-  }
-  std::error_code ec;
-  const fs::path params_file = fs::absolute(o.params, ec).lexically_normal();
-  auto bytes = ReadCapped(RealFileSystem(), params_file, limits::kParamsBytes, "adaptation parameter file");
-  if (!bytes.ok()) return ReportError(bytes.error(), o.common);
-  auto params = ParseAdaptParams(bytes.value(), params_file.parent_path(), params_file.string());
-  if (!params.ok()) return ReportError(params.error(), o.common);
-  AdaptPlan plan;
-  plan.params = std::move(params).value();
-  if (!o.device.empty()) plan.params.device = o.device;
-  plan.params_file = params_file;
-  plan.params_bytes = std::move(bytes).value();
-  plan.runs_dir = o.runs_dir;
-  plan.run_id = o.run_id;
-  plan.command_line = o.argv;
-  auto torch = Torch();
-  if (!torch.ok()) return ReportError(torch.error(), o.common);
-  auto device = torch.value()->resolve_device(plan.params.device);
-  if (!device.ok()) return ReportError(device.error(), o.common);
-  plan.device = device.value();
-  plan.environment["host"] = HostInfo(RealFileSystem());
-  plan.environment["libtorch"] = torch.value()->runtime_info();
-  plan.environment["device"] = plan.device;
-  auto trainer = torch.value()->make_adapt_trainer();
+  AdaptRequest request;
+  request.params_file = o.params;
+  request.device = o.device;
+  request.runs_dir = o.runs_dir;
+  request.run_id = o.run_id;
+  request.command_line = o.argv;
+  auto plan = PlanAdapt(RealFileSystem(), TorchRuntime(), request);
+  if (!plan.ok()) return ReportError(plan.error(), o.common);
+  auto trainer = MakeTrainer();
+  if (!trainer.ok()) return ReportError(trainer.error(), o.common);
   InstallInterruptHandlers();
-  auto outcome =
-      ExecuteAdapt(CliFileSystem(), SystemClock(), plan, *trainer, MakeAdaptControl(o.common, o.stop_after));
+  auto outcome = ExecuteAdapt(CliFileSystem(), SystemClock(), plan.value(), *trainer.value(),
+                              MakeAdaptControl(o.common, o.stop_after));
   if (!outcome.ok()) return ReportError(outcome.error(), o.common);
   return PrintAdaptOutcome(outcome.value(), o.common);
 }

@@ -8,6 +8,7 @@
 #include "pilot/adapt/adapt.h"
 #include "pilot/hash.h"
 #include "pilot/json_util.h"
+#include "pilot/memory_fs.h"
 #include "pilot/verify.h"
 #include "test_support.h"
 
@@ -295,6 +296,59 @@ TEST(AdaptEngine, RefusesBeforeAnyFolder) {
     EXPECT_NE(out.error().what.find("not the pinned"), std::string::npos);
     EXPECT_FALSE(fs::exists(f.Folder("z")));
   }
+}
+
+// The adaptation's setup as one call, on a file system in memory: every check before anything
+// is created, the device the runtime resolves, and what the environment records.
+TEST(AdaptEngine, PlanAdaptReadsTheParametersAndResolvesTheDeviceWritingNothing) {
+  MemoryFileSystem mem;
+  const std::string params = R"({"base_model": {"path": "m.pt", "sha256": ")" + std::string(64, 'c') +
+                             R"("}, "train_manifest": "train.json", "eval_manifest": "eval.json",
+                             "train": {"epochs": 3, "threads": 1}, "device": "auto"})";
+  mem.AddFile("/proj/config/adapt.json", params);
+  mem.AddFile("/proj/config/bad.json", R"({"train_manifest": "t"})");
+  const auto before = mem.Files();
+  testing::FakeRuntime runtime;
+  AdaptRequest request;
+  request.params_file = "/proj/config/adapt.json";
+  request.runs_dir = "/proj/runs";
+  request.run_id = "a1";
+  request.command_line = {"pilot", "adapt"};
+  auto plan = PlanAdapt(mem, runtime, request);
+  ASSERT_TRUE(plan.ok()) << plan.error().ToString();
+  EXPECT_EQ(plan.value().device, "cpu");  // auto, on a machine of the CPU alone
+  EXPECT_EQ(plan.value().params_file, fs::path("/proj/config/adapt.json"));
+  EXPECT_EQ(plan.value().params_bytes, params);
+  EXPECT_EQ(plan.value().params.train_manifest, fs::path("/proj/config/train.json"));
+  EXPECT_EQ(plan.value().environment["libtorch"]["version"], "fake");
+  EXPECT_EQ(plan.value().environment["device"], "cpu");
+  EXPECT_TRUE(plan.value().environment.contains("host"));
+  EXPECT_EQ(plan.value().run_id, "a1");
+  EXPECT_EQ(mem.Files(), before) << "planning writes nothing";
+
+  auto refused = [&](AdaptRequest r, const std::string& says, const std::string& where) {
+    auto p = PlanAdapt(mem, runtime, r);
+    ASSERT_FALSE(p.ok()) << says;
+    EXPECT_NE(p.error().what.find(says), std::string::npos) << p.error().ToString();
+    EXPECT_EQ(p.error().where, where);
+    EXPECT_EQ(mem.Files(), before);
+  };
+  AdaptRequest unknown = request;
+  unknown.device = "tpu";
+  refused(unknown, "unknown device 'tpu'", "--device");
+  AdaptRequest absent = request;
+  absent.device = "cuda";
+  refused(absent, "cuda requested; this machine has cpu", "--device");
+  AdaptRequest missing = request;
+  missing.params_file = "/proj/config/nowhere.json";
+  refused(missing, "", "/proj/config/nowhere.json");
+  AdaptRequest bad = request;
+  bad.params_file = "/proj/config/bad.json";
+  auto p = PlanAdapt(mem, runtime, bad);
+  ASSERT_FALSE(p.ok());
+  EXPECT_EQ(p.error().kind, ErrorKind::kBadInput);
+  runtime.fails = EnvironmentError("cannot load the module", "libpilot-torch.so");
+  refused(request, "cannot load the module", "libpilot-torch.so");
 }
 
 }  // namespace

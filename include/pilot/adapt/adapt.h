@@ -35,6 +35,7 @@
 #include "pilot/folder_kind.h"
 #include "pilot/fs.h"
 #include "pilot/run_lock.h"
+#include "pilot/run_session.h"
 #include "pilot/status.h"
 #include "pilot/verify.h"
 
@@ -130,6 +131,21 @@ struct AdaptOutcome {
   AdaptProgress progress;
   std::vector<std::string> notes;
 };
+
+// `pilot adapt`'s options, before anything is read.
+struct AdaptRequest {
+  std::filesystem::path params_file;  // as given
+  std::string device;                 // --device; empty: the parameters'
+  std::filesystem::path runs_dir = "runs";
+  std::string run_id;  // empty: generated
+  std::vector<std::string> command_line;
+};
+
+// The adaptation's plan, every check done and nothing created: --device known, the parameter
+// file read (at most limits::kParamsBytes) and parsed (adapt_params.h), the device resolved by
+// `runtime`, and the environment received (the host, the runtime's libtorch, the device).
+// Errors exit 2 naming the option, file or key, or 3 for a device this machine lacks.
+Result<AdaptPlan> PlanAdapt(FileSystem& fs, Runtime& runtime, const AdaptRequest& request);
 
 // Loads the model (exit 2/3 before any folder exists), creates the folder (exit 2 if it
 // exists), prechecks, evaluates the base model, trains with checkpoints and finishes.
