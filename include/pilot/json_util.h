@@ -3,11 +3,13 @@
 #pragma once
 
 #include <cstddef>
+#include <filesystem>
 #include <initializer_list>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 
 #include "pilot/limits.h"
 #include "pilot/status.h"
@@ -80,6 +82,53 @@ class JsonFields {
  private:
   Error Wrong(const std::string& parent, const char* key, const char* what) const;
   std::string file_;
+  std::string hint_;
+};
+
+// The member `key` of `j`, or null when `j` is not an object or has no such member: for
+// reading a document whose shape was checked already (a value shown as it is). Never throws.
+const nlohmann::json& MemberOrNull(const nlohmann::json& j, const char* key);
+
+// Typed reads of the settings of one object in a file the user wrote (a parameter file): each
+// setting optional unless said, each message naming its key path ("train.batch_size") with
+// `source` as the place and `hint` as the remedy (exit 2). Never throws.
+class SettingsReader {
+ public:
+  SettingsReader(const nlohmann::json& obj, std::string prefix, std::string source, std::string hint)
+      : obj_(obj), prefix_(std::move(prefix)), source_(std::move(source)), hint_(std::move(hint)) {}
+
+  bool Has(const char* key) const { return obj_.is_object() && obj_.contains(key); }
+  std::string Key(const char* key) const { return prefix_.empty() ? key : prefix_ + "." + key; }
+  Error Wrong(const char* key, const std::string& what) const;
+  // The settings of the member `key`, an object (its shape is the caller's to check).
+  SettingsReader Child(const char* key) const;
+
+  // A non-empty string; absent is an error when `required`.
+  Status String(const char* key, std::string& out, bool required) const;
+  // A non-empty path without NUL, relative ones resolved against `base_dir`; required.
+  Status Path(const char* key, const std::filesystem::path& base_dir, std::filesystem::path& out) const;
+  // One of `allowed`, when present.
+  Status OneOf(const char* key, std::string& out, std::initializer_list<const char*> allowed) const;
+  // A whole number in [lo, hi], compared exactly (no rounding through a double).
+  Status Whole(const char* key, std::uint64_t& out, std::uint64_t lo, std::uint64_t hi) const;
+  template <typename T>
+  Status Whole(const char* key, T& out, std::uint64_t lo, std::uint64_t hi) const {
+    static_assert(std::is_integral_v<T>);
+    if (!Has(key)) return {};
+    std::uint64_t v = 0;
+    PILOT_TRY(Whole(key, v, lo, hi));
+    out = static_cast<T>(v);
+    return {};
+  }
+  // A finite number in [lo, hi]; `open_lo` excludes lo, `open_hi` excludes hi.
+  Status Number(const char* key, double& out, double lo, double hi, bool open_lo = false,
+                bool open_hi = false) const;
+  Status Optional(const char* key, std::optional<double>& out, double lo, double hi) const;
+
+ private:
+  const nlohmann::json& obj_;
+  std::string prefix_;
+  std::string source_;
   std::string hint_;
 };
 

@@ -28,91 +28,9 @@ Status CheckKeys(const json& obj, std::initializer_list<const char*> allowed, co
 }
 
 // Typed reads of one object's members; every message names the key path and the file.
-class Reader {
- public:
-  Reader(const json& obj, std::string prefix, std::string source)
-      : obj_(obj), prefix_(std::move(prefix)), source_(std::move(source)) {}
-
-  bool Has(const char* key) const { return obj_.contains(key); }
-  std::string Key(const char* key) const { return prefix_.empty() ? key : prefix_ + "." + key; }
-  Error Wrong(const char* key, const std::string& what) const {
-    return BadInput("'" + Key(key) + "' " + what, source_, kHint);
-  }
-
-  Status String(const char* key, std::string& out, bool required) const {
-    auto it = obj_.find(key);
-    if (it == obj_.end()) return required ? Status(Wrong(key, "is required")) : Status();
-    if (!it->is_string() || it->get<std::string>().empty()) return Wrong(key, "must be a non-empty string");
-    out = it->get<std::string>();
-    return {};
-  }
-
-  // A non-empty path, relative ones resolved against `base_dir`.
-  Status Path(const char* key, const std::filesystem::path& base_dir, std::filesystem::path& out) const {
-    std::string p;
-    PILOT_TRY(String(key, p, true));
-    if (p.find('\0') != std::string::npos) return Wrong(key, "must not hold a NUL character");
-    out = (base_dir / p).lexically_normal();
-    return {};
-  }
-
-  Status OneOf(const char* key, std::string& out, std::initializer_list<const char*> allowed) const {
-    if (!Has(key)) return {};
-    PILOT_TRY(String(key, out, true));
-    std::string list;
-    for (const char* a : allowed) {
-      if (out == a) return {};
-      list += (list.empty() ? "" : ", ") + std::string(a);
-    }
-    return Wrong(key, "must be one of " + list);
-  }
-
-  // A whole number in [lo, hi], compared exactly (no rounding through a double).
-  template <typename T>
-  Status Whole(const char* key, T& out, std::uint64_t lo, std::uint64_t hi) const {
-    static_assert(std::is_integral_v<T>);
-    auto it = obj_.find(key);
-    if (it == obj_.end()) return {};
-    const std::string range = "between " + std::to_string(lo) + " and " + std::to_string(hi);
-    if (!it->is_number()) return Wrong(key, "must be a whole number " + range);
-    if (!it->is_number_integer())
-      return Wrong(key, "must be a whole number " + range + " (not " + KeyForMessage(it->dump()) + ")");
-    if (!it->is_number_unsigned()) return Wrong(key, "must be " + range);
-    std::uint64_t v = it->get<std::uint64_t>();
-    if (v < lo || v > hi) return Wrong(key, "must be " + range);
-    out = static_cast<T>(v);
-    return {};
-  }
-
-  // A number in [lo, hi]; `open_lo` excludes lo, `open_hi` excludes hi.
-  Status Number(const char* key, double& out, double lo, double hi, bool open_lo = false,
-                bool open_hi = false) const {
-    auto it = obj_.find(key);
-    if (it == obj_.end()) return {};
-    const std::string range =
-        std::string(open_lo ? "(" : "[") + json(lo).dump() + ", " + json(hi).dump() + (open_hi ? ")" : "]");
-    if (!it->is_number()) return Wrong(key, "must be a number in " + range);
-    double v = it->get<double>();
-    if (!std::isfinite(v) || v < lo || v > hi || (open_lo && v == lo) || (open_hi && v == hi)) {
-      return Wrong(key, "must be in " + range);
-    }
-    out = v;
-    return {};
-  }
-
-  Status Optional(const char* key, std::optional<double>& out, double lo, double hi) const {
-    if (!Has(key)) return {};
-    double v = 0;
-    PILOT_TRY(Number(key, v, lo, hi));
-    out = v;
-    return {};
-  }
-
- private:
-  const json& obj_;
-  std::string prefix_;
-  std::string source_;
-};
+SettingsReader Reader(const json& obj, const std::string& prefix, const std::string& source) {
+  return SettingsReader(obj, prefix, source, kHint);
+}
 
 bool IsParameterName(std::string_view name) {
   if (name.empty() || name.size() > kMaxParameterName) return false;
@@ -129,7 +47,7 @@ Status ParseTrain(const json& train, const std::string& source, AdaptParams& p) 
                       {"parameters", "optimiser", "learning_rate", "momentum", "weight_decay", "batch_size",
                        "epochs", "steps", "seed", "threads", "checkpoint_every", "keep_checkpoints", "dtype"},
                       "train", source));
-  Reader r(train, "train", source);
+  const SettingsReader r = Reader(train, "train", source);
   if (r.Has("parameters")) {
     const json& params = train["parameters"];
     if (params.is_string()) {
@@ -203,13 +121,13 @@ Result<AdaptParams> ParseAdaptParams(std::string_view text, const std::filesyste
                        "limits", "acceptance"},
                       "", source));
   AdaptParams p;
-  Reader top(doc, "", source);
+  const SettingsReader top = Reader(doc, "", source);
   if (top.Has("description") && !doc["description"].is_string())
     return top.Wrong("description", "must be a string");
 
   if (!top.Has("base_model")) return top.Wrong("base_model", "is required: {\"path\": ..., \"sha256\": ...}");
   PILOT_TRY(CheckKeys(doc["base_model"], {"path", "sha256"}, "base_model", source));
-  Reader model(doc["base_model"], "base_model", source);
+  const SettingsReader model = Reader(doc["base_model"], "base_model", source);
   PILOT_TRY(model.Path("path", base_dir, p.base_model));
   if (!model.Has("sha256")) return model.Wrong("sha256", "is required: the base model is pinned");
   PILOT_TRY(model.String("sha256", p.base_model_sha256, true));
@@ -233,7 +151,7 @@ Result<AdaptParams> ParseAdaptParams(std::string_view text, const std::filesyste
   }
   if (top.Has("acceptance")) {
     PILOT_TRY(CheckKeys(doc["acceptance"], {"min_eval_accuracy", "min_gain"}, "acceptance", source));
-    Reader a(doc["acceptance"], "acceptance", source);
+    const SettingsReader a = Reader(doc["acceptance"], "acceptance", source);
     PILOT_TRY(a.Optional("min_eval_accuracy", p.acceptance.min_eval_accuracy, 0, 1));
     PILOT_TRY(a.Optional("min_gain", p.acceptance.min_gain, -1, 1));
   }

@@ -1,6 +1,7 @@
 #include "pilot/json_util.h"
 
 #include <cmath>
+#include <filesystem>
 #include <set>
 #include <vector>
 
@@ -241,6 +242,87 @@ Result<std::string> JsonFields::String(const json& obj, const char* key, const s
   auto v = StringAt(obj, key);
   if (!v || v->empty() || v->size() > max_bytes) return Wrong(parent, key, "a string");
   return *v;
+}
+
+const json& MemberOrNull(const json& j, const char* key) {
+  static const json null;
+  if (!j.is_object()) return null;
+  auto it = j.find(key);
+  return it == j.end() ? null : *it;
+}
+
+Error SettingsReader::Wrong(const char* key, const std::string& what) const {
+  return BadInput("'" + Key(key) + "' " + what, source_, hint_);
+}
+
+SettingsReader SettingsReader::Child(const char* key) const {
+  return SettingsReader(MemberOrNull(obj_, key), Key(key), source_, hint_);
+}
+
+Status SettingsReader::String(const char* key, std::string& out, bool required) const {
+  if (!Has(key)) return required ? Status(Wrong(key, "is required")) : Status();
+  const json& v = obj_[key];
+  if (!v.is_string() || v.get<std::string>().empty()) return Wrong(key, "must be a non-empty string");
+  out = v.get<std::string>();
+  return {};
+}
+
+Status SettingsReader::Path(const char* key, const std::filesystem::path& base_dir,
+                            std::filesystem::path& out) const {
+  std::string p;
+  PILOT_TRY(String(key, p, true));
+  if (p.find('\0') != std::string::npos) return Wrong(key, "must not hold a NUL character");
+  out = (base_dir / p).lexically_normal();
+  return {};
+}
+
+Status SettingsReader::OneOf(const char* key, std::string& out,
+                             std::initializer_list<const char*> allowed) const {
+  if (!Has(key)) return {};
+  PILOT_TRY(String(key, out, true));
+  std::string list;
+  for (const char* a : allowed) {
+    if (out == a) return {};
+    list += (list.empty() ? "" : ", ") + std::string(a);
+  }
+  return Wrong(key, "must be one of " + list);
+}
+
+Status SettingsReader::Whole(const char* key, std::uint64_t& out, std::uint64_t lo, std::uint64_t hi) const {
+  if (!Has(key)) return {};
+  const json& v = obj_[key];
+  const std::string range = "between " + std::to_string(lo) + " and " + std::to_string(hi);
+  if (!v.is_number()) return Wrong(key, "must be a whole number " + range);
+  if (!v.is_number_integer())
+    return Wrong(key, "must be a whole number " + range + " (not " + KeyForMessage(v.dump()) + ")");
+  if (!v.is_number_unsigned()) return Wrong(key, "must be " + range);
+  const std::uint64_t n = v.get<std::uint64_t>();
+  if (n < lo || n > hi) return Wrong(key, "must be " + range);
+  out = n;
+  return {};
+}
+
+Status SettingsReader::Number(const char* key, double& out, double lo, double hi, bool open_lo,
+                              bool open_hi) const {
+  if (!Has(key)) return {};
+  const json& v = obj_[key];
+  const std::string range =
+      std::string(open_lo ? "(" : "[") + json(lo).dump() + ", " + json(hi).dump() + (open_hi ? ")" : "]");
+  if (!v.is_number()) return Wrong(key, "must be a number in " + range);
+  const double d = v.get<double>();
+  if (!std::isfinite(d) || d < lo || d > hi || (open_lo && d == lo) || (open_hi && d == hi)) {
+    return Wrong(key, "must be in " + range);
+  }
+  out = d;
+  return {};
+}
+
+Status SettingsReader::Optional(const char* key, std::optional<double>& out, double lo, double hi) const {
+  if (!Has(key)) return {};
+  double v = 0;
+  PILOT_TRY(Number(key, v, lo, hi));
+  out = v;
+  return {};
 }
 
 Status CheckKnownKeys(const json& obj, std::initializer_list<const char*> allowed, const std::string& where,

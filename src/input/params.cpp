@@ -18,54 +18,10 @@ Status CheckKeys(const json& obj, std::initializer_list<const char*> allowed, co
   return CheckKnownKeys(obj, allowed, where, source, "see config/pilot.json");
 }
 
-class Reader {
- public:
-  Reader(const json& obj, std::string prefix, std::string source)
-      : obj_(obj), prefix_(std::move(prefix)), source_(std::move(source)) {}
-
-  std::string Key(const char* key) const { return prefix_.empty() ? key : prefix_ + "." + key; }
-
-  Error Wrong(const char* key, const std::string& what) const {
-    return BadInput("'" + Key(key) + "' " + what, source_, "see docs/formats.md, 'Parameters'");
-  }
-
-  Status String(const char* key, std::string& out, bool required) const {
-    auto it = obj_.find(key);
-    if (it == obj_.end()) return required ? Status(Wrong(key, "is required")) : Status();
-    if (!it->is_string() || it->get<std::string>().empty()) return Wrong(key, "must be a non-empty string");
-    out = it->get<std::string>();
-    return {};
-  }
-
-  template <typename T>
-  Status Number(const char* key, T& out, double lo, double hi) const {
-    auto it = obj_.find(key);
-    if (it == obj_.end()) return {};
-    if (!it->is_number()) return Wrong(key, "must be a number");
-    double v = it->get<double>();
-    if constexpr (std::is_integral_v<T>) {
-      if (!it->is_number_integer()) return Wrong(key, "must be a whole number");
-    }
-    if (v < lo || v > hi) {
-      return Wrong(key, "must be between " + json(lo).dump() + " and " + json(hi).dump());
-    }
-    out = it->get<T>();
-    return {};
-  }
-
-  Status Optional(const char* key, std::optional<double>& out, double lo, double hi) const {
-    if (!obj_.contains(key)) return {};
-    double v = 0;
-    if (Status st = Number(key, v, lo, hi); !st.ok()) return st;
-    out = v;
-    return {};
-  }
-
- private:
-  const json& obj_;
-  std::string prefix_;
-  std::string source_;
-};
+// Typed reads of one object's members; every message names the key path and the file.
+SettingsReader Reader(const json& obj, const std::string& prefix, const std::string& source) {
+  return SettingsReader(obj, prefix, source, "see docs/formats.md, 'Parameters'");
+}
 
 }  // namespace
 
@@ -98,7 +54,7 @@ Result<Params> ParseParams(std::string_view text, const std::filesystem::path& b
                  "batch_plan", "threads", "prepare_threads", "seed", "limits", "acceptance", "requires"},
                 "", source));
   Params p;
-  Reader top(doc, "", source);
+  const SettingsReader top = Reader(doc, "", source);
   std::string manifest;
   PILOT_TRY(top.String("manifest", manifest, true));
   p.manifest = (base_dir / manifest).lexically_normal();
@@ -106,7 +62,7 @@ Result<Params> ParseParams(std::string_view text, const std::filesystem::path& b
   if (!doc.contains("stage")) return top.Wrong("stage", "is required");
   const json& stage = doc["stage"];
   PILOT_TRY(CheckKeys(stage, {"kind", "model", "model_sha256", "options"}, "stage", source));
-  Reader st(stage, "stage", source);
+  const SettingsReader st = Reader(stage, "stage", source);
   std::string model;
   PILOT_TRY(st.String("kind", p.stage.kind, true));
   PILOT_TRY(st.String("model", model, true));
@@ -151,25 +107,25 @@ Result<Params> ParseParams(std::string_view text, const std::filesystem::path& b
     if (!IsKnownDevice(p.device))
       return top.Wrong("device", "must be one of auto, cpu, cuda, rocm, cuda:N, rocm:N");
   }
-  PILOT_TRY(top.Number("batch_size", p.batch_size, 1, 65536));
+  PILOT_TRY(top.Whole("batch_size", p.batch_size, 1, 65536));
   if (doc.contains("batch_plan")) {
     std::string plan;
     PILOT_TRY(top.String("batch_plan", plan, true));
     p.batch_plan = (base_dir / plan).lexically_normal();
   }
-  PILOT_TRY(top.Number("threads", p.threads, 0, 1024));
-  PILOT_TRY(top.Number("prepare_threads", p.prepare_threads, 1, 64));
-  PILOT_TRY(top.Number("seed", p.seed, 0, 9007199254740991.0));
+  PILOT_TRY(top.Whole("threads", p.threads, 0, 1024));
+  PILOT_TRY(top.Whole("prepare_threads", p.prepare_threads, 1, 64));
+  PILOT_TRY(top.Whole("seed", p.seed, 0, 9007199254740991ull));
   if (doc.contains("limits")) {
     PILOT_TRY(CheckKeys(doc["limits"], {"max_bytes"}, "limits", source));
-    PILOT_TRY(Reader(doc["limits"], "limits", source).Number("max_bytes", p.max_bytes, 1, 1e12));
+    PILOT_TRY(Reader(doc["limits"], "limits", source).Whole("max_bytes", p.max_bytes, 1, 1000000000000ull));
   }
   if (doc.contains("acceptance")) {
     const json& acc = doc["acceptance"];
     PILOT_TRY(CheckKeys(acc,
                         {"min_accuracy", "max_p95_latency_ms", "max_peak_rss_mb", "min_accepted_fraction"},
                         "acceptance", source));
-    Reader a(acc, "acceptance", source);
+    const SettingsReader a = Reader(acc, "acceptance", source);
     PILOT_TRY(a.Optional("min_accuracy", p.acceptance.min_accuracy, 0, 1));
     PILOT_TRY(a.Optional("max_p95_latency_ms", p.acceptance.max_p95_latency_ms, 0, 1e9));
     PILOT_TRY(a.Optional("max_peak_rss_mb", p.acceptance.max_peak_rss_mb, 0, 1e9));
@@ -181,7 +137,7 @@ Result<Params> ParseParams(std::string_view text, const std::filesystem::path& b
         req,
         {"backend", "min_device_count", "min_device_memory_mb", "min_libtorch_version", "min_free_disk_mb"},
         "requires", source));
-    Reader r(req, "requires", source);
+    const SettingsReader r = Reader(req, "requires", source);
     if (req.contains("backend")) {
       std::string b;
       PILOT_TRY(r.String("backend", b, true));
@@ -191,7 +147,7 @@ Result<Params> ParseParams(std::string_view text, const std::filesystem::path& b
     }
     if (req.contains("min_device_count")) {
       int n = 0;
-      PILOT_TRY(r.Number("min_device_count", n, 0, 1024));
+      PILOT_TRY(r.Whole("min_device_count", n, 0, 1024));
       p.requires_.min_device_count = n;
     }
     PILOT_TRY(r.Optional("min_device_memory_mb", p.requires_.min_device_memory_mb, 0, 1e9));

@@ -46,16 +46,9 @@ std::string Shown(const nlohmann::json& v) {
   return s.size() > 200 ? s.substr(0, 200) + "…" : s;
 }
 
-const nlohmann::json& At(const nlohmann::json& j, const char* key) {
-  static const nlohmann::json null;
-  if (!j.is_object()) return null;
-  auto it = j.find(key);
-  return it == j.end() ? null : *it;
-}
-
 nlohmann::json Path(const nlohmann::json& j, const std::vector<const char*>& keys) {
   const nlohmann::json* at = &j;
-  for (const char* k : keys) at = &At(*at, k);
+  for (const char* k : keys) at = &MemberOrNull(*at, k);
   return *at;
 }
 

@@ -48,13 +48,6 @@ std::string Money(const nlohmann::json& v) {
   return buf;
 }
 
-const nlohmann::json& At(const nlohmann::json& j, const char* key) {
-  static const nlohmann::json null;
-  if (!j.is_object()) return null;
-  auto it = j.find(key);
-  return it == j.end() ? null : *it;
-}
-
 // One piece of evidence: the bytes read (what is copied, and hashed), parsed.
 struct Evidence {
   std::string kind;  // doctor | compare | sweep | plan
@@ -108,17 +101,17 @@ bool SameFigure(double a, double b) {
 
 // A comparison's counts: they add up, and fit its verdict and tolerance.
 Status CheckCompareItems(const Evidence& e) {
-  const nlohmann::json& items = At(e.doc, "items");
-  const nlohmann::json &total = At(items, "total"), &agree = At(items, "agree"),
-                       &differ = At(items, "differ");
+  const nlohmann::json& items = MemberOrNull(e.doc, "items");
+  const nlohmann::json &total = MemberOrNull(items, "total"), &agree = MemberOrNull(items, "agree"),
+                       &differ = MemberOrNull(items, "differ");
   if (!total.is_number_unsigned() || !agree.is_number_unsigned() || !differ.is_number_unsigned()) {
     return Inconsistent(e, "items.total, items.agree and items.differ must be counts");
   }
   if (agree.get<std::uint64_t>() + differ.get<std::uint64_t>() != total.get<std::uint64_t>()) {
     return Inconsistent(e, "items.agree + items.differ is not items.total");
   }
-  const nlohmann::json& within = At(e.doc, "within_tolerance");
-  const nlohmann::json& verdict = At(e.doc, "verdict");
+  const nlohmann::json& within = MemberOrNull(e.doc, "within_tolerance");
+  const nlohmann::json& verdict = MemberOrNull(e.doc, "verdict");
   if (!within.is_boolean() || !(verdict == "agree" || verdict == "differ")) {
     return Inconsistent(e, "within_tolerance must be true or false, and verdict agree or differ");
   }
@@ -128,25 +121,25 @@ Status CheckCompareItems(const Evidence& e) {
                                JsonValueText(within) + ") with " + JsonValueText(differ) +
                                " item(s) that differ");
   }
-  const nlohmann::json& listed = At(e.doc, "differences");
+  const nlohmann::json& listed = MemberOrNull(e.doc, "differences");
   if (!listed.is_array() || listed.size() > differ.get<std::uint64_t>() ||
-      At(e.doc, "differences_listed") != listed.size()) {
+      MemberOrNull(e.doc, "differences_listed") != listed.size()) {
     return Inconsistent(e, "the differences listed do not match items.differ and differences_listed");
   }
-  const nlohmann::json& changes = At(e.doc, "changes");
-  if (!changes.is_array() || !At(e.doc, "one_change").is_boolean() ||
-      At(e.doc, "one_change").get<bool>() != (changes.size() <= 1)) {
+  const nlohmann::json& changes = MemberOrNull(e.doc, "changes");
+  if (!changes.is_array() || !MemberOrNull(e.doc, "one_change").is_boolean() ||
+      MemberOrNull(e.doc, "one_change").get<bool>() != (changes.size() <= 1)) {
     return Inconsistent(e, "one_change does not match the changes listed");
   }
   const std::uint64_t n = total.get<std::uint64_t>(), agreeing = agree.get<std::uint64_t>();
-  const nlohmann::json& tolerance = At(e.doc, "tolerance");
+  const nlohmann::json& tolerance = MemberOrNull(e.doc, "tolerance");
   if (!FiniteNumber(tolerance) || tolerance.get<double>() < 0) {
     return Inconsistent(e, "tolerance " + JsonValueText(tolerance) + " is not a finite number of 0 or more");
   }
   // Counts of items that share something with B: between the items that agree and all of them
   // (an item that agrees has the same status and the same category or reason).
   for (const char* k : {"same_status", "same_category_or_reason", "both_accepted"}) {
-    const nlohmann::json& v = At(items, k);
+    const nlohmann::json& v = MemberOrNull(items, k);
     if (v.is_null()) continue;
     if (!v.is_number_unsigned() || v.get<std::uint64_t>() > n ||
         (std::string(k) != "both_accepted" && v.get<std::uint64_t>() < agreeing)) {
@@ -154,13 +147,13 @@ Status CheckCompareItems(const Evidence& e) {
                                  std::to_string(agreeing) + " agreeing of " + std::to_string(n));
     }
   }
-  const nlohmann::json& agreement = At(items, "agreement");
+  const nlohmann::json& agreement = MemberOrNull(items, "agreement");
   if (!agreement.is_null() &&
       (!FiniteNumber(agreement) || n == 0 ||
        std::fabs(agreement.get<double>() - static_cast<double>(agreeing) / static_cast<double>(n)) > 1e-9)) {
     return Inconsistent(e, "items.agreement " + JsonValueText(agreement) + " is not agree / total");
   }
-  const nlohmann::json& kinds = At(items, "differences_by_kind");
+  const nlohmann::json& kinds = MemberOrNull(items, "differences_by_kind");
   if (!kinds.is_null()) {
     std::uint64_t sum = 0;
     bool counts = kinds.is_object();
@@ -176,7 +169,7 @@ Status CheckCompareItems(const Evidence& e) {
   }
   // Within tolerance, no difference measured may exceed it.
   for (const char* k : {"max_confidence_difference", "max_vector_difference", "mean_confidence_difference"}) {
-    const nlohmann::json& v = At(items, k);
+    const nlohmann::json& v = MemberOrNull(items, k);
     if (v.is_null()) continue;
     if (!FiniteNumber(v) || v.get<double>() < 0 ||
         (none_differ && v.get<double>() > tolerance.get<double>())) {
@@ -190,19 +183,20 @@ Status CheckCompareItems(const Evidence& e) {
 
 // Its quality section agrees with itself and with the items compared (checked first).
 Status CheckCompareQuality(const Evidence& e) {
-  const nlohmann::json& items = At(e.doc, "items");
-  const std::uint64_t n = At(items, "total").get<std::uint64_t>();
-  const nlohmann::json& quality = At(e.doc, "quality");
+  const nlohmann::json& items = MemberOrNull(e.doc, "items");
+  const std::uint64_t n = MemberOrNull(items, "total").get<std::uint64_t>();
+  const nlohmann::json& quality = MemberOrNull(e.doc, "quality");
   for (const char* k : {"accuracy_a", "accuracy_b"}) {
-    const nlohmann::json& v = At(quality, k);
+    const nlohmann::json& v = MemberOrNull(quality, k);
     if (!v.is_null() && (!FiniteNumber(v) || v.get<double>() < 0 || v.get<double>() > 1)) {
       return Inconsistent(
           e, std::string("quality.") + k + " " + JsonValueText(v) + " is not a share from 0 to 1");
     }
   }
   // The quality section agrees with itself and with the items compared.
-  const nlohmann::json &acc_a = At(quality, "accuracy_a"), &acc_b = At(quality, "accuracy_b"),
-                       &delta = At(quality, "accuracy_delta");
+  const nlohmann::json &acc_a = MemberOrNull(quality, "accuracy_a"),
+                       &acc_b = MemberOrNull(quality, "accuracy_b"),
+                       &delta = MemberOrNull(quality, "accuracy_delta");
   if (!acc_a.is_null() && !acc_b.is_null()
           ? !FiniteNumber(delta) ||
                 !SameFigure(delta.get<double>(), acc_b.get<double>() - acc_a.get<double>())
@@ -212,7 +206,7 @@ Status CheckCompareQuality(const Evidence& e) {
   }
   for (const char* k :
        {"labelled", "accepted_a", "accepted_b", "expected_rejections_met_a", "expected_rejections_met_b"}) {
-    const nlohmann::json& v = At(quality, k);
+    const nlohmann::json& v = MemberOrNull(quality, k);
     if (!v.is_null() && (!v.is_number_unsigned() || v.get<std::uint64_t>() > n)) {
       return Inconsistent(e, std::string("quality.") + k + " " + JsonValueText(v) +
                                  " is not a count of at most items.total " + std::to_string(n));
@@ -220,14 +214,14 @@ Status CheckCompareQuality(const Evidence& e) {
   }
   // Every item with the same status: as many accepted on each side; with the same category
   // (or reason) too: the same accuracy on the labelled items.
-  if (At(items, "same_status") == n && !At(quality, "accepted_a").is_null() &&
-      At(quality, "accepted_a") != At(quality, "accepted_b")) {
+  if (MemberOrNull(items, "same_status") == n && !MemberOrNull(quality, "accepted_a").is_null() &&
+      MemberOrNull(quality, "accepted_a") != MemberOrNull(quality, "accepted_b")) {
     return Inconsistent(e, "every item has the same status in both runs, yet quality.accepted_a " +
-                               JsonValueText(At(quality, "accepted_a")) + " is not accepted_b " +
-                               JsonValueText(At(quality, "accepted_b")));
+                               JsonValueText(MemberOrNull(quality, "accepted_a")) + " is not accepted_b " +
+                               JsonValueText(MemberOrNull(quality, "accepted_b")));
   }
-  if (At(items, "same_status") == n && At(items, "same_category_or_reason") == n && !acc_a.is_null() &&
-      !acc_b.is_null() && !SameFigure(acc_a.get<double>(), acc_b.get<double>())) {
+  if (MemberOrNull(items, "same_status") == n && MemberOrNull(items, "same_category_or_reason") == n &&
+      !acc_a.is_null() && !acc_b.is_null() && !SameFigure(acc_a.get<double>(), acc_b.get<double>())) {
     return Inconsistent(e, "every item has the same outcome in both runs, yet quality.accuracy_a " +
                                JsonValueText(acc_a) + " is not accuracy_b " + JsonValueText(acc_b));
   }
@@ -236,11 +230,12 @@ Status CheckCompareQuality(const Evidence& e) {
 
 // Each performance figure's ratio is its own b / a.
 Status CheckComparePerformance(const Evidence& e) {
-  const nlohmann::json& performance = At(e.doc, "performance");
+  const nlohmann::json& performance = MemberOrNull(e.doc, "performance");
   if (performance.is_object()) {
     for (const auto& [name, figure] : performance.items()) {
       if (!figure.is_object() || !figure.contains("b_over_a")) continue;
-      const nlohmann::json &a = At(figure, "a"), &b = At(figure, "b"), &ratio = At(figure, "b_over_a");
+      const nlohmann::json &a = MemberOrNull(figure, "a"), &b = MemberOrNull(figure, "b"),
+                           &ratio = MemberOrNull(figure, "b_over_a");
       const bool defined = FiniteNumber(a) && FiniteNumber(b) && a.get<double>() > 0;
       if (defined
               ? !FiniteNumber(ratio) || !SameFigure(ratio.get<double>(), b.get<double>() / a.get<double>())
@@ -272,39 +267,42 @@ struct PlanBasis {
 // cheapest and the fastest pick.
 Status CheckPlanRow(const Evidence& e, const nlohmann::json& r, const PlanBasis& b,
                     std::optional<double>& cheapest_cost, std::optional<double>& fastest_hours) {
-  const nlohmann::json& cost = At(r, "cost");
+  const nlohmann::json& cost = MemberOrNull(r, "cost");
   if (!FiniteNumber(cost) || cost.get<double>() < 0) {
     return Inconsistent(e,
                         "a plan row's cost " + JsonValueText(cost) + " is not a finite amount of 0 or more");
   }
-  const nlohmann::json &lots = At(r, "lots"), &cards = At(r, "cards"), &days = At(r, "period_days");
+  const nlohmann::json &lots = MemberOrNull(r, "lots"), &cards = MemberOrNull(r, "cards"),
+                       &days = MemberOrNull(r, "period_days");
   if (!lots.is_number_unsigned() || lots.get<std::uint64_t>() < 1 ||
       lots.get<std::uint64_t>() > static_cast<std::uint64_t>(kMaxLots) || !cards.is_number_unsigned() ||
       cards.get<std::uint64_t>() < lots.get<std::uint64_t>() ||
       cards.get<std::uint64_t>() > lots.get<std::uint64_t>() * static_cast<std::uint64_t>(kMaxCardsPerLot) ||
-      !(days == 3 || days == 7 || days == 30) || !At(r, "fits").is_boolean()) {
+      !(days == 3 || days == 7 || days == 30) || !MemberOrNull(r, "fits").is_boolean()) {
     return Inconsistent(e, "a plan row's lots, cards, period_days or fits are not what pilot writes");
   }
   for (const char* k : {"compute_hours", "needed_hours"}) {
-    const nlohmann::json& h = At(r, k);  // null: no finite figure (a rate of zero)
+    const nlohmann::json& h = MemberOrNull(r, k);  // null: no finite figure (a rate of zero)
     if (!h.is_null() && (!FiniteNumber(h) || h.get<double>() < 0)) {
       return Inconsistent(
           e, std::string("a plan row's ") + k + " " + JsonValueText(h) + " is negative or not finite");
     }
   }
-  const nlohmann::json &row_rate = At(r, "items_per_s_per_card"), &rate_basis = At(r, "rate_basis");
+  const nlohmann::json &row_rate = MemberOrNull(r, "items_per_s_per_card"),
+                       &rate_basis = MemberOrNull(r, "rate_basis");
   const bool assumed = rate_basis == "assumed";
   if (!(assumed || rate_basis == "measured") ||
       (assumed && (!FiniteNumber(b.scaling) || b.scaling.get<double>() <= 0))) {
     return Inconsistent(e, "a plan row's rate_basis " + JsonValueText(rate_basis) +
                                " is not measured, or assumed with a positive basis.assume_scaling");
   }
-  const auto listed_class =
-      At(r, "card").is_string() ? b.card_class.find(At(r, "card").get<std::string>()) : b.card_class.end();
+  const auto listed_class = MemberOrNull(r, "card").is_string()
+                                ? b.card_class.find(MemberOrNull(r, "card").get<std::string>())
+                                : b.card_class.end();
   if (listed_class == b.card_class.end() || !b.measured_class.is_string() ||
       assumed != (listed_class->second != b.measured_class)) {
     return Inconsistent(e, "a plan row's rate_basis " + JsonValueText(rate_basis) +
-                               " does not follow from its card " + JsonValueText(At(r, "card")) +
+                               " does not follow from its card " + JsonValueText(MemberOrNull(r, "card")) +
                                " (listed in cards with its class) and the measured class " +
                                JsonValueText(b.measured_class));
   }
@@ -314,7 +312,8 @@ Status CheckPlanRow(const Evidence& e, const nlohmann::json& r, const PlanBasis&
                                " is not the basis's rate" + (assumed ? " times its assume_scaling" : ""));
   }
   // needed = compute + the allowance, and the period suffices exactly when it holds that.
-  const nlohmann::json &compute = At(r, "compute_hours"), &needed_h = At(r, "needed_hours");
+  const nlohmann::json &compute = MemberOrNull(r, "compute_hours"),
+                       &needed_h = MemberOrNull(r, "needed_hours");
   const double want_hours = static_cast<double>(b.corpus_items.get<std::uint64_t>()) /
                             (want_rate * static_cast<double>(cards.get<std::uint64_t>())) / 3600.0;
   if (!FiniteNumber(compute) || !SameFigure(compute.get<double>(), want_hours)) {
@@ -322,8 +321,8 @@ Status CheckPlanRow(const Evidence& e, const nlohmann::json& r, const PlanBasis&
                                " is not corpus.items / (" + "its rate x " + JsonValueText(cards) +
                                " cards) / 3600 = " + JsonValueText(nlohmann::json(want_hours)));
   }
-  const nlohmann::json& allowance = At(e.doc, "allowance_hours");
-  if (!At(r, "period_suffices").is_boolean())
+  const nlohmann::json& allowance = MemberOrNull(e.doc, "allowance_hours");
+  if (!MemberOrNull(r, "period_suffices").is_boolean())
     return Inconsistent(e, "a plan row's period_suffices is not true or false");
   if (FiniteNumber(compute) && FiniteNumber(needed_h)) {
     const double c = compute.get<double>(), n = needed_h.get<double>();
@@ -334,26 +333,26 @@ Status CheckPlanRow(const Evidence& e, const nlohmann::json& r, const PlanBasis&
                                  JsonValueText(compute) + " plus the allowance " + JsonValueText(allowance));
     }
     const double period = static_cast<double>(days.get<std::uint64_t>()) * 24.0;
-    if (At(r, "period_suffices").get<bool>() ? n > period + tolerance : n < period - tolerance) {
+    if (MemberOrNull(r, "period_suffices").get<bool>() ? n > period + tolerance : n < period - tolerance) {
       return Inconsistent(e, "a plan row needs " + JsonValueText(needed_h) + " h of its " +
                                  JsonValueText(days) + " days, yet period_suffices says " +
-                                 JsonValueText(At(r, "period_suffices")));
+                                 JsonValueText(MemberOrNull(r, "period_suffices")));
     }
   } else if (!compute.is_null() || !needed_h.is_null()) {
     return Inconsistent(e, "a plan row gives one of compute_hours and needed_hours but not the other");
   }
   // A row fits only when the card fits (or its fit is unknown) and the period suffices.
-  const bool may_fit = At(r, "fit") != "no" && At(r, "period_suffices") == true;
-  if (At(r, "fits").get<bool>() && !may_fit) {
-    return Inconsistent(e, "a row fits though its card does not (fit " + JsonValueText(At(r, "fit")) +
-                               ") or its period does not suffice");
+  const bool may_fit = MemberOrNull(r, "fit") != "no" && MemberOrNull(r, "period_suffices") == true;
+  if (MemberOrNull(r, "fits").get<bool>() && !may_fit) {
+    return Inconsistent(e, "a row fits though its card does not (fit " +
+                               JsonValueText(MemberOrNull(r, "fit")) + ") or its period does not suffice");
   }
-  if (!At(r, "fits").get<bool>()) return {};
-  const nlohmann::json& rate = At(r, "items_per_s_per_card");
+  if (!MemberOrNull(r, "fits").get<bool>()) return {};
+  const nlohmann::json& rate = MemberOrNull(r, "items_per_s_per_card");
   if (!FiniteNumber(rate) || rate.get<double>() <= 0) {
     return Inconsistent(e, "a row that fits has a rate of " + JsonValueText(rate) + " items/s per card");
   }
-  const nlohmann::json& needed = At(r, "needed_hours");
+  const nlohmann::json& needed = MemberOrNull(r, "needed_hours");
   if (!FiniteNumber(needed) || needed.get<double>() < 0 ||
       needed.get<double>() > static_cast<double>(days.get<std::uint64_t>()) * 24.0 + 1e-6) {
     return Inconsistent(e, "a row that fits needs " + JsonValueText(needed) + " h, more than its " +
@@ -365,25 +364,27 @@ Status CheckPlanRow(const Evidence& e, const nlohmann::json& r, const PlanBasis&
 }
 
 Status CheckPlanConsistent(const Evidence& e) {
-  const nlohmann::json& rows = At(e.doc, "plans");
+  const nlohmann::json& rows = MemberOrNull(e.doc, "plans");
   if (!rows.is_array() || rows.size() > 100000)
     return Inconsistent(e, "'plans' must be the list of plan rows");
   auto same_row = [](const nlohmann::json& a, const nlohmann::json& b) {
-    return At(a, "card") == At(b, "card") && At(a, "period_days") == At(b, "period_days") &&
-           At(a, "lots") == At(b, "lots") && At(a, "cost") == At(b, "cost");
+    return MemberOrNull(a, "card") == MemberOrNull(b, "card") &&
+           MemberOrNull(a, "period_days") == MemberOrNull(b, "period_days") &&
+           MemberOrNull(a, "lots") == MemberOrNull(b, "lots") &&
+           MemberOrNull(a, "cost") == MemberOrNull(b, "cost");
   };
   // Every row's rate is the basis's (times the stated scaling where the card is of another
   // class), and its compute hours are the corpus at that rate on its cards.
-  const nlohmann::json& basis_rate = At(At(e.doc, "basis"), "items_per_s_per_card");
+  const nlohmann::json& basis_rate = MemberOrNull(MemberOrNull(e.doc, "basis"), "items_per_s_per_card");
   if (!FiniteNumber(basis_rate) || basis_rate.get<double>() <= 0) {
     return Inconsistent(
         e, "basis.items_per_s_per_card " + JsonValueText(basis_rate) + " is not a positive rate");
   }
-  const nlohmann::json& scaling = At(At(e.doc, "basis"), "assume_scaling");
-  const nlohmann::json& corpus_items = At(At(e.doc, "corpus"), "items");
+  const nlohmann::json& scaling = MemberOrNull(MemberOrNull(e.doc, "basis"), "assume_scaling");
+  const nlohmann::json& corpus_items = MemberOrNull(MemberOrNull(e.doc, "corpus"), "items");
   // The fingerprint is pilot's (64 lower-case hex digits) or null: another spelling of this
   // folder's would dodge the check against it.
-  const nlohmann::json& basis_print = At(At(e.doc, "basis"), "fingerprint");
+  const nlohmann::json& basis_print = MemberOrNull(MemberOrNull(e.doc, "basis"), "fingerprint");
   if (!basis_print.is_null() && !(basis_print.is_string() && IsSha256Hex(basis_print.get<std::string>()))) {
     return Inconsistent(e, "basis.fingerprint " + JsonValueText(basis_print) +
                                " is not a fingerprint pilot writes (64 lower-case hex digits)");
@@ -391,12 +392,13 @@ Status CheckPlanConsistent(const Evidence& e) {
   // A card of the measured class is planned at the measured rate; only another class's rate
   // is an assumption (--assume-scaling).
   std::map<std::string, nlohmann::json> card_class;
-  if (At(e.doc, "cards").is_array()) {
-    for (const auto& c : At(e.doc, "cards")) {
-      if (At(c, "card").is_string()) card_class[At(c, "card").get<std::string>()] = At(c, "class");
+  if (MemberOrNull(e.doc, "cards").is_array()) {
+    for (const auto& c : MemberOrNull(e.doc, "cards")) {
+      if (MemberOrNull(c, "card").is_string())
+        card_class[MemberOrNull(c, "card").get<std::string>()] = MemberOrNull(c, "class");
     }
   }
-  const nlohmann::json& measured_class = At(At(e.doc, "basis"), "device_class");
+  const nlohmann::json& measured_class = MemberOrNull(MemberOrNull(e.doc, "basis"), "device_class");
   if (!corpus_items.is_number_unsigned()) {
     return Inconsistent(e, "corpus.items " + JsonValueText(corpus_items) + " is not a count of items");
   }
@@ -404,37 +406,38 @@ Status CheckPlanConsistent(const Evidence& e) {
   std::optional<double> cheapest_cost, fastest_hours;
   for (const auto& r : rows) PILOT_TRY(CheckPlanRow(e, r, basis, cheapest_cost, fastest_hours));
   for (const char* k : {"allowance_hours", "headroom"}) {
-    const nlohmann::json& v = At(e.doc, k);
+    const nlohmann::json& v = MemberOrNull(e.doc, k);
     if (!v.is_null() && (!FiniteNumber(v) || v.get<double>() < 0 ||
                          v.get<double>() > (std::string(k) == "headroom" ? 0.9 : 10000.0))) {
       return Inconsistent(e, std::string(k) + " " + JsonValueText(v) + " is outside what pilot plan takes");
     }
   }
   const bool fits = cheapest_cost.has_value();
-  if (At(e.doc, "verdict") != (fits ? "fits" : "none_fits")) {
-    return Inconsistent(e, "verdict " + JsonValueText(At(e.doc, "verdict")) +
+  if (MemberOrNull(e.doc, "verdict") != (fits ? "fits" : "none_fits")) {
+    return Inconsistent(e, "verdict " + JsonValueText(MemberOrNull(e.doc, "verdict")) +
                                (fits ? ", yet a row fits" : ", yet no row fits"));
   }
   for (const char* pick : {"cheapest", "fastest"}) {
-    const nlohmann::json& chosen = At(e.doc, pick);
+    const nlohmann::json& chosen = MemberOrNull(e.doc, pick);
     if (!fits) {
       if (!chosen.is_null()) return Inconsistent(e, std::string(pick) + " names a plan although none fits");
       continue;
     }
     // The very row, every field of it: a pick edited apart from its row is refused.
     const bool listed = std::any_of(rows.begin(), rows.end(), [&](const nlohmann::json& r) {
-      return At(r, "fits") == true && same_row(r, chosen) && r == chosen;
+      return MemberOrNull(r, "fits") == true && same_row(r, chosen) && r == chosen;
     });
     if (!listed) return Inconsistent(e, std::string(pick) + " is not one of the rows that fit");
   }
   // Figures within plan's own rounding (a relative 1e-9) are equal, as plan compares them: a
   // tie is then broken by cards and period, which are not checked again here.
   auto above = [](double a, double b) { return a - b > 1e-9 * std::max({1.0, std::fabs(a), std::fabs(b)}); };
-  if (fits && above(At(At(e.doc, "cheapest"), "cost").get<double>(), *cheapest_cost)) {
+  if (fits && above(MemberOrNull(MemberOrNull(e.doc, "cheapest"), "cost").get<double>(), *cheapest_cost)) {
     return Inconsistent(e, "cheapest costs more than another row that fits");
   }
-  if (fits && (!FiniteNumber(At(At(e.doc, "fastest"), "needed_hours")) ||
-               above(At(At(e.doc, "fastest"), "needed_hours").get<double>(), *fastest_hours))) {
+  if (fits &&
+      (!FiniteNumber(MemberOrNull(MemberOrNull(e.doc, "fastest"), "needed_hours")) ||
+       above(MemberOrNull(MemberOrNull(e.doc, "fastest"), "needed_hours").get<double>(), *fastest_hours))) {
     return Inconsistent(e, "fastest needs more hours than another row that fits");
   }
   return {};
@@ -442,21 +445,21 @@ Status CheckPlanConsistent(const Evidence& e) {
 
 Status CheckDoctorConsistent(const Evidence& e) {
   bool all_required_pass = true;
-  for (const auto& c : At(e.doc, "checks")) {
-    const nlohmann::json& status = At(c, "status");
+  for (const auto& c : MemberOrNull(e.doc, "checks")) {
+    const nlohmann::json& status = MemberOrNull(c, "status");
     if (!(status == "pass" || status == "fail" || status == "could-not-run")) {
       return Inconsistent(
           e, "a check's status " + JsonValueText(status) + " is not pass, fail or could-not-run");
     }
-    if (At(c, "required") == true && status != "pass") all_required_pass = false;
+    if (MemberOrNull(c, "required") == true && status != "pass") all_required_pass = false;
   }
-  const nlohmann::json& ok = At(e.doc, "ok");
+  const nlohmann::json& ok = MemberOrNull(e.doc, "ok");
   if (!ok.is_null() && (!ok.is_boolean() || ok.get<bool>() != all_required_pass)) {
     return Inconsistent(e, "ok is " + JsonValueText(ok) +
                                (all_required_pass ? " though every required check passed"
                                                   : " though a required check did not pass"));
   }
-  const nlohmann::json& code = At(e.doc, "exit_code");  // doctor exits 0 when ok, 3 otherwise
+  const nlohmann::json& code = MemberOrNull(e.doc, "exit_code");  // doctor exits 0 when ok, 3 otherwise
   if (!code.is_null() && code != (all_required_pass ? 0 : 3)) {
     return Inconsistent(e, "exit_code " + JsonValueText(code) +
                                (all_required_pass ? " though every required check passed"
@@ -469,12 +472,13 @@ Status CheckDoctorConsistent(const Evidence& e) {
 // writes, agreeing with itself. Called as each file is read, before the folder is touched.
 Status CheckEvidence(const Evidence& e) {
   if (e.kind == "doctor") {
-    const nlohmann::json& checks = At(e.doc, "checks");
-    const bool shaped =
-        checks.is_array() && !checks.empty() &&
-        std::all_of(checks.begin(), checks.end(), [](const nlohmann::json& c) {
-          return At(c, "name").is_string() && At(c, "status").is_string() && At(c, "required").is_boolean();
-        });
+    const nlohmann::json& checks = MemberOrNull(e.doc, "checks");
+    const bool shaped = checks.is_array() && !checks.empty() &&
+                        std::all_of(checks.begin(), checks.end(), [](const nlohmann::json& c) {
+                          return MemberOrNull(c, "name").is_string() &&
+                                 MemberOrNull(c, "status").is_string() &&
+                                 MemberOrNull(c, "required").is_boolean();
+                        });
     if (!shaped) {
       return BadInput(
           "not a `pilot doctor --json` report (no list of checks, each with name, status and required)",
@@ -483,14 +487,14 @@ Status CheckEvidence(const Evidence& e) {
     return CheckDoctorConsistent(e);
   }
   if (e.kind == "compare") {
-    if (At(e.doc, "kind") != "pilot-compare") {
+    if (MemberOrNull(e.doc, "kind") != "pilot-compare") {
       return BadInput("not a comparison written by `pilot compare --out` (kind is not pilot-compare)",
                       e.source);
     }
     return CheckCompareConsistent(e);
   }
   if (e.kind == "plan") {
-    if (At(e.doc, "kind") != "pilot-plan") {
+    if (MemberOrNull(e.doc, "kind") != "pilot-plan") {
       return BadInput("not a plan written by `pilot plan --out` (kind is not pilot-plan)", e.source);
     }
     return CheckPlanConsistent(e);
@@ -499,20 +503,22 @@ Status CheckEvidence(const Evidence& e) {
 }
 
 Status DoctorFacts(const Evidence& e, Facts& facts) {
-  const nlohmann::json& checks = At(e.doc, "checks");
+  const nlohmann::json& checks = MemberOrNull(e.doc, "checks");
   std::size_t failed = 0;
   if (checks.is_array()) {
     for (const auto& c : checks) {
-      const std::string status = JsonValueText(At(c, "status"));
-      const bool required = At(c, "required").is_boolean() && At(c, "required").get<bool>();
+      const std::string status = JsonValueText(MemberOrNull(c, "status"));
+      const bool required =
+          MemberOrNull(c, "required").is_boolean() && MemberOrNull(c, "required").get<bool>();
       if (!required || status == "pass") continue;
       ++failed;
-      std::string fact = "doctor check '" + TruncateUtf8(JsonValueText(At(c, "name")), 80) + "' " + status;
-      const nlohmann::json& unmet = At(At(c, "data"), "unmet");
+      std::string fact =
+          "doctor check '" + TruncateUtf8(JsonValueText(MemberOrNull(c, "name")), 80) + "' " + status;
+      const nlohmann::json& unmet = MemberOrNull(MemberOrNull(c, "data"), "unmet");
       if (unmet.is_array() && !unmet.empty())
         fact += ": unmet requires " + TruncateUtf8(JsonValueText(unmet), 300);
-      else if (At(c, "detail").is_string())
-        fact += ": " + TruncateUtf8(At(c, "detail").get<std::string>(), 300);
+      else if (MemberOrNull(c, "detail").is_string())
+        fact += ": " + TruncateUtf8(MemberOrNull(c, "detail").get<std::string>(), 300);
       facts.Add(EscapeTerminal(fact), e.source, kDecisionFixEnv);
     }
   }
@@ -527,44 +533,45 @@ Status DoctorFacts(const Evidence& e, Facts& facts) {
 // (by fingerprint) as one of its runs must give for that side.
 Status CompareFacts(const Evidence& e, const std::string& manifest_sha256, const std::string& fingerprint,
                     std::uint64_t results, const nlohmann::json& accepted, Facts& facts) {
-  if (At(e.doc, "manifest_sha256") != manifest_sha256) {
+  if (MemberOrNull(e.doc, "manifest_sha256") != manifest_sha256) {
     return BadInput("the comparison is over another manifest (" +
-                        TruncateUtf8(JsonValueText(At(e.doc, "manifest_sha256")), 64) +
+                        TruncateUtf8(JsonValueText(MemberOrNull(e.doc, "manifest_sha256")), 64) +
                         ") than this run's (" + manifest_sha256 + ")",
                     e.source, "compare runs over this run's manifest");
   }
   for (const char* side : {"a", "b"}) {
-    if (At(At(e.doc, side), "fingerprint") != fingerprint) continue;
+    if (MemberOrNull(MemberOrNull(e.doc, side), "fingerprint") != fingerprint) continue;
     const std::string accepted_key = std::string("accepted_") + side;
-    const nlohmann::json& side_accepted = At(At(e.doc, "quality"), accepted_key.c_str());
-    if (At(At(e.doc, "items"), "total") != results ||
+    const nlohmann::json& side_accepted = MemberOrNull(MemberOrNull(e.doc, "quality"), accepted_key.c_str());
+    if (MemberOrNull(MemberOrNull(e.doc, "items"), "total") != results ||
         (!side_accepted.is_null() && side_accepted != accepted)) {
       return Inconsistent(e, std::string("its run ") + side + " is this folder, yet it counts " +
-                                 JsonValueText(At(At(e.doc, "items"), "total")) + " items and " +
-                                 JsonValueText(side_accepted) + " accepted where this folder holds " +
-                                 std::to_string(results) + " results and " + JsonValueText(accepted) +
-                                 " accepted");
+                                 JsonValueText(MemberOrNull(MemberOrNull(e.doc, "items"), "total")) +
+                                 " items and " + JsonValueText(side_accepted) +
+                                 " accepted where this folder holds " + std::to_string(results) +
+                                 " results and " + JsonValueText(accepted) + " accepted");
     }
   }
-  if (At(At(e.doc, "a"), "fingerprint") != fingerprint && At(At(e.doc, "b"), "fingerprint") != fingerprint) {
+  if (MemberOrNull(MemberOrNull(e.doc, "a"), "fingerprint") != fingerprint &&
+      MemberOrNull(MemberOrNull(e.doc, "b"), "fingerprint") != fingerprint) {
     facts.Add(
         "warning: neither run of the comparison is this folder (by fingerprint): it speaks of other runs "
         "over the same manifest",
         e.source, "note");
   }
-  const nlohmann::json& within = At(e.doc, "within_tolerance");
-  const std::string summary = TruncateUtf8(JsonValueText(At(e.doc, "change_summary")), 300);
-  const nlohmann::json& items = At(e.doc, "items");
+  const nlohmann::json& within = MemberOrNull(e.doc, "within_tolerance");
+  const std::string summary = TruncateUtf8(JsonValueText(MemberOrNull(e.doc, "change_summary")), 300);
+  const nlohmann::json& items = MemberOrNull(e.doc, "items");
   if (within.is_boolean() && within.get<bool>()) {
-    facts.Add("the comparison agrees within tolerance (" + JsonValueText(At(items, "agree")) + "/" +
-                  JsonValueText(At(items, "total")) + " items; " + summary + ")",
+    facts.Add("the comparison agrees within tolerance (" + JsonValueText(MemberOrNull(items, "agree")) + "/" +
+                  JsonValueText(MemberOrNull(items, "total")) + " items; " + summary + ")",
               e.source, kDecisionGo);
   } else {
-    facts.Add("the comparison differs beyond tolerance: " + JsonValueText(At(items, "differ")) + " of " +
-                  JsonValueText(At(items, "total")) + " items (" + summary + ")",
+    facts.Add("the comparison differs beyond tolerance: " + JsonValueText(MemberOrNull(items, "differ")) +
+                  " of " + JsonValueText(MemberOrNull(items, "total")) + " items (" + summary + ")",
               e.source, kDecisionReviseConfig);
   }
-  if (At(e.doc, "one_change") == false) {
+  if (MemberOrNull(e.doc, "one_change") == false) {
     facts.Add("warning: the comparison changed several things at once (" + summary +
                   "): its outcome cannot be put down to one change",
               e.source, "note");
@@ -576,10 +583,10 @@ Status CompareFacts(const Evidence& e, const std::string& manifest_sha256, const
 // folder (by fingerprint) must have planned from.
 Status PlanFacts(const Evidence& e, const std::string& fingerprint, const std::optional<Measurement>& here,
                  Facts& facts) {
-  const nlohmann::json& basis_print = At(At(e.doc, "basis"), "fingerprint");
+  const nlohmann::json& basis_print = MemberOrNull(MemberOrNull(e.doc, "basis"), "fingerprint");
   if (basis_print == fingerprint && here) {
-    const nlohmann::json &rate = At(At(e.doc, "basis"), "items_per_s_per_card"),
-                         &peak = At(At(e.doc, "basis"), "peak_memory_mb");
+    const nlohmann::json &rate = MemberOrNull(MemberOrNull(e.doc, "basis"), "items_per_s_per_card"),
+                         &peak = MemberOrNull(MemberOrNull(e.doc, "basis"), "peak_memory_mb");
     if (!FiniteNumber(rate) || !SameFigure(rate.get<double>(), here->items_per_s_per_card) ||
         !FiniteNumber(peak) || !SameFigure(peak.get<double>(), here->peak_memory_mb)) {
       return Inconsistent(e, "its basis is this folder, yet it plans from " + JsonValueText(rate) +
@@ -595,21 +602,24 @@ Status PlanFacts(const Evidence& e, const std::string& fingerprint, const std::o
                   "), not this one: it speaks of that folder's figures",
               e.source, "note");
   }
-  if (At(e.doc, "verdict") == "fits") {
-    const nlohmann::json& c = At(e.doc, "cheapest");
-    facts.Add("a rental plan fits: cheapest " + JsonValueText(At(c, "lots")) + " lot(s) of " +
-                  TruncateUtf8(JsonValueText(At(c, "card")), 64) + " for " +
-                  JsonValueText(At(c, "period_days")) + " days at " + Money(At(c, "cost")) + " " +
-                  TruncateUtf8(JsonValueText(At(At(e.doc, "prices"), "currency")), 16) +
-                  ", for a corpus of " + JsonValueText(At(At(e.doc, "corpus"), "items")) + " items",
+  if (MemberOrNull(e.doc, "verdict") == "fits") {
+    const nlohmann::json& c = MemberOrNull(e.doc, "cheapest");
+    facts.Add("a rental plan fits: cheapest " + JsonValueText(MemberOrNull(c, "lots")) + " lot(s) of " +
+                  TruncateUtf8(JsonValueText(MemberOrNull(c, "card")), 64) + " for " +
+                  JsonValueText(MemberOrNull(c, "period_days")) + " days at " +
+                  Money(MemberOrNull(c, "cost")) + " " +
+                  TruncateUtf8(JsonValueText(MemberOrNull(MemberOrNull(e.doc, "prices"), "currency")), 16) +
+                  ", for a corpus of " + JsonValueText(MemberOrNull(MemberOrNull(e.doc, "corpus"), "items")) +
+                  " items",
               e.source, kDecisionGo);
-    if (At(c, "fit") == "unknown" || At(c, "rate_basis") == "assumed") {
-      facts.Add("warning: the cheapest plan rests on an assumption (fit " + JsonValueText(At(c, "fit")) +
-                    ", rate " + JsonValueText(At(c, "rate_basis")) +
+    if (MemberOrNull(c, "fit") == "unknown" || MemberOrNull(c, "rate_basis") == "assumed") {
+      facts.Add("warning: the cheapest plan rests on an assumption (fit " +
+                    JsonValueText(MemberOrNull(c, "fit")) + ", rate " +
+                    JsonValueText(MemberOrNull(c, "rate_basis")) +
                     "): measure on one such card before renting for the period",
                 e.source, "note");
     }
-    if (At(At(e.doc, "prices"), "example") == true) {
+    if (MemberOrNull(MemberOrNull(e.doc, "prices"), "example") == true) {
       facts.Add("warning: the price file is an example with made-up prices", e.source, "note");
     }
   } else {
@@ -622,21 +632,22 @@ Status PlanFacts(const Evidence& e, const std::string& fingerprint, const std::o
 void SweepFacts(const Evidence& e, const RecordedSettings& run, Facts& facts) {
   const nlohmann::json batch = run.batch_size ? nlohmann::json(*run.batch_size) : nlohmann::json();
   const bool batch_plan = !run.batch_plan.is_null();
-  const nlohmann::json& rec = At(e.doc, "recommendation");
+  const nlohmann::json& rec = MemberOrNull(e.doc, "recommendation");
   std::size_t below = 0;
   if (rec.is_array() && run.batch_size && !batch_plan) {
     for (const auto& g : rec) {
-      const nlohmann::json& limit = At(g, "limit_batch_size");
-      const nlohmann::json& size = At(g, "batch_size");
+      const nlohmann::json& limit = MemberOrNull(g, "limit_batch_size");
+      const nlohmann::json& size = MemberOrNull(g, "batch_size");
       if (!limit.is_number_unsigned()) continue;
       if (limit.get<std::uint64_t>() <= batch.get<std::uint64_t>()) {
         ++below;
         facts.Add(
-            "sweep group " + JsonValueText(At(g, "group")) + " (lengths " +
-                JsonValueText(At(g, "min_length")) + "-" + JsonValueText(At(g, "max_length")) +
-                ") reached a limit (" + TruncateUtf8(JsonValueText(At(g, "limit")), 120) +
-                ") at batch size " + JsonValueText(limit) + ", at or below the run's batch size " +
-                JsonValueText(batch) + "; the sweep recommends " +
+            "sweep group " + JsonValueText(MemberOrNull(g, "group")) + " (lengths " +
+                JsonValueText(MemberOrNull(g, "min_length")) + "-" +
+                JsonValueText(MemberOrNull(g, "max_length")) + ") reached a limit (" +
+                TruncateUtf8(JsonValueText(MemberOrNull(g, "limit")), 120) + ") at batch size " +
+                JsonValueText(limit) + ", at or below the run's batch size " + JsonValueText(batch) +
+                "; the sweep recommends " +
                 (size.is_null() ? std::string("none (no size ran without a limit)") : JsonValueText(size)),
             e.source, kDecisionReviseConfig);
       }
@@ -755,14 +766,14 @@ Result<DecideCommit> ParseDecideCommit(std::string_view text, const std::string&
   auto entry = UnsignedAt(j, "entry");
   auto before = StringAt(j, "fingerprint_before");
   if (StringAt(j, "kind") != std::string("pilot-decide-commit") || !entry || *entry < 1 ||
-      *entry > kMaxDecisions || !before || !IsSha256Hex(*before) || !At(j, "files").is_array() ||
-      At(j, "files").empty() || At(j, "files").size() > 32) {
+      *entry > kMaxDecisions || !before || !IsSha256Hex(*before) || !MemberOrNull(j, "files").is_array() ||
+      MemberOrNull(j, "files").empty() || MemberOrNull(j, "files").size() > 32) {
     return BadInput("not a decide commit record pilot wrote", where, "a damaged or hostile folder");
   }
   s.entry = static_cast<std::size_t>(*entry);
   s.before = *before;
   std::set<std::string> seen;
-  for (const auto& f : At(j, "files")) {
+  for (const auto& f : MemberOrNull(j, "files")) {
     auto file = StringAt(f, "file");
     auto sha = StringAt(f, "sha256");
     if (!file || !sha || !IsSha256Hex(*sha) || !IsStagedName(*file, s.entry) || !seen.insert(*file).second) {
@@ -1324,15 +1335,16 @@ class Decider {
     if (rec.plan) {
       rec.entry["plan_choice"] = o_.plan_choice;
       // The chosen row's own fields, typed: the evidence file holds the rest.
-      const nlohmann::json& row = At(rec.plan->doc, o_.plan_choice.c_str());
+      const nlohmann::json& row = MemberOrNull(rec.plan->doc, o_.plan_choice.c_str());
       ojson chosen = ojson::object();
       for (const char* k : {"card", "fit", "rate_basis"}) {
-        if (At(row, k).is_string()) chosen[k] = TruncateUtf8(At(row, k).get<std::string>(), 64);
+        if (MemberOrNull(row, k).is_string())
+          chosen[k] = TruncateUtf8(MemberOrNull(row, k).get<std::string>(), 64);
       }
       for (const char* k : {"period_days", "lots", "cards", "items_per_s_per_card", "compute_hours",
                             "needed_hours", "cost"}) {
-        if (At(row, k).is_number() && std::isfinite(At(row, k).get<double>()))
-          chosen[k] = At(row, k).get<double>();
+        if (MemberOrNull(row, k).is_number() && std::isfinite(MemberOrNull(row, k).get<double>()))
+          chosen[k] = MemberOrNull(row, k).get<double>();
       }
       rec.entry["plan"] = row.is_object() ? chosen : ojson();
     }
@@ -1397,42 +1409,44 @@ class Decider {
     if (!rec.plan) {
       md += "No plan was given (`pilot plan --out F`, then `--plan F`).\n";
     } else {
-      const nlohmann::json& chosen = At(rec.plan->doc, o_.plan_choice.c_str());
+      const nlohmann::json& chosen = MemberOrNull(rec.plan->doc, o_.plan_choice.c_str());
       if (chosen.is_null()) {
-        md += "The plan has no fitting choice: " + C(At(rec.plan->doc, "verdict")) + ".\n";
+        md += "The plan has no fitting choice: " + C(MemberOrNull(rec.plan->doc, "verdict")) + ".\n";
       } else {
-        md += "Chosen (" + o_.plan_choice + "): " + C(At(chosen, "lots")) + " lot(s) of " +
-              C(At(chosen, "card")) + " (" + C(At(chosen, "cards")) + " cards) for " +
-              C(At(chosen, "period_days")) + " days; projected compute " +
-              Money(At(chosen, "compute_hours")) + " h, with the allowance " +
-              Money(At(chosen, "needed_hours")) + " h; cost " + Money(At(chosen, "cost")) + " " +
-              C(At(At(rec.plan->doc, "prices"), "currency")) + " (fit " + C(At(chosen, "fit")) + ", rate " +
-              C(At(chosen, "rate_basis")) + ").\n";
+        md += "Chosen (" + o_.plan_choice + "): " + C(MemberOrNull(chosen, "lots")) + " lot(s) of " +
+              C(MemberOrNull(chosen, "card")) + " (" + C(MemberOrNull(chosen, "cards")) + " cards) for " +
+              C(MemberOrNull(chosen, "period_days")) + " days; projected compute " +
+              Money(MemberOrNull(chosen, "compute_hours")) + " h, with the allowance " +
+              Money(MemberOrNull(chosen, "needed_hours")) + " h; cost " +
+              Money(MemberOrNull(chosen, "cost")) + " " +
+              C(MemberOrNull(MemberOrNull(rec.plan->doc, "prices"), "currency")) + " (fit " +
+              C(MemberOrNull(chosen, "fit")) + ", rate " + C(MemberOrNull(chosen, "rate_basis")) + ").\n";
       }
-      const nlohmann::json& other = At(rec.plan->doc, o_.plan_choice == "cheapest" ? "fastest" : "cheapest");
+      const nlohmann::json& other =
+          MemberOrNull(rec.plan->doc, o_.plan_choice == "cheapest" ? "fastest" : "cheapest");
       if (!other.is_null()) {
         md += "\nThe " + std::string(o_.plan_choice == "cheapest" ? "fastest" : "cheapest") + ": " +
-              C(At(other, "lots")) + " lot(s) of " + C(At(other, "card")) + " for " +
-              C(At(other, "period_days")) + " days, " + Money(At(other, "needed_hours")) + " h, cost " +
-              Money(At(other, "cost")) + ".\n";
+              C(MemberOrNull(other, "lots")) + " lot(s) of " + C(MemberOrNull(other, "card")) + " for " +
+              C(MemberOrNull(other, "period_days")) + " days, " + Money(MemberOrNull(other, "needed_hours")) +
+              " h, cost " + Money(MemberOrNull(other, "cost")) + ".\n";
       }
-      if (At(At(rec.plan->doc, "prices"), "example") == true) {
+      if (MemberOrNull(MemberOrNull(rec.plan->doc, "prices"), "example") == true) {
         md +=
             "\n> **The price file is an example with made-up prices.** Replace it with real quotes before "
             "renting.\n";
       }
-      const nlohmann::json& b = At(rec.plan->doc, "basis");
-      md += "\nBasis: the " + C(At(b, "folder_kind")) + " folder " + C(At(b, "folder")) + ", measured on " +
-            C(At(b, "device")) + " over " + C(At(b, "items")) +
-            " items: " + Money(At(b, "items_per_s_per_card")) + " items/s per card, peak " +
-            Money(At(b, "peak_memory_mb")) + " MB (" + C(At(b, "memory_basis")) + ")" +
-            (At(b, "assume_scaling").is_number()
-                 ? "; ASSUMED scaling x" + C(At(b, "assume_scaling")) + " on other cards"
+      const nlohmann::json& b = MemberOrNull(rec.plan->doc, "basis");
+      md += "\nBasis: the " + C(MemberOrNull(b, "folder_kind")) + " folder " + C(MemberOrNull(b, "folder")) +
+            ", measured on " + C(MemberOrNull(b, "device")) + " over " + C(MemberOrNull(b, "items")) +
+            " items: " + Money(MemberOrNull(b, "items_per_s_per_card")) + " items/s per card, peak " +
+            Money(MemberOrNull(b, "peak_memory_mb")) + " MB (" + C(MemberOrNull(b, "memory_basis")) + ")" +
+            (MemberOrNull(b, "assume_scaling").is_number()
+                 ? "; ASSUMED scaling x" + C(MemberOrNull(b, "assume_scaling")) + " on other cards"
                  : std::string()) +
-            "; corpus " + C(At(At(rec.plan->doc, "corpus"), "items")) + " items; allowance " +
-            Money(At(rec.plan->doc, "allowance_hours")) + " h.\n";
-      if (At(rec.plan->doc, "warnings").is_array()) {
-        for (const auto& w : At(rec.plan->doc, "warnings"))
+            "; corpus " + C(MemberOrNull(MemberOrNull(rec.plan->doc, "corpus"), "items")) +
+            " items; allowance " + Money(MemberOrNull(rec.plan->doc, "allowance_hours")) + " h.\n";
+      if (MemberOrNull(rec.plan->doc, "warnings").is_array()) {
+        for (const auto& w : MemberOrNull(rec.plan->doc, "warnings"))
           md += "- " + Cell(TruncateUtf8(JsonValueText(w), 400)) + "\n";
       }
     }
@@ -1500,12 +1514,12 @@ class Decider {
         auto parsed = ParseJson(l, kDecisionsFile, 16);
         if (!parsed.ok()) continue;
         std::string reasons;
-        if (At(parsed.value(), "reasons").is_array()) {
-          for (const auto& r : At(parsed.value(), "reasons"))
+        if (MemberOrNull(parsed.value(), "reasons").is_array()) {
+          for (const auto& r : MemberOrNull(parsed.value(), "reasons"))
             reasons += (reasons.empty() ? "" : "; ") + JsonValueText(r);
         }
-        md += "- entry " + std::to_string(i) + ": **" + C(At(parsed.value(), "decision")) + "** (" +
-              C(At(parsed.value(), "decided_at")) + "): " + Cell(TruncateUtf8(reasons, 600)) + "\n";
+        md += "- entry " + std::to_string(i) + ": **" + C(MemberOrNull(parsed.value(), "decision")) + "** (" +
+              C(MemberOrNull(parsed.value(), "decided_at")) + "): " + Cell(TruncateUtf8(reasons, 600)) + "\n";
       }
     }
   }

@@ -111,6 +111,58 @@ TEST(HostileJson, TruncationNeverSplitsACharacter) {
 
 // --- Credentials: what must be refused, and what must pass ----------------------------------
 
+// The one reader of a parameter file's settings (params and adapt both): each wrong value named
+// by its key path, the file and the hint; a whole number compared exactly; never a throw.
+TEST(HostileJson, SettingsReaderNamesTheKeyPathAndComparesWholeNumbersExactly) {
+  auto doc = ParseJson(R"({"train": {"batch": 8, "big": 18446744073709551615, "neg": -1, "half": 1.5,
+                          "text": "x", "empty": "", "rate": 0.5, "path": "a/../b.json", "kind": "sgd"},
+                          "list": [1]})",
+                       "p.json");
+  ASSERT_TRUE(doc.ok());
+  const SettingsReader top(doc.value(), "", "p.json", "see the docs");
+  const SettingsReader t = top.Child("train");
+  auto says = [](const Status& st, const std::string& what) {
+    ASSERT_FALSE(st.ok()) << what;
+    EXPECT_EQ(st.error().what, what);
+    EXPECT_EQ(st.error().where, "p.json");
+    EXPECT_EQ(st.error().hint, "see the docs");
+    EXPECT_EQ(st.error().kind, ErrorKind::kBadInput);
+  };
+  int batch = 0;
+  EXPECT_TRUE(t.Whole("batch", batch, 1, 64).ok());
+  EXPECT_EQ(batch, 8);
+  int absent = 3;
+  EXPECT_TRUE(t.Whole("absent", absent, 1, 64).ok());
+  EXPECT_EQ(absent, 3) << "an absent setting keeps its default";
+  std::uint64_t big = 0;
+  EXPECT_TRUE(t.Whole("big", big, 0, ~std::uint64_t{0}).ok());
+  EXPECT_EQ(big, ~std::uint64_t{0});
+  says(t.Whole("big", big, 0, ~std::uint64_t{0} - 1),
+       "'train.big' must be between 0 and 18446744073709551614");
+  says(t.Whole("neg", batch, 0, 64), "'train.neg' must be between 0 and 64");
+  says(t.Whole("half", batch, 0, 64), "'train.half' must be a whole number between 0 and 64 (not 1.5)");
+  says(t.Whole("text", batch, 0, 64), "'train.text' must be a whole number between 0 and 64");
+  std::string text;
+  says(t.String("empty", text, false), "'train.empty' must be a non-empty string");
+  says(t.String("nothing", text, true), "'train.nothing' is required");
+  EXPECT_TRUE(t.OneOf("kind", text, {"adam", "sgd"}).ok());
+  says(t.OneOf("text", text, {"adam", "sgd"}), "'train.text' must be one of adam, sgd");
+  std::filesystem::path path;
+  EXPECT_TRUE(t.Path("path", "/base", path).ok());
+  EXPECT_EQ(path, std::filesystem::path("/base/b.json"));
+  double rate = 0;
+  EXPECT_TRUE(t.Number("rate", rate, 0, 1).ok());
+  says(t.Number("rate", rate, 0.5, 1, true), "'train.rate' must be in (0.5, 1.0]");
+  says(t.Number("text", rate, 0, 1), "'train.text' must be a number in [0.0, 1.0]");
+  // The settings of something that is not an object are all absent, never a throw.
+  const SettingsReader list = top.Child("list");
+  EXPECT_FALSE(list.Has("0"));
+  says(list.String("x", text, true), "'list.x' is required");
+  EXPECT_TRUE(MemberOrNull(doc.value(), "nothing").is_null());
+  EXPECT_TRUE(MemberOrNull(doc.value()["list"], "0").is_null());
+  EXPECT_EQ(MemberOrNull(doc.value(), "train")["batch"], 8);
+}
+
 TEST(HostileCredentials, SecretsInsideTextWithSlashesOrAsKeys) {
   EXPECT_TRUE(ValueLooksLikeCredential("wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"));  // AWS secret key
   EXPECT_TRUE(ValueLooksLikeCredential("my key is sk-SeCrEtMaRkEr0123456789abcdefgh, keep it"));
