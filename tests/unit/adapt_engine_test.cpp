@@ -141,7 +141,7 @@ AdaptFixture::Labelled Eval() {
 AdaptOutcome MustRun(AdaptFixture& f, const std::string& id, FakeTrainer& trainer,
                      const AdaptControl& control = {}, FileSystem& fsys = RealFileSystem()) {
   f.plan.run_id = id;
-  auto out = ExecuteAdapt(fsys, SystemClock(), f.plan, trainer, control);
+  auto out = ExecuteAdapt(fsys, testing::SharedClock(), f.plan, trainer, control);
   EXPECT_TRUE(out.ok()) << (out.ok() ? "" : out.error().ToString());
   return out.ok() ? out.value() : AdaptOutcome{};
 }
@@ -199,7 +199,7 @@ TEST(AdaptEngine, AStoppedAdaptationResumesToTheSameState) {
     EXPECT_EQ(stopped.progress.step, stop / 3 * 3);
     FakeTrainer second;  // a new process: nothing but the folder
     auto resumed =
-        ResumeAdapt(RealFileSystem(), SystemClock(), f.Folder(id), "", {"pilot", "resume"}, second);
+        ResumeAdapt(RealFileSystem(), testing::SharedClock(), f.Folder(id), "", {"pilot", "resume"}, second);
     ASSERT_TRUE(resumed.ok()) << resumed.error().ToString();
     EXPECT_EQ(Digest(resumed.value()), want) << "stopped after " << stop;
     EXPECT_TRUE(resumed.value().verify.ok());
@@ -218,11 +218,12 @@ TEST(AdaptEngine, AFailedWriteLeavesAResumableFolder) {
     FaultyFileSystem faulty(n);
     FakeTrainer first;
     f.plan.run_id = "fail" + std::to_string(n);
-    auto out = ExecuteAdapt(faulty, SystemClock(), f.plan, first);
+    auto out = ExecuteAdapt(faulty, testing::SharedClock(), f.plan, first);
     if (out.ok()) continue;  // past the last write
     EXPECT_EQ(out.error().kind, ErrorKind::kWorkFailed) << n << ": " << out.error().ToString();
     FakeTrainer second;
-    auto resumed = ResumeAdapt(RealFileSystem(), SystemClock(), f.Folder(f.plan.run_id), "", {}, second);
+    auto resumed =
+        ResumeAdapt(RealFileSystem(), testing::SharedClock(), f.Folder(f.plan.run_id), "", {}, second);
     ASSERT_TRUE(resumed.ok()) << n << ": " << resumed.error().ToString();
     EXPECT_EQ(Digest(resumed.value()), want) << "failed write " << n;
     EXPECT_TRUE(resumed.value().verify.ok()) << n;
@@ -241,7 +242,7 @@ TEST(AdaptEngine, ResumeRefusesATamperedCheckpointAndChangesNothing) {
   WriteText(ck, bytes);
   const std::string journal = ReadText(f.Folder("t") / "data/journal.jsonl");
   FakeTrainer second;
-  auto resumed = ResumeAdapt(RealFileSystem(), SystemClock(), f.Folder("t"), "", {}, second);
+  auto resumed = ResumeAdapt(RealFileSystem(), testing::SharedClock(), f.Folder("t"), "", {}, second);
   ASSERT_FALSE(resumed.ok());
   EXPECT_EQ(resumed.error().kind, ErrorKind::kBadInput);
   EXPECT_NE(resumed.error().what.find("does not match the sha256"), std::string::npos)
@@ -257,12 +258,12 @@ TEST(AdaptEngine, ResumeRefusesAChangedInputAndAnotherDevice) {
   control.stop_after_steps = 4;
   MustRun(f, "c", first, control);
   FakeTrainer second;
-  auto device = ResumeAdapt(RealFileSystem(), SystemClock(), f.Folder("c"), "cuda", {}, second);
+  auto device = ResumeAdapt(RealFileSystem(), testing::SharedClock(), f.Folder("c"), "cuda", {}, second);
   ASSERT_FALSE(device.ok());
   EXPECT_NE(device.error().what.find("ran on 'cpu'"), std::string::npos);
   WriteText(f.dir / "train/t2.txt", "fr changed");
   FakeTrainer third;
-  auto changed = ResumeAdapt(RealFileSystem(), SystemClock(), f.Folder("c"), "", {}, third);
+  auto changed = ResumeAdapt(RealFileSystem(), testing::SharedClock(), f.Folder("c"), "", {}, third);
   ASSERT_FALSE(changed.ok());
   EXPECT_NE(changed.error().what.find("prechecks differ"), std::string::npos) << changed.error().what;
 }
@@ -272,7 +273,7 @@ TEST(AdaptEngine, RefusesBeforeAnyFolder) {
     AdaptFixture f({{"t1", "en one", ""}}, Eval());  // an unlabelled training item
     FakeTrainer trainer;
     f.plan.run_id = "x";
-    auto out = ExecuteAdapt(RealFileSystem(), SystemClock(), f.plan, trainer);
+    auto out = ExecuteAdapt(RealFileSystem(), testing::SharedClock(), f.plan, trainer);
     ASSERT_FALSE(out.ok());
     EXPECT_NE(out.error().what.find("'t1' has no `expected` label"), std::string::npos) << out.error().what;
     EXPECT_FALSE(fs::exists(f.Folder("x")));
@@ -281,7 +282,7 @@ TEST(AdaptEngine, RefusesBeforeAnyFolder) {
     AdaptFixture f(Train(), {{"t1", "en one", "en"}});  // an id in both manifests
     FakeTrainer trainer;
     f.plan.run_id = "y";
-    auto out = ExecuteAdapt(RealFileSystem(), SystemClock(), f.plan, trainer);
+    auto out = ExecuteAdapt(RealFileSystem(), testing::SharedClock(), f.plan, trainer);
     ASSERT_FALSE(out.ok());
     EXPECT_NE(out.error().what.find("in both the training and the evaluation manifest"), std::string::npos);
     EXPECT_FALSE(fs::exists(f.Folder("y")));
@@ -291,7 +292,7 @@ TEST(AdaptEngine, RefusesBeforeAnyFolder) {
     f.plan.params.base_model_sha256 = std::string(64, 'a');
     FakeTrainer trainer;
     f.plan.run_id = "z";
-    auto out = ExecuteAdapt(RealFileSystem(), SystemClock(), f.plan, trainer);
+    auto out = ExecuteAdapt(RealFileSystem(), testing::SharedClock(), f.plan, trainer);
     ASSERT_FALSE(out.ok());
     EXPECT_NE(out.error().what.find("not the pinned"), std::string::npos);
     EXPECT_FALSE(fs::exists(f.Folder("z")));

@@ -28,7 +28,7 @@ class VerifyTest : public ::testing::Test {
         std::vector<std::pair<std::string, std::string>>{{"a", "fr salut"}, {"b", "en hi"}, {"c", ""}});
     fixture_->ExpectRejection("c", "empty_input");
     FakeStage stage;
-    auto out = ExecuteRun(RealFileSystem(), SystemClock(), fixture_->plan, stage);
+    auto out = ExecuteRun(RealFileSystem(), testing::SharedClock(), fixture_->plan, stage);
     ASSERT_TRUE(out.ok());
     run_ = out.value().run_dir;
     ASSERT_TRUE(VerifyRunFolder(RealFileSystem(), run_, {}).ok());

@@ -33,7 +33,7 @@ class NudgedStage : public FakeStage {
 
 fs::path MakeRun(Fixture& f, Stage& stage, const std::string& id) {
   f.plan.run_id = id;
-  auto out = ExecuteRun(RealFileSystem(), SystemClock(), f.plan, stage);
+  auto out = ExecuteRun(RealFileSystem(), testing::SharedClock(), f.plan, stage);
   EXPECT_TRUE(out.ok()) << out.error().ToString();
   return out.value().run_dir;
 }

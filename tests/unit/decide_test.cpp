@@ -21,7 +21,7 @@ using testing::WriteText;
 
 fs::path MakeRun(Fixture& f) {
   FakeStage stage;
-  auto out = ExecuteRun(RealFileSystem(), SystemClock(), f.plan, stage);
+  auto out = ExecuteRun(RealFileSystem(), testing::SharedClock(), f.plan, stage);
   EXPECT_TRUE(out.ok()) << out.error().ToString();
   return out.value().run_dir;
 }
@@ -46,7 +46,7 @@ TEST(Decide, ACleanRunProposesGoAndWritesNothing) {
   Label(f);
   fs::path run = MakeRun(f);
   const std::string tags = ReadText(run / "tagmanifest-sha256.txt");
-  auto out = Decide(RealFileSystem(), SystemClock(), run, DecideOptions{});
+  auto out = Decide(RealFileSystem(), testing::SharedClock(), run, DecideOptions{});
   ASSERT_TRUE(out.ok()) << out.error().ToString();
   EXPECT_EQ(out.value().proposal, "go");
   EXPECT_NE(Points(out.value(), "go").find("every rejection (1) is one the manifest expects"),
@@ -59,7 +59,7 @@ TEST(Decide, ACleanRunProposesGoAndWritesNothing) {
 TEST(Decide, AnUnexpectedRejectionProposesReviseConfig) {
   Fixture f({{"a", "fr salut"}, {"d", "ru privet"}});  // ru is not an allowed category
   fs::path run = MakeRun(f);
-  auto out = Decide(RealFileSystem(), SystemClock(), run, DecideOptions{});
+  auto out = Decide(RealFileSystem(), testing::SharedClock(), run, DecideOptions{});
   ASSERT_TRUE(out.ok());
   EXPECT_EQ(out.value().proposal, "revise-config");
   EXPECT_NE(Points(out.value(), "revise-config").find("d (category_not_allowed)"), std::string::npos);
@@ -74,7 +74,7 @@ TEST(Decide, AFailedDoctorCheckProposesFixEnvFirst) {
                {"name": "gpus", "status": "could-not-run", "required": false}]})");
   DecideOptions o;
   o.doctor = f.dir / "doctor.json";
-  auto out = Decide(RealFileSystem(), SystemClock(), run, o);
+  auto out = Decide(RealFileSystem(), testing::SharedClock(), run, o);
   ASSERT_TRUE(out.ok()) << out.error().ToString();
   EXPECT_EQ(out.value().proposal, "fix-env");  // over the revise-config the rejection points to
   EXPECT_NE(Points(out.value(), "fix-env").find("backend: cuda asked"), std::string::npos);
@@ -92,7 +92,7 @@ TEST(Decide, RecordingKeepsThePayloadAndVerifyGreenAndAppends) {
   o.doctor = f.dir / "doctor.json";
   o.decision = "go";
   o.reasons = {"clean"};
-  auto first = Decide(RealFileSystem(), SystemClock(), run, o);
+  auto first = Decide(RealFileSystem(), testing::SharedClock(), run, o);
   ASSERT_TRUE(first.ok()) << first.error().ToString();
   ASSERT_TRUE(first.value().recorded);
   EXPECT_EQ(first.value().entry, 1u);
@@ -106,7 +106,7 @@ TEST(Decide, RecordingKeepsThePayloadAndVerifyGreenAndAppends) {
   o.doctor.reset();
   o.decision = "revise-config";
   o.reasons = {"changed my mind"};
-  auto second = Decide(RealFileSystem(), SystemClock(), run, o);
+  auto second = Decide(RealFileSystem(), testing::SharedClock(), run, o);
   ASSERT_TRUE(second.ok());
   EXPECT_EQ(second.value().entry, 2u);
   const std::string both = ReadText(run / "decisions.jsonl");
@@ -121,13 +121,13 @@ TEST(Decide, BadEvidenceAndMissingReasonsAreRefusedBeforeWriting) {
   fs::path run = MakeRun(f);
   DecideOptions o;
   o.decision = "go";
-  auto no_reason = Decide(RealFileSystem(), SystemClock(), run, o);
+  auto no_reason = Decide(RealFileSystem(), testing::SharedClock(), run, o);
   ASSERT_FALSE(no_reason.ok());
   EXPECT_EQ(no_reason.error().where, "--reason");
   o.reasons = {"x"};
   WriteText(f.dir / "notplan.json", R"({"kind": "something"})");
   o.plan = f.dir / "notplan.json";
-  auto bad = Decide(RealFileSystem(), SystemClock(), run, o);
+  auto bad = Decide(RealFileSystem(), testing::SharedClock(), run, o);
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.error().what.find("pilot-plan"), std::string::npos);
   EXPECT_FALSE(fs::exists(run / "decisions.jsonl"));
@@ -180,7 +180,7 @@ TEST(Decide, KilledAfterAnyStepTheFolderIsBeforeAfterOrFinishedByTheNext) {
     o.decision = "go";
     o.reasons = {"clean"};
     DyingFileSystem dying(die_after);
-    auto out = Decide(dying, SystemClock(), run, o);
+    auto out = Decide(dying, testing::SharedClock(), run, o);
     if (!dying.died()) {  // every step ran: the reference, recorded in full
       ASSERT_TRUE(out.ok()) << out.error().ToString();
       EXPECT_TRUE(out.value().recorded);
@@ -234,7 +234,7 @@ TEST(Decide, AWrongFingerprintIsAFindingBeforeAnyProposal) {
   fs::path run = MakeRun(f);
   DecideOptions o;
   o.expect = std::string(64, '0');
-  auto out = Decide(RealFileSystem(), SystemClock(), run, o);
+  auto out = Decide(RealFileSystem(), testing::SharedClock(), run, o);
   ASSERT_TRUE(out.ok()) << out.error().ToString();
   ASSERT_TRUE(out.value().failed_verification.has_value());
   EXPECT_EQ(out.value().failed_verification->findings.back().check, "fingerprint");

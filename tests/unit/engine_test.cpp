@@ -42,7 +42,7 @@ std::vector<nlohmann::json> Results(const fs::path& run) {
 Result<RunOutcome> Resume(const fs::path& dir, Stage& stage) {
   auto setup = PrepareResume(RealFileSystem(), dir);
   if (!setup.ok()) return setup.error();
-  return ResumeRun(RealFileSystem(), SystemClock(), setup.value(), stage);
+  return ResumeRun(RealFileSystem(), testing::SharedClock(), setup.value(), stage);
 }
 
 // A stage with a featurisation step: Prepare gives each text's bytes as ids, and
@@ -92,14 +92,14 @@ TEST(Engine, TheStagesPrepareStepRunsOnTheWorkersWithEachInputsOwnFeatures) {
   Fixture plain_run(items);
   plain_run.plan.params.batch_size = 8;
   FakeStage plain;
-  auto want = ExecuteRun(RealFileSystem(), SystemClock(), plain_run.plan, plain);
+  auto want = ExecuteRun(RealFileSystem(), testing::SharedClock(), plain_run.plan, plain);
   ASSERT_TRUE(want.ok()) << want.error().ToString();
 
   Fixture f(items);
   f.plan.params.batch_size = 8;
   f.plan.params.prepare_threads = 3;
   PreparingStage stage;
-  auto out = ExecuteRun(RealFileSystem(), SystemClock(), f.plan, stage);
+  auto out = ExecuteRun(RealFileSystem(), testing::SharedClock(), f.plan, stage);
   ASSERT_TRUE(out.ok()) << out.error().ToString();
   EXPECT_TRUE(out.value().verify.ok());
   EXPECT_EQ(stage.prepared(), 40u);
@@ -136,7 +136,7 @@ TEST(Engine, AStageWhosePrepareThrowsFallsBackToProcess) {
   f.plan.params.batch_size = 4;
   f.plan.params.prepare_threads = 2;
   ThrowingPrepareStage stage;
-  auto out = ExecuteRun(RealFileSystem(), SystemClock(), f.plan, stage);
+  auto out = ExecuteRun(RealFileSystem(), testing::SharedClock(), f.plan, stage);
   ASSERT_TRUE(out.ok()) << out.error().ToString();
   EXPECT_TRUE(out.value().verify.ok());
   EXPECT_EQ(out.value().report.accepted, 12u);
@@ -153,7 +153,7 @@ TEST(Engine, AFailedBatchIsBisectedUntilTheFailingItemIsIsolated) {
   Fixture f(items);
   f.plan.params.batch_size = 8;
   FakeStage stage;
-  auto out = ExecuteRun(RealFileSystem(), SystemClock(), f.plan, stage);
+  auto out = ExecuteRun(RealFileSystem(), testing::SharedClock(), f.plan, stage);
   ASSERT_TRUE(out.ok()) << out.error().ToString();
   EXPECT_TRUE(out.value().verify.ok());
   // 8 fails; 4 (i0-i3) passes; 4 (i4-i7) fails; 2 (i4-i5) fails; i4, i5 alone; 2 (i6-i7).
@@ -180,7 +180,7 @@ TEST(Engine, AnOutOfMemoryAtSomeBatchSizeIsRecordedNotHidden) {
   Fixture f(items);
   f.plan.params.batch_size = 8;
   FakeStage stage;
-  auto out = ExecuteRun(RealFileSystem(), SystemClock(), f.plan, stage);
+  auto out = ExecuteRun(RealFileSystem(), testing::SharedClock(), f.plan, stage);
   ASSERT_TRUE(out.ok()) << out.error().ToString();
   EXPECT_EQ(out.value().report.accepted, 8u);
   auto report = ReportOf(out.value().run_dir);
@@ -199,7 +199,7 @@ TEST(Engine, AnItemThatRunsOutOfMemoryAloneIsRejectedForIt) {
   Fixture f(testing::Items{{"a", "oom x"}, {"b", "en y"}});
   f.plan.params.batch_size = 2;
   FakeStage stage;
-  auto out = ExecuteRun(RealFileSystem(), SystemClock(), f.plan, stage);
+  auto out = ExecuteRun(RealFileSystem(), testing::SharedClock(), f.plan, stage);
   ASSERT_TRUE(out.ok());
   auto results = Results(out.value().run_dir);
   EXPECT_EQ(results[0]["reason"], "device_out_of_memory");
@@ -210,7 +210,7 @@ TEST(Engine, AnItemThatRunsOutOfMemoryAloneIsRejectedForIt) {
 TEST(Engine, AnItemLevelFailureIsNotABatchFailure) {
   Fixture f(testing::Items{{"a", "itemfail x"}, {"b", "en y"}});
   FakeStage stage;
-  auto out = ExecuteRun(RealFileSystem(), SystemClock(), f.plan, stage);
+  auto out = ExecuteRun(RealFileSystem(), testing::SharedClock(), f.plan, stage);
   ASSERT_TRUE(out.ok());
   EXPECT_EQ(stage.batch_sizes, (std::vector<std::size_t>{2}));
   EXPECT_EQ(Results(out.value().run_dir)[0]["reason"], "stage_error");
@@ -220,7 +220,7 @@ TEST(Engine, AnItemLevelFailureIsNotABatchFailure) {
 TEST(Engine, FolderKindAndFormatAreDeclaredInRunJsonAndBagInfo) {
   Fixture f(testing::Items{{"a", "en x"}});
   FakeStage stage;
-  auto out = ExecuteRun(RealFileSystem(), SystemClock(), f.plan, stage);
+  auto out = ExecuteRun(RealFileSystem(), testing::SharedClock(), f.plan, stage);
   ASSERT_TRUE(out.ok());
   const fs::path dir = out.value().run_dir;
   auto run = nlohmann::json::parse(ReadText(dir / "data/run.json"));
@@ -241,7 +241,7 @@ class FolderKindTest : public ::testing::Test {
  protected:
   void SetUp() override {
     FakeStage stage;
-    auto out = ExecuteRun(RealFileSystem(), SystemClock(), f_.plan, stage);
+    auto out = ExecuteRun(RealFileSystem(), testing::SharedClock(), f_.plan, stage);
     ASSERT_TRUE(out.ok());
     dir_ = out.value().run_dir;
   }
@@ -332,7 +332,7 @@ TEST(Engine, AStageThatDeclaresNoOutputKindIsRefusedBeforeAnythingIsWritten) {
   Fixture f({{"a", "en hello"}, {"b", "fr salut"}});
   FakeStage stage;
   stage.ForgetOutputKind();
-  auto out = ExecuteRun(RealFileSystem(), SystemClock(), f.plan, stage);
+  auto out = ExecuteRun(RealFileSystem(), testing::SharedClock(), f.plan, stage);
   ASSERT_FALSE(out.ok());
   EXPECT_NE(out.error().what.find("stage kind 'fake' declares no output kind"), std::string::npos);
   EXPECT_EQ(out.error().where, "stage.kind");
@@ -399,7 +399,7 @@ TEST(Embedding, VectorsGoToNpyInManifestOrderOfTheAcceptedItems) {
   Fixture f(EmbeddingItems());
   f.plan.params.allowed_categories.clear();
   FakeStage stage(EmbeddingOutput(), 4);
-  auto out = ExecuteRun(RealFileSystem(), SystemClock(), f.plan, stage);
+  auto out = ExecuteRun(RealFileSystem(), testing::SharedClock(), f.plan, stage);
   ASSERT_TRUE(out.ok()) << out.error().ToString();
   EXPECT_TRUE(out.value().verify.ok());
   const fs::path dir = out.value().run_dir;
@@ -446,7 +446,7 @@ TEST(Embedding, VectorsSurviveStopAndResumeBitForBit) {
   f.plan.params.allowed_categories.clear();
   f.plan.run_id = "straight";
   FakeStage straight_stage(EmbeddingOutput(), 4);
-  auto straight = ExecuteRun(RealFileSystem(), SystemClock(), f.plan, straight_stage);
+  auto straight = ExecuteRun(RealFileSystem(), testing::SharedClock(), f.plan, straight_stage);
   ASSERT_TRUE(straight.ok());
   const std::string want = ReadText(straight.value().run_dir / kVectorsNpy);
 
@@ -454,7 +454,7 @@ TEST(Embedding, VectorsSurviveStopAndResumeBitForBit) {
   RunControl control;
   control.stop_after = 3;
   FakeStage first(EmbeddingOutput(), 4);
-  auto part = ExecuteRun(RealFileSystem(), SystemClock(), f.plan, first, control);
+  auto part = ExecuteRun(RealFileSystem(), testing::SharedClock(), f.plan, first, control);
   ASSERT_TRUE(part.ok());
   ASSERT_TRUE(part.value().interrupted);
   const fs::path dir = part.value().run_dir;
@@ -474,7 +474,7 @@ fs::path StoppedEmbeddingRun(Fixture& f) {
   RunControl control;
   control.stop_after = 3;
   FakeStage first(EmbeddingOutput(), 4);
-  auto part = ExecuteRun(RealFileSystem(), SystemClock(), f.plan, first, control);
+  auto part = ExecuteRun(RealFileSystem(), testing::SharedClock(), f.plan, first, control);
   EXPECT_TRUE(part.ok() && part.value().interrupted);
   return part.ok() ? part.value().run_dir : fs::path();
 }
@@ -509,7 +509,7 @@ class EmbeddingVerify : public ::testing::Test {
   void SetUp() override {
     f_.plan.params.allowed_categories.clear();
     FakeStage stage(EmbeddingOutput(), 4);
-    auto out = ExecuteRun(RealFileSystem(), SystemClock(), f_.plan, stage);
+    auto out = ExecuteRun(RealFileSystem(), testing::SharedClock(), f_.plan, stage);
     ASSERT_TRUE(out.ok());
     dir_ = out.value().run_dir;
   }
@@ -629,7 +629,7 @@ TEST(EmbeddingVerifyRows, SwappedRowsDifferFromTheJournaledVectors) {
   Fixture f(EmbeddingItems());
   f.plan.params.allowed_categories.clear();
   FakeStage stage(EmbeddingOutput(), 4);
-  auto out = ExecuteRun(RealFileSystem(), SystemClock(), f.plan, stage);
+  auto out = ExecuteRun(RealFileSystem(), testing::SharedClock(), f.plan, stage);
   ASSERT_TRUE(out.ok());
   const fs::path dir = out.value().run_dir;
   std::string npy = ReadText(dir / kVectorsNpy);

@@ -29,16 +29,7 @@ using testing::FakeStage;
 // A root that is not on this machine's disk: whatever is found there came from the seam.
 const fs::path kRoot = "/pilot-memory-fs-test-" + std::to_string(::getpid());
 
-class FixedClock : public Clock {
- public:
-  std::string UtcNowIso() override { return "2031-01-02T03:04:05Z"; }
-  std::string UtcNowCompact() override { return "20310102T030405Z"; }
-  double MonotonicSeconds() override { return 0.001 * static_cast<double>(++ticks_); }
-  double UnixSeconds() override { return 1925089445.0 + 0.001 * static_cast<double>(++ticks_); }
-
- private:
-  std::atomic<long> ticks_{0};
-};
+using testing::FakeClock;
 
 TEST(MemoryFileSystem, ReadsWritesAppendsAndListsAsTheRealOneDoes) {
   MemoryFileSystem m;
@@ -216,7 +207,7 @@ TEST(MemoryFileSystem, AWholeRunItsBagAndItsVerificationTouchNoDisk) {
   auto plan = in.Plan("mem");
   ASSERT_TRUE(plan.ok()) << plan.error().ToString();
   FakeStage stage;
-  FixedClock clock;
+  FakeClock clock;
   auto out = ExecuteRun(in.files, clock, plan.value(), stage);
   ASSERT_TRUE(out.ok()) << out.error().ToString();
   EXPECT_TRUE(out.value().verify.ok())
@@ -258,7 +249,7 @@ TEST(MemoryFileSystem, AWholeRunItsBagAndItsVerificationTouchNoDisk) {
 TEST(MemoryFileSystem, AnInterruptedRunResumesToTheSameResultsAsAStraightOne) {
   MemoryInputs in(Items());
   FakeStage straight_stage;
-  FixedClock clock;
+  FakeClock clock;
   auto straight = ExecuteRun(in.files, clock, in.Plan("straight").value(), straight_stage);
   ASSERT_TRUE(straight.ok());
 
@@ -297,7 +288,7 @@ TEST(MemoryFileSystem, AnInterruptedRunResumesToTheSameResultsAsAStraightOne) {
 TEST(MemoryFileSystem, AResumeRefusesALinkPlantedInTheFolderAndLeavesItAsItWas) {
   MemoryInputs in(Items());
   FakeStage first;
-  FixedClock clock;
+  FakeClock clock;
   RunControl stop;
   stop.stop_after = 2;
   ASSERT_TRUE(ExecuteRun(in.files, clock, in.Plan("p").value(), first, stop).ok());

@@ -37,7 +37,7 @@ std::string Straight(Fixture& f) {
   FakeStage stage;
   RunPlan plan = f.plan;
   plan.run_id = "straight";
-  auto out = ExecuteRun(RealFileSystem(), SystemClock(), plan, stage);
+  auto out = ExecuteRun(RealFileSystem(), testing::SharedClock(), plan, stage);
   EXPECT_TRUE(out.ok());
   return Outcomes(out.value().run_dir);
 }
@@ -45,7 +45,7 @@ std::string Straight(Fixture& f) {
 Result<RunOutcome> Resume(const fs::path& dir, FakeStage& stage) {
   auto setup = PrepareResume(RealFileSystem(), dir);
   if (!setup.ok()) return setup.error();
-  return ResumeRun(RealFileSystem(), SystemClock(), setup.value(), stage);
+  return ResumeRun(RealFileSystem(), testing::SharedClock(), setup.value(), stage);
 }
 
 TEST(Resume, StoppedRunFinishesAsAStraightRunWouldProcessingOnlyTheRest) {
@@ -54,7 +54,7 @@ TEST(Resume, StoppedRunFinishesAsAStraightRunWouldProcessingOnlyTheRest) {
   FakeStage first;
   RunControl stop;
   stop.stop_after = 4;
-  auto part = ExecuteRun(RealFileSystem(), SystemClock(), f.plan, first, stop);
+  auto part = ExecuteRun(RealFileSystem(), testing::SharedClock(), f.plan, first, stop);
   ASSERT_TRUE(part.ok());
   EXPECT_TRUE(part.value().interrupted);
   EXPECT_EQ(part.value().verdict, RunVerdict::kInterrupted);
@@ -93,7 +93,7 @@ class ResumeRefusal : public ::testing::Test {
     FakeStage stage;
     RunControl stop;
     stop.stop_after = 2;
-    auto part = ExecuteRun(RealFileSystem(), SystemClock(), f_->plan, stage, stop);
+    auto part = ExecuteRun(RealFileSystem(), testing::SharedClock(), f_->plan, stage, stop);
     ASSERT_TRUE(part.ok());
     dir_ = part.value().run_dir;
     journal_before_ = ReadText(dir_ / "data/journal.jsonl");
@@ -188,7 +188,7 @@ TEST(Resume, ARelativeFolderNameWorksFromInsideTheRunsFolder) {
   FakeStage stage;
   RunControl stop;
   stop.stop_after = 2;
-  auto part = ExecuteRun(RealFileSystem(), SystemClock(), f.plan, stage, stop);
+  auto part = ExecuteRun(RealFileSystem(), testing::SharedClock(), f.plan, stage, stop);
   ASSERT_TRUE(part.ok());
   const fs::path cwd = fs::current_path();
   fs::current_path(f.plan.runs_dir);
@@ -202,7 +202,7 @@ TEST(Resume, ARelativeFolderNameWorksFromInsideTheRunsFolder) {
 TEST(Resume, AFinishedRunWithAStaleLockIsNotRewritten) {
   Fixture f(TenItems());
   FakeStage stage;
-  auto done = ExecuteRun(RealFileSystem(), SystemClock(), f.plan, stage);
+  auto done = ExecuteRun(RealFileSystem(), testing::SharedClock(), f.plan, stage);
   ASSERT_TRUE(done.ok());
   const fs::path dir = done.value().run_dir;
   const std::string tags = ReadText(dir / "tagmanifest-sha256.txt");
@@ -224,7 +224,7 @@ TEST(Resume, AWriteFailureDuringWorkIsExitFiveAndResumable) {
   Fixture f(TenItems());
   FakeStage stage;
   FaultyFileSystem faulty(5);
-  auto out = ExecuteRun(faulty, SystemClock(), f.plan, stage);
+  auto out = ExecuteRun(faulty, testing::SharedClock(), f.plan, stage);
   ASSERT_FALSE(out.ok());
   EXPECT_EQ(out.error().kind, ErrorKind::kWorkFailed) << out.error().ToString();
   EXPECT_NE(out.error().hint.find("pilot resume"), std::string::npos);
@@ -240,14 +240,14 @@ TEST(Resume, AfterAFailedWriteAtEveryPointAndLostUnsyncedData) {
   FakeStage s0;
   RunPlan plan = probe.plan;
   plan.run_id = "count";
-  ASSERT_TRUE(ExecuteRun(counting, SystemClock(), plan, s0).ok());
+  ASSERT_TRUE(ExecuteRun(counting, testing::SharedClock(), plan, s0).ok());
   const int total = counting.writes;
   int resumed = 0;
   for (int n = 1; n <= total; ++n) {
     Fixture f(TenItems());
     FakeStage stage;
     FaultyFileSystem faulty(n);
-    auto out = ExecuteRun(faulty, SystemClock(), f.plan, stage);
+    auto out = ExecuteRun(faulty, testing::SharedClock(), f.plan, stage);
     ASSERT_FALSE(out.ok()) << "write " << n;
     // Writes 1-3 are the manifest's copy, the parameters' copy and the journal's header.
     const bool before_header = n <= 3;

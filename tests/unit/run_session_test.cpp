@@ -53,7 +53,7 @@ TEST(RunSession, OneCallPlansChecksAndBuildsTheStageThenRunsToTheEnd) {
   EXPECT_TRUE(s.plan->environment.contains("host"));
   EXPECT_EQ(Entries(f.dir / "runs"), 0u) << "the setup creates nothing";
 
-  auto outcome = RunToEnd(RealFileSystem(), SystemClock(), s, {});
+  auto outcome = RunToEnd(RealFileSystem(), testing::SharedClock(), s, {});
   ASSERT_TRUE(outcome.ok()) << outcome.error().ToString();
   EXPECT_EQ(outcome.value().verdict, RunVerdict::kPassed);
   EXPECT_EQ(outcome.value().report.total, kItems.size());
@@ -128,7 +128,7 @@ TEST(RunSession, AShardsExistingFolderResumesThenVerifiesOnceFinished) {
   ASSERT_TRUE(first.ok()) << first.error().ToString();
   RunControl stop;
   stop.stop_after = 2;
-  auto interrupted = RunToEnd(RealFileSystem(), SystemClock(), first.value(), stop);
+  auto interrupted = RunToEnd(RealFileSystem(), testing::SharedClock(), first.value(), stop);
   ASSERT_TRUE(interrupted.ok()) << interrupted.error().ToString();
   ASSERT_TRUE(interrupted.value().interrupted);
   EXPECT_TRUE(notes.empty());
@@ -139,7 +139,7 @@ TEST(RunSession, AShardsExistingFolderResumesThenVerifiesOnceFinished) {
   EXPECT_FALSE(again.value().plan);
   ASSERT_EQ(notes.size(), 1u);
   EXPECT_NE(notes[0].find("shard 0/1 resumes its folder"), std::string::npos) << notes[0];
-  auto finished = RunToEnd(RealFileSystem(), SystemClock(), again.value(), {});
+  auto finished = RunToEnd(RealFileSystem(), testing::SharedClock(), again.value(), {});
   ASSERT_TRUE(finished.ok()) << finished.error().ToString();
   EXPECT_FALSE(finished.value().interrupted);
   EXPECT_EQ(finished.value().report.total, kItems.size());
@@ -159,7 +159,7 @@ TEST(RunSession, AShardsExistingFolderResumesThenVerifiesOnceFinished) {
   runtime.fails.reset();
   ASSERT_EQ(notes.size(), 1u);
   EXPECT_NE(notes[0].find("already finished"), std::string::npos) << notes[0];
-  EXPECT_FALSE(RunToEnd(RealFileSystem(), SystemClock(), done.value(), {}).ok());
+  EXPECT_FALSE(RunToEnd(RealFileSystem(), testing::SharedClock(), done.value(), {}).ok());
   EXPECT_EQ(ReadText(f.dir / "runs/r1/data/results.jsonl"), results) << "nothing was rewritten";
 }
 
@@ -172,7 +172,7 @@ TEST(RunSession, AShardFolderOfAnotherShardOrOtherParametersIsNeverContinued) {
   ASSERT_TRUE(first.ok()) << first.error().ToString();
   RunControl stop;
   stop.stop_after = 1;
-  ASSERT_TRUE(RunToEnd(RealFileSystem(), SystemClock(), first.value(), stop).ok());
+  ASSERT_TRUE(RunToEnd(RealFileSystem(), testing::SharedClock(), first.value(), stop).ok());
   const std::string journal = ReadText(f.dir / "runs/r1" / kJournal);
 
   SessionRequest other = request;
@@ -199,7 +199,7 @@ TEST(RunSession, ResumeTakesTheFolderAloneAndAnotherDevice) {
   ASSERT_TRUE(first.ok()) << first.error().ToString();
   RunControl stop;
   stop.stop_after = 2;
-  ASSERT_TRUE(RunToEnd(RealFileSystem(), SystemClock(), first.value(), stop).value().interrupted);
+  ASSERT_TRUE(RunToEnd(RealFileSystem(), testing::SharedClock(), first.value(), stop).value().interrupted);
 
   const std::string journal = ReadText(f.dir / "runs/r1" / kJournal);
 
@@ -221,7 +221,7 @@ TEST(RunSession, ResumeTakesTheFolderAloneAndAnotherDevice) {
   ASSERT_TRUE(session.value().resume);
   EXPECT_EQ(session.value().resume->plan.params.device, "cpu");
   EXPECT_EQ(session.value().resume->plan.command_line, resume.run.command_line);
-  auto finished = RunToEnd(RealFileSystem(), SystemClock(), session.value(), {});
+  auto finished = RunToEnd(RealFileSystem(), testing::SharedClock(), session.value(), {});
   ASSERT_TRUE(finished.ok()) << finished.error().ToString();
   EXPECT_EQ(finished.value().verdict, RunVerdict::kPassed);
   EXPECT_EQ(finished.value().report.total, kItems.size());

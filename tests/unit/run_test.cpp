@@ -27,19 +27,7 @@ std::vector<std::string> ResultLines(const fs::path& run) {
   return out;
 }
 
-// A clock stopped at 2031-01-02T03:04:05Z whose seconds advance by a millisecond per
-// reading (so durations are not zero); safe to read from several threads.
-class FixedClock : public Clock {
- public:
-  std::string UtcNowIso() override { return "2031-01-02T03:04:05Z"; }
-  std::string UtcNowCompact() override { return "20310102T030405Z"; }
-  double MonotonicSeconds() override { return Tick(); }
-  double UnixSeconds() override { return 1925089445.0 + Tick(); }
-
- private:
-  double Tick() { return 0.001 * static_cast<double>(++ticks_); }
-  std::atomic<long> ticks_{0};
-};
+using testing::FakeClock;
 
 // Every timestamp a run writes comes from the Clock it is given: the journal's header,
 // session and batch records, run.json and the bag's Bagging-Date.
@@ -47,7 +35,7 @@ TEST(Run, EveryTimestampComesFromTheClock) {
   Fixture f({{"a", "fr salut"}, {"b", "en hi"}, {"c", "de hallo"}});
   f.plan.params.batch_size = 2;
   FakeStage stage;
-  FixedClock clock;
+  FakeClock clock;
   auto out = ExecuteRun(RealFileSystem(), clock, f.plan, stage);
   ASSERT_TRUE(out.ok()) << out.error().ToString();
   const fs::path run = out.value().run_dir;
@@ -77,7 +65,7 @@ TEST(Run, AFailureBeforeTheJournalsHeaderLeavesAFolderThatNeverStarted) {
     Fixture f({{"a", "fr salut"}, {"b", "en hi"}});
     FakeStage stage;
     FaultyFileSystem faulty(n);
-    auto out = ExecuteRun(faulty, SystemClock(), f.plan, stage);
+    auto out = ExecuteRun(faulty, testing::SharedClock(), f.plan, stage);
     ASSERT_FALSE(out.ok()) << "write " << n;
     EXPECT_EQ(out.error().kind, ErrorKind::kEnvironment) << "write " << n << ": " << out.error().ToString();
     EXPECT_NE(out.error().hint.find("start a new run"), std::string::npos) << out.error().ToString();
@@ -95,7 +83,7 @@ TEST(Run, EveryIdOnceInManifestOrderAndTheFolderVerifies) {
   f.Expect("a", "fr");
   f.ExpectRejection("c", "empty_input");
   FakeStage stage;
-  auto out = ExecuteRun(RealFileSystem(), SystemClock(), f.plan, stage);
+  auto out = ExecuteRun(RealFileSystem(), testing::SharedClock(), f.plan, stage);
   ASSERT_TRUE(out.ok()) << out.error().ToString();
   EXPECT_EQ(out.value().verdict, RunVerdict::kPassed);
   EXPECT_TRUE(out.value().verify.ok());
@@ -128,7 +116,7 @@ TEST(Run, AnExistingRunFolderIsNeverTouched) {
   FakeStage stage;
   fs::create_directories(f.plan.runs_dir / "test-run");
   testing::WriteText(f.plan.runs_dir / "test-run/keep.txt", "precious");
-  auto out = ExecuteRun(RealFileSystem(), SystemClock(), f.plan, stage);
+  auto out = ExecuteRun(RealFileSystem(), testing::SharedClock(), f.plan, stage);
   ASSERT_FALSE(out.ok());
   EXPECT_EQ(out.error().kind, ErrorKind::kBadInput);
   EXPECT_NE(out.error().what.find("already exists"), std::string::npos);
@@ -143,14 +131,14 @@ TEST(Run, InvalidRunIdIsRefusedBeforeAnythingIsCreated) {
   for (const char* bad : {"../escape", ".hidden", "a/b", ""}) {
     f.plan.run_id = bad;
     if (f.plan.run_id.empty()) continue;  // empty means "generate one"
-    auto out = ExecuteRun(RealFileSystem(), SystemClock(), f.plan, stage);
+    auto out = ExecuteRun(RealFileSystem(), testing::SharedClock(), f.plan, stage);
     ASSERT_FALSE(out.ok()) << bad;
     EXPECT_FALSE(fs::exists(f.plan.runs_dir)) << bad;
   }
 }
 
 TEST(Run, GeneratedRunIdsAreFreshAndValid) {
-  std::string a = NewRunId(SystemClock()), b = NewRunId(SystemClock());
+  std::string a = NewRunId(testing::SharedClock()), b = NewRunId(testing::SharedClock());
   EXPECT_NE(a, b);
   EXPECT_TRUE(IsValidRunId(a));
   EXPECT_EQ(a.size(), std::string("20261129T191036Z-3f9a1c").size());
@@ -162,7 +150,7 @@ TEST(Run, AcceptanceNotMetExitsFourButVerifies) {
   f.SetParams(R"({"manifest": "inputs/manifest.json", "stage": {"kind": "fake", "model": "model.bin"},
     "allowed_categories": ["en", "fr", "de"], "batch_size": 2, "acceptance": {"min_accuracy": 0.5}})");
   FakeStage stage;
-  auto out = ExecuteRun(RealFileSystem(), SystemClock(), f.plan, stage);
+  auto out = ExecuteRun(RealFileSystem(), testing::SharedClock(), f.plan, stage);
   ASSERT_TRUE(out.ok());
   EXPECT_EQ(out.value().verdict, RunVerdict::kAcceptanceFailed);
   EXPECT_TRUE(out.value().verify.ok());
@@ -172,7 +160,7 @@ TEST(Run, UnmetExpectedRejectionFailsVerification) {
   Fixture f(testing::Items{{"a", "fr salut"}});
   f.ExpectRejection("a", "invalid_encoding");
   FakeStage stage;
-  auto out = ExecuteRun(RealFileSystem(), SystemClock(), f.plan, stage);
+  auto out = ExecuteRun(RealFileSystem(), testing::SharedClock(), f.plan, stage);
   ASSERT_TRUE(out.ok());
   EXPECT_EQ(out.value().verdict, RunVerdict::kVerifyFailed);
   ASSERT_EQ(out.value().verify.findings.size(), 1u);
@@ -185,14 +173,14 @@ TEST(Run, AFailedWriteNeverLeavesSomethingThatPassesForFinished) {
   Fixture probe({{"a", "fr salut"}, {"b", "en hi"}, {"c", "de hallo"}});
   FakeStage s0;
   FaultyFileSystem counting;
-  ASSERT_TRUE(ExecuteRun(counting, SystemClock(), probe.plan, s0).ok());
+  ASSERT_TRUE(ExecuteRun(counting, testing::SharedClock(), probe.plan, s0).ok());
   const int total_writes = counting.writes;
   ASSERT_GT(total_writes, 10);
   for (int n = 1; n <= total_writes; ++n) {
     Fixture f({{"a", "fr salut"}, {"b", "en hi"}, {"c", "de hallo"}});
     FakeStage stage;
     FaultyFileSystem faulty(n);
-    auto out = ExecuteRun(faulty, SystemClock(), f.plan, stage);
+    auto out = ExecuteRun(faulty, testing::SharedClock(), f.plan, stage);
     ASSERT_FALSE(out.ok()) << "write " << n;
     EXPECT_NE(out.error().what.find("injected"), std::string::npos);
     fs::path run = f.plan.runs_dir / "test-run";
@@ -205,7 +193,7 @@ TEST(Run, AFailedWriteNeverLeavesSomethingThatPassesForFinished) {
 TEST(Run, ScoresOutsideZeroOneAreInvalidOutput) {
   Fixture f({{"a", "score5 x"}, {"b", "nan x"}, {"c", "en fine"}, {"d", "zz undeclared label"}});
   FakeStage stage;
-  auto out = ExecuteRun(RealFileSystem(), SystemClock(), f.plan, stage);
+  auto out = ExecuteRun(RealFileSystem(), testing::SharedClock(), f.plan, stage);
   ASSERT_TRUE(out.ok()) << out.error().ToString();
   const std::string results = ReadText(out.value().run_dir / "data/results.jsonl");
   EXPECT_EQ(out.value().report.by_reason.at("invalid_output"), 3u) << results;
@@ -222,7 +210,7 @@ TEST(Run, ALongMultiByteLabelStaysValidUtf8) {
   Fixture f({{"a", label + " text"}, {"b", "en fine"}});
   FakeStage stage;
   stage.AddLabel(label);
-  auto out = ExecuteRun(RealFileSystem(), SystemClock(), f.plan, stage);
+  auto out = ExecuteRun(RealFileSystem(), testing::SharedClock(), f.plan, stage);
   ASSERT_TRUE(out.ok()) << out.error().ToString();
   const std::string results = ReadText(out.value().run_dir / "data/results.jsonl");
   EXPECT_NE(results.find("category_not_allowed"), std::string::npos);
@@ -254,7 +242,7 @@ TEST(Run, ItemsComeFromThePinnedCopyNotTheOriginal) {
     fs::path file_;
   } stage(jsonl);
   f.plan.params.batch_size = 1;
-  auto out = ExecuteRun(RealFileSystem(), SystemClock(), f.plan, stage);
+  auto out = ExecuteRun(RealFileSystem(), testing::SharedClock(), f.plan, stage);
   ASSERT_TRUE(out.ok()) << out.error().ToString();
   EXPECT_EQ(out.value().report.total, 2u);
   EXPECT_TRUE(out.value().verify.ok());

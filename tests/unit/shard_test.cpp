@@ -154,7 +154,7 @@ class ShardRuns : public ::testing::Test {
     plan.run_id = ShardRunId({i, n});
     RunControl control;
     control.stop_after = stop_after;
-    auto out = ExecuteRun(RealFileSystem(), SystemClock(), plan, stage_, control);
+    auto out = ExecuteRun(RealFileSystem(), testing::SharedClock(), plan, stage_, control);
     EXPECT_TRUE(out.ok()) << out.error().ToString();
     return f_.plan.runs_dir / plan.run_id;
   }
@@ -168,7 +168,7 @@ class ShardRuns : public ::testing::Test {
     r.shards = dirs;
     r.out = f_.dir / name;
     r.command_line = {"pilot", "merge"};
-    return MergeShards(RealFileSystem(), SystemClock(), r);
+    return MergeShards(RealFileSystem(), testing::SharedClock(), r);
   }
   Fixture f_;
   FakeStage stage_;
@@ -203,7 +203,7 @@ TEST_F(ShardRuns, AnInterruptedShardResumesOnlyItsPartition) {
   auto setup = PrepareResume(RealFileSystem(), dir);
   ASSERT_TRUE(setup.ok()) << setup.error().ToString();
   ASSERT_TRUE(setup.value().plan.shard);
-  auto out = ResumeRun(RealFileSystem(), SystemClock(), setup.value(), stage_);
+  auto out = ResumeRun(RealFileSystem(), testing::SharedClock(), setup.value(), stage_);
   ASSERT_TRUE(out.ok()) << out.error().ToString();
   EXPECT_EQ(out.value().verdict, RunVerdict::kPassed);
   auto v = VerifyFolder(RealFileSystem(), dir, {});
@@ -365,14 +365,14 @@ TEST_F(ShardRuns, MergeRefusesEachBadSetNamingTheShard) {
     plan.run_id = "half";
     RunControl control;
     control.stop_after = 1;
-    (void)ExecuteRun(RealFileSystem(), SystemClock(), plan, stage_, control);
+    (void)ExecuteRun(RealFileSystem(), testing::SharedClock(), plan, stage_, control);
     return f_.plan.runs_dir / "half";
   }();
   const fs::path other_split = RunShard(0, 2);
   const fs::path plain = [&] {
     RunPlan plan = f_.plan;
     plan.run_id = "plain";
-    (void)ExecuteRun(RealFileSystem(), SystemClock(), plan, stage_);
+    (void)ExecuteRun(RealFileSystem(), testing::SharedClock(), plan, stage_);
     return f_.plan.runs_dir / "plain";
   }();
   const std::vector<Case> cases = {
@@ -394,7 +394,7 @@ TEST_F(ShardRuns, MergeRefusesEachBadSetNamingTheShard) {
   MergeRequest inside;
   inside.shards = dirs;
   inside.out = dirs[1] / "data/merged";
-  auto into_shard = MergeShards(RealFileSystem(), SystemClock(), inside);
+  auto into_shard = MergeShards(RealFileSystem(), testing::SharedClock(), inside);
   ASSERT_FALSE(into_shard.ok());
   EXPECT_NE(into_shard.error().what.find("inside the shard folder"), std::string::npos)
       << into_shard.error().what;
@@ -412,7 +412,7 @@ TEST_F(ShardRuns, MergeRefusesShardsOfAnotherManifestOrParameters) {
   RunPlan plan = other.plan;
   plan.shard = ShardSpec{1, 2};
   plan.run_id = ShardRunId({1, 2});
-  ASSERT_TRUE(ExecuteRun(RealFileSystem(), SystemClock(), plan, stage_).ok());
+  ASSERT_TRUE(ExecuteRun(RealFileSystem(), testing::SharedClock(), plan, stage_).ok());
   auto got = Merge({dirs[0], other.plan.runs_dir / plan.run_id}, "out");
   ASSERT_FALSE(got.ok());
   EXPECT_NE(got.error().what.find("another manifest"), std::string::npos) << got.error().what;
@@ -464,7 +464,7 @@ TEST_F(ShardRuns, AnInterruptedMergeLeavesNoFolderAndTheNextMergeReplacesThePart
   fs::create_directories(f_.dir / "merged.partial/data");
   WriteText(f_.dir / "merged.partial/data/results.jsonl", "{\"id\":\"half\"}\n");
   WriteText(f_.dir / "merged.partial.lock", "12345\n");
-  auto merged = MergeShards(RealFileSystem(), SystemClock(), r);
+  auto merged = MergeShards(RealFileSystem(), testing::SharedClock(), r);
   ASSERT_TRUE(merged.ok()) << merged.error().ToString();
   EXPECT_EQ(merged.value().verdict, RunVerdict::kPassed);
   EXPECT_TRUE(fs::exists(f_.dir / "merged/tagmanifest-sha256.txt"));
@@ -473,7 +473,7 @@ TEST_F(ShardRuns, AnInterruptedMergeLeavesNoFolderAndTheNextMergeReplacesThePart
   fs::create_directories(f_.dir / "mine.partial");
   WriteText(f_.dir / "mine.partial/keep.txt", "user data\n");
   r.out = f_.dir / "mine";
-  auto refused = MergeShards(RealFileSystem(), SystemClock(), r);
+  auto refused = MergeShards(RealFileSystem(), testing::SharedClock(), r);
   ASSERT_FALSE(refused.ok());
   EXPECT_NE(refused.error().what.find("not a folder pilot left"), std::string::npos) << refused.error().what;
   EXPECT_EQ(ReadText(f_.dir / "mine.partial/keep.txt"), "user data\n");
@@ -484,7 +484,7 @@ TEST_F(ShardRuns, ExportCopiesEachKindAndVerifiesTheCopyAgainstTheSourceFingerpr
   ASSERT_TRUE(Merge(dirs).ok());
   RunPlan plan = f_.plan;
   plan.run_id = "plain";
-  ASSERT_TRUE(ExecuteRun(RealFileSystem(), SystemClock(), plan, stage_).ok());
+  ASSERT_TRUE(ExecuteRun(RealFileSystem(), testing::SharedClock(), plan, stage_).ok());
   for (const fs::path& src : {f_.plan.runs_dir / "plain", dirs[0], f_.dir / "merged"}) {
     const fs::path dest = f_.dir / "exported" / src.filename();
     auto out = ExportFolder(RealFileSystem(), src, dest);
@@ -506,12 +506,12 @@ TEST_F(ShardRuns, ExportRefusesAnUnfinishedFolderALinkInsideAndADestinationInsid
   plan.run_id = "half";
   RunControl control;
   control.stop_after = 1;
-  ASSERT_TRUE(ExecuteRun(RealFileSystem(), SystemClock(), plan, stage_, control).ok());
+  ASSERT_TRUE(ExecuteRun(RealFileSystem(), testing::SharedClock(), plan, stage_, control).ok());
   auto unfinished = ExportFolder(RealFileSystem(), f_.plan.runs_dir / "half", f_.dir / "copy");
   ASSERT_FALSE(unfinished.ok());
   EXPECT_NE(unfinished.error().what.find("unfinished"), std::string::npos);
   plan.run_id = "whole";
-  ASSERT_TRUE(ExecuteRun(RealFileSystem(), SystemClock(), plan, stage_).ok());
+  ASSERT_TRUE(ExecuteRun(RealFileSystem(), testing::SharedClock(), plan, stage_).ok());
   const fs::path whole = f_.plan.runs_dir / "whole";
   auto inside = ExportFolder(RealFileSystem(), whole, whole / "data/copy");
   ASSERT_FALSE(inside.ok());
@@ -532,7 +532,7 @@ TEST_F(ShardRuns, ExportRefusesAnUnfinishedFolderALinkInsideAndADestinationInsid
 TEST_F(ShardRuns, AnExportStoppedMidCopyLeavesNoDestinationAndARetryFinishes) {
   RunPlan plan = f_.plan;
   plan.run_id = "whole";
-  ASSERT_TRUE(ExecuteRun(RealFileSystem(), SystemClock(), plan, stage_).ok());
+  ASSERT_TRUE(ExecuteRun(RealFileSystem(), testing::SharedClock(), plan, stage_).ok());
   const fs::path src = f_.plan.runs_dir / "whole";
   RunControl stop;
   int files = 0;

@@ -24,16 +24,7 @@ using testing::Fixture;
 using testing::ReadText;
 using testing::WriteText;
 
-class FixedClock : public Clock {
- public:
-  std::string UtcNowIso() override { return "2026-11-30T12:00:00Z"; }
-  std::string UtcNowCompact() override { return "20261130T120000Z"; }
-  double MonotonicSeconds() override { return t_ += 0.001; }
-  double UnixSeconds() override { return 1.8e9; }
-
- private:
-  double t_ = 0;
-};
+using testing::FakeClock;
 
 // The FakeStage, scripted for sweeps: a batch of `oom_at` or more that holds a long input
 // (over 100 bytes) runs out of memory; "drift" items change their confidence with the batch
@@ -76,7 +67,7 @@ testing::Items ThreeLengths(const std::string& medium_word = "fr") {
 struct SweepHarness {
   Fixture fx;
   SweepStage stage;
-  FixedClock clock;
+  FakeClock clock;
   std::size_t cells_run = 0;
   std::size_t stop_after_cells = 0;  // 0: never
   explicit SweepHarness(const testing::Items& items, const OutputKindSpec& kind = ClassificationOutput())
@@ -187,7 +178,7 @@ TEST(SweepSettingsTest, BatchSizesMustIncreaseFromOne) {
 
 TEST(SweepCellTest, ABatchLargerThanTheGroupIsFilledByCyclingAndSaysSo) {
   SweepStage stage;
-  FixedClock clock;
+  FakeClock clock;
   CellMeasure c = RunCell(clock, stage, {"a", "b", "c"}, {"en a", "fr b", "de c"}, 1, 8, 2);
   EXPECT_TRUE(c.limit.empty()) << c.error;
   EXPECT_TRUE(c.cycled);
@@ -204,7 +195,7 @@ TEST(SweepCellTest, ABatchLargerThanTheGroupIsFilledByCyclingAndSaysSo) {
 TEST(SweepCellTest, AnOutOfMemoryIsADataPointWithItsText) {
   SweepStage stage;
   stage.oom_at = 2;
-  FixedClock clock;
+  FakeClock clock;
   CellMeasure c = RunCell(clock, stage, {"a", "b"}, {"en " + std::string(200, 'x'), "en b"}, 3, 2, 2);
   EXPECT_EQ(c.limit, kLimitOutOfMemory);
   EXPECT_NE(c.error.find("out of memory (scripted) at batch 2"), std::string::npos) << c.error;

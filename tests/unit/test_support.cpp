@@ -10,6 +10,11 @@
 
 namespace pilot::testing {
 
+Clock& SharedClock() {
+  static FakeClock clock;
+  return clock;
+}
+
 namespace fs = std::filesystem;
 
 TempDir::TempDir() {

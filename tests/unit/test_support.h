@@ -2,6 +2,7 @@
 // temporary folder that removes itself.
 #pragma once
 
+#include <atomic>
 #include <filesystem>
 #include <functional>
 #include <map>
@@ -12,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "pilot/clock.h"
 #include "pilot/fs.h"
 #include "pilot/manifest.h"
 #include "pilot/run.h"
@@ -54,6 +56,24 @@ class FakeStage : public Stage {
  private:
   StageDescription desc_;
 };
+
+// The one fake clock of the unit tests: stopped at 2031-01-02T03:04:05Z, its seconds (monotonic
+// and since the epoch) advancing by a millisecond per call, callable from several threads.
+class FakeClock : public Clock {
+ public:
+  std::string UtcNowIso() override { return "2031-01-02T03:04:05Z"; }
+  std::string UtcNowCompact() override { return "20310102T030405Z"; }
+  double MonotonicSeconds() override { return Tick(); }
+  double UnixSeconds() override { return 1925089445.0 + Tick(); }
+
+ private:
+  double Tick() { return 0.001 * static_cast<double>(++ticks_); }
+  std::atomic<long> ticks_{0};
+};
+
+// The fake clock the workflows' unit tests share (a run, a merge, a decide, an adaptation): no
+// test reads the machine's time.
+Clock& SharedClock();
 
 // A runtime with no library behind it (run_session.h): the stage kind "fake", one backend
 // (`backend`; a device of another is refused as absent), and a count of the stages built.

@@ -157,7 +157,7 @@ class InProcessWorkers : public FakeProcesses {
     auto session = OpenRunSession(RealFileSystem(), runtime, request);
     int status = 2;
     if (session.ok()) {
-      auto run = RunToEnd(RealFileSystem(), SystemClock(), session.value(), {});
+      auto run = RunToEnd(RealFileSystem(), testing::SharedClock(), session.value(), {});
       status = run.ok() && run.value().verdict == RunVerdict::kPassed ? 0 : 4;
     }
     ends.push_back({pid.value(), ChildEnd{status, 0, 0}});
@@ -186,7 +186,7 @@ TEST(Workers, EveryCheckComesBeforeAnythingIsCreated) {
   testing::Fixture f(kItems);
   testing::FakeRuntime runtime;
   auto refused = [&](WorkersRequest request, const std::string& says, const std::string& where) {
-    auto setup = PrepareWorkers(RealFileSystem(), SystemClock(), runtime, request);
+    auto setup = PrepareWorkers(RealFileSystem(), testing::SharedClock(), runtime, request);
     ASSERT_FALSE(setup.ok()) << says;
     EXPECT_NE(setup.error().ToString().find(says), std::string::npos) << setup.error().ToString();
     EXPECT_EQ(setup.error().where, where);
@@ -206,7 +206,7 @@ TEST(Workers, EveryCheckComesBeforeAnythingIsCreated) {
   refused(NewWorkers(f, 2), "run folder already exists", (f.dir / "runs" / "w1").string());
   std::filesystem::remove(f.dir / "runs" / "w1");
 
-  auto setup = PrepareWorkers(RealFileSystem(), SystemClock(), runtime, NewWorkers(f, 2));
+  auto setup = PrepareWorkers(RealFileSystem(), testing::SharedClock(), runtime, NewWorkers(f, 2));
   ASSERT_TRUE(setup.ok()) << setup.error().ToString();
   EXPECT_EQ(setup.value().run_id, "w1");
   EXPECT_EQ(setup.value().device, "cpu");
@@ -220,13 +220,13 @@ TEST(Workers, EachWorkerRunsItsShardOfTheSameRunThenTheShardsAreMerged) {
   testing::FakeRuntime runtime;
   WorkersRequest request = NewWorkers(f, 2);
   request.run.manifest = f.inputs / "manifest.json";
-  auto setup = PrepareWorkers(RealFileSystem(), SystemClock(), runtime, request);
+  auto setup = PrepareWorkers(RealFileSystem(), testing::SharedClock(), runtime, request);
   ASSERT_TRUE(setup.ok()) << setup.error().ToString();
   InProcessWorkers p(request.run.params_file, setup.value().shards_dir);
   std::size_t open_at_start = 0;
   WorkersControl control;
   control.started = [&] { open_at_start = p.open.size(); };
-  auto run = RunWorkers(RealFileSystem(), SystemClock(), p, request, setup.value(), control);
+  auto run = RunWorkers(RealFileSystem(), testing::SharedClock(), p, request, setup.value(), control);
   ASSERT_TRUE(run.ok()) << run.error().ToString();
   EXPECT_EQ(run.value().workers.status, (std::vector<int>{0, 0}));
   ASSERT_TRUE(run.value().merged);
@@ -256,12 +256,12 @@ TEST(Workers, NothingIsMergedUnlessEveryWorkerFinishedUninterrupted) {
   testing::Fixture f(kItems);
   testing::FakeRuntime runtime;
   const WorkersRequest request = NewWorkers(f, 2);
-  auto setup = PrepareWorkers(RealFileSystem(), SystemClock(), runtime, request);
+  auto setup = PrepareWorkers(RealFileSystem(), testing::SharedClock(), runtime, request);
   ASSERT_TRUE(setup.ok()) << setup.error().ToString();
   {
     FakeProcesses p;
     p.ends = {{1000, ChildEnd{0, 0, 0}}, {1001, ChildEnd{4, 0, 0}}};
-    auto run = RunWorkers(RealFileSystem(), SystemClock(), p, request, setup.value(), {});
+    auto run = RunWorkers(RealFileSystem(), testing::SharedClock(), p, request, setup.value(), {});
     ASSERT_TRUE(run.ok()) << run.error().ToString();
     EXPECT_EQ(run.value().workers.status, (std::vector<int>{0, 4}));
     EXPECT_FALSE(run.value().merged);
@@ -272,7 +272,7 @@ TEST(Workers, NothingIsMergedUnlessEveryWorkerFinishedUninterrupted) {
     p.ends = {{1000, ChildEnd{0, 0, 0}}, {1001, ChildEnd{0, 0, 0}}};
     WorkersControl control;
     control.interrupted = [] { return true; };
-    auto run = RunWorkers(RealFileSystem(), SystemClock(), p, request, setup.value(), control);
+    auto run = RunWorkers(RealFileSystem(), testing::SharedClock(), p, request, setup.value(), control);
     ASSERT_TRUE(run.ok()) << run.error().ToString();
     EXPECT_FALSE(run.value().merged);
   }
@@ -283,11 +283,11 @@ TEST(Workers, ALogThatCannotBeOpenedOrALinkForTheShardsFolderStartsNoWorker) {
   testing::Fixture f(kItems);
   testing::FakeRuntime runtime;
   const WorkersRequest request = NewWorkers(f, 3);
-  auto setup = PrepareWorkers(RealFileSystem(), SystemClock(), runtime, request);
+  auto setup = PrepareWorkers(RealFileSystem(), testing::SharedClock(), runtime, request);
   ASSERT_TRUE(setup.ok()) << setup.error().ToString();
   FakeProcesses p;
   p.unopenable_log = "shard-2-of-3.log";
-  auto run = RunWorkers(RealFileSystem(), SystemClock(), p, request, setup.value(), {});
+  auto run = RunWorkers(RealFileSystem(), testing::SharedClock(), p, request, setup.value(), {});
   ASSERT_FALSE(run.ok());
   EXPECT_EQ(run.error().where, (setup.value().shards_dir / "shard-2-of-3.log").string());
   EXPECT_NE(run.error().hint.find("no worker was started"), std::string::npos);
@@ -300,11 +300,11 @@ TEST(Workers, ALogThatCannotBeOpenedOrALinkForTheShardsFolderStartsNoWorker) {
     r.run.run_id = "w2";
     return r;
   }();
-  auto second = PrepareWorkers(RealFileSystem(), SystemClock(), runtime, other);
+  auto second = PrepareWorkers(RealFileSystem(), testing::SharedClock(), runtime, other);
   ASSERT_TRUE(second.ok()) << second.error().ToString();
   std::filesystem::create_directory_symlink(elsewhere.path(), second.value().shards_dir);
   FakeProcesses q;
-  auto linked = RunWorkers(RealFileSystem(), SystemClock(), q, other, second.value(), {});
+  auto linked = RunWorkers(RealFileSystem(), testing::SharedClock(), q, other, second.value(), {});
   ASSERT_FALSE(linked.ok());
   EXPECT_NE(linked.error().what.find("is a symlink"), std::string::npos) << linked.error().what;
   EXPECT_TRUE(q.spawned.empty());
