@@ -102,4 +102,21 @@ class ManifestSource {
 // Serialises a manifest as pretty JSON (the form `pilot manifest` writes).
 std::string ManifestToJson(const Manifest& manifest);
 
+// `pilot manifest DIR`: every regular file under `root` (resolved), pinned by its sha256, in
+// sorted order; hidden files and folders, links and special files left out, and the manifest
+// file itself (`out`, resolved; nullopt when it goes to stdout). Paths are relative to `out`'s
+// folder (to `root` without `out`), which must be `root` or above it. An id is the path
+// without its extension, '/' as "__" and other characters outside [A-Za-z0-9._-] as '_'; two
+// paths that give one id are told apart by "-2", "-3", ... in sorted order. A file name that
+// is not UTF-8 or holds a control character is refused (exit 2, naming it); a file whose path
+// leads out of `root` is left out with a note in `not_pinned`. An `out` that exists is refused
+// unless `replace` (a manifest is immutable).
+struct FolderManifest {
+  Manifest manifest;
+  std::vector<std::string> not_pinned;  // why each file left out was
+};
+Result<FolderManifest> ManifestOfFolder(FileSystem& fs, const std::filesystem::path& root,
+                                        const std::optional<std::filesystem::path>& out,
+                                        const std::string& name, bool replace = false);
+
 }  // namespace pilot

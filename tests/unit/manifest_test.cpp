@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include "pilot/hash.h"
+#include "pilot/memory_fs.h"
+
 namespace pilot {
 namespace {
 
@@ -174,6 +177,83 @@ TEST(Manifest, RoundTripsThroughJson) {
   ASSERT_TRUE(back.ok());
   EXPECT_EQ(back.value().items[0].path, "a.txt");
   EXPECT_EQ(*back.value().items[0].expected, "fr");
+}
+
+// `pilot manifest DIR` as a library call, on a file system in memory: what is pinned, how ids
+// are made and told apart, where paths start, and each refusal with nothing written.
+TEST(ManifestOfFolder, PinsEveryVisibleFileWithIdsFromItsPath) {
+  MemoryFileSystem mem;
+  mem.AddFile("/w/in/b.txt", "bee");
+  mem.AddFile("/w/in/docs/GFDL-1.2", "v12");
+  mem.AddFile("/w/in/docs/GFDL-1.3", "v13");
+  mem.AddFile("/w/in/two words.md", "tw");
+  mem.AddFile("/w/in/.hidden", "h");
+  mem.AddFile("/w/in/sub/.git/config", "g");
+  mem.AddSpecial("/w/in/fifo");
+  mem.AddSymlink("/w/in/link.txt", "/etc/passwd");
+  mem.AddFile("/w/in/manifest.json", "old");
+  const auto before = mem.Files();
+
+  auto made = ManifestOfFolder(mem, "/w/in", std::nullopt, "");
+  ASSERT_TRUE(made.ok()) << made.error().ToString();
+  const Manifest& m = made.value().manifest;
+  EXPECT_EQ(m.name, "in");
+  std::vector<std::string> ids, paths;
+  for (const auto& item : m.items) {
+    ids.push_back(item.id);
+    paths.push_back(item.path);
+  }
+  // Sorted by path; "GFDL-1.2" and "GFDL-1.3" both lose their "extension", the second gets "-2".
+  EXPECT_EQ(ids, (std::vector<std::string>{"b", "docs__GFDL-1", "docs__GFDL-1-2", "manifest", "two_words"}));
+  EXPECT_EQ(paths, (std::vector<std::string>{"b.txt", "docs/GFDL-1.2", "docs/GFDL-1.3", "manifest.json",
+                                             "two words.md"}));
+  EXPECT_EQ(m.items[0].sha256, Sha256Hex("bee"));
+  EXPECT_EQ(mem.Files(), before) << "it writes nothing";
+
+  // Written to the folder itself: the manifest is not its own item, and an existing one stays.
+  auto refused =
+      ManifestOfFolder(mem, "/w/in", std::optional<std::filesystem::path>("/w/in/manifest.json"), "n");
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().what, "refusing to overwrite an existing manifest");
+  auto replaced =
+      ManifestOfFolder(mem, "/w/in", std::optional<std::filesystem::path>("/w/in/manifest.json"), "n", true);
+  ASSERT_TRUE(replaced.ok()) << replaced.error().ToString();
+  EXPECT_EQ(replaced.value().manifest.name, "n");
+  EXPECT_EQ(replaced.value().manifest.items.size(), 4u);
+
+  // From above the folder, the paths start with its name.
+  auto above = ManifestOfFolder(mem, "/w/in", std::optional<std::filesystem::path>("/w/all.json"), "");
+  ASSERT_TRUE(above.ok()) << above.error().ToString();
+  EXPECT_EQ(above.value().manifest.items[0].path, "in/b.txt");
+  EXPECT_EQ(mem.Files(), before);
+}
+
+TEST(ManifestOfFolder, RefusesWhatCannotBePinnedNamingIt) {
+  MemoryFileSystem mem;
+  mem.AddFile("/w/in/ok.txt", "x");
+  mem.AddFolder("/w/in/sub");
+  auto below = ManifestOfFolder(mem, "/w/in", std::optional<std::filesystem::path>("/w/in/sub/m.json"), "");
+  ASSERT_FALSE(below.ok());
+  EXPECT_EQ(below.error().what, "the manifest must sit in the inputs' folder or above it");
+  EXPECT_EQ(below.error().where, "/w/in/sub/m.json");
+
+  mem.AddFile(std::string("/w/in/bad\xff.txt"), "y");
+  auto latin = ManifestOfFolder(mem, "/w/in", std::nullopt, "");
+  ASSERT_FALSE(latin.ok());
+  EXPECT_NE(latin.error().what.find("not valid UTF-8"), std::string::npos) << latin.error().what;
+  EXPECT_EQ(latin.error().where, "/w/in/bad\\xff.txt");
+
+  MemoryFileSystem ctl;
+  ctl.AddFile("/w/in/line\nbreak.txt", "z");
+  auto control = ManifestOfFolder(ctl, "/w/in", std::nullopt, "");
+  ASSERT_FALSE(control.ok());
+  EXPECT_NE(control.error().what.find("control character"), std::string::npos);
+
+  MemoryFileSystem empty;
+  empty.AddFile("/w/in/.only-hidden", "h");
+  auto none = ManifestOfFolder(empty, "/w/in", std::nullopt, "");
+  ASSERT_FALSE(none.ok());
+  EXPECT_EQ(none.error().what, "no input files found");
 }
 
 }  // namespace
