@@ -59,6 +59,10 @@ struct FolderKindSpec {
   // The batch plan a finished folder of this kind recommends (`run --batch-plan DIR`). Null:
   // the kind holds none.
   BatchPlanReader batch_plan;
+  // What verify checked beyond the bag, as `verify` and `export` say it of a folder that passed
+  // ("a sweep folder: record, groups and every cell against its sha256"). Empty: a run's, whose
+  // items are counted instead.
+  std::string checked;
 };
 
 // Tag files any kind of folder may carry, written by a workflow other than the one that made

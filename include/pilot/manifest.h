@@ -109,14 +109,11 @@ std::string ManifestToJson(const Manifest& manifest);
 // without its extension, '/' as "__" and other characters outside [A-Za-z0-9._-] as '_'; two
 // paths that give one id are told apart by "-2", "-3", ... in sorted order. A file name that
 // is not UTF-8 or holds a control character is refused (exit 2, naming it); a file whose path
-// leads out of `root` is left out with a note in `not_pinned`. An `out` that exists is refused
-// unless `replace` (a manifest is immutable).
-struct FolderManifest {
-  Manifest manifest;
-  std::vector<std::string> not_pinned;  // why each file left out was
-};
-Result<FolderManifest> ManifestOfFolder(FileSystem& fs, const std::filesystem::path& root,
-                                        const std::optional<std::filesystem::path>& out,
-                                        const std::string& name, bool replace = false);
+// leads out of `root` is left out, `not_pinned` told why as the walk meets it. An `out` that
+// exists is refused unless `replace` (a manifest is immutable).
+Result<Manifest> ManifestOfFolder(FileSystem& fs, const std::filesystem::path& root,
+                                  const std::optional<std::filesystem::path>& out, const std::string& name,
+                                  bool replace = false,
+                                  const std::function<void(const std::string& why)>& not_pinned = {});
 
 }  // namespace pilot

@@ -29,7 +29,7 @@ struct RecordedSettings {
   std::optional<std::string> device;  // unset in a merged record: each shard's own is in its record
   std::optional<std::string> dtype;   // plan.model_contract.dtype
   std::optional<std::uint64_t> batch_size, threads, seed, max_bytes;
-  nlohmann::json batch_plan;  // plan.batch_plan as recorded, its groups checked: null when none
+  nlohmann::json batch_plan;  // plan.batch_plan as recorded (null, or an object with its sha256)
 };
 
 struct RunRecord {

@@ -395,6 +395,9 @@ class AdaptChecker {
 void RegisterAdaptFolderKind(FolderKindRegistry& registry) {
   FolderKindSpec spec;
   spec.name = kFolderKindAdapt;
+  spec.checked =
+      "an adaptation folder: every training and evaluation id accounted for once, the kept checkpoints "
+      "against the journal, the model against its card";
   spec.min_format = spec.max_format = kAdaptFormatVersion;
   spec.run_record = false;  // its record is its own (adapt_records.h)
   spec.checks = [](FileSystem& fsys, const fs::path& dir, std::vector<Finding>& findings) {

@@ -222,7 +222,7 @@ int PrintAdaptStatus(const std::string& dir, const Common& common) {
   const AdaptStatus& s = st.value();
   if (common.json) {
     nlohmann::ordered_json j;
-    j["folder_kind"] = "adapt";
+    j["folder_kind"] = kFolderKindAdapt;
     j["run_id"] = s.run_id;
     j["state"] = s.state;
     j["step"] = s.step;

@@ -3,6 +3,7 @@
 #include "cli/cli.h"
 #include "cli/session.h"
 #include "pilot/fleet/export.h"
+#include "pilot/folder_kind.h"
 #include "pilot/json_util.h"
 #include "pilot/paths.h"
 
@@ -56,8 +57,9 @@ int Execute(const ExportOptions& o) {
                                            out.dest.string() + ", not at " + o.dest + ")");
     return code;
   }
-  const std::string what = out.folder_kind == "sweep"
-                               ? std::string("the sweep's record and cells")
+  const FolderKindSpec* kind = FolderKinds().Find(out.folder_kind);
+  const std::string what = kind && !kind->checked.empty()
+                               ? kind->checked
                                : "accounting (" + std::to_string(out.verify.items) +
                                      " items: " + std::to_string(out.verify.accepted) + " accepted + " +
                                      std::to_string(out.verify.rejected) + " rejected)";

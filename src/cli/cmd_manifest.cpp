@@ -42,10 +42,10 @@ int Execute(const ManifestCliOptions& o) {
     if (!resolved.ok()) return ReportError(resolved.error(), o.common);
     out = resolved.value();
   }
-  auto made = ManifestOfFolder(RealFileSystem(), dir.value(), out, o.name, o.force);
+  auto made = ManifestOfFolder(RealFileSystem(), dir.value(), out, o.name, o.force,
+                               [](const std::string& why) { spdlog::warn("not pinned: {}", why); });
   if (!made.ok()) return ReportError(made.error(), o.common);
-  for (const auto& why : made.value().not_pinned) spdlog::warn("not pinned: {}", why);
-  const Manifest& manifest = made.value().manifest;
+  const Manifest& manifest = made.value();
   std::string text = ManifestToJson(manifest);
   if (!out) {
     std::cout << text;

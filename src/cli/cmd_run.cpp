@@ -65,6 +65,7 @@ RunRequest RequestFrom(const RunOptions& o) {
 // the run folder (fleet/workers.h). What the library leaves to the command: the options
 // --workers excludes, the interrupt handlers, the progress line and the report.
 Status CheckWorkersOptions(const RunOptions& o) {
+  PILOT_TRY(CheckWorkersCount(o.workers));
   if (o.shard_option && o.shard_option->count() > 0) {
     return BadInput("--workers and --shard exclude each other", "--workers",
                     "--workers K runs every shard on this host; --shard I/N runs one");
@@ -151,6 +152,9 @@ int ExecuteWorkers(const RunOptions& o) {
     std::fprintf(stderr, "\r\033[Kpilot: %zu workers running, %zu/%zu items", running, done, total);
     std::fflush(stderr);
   };
+  control.ended = [&] {
+    if (show) std::fputc('\n', stderr);  // ends the progress line before the merge's
+  };
   control.started = [&] {
     if (!o.common.quiet && !o.common.json) {
       std::fprintf(stderr, "pilot: %u workers started; shard folders and logs in %s\n", k_workers,
@@ -160,7 +164,6 @@ int ExecuteWorkers(const RunOptions& o) {
   // The merge goes through the kill hook too, like every writer (tests stop it at each write).
   auto run = RunWorkers(CliFileSystem(), SystemClock(), RealProcesses(), request, s, control,
                         MakeRunControl(o.common, 0));
-  if (show) std::fputc('\n', stderr);
   if (!run.ok()) return ReportError(run.error(), o.common);
   if (!run.value().merged) return ReportWorkers(run.value().workers, s.shards_dir, s.run_id, o.common);
   return PrintMergeOutcome(*run.value().merged, o.common);

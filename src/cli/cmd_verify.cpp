@@ -3,6 +3,7 @@
 
 #include "cli/cli.h"
 #include "pilot/escape.h"
+#include "pilot/folder_kind.h"
 #include "pilot/hash.h"
 #include "pilot/paths.h"
 #include "pilot/verify.h"
@@ -48,17 +49,10 @@ int Execute(const VerifyCliOptions& o) {
   }
   if (o.common.json) {
     PrintJson(VerifyResultToJson(o.run_dir, result));
-  } else if (result.ok() && result.folder_kind == "sweep") {
-    std::printf(
-        "verify: ok %s (a sweep folder: record, groups and every cell against its sha256); %zu files "
-        "checked%s\n",
-        shown.c_str(), result.files_checked, o.fast ? " (--fast: payload not re-hashed)" : "");
-    std::printf("fingerprint: %s%s\n", result.fingerprint.c_str(), o.expect.empty() ? "" : " (as expected)");
-  } else if (result.ok() && result.folder_kind == "adapt") {
-    std::printf(
-        "verify: ok %s (an adaptation folder: every training and evaluation id accounted for once, the kept "
-        "checkpoints against the journal, the model against its card); %zu files checked%s\n",
-        shown.c_str(), result.files_checked, o.fast ? " (--fast: payload not re-hashed)" : "");
+  } else if (const FolderKindSpec* kind = FolderKinds().Find(result.folder_kind);
+             result.ok() && kind && !kind->checked.empty()) {
+    std::printf("verify: ok %s (%s); %zu files checked%s\n", shown.c_str(), kind->checked.c_str(),
+                result.files_checked, o.fast ? " (--fast: payload not re-hashed)" : "");
     std::printf("fingerprint: %s%s\n", result.fingerprint.c_str(), o.expect.empty() ? "" : " (as expected)");
   } else if (result.ok()) {
     std::printf("verify: ok %s: %zu items, %zu accepted + %zu rejected; %zu files checked%s\n", shown.c_str(),

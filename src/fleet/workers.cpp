@@ -29,7 +29,7 @@ Result<std::string> WorkersDevice(Runtime& runtime, const RunPlan& p, std::size_
     auto received = runtime.ReceivedEnvironment(base, p.runs_dir);
     if (!received.ok()) return received.error();
     const int gpus = received.value().device_count;
-    if (gpus < 0 || static_cast<std::size_t>(gpus) < workers) {
+    if (static_cast<std::size_t>(gpus) < workers) {
       return EnvironmentError(
           "--workers " + std::to_string(workers) + " needs one device each; this machine has " +
               std::to_string(gpus),
@@ -83,11 +83,16 @@ Status OpenWorkerLogs(Processes& processes, int shards_fd, const fs::path& shard
 
 }  // namespace
 
-Result<WorkersSetup> PrepareWorkers(FileSystem& fsys, Clock& clock, Runtime& runtime,
-                                    const WorkersRequest& request) {
-  if (request.workers == 0 || request.workers > kMaxWorkers) {
+Status CheckWorkersCount(std::size_t workers) {
+  if (workers == 0 || workers > kMaxWorkers) {
     return BadInput("--workers must be 1.." + std::to_string(kMaxWorkers), "--workers");
   }
+  return {};
+}
+
+Result<WorkersSetup> PrepareWorkers(FileSystem& fsys, Clock& clock, Runtime& runtime,
+                                    const WorkersRequest& request) {
+  PILOT_TRY(CheckWorkersCount(request.workers));
   auto plan = BuildRunPlan(fsys, request.run);
   if (!plan.ok()) return plan.error();
   const RunPlan& p = plan.value();
@@ -165,6 +170,7 @@ Result<WorkersRun> RunWorkers(FileSystem& fsys, Clock& clock, Processes& process
   };
   auto supervised = SuperviseWorkers(processes, children, watch);
   if (!supervised.ok()) return supervised.error();
+  if (control.ended) control.ended();
   WorkersRun run;
   run.workers = std::move(supervised).value();
   bool all = !run.workers.stopped && !(control.interrupted && control.interrupted());

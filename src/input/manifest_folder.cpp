@@ -49,9 +49,9 @@ Status CheckFileName(const fs::path& root, const std::string& rel) {
 
 }  // namespace
 
-Result<FolderManifest> ManifestOfFolder(FileSystem& fsys, const fs::path& root,
-                                        const std::optional<fs::path>& out, const std::string& name,
-                                        bool replace) {
+Result<Manifest> ManifestOfFolder(FileSystem& fsys, const fs::path& root, const std::optional<fs::path>& out,
+                                  const std::string& name, bool replace,
+                                  const std::function<void(const std::string& why)>& not_pinned) {
   fs::path out_dir = root, out_abs;
   if (out) {
     auto dir = fsys.Resolve(out->parent_path());
@@ -73,8 +73,8 @@ Result<FolderManifest> ManifestOfFolder(FileSystem& fsys, const fs::path& root,
                       "a manifest is immutable: write a new file with --out, or pass --force");
     }
   }
-  FolderManifest result;
-  result.manifest.name = name.empty() ? root.filename().string() : name;
+  Manifest result;
+  result.name = name.empty() ? root.filename().string() : name;
   std::set<std::string> ids;
   auto listed = ListFilesRecursive(fsys, root, root);
   if (!listed.ok()) return listed.error();
@@ -86,7 +86,7 @@ Result<FolderManifest> ManifestOfFolder(FileSystem& fsys, const fs::path& root,
     // file is not pinned.
     ConfinedPath confined = ConfinePath(fsys, root, rel);
     if (!confined.inside) {
-      result.not_pinned.push_back(confined.why);
+      if (not_pinned) not_pinned(confined.why);
       continue;
     }
     auto digest = Sha256File(fsys, file);
@@ -94,9 +94,9 @@ Result<FolderManifest> ManifestOfFolder(FileSystem& fsys, const fs::path& root,
     std::string id = IdFromPath(rel);
     for (int n = 2; !ids.insert(id).second; ++n) id = IdFromPath(rel, "-" + std::to_string(n));
     const std::string path = (rel_root == "." ? fs::path(rel) : rel_root / rel).generic_string();
-    result.manifest.items.push_back({id, path, digest.value(), std::nullopt, std::nullopt});
+    result.items.push_back({id, path, digest.value(), std::nullopt, std::nullopt});
   }
-  if (result.manifest.items.empty()) {
+  if (result.items.empty()) {
     return BadInput("no input files found", root.string(), "put the inputs in the folder first");
   }
   return result;

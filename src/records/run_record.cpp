@@ -120,12 +120,12 @@ Result<RunRecord> ParseRunRecord(std::string_view text, const std::string& where
     r.shard = ShardSpec{static_cast<std::uint32_t>(index), static_cast<std::uint32_t>(count)};
     r.shard_items = static_cast<std::size_t>(items);
   }
-  if (r.folder_kind == "shard" && !r.shard)
+  if (r.folder_kind == kFolderKindShard && !r.shard)
     return BadInput("a folder of kind 'shard' without 'shard'", where);
-  if (r.folder_kind != "shard" && r.shard) {
+  if (r.folder_kind != kFolderKindShard && r.shard) {
     return BadInput("'shard' in a folder of kind '" + KeyForMessage(r.folder_kind) + "'", where);
   }
-  if (r.folder_kind == "merged") {
+  if (r.folder_kind == kFolderKindMerged) {
     const auto merge = j.find("merge");
     auto n = merge != j.end() ? UnsignedAt(*merge, "shard_count") : std::nullopt;
     if (!n || *n < 1 || *n > kMaxShards) {

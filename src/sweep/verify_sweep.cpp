@@ -152,6 +152,7 @@ void CheckSweepFolder(FileSystem& fsys, const fs::path& dir, std::vector<Finding
 void RegisterSweepFolderKind(FolderKindRegistry& registry) {
   FolderKindSpec spec;
   spec.name = kFolderKindSweep;
+  spec.checked = "a sweep folder: record, groups and every cell against its sha256";
   spec.min_format = spec.max_format = kSweepFormatVersion;
   spec.checks = CheckSweepFolder;
   spec.markers = {kSweepCells};

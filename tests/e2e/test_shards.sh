@@ -211,6 +211,6 @@ PYEOF2
 run_pilot 0 sweep --params "$WORK/params.json" --device cpu --groups 1 --batch-sizes 1,2 --repeats 1 --out "$WORK/sweep"
 run_pilot 0 export "$WORK/sweep" "$WORK/exported/sweep"
 expect_in "$WORK/out" "copied sweep folder"
-expect_in "$WORK/out" "the sweep's record and cells"
+expect_in "$WORK/out" "a sweep folder: record, groups and every cell against its sha256"
 run_pilot 0 verify "$WORK/exported/sweep"
 echo PASS

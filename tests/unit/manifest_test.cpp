@@ -196,7 +196,7 @@ TEST(ManifestOfFolder, PinsEveryVisibleFileWithIdsFromItsPath) {
 
   auto made = ManifestOfFolder(mem, "/w/in", std::nullopt, "");
   ASSERT_TRUE(made.ok()) << made.error().ToString();
-  const Manifest& m = made.value().manifest;
+  const Manifest& m = made.value();
   EXPECT_EQ(m.name, "in");
   std::vector<std::string> ids, paths;
   for (const auto& item : m.items) {
@@ -218,13 +218,13 @@ TEST(ManifestOfFolder, PinsEveryVisibleFileWithIdsFromItsPath) {
   auto replaced =
       ManifestOfFolder(mem, "/w/in", std::optional<std::filesystem::path>("/w/in/manifest.json"), "n", true);
   ASSERT_TRUE(replaced.ok()) << replaced.error().ToString();
-  EXPECT_EQ(replaced.value().manifest.name, "n");
-  EXPECT_EQ(replaced.value().manifest.items.size(), 4u);
+  EXPECT_EQ(replaced.value().name, "n");
+  EXPECT_EQ(replaced.value().items.size(), 4u);
 
   // From above the folder, the paths start with its name.
   auto above = ManifestOfFolder(mem, "/w/in", std::optional<std::filesystem::path>("/w/all.json"), "");
   ASSERT_TRUE(above.ok()) << above.error().ToString();
-  EXPECT_EQ(above.value().manifest.items[0].path, "in/b.txt");
+  EXPECT_EQ(above.value().items[0].path, "in/b.txt");
   EXPECT_EQ(mem.Files(), before);
 }
 
@@ -254,6 +254,7 @@ TEST(ManifestOfFolder, RefusesWhatCannotBePinnedNamingIt) {
   auto none = ManifestOfFolder(empty, "/w/in", std::nullopt, "");
   ASSERT_FALSE(none.ok());
   EXPECT_EQ(none.error().what, "no input files found");
+  EXPECT_EQ(none.error().where, "/w/in");
 }
 
 }  // namespace

@@ -272,9 +272,26 @@ TEST(Workers, NothingIsMergedUnlessEveryWorkerFinishedUninterrupted) {
     p.ends = {{1000, ChildEnd{0, 0, 0}}, {1001, ChildEnd{0, 0, 0}}};
     WorkersControl control;
     control.interrupted = [] { return true; };
+    bool ended = false;
+    control.ended = [&] { ended = true; };
     auto run = RunWorkers(RealFileSystem(), testing::SharedClock(), p, request, setup.value(), control);
     ASSERT_TRUE(run.ok()) << run.error().ToString();
     EXPECT_FALSE(run.value().merged);
+    EXPECT_TRUE(ended);
+    EXPECT_TRUE(p.open.empty());
+  }
+  {
+    FakeProcesses p;  // the second worker cannot start: the first is stopped, nothing merged
+    p.fail_at = 1;
+    WorkersControl control;
+    bool ended = false;
+    control.ended = [&] { ended = true; };
+    auto run = RunWorkers(RealFileSystem(), testing::SharedClock(), p, request, setup.value(), control);
+    ASSERT_FALSE(run.ok());
+    EXPECT_NE(run.error().what.find("shard 1/2"), std::string::npos) << run.error().what;
+    EXPECT_EQ(p.signals, (std::vector<std::pair<long, int>>{{1000, SIGTERM}}));
+    EXPECT_FALSE(ended);
+    EXPECT_TRUE(p.open.empty()) << "the logs and the folder are closed when a worker cannot start";
   }
   EXPECT_FALSE(std::filesystem::exists(setup.value().merged));
 }

@@ -37,6 +37,8 @@ struct WorkersControl {
   std::function<void()> started;
   // Called about every 50 ms while workers run, with how many still do.
   std::function<void(std::size_t running)> progress;
+  // Called once every worker has ended, before anything else is done (RunWorkers: the merge).
+  std::function<void()> ended;
 };
 
 struct WorkersOutcome {
@@ -69,6 +71,9 @@ struct WorkersSetup {
   std::filesystem::path merged, shards_dir;
   std::string device;
 };
+
+// The count of workers: 1..kMaxWorkers (exit 2, naming --workers).
+Status CheckWorkersCount(std::size_t workers);
 
 // Everything checked before anything is created: the count (1..kMaxWorkers), the plan, a run
 // folder that exists already (never reused), a device fixed to one index (each worker needs its
