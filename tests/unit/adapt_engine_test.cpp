@@ -334,18 +334,17 @@ TEST(AdaptEngine, PlanAdaptReadsTheParametersAndResolvesTheDeviceWritingNothing)
     EXPECT_EQ(p.error().where, where);
     EXPECT_EQ(mem.Files(), before);
   };
-  AdaptRequest unknown = request;
-  unknown.device = "tpu";
-  refused(unknown, "unknown device 'tpu'", "--device");
-  AdaptRequest absent = request;
-  absent.device = "cuda";
-  refused(absent, "cuda requested; this machine has cpu", "--device");
-  AdaptRequest missing = request;
-  missing.params_file = "/proj/config/nowhere.json";
-  refused(missing, "cannot read the adaptation parameter file", "/proj/config/nowhere.json");
-  AdaptRequest bad = request;
-  bad.params_file = "/proj/config/bad.json";
-  refused(bad, "'base_model' is required", "/proj/config/bad.json");
+  auto with = [&](const std::string& device, const std::string& params_file) {
+    AdaptRequest r = request;
+    r.device = device;
+    if (!params_file.empty()) r.params_file = params_file;
+    return r;
+  };
+  refused(with("tpu", ""), "unknown device 'tpu'", "--device");
+  refused(with("cuda", ""), "cuda requested; this machine has cpu", "--device");
+  refused(with("", "/proj/config/nowhere.json"), "cannot read the adaptation parameter file",
+          "/proj/config/nowhere.json");
+  refused(with("", "/proj/config/bad.json"), "'base_model' is required", "/proj/config/bad.json");
   runtime.fails = EnvironmentError("cannot load the module", "libpilot-torch.so");
   refused(request, "cannot load the module", "libpilot-torch.so");
 }
