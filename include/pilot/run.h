@@ -18,6 +18,7 @@
 
 #include "pilot/batch_plan.h"
 #include "pilot/clock.h"
+#include "pilot/folder_files.h"
 #include "pilot/fs.h"
 #include "pilot/journal.h"
 #include "pilot/manifest.h"
@@ -136,9 +137,9 @@ struct RunStatus {
   double items_per_second = 0;  // the latest session
   std::optional<double> eta_seconds;
   std::uint64_t torn_bytes = 0;
-  int format_version = 0;           // the journal's; older than kJournalVersion: this pilot cannot resume it
-  bool counts_cells = false;        // done/total count measured cells (a sweep), not items
-  std::string folder_kind = "run";  // the folder's kind (folder_kind.h)
+  int format_version = 0;     // the journal's; older than kJournalVersion: this pilot cannot resume it
+  bool counts_cells = false;  // done/total count measured cells (a sweep), not items
+  std::string folder_kind = kFolderKindRun;  // the folder's kind (folder_kind.h)
 };
 Result<RunStatus> ReadRunStatus(FileSystem& fs, const std::filesystem::path& run_dir);
 nlohmann::ordered_json RunStatusToJson(const RunStatus& status);

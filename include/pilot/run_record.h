@@ -8,6 +8,7 @@
 #include <string>
 #include <string_view>
 
+#include "pilot/folder_files.h"
 #include "pilot/output_kind.h"
 #include "pilot/shard.h"
 #include "pilot/status.h"
@@ -39,7 +40,7 @@ struct RunRecord {
   std::string manifest_sha256, params_sha256, model_sha256;
   std::string inputs_root;  // plan.inputs_root: where the run read its inputs
   // Absent in format 1 (pilot 0.1): kind "run", format 1, a classifier.
-  std::string folder_kind = "run";
+  std::string folder_kind = kFolderKindRun;
   int format_version = 1;
   bool kind_declared = false;
   // plan.output (pilot/output_kind.h); never null. A record without it is of the first

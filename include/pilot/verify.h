@@ -56,7 +56,7 @@ struct VerifyResult {
   std::vector<Finding> findings;
   std::optional<InputsChecked> inputs;  // set when --inputs ran
   std::size_t files_checked = 0;
-  std::string folder_kind = "run";  // run | sweep
+  std::string folder_kind = kFolderKindRun;  // a registered kind (folder_kind.h)
   std::size_t items = 0, accepted = 0, rejected = 0;
   std::string fingerprint;  // sha256 of tagmanifest-sha256.txt; empty when there is none
   bool ok() const { return findings.empty(); }

@@ -37,7 +37,7 @@ namespace {
 struct ShardFolder {
   MergedShard info;
   RunRecord record;
-  nlohmann::json run_json;  // the whole record: its plan is the merged folder's
+  nlohmann::json plan;  // the record's plan: the merged folder's, its device left to each shard
 };
 
 // One shard folder's record, before verification: a finished shard, or a refusal naming it.
@@ -51,16 +51,19 @@ Result<ShardFolder> ReadShard(FileSystem& fsys, const fs::path& dir) {
     return BadInput("a folder of kind '" + KeyForMessage(kind.value().kind) + "', not a shard", dir.string(),
                     "merge takes the folders written by pilot run --shard I/N");
   }
-  auto run = ReadJsonFile(fsys, dir / kRunRecord, limits::kRunRecordBytes, "run record");
-  if (!run.ok()) return run.error();
-  auto record = ParseRunRecord(run.value().dump(), (dir / kRunRecord).string());
+  const std::string where = (dir / kRunRecord).string();
+  auto text = ReadCapped(fsys, dir / kRunRecord, limits::kRunRecordBytes, "run record");
+  if (!text.ok()) return text.error();
+  auto record = ParseRunRecord(text.value(), where);
   if (!record.ok()) return record.error();
+  auto doc = ParseJson(text.value(), where);  // parsed above: an object, whose plan is kept whole
+  if (!doc.ok()) return doc.error();
   s.record = std::move(record).value();
   if (!IsPartitionKind(s.record.folder_kind) || !s.record.shard) {  // read twice: it may have changed
     return BadInput("data/run.json is not a shard's record", dir.string(),
                     "give the shard folders pilot run --shard wrote");
   }
-  s.run_json = std::move(run).value();
+  s.plan = MemberOrNull(doc.value(), "plan").is_object() ? doc.value()["plan"] : nlohmann::json::object();
   auto lock = fsys.LinkStat(dir / kLockFile);
   auto tags = fsys.LinkStat(dir / kTagManifest);
   if (!lock.ok()) return lock.error();
@@ -474,8 +477,7 @@ class Merger {
     j["manifest_sha256"] = first_->record.manifest_sha256;
     j["params_sha256"] = first_->record.params_sha256;
     j["model_sha256"] = first_->record.model_sha256;
-    nlohmann::ordered_json plan =
-        nlohmann::ordered_json::parse(first_->run_json.value("plan", nlohmann::json::object()).dump());
+    nlohmann::ordered_json plan = nlohmann::ordered_json::parse(first_->plan.dump());
     plan["items"] = total;
     plan["device"] = nullptr;  // each shard's own is in its run.json
     j["plan"] = plan;
