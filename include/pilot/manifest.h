@@ -102,15 +102,26 @@ class ManifestSource {
 // Serialises a manifest as pretty JSON (the form `pilot manifest` writes).
 std::string ManifestToJson(const Manifest& manifest);
 
+// Whether the first bytes of a file (`head`: kManifestHeadBytes of it, or all of a shorter
+// one) are a manifest in pilot's format: a JSON object of `name` and `items` whose first item
+// holds id, path and sha256 and no key an item may not have, or such an item alone (the first
+// line of a JSONL manifest). A truncated head is judged on what it holds.
+inline constexpr std::size_t kManifestHeadBytes = 64 * 1024;
+bool StartsAsManifest(std::string_view head);
+
 // `pilot manifest DIR`: every regular file under `root` (resolved), pinned by its sha256, in
 // sorted order; hidden files and folders, links and special files left out, and the manifest
 // file itself (`out`, resolved; nullopt when it goes to stdout). Paths are relative to `out`'s
-// folder (to `root` without `out`), which must be `root` or above it. An id is the path
-// without its extension, '/' as "__" and other characters outside [A-Za-z0-9._-] as '_'; two
-// paths that give one id are told apart by "-2", "-3", ... in sorted order. A file name that
-// is not UTF-8 or holds a control character is refused (exit 2, naming it); a file whose path
-// leads out of `root` is left out, `not_pinned` told why as the walk meets it. An `out` that
-// exists is refused unless `replace` (a manifest is immutable).
+// folder (to `root` without `out`), which must be `root` or above it. An id is the whole path,
+// extension kept, '/' as "__" and other characters outside [A-Za-z0-9._-] as '_' (one over 128
+// characters: its first 111, '-', 16 hex digits of the path's sha256); two paths that give one
+// id are refused (exit 2, naming both). What pilot wrote is never pinned: a folder whose
+// bag-info.txt names a Pilot-Folder-Kind (refused as `root` itself), and a file that starts as
+// a manifest does (a JSON object of name and items whose first item has id, path and sha256,
+// or such an item alone: a JSONL manifest), judged on its first 64 KiB. A file name that is
+// not UTF-8 or holds a control character is refused (exit 2, naming it); a file whose path
+// leads out of `root` is left out. `not_pinned` is told each thing left out and why. An `out`
+// that exists is refused unless `replace` (a manifest is immutable).
 Result<Manifest> ManifestOfFolder(FileSystem& fs, const std::filesystem::path& root,
                                   const std::optional<std::filesystem::path>& out, const std::string& name,
                                   bool replace = false,

@@ -1,5 +1,8 @@
 // `pilot manifest DIR` (manifest.h): a folder of inputs as a manifest pinned by sha256.
+#include <algorithm>
 #include <cctype>
+#include <map>
+#include <nlohmann/json.hpp>
 #include <set>
 
 #include "pilot/escape.h"
@@ -14,13 +17,12 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// An id from a relative path without its extension: '/' becomes '__', other disallowed
-// characters '_'; `suffix` (to tell apart two paths that map alike) is kept within the
-// 128-character limit of an id.
-std::string IdFromPath(const std::string& rel, const std::string& suffix = "") {
+// An id from a relative path, its extension kept: '/' becomes '__', other characters outside
+// [A-Za-z0-9._-] '_'. One longer than the 128-character limit of an id keeps its first 111
+// characters and ends in '-' and 16 hex digits of the path's sha256.
+std::string IdFromPath(const std::string& rel) {
   std::string id;
-  std::string stem = (fs::path(rel).parent_path() / fs::path(rel).stem()).generic_string();
-  for (char c : stem) {
+  for (char c : rel) {
     if (c == '/')
       id += "__";
     else if (std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-')
@@ -28,9 +30,120 @@ std::string IdFromPath(const std::string& rel, const std::string& suffix = "") {
     else
       id += '_';
   }
-  if (id.size() + suffix.size() > 128)
-    id = id.substr(0, 111 - suffix.size()) + "-" + Sha256Hex(rel).substr(0, 16);
-  return id + suffix;
+  if (id.size() > 128) id = id.substr(0, 111) + "-" + Sha256Hex(rel).substr(0, 16);
+  return id;
+}
+
+// Whether the start of a file is a manifest in pilot's format: a JSON object of `name` and
+// `items` whose first item holds id, path and sha256 (and no key an item may not have), or
+// such an item alone (the first line of a JSONL manifest). Judged on the events of a SAX
+// parse of the first bytes, so that neither a huge file nor a truncated head costs more.
+class ManifestShape : public nlohmann::json_sax<nlohmann::json> {
+ public:
+  bool is_manifest() const { return is_manifest_; }
+
+  bool start_object(std::size_t) override {
+    ++depth_;
+    if (depth_ == 3 && in_items_) item_keys_.clear();
+    return depth_ <= 3;
+  }
+  bool key(string_t& k) override {
+    if (depth_ == 1) {
+      top_keys_.insert(k);
+      in_items_ = false;
+      pending_items_ = k == "items";
+    } else if (depth_ == 3 && in_items_) {
+      item_keys_.insert(k);
+    }
+    return true;
+  }
+  bool end_object() override {
+    --depth_;
+    if (depth_ == 0) {
+      is_manifest_ = IsItem(top_keys_);  // a JSONL manifest's first line
+      return false;
+    }
+    if (depth_ == 2 && in_items_) {
+      is_manifest_ = IsItem(item_keys_) && Within(top_keys_, {"name", "items"});
+      return false;  // the first item decides
+    }
+    return true;
+  }
+  bool start_array(std::size_t) override {
+    ++depth_;
+    in_items_ = depth_ == 2 && pending_items_;
+    pending_items_ = false;
+    return depth_ <= 2;
+  }
+  bool end_array() override {
+    --depth_;
+    in_items_ = false;
+    return true;
+  }
+  bool null() override { return Value(); }
+  bool boolean(bool) override { return Value(); }
+  bool number_integer(number_integer_t) override { return Value(); }
+  bool number_unsigned(number_unsigned_t) override { return Value(); }
+  bool number_float(number_float_t, const string_t&) override { return Value(); }
+  bool string(string_t&) override { return Value(); }
+  bool binary(binary_t&) override { return Value(); }
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) override {
+    return false;
+  }
+
+ private:
+  bool Value() {
+    pending_items_ = false;
+    return depth_ > 0;  // a bare value at the top is not a manifest
+  }
+  static bool Within(const std::set<std::string>& keys, std::initializer_list<const char*> allowed) {
+    for (const auto& k : keys)
+      if (std::none_of(allowed.begin(), allowed.end(), [&](const char* a) { return k == a; })) return false;
+    return true;
+  }
+  static bool IsItem(const std::set<std::string>& keys) {
+    return keys.count("id") && keys.count("path") && keys.count("sha256") &&
+           Within(keys, {"id", "path", "sha256", "expected", "expected_rejection"});
+  }
+  int depth_ = 0;
+  bool pending_items_ = false, in_items_ = false, is_manifest_ = false;
+  std::set<std::string> top_keys_, item_keys_;
+};
+
+}  // namespace
+
+bool StartsAsManifest(std::string_view head) {
+  if (head.substr(0, 3) == "\xEF\xBB\xBF")
+    head.remove_prefix(3);  // a byte order mark, as the parser skips it
+  const auto first = head.find_first_not_of(" \t\r\n");
+  if (first == std::string_view::npos || head[first] != '{') return false;
+  ManifestShape shape;
+  nlohmann::json::sax_parse(head.begin(), head.end(), &shape, nlohmann::json::input_format_t::json, false);
+  return shape.is_manifest();
+}
+
+namespace {
+
+// Whether `file` starts as a manifest does (ManifestShape), read through `fsys` without
+// following a link.
+Result<bool> IsManifestFile(FileSystem& fsys, const fs::path& file) {
+  auto opened = fsys.OpenRead(file, false);
+  if (!opened.ok()) return opened.error();
+  std::string head(kManifestHeadBytes, '\0');
+  auto got = opened.value()->ReadAt(0, head.data(), head.size());
+  if (!got.ok()) return got.error();
+  head.resize(got.value());
+  return StartsAsManifest(head);
+}
+
+// Whether the folder `dir` is one pilot wrote: its bag-info.txt names a Pilot-Folder-Kind.
+Result<bool> IsPilotFolder(FileSystem& fsys, const fs::path& dir) {
+  auto opened = fsys.OpenRead(dir / "bag-info.txt", false);
+  if (!opened.ok()) return opened.error();
+  auto text = ReadAllCapped(*opened.value(), kManifestHeadBytes);
+  if (!text.ok()) return text.error();
+  const std::string& t = text.value();
+  return t.rfind("Pilot-Folder-Kind:", 0) == 0 || t.find("\nPilot-Folder-Kind:") != std::string::npos;
 }
 
 // A name that can be pinned: JSON text holds it faithfully, and `pilot run` accepts it.
@@ -75,12 +188,39 @@ Result<Manifest> ManifestOfFolder(FileSystem& fsys, const fs::path& root, const 
   }
   Manifest result;
   result.name = name.empty() ? root.filename().string() : name;
-  std::set<std::string> ids;
   auto listed = ListFilesRecursive(fsys, root, root);
   if (!listed.ok()) return listed.error();
+  // The folders pilot wrote (run, sweep, ... folders: bags whose bag-info.txt names a kind):
+  // their files are pilot's output, never inputs.
+  std::set<std::string> pilot_folders;
+  for (const auto& rel : listed.value()) {
+    const fs::path rel_path(rel);
+    if (rel_path.filename() != "bag-info.txt") continue;
+    auto is_pilot = IsPilotFolder(fsys, root / rel_path.parent_path());
+    if (!is_pilot.ok()) return is_pilot.error();
+    if (!is_pilot.value()) continue;
+    if (rel_path.parent_path().empty()) {
+      return BadInput(
+          "this is a folder pilot wrote (its bag-info.txt names a Pilot-Folder-Kind), not a folder of inputs",
+          root.string(), "give the folder that holds the inputs");
+    }
+    pilot_folders.insert(rel_path.parent_path().generic_string());
+  }
+  const auto in_pilot_folder = [&](const std::string& rel) {
+    for (fs::path p = fs::path(rel).parent_path(); !p.empty(); p = p.parent_path())
+      if (pilot_folders.count(p.generic_string())) return true;
+    return false;
+  };
+  for (const auto& folder : pilot_folders) {
+    const bool hidden = folder[0] == '.' || folder.find("/.") != std::string::npos;
+    if (!hidden && !in_pilot_folder(folder) && not_pinned)
+      not_pinned(EscapeTerminal(folder) + ": a folder pilot wrote");
+  }
+  std::map<std::string, std::string> path_of_id;
   for (const auto& rel : listed.value()) {
     const fs::path file = root / rel;
-    if (file == out_abs || rel.find("/.") != std::string::npos || rel[0] == '.') continue;
+    if (file == out_abs || rel.find("/.") != std::string::npos || rel[0] == '.' || in_pilot_folder(rel))
+      continue;
     PILOT_TRY(CheckFileName(root, rel));
     // `pilot run` rejects a path that resolves outside the folder (path_outside_root): such a
     // file is not pinned.
@@ -89,10 +229,23 @@ Result<Manifest> ManifestOfFolder(FileSystem& fsys, const fs::path& root, const 
       if (not_pinned) not_pinned(confined.why);
       continue;
     }
+    auto manifest = IsManifestFile(fsys, file);
+    if (!manifest.ok()) return manifest.error();
+    if (manifest.value()) {
+      if (not_pinned) not_pinned(rel + ": a manifest, never an input");
+      continue;
+    }
     auto digest = Sha256File(fsys, file);
     if (!digest.ok()) return digest.error();
-    std::string id = IdFromPath(rel);
-    for (int n = 2; !ids.insert(id).second; ++n) id = IdFromPath(rel, "-" + std::to_string(n));
+    const std::string id = IdFromPath(rel);
+    if (auto [at, fresh] = path_of_id.emplace(id, rel); !fresh) {
+      return BadInput(
+          "two files would have the id '" + id + "': '" + EscapeTerminal(at->second) + "' and '" +
+              EscapeTerminal(rel) + "'",
+          root.string(),
+          "an id is the file's path with '/' as '__' and other characters than letters, digits, '.', "
+          "'_' and '-' as '_': rename one of the files, or write the manifest by hand");
+    }
     const std::string path = (rel_root == "." ? fs::path(rel) : rel_root / rel).generic_string();
     result.items.push_back({id, path, digest.value(), std::nullopt, std::nullopt});
   }

@@ -21,6 +21,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   constexpr bool kJsonl = PILOT_FUZZ_JSONL != 0;
   const std::string source = kJsonl ? "fuzz/manifest.jsonl" : "fuzz/manifest.json";
   std::string_view text(reinterpret_cast<const char*>(data), size);
+  // `pilot manifest`'s test for a manifest among the inputs takes any bytes.
+  const bool starts_as_manifest = StartsAsManifest(text);
   if (kJsonl) {
     // The line scanner (the fast path) never reads a line differently from the JSON parser:
     // whatever it accepts is one object with exactly the fields it returns.
@@ -52,6 +54,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const Manifest& m = parsed.value();
   PILOT_FUZZ_CHECK(!m.items.empty());
   if (kJsonl) PILOT_FUZZ_CHECK(m.name == "manifest");
+  // Whatever parses as a JSON manifest, and what pilot writes, is never pinned as an input.
+  if (!kJsonl) PILOT_FUZZ_CHECK(starts_as_manifest);
+  PILOT_FUZZ_CHECK(StartsAsManifest(ManifestToJson(m)));
   std::set<std::string> ids;
   for (const auto& item : m.items) {
     PILOT_FUZZ_CHECK(fuzz::IsItemId(item.id));

@@ -192,6 +192,7 @@ TEST(ManifestOfFolder, PinsEveryVisibleFileWithIdsFromItsPath) {
   mem.AddSpecial("/w/in/fifo");
   mem.AddSymlink("/w/in/link.txt", "/etc/passwd");
   mem.AddFile("/w/in/manifest.json", "old");
+  mem.AddFile("/w/in/notes.json", R"({"name": "not", "items": [1, 2]})");
   const auto before = mem.Files();
 
   auto made = ManifestOfFolder(mem, "/w/in", std::nullopt, "");
@@ -203,10 +204,11 @@ TEST(ManifestOfFolder, PinsEveryVisibleFileWithIdsFromItsPath) {
     ids.push_back(item.id);
     paths.push_back(item.path);
   }
-  // Sorted by path; "GFDL-1.2" and "GFDL-1.3" both lose their "extension", the second gets "-2".
-  EXPECT_EQ(ids, (std::vector<std::string>{"b", "docs__GFDL-1", "docs__GFDL-1-2", "manifest", "two_words"}));
+  // Sorted by path; an id keeps the whole name, dots and version numbers included.
+  EXPECT_EQ(ids, (std::vector<std::string>{"b.txt", "docs__GFDL-1.2", "docs__GFDL-1.3", "manifest.json",
+                                           "notes.json", "two_words.md"}));
   EXPECT_EQ(paths, (std::vector<std::string>{"b.txt", "docs/GFDL-1.2", "docs/GFDL-1.3", "manifest.json",
-                                             "two words.md"}));
+                                             "notes.json", "two words.md"}));
   EXPECT_EQ(m.items[0].sha256, Sha256Hex("bee"));
   EXPECT_EQ(mem.Files(), before) << "it writes nothing";
 
@@ -219,13 +221,105 @@ TEST(ManifestOfFolder, PinsEveryVisibleFileWithIdsFromItsPath) {
       ManifestOfFolder(mem, "/w/in", std::optional<std::filesystem::path>("/w/in/manifest.json"), "n", true);
   ASSERT_TRUE(replaced.ok()) << replaced.error().ToString();
   EXPECT_EQ(replaced.value().name, "n");
-  EXPECT_EQ(replaced.value().items.size(), 4u);
+  EXPECT_EQ(replaced.value().items.size(), 5u);
 
   // From above the folder, the paths start with its name.
   auto above = ManifestOfFolder(mem, "/w/in", std::optional<std::filesystem::path>("/w/all.json"), "");
   ASSERT_TRUE(above.ok()) << above.error().ToString();
   EXPECT_EQ(above.value().items[0].path, "in/b.txt");
   EXPECT_EQ(mem.Files(), before);
+}
+
+// What pilot wrote is never an input: earlier manifests (JSON or JSONL, however named, however
+// large) and the folders pilot wrote are left out, each named; a folder pilot wrote is refused.
+TEST(ManifestOfFolder, NeverPinsWhatPilotWrote) {
+  MemoryFileSystem mem;
+  mem.AddFile("/w/in/a.txt", "a");
+  const Manifest earlier{"in", {{"a.txt", "a.txt", Sha256Hex("a"), std::nullopt, std::string("x")}}};
+  mem.AddFile("/w/in/manifest.json", ManifestToJson(earlier));
+  std::string huge = R"({"name": "big", "items": [)";
+  for (int i = 0; i < 5000; ++i) {
+    huge += std::string(i ? "," : "") + R"({"id": "i)" + std::to_string(i) +
+            R"(", "path": "p", "sha256": ")" + std::string(64, 'a') + R"(", "expected": "en"})";
+  }
+  huge += "]}";
+  ASSERT_GT(huge.size(), 64u * 1024);
+  mem.AddFile("/w/in/sub/old-inputs.list", huge);
+  mem.AddFile("/w/in/lines.jsonl",
+              "{\"id\": \"x\", \"path\": \"x.txt\", \"sha256\": \"00\"}\n{\"id\": \"y\"");
+  // Look-alikes are inputs: another key at the top, an item without sha256, an item's extra key.
+  mem.AddFile("/w/in/other.json",
+              R"({"name": "n", "k": 1, "items": [{"id": "x", "path": "p", "sha256": "s"}]})");
+  mem.AddFile("/w/in/partial.json", R"({"items": [{"id": "x", "path": "p"}]})");
+  mem.AddFile("/w/in/extra.json", R"({"id": "x", "path": "p", "sha256": "s", "note": "n"})");
+  mem.AddFile("/w/in/runs/r1/bag-info.txt", "Bag-Software-Agent: pilot 0.2.0\nPilot-Folder-Kind: run\n");
+  mem.AddFile("/w/in/runs/r1/data/results.jsonl", "{}");
+  mem.AddFile("/w/in/runs/r1/sub/bag-info.txt", "Pilot-Folder-Kind: shard\n");
+  mem.AddFile("/w/in/bags/other/bag-info.txt", "Bag-Software-Agent: bagit.py\n");
+  const auto before = mem.Files();
+  std::vector<std::string> told;
+  auto made = ManifestOfFolder(mem, "/w/in", std::optional<std::filesystem::path>("/w/in/again.json"), "",
+                               false, [&](const std::string& why) { told.push_back(why); });
+  ASSERT_TRUE(made.ok()) << made.error().ToString();
+  std::vector<std::string> ids;
+  for (const auto& item : made.value().items) ids.push_back(item.id);
+  EXPECT_EQ(ids, (std::vector<std::string>{"a.txt", "bags__other__bag-info.txt", "extra.json", "other.json",
+                                           "partial.json"}));
+  EXPECT_EQ(told, (std::vector<std::string>{"runs/r1: a folder pilot wrote",
+                                            "lines.jsonl: a manifest, never an input",
+                                            "manifest.json: a manifest, never an input",
+                                            "sub/old-inputs.list: a manifest, never an input"}));
+  EXPECT_EQ(mem.Files(), before);
+
+  auto run = ManifestOfFolder(mem, "/w/in/runs/r1", std::nullopt, "");
+  ASSERT_FALSE(run.ok());
+  EXPECT_NE(run.error().what.find("a folder pilot wrote"), std::string::npos) << run.error().what;
+  EXPECT_EQ(run.error().where, "/w/in/runs/r1");
+}
+
+// The test for a manifest takes any bytes: deep nesting, truncation, a BOM, look-alikes.
+TEST(StartsAsManifest, JudgesTheShapeOfTheFirstItemOnly) {
+  EXPECT_TRUE(StartsAsManifest(R"({"name": "n", "items": [{"id": "a", "path": "a", "sha256": "s"}, )"));
+  EXPECT_TRUE(StartsAsManifest("\xEF\xBB\xBF {\"items\": [{\"sha256\": 1, \"path\": 2, \"id\": 3}]}"));
+  EXPECT_TRUE(StartsAsManifest(R"({"id": "a", "path": "a", "sha256": "s", "expected": "en"})"));
+  EXPECT_FALSE(StartsAsManifest(R"({"name": "n", "items": [{"id": "a", "path": "a", "sha)"));  // cut short
+  EXPECT_FALSE(
+      StartsAsManifest(R"({"name": "n", "items": [{"id": "a", "path": "a", "sha256": "s", "x": 1}]})"));
+  EXPECT_FALSE(StartsAsManifest(R"({"items": {"id": "a", "path": "a", "sha256": "s"}})"));
+  EXPECT_FALSE(StartsAsManifest(R"([{"id": "a", "path": "a", "sha256": "s"}])"));
+  EXPECT_FALSE(StartsAsManifest(R"({"meta": {"id": "a", "path": "a", "sha256": "s"}})"));
+  EXPECT_FALSE(StartsAsManifest(""));
+  EXPECT_FALSE(StartsAsManifest("{\"items\": " + std::string(200000, '[')));
+  EXPECT_FALSE(StartsAsManifest("{\"name\": " + std::string(200000, '{')));
+  EXPECT_FALSE(StartsAsManifest(std::string("{\0\"items\"", 10)));
+}
+
+// Two paths that give one id are refused, both named; nothing is renamed into a look-alike.
+TEST(ManifestOfFolder, RefusesTwoFilesWithOneIdNamingBoth) {
+  MemoryFileSystem mem;
+  mem.AddFile("/w/in/a b.txt", "1");
+  mem.AddFile("/w/in/a_b.txt", "2");
+  auto made = ManifestOfFolder(mem, "/w/in", std::nullopt, "");
+  ASSERT_FALSE(made.ok());
+  EXPECT_EQ(made.error().what, "two files would have the id 'a_b.txt': 'a b.txt' and 'a_b.txt'");
+  EXPECT_EQ(made.error().where, "/w/in");
+
+  MemoryFileSystem nested;
+  nested.AddFile("/w/in/x/y", "1");
+  nested.AddFile("/w/in/x__y", "2");
+  auto slash = ManifestOfFolder(nested, "/w/in", std::nullopt, "");
+  ASSERT_FALSE(slash.ok());
+  EXPECT_EQ(slash.error().what, "two files would have the id 'x__y': 'x/y' and 'x__y'");
+
+  // A path too long for an id: its first 111 characters, '-' and 16 hex digits of its sha256.
+  MemoryFileSystem deep;
+  const std::string name = std::string(80, 'd') + "/" + std::string(80, 'f') + ".txt";
+  deep.AddFile("/w/in/" + name, "1");
+  auto long_id = ManifestOfFolder(deep, "/w/in", std::nullopt, "");
+  ASSERT_TRUE(long_id.ok()) << long_id.error().ToString();
+  const std::string& id = long_id.value().items[0].id;
+  EXPECT_EQ(id.size(), 128u);
+  EXPECT_EQ(id, std::string(80, 'd') + "__" + std::string(29, 'f') + "-" + Sha256Hex(name).substr(0, 16));
 }
 
 TEST(ManifestOfFolder, RefusesWhatCannotBePinnedNamingIt) {
