@@ -6,6 +6,7 @@
 #include <set>
 
 #include "pilot/escape.h"
+#include "pilot/folder_files.h"
 #include "pilot/hash.h"
 #include "pilot/manifest.h"
 #include "pilot/paths.h"
@@ -138,7 +139,7 @@ Result<bool> IsManifestFile(FileSystem& fsys, const fs::path& file) {
 
 // Whether the folder `dir` is one pilot wrote: its bag-info.txt names a Pilot-Folder-Kind.
 Result<bool> IsPilotFolder(FileSystem& fsys, const fs::path& dir) {
-  auto opened = fsys.OpenRead(dir / "bag-info.txt", false);
+  auto opened = fsys.OpenRead(dir / kBagInfo, false);
   if (!opened.ok()) return opened.error();
   auto text = ReadAllCapped(*opened.value(), kManifestHeadBytes);
   if (!text.ok()) return text.error();
@@ -195,7 +196,7 @@ Result<Manifest> ManifestOfFolder(FileSystem& fsys, const fs::path& root, const 
   std::set<std::string> pilot_folders;
   for (const auto& rel : listed.value()) {
     const fs::path rel_path(rel);
-    if (rel_path.filename() != "bag-info.txt") continue;
+    if (rel_path.filename() != kBagInfo) continue;
     auto is_pilot = IsPilotFolder(fsys, root / rel_path.parent_path());
     if (!is_pilot.ok()) return is_pilot.error();
     if (!is_pilot.value()) continue;
