@@ -28,7 +28,10 @@ struct RecordedSpan {
 // wrong type refuses the record, naming its key.
 struct RecordedSettings {
   std::optional<std::string> device;  // unset in a merged record: each shard's own is in its record
-  std::optional<std::string> dtype;   // plan.model_contract.dtype
+  std::optional<std::string> dtype;   // plan.model_contract.dtype: the option, or "as saved"
+  // plan.model_contract.held_dtype: what the model's floating-point tensors held once loaded
+  // (and converted), "bfloat16+float32" when mixed; unset for a .pt2 or an older record.
+  std::optional<std::string> held_dtype;
   std::optional<std::uint64_t> batch_size, threads, seed, max_bytes;
   nlohmann::json batch_plan;  // plan.batch_plan as recorded (null, or an object with its sha256)
 };

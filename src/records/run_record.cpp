@@ -52,6 +52,7 @@ Status ParseSettings(const nlohmann::json& plan, const std::string& where, Recor
   PILOT_TRY(text(plan, "device", "plan.device", s.device));
   if (plan.contains("model_contract") && plan["model_contract"].is_object()) {
     PILOT_TRY(text(plan["model_contract"], "dtype", "plan.model_contract.dtype", s.dtype));
+    PILOT_TRY(text(plan["model_contract"], "held_dtype", "plan.model_contract.held_dtype", s.held_dtype));
   }
   for (auto [key, out] : {std::pair{"batch_size", &s.batch_size}, std::pair{"threads", &s.threads},
                           std::pair{"seed", &s.seed}, std::pair{"max_bytes", &s.max_bytes}}) {

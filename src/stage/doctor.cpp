@@ -71,21 +71,34 @@ DoctorCheck ModelCheck(const Params& params, const std::string& device) {
   cfg.threads = params.threads;
   cfg.seed = params.seed;
   // The reference is the model in float32 on the CPU; the device runs it in the configured
-  // dtype, so a reduced precision is checked for what it changes, on the pilot's own inputs.
+  // dtype, or as saved without one, so a reduced precision is checked for what it changes, on
+  // the pilot's own inputs.
   std::string dtype = "float32";
   if (cfg.options.is_object() && cfg.options.contains("dtype") && cfg.options["dtype"].is_string()) {
     dtype = cfg.options["dtype"].get<std::string>();
+  }
+  cfg.device = "cpu";
+  StageConfig ref_cfg = cfg;
+  if (!ref_cfg.options.is_object()) ref_cfg.options = nlohmann::json::object();
+  ref_cfg.options["dtype"] = "float32";  // a .pt2 package keeps the dtype compiled in
+  auto on_cpu = registry.Create(ref_cfg);
+  cfg.device = device;
+  auto on_device = registry.Create(cfg);
+  if (on_device.ok()) {
+    // A model saved in a reduced precision runs in it: checked with that precision's tolerance.
+    const auto& details = on_device.value()->Describe().details;
+    if (details.contains("held_dtype") && details["held_dtype"].is_string()) {
+      const std::string held = details["held_dtype"].get<std::string>();
+      if (held.find("bfloat16") != std::string::npos)
+        dtype = "bfloat16";
+      else if (held.find("float16") != std::string::npos)
+        dtype = "float16";
+    }
   }
   const double tolerance = dtype == "bfloat16"  ? kBfloat16Tolerance
                            : dtype == "float16" ? kFloat16Tolerance
                                                 : kModelTolerance;
   if (dtype != "float32") c.name += " (" + dtype + ")";
-  cfg.device = "cpu";
-  StageConfig ref_cfg = cfg;
-  if (ref_cfg.options.is_object()) ref_cfg.options.erase("dtype");
-  auto on_cpu = registry.Create(ref_cfg);
-  cfg.device = device;
-  auto on_device = registry.Create(cfg);
   if (!on_cpu.ok()) {
     return {
         c.name,

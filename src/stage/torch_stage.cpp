@@ -100,6 +100,44 @@ std::string Essential(const std::string& message) {
   return std::string(m);
 }
 
+// Converts the module's floating-point parameters and buffers to `dtype`, as Python's
+// nn.Module.to(dtype) does: integer and bool buffers (a Hugging Face model's position_ids and
+// token_type_ids) keep their type. torch::jit::Module::to(dtype) would convert every tensor.
+void ToFloatingDtype(torch::jit::Module& m, torch::Dtype dtype) {
+  torch::NoGradGuard no_grad;
+  for (at::Tensor t : m.parameters(/*recurse=*/true))
+    if (t.is_floating_point() && t.scalar_type() != dtype) t.set_data(t.to(dtype));
+  for (at::Tensor t : m.buffers(/*recurse=*/true))
+    if (t.is_floating_point() && t.scalar_type() != dtype) t.set_data(t.to(dtype));
+}
+
+// The dtype the module's floating-point parameters and buffers hold: one name, several
+// joined with '+' in sorted order ("bfloat16+float32"), or "none" without any.
+std::string HeldDtype(const torch::jit::Module& m) {
+  std::set<std::string> held;
+  auto name = [](at::ScalarType t) -> std::string {
+    switch (t) {
+      case at::kFloat:
+        return "float32";
+      case at::kBFloat16:
+        return "bfloat16";
+      case at::kHalf:
+        return "float16";
+      case at::kDouble:
+        return "float64";
+      default:
+        return c10::toString(t);
+    }
+  };
+  for (const at::Tensor& t : m.parameters(/*recurse=*/true))
+    if (t.is_floating_point()) held.insert(name(t.scalar_type()));
+  for (const at::Tensor& t : m.buffers(/*recurse=*/true))
+    if (t.is_floating_point()) held.insert(name(t.scalar_type()));
+  std::string out;
+  for (const auto& h : held) out += (out.empty() ? "" : "+") + h;
+  return out.empty() ? "none" : out;
+}
+
 bool IsAoti(const std::string& kind) { return kind == kAotiClassifier || kind == kAotiEmbedding; }
 
 #if defined(PILOT_HAVE_AOTI)
@@ -269,6 +307,7 @@ class TorchStage : public Stage {
         }
         dtype_ = *dtype;
         dtype_name_ = value.get<std::string>();
+        dtype_given_ = true;
         continue;
       }
       if (key != "min_confidence" || !classifies) {
@@ -302,13 +341,17 @@ class TorchStage : public Stage {
         return BadInput("cannot load the TorchScript model: " + Message(e), where,
                         "give a file saved with torch.jit.save / torch::jit::Module::save");
       }
-      if (dtype_ != torch::kFloat32) {
-        // Floating-point parameters and buffers only (integer buffers keep their type).
+      if (dtype_given_) {
         try {
-          module_.to(dtype_);
+          ToFloatingDtype(module_, dtype_);
         } catch (const std::exception& e) {
           return DtypeRefused(config, Message(e));
         }
+      }
+      try {
+        held_dtype_ = HeldDtype(module_);
+      } catch (const std::exception&) {  // a module that cannot list them: not recorded
+        held_dtype_.clear();
       }
       try {
         ModelFootprint f;
@@ -337,6 +380,7 @@ class TorchStage : public Stage {
     desc_.device = config.device;
     desc_.details["input_kind"] = input_kind_;
     desc_.details["dtype"] = dtype_name_;
+    if (!held_dtype_.empty()) desc_.details["held_dtype"] = held_dtype_;
     if (classifies) desc_.details["output"] = logits_ ? "logits" : "probabilities";
     if (!classifies) desc_.details["dim"] = desc_.dim;
     if (input_kind_ == "hashed_char_ngrams") {
@@ -351,11 +395,12 @@ class TorchStage : public Stage {
     for (int i = 0; i < 2; ++i) {
       auto out = Process({std::string_view("warm up")});
       std::string error = !out.ok ? out.error : out.items.size() != 1 ? "no output" : out.items[0].error;
-      if ((!out.ok || out.items.size() != 1 || !out.items[0].ok) && dtype_ != torch::kFloat32) {
+      if ((!out.ok || out.items.size() != 1 || !out.items[0].ok) && dtype_given_ &&
+          dtype_ != torch::kFloat32 && !aoti_) {
         // The dtype is at fault only if the same model runs in float32; otherwise the model is.
         bool float32_runs = false;
         try {
-          module_.to(torch::kFloat32);
+          ToFloatingDtype(module_, torch::kFloat32);
           auto again = Process({std::string_view("warm up")});
           float32_runs = again.ok && again.items.size() == 1 && again.items[0].ok;
         } catch (const std::exception&) {
@@ -626,7 +671,9 @@ class TorchStage : public Stage {
   bool logits_ = false;
   NgramContract contract_;
   torch::Dtype dtype_ = torch::kFloat32;
-  std::string dtype_name_ = "float32";
+  std::string dtype_name_ = "as saved";  // recorded as plan.model_contract.dtype
+  bool dtype_given_ = false;             // stage.options.dtype set: the model is converted to it
+  std::string held_dtype_;               // what its floating-point tensors hold, once converted
 };
 
 }  // namespace

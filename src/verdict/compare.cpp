@@ -58,8 +58,12 @@ nlohmann::json Optional(const std::optional<T>& v) {
   return v ? nlohmann::json(*v) : nlohmann::json();
 }
 
-// The dtype a run used: a record from before dtypes were recorded ran in float32.
-std::string DtypeOf(const RunRecord& r) { return r.settings.dtype.value_or("float32"); }
+// The dtype a run's model held: as recorded once loaded (and converted); else the option (a
+// .pt2 package: "as saved" or float32; a record from before held dtypes were recorded, when
+// float32 was the default); a record from before dtypes were recorded ran in float32.
+std::string DtypeOf(const RunRecord& r) {
+  return r.settings.held_dtype.value_or(r.settings.dtype.value_or("float32"));
+}
 
 // One side of the comparison: what its folder records.
 struct Side {
@@ -195,7 +199,10 @@ ojson Changes(const Side& a, const Side& b) {
   };
   const RecordedSettings& sa = a.record.settings;
   const RecordedSettings& sb = b.record.settings;
-  effective("stage.options.dtype", DtypeOf(a.record), DtypeOf(b.record), "run.json plan");
+  // The dtype is the one the model held, whether the option converted it or it was saved so:
+  // an option that changes nothing (float32 on a float32 model) is no change.
+  changes.erase("stage.options.dtype");
+  effective("dtype", DtypeOf(a.record), DtypeOf(b.record), "run.json plan");
   effective("device", Optional(sa.device), Optional(sb.device), "run.json plan");
   effective("batch_size", Optional(sa.batch_size), Optional(sb.batch_size), "run.json plan");
   effective("threads", Optional(sa.threads), Optional(sb.threads), "run.json plan");

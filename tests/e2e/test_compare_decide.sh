@@ -40,11 +40,12 @@ elif [ "$rc" = 0 ]; then
   run_pilot 0 doctor --params "$PROJ/config/bf16.json"
   expect_in "$WORK/out" "bfloat16 against float32 on cpu"
   run_pilot 0 compare "$WORK/runs/fp32" "$WORK/runs/bf16" --tolerance 0.05 --out "$WORK/cmp-bf16"
-  expect_in "$WORK/out" "what changed: only stage.options.dtype changed (float32 -> bfloat16)"
+  expect_in "$WORK/out" "what changed: only dtype changed (float32 -> bfloat16)"
   grep -m1 "confidence: max" "$WORK/out"
   rc2=0
   "$PILOT" compare "$WORK/runs/fp32" "$WORK/runs/bf16" --tolerance 0 >"$WORK/out" 2>"$WORK/err" || rc2=$?
   grep -q '"dtype": "bfloat16"' "$WORK/runs/bf16/data/run.json" || fail "run.json does not record the dtype"
+  grep -q '"held_dtype": "bfloat16"' "$WORK/runs/bf16/data/run.json" || fail "run.json does not record the dtype held"
   echo "bfloat16: ran; tolerance 0 gives exit $rc2"
 else
   cat "$WORK/err-bf16"; fail "a bfloat16 run exited $rc"

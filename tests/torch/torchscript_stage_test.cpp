@@ -213,6 +213,47 @@ def forward(self, texts: List[str]) -> Tensor:
   EXPECT_NE(with_option.error().what.find("min_confidence"), std::string::npos);
 }
 
+// stage.options.dtype converts floating-point parameters and buffers only, as Python's
+// nn.Module.to(dtype) does: an int64 buffer used as indices (a Hugging Face model's
+// position_ids) keeps its type. What the model holds is recorded; without the option a model
+// runs as saved.
+TEST_F(StageTest, DtypeConvertsFloatingPointTensorsOnlyAndRecordsWhatTheModelHolds) {
+  auto save = [&](torch::Dtype weight_dtype) {
+    torch::jit::Module m("Positions");
+    m.register_attribute("input_kind", c10::StringType::get(), std::string("text"));
+    m.register_attribute("dim", c10::IntType::get(), std::int64_t{2});
+    m.register_parameter("w", torch::tensor({0.5, 1.5, 2.5, 3.5}).to(weight_dtype), false);
+    m.register_buffer("position_ids", torch::tensor({std::int64_t{3}, std::int64_t{1}}));
+    m.define(R"(
+def forward(self, texts: List[str]) -> Tensor:
+    picked = torch.index_select(self.w, 0, self.position_ids)
+    return picked.unsqueeze(0).repeat([len(texts), 1]).float()
+)");
+    fs::path p = dir_ / ("positions" + std::to_string(counter_++) + ".pt");
+    m.save(p.string());
+    return p;
+  };
+  const fs::path f32 = save(torch::kFloat32);
+  auto bf16 = Create(f32, {{"dtype", "bfloat16"}}, kTorchScriptEmbedding);
+  ASSERT_TRUE(bf16.ok()) << bf16.error().ToString();
+  EXPECT_EQ(bf16.value()->Describe().details["dtype"], "bfloat16");
+  EXPECT_EQ(bf16.value()->Describe().details["held_dtype"], "bfloat16");
+  auto out = bf16.value()->Process({"x"});
+  ASSERT_TRUE(out.ok) << out.error;
+  EXPECT_EQ(out.items[0].vector, (std::vector<float>{3.5f, 1.5f}));
+
+  // Saved in bfloat16, run as saved: recorded as what it holds, not as float32.
+  const fs::path saved_bf16 = save(torch::kBFloat16);
+  auto as_saved = Create(saved_bf16, nlohmann::json::object(), kTorchScriptEmbedding);
+  ASSERT_TRUE(as_saved.ok()) << as_saved.error().ToString();
+  EXPECT_EQ(as_saved.value()->Describe().details["dtype"], "as saved");
+  EXPECT_EQ(as_saved.value()->Describe().details["held_dtype"], "bfloat16");
+  // Asked for float32, it is converted.
+  auto to_f32 = Create(saved_bf16, {{"dtype", "float32"}}, kTorchScriptEmbedding);
+  ASSERT_TRUE(to_f32.ok()) << to_f32.error().ToString();
+  EXPECT_EQ(to_f32.value()->Describe().details["held_dtype"], "float32");
+}
+
 TEST_F(StageTest, EmbeddingContractViolationsAreRefusedAtLoad) {
   auto save = [&](std::optional<std::int64_t> dim, const std::string& body) {
     torch::jit::Module m("Emb");

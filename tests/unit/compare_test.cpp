@@ -71,6 +71,40 @@ TEST(Compare, OnlyTheBatchSizeChangedAndEveryItemAgrees) {
   EXPECT_NE(CompareMarkdown(d).find("| batch_size | 2 | 1 | run.json plan |"), std::string::npos);
 }
 
+// The dtype compared is the one the model held: a model saved in bfloat16 and run as saved is
+// named as a dtype change, and a dtype option that changes nothing is no change.
+TEST(Compare, TheDtypeTheModelHeldIsNamedNotTheOption) {
+  Fixture f(kItems);
+  Label(f);
+  FakeStage f32;
+  f32.SetDetail("dtype", "float32");
+  f32.SetDetail("held_dtype", "float32");
+  f.plan.params.stage.options = {{"dtype", "float32"}};
+  fs::path a = MakeRun(f, f32, "a");
+  FakeStage saved_bf16;
+  saved_bf16.SetDetail("dtype", "as saved");
+  saved_bf16.SetDetail("held_dtype", "bfloat16");
+  f.plan.params.stage.options = nlohmann::json::object();
+  fs::path b = MakeRun(f, saved_bf16, "b");
+  FakeStage as_saved_f32;
+  as_saved_f32.SetDetail("dtype", "as saved");
+  as_saved_f32.SetDetail("held_dtype", "float32");
+  fs::path c = MakeRun(f, as_saved_f32, "c");
+
+  auto ab = CompareRuns(RealFileSystem(), a, b, CompareOptions{0.0});
+  ASSERT_TRUE(ab.ok()) << ab.error().ToString();
+  const auto& d = ab.value().document;
+  ASSERT_EQ(d["changes"].size(), 1u) << d["changes"].dump();
+  EXPECT_EQ(d["changes"][0]["name"], "dtype");
+  EXPECT_EQ(d["change_summary"], "only dtype changed (float32 -> bfloat16)");
+  EXPECT_EQ(d["a"]["dtype"], "float32");
+  EXPECT_EQ(d["b"]["dtype"], "bfloat16");
+
+  auto ac = CompareRuns(RealFileSystem(), a, c, CompareOptions{0.0});
+  ASSERT_TRUE(ac.ok()) << ac.error().ToString();
+  EXPECT_TRUE(ac.value().document["changes"].empty()) << ac.value().document["changes"].dump();
+}
+
 TEST(Compare, AConfidenceBeyondToleranceIsListedAndSeveralChangesWarn) {
   Fixture f(kItems);
   Label(f);

@@ -413,15 +413,17 @@ TEST(HostileRunRecord, SettingsAreTyped) {
            extra + "}";
   };
   auto full = ParseRunRecord(
-      record(R"({"device":"cuda:1","batch_size":8,"threads":2,"seed":7,"max_bytes":4096,)"
-             R"("model_contract":{"dtype":"bfloat16"},"batch_plan":{"sha256":"x","groups":[]}})",
-             R"(,"pilot_version":"0.3.0","source_revision":"abc","started_at":"2026-11-29T19:10:36Z",)"
-             R"("finished_at":"2026-11-29T19:10:46Z")"),
+      record(
+          R"({"device":"cuda:1","batch_size":8,"threads":2,"seed":7,"max_bytes":4096,)"
+          R"("model_contract":{"dtype":"bfloat16","held_dtype":"bfloat16+float32"},"batch_plan":{"sha256":"x","groups":[]}})",
+          R"(,"pilot_version":"0.3.0","source_revision":"abc","started_at":"2026-11-29T19:10:36Z",)"
+          R"("finished_at":"2026-11-29T19:10:46Z")"),
       "run.json");
   ASSERT_TRUE(full.ok()) << full.error().ToString();
   const RecordedSettings& s = full.value().settings;
   EXPECT_EQ(s.device, "cuda:1");
   EXPECT_EQ(s.dtype, "bfloat16");
+  EXPECT_EQ(s.held_dtype, "bfloat16+float32");
   EXPECT_EQ(s.batch_size, 8u);
   EXPECT_EQ(s.threads, 2u);
   EXPECT_EQ(s.seed, 7u);
@@ -443,6 +445,7 @@ TEST(HostileRunRecord, SettingsAreTyped) {
   for (auto [plan, key] : std::vector<std::pair<std::string, std::string>>{
            {R"({"device":3})", "plan.device"},
            {R"({"model_contract":{"dtype":["x"]}})", "plan.model_contract.dtype"},
+           {R"({"model_contract":{"held_dtype":1}})", "plan.model_contract.held_dtype"},
            {R"({"batch_size":"8"})", "plan.batch_size"},
            {R"({"threads":-1})", "plan.threads"},
            {R"({"seed":1.5})", "plan.seed"},

@@ -52,6 +52,8 @@ class FakeStage : public Stage {
   // Declares one more label (the model's own list); a text whose first word is it gets it.
   void AddLabel(const std::string& label) { desc_.labels.push_back(label); }
   void ForgetOutputKind() { desc_.output = nullptr; }  // a stage that declares none
+  // A detail of the model contract, as a torch stage records it (e.g. "held_dtype").
+  void SetDetail(const std::string& key, const nlohmann::json& value) { desc_.details[key] = value; }
 
  private:
   StageDescription desc_;
