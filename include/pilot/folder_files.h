@@ -15,8 +15,10 @@ inline constexpr const char* kFolderKindShard = "shard";
 // `pilot merge` (merge.h): the shards joined, in run format, with data/shards/.
 inline constexpr const char* kFolderKindMerged = "merged";
 // Format 1: pilot 0.1 (classifier records only). Format 2: kinds and versions declared,
-// journal version 2, stage output kinds (classification, embedding).
-inline constexpr int kRunFormatVersion = 2;
+// journal version 2, stage output kinds (classification, embedding). Format 3: a labelled
+// item's result carries its `expected` label, and report.json's quality gives precision and
+// recall per label, the labels never predicted and the confusion matrix.
+inline constexpr int kRunFormatVersion = 3;
 
 // --- the bag (RFC 8493), every kind ---------------------------------------------------------
 inline constexpr const char* kBagDeclaration = "bagit.txt";

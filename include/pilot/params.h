@@ -25,11 +25,15 @@ struct StageParams {
 
 struct Acceptance {
   std::optional<double> min_accuracy;  // on items with `expected`, 0..1
+  // The lowest recall of any label the labelled items expect, 0..1: a class never predicted
+  // fails it however high the accuracy.
+  std::optional<double> min_recall_per_label;
   std::optional<double> max_p95_latency_ms;
   std::optional<double> max_peak_rss_mb;
   std::optional<double> min_accepted_fraction;  // accepted / manifest count, 0..1
   bool empty() const {
-    return !min_accuracy && !max_p95_latency_ms && !max_peak_rss_mb && !min_accepted_fraction;
+    return !min_accuracy && !min_recall_per_label && !max_p95_latency_ms && !max_peak_rss_mb &&
+           !min_accepted_fraction;
   }
 };
 

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "pilot/folder_files.h"
 #include "pilot/fs.h"
 #include "pilot/manifest.h"
 #include "pilot/output_kind.h"
@@ -34,12 +35,35 @@ struct Criterion {
   bool met = false;
 };
 
+// One label's quality over the labelled items: `support` items expect it, the model gave it to
+// `predicted` of them (accepted in that category), `correct` of those expected it. Precision
+// and recall are null where their denominator is 0.
+struct LabelQuality {
+  std::string label;
+  std::size_t support = 0, predicted = 0, correct = 0;
+  std::optional<double> precision() const {
+    return predicted ? std::optional<double>(static_cast<double>(correct) / predicted) : std::nullopt;
+  }
+  std::optional<double> recall() const {
+    return support ? std::optional<double>(static_cast<double>(correct) / support) : std::nullopt;
+  }
+};
+
 struct Report {
+  // The run format the report is written in (folder_files.h): per-label quality came with 3,
+  // and verify rebuilds an older folder's report in its own format.
+  int format_version = kRunFormatVersion;
   const OutputKindSpec* output = nullptr;  // the stage's (pilot/output_kind.h)
   std::size_t dim = 0;                     // a kind with vectors: the vectors' length
   std::size_t total = 0, accepted = 0, rejected = 0;
   std::map<std::string, std::size_t> by_reason, by_category;
   std::size_t labelled = 0, correct = 0;
+  // The labelled items, expected label -> the category each was accepted in (a rejected one
+  // counts in `rejected_by_expected`): the confusion matrix, its cells only where items are.
+  std::map<std::string, std::map<std::string, std::size_t>> confusion;
+  std::map<std::string, std::size_t> rejected_by_expected;
+  std::vector<LabelQuality> per_label;       // every label expected or predicted, sorted; at Finish
+  std::vector<std::string> never_predicted;  // labels expected but never given to a labelled item
   std::size_t expected_rejections = 0, expected_rejections_met = 0;
   std::vector<std::string> expected_rejections_unmet;  // ids
   double p50_ms = 0, p95_ms = 0, p99_ms = 0;
@@ -66,9 +90,11 @@ class ReportBuilder {
  public:
   // A kind without labels has no category: `expected` labels are not judged, by_category
   // stays empty.
-  ReportBuilder(const OutputKindSpec& output, std::size_t dim) {
+  // `format_version`: the run format to write the report in (verify passes an older folder's).
+  ReportBuilder(const OutputKindSpec& output, std::size_t dim, int format_version = kRunFormatVersion) {
     r_.output = &output;
     r_.dim = dim;
+    r_.format_version = format_version;
   }
   void Add(const ManifestItem& item, const ResultRecord& record);
   Report Finish(const Acceptance& acceptance, const RunMetrics& metrics);
@@ -126,6 +152,9 @@ struct RecordedReport {
   std::map<std::string, std::size_t> by_reason, by_category;
   std::size_t labelled = 0, correct = 0;
   std::optional<double> accuracy;  // null when nothing was labelled
+  // quality.per_label (format 3; empty before): each label's support, predictions and hits.
+  std::vector<LabelQuality> per_label;
+  std::vector<std::string> never_predicted;  // quality.never_predicted
   std::size_t expected_rejections = 0, expected_rejections_met = 0;
   std::vector<std::string> expected_rejections_unmet;  // ids
   std::size_t latency_samples = 0;

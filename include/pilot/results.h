@@ -29,6 +29,9 @@ struct ResultRecord {
   std::optional<std::uint32_t> dim;
   std::optional<std::uint64_t> row;
   std::optional<std::uint64_t> vector_at;
+  // results.jsonl only (run format 3), last: the manifest's `expected` label of a labelled item,
+  // so that each line can be judged on its own. Never in the journal.
+  std::optional<std::string> expected;
 
   static ResultRecord Rejected(std::string id, std::string_view reason, std::string detail);
 };

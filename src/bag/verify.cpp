@@ -328,16 +328,26 @@ class Verifier {
       next_hint_ = at + 1;
       // The common case costs one comparison: the journal's line is the result line with
       // "type":"result" in front (a classifier's record; an embedding's differs: row / vector_at).
+      // A labelled item's line ends in its `expected` label, which the journal never holds.
       constexpr std::string_view kType = "{\"type\":\"result\",";
-      if (!r.dim) {
+      if (!r.dim && line.size() >= 2) {
+        // The record's fields X: the line is {X} or {X,"expected":"…"}, the journal's {"type":"result",X}.
+        std::string_view fields = line.substr(1, line.size() - 2);
+        if (r.expected) {
+          const std::string tail = ",\"expected\":" + JsonLine(nlohmann::ordered_json(*r.expected)) + "}";
+          fields = line.size() > tail.size() + 1 && line.substr(line.size() - tail.size()) == tail
+                       ? line.substr(1, line.size() - tail.size() - 1)
+                       : std::string_view();
+        }
         auto raw = reader_->ReadLine(state_->done.Value(at));
-        if (raw.ok() && raw.value().size() == line.size() + kType.size() - 1 &&
+        if (!fields.empty() && raw.ok() && raw.value().size() == kType.size() + fields.size() + 1 &&
             raw.value().substr(0, kType.size()) == kType &&
-            raw.value().substr(kType.size()) == line.substr(1)) {
+            raw.value().substr(kType.size(), fields.size()) == fields && raw.value().back() == '}') {
           return;
         }
       }
       auto rec = reader_->Read(state_->done.Value(at));
+      if (rec.ok()) rec.value().expected = r.expected;  // judged against the manifest (JudgeOutcome)
       if (rec.ok() && rec.value().dim) {
         // The journal points into the sidecar; results.jsonl carries the row numbered at finish.
         if (rec.value().vector_at && r.row) v.rows_.push_back({*r.row, *rec.value().vector_at, r.id});
@@ -391,15 +401,14 @@ class Verifier {
     }
     // Journal version 2 came with folder format 2: a folder that declares format 1 over a
     // version-2 journal was relabelled (which would spare its report the rebuild below).
-    if (run_->format_version < kRunFormatVersion && h.version >= 2) {
+    if (run_->format_version < 2 && h.version >= 2) {
       Add("journal", file,
-          "is version " + std::to_string(h.version) + ", written by a pilot of folder format " +
-              std::to_string(kRunFormatVersion) + ", but the folder declares format " +
-              std::to_string(run_->format_version));
+          "is version " + std::to_string(h.version) + ", written by a pilot of folder format 2 or later, " +
+              "but the folder declares format " + std::to_string(run_->format_version));
     }
     // And the other way: a folder of format 2 was written with a version-2 journal; an older
     // version would spare its report (a merged folder's: through its shards') the rebuild.
-    if (run_->format_version >= kRunFormatVersion && h.version < 2) {
+    if (run_->format_version >= 2 && h.version < 2) {
       Add("journal", file,
           "is version " + std::to_string(h.version) + ", but the folder declares format " +
               std::to_string(run_->format_version) + ", whose pilot writes journal version 2");
@@ -645,7 +654,9 @@ class Verifier {
     // counts are checked): a run's or a shard's own, a merged folder's shards'.
     const bool rebuild = run_ && (merged ? MergedReportRebuildable(shard_journals)
                                          : journal.state() && journal.state()->header.version >= 2);
-    Rebuilt rebuilt{ReportBuilder(*(run_ ? run_->output : OutputKinds().front()), run_ ? run_->dim : 0), {}};
+    Rebuilt rebuilt{ReportBuilder(*(run_ ? run_->output : OutputKinds().front()), run_ ? run_->dim : 0,
+                                  run_ ? run_->format_version : kRunFormatVersion),
+                    {}};
     std::string line;
     for (;;) {
       auto more = results.value().Next(line);
@@ -701,6 +712,19 @@ class Verifier {
       if (!reason::IsKnown(r.reason))
         Add("accounting", r.id, "rejected with unknown reason '" + r.reason + "'");
       if (r.detail.empty()) Add("accounting", r.id, "rejected without a detail");
+    }
+    // Run format 3: a labelled item's result carries the manifest's label, and no other does.
+    auto label = index.expected.find(k);
+    const bool carries = run_ && run_->format_version >= 3 && label != index.expected.end();
+    if (carries && r.expected != label->second) {
+      Add("accounting", r.id,
+          r.expected ? "its 'expected' label differs from the manifest's"
+                     : "has no 'expected' label, though the manifest gives the item one");
+    } else if (!carries && r.expected) {
+      Add("accounting", r.id,
+          run_ && run_->format_version >= 3
+              ? "carries an 'expected' label the manifest does not give the item"
+              : "carries an 'expected' label, which a folder of this format never has");
     }
     auto expected = index.expected_rejection.find(k);
     const std::optional<std::string> want = expected == index.expected_rejection.end()
@@ -1140,7 +1164,8 @@ void RegisterRunFolderKinds(FolderKindRegistry& registry) {
   for (const char* name : {kFolderKindShard, kFolderKindMerged}) {
     FolderKindSpec spec;  // written in run format only, and always declared
     spec.name = name;
-    spec.min_format = spec.max_format = kRunFormatVersion;
+    spec.min_format = 2;  // shards and merged folders came with format 2
+    spec.max_format = kRunFormatVersion;
     spec.results = true;
     spec.partition = name == std::string_view(kFolderKindShard);
     spec.joined = name == std::string_view(kFolderKindMerged);

@@ -596,7 +596,18 @@ class Driver {
           if (scanned && scanned->id == item.id) {
             constexpr std::string_view kType = "{\"type\":\"result\",";
             results += '{';
-            results.append(raw.value().substr(kType.size()));
+            std::string_view body = raw.value().substr(kType.size());
+            if (item.expected) {
+              // The manifest's label goes last, as ToJson writes it (results.h).
+              body.remove_suffix(1);  // the closing brace
+              results.append(body);
+              results += ",\"expected\":";
+              results += JsonLine(nlohmann::ordered_json(*item.expected));
+              results += '}';
+              scanned->expected = item.expected;
+            } else {
+              results.append(body);
+            }
             results += '\n';
             if (Status flushed = flush(kFlushBytes); !flushed.ok()) return flushed;
             builder.Add(item, *scanned);
@@ -619,6 +630,7 @@ class Driver {
             r.row = row++;
             r.vector_at.reset();
           }
+          r.expected = item.expected;
           results += ToJsonLine(r);
           results += '\n';
           if (Status flushed = flush(kFlushBytes); !flushed.ok()) return flushed;

@@ -408,6 +408,10 @@ class Merger {
         ++rd.row;
         vectors += vector;
         r.row = merged_row++;
+        r.expected = item.expected;
+        out += ToJsonLine(r);
+      } else if (r.expected != item.expected) {  // a shard of run format 2 carries no label
+        r.expected = item.expected;
         out += ToJsonLine(r);
       } else {
         out += line;

@@ -123,10 +123,12 @@ Result<Params> ParseParams(std::string_view text, const std::filesystem::path& b
   if (doc.contains("acceptance")) {
     const json& acc = doc["acceptance"];
     PILOT_TRY(CheckKeys(acc,
-                        {"min_accuracy", "max_p95_latency_ms", "max_peak_rss_mb", "min_accepted_fraction"},
+                        {"min_accuracy", "min_recall_per_label", "max_p95_latency_ms", "max_peak_rss_mb",
+                         "min_accepted_fraction"},
                         "acceptance", source));
     const SettingsReader a = Reader(acc, "acceptance", source);
     PILOT_TRY(a.Optional("min_accuracy", p.acceptance.min_accuracy, 0, 1));
+    PILOT_TRY(a.Optional("min_recall_per_label", p.acceptance.min_recall_per_label, 0, 1));
     PILOT_TRY(a.Optional("max_p95_latency_ms", p.acceptance.max_p95_latency_ms, 0, 1e9));
     PILOT_TRY(a.Optional("max_peak_rss_mb", p.acceptance.max_peak_rss_mb, 0, 1e9));
     PILOT_TRY(a.Optional("min_accepted_fraction", p.acceptance.min_accepted_fraction, 0, 1));

@@ -52,6 +52,10 @@ void ReportBuilder::Add(const ManifestItem& item, const ResultRecord& rec) {
   if (item.expected && classifies) {
     ++r_.labelled;
     if (rec.accepted && rec.category == *item.expected) ++r_.correct;
+    if (rec.accepted)
+      ++r_.confusion[*item.expected][rec.category];
+    else
+      ++r_.rejected_by_expected[*item.expected];
   }
   if (item.expected_rejection) {
     ++r_.expected_rejections;
@@ -93,7 +97,26 @@ Report ReportBuilder::Finish(const Acceptance& acceptance, const RunMetrics& met
     r.acceptance_met = r.acceptance_met && c.met;
     r.criteria.push_back(c);
   };
+  // Per label: its support and hits from its row of the confusion matrix, its predictions from
+  // its column.
+  std::map<std::string, LabelQuality> labels;
+  for (const auto& [expected, rejected] : r.rejected_by_expected) labels[expected].support += rejected;
+  for (const auto& [expected, row] : r.confusion) {
+    for (const auto& [predicted, n] : row) {
+      labels[expected].support += n;
+      labels[predicted].predicted += n;
+      if (predicted == expected) labels[expected].correct += n;
+    }
+  }
+  double min_recall = 1;
+  for (auto& [name, q] : labels) {
+    q.label = name;
+    if (q.support > 0) min_recall = std::min(min_recall, *q.recall());
+    if (q.support > 0 && q.predicted == 0) r.never_predicted.push_back(name);
+    r.per_label.push_back(q);
+  }
   add("min_accuracy", acceptance.min_accuracy, r.accuracy(), r.labelled > 0, true);
+  add("min_recall_per_label", acceptance.min_recall_per_label, min_recall, r.labelled > 0, true);
   add("min_accepted_fraction", acceptance.min_accepted_fraction,
       r.total ? static_cast<double>(r.accepted) / r.total : 0, r.total > 0, true);
   add("max_p95_latency_ms", acceptance.max_p95_latency_ms, r.p95_ms, r.latency_samples > 0, false);
@@ -111,6 +134,35 @@ nlohmann::ordered_json ReportToJson(const Report& r) {
   j["quality"] = {{"labelled", r.labelled},
                   {"correct", r.correct},
                   {"accuracy", r.labelled ? nlohmann::ordered_json(r.accuracy()) : nlohmann::ordered_json()}};
+  if (r.format_version >= 3) {
+    auto optional = [](std::optional<double> v) {
+      return v ? nlohmann::ordered_json(*v) : nlohmann::ordered_json();
+    };
+    auto per_label = nlohmann::ordered_json::array();
+    for (const auto& q : r.per_label) {
+      per_label.push_back({{"label", q.label},
+                           {"support", q.support},
+                           {"predicted", q.predicted},
+                           {"correct", q.correct},
+                           {"precision", optional(q.precision())},
+                           {"recall", optional(q.recall())}});
+    }
+    auto confusion = nlohmann::ordered_json::array();
+    std::set<std::string> expected_labels;
+    for (const auto& [e, row] : r.confusion) expected_labels.insert(e);
+    for (const auto& [e, n] : r.rejected_by_expected) expected_labels.insert(e);
+    for (const auto& e : expected_labels) {
+      auto row = r.confusion.find(e);
+      auto rejected = r.rejected_by_expected.find(e);
+      confusion.push_back({{"expected", e},
+                           {"predicted", row == r.confusion.end() ? nlohmann::ordered_json::object()
+                                                                  : nlohmann::ordered_json(row->second)},
+                           {"rejected", rejected == r.rejected_by_expected.end() ? 0 : rejected->second}});
+    }
+    j["quality"]["per_label"] = std::move(per_label);
+    j["quality"]["never_predicted"] = r.never_predicted;
+    j["quality"]["confusion"] = std::move(confusion);
+  }
   j["expected_rejections"] = {{"total", r.expected_rejections},
                               {"met", r.expected_rejections_met},
                               {"unmet_ids", r.expected_rejections_unmet}};
@@ -147,6 +199,58 @@ nlohmann::ordered_json ReportToJson(const Report& r) {
   return j;
 }
 
+namespace {
+
+// Per-label precision and recall, the labels never predicted, and the confusion matrix (up to
+// kConfusionColumns predicted labels wide; report.json holds it whole).
+void PerLabelMarkdown(const Report& r, std::ostringstream& md) {
+  auto fixed = [](std::optional<double> v) { return v ? FixedDecimals(*v, 3) : std::string("-"); };
+  md << "| label | support | predicted | correct | precision | recall |\n|---|---:|---:|---:|---:|---:|\n";
+  for (const auto& q : r.per_label) {
+    md << "| " << EscapeMarkdown(q.label) << " | " << q.support << " | " << q.predicted << " | " << q.correct
+       << " | " << fixed(q.precision()) << " | " << fixed(q.recall()) << " |\n";
+  }
+  md << "\n";
+  for (const auto& label : r.never_predicted) {
+    std::size_t support = 0;
+    for (const auto& q : r.per_label)
+      if (q.label == label) support = q.support;
+    md << "**Never predicted:** " << EscapeMarkdown(label) << " (0 of " << support << " labelled items)\n\n";
+  }
+  constexpr std::size_t kConfusionColumns = 20;
+  std::set<std::string> columns;
+  for (const auto& [e, row] : r.confusion)
+    for (const auto& [p, n] : row) columns.insert(p);
+  if (columns.size() > kConfusionColumns) {
+    md << "The confusion matrix (" << columns.size()
+       << " predicted labels) is in report.json, `quality.confusion`.\n\n";
+    return;
+  }
+  md << "Confusion (rows: expected; columns: the category accepted in)\n\n| expected |";
+  for (const auto& c : columns) md << " " << EscapeMarkdown(c) << " |";
+  md << " rejected |\n|---|";
+  for (std::size_t i = 0; i <= columns.size(); ++i) md << "---:|";
+  md << "\n";
+  std::set<std::string> rows;
+  for (const auto& [e, row] : r.confusion) rows.insert(e);
+  for (const auto& [e, n] : r.rejected_by_expected) rows.insert(e);
+  for (const auto& e : rows) {
+    md << "| " << EscapeMarkdown(e) << " |";
+    auto row = r.confusion.find(e);
+    for (const auto& c : columns) {
+      std::size_t n = 0;
+      if (row != r.confusion.end())
+        if (auto cell = row->second.find(c); cell != row->second.end()) n = cell->second;
+      md << " " << n << " |";
+    }
+    auto rejected = r.rejected_by_expected.find(e);
+    md << " " << (rejected == r.rejected_by_expected.end() ? 0 : rejected->second) << " |\n";
+  }
+  md << "\n";
+}
+
+}  // namespace
+
 std::string ReportToMarkdown(const Report& r, const std::string& run_id,
                              const std::vector<ResultRecord>& records) {
   std::ostringstream md;
@@ -172,6 +276,7 @@ std::string ReportToMarkdown(const Report& r, const std::string& run_id,
     std::snprintf(buf, sizeof buf, "Accuracy on labelled items: %zu / %zu = %.1f%%\n\n", r.correct,
                   r.labelled, 100.0 * r.accuracy());
     md << buf;
+    if (r.format_version >= 3) PerLabelMarkdown(r, md);
   } else {
     md << "No item carries an `expected` label.\n\n";
   }
@@ -270,6 +375,39 @@ Status ReadQuality(const JsonFields& f, const nlohmann::json& doc, RecordedRepor
   r.accuracy = accuracy.value();
   if (r.correct > r.labelled || (r.accuracy && *r.accuracy > 1)) {
     return BadInput("'quality' claims more correct items than labelled ones", f.Where("quality"), f.hint());
+  }
+  // Format 3: each label's counts, and the labels never predicted.
+  if (quality.value()->contains("per_label")) {
+    auto per_label = f.Array(*quality.value(), "per_label", "quality");
+    if (!per_label.ok()) return per_label.error();
+    for (const auto& entry : *per_label.value()) {
+      const std::string at = "quality.per_label[" + std::to_string(r.per_label.size()) + "]";
+      if (!entry.is_object()) return BadInput("'" + at + "' is not an object", f.Where(at), f.hint());
+      LabelQuality q;
+      auto label = f.String(entry, "label", at);
+      if (!label.ok()) return label.error();
+      q.label = label.value();
+      for (auto [key, out] : {std::pair{"support", &q.support}, std::pair{"predicted", &q.predicted},
+                              std::pair{"correct", &q.correct}}) {
+        auto v = f.Unsigned(entry, key, at);
+        if (!v.ok()) return v.error();
+        *out = v.value();
+      }
+      if (q.correct > q.support || q.correct > q.predicted || q.support > r.labelled) {
+        return BadInput("'" + at + "' claims more correct items than it has expected or predicted",
+                        f.Where(at), f.hint());
+      }
+      r.per_label.push_back(std::move(q));
+    }
+    auto never = f.Array(*quality.value(), "never_predicted", "quality");
+    if (!never.ok()) return never.error();
+    for (const auto& label : *never.value()) {
+      if (!label.is_string()) {
+        return BadInput("'quality.never_predicted' holds something other than a label",
+                        f.Where("quality.never_predicted"), f.hint());
+      }
+      r.never_predicted.push_back(label.get<std::string>());
+    }
   }
   auto expected = f.Object(doc, "expected_rejections");
   if (!expected.ok()) return expected.error();

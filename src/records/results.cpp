@@ -58,6 +58,7 @@ nlohmann::ordered_json ToJson(const ResultRecord& r, nlohmann::ordered_json j) {
   }
   if (!r.model.empty()) j["model"] = r.model;
   if (r.latency_ms) j["latency_ms"] = *r.latency_ms;
+  if (r.expected) j["expected"] = *r.expected;
   return j;
 }
 
@@ -107,6 +108,10 @@ Result<ResultRecord> ParseResultRecord(std::string_view line, const std::string&
   }
   r.model = str("model");
   if (j.contains("latency_ms") && j["latency_ms"].is_number()) r.latency_ms = j["latency_ms"].get<double>();
+  if (j.contains("expected")) {
+    if (!j["expected"].is_string()) return BadInput("'expected' is not a string", where + " id " + r.id);
+    r.expected = j["expected"].get<std::string>();
+  }
   return r;
 }
 
@@ -234,6 +239,11 @@ std::optional<ResultRecord> ScanResultRecord(std::string_view line, bool journal
     double ms = 0;
     if (!s.Number(ms)) return std::nullopt;
     r.latency_ms = ms;
+  }
+  if (!journal && s.Eat(",\"expected\":")) {
+    std::string expected;
+    if (!s.String(expected)) return std::nullopt;
+    r.expected = std::move(expected);
   }
   if (!s.Eat("}") || !s.AtEnd()) return std::nullopt;
   return r;

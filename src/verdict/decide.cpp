@@ -1171,6 +1171,16 @@ class Decider {
     } else {
       facts_.Add("the parameters set no acceptance criteria: nothing was judged", report_file_, kDecisionGo);
     }
+    // A label the labelled items expect that the model never gave (format 3 reports): accuracy
+    // can hide a dead class. A warning; acceptance.min_recall_per_label makes it a criterion.
+    for (const std::string& label : report_.never_predicted) {
+      std::size_t support = 0;
+      for (const LabelQuality& q : report_.per_label)
+        if (q.label == label) support = q.support;
+      facts_.Add("warning: the label '" + TruncateUtf8(label, 100) + "' is never predicted (0 of the " +
+                     std::to_string(support) + " labelled items that expect it; accuracy does not show it)",
+                 report_file_, "note");
+    }
     if (!report_.expected_rejections_unmet.empty()) {
       facts_.Add("expected rejections not met: " +
                      TruncateUtf8(JsonValueText(nlohmann::json(report_.expected_rejections_unmet)), 400),

@@ -50,7 +50,7 @@ import numpy as np
 run = sys.argv[1]
 v = np.load(run + "/data/vectors.npy")
 row = {json.loads(l)["id"]: json.loads(l)["row"] for l in open(run + "/data/results.jsonl")}
-a, b, c, d = (v[row[k]] for k in "abcd")
+a, b, c, d = (v[row[k + ".txt"]] for k in "abcd")
 assert a.tobytes() == c.tobytes() == d.tobytes(), "a, c and d hold the same text"
 assert a.tobytes() != b.tobytes()
 PYEOF

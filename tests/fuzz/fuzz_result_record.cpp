@@ -31,6 +31,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     PILOT_FUZZ_CHECK(a.confidence == b.confidence && a.reason == b.reason && a.detail == b.detail);
     PILOT_FUZZ_CHECK(a.model == b.model && a.latency_ms == b.latency_ms);
     PILOT_FUZZ_CHECK(a.dim == b.dim && a.row == b.row && a.vector_at == b.vector_at);
+    PILOT_FUZZ_CHECK(a.expected == b.expected);
+    if (journal) PILOT_FUZZ_CHECK(!a.expected);  // a label is never read from the journal
   }
   if (!parsed.ok()) {
     PILOT_FUZZ_CHECK(!parsed.error().what.empty());
@@ -71,5 +73,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   PILOT_FUZZ_CHECK(b.dim == r.dim);
   PILOT_FUZZ_CHECK(b.row == r.row);
   PILOT_FUZZ_CHECK(b.vector_at == r.vector_at);
+  PILOT_FUZZ_CHECK(b.expected == r.expected);
   return 0;
 }

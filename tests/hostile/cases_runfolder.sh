@@ -358,7 +358,7 @@ hc_runfolder__verify_report_forged_journal_version_1() {
   sed -i '1s/"version":2/"version":1/' "$G/data/journal.jsonl"
   pyedit "$G/data/report.json" 'd["latency_ms"]["p95"] = 0.001'
   rehash "$G"
-  finding 'journal\.jsonl' 'is version 1, but the folder declares format 2'
+  finding 'journal\.jsonl' 'is version 1, but the folder declares format 3'
   verify_good
 }
 hc_runfolder__verify_report_md_forged() {
@@ -395,6 +395,38 @@ hc_runfolder__verify_result_category_changed() {
 if c["en"] == 0: del c["en"]'
   rehash "$G"
   finding 'doc-01'
+  verify_good
+}
+hc_runfolder__verify_result_expected_label_changed() {
+  # A labelled item's `expected` edited in results.jsonl and re-hashed: it must be the manifest's.
+  copy_run good || return
+  grep -q '"id":"doc-01",.*"expected":"en"}$' "$G/data/results.jsonl" || bad "doc-01 does not carry expected en"
+  sed -i '/"id":"doc-01",/s/"expected":"en"}$/"expected":"fr"}/' "$G/data/results.jsonl"
+  rehash "$G"
+  finding 'doc-01' "its 'expected' label differs from the manifest's"
+  verify_good
+}
+hc_runfolder__verify_result_expected_label_dropped_or_added() {
+  # The label removed from a labelled item, and one given to an item the manifest does not label.
+  copy_run good || return
+  python3 - "$G/data/results.jsonl" "$G/data/manifest.json" >"$C/who" <<'EOF'
+import json, sys
+res, man = sys.argv[1], sys.argv[2]
+unlabelled = [i["id"] for i in json.load(open(man))["items"] if "expected" not in i]
+assert unlabelled, "the bundled manifest has an unlabelled item"
+out = []
+for l in open(res).read().splitlines():
+    if l.startswith('{"id":"doc-01",'):
+        l = l[: l.rindex(',"expected":')] + "}"
+    elif l.startswith('{"id":"%s",' % unlabelled[0]):
+        l = l[:-1] + ',"expected":"en"}'
+    out.append(l)
+open(res, "w").write("\n".join(out) + "\n")
+print(unlabelled[0])
+EOF
+  rehash "$G"
+  finding 'doc-01' "has no 'expected' label, though the manifest gives the item one" \
+    "$(cat "$C/who")" "carries an 'expected' label the manifest does not give the item"
   verify_good
 }
 hc_runfolder__verify_result_flipped_to_rejected() {
@@ -1422,7 +1454,7 @@ hc_runfolder__verify_merged_shard_journal_version_1() {
   sed -i '1s/"version":2/"version":1/' "$MG/data/shards/shard-1-of-2/journal.jsonl"
   pyedit "$MG/data/report.json" 'd["latency_ms"]["p95"] = 0.001'
   rehash "$MG"
-  finding 'shard-1-of-2/journal\.jsonl' 'is version 1, but the folder declares format 2'
+  finding 'shard-1-of-2/journal\.jsonl' 'is version 1, but the folder declares format 3'
   verify_mgood
 }
 hc_runfolder__verify_merged_shard_journal_edited() {

@@ -56,6 +56,25 @@ TEST(Decide, ACleanRunProposesGoAndWritesNothing) {
   EXPECT_EQ(ReadText(run / "tagmanifest-sha256.txt"), tags);
 }
 
+// A label the labelled items expect but the model never gives is shown, whatever the accuracy.
+TEST(Decide, ALabelNeverPredictedIsShown) {
+  Fixture f({{"a", "fr salut"}, {"b", "fr bonjour"}, {"c", "en hi"}});
+  f.Expect("a", "fr");
+  f.Expect("b", "de");
+  f.Expect("c", "en");
+  fs::path run = MakeRun(f);
+  auto out = Decide(RealFileSystem(), testing::SharedClock(), run, DecideOptions{});
+  ASSERT_TRUE(out.ok()) << out.error().ToString();
+  EXPECT_NE(Points(out.value(), "note")
+                .find("the label 'de' is never predicted (0 of the 1 labelled items that expect it"),
+            std::string::npos)
+      << Points(out.value(), "note");
+  // The results carry each labelled item's label.
+  EXPECT_NE(ReadText(run / "data/results.jsonl").find(R"("id":"b","status":"accepted","category":"fr")"),
+            std::string::npos);
+  EXPECT_NE(ReadText(run / "data/results.jsonl").find(R"(,"expected":"de"})"), std::string::npos);
+}
+
 TEST(Decide, AnUnexpectedRejectionProposesReviseConfig) {
   Fixture f({{"a", "fr salut"}, {"d", "ru privet"}});  // ru is not an allowed category
   fs::path run = MakeRun(f);

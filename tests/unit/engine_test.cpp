@@ -268,7 +268,7 @@ TEST_F(FolderKindTest, AnUnknownKindIsRefusedByVerifyResumeAndStatusNamingIt) {
   }
   EXPECT_TRUE(disagreement);
   // Both say archive: a kind this pilot does not know, refused (exit 2) rather than judged.
-  WriteText(dir_ / "bag-info.txt", "Pilot-Folder-Kind: archive\nPilot-Format-Version: 2\n");
+  WriteText(dir_ / "bag-info.txt", "Pilot-Folder-Kind: archive\nPilot-Format-Version: 3\n");
   verified = VerifyFolder(RealFileSystem(), dir_, {});
   ASSERT_FALSE(verified.ok());
   EXPECT_EQ(verified.error().kind, ErrorKind::kBadInput);
@@ -284,7 +284,7 @@ TEST_F(FolderKindTest, AnUnknownKindIsRefusedByVerifyResumeAndStatusNamingIt) {
 }
 
 TEST_F(FolderKindTest, ANewerFormatIsRefusedNamingTheVersion) {
-  EditRunJson("\"format_version\": 2", "\"format_version\": 9");
+  EditRunJson("\"format_version\": 3", "\"format_version\": 9");
   WriteText(dir_ / "bag-info.txt", "Pilot-Folder-Kind: run\nPilot-Format-Version: 9\n");
   auto verified = VerifyFolder(RealFileSystem(), dir_, {});
   ASSERT_FALSE(verified.ok());
@@ -293,7 +293,7 @@ TEST_F(FolderKindTest, ANewerFormatIsRefusedNamingTheVersion) {
 
 TEST_F(FolderKindTest, BagInfoDisagreeingWithRunJsonIsAFinding) {
   std::string info = ReadText(dir_ / "bag-info.txt");
-  info.replace(info.find("Pilot-Format-Version: 2"), 23, "Pilot-Format-Version: 1");
+  info.replace(info.find("Pilot-Format-Version: 3"), 23, "Pilot-Format-Version: 1");
   WriteText(dir_ / "bag-info.txt", info);
   auto r = VerifyRunFolder(RealFileSystem(), dir_, {});
   bool found = false;

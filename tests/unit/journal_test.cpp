@@ -29,8 +29,8 @@ JournalHeader Header() {
 }
 
 ResultRecord Rec(const std::string& id, bool ok) {
-  return ok ? ResultRecord{id,         true, "fr",         0.9,          "",          "",
-                           "sha256:x", 1.0,  std::nullopt, std::nullopt, std::nullopt}
+  return ok ? ResultRecord{id,         true, "fr",         0.9,          "",           "",
+                           "sha256:x", 1.0,  std::nullopt, std::nullopt, std::nullopt, std::nullopt}
             : ResultRecord::Rejected(id, "empty_input", "the file is empty");
 }
 

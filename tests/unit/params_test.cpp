@@ -11,7 +11,7 @@ const char* kValid = R"({
   "allowed_categories": ["en", "fr"],
   "device": "cpu", "batch_size": 16, "threads": 2, "seed": 7,
   "limits": {"max_bytes": 1000},
-  "acceptance": {"min_accuracy": 0.9, "max_p95_latency_ms": 50}
+  "acceptance": {"min_accuracy": 0.9, "min_recall_per_label": 0.25, "max_p95_latency_ms": 50}
 })";
 
 TEST(Params, ParsesAndResolvesPathsAgainstTheFilesFolder) {
@@ -22,6 +22,7 @@ TEST(Params, ParsesAndResolvesPathsAgainstTheFilesFolder) {
   EXPECT_EQ(p.value().batch_size, 16);
   EXPECT_EQ(p.value().max_bytes, 1000u);
   EXPECT_DOUBLE_EQ(*p.value().acceptance.min_accuracy, 0.9);
+  EXPECT_DOUBLE_EQ(*p.value().acceptance.min_recall_per_label, 0.25);
   EXPECT_FALSE(p.value().acceptance.max_peak_rss_mb.has_value());
 }
 
@@ -46,7 +47,9 @@ TEST(Params, BadValuesNameTheirKey) {
        {std::tuple{"\"cpu\"", "\"tpu\"", "device"}, std::tuple{"16,", "0,", "batch_size"},
         std::tuple{"16,", "1.5,", "batch_size"}, std::tuple{"[\"en\", \"fr\"]", "[]", "allowed_categories"},
         std::tuple{"[\"en\", \"fr\"]", "[\"en\", \"en\"]", "allowed_categories"},
-        std::tuple{"0.9", "1.9", "acceptance.min_accuracy"}}) {
+        std::tuple{"0.9", "1.9", "acceptance.min_accuracy"},
+        std::tuple{"0.25", "-0.5", "acceptance.min_recall_per_label"},
+        std::tuple{"0.25", "\"half\"", "acceptance.min_recall_per_label"}}) {
     auto p = ParseParams(With(from, to), "/p", "pilot.json");
     ASSERT_FALSE(p.ok()) << key;
     EXPECT_NE(p.error().what.find(key), std::string::npos) << p.error().what;

@@ -86,6 +86,74 @@ TEST(Report, CriterionWithoutDataIsNotMet) {
   EXPECT_EQ(ReportToJson(r)["device_peak_memory_mb"], 250.0);
 }
 
+// Accuracy can hide a dead class: per label, the support, predictions, precision and recall;
+// the labels never predicted; the confusion matrix; min_recall_per_label over them.
+TEST(Report, PerLabelQualityShowsADeadClass) {
+  Manifest m;
+  m.items = {{"a", "a", "", std::string("fr"), std::nullopt}, {"b", "b", "", std::string("de"), std::nullopt},
+             {"c", "c", "", std::string("de"), std::nullopt}, {"d", "d", "", std::string("en"), std::nullopt},
+             {"e", "e", "", std::string("de"), std::nullopt}, {"f", "f", "", std::nullopt, std::nullopt}};
+  const std::vector<ResultRecord> recs = {Accepted("a", "fr", 1),
+                                          Accepted("b", "fr", 1),
+                                          Accepted("c", "fr", 1),
+                                          Accepted("d", "en", 1),
+                                          ResultRecord::Rejected("e", "low_confidence", "0.2"),
+                                          Accepted("f", "de", 1)};  // unlabelled: not counted
+  Acceptance acc;
+  acc.min_accuracy = 0.4;
+  acc.min_recall_per_label = 0.5;
+  Report r = BuildReport(ClassificationOutput(), m, recs, acc, RunMetrics{1, 1, std::nullopt, 0, {}});
+  EXPECT_EQ(r.correct, 2u);
+  ASSERT_EQ(r.per_label.size(), 3u);
+  const LabelQuality& de = r.per_label[0];
+  EXPECT_EQ(de.label, "de");
+  EXPECT_EQ(de.support, 3u);
+  EXPECT_EQ(de.predicted, 0u);
+  EXPECT_FALSE(de.precision());
+  EXPECT_EQ(de.recall(), 0.0);
+  const LabelQuality& fr = r.per_label[2];
+  EXPECT_EQ(fr.label, "fr");
+  EXPECT_EQ(fr.support, 1u);
+  EXPECT_EQ(fr.predicted, 3u);
+  EXPECT_DOUBLE_EQ(*fr.precision(), 1.0 / 3);
+  EXPECT_EQ(fr.recall(), 1.0);
+  EXPECT_EQ(r.never_predicted, std::vector<std::string>{"de"});
+  ASSERT_EQ(r.criteria.size(), 2u);
+  EXPECT_TRUE(r.criteria[0].met);  // accuracy 2/5 = 0.4
+  EXPECT_EQ(r.criteria[1].name, "min_recall_per_label");
+  EXPECT_DOUBLE_EQ(r.criteria[1].value, 0.0);
+  EXPECT_FALSE(r.criteria[1].met);
+  EXPECT_FALSE(r.acceptance_met);
+
+  const auto j = ReportToJson(r);
+  EXPECT_EQ(j["quality"]["per_label"][0]["label"], "de");
+  EXPECT_TRUE(j["quality"]["per_label"][0]["precision"].is_null());
+  EXPECT_EQ(j["quality"]["per_label"][0]["recall"], 0.0);
+  EXPECT_EQ(j["quality"]["never_predicted"].dump(), R"(["de"])");
+  EXPECT_EQ(j["quality"]["confusion"][0]["expected"], "de");
+  EXPECT_EQ(j["quality"]["confusion"][0]["predicted"]["fr"], 2u);
+  EXPECT_EQ(j["quality"]["confusion"][0]["rejected"], 1u);
+  const std::string md = ReportToMarkdown(r, "run", recs);
+  EXPECT_NE(md.find("| de | 3 | 0 | 0 | - | 0.000 |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| fr | 1 | 3 | 1 | 0.333 | 1.000 |"), std::string::npos) << md;
+  EXPECT_NE(md.find("**Never predicted:** de (0 of 3 labelled items)"), std::string::npos) << md;
+  EXPECT_NE(md.find("| de | 0 | 2 | 1 |"), std::string::npos) << md;  // columns en, fr, rejected
+
+  // Read back, the per-label figures and the dead class are the run's.
+  auto read = RecordedReportFromJson(nlohmann::json::parse(PrettyJson(j)), "report.json", "");
+  ASSERT_TRUE(read.ok()) << read.error().ToString();
+  ASSERT_EQ(read.value().per_label.size(), 3u);
+  EXPECT_EQ(read.value().per_label[2].predicted, 3u);
+  EXPECT_EQ(read.value().never_predicted, std::vector<std::string>{"de"});
+
+  // A folder of run format 2 is rebuilt as it was written: without them.
+  ReportBuilder older(ClassificationOutput(), 0, 2);
+  for (std::size_t i = 0; i < recs.size(); ++i) older.Add(m.items[i], recs[i]);
+  const auto j2 = ReportToJson(older.Finish(Acceptance{}, RunMetrics{1, 1, std::nullopt, 0, {}}));
+  EXPECT_FALSE(j2["quality"].contains("per_label"));
+  EXPECT_FALSE(j2["quality"].contains("confusion"));
+}
+
 // The report of the first test, as the run writes it.
 Report SampleReport() {
   Acceptance acc;
@@ -165,6 +233,14 @@ TEST(RecordedReport, ADamagedFigureIsRefusedNamingTheKey) {
        "by_reason.empty_input"},
       {"accuracy above one", [](nlohmann::json& j) { j["quality"]["accuracy"] = 1.5; }, "quality"},
       {"more correct than labelled", [](nlohmann::json& j) { j["quality"]["correct"] = 9u; }, "quality"},
+      {"a label more correct than expected",
+       [](nlohmann::json& j) { j["quality"]["per_label"][0]["correct"] = 7u; }, "quality.per_label[0]"},
+      {"a label's name a number", [](nlohmann::json& j) { j["quality"]["per_label"][1]["label"] = 3; },
+       "quality.per_label[1].label"},
+      {"per_label not a list", [](nlohmann::json& j) { j["quality"]["per_label"] = "all"; },
+       "quality.per_label"},
+      {"never_predicted holds a number", [](nlohmann::json& j) { j["quality"]["never_predicted"] = {1}; },
+       "quality.never_predicted"},
       {"unmet ids not ids",
        [](nlohmann::json& j) {
          j["expected_rejections"]["unmet_ids"] = {1, 2};
