@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,9 @@ class ReadableFile;
 struct ZipEntry {
   std::string name;
   std::uint64_t uncompressed_size = 0;
+  std::uint64_t compressed_size = 0;
+  std::uint64_t local_offset = 0;  // of its local header
+  std::uint16_t compression = 0;   // 0: stored
 };
 
 inline constexpr std::size_t kMaxPackageEntries = 1u << 16;
@@ -43,5 +47,23 @@ Result<std::vector<ZipEntry>> ListZipEntries(ReadableFile& file, const std::stri
 // first component shared by entries 0 and 1); or a metadata file (*_metadata.json, any case)
 // larger than kMaxPackageMetadataBytes.
 Status CheckPackageLayout(const std::vector<ZipEntry>& entries, const std::string& where);
+
+// A stored (uncompressed) entry's bytes, at most `max_bytes` of them: refused (exit 2, naming
+// `where`) when it is compressed, larger, or its local header or data lie out of the file.
+Result<std::string> ReadStoredZipEntry(ReadableFile& file, const ZipEntry& entry, std::uint64_t max_bytes,
+                                       const std::string& where);
+
+// What a TorchScript archive (torch.jit.save's ZIP) says of where it came from, for the
+// message of a model that does not load: its format version ("<archive>/version" in 1.x,
+// "<archive>/.data/version" in 2.x) and the torch that saved it, where the documented export
+// recorded it as the extra file "torch_version" (docs/models.md). Each is unset when absent
+// or not a short printable value; nothing is trusted beyond that, and nothing fails.
+struct TorchArchiveFacts {
+  bool zip = false;
+  std::optional<std::string> format_version, saved_by;
+};
+TorchArchiveFacts ReadTorchArchiveFacts(ReadableFile& file, const std::string& where);
+// "archive format version 10, saved by torch 2.11.0 (extra/torch_version)".
+std::string DescribeTorchArchive(const TorchArchiveFacts& facts);
 
 }  // namespace pilot

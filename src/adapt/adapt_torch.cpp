@@ -49,8 +49,11 @@ class TorchAdaptTrainer final : public AdaptTrainer {
     try {
       return LoadOrThrow(config);
     } catch (const std::exception& e) {
-      return BadInput("cannot load the base model for training: " + Short(TorchErrorMessage(e)), where_,
-                      "the base model must be a TorchScript classifier (see docs/adapt.md)");
+      return BadInput("cannot load the base model for training: " + Short(TorchErrorMessage(e)) + " (" +
+                          LoadFailureContext(config.model) + ")",
+                      where_,
+                      std::string("the base model must be a TorchScript classifier (see docs/adapt.md); ") +
+                          kLoadFailureHint);
     }
   }
 
@@ -333,7 +336,7 @@ class TorchAdaptTrainer final : public AdaptTrainer {
     module_ = torch::jit::load(config.model.string(), torch::kCPU);
     PILOT_TRY(ReadContract(ContractOfModule(module_)));
     module_.to(device_);
-    if (*dtype != torch::kFloat32) module_.to(*dtype);
+    if (*dtype != torch::kFloat32) ToFloatingDtype(module_, *dtype);
     // Every floating-point parameter, in the model's order; the chosen ones train.
     std::set<std::string> names;
     for (const auto& p : module_.named_parameters(true)) {

@@ -136,27 +136,108 @@ Result<std::vector<ZipEntry>> ListZipEntries(ReadableFile& file, const std::stri
     }
     ZipEntry entry;
     entry.name.assign(reinterpret_cast<const char*>(h + kCentralSize), name_len);
+    entry.compression = static_cast<std::uint16_t>(Le(h + 10, 2));
+    entry.compressed_size = Le(h + 20, 4);
     entry.uncompressed_size = Le(h + 24, 4);
-    if (entry.uncompressed_size == 0xFFFFFFFF) {
-      // The ZIP64 extra field (id 1) holds the 8-byte uncompressed size first.
+    entry.local_offset = Le(h + 42, 4);
+    if (entry.uncompressed_size == 0xFFFFFFFF || entry.compressed_size == 0xFFFFFFFF ||
+        entry.local_offset == 0xFFFFFFFF) {
+      // The ZIP64 extra field (id 1) holds, in this order, the 8-byte uncompressed size,
+      // compressed size and local header offset, each only where the plain field is saturated.
       const unsigned char* x = h + kCentralSize + name_len;
       bool found = false;
       for (std::size_t i = 0; i + 4 <= extra_len;) {
         const std::size_t id = Le(x + i, 2), len = Le(x + i + 2, 2);
         if (i + 4 + len > extra_len) break;
-        if (id == 1 && len >= 8) {
-          entry.uncompressed_size = Le(x + i + 4, 8);
+        if (id == 1) {
+          std::size_t at = i + 4;
           found = true;
+          for (std::uint64_t* field :
+               {&entry.uncompressed_size, &entry.compressed_size, &entry.local_offset}) {
+            if (*field != 0xFFFFFFFF) continue;
+            if (at + 8 > i + 4 + len) {
+              found = false;
+              break;
+            }
+            *field = Le(x + at, 8);
+            at += 8;
+          }
           break;
         }
         i += 4 + len;
       }
-      if (!found) return NotZip(where, "entry " + std::to_string(k) + " lacks its ZIP64 size");
+      if (!found) return NotZip(where, "entry " + std::to_string(k) + " lacks its ZIP64 sizes");
     }
     entries.push_back(std::move(entry));
     pos += kCentralSize + name_len + extra_len + comment_len;
   }
   return entries;
+}
+
+Result<std::string> ReadStoredZipEntry(ReadableFile& file, const ZipEntry& entry, std::uint64_t max_bytes,
+                                       const std::string& where) {
+  constexpr std::uint32_t kLocalSig = 0x04034b50;
+  constexpr std::size_t kLocalSize = 30;
+  if (entry.compression != 0 || entry.compressed_size != entry.uncompressed_size) {
+    return BadInput("the archive entry is compressed (pilot reads only stored ones)", where);
+  }
+  if (entry.uncompressed_size > max_bytes) {
+    return BadInput("the archive entry holds " + std::to_string(entry.uncompressed_size) +
+                        " bytes, more than " + std::to_string(max_bytes),
+                    where);
+  }
+  if (entry.local_offset > file.size() || file.size() - entry.local_offset < kLocalSize) {
+    return NotZip(where, "an entry's local header lies past the end of the file");
+  }
+  unsigned char h[kLocalSize];
+  PILOT_TRY(ReadExact(file, entry.local_offset, h, kLocalSize, where));
+  if (Le(h, 4) != kLocalSig) return NotZip(where, "an entry's local header is damaged");
+  const std::uint64_t data = entry.local_offset + kLocalSize + Le(h + 26, 2) + Le(h + 28, 2);
+  if (data > file.size() || file.size() - data < entry.uncompressed_size) {
+    return NotZip(where, "an entry's data lies past the end of the file");
+  }
+  std::string out(static_cast<std::size_t>(entry.uncompressed_size), '\0');
+  PILOT_TRY(ReadExact(file, data, reinterpret_cast<unsigned char*>(out.data()), out.size(), where));
+  return out;
+}
+
+TorchArchiveFacts ReadTorchArchiveFacts(ReadableFile& file, const std::string& where) {
+  TorchArchiveFacts facts;
+  auto entries = ListZipEntries(file, where);
+  if (!entries.ok()) return facts;
+  facts.zip = true;
+  // "<archive>/version" (torch 1.x) or "<archive>/.data/version" (2.x): a decimal number;
+  // "<archive>/extra/torch_version": what the documented export stores (docs/models.md).
+  auto small = [&](const ZipEntry& e, std::size_t cap) -> std::optional<std::string> {
+    auto text = ReadStoredZipEntry(file, e, cap, where);
+    if (!text.ok()) return std::nullopt;
+    std::string v = text.value();
+    while (!v.empty() && (v.back() == '\n' || v.back() == '\r' || v.back() == ' ')) v.pop_back();
+    if (v.empty()) return std::nullopt;
+    for (unsigned char c : v)
+      if (c < 0x21 || c > 0x7e) return std::nullopt;  // printable ASCII alone: a number, a version
+    return v;
+  };
+  for (const ZipEntry& e : entries.value()) {
+    const auto slash = e.name.find('/');
+    if (slash == std::string::npos) continue;
+    const std::string rest = e.name.substr(slash + 1);
+    if (rest == "version" || rest == ".data/version") {
+      auto v = small(e, 16);
+      if (v && v->find_first_not_of("0123456789") == std::string::npos) facts.format_version = *v;
+    } else if (rest == "extra/torch_version") {
+      facts.saved_by = small(e, 64);
+    }
+  }
+  return facts;
+}
+
+std::string DescribeTorchArchive(const TorchArchiveFacts& facts) {
+  if (!facts.zip) return "the file is not a ZIP archive, which torch.jit.save writes";
+  std::string out = "archive format version " + facts.format_version.value_or("unknown");
+  out += facts.saved_by ? ", saved by torch " + *facts.saved_by + " (extra/torch_version)"
+                        : ", saving torch not recorded (no extra/torch_version)";
+  return out;
 }
 
 namespace {

@@ -47,6 +47,7 @@
 #include "pilot/escape.h"
 #include "pilot/limits.h"
 #include "pilot/model_contract.h"
+#include "pilot/package_layout.h"
 #include "pilot/text_features.h"
 #include "pilot/torch_stage.h"
 #include "pilot/utf8.h"
@@ -71,9 +72,56 @@ ModelContract ContractOfModule(const torch::jit::Module& m) {
   return c;
 }
 
+std::string LoadFailureContext(const std::filesystem::path& model) {
+  std::string facts = "the file could not be read again";
+  if (auto file = RealFileSystem().OpenRead(model, false); file.ok())
+    facts = DescribeTorchArchive(ReadTorchArchiveFacts(*file.value(), model.string()));
+  return facts + "; this pilot runs libtorch " + TORCH_VERSION + " (" + build::kTorchFlavour + " build)";
+}
+
+const char* const kLoadFailureHint =
+    "a model saved by a newer torch can use operators this libtorch lacks "
+    "(aten::scaled_dot_product_attention "
+    "came with 2.0): run it with a pilot built against a libtorch at least as new as the one that saved it "
+    "(docs/building.md), or export it with the torch this pilot runs; save with "
+    "_extra_files={'torch_version': torch.__version__} so that this message names it (docs/models.md)";
+
 std::string TorchErrorMessage(const std::exception& e) {
   if (const auto* c10e = dynamic_cast<const c10::Error*>(&e)) return c10e->what_without_backtrace();
   return e.what();
+}
+
+void ToFloatingDtype(torch::jit::Module& m, torch::Dtype dtype) {
+  torch::NoGradGuard no_grad;
+  for (at::Tensor t : m.parameters(/*recurse=*/true))
+    if (t.is_floating_point() && t.scalar_type() != dtype) t.set_data(t.to(dtype));
+  for (at::Tensor t : m.buffers(/*recurse=*/true))
+    if (t.is_floating_point() && t.scalar_type() != dtype) t.set_data(t.to(dtype));
+}
+
+std::string HeldDtype(const torch::jit::Module& m) {
+  std::set<std::string> held;
+  auto name = [](at::ScalarType t) -> std::string {
+    switch (t) {
+      case at::kFloat:
+        return "float32";
+      case at::kBFloat16:
+        return "bfloat16";
+      case at::kHalf:
+        return "float16";
+      case at::kDouble:
+        return "float64";
+      default:
+        return c10::toString(t);
+    }
+  };
+  for (const at::Tensor& t : m.parameters(/*recurse=*/true))
+    if (t.is_floating_point()) held.insert(name(t.scalar_type()));
+  for (const at::Tensor& t : m.buffers(/*recurse=*/true))
+    if (t.is_floating_point()) held.insert(name(t.scalar_type()));
+  std::string out;
+  for (const auto& h : held) out += (out.empty() ? "" : "+") + h;
+  return out.empty() ? "none" : out;
 }
 
 namespace {
@@ -98,44 +146,6 @@ std::string Essential(const std::string& message) {
   while (!m.empty() && (m.back() == '\n' || m.back() == ' ')) m.remove_suffix(1);
   if (auto nl = m.find('\n'); nl != std::string_view::npos) m = m.substr(0, nl);
   return std::string(m);
-}
-
-// Converts the module's floating-point parameters and buffers to `dtype`, as Python's
-// nn.Module.to(dtype) does: integer and bool buffers (a Hugging Face model's position_ids and
-// token_type_ids) keep their type. torch::jit::Module::to(dtype) would convert every tensor.
-void ToFloatingDtype(torch::jit::Module& m, torch::Dtype dtype) {
-  torch::NoGradGuard no_grad;
-  for (at::Tensor t : m.parameters(/*recurse=*/true))
-    if (t.is_floating_point() && t.scalar_type() != dtype) t.set_data(t.to(dtype));
-  for (at::Tensor t : m.buffers(/*recurse=*/true))
-    if (t.is_floating_point() && t.scalar_type() != dtype) t.set_data(t.to(dtype));
-}
-
-// The dtype the module's floating-point parameters and buffers hold: one name, several
-// joined with '+' in sorted order ("bfloat16+float32"), or "none" without any.
-std::string HeldDtype(const torch::jit::Module& m) {
-  std::set<std::string> held;
-  auto name = [](at::ScalarType t) -> std::string {
-    switch (t) {
-      case at::kFloat:
-        return "float32";
-      case at::kBFloat16:
-        return "bfloat16";
-      case at::kHalf:
-        return "float16";
-      case at::kDouble:
-        return "float64";
-      default:
-        return c10::toString(t);
-    }
-  };
-  for (const at::Tensor& t : m.parameters(/*recurse=*/true))
-    if (t.is_floating_point()) held.insert(name(t.scalar_type()));
-  for (const at::Tensor& t : m.buffers(/*recurse=*/true))
-    if (t.is_floating_point()) held.insert(name(t.scalar_type()));
-  std::string out;
-  for (const auto& h : held) out += (out.empty() ? "" : "+") + h;
-  return out.empty() ? "none" : out;
 }
 
 bool IsAoti(const std::string& kind) { return kind == kAotiClassifier || kind == kAotiEmbedding; }
@@ -338,8 +348,13 @@ class TorchStage : public Stage {
         module_ = torch::jit::load(config.model.string(), device_);
         module_.eval();
       } catch (const std::exception& e) {
-        return BadInput("cannot load the TorchScript model: " + Message(e), where,
-                        "give a file saved with torch.jit.save / torch::jit::Module::save");
+        // The first line that says something: libtorch opens some messages with a blank one.
+        std::string why = Message(e);
+        why.erase(0, std::min(why.size(), why.find_first_not_of(" \t\r\n")));
+        return BadInput(
+            "cannot load the TorchScript model: " + Untrusted(why.substr(0, why.find('\n')), 300) + " (" +
+                LoadFailureContext(config.model) + ")",
+            where, kLoadFailureHint);
       }
       if (dtype_given_) {
         try {

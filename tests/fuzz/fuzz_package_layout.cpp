@@ -1,6 +1,7 @@
 // Fuzzes ListZipEntries + CheckPackageLayout (a .pt2 package's central directory, read before
 // libtorch's loader unpacks it): never throws or reads out of bounds; an accepted package
 // has at least two entries, none of whose names could leave the folder it is unpacked in.
+// Also ReadTorchArchiveFacts and ReadStoredZipEntry over the same bytes.
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -36,6 +37,17 @@ class BytesFile : public pilot::ReadableFile {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace pilot;
   BytesFile file(data, size);
+  // The same bytes as a TorchScript archive (a model that did not load): only short,
+  // printable facts come back, and an entry read is within the file.
+  const TorchArchiveFacts facts = ReadTorchArchiveFacts(file, "fuzz.pt");
+  if (facts.format_version) {
+    PILOT_FUZZ_CHECK(!facts.format_version->empty() && facts.format_version->size() <= 16);
+    PILOT_FUZZ_CHECK(facts.format_version->find_first_not_of("0123456789") == std::string::npos);
+  }
+  if (facts.saved_by) {
+    PILOT_FUZZ_CHECK(!facts.saved_by->empty() && facts.saved_by->size() <= 64);
+    for (unsigned char c : *facts.saved_by) PILOT_FUZZ_CHECK(c > 0x20 && c < 0x7f);
+  }
   auto entries = ListZipEntries(file, "fuzz.pt2");
   if (!entries.ok()) {
     PILOT_FUZZ_CHECK(!entries.error().what.empty());
@@ -56,6 +68,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       start = end + 1;
     }
     PILOT_FUZZ_CHECK(e.name.find('\\') == std::string::npos);
+    auto bytes = ReadStoredZipEntry(file, e, 4096, "fuzz.pt2");
+    if (bytes.ok())
+      PILOT_FUZZ_CHECK(bytes.value().size() == e.uncompressed_size && e.uncompressed_size <= size);
   }
   return 0;
 }

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <torch/cuda.h>
 #include <torch/script.h>
+#include <torch/version.h>
 
 #include <filesystem>
 #include <fstream>
@@ -252,6 +253,48 @@ def forward(self, texts: List[str]) -> Tensor:
   auto to_f32 = Create(saved_bf16, {{"dtype", "float32"}}, kTorchScriptEmbedding);
   ASSERT_TRUE(to_f32.ok()) << to_f32.error().ToString();
   EXPECT_EQ(to_f32.value()->Describe().details["held_dtype"], "float32");
+}
+
+// A model that does not load is named with the archive's format version, the torch that saved
+// it (recorded as the extra file torch_version, as docs/models.md exports it) and the libtorch
+// in use: the facts that tell a newer torch's export from a damaged file.
+TEST_F(StageTest, AModelThatDoesNotLoadNamesItsArchiveAndTheLibtorchInUse) {
+  torch::jit::Module m("Saved");
+  m.register_attribute("input_kind", c10::StringType::get(), std::string("text"));
+  m.register_attribute("dim", c10::IntType::get(), std::int64_t{1});
+  m.define(R"(
+def forward(self, texts: List[str]) -> Tensor:
+    return torch.zeros([len(texts), 1])
+)");
+  const fs::path p = dir_ / "newer.pt";
+  m.save(p.string(), {{"torch_version", "9.9.0"}});
+  // The model's code damaged inside the archive: libtorch refuses it.
+  std::string bytes;
+  {
+    std::ifstream in(p, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  // The first byte of data.pkl (a stored entry, after its local header's name and extra field):
+  // its CRC no longer matches.
+  const auto name = bytes.find("/data.pkl");
+  ASSERT_NE(name, std::string::npos);
+  const std::size_t header = bytes.rfind("PK\x03\x04", name);
+  ASSERT_NE(header, std::string::npos);
+  const std::size_t name_len = static_cast<unsigned char>(bytes[header + 26]) |
+                               static_cast<std::size_t>(static_cast<unsigned char>(bytes[header + 27])) << 8;
+  const std::size_t extra_len = static_cast<unsigned char>(bytes[header + 28]) |
+                                static_cast<std::size_t>(static_cast<unsigned char>(bytes[header + 29])) << 8;
+  bytes[header + 30 + name_len + extra_len] ^= 0x55;
+  std::ofstream(p, std::ios::binary | std::ios::trunc) << bytes;
+  auto stage = Create(p, nlohmann::json::object(), kTorchScriptEmbedding);
+  ASSERT_FALSE(stage.ok());
+  const std::string what = stage.error().what;
+  EXPECT_NE(what.find("cannot load the TorchScript model: "), std::string::npos) << what;
+  EXPECT_NE(what.find("archive format version "), std::string::npos) << what;
+  EXPECT_NE(what.find("saved by torch 9.9.0 (extra/torch_version)"), std::string::npos) << what;
+  EXPECT_NE(what.find(std::string("this pilot runs libtorch ") + TORCH_VERSION), std::string::npos) << what;
+  EXPECT_EQ(what.find('\n'), std::string::npos) << "one line";
+  EXPECT_NE(stage.error().hint.find("a newer torch"), std::string::npos);
 }
 
 TEST_F(StageTest, EmbeddingContractViolationsAreRefusedAtLoad) {

@@ -231,5 +231,45 @@ TEST(PackageLayout, DamagedArchivesAreRefusedNeverMisread) {
   EXPECT_FALSE(Check(std::string(100, '\0')).ok());
 }
 
+// What a TorchScript archive says of its origin, for the message of a model that does not
+// load: the format version (1.x and 2.x places), the torch the documented export recorded,
+// and nothing from a value that is not short and printable, or from an archive that is not one.
+TEST(TorchArchive, ReadsTheFormatVersionAndTheSavingTorchTrustingNothingElse) {
+  auto facts = [](const std::string& bytes) {
+    BytesFile f(bytes);
+    return ReadTorchArchiveFacts(f, "m.pt");
+  };
+  const TorchArchiveFacts v2 = facts(
+      Zip({{"m/data.pkl", "x"}, {"m/.data/version", "10\n"}, {"m/extra/torch_version", "2.11.0+cu130"}}));
+  EXPECT_TRUE(v2.zip);
+  EXPECT_EQ(v2.format_version, "10");
+  EXPECT_EQ(v2.saved_by, "2.11.0+cu130");
+  EXPECT_EQ(DescribeTorchArchive(v2),
+            "archive format version 10, saved by torch 2.11.0+cu130 (extra/torch_version)");
+  const TorchArchiveFacts v1 = facts(Zip({{"langid/data.pkl", "x"}, {"langid/version", "3\n"}}, true));
+  EXPECT_EQ(v1.format_version, "3");
+  EXPECT_FALSE(v1.saved_by);
+  EXPECT_EQ(DescribeTorchArchive(v1),
+            "archive format version 3, saving torch not recorded (no extra/torch_version)");
+
+  const TorchArchiveFacts hostile = facts(Zip({{"m/version", "1e9"},
+                                               {"m/extra/torch_version", "2.0\x1b[31m"},
+                                               {"m/.data/version", std::string(40, '7')}}));
+  EXPECT_FALSE(hostile.format_version);
+  EXPECT_FALSE(hostile.saved_by);
+  EXPECT_FALSE(facts(Zip({{"m/extra/torch_version", std::string(65, 'v')}})).saved_by);
+  // A size claimed beyond the data, and an archive that is none.
+  Member liar{"m/extra/torch_version", "2.1", 1u << 30};
+  EXPECT_FALSE(facts(Zip({liar})).saved_by);
+  const TorchArchiveFacts none = facts("not a zip at all");
+  EXPECT_FALSE(none.zip);
+  EXPECT_EQ(DescribeTorchArchive(none), "the file is not a ZIP archive, which torch.jit.save writes");
+  const std::string good = Zip({{"m/.data/version", "10"}, {"m/extra/torch_version", "2.11.0"}});
+  for (std::size_t cut = 0; cut < good.size(); ++cut) {
+    const TorchArchiveFacts partial = facts(good.substr(0, cut));
+    EXPECT_FALSE(partial.zip && partial.saved_by && partial.saved_by != "2.11.0") << cut;
+  }
+}
+
 }  // namespace
 }  // namespace pilot
