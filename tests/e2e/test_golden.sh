@@ -38,8 +38,13 @@ check_format2() {  # folder, kind, fingerprint, a line of its status
 check_format2 format2-run run 562ea7debd5bc3a225ee03d1494083a9a20c71630f73554b7f444426477ad4d8 "12/12 items done"
 check_format2 format2-merged merged d6d418226febce190dad6358f359366fde5cbe8230c9f8d61a769e8b97e95f4b "12/12 items done"
 check_format2 format2-sweep sweep 8dc1ba94b90223379c2d9cb196419c06f2a404d3746acfdc90de2cf4ea4856ef "6 cell(s) measured"
+# Format 3 (labels in the results, per-label quality in the report), checked the same way.
+check_format2 format3-run run 5b866e28037a569b5f8051fc60d49bd41ead443df2d31174f923c9d4652ed767 "12/12 items done"
+check_format2 format3-merged merged 468e7805f9cde42565894332b0fe72bb992ebc2844ade5044e00b9c06566ecf5 "12/12 items done"
+grep -q '"expected":"en"}$' golden/format3-run/data/results.jsonl || fail "format3-run's results carry no label"
+grep -q '"never_predicted": \[\]' golden/format3-run/data/report.json || fail "format3-run's report has no per-label quality"
 # The committed copies themselves are never touched.
-for d in format1-finished format2-run format2-merged format2-sweep; do
+for d in format1-finished format2-run format2-merged format2-sweep format3-run format3-merged; do
   [ "$(tree_sum "$SRC/tests/golden/$d")" = "$(tree_sum "golden/$d")" ] || fail "verify changed $d"
 done
 echo "ok"
