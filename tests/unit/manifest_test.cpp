@@ -296,20 +296,17 @@ TEST(StartsAsManifest, JudgesTheShapeOfTheFirstItemOnly) {
 
 // Two paths that give one id are refused, both named; nothing is renamed into a look-alike.
 TEST(ManifestOfFolder, RefusesTwoFilesWithOneIdNamingBoth) {
-  MemoryFileSystem mem;
-  mem.AddFile("/w/in/a b.txt", "1");
-  mem.AddFile("/w/in/a_b.txt", "2");
-  auto made = ManifestOfFolder(mem, "/w/in", std::nullopt, "");
-  ASSERT_FALSE(made.ok());
-  EXPECT_EQ(made.error().what, "two files would have the id 'a_b.txt': 'a b.txt' and 'a_b.txt'");
-  EXPECT_EQ(made.error().where, "/w/in");
-
-  MemoryFileSystem nested;
-  nested.AddFile("/w/in/x/y", "1");
-  nested.AddFile("/w/in/x__y", "2");
-  auto slash = ManifestOfFolder(nested, "/w/in", std::nullopt, "");
-  ASSERT_FALSE(slash.ok());
-  EXPECT_EQ(slash.error().what, "two files would have the id 'x__y': 'x/y' and 'x__y'");
+  for (auto [first, second, id] :
+       {std::tuple{"a b.txt", "a_b.txt", "a_b.txt"}, std::tuple{"x/y", "x__y", "x__y"}}) {
+    MemoryFileSystem mem;
+    mem.AddFile(std::string("/w/in/") + first, "1");
+    mem.AddFile(std::string("/w/in/") + second, "2");
+    auto made = ManifestOfFolder(mem, "/w/in", std::nullopt, "");
+    ASSERT_FALSE(made.ok()) << id;
+    EXPECT_EQ(made.error().what,
+              std::string("two files would have the id '") + id + "': '" + first + "' and '" + second + "'");
+    EXPECT_EQ(made.error().where, "/w/in");
+  }
 
   // A path too long for an id: its first 111 characters, '-' and 16 hex digits of its sha256.
   MemoryFileSystem deep;
