@@ -47,10 +47,7 @@ int PrintMergeOutcome(const MergeOutcome& out, const Common& common) {
                 s.items_per_second, s.dir.c_str());
   }
   for (const auto& [reason, n] : r.by_reason) std::printf("  rejected %-22s %zu\n", reason.c_str(), n);
-  if (r.labelled) {
-    std::printf("accuracy on labelled items: %zu/%zu (%.1f%%); expected rejections met: %zu/%zu\n", r.correct,
-                r.labelled, 100.0 * r.accuracy(), r.expected_rejections_met, r.expected_rejections);
-  }
+  PrintQuality(r);
   std::printf(
       "throughput: %.1f items/s summed over the shards; %.1f items/s wall-clock (%.1f s from the first "
       "shard's start to the last one's end)\n",

@@ -15,6 +15,7 @@
 #include "pilot/escape.h"
 #include "pilot/params.h"
 #include "pilot/plan.h"
+#include "pilot/utf8.h"
 
 namespace pilot::cli {
 
@@ -217,10 +218,7 @@ int PrintOutcome(const RunOutcome& out, const Common& common) {
   std::printf("run %s: %zu items, %zu accepted, %zu rejected\n", out.run_id.c_str(), r.total, r.accepted,
               r.rejected);
   for (const auto& [reason, n] : r.by_reason) std::printf("  rejected %-22s %zu\n", reason.c_str(), n);
-  if (r.labelled) {
-    std::printf("accuracy on labelled items: %zu/%zu (%.1f%%); expected rejections met: %zu/%zu\n", r.correct,
-                r.labelled, 100.0 * r.accuracy(), r.expected_rejections_met, r.expected_rejections);
-  }
+  PrintQuality(r);
   std::printf("latency p50 %.2f ms, p95 %.2f ms; %.1f items/s; peak RSS %.0f MB", r.p50_ms, r.p95_ms,
               r.items_per_second, r.peak_rss_mb);
   if (r.device_peak_mb) std::printf("; device peak %.0f MB", *r.device_peak_mb);
@@ -237,6 +235,19 @@ int PrintOutcome(const RunOutcome& out, const Common& common) {
                 out.fingerprint.c_str(), out.fingerprint.c_str());
   }
   return Code(ExitCodeFor(out.verdict));
+}
+
+void PrintQuality(const Report& r) {
+  if (!r.labelled) return;
+  std::printf("accuracy on labelled items: %zu/%zu (%.1f%%); expected rejections met: %zu/%zu\n", r.correct,
+              r.labelled, 100.0 * r.accuracy(), r.expected_rejections_met, r.expected_rejections);
+  for (const std::string& label : r.never_predicted) {
+    std::size_t support = 0;
+    for (const LabelQuality& q : r.per_label)
+      if (q.label == label) support = q.support;
+    std::printf("  label never predicted: %s (0 of the %zu labelled items that expect it)\n",
+                EscapeTerminal(TruncateUtf8(label, 100)).c_str(), support);
+  }
 }
 
 void PrintFindings(const std::vector<Finding>& findings, const std::string& heading, std::size_t most) {

@@ -42,6 +42,9 @@ int PrintOutcome(const RunOutcome& outcome, const Common& common);
 // finding(s):"); at most `most` of them, then how many more.
 void PrintFindings(const std::vector<Finding>& findings, const std::string& heading = "verify: FAILED",
                    std::size_t most = static_cast<std::size_t>(-1));
+// The labelled items' accuracy and expected rejections, and each label never predicted (a dead
+// class accuracy hides), when the report has labelled items.
+void PrintQuality(const Report& report);
 // "acceptance: NAME not met ..." for each criterion of the report that was not met.
 void PrintUnmetCriteria(const Report& report);
 
