@@ -113,10 +113,11 @@ bool StartsAsManifest(std::string_view head);
 // sorted order; hidden files and folders, links and special files left out, and the manifest
 // file itself (`out`, resolved; nullopt when it goes to stdout). Paths are relative to `out`'s
 // folder (to `root` without `out`), which must be `root` or above it. An id is the whole path,
-// extension kept, '/' as "__" and other characters outside [A-Za-z0-9._-] as '_' (one over 128
-// characters: its first 111, '-', 16 hex digits of the path's sha256); two paths that give one
-// id are refused (exit 2, naming both). What pilot wrote is never pinned: a folder whose
-// bag-info.txt names a Pilot-Folder-Kind (refused as `root` itself), and a file that starts as
+// extension kept, '/' as "__" and other bytes outside [A-Za-z0-9._-] as '_', an id with bytes so
+// replaced ending in '-' and 8 hex digits of the path's sha256 (one over 128 characters: its
+// first 111, '-', 16 hex digits of the path's sha256); two paths that still give one id are
+// refused (exit 2, naming both). What pilot wrote is never pinned: a folder whose
+// bag-info.txt names a Pilot-Folder-Kind (refused as `root` or around it), and a file that starts as
 // a manifest does (a JSON object of name and items whose first item has id, path and sha256,
 // or such an item alone: a JSONL manifest), judged on its first 64 KiB. A file name that is
 // not UTF-8 or holds a control character is refused (exit 2, naming it); a file whose path

@@ -49,6 +49,15 @@ struct LabelQuality {
   }
 };
 
+// The support of `label` in `per_label` (sorted by label, as a report holds it); 0 if absent.
+std::size_t SupportOf(const std::vector<LabelQuality>& per_label, const std::string& label);
+// report.json lists at most this many labels in quality.per_label, .confusion and
+// .never_predicted (and says how many more in .labels_not_listed): at about 300 bytes a
+// label, the file stays far below its cap (limits::kReportBytes) whatever the manifest.
+inline constexpr std::size_t kReportLabels = 10000;
+// The console, report.md and decide name at most this many labels never predicted.
+inline constexpr std::size_t kListedNeverPredicted = 20;
+
 struct Report {
   // The run format the report is written in (folder_files.h): per-label quality came with 3,
   // and verify rebuilds an older folder's report in its own format.

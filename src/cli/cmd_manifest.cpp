@@ -68,8 +68,8 @@ void AddManifestCommand(CLI::App& app, int& exit_code) {
   CLI::App* cmd = app.add_subcommand("manifest", "Write a sha256-pinned manifest for a folder of inputs");
   cmd->footer(
       "Pins every file under DIR (hidden files, folders pilot wrote and manifests left out). An id is\n"
-      "the whole path, extension kept, '/' as '__' and other characters than [A-Za-z0-9._-] as '_';\n"
-      "two files that would share an id are refused, naming both.\n"
+      "the whole path, extension kept, '/' as '__' and other bytes than [A-Za-z0-9._-] as '_' (then\n"
+      "8 hex digits of the path's sha256 end it); two files that would share an id are refused.\n"
       "Add `expected` or `expected_rejection` to items by hand afterwards. Never overwrites a manifest\n"
       "unless --force.");
   cmd->add_option("DIR", o->dir, "Folder of inputs")->required();

@@ -241,12 +241,14 @@ void PrintQuality(const Report& r) {
   if (!r.labelled) return;
   std::printf("accuracy on labelled items: %zu/%zu (%.1f%%); expected rejections met: %zu/%zu\n", r.correct,
               r.labelled, 100.0 * r.accuracy(), r.expected_rejections_met, r.expected_rejections);
-  for (const std::string& label : r.never_predicted) {
-    std::size_t support = 0;
-    for (const LabelQuality& q : r.per_label)
-      if (q.label == label) support = q.support;
+  for (std::size_t i = 0; i < r.never_predicted.size() && i < kListedNeverPredicted; ++i) {
     std::printf("  label never predicted: %s (0 of the %zu labelled items that expect it)\n",
-                EscapeTerminal(TruncateUtf8(label, 100)).c_str(), support);
+                EscapeTerminal(TruncateUtf8(r.never_predicted[i], 100)).c_str(),
+                SupportOf(r.per_label, r.never_predicted[i]));
+  }
+  if (r.never_predicted.size() > kListedNeverPredicted) {
+    std::printf("  ... and %zu more labels never predicted (report.json, quality.never_predicted)\n",
+                r.never_predicted.size() - kListedNeverPredicted);
   }
 }
 

@@ -18,19 +18,25 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// An id from a relative path, its extension kept: '/' becomes '__', other characters outside
-// [A-Za-z0-9._-] '_'. One longer than the 128-character limit of an id keeps its first 111
-// characters and ends in '-' and 16 hex digits of the path's sha256.
+// An id from a relative path, its extension kept: '/' becomes '__', every other byte outside
+// [A-Za-z0-9._-] '_', and an id where bytes were so replaced ends in '-' and 8 hex digits of
+// the path's sha256, so that "a b.txt" and "a_b.txt", or "é.txt" and "ü.txt", stay apart. One
+// longer than the 128-character limit of an id keeps its first 111 characters and ends in
+// '-' and 16 hex digits of the path's sha256.
 std::string IdFromPath(const std::string& rel) {
   std::string id;
+  bool replaced = false;
   for (char c : rel) {
-    if (c == '/')
+    if (c == '/') {
       id += "__";
-    else if (std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-')
+    } else if (std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-') {
       id += c;
-    else
+    } else {
       id += '_';
+      replaced = true;
+    }
   }
+  if (replaced) id += "-" + Sha256Hex(rel).substr(0, 8);
   if (id.size() > 128) id = id.substr(0, 111) + "-" + Sha256Hex(rel).substr(0, 16);
   return id;
 }
@@ -187,6 +193,18 @@ Result<Manifest> ManifestOfFolder(FileSystem& fsys, const fs::path& root, const 
                       "a manifest is immutable: write a new file with --out, or pass --force");
     }
   }
+  // A folder pilot wrote, or one inside it (runs/r/data), holds its output: never inputs.
+  for (fs::path up = root; up.has_relative_path(); up = up.parent_path()) {
+    auto info = fsys.LinkStat(up / kBagInfo);
+    if (!info.ok() || !info.value().regular) continue;
+    auto is_pilot = IsPilotFolder(fsys, up);
+    if (is_pilot.ok() && is_pilot.value()) {
+      return BadInput("this folder is " + std::string(up == root ? "" : "inside ") +
+                          "a folder pilot wrote (" + EscapeTerminal(up.string()) +
+                          ": its bag-info.txt names a Pilot-Folder-Kind), not a folder of inputs",
+                      root.string(), "give the folder that holds the inputs");
+    }
+  }
   Manifest result;
   result.name = name.empty() ? root.filename().string() : name;
   auto listed = ListFilesRecursive(fsys, root, root);
@@ -196,15 +214,10 @@ Result<Manifest> ManifestOfFolder(FileSystem& fsys, const fs::path& root, const 
   std::set<std::string> pilot_folders;
   for (const auto& rel : listed.value()) {
     const fs::path rel_path(rel);
-    if (rel_path.filename() != kBagInfo) continue;
+    if (rel_path.filename() != kBagInfo || rel[0] == '.' || rel.find("/.") != std::string::npos) continue;
     auto is_pilot = IsPilotFolder(fsys, root / rel_path.parent_path());
     if (!is_pilot.ok()) return is_pilot.error();
     if (!is_pilot.value()) continue;
-    if (rel_path.parent_path().empty()) {
-      return BadInput(
-          "this is a folder pilot wrote (its bag-info.txt names a Pilot-Folder-Kind), not a folder of inputs",
-          root.string(), "give the folder that holds the inputs");
-    }
     pilot_folders.insert(rel_path.parent_path().generic_string());
   }
   const auto in_pilot_folder = [&](const std::string& rel) {
@@ -212,11 +225,8 @@ Result<Manifest> ManifestOfFolder(FileSystem& fsys, const fs::path& root, const 
       if (pilot_folders.count(p.generic_string())) return true;
     return false;
   };
-  for (const auto& folder : pilot_folders) {
-    const bool hidden = folder[0] == '.' || folder.find("/.") != std::string::npos;
-    if (!hidden && !in_pilot_folder(folder) && not_pinned)
-      not_pinned(EscapeTerminal(folder) + ": a folder pilot wrote");
-  }
+  for (const auto& folder : pilot_folders)  // hidden ones were never collected; nested ones go with theirs
+    if (!in_pilot_folder(folder) && not_pinned) not_pinned(EscapeTerminal(folder) + ": a folder pilot wrote");
   std::map<std::string, std::string> path_of_id;
   for (const auto& rel : listed.value()) {
     const fs::path file = root / rel;

@@ -25,6 +25,12 @@ double Percentile(std::vector<double> samples, double p) {
 
 double RateOf(std::size_t items, double seconds) { return seconds > 0 ? items / seconds : 0; }
 
+std::size_t SupportOf(const std::vector<LabelQuality>& per_label, const std::string& label) {
+  auto at = std::lower_bound(per_label.begin(), per_label.end(), label,
+                             [](const LabelQuality& q, const std::string& l) { return q.label < l; });
+  return at != per_label.end() && at->label == label ? at->support : 0;
+}
+
 MergedFigures CombineShardFigures(const std::vector<ShardFigures>& shards) {
   MergedFigures m;
   std::optional<double> started, finished;
@@ -139,7 +145,8 @@ nlohmann::ordered_json ReportToJson(const Report& r) {
       return v ? nlohmann::ordered_json(*v) : nlohmann::ordered_json();
     };
     auto per_label = nlohmann::ordered_json::array();
-    for (const auto& q : r.per_label) {
+    for (std::size_t i = 0; i < r.per_label.size() && i < kReportLabels; ++i) {
+      const LabelQuality& q = r.per_label[i];
       per_label.push_back({{"label", q.label},
                            {"support", q.support},
                            {"predicted", q.predicted},
@@ -152,6 +159,7 @@ nlohmann::ordered_json ReportToJson(const Report& r) {
     for (const auto& [e, row] : r.confusion) expected_labels.insert(e);
     for (const auto& [e, n] : r.rejected_by_expected) expected_labels.insert(e);
     for (const auto& e : expected_labels) {
+      if (confusion.size() == kReportLabels) break;
       auto row = r.confusion.find(e);
       auto rejected = r.rejected_by_expected.find(e);
       confusion.push_back({{"expected", e},
@@ -159,9 +167,14 @@ nlohmann::ordered_json ReportToJson(const Report& r) {
                                                                   : nlohmann::ordered_json(row->second)},
                            {"rejected", rejected == r.rejected_by_expected.end() ? 0 : rejected->second}});
     }
+    const std::size_t listed_never = std::min(r.never_predicted.size(), kReportLabels);
     j["quality"]["per_label"] = std::move(per_label);
-    j["quality"]["never_predicted"] = r.never_predicted;
+    j["quality"]["never_predicted"] =
+        std::vector<std::string>(r.never_predicted.begin(), r.never_predicted.begin() + listed_never);
     j["quality"]["confusion"] = std::move(confusion);
+    // Past kReportLabels labels, how many each list leaves out (so the file stays under its cap).
+    if (r.per_label.size() > kReportLabels)
+      j["quality"]["labels_not_listed"] = r.per_label.size() - kReportLabels;
   }
   j["expected_rejections"] = {{"total", r.expected_rejections},
                               {"met", r.expected_rejections_met},
@@ -201,22 +214,29 @@ nlohmann::ordered_json ReportToJson(const Report& r) {
 
 namespace {
 
-// Per-label precision and recall, the labels never predicted, and the confusion matrix (up to
-// kConfusionColumns predicted labels wide; report.json holds it whole).
+// Per-label precision and recall, the labels never predicted, and the confusion matrix, each
+// capped (kMarkdownLabelRows rows, kListedNeverPredicted labels, kConfusionColumns columns);
+// report.json holds them up to kReportLabels.
 void PerLabelMarkdown(const Report& r, std::ostringstream& md) {
+  constexpr std::size_t kMarkdownLabelRows = 100;
   auto fixed = [](std::optional<double> v) { return v ? FixedDecimals(*v, 3) : std::string("-"); };
   md << "| label | support | predicted | correct | precision | recall |\n|---|---:|---:|---:|---:|---:|\n";
-  for (const auto& q : r.per_label) {
+  for (std::size_t i = 0; i < r.per_label.size() && i < kMarkdownLabelRows; ++i) {
+    const LabelQuality& q = r.per_label[i];
     md << "| " << EscapeMarkdown(q.label) << " | " << q.support << " | " << q.predicted << " | " << q.correct
        << " | " << fixed(q.precision()) << " | " << fixed(q.recall()) << " |\n";
   }
   md << "\n";
-  for (const auto& label : r.never_predicted) {
-    std::size_t support = 0;
-    for (const auto& q : r.per_label)
-      if (q.label == label) support = q.support;
-    md << "**Never predicted:** " << EscapeMarkdown(label) << " (0 of " << support << " labelled items)\n\n";
+  if (r.per_label.size() > kMarkdownLabelRows)
+    md << "The first " << kMarkdownLabelRows << " of " << r.per_label.size()
+       << " labels; report.json has the rest.\n\n";
+  for (std::size_t i = 0; i < r.never_predicted.size() && i < kListedNeverPredicted; ++i) {
+    md << "**Never predicted:** " << EscapeMarkdown(r.never_predicted[i]) << " (0 of "
+       << SupportOf(r.per_label, r.never_predicted[i]) << " labelled items)\n\n";
   }
+  if (r.never_predicted.size() > kListedNeverPredicted)
+    md << "**Never predicted:** " << r.never_predicted.size() - kListedNeverPredicted
+       << " more labels (report.json)\n\n";
   constexpr std::size_t kConfusionColumns = 20;
   std::set<std::string> columns;
   for (const auto& [e, row] : r.confusion)
@@ -234,6 +254,11 @@ void PerLabelMarkdown(const Report& r, std::ostringstream& md) {
   std::set<std::string> rows;
   for (const auto& [e, row] : r.confusion) rows.insert(e);
   for (const auto& [e, n] : r.rejected_by_expected) rows.insert(e);
+  if (rows.size() > kMarkdownLabelRows) {
+    md << "The confusion matrix (" << rows.size()
+       << " expected labels) is in report.json, `quality.confusion`.\n\n";
+    return;
+  }
   for (const auto& e : rows) {
     md << "| " << EscapeMarkdown(e) << " |";
     auto row = r.confusion.find(e);

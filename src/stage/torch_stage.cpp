@@ -74,7 +74,7 @@ ModelContract ContractOfModule(const torch::jit::Module& m) {
 
 std::string LoadFailureContext(const std::filesystem::path& model) {
   std::string facts = "the file could not be read again";
-  if (auto file = RealFileSystem().OpenRead(model, false); file.ok())
+  if (auto file = RealFileSystem().OpenRead(model, /*follow_symlinks=*/true); file.ok())
     facts = DescribeTorchArchive(ReadTorchArchiveFacts(*file.value(), model.string()));
   return facts + "; this pilot runs libtorch " + TORCH_VERSION + " (" + build::kTorchFlavour + " build)";
 }

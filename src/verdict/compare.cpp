@@ -58,11 +58,14 @@ nlohmann::json Optional(const std::optional<T>& v) {
   return v ? nlohmann::json(*v) : nlohmann::json();
 }
 
-// The dtype a run's model held: as recorded once loaded (and converted); else the option (a
-// .pt2 package: "as saved" or float32; a record from before held dtypes were recorded, when
-// float32 was the default); a record from before dtypes were recorded ran in float32.
+// The dtype a run's model held: as recorded once loaded (and converted). Without that record
+// (a .pt2 package, whose dtype is compiled in and not read; a record from before held dtypes
+// were recorded) the option, where "as saved" is float32 as it was before "as saved" existed,
+// and a record from before dtypes were recorded ran in float32.
 std::string DtypeOf(const RunRecord& r) {
-  return r.settings.held_dtype.value_or(r.settings.dtype.value_or("float32"));
+  if (r.settings.held_dtype) return *r.settings.held_dtype;
+  const std::string option = r.settings.dtype.value_or("float32");
+  return option == "as saved" ? "float32" : option;
 }
 
 // One side of the comparison: what its folder records.

@@ -1173,12 +1173,16 @@ class Decider {
     }
     // A label the labelled items expect that the model never gave (format 3 reports): accuracy
     // can hide a dead class. A warning; acceptance.min_recall_per_label makes it a criterion.
-    for (const std::string& label : report_.never_predicted) {
-      std::size_t support = 0;
-      for (const LabelQuality& q : report_.per_label)
-        if (q.label == label) support = q.support;
-      facts_.Add("warning: the label '" + TruncateUtf8(label, 100) + "' is never predicted (0 of the " +
-                     std::to_string(support) + " labelled items that expect it; accuracy does not show it)",
+    const auto& never = report_.never_predicted;
+    for (std::size_t i = 0; i < never.size() && i < kListedNeverPredicted; ++i) {
+      facts_.Add("warning: the label '" + TruncateUtf8(never[i], 100) + "' is never predicted (0 of the " +
+                     std::to_string(SupportOf(report_.per_label, never[i])) +
+                     " labelled items that expect it; accuracy does not show it)",
+                 report_file_, "note");
+    }
+    if (never.size() > kListedNeverPredicted) {
+      facts_.Add("warning: " + std::to_string(never.size() - kListedNeverPredicted) +
+                     " more labels are never predicted (quality.never_predicted)",
                  report_file_, "note");
     }
     if (!report_.expected_rejections_unmet.empty()) {

@@ -41,11 +41,12 @@ run_pilot 2 manifest inputs/old-run --out -
 expect_in err "a folder pilot wrote"
 run_pilot 2 manifest inputs/old-run
 expect_in err "lies inside the pilot folder"
+run_pilot 2 manifest inputs/old-run/data --out -
+expect_in err "this folder is inside a folder pilot wrote"
 # Two files that would share an id are refused, both named; nothing is written.
-cp inputs/a.txt "inputs/a b.txt"
-cp inputs/a.txt "inputs/a_b.txt"
+cp inputs/a.txt "inputs/sub__b.txt"
 run_pilot 2 manifest inputs --out inputs/third.json
-expect_in err "two files would have the id 'a_b.txt': 'a b.txt' and 'a_b.txt'"
+expect_in err "two files would have the id 'sub__b.txt': 'sub/b.txt' and 'sub__b.txt'"
 [ ! -e inputs/third.json ] || fail "a refused manifest was written"
 run_pilot 0 --help
 expect_in out "manifest"

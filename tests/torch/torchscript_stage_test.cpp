@@ -496,6 +496,45 @@ TEST(Doctor, CpuChecksPassAndTheModelRunsCpuAgainstCpu) {
   EXPECT_EQ(bad.ToJson()["ok"], false);  // exit 3 is the CLI's to state
 }
 
+// A model exported in bfloat16 that does not run converted to float32 (as a traced model may
+// not): doctor checks it against itself as saved on the CPU, with bfloat16's tolerance,
+// rather than failing the reference.
+TEST(Doctor, AModelThatRunsOnlyAsSavedIsCheckedAgainstItselfAsSaved) {
+  const fs::path dir =
+      fs::temp_directory_path() / ("pilot-doctor-bf16-" + std::to_string(std::random_device()()));
+  fs::create_directories(dir);
+  torch::jit::Module m("Bf16Only");
+  m.register_attribute("labels", c10::ListType::ofStrings(), c10::List<std::string>({"en", "fr"}));
+  m.register_attribute("input_kind", c10::StringType::get(), std::string("text"));
+  m.register_parameter("w", torch::tensor({0.75, 0.25}).to(torch::kBFloat16), false);
+  m.define(R"(
+def forward(self, texts: List[str]) -> Tensor:
+    out = torch.zeros([len(texts), 2])
+    if self.w.element_size() != 2:
+        out = out.view([-1, 7])
+    return out + self.w.float()
+)");
+  m.save((dir / "bf16.pt").string());
+  std::ofstream(dir / "params.json")
+      << R"({"manifest": ")" << PILOT_SOURCE_DIR
+      << R"(/data/pilot/manifest.json", "stage": {"kind": "torchscript-classifier",
+                 "model": "bf16.pt"}, "allowed_categories": ["en", "fr"], "device": "cpu"})";
+  auto params = LoadParams(RealFileSystem(), dir / "params.json");
+  ASSERT_TRUE(params.ok()) << params.error().ToString();
+  DoctorOptions o;
+  o.params = params.value();
+  o.device = "cpu";
+  o.runs_dir = dir;
+  DoctorReport r = RunDoctor(o);
+  const DoctorCheck* model = Find(r, "model on cpu (bfloat16)");
+  ASSERT_NE(model, nullptr) << r.ToJson().dump(1);
+  EXPECT_EQ(model->status, kPass) << model->detail;
+  EXPECT_EQ(model->data["reference"], "the model as saved on cpu (it does not run converted to float32)");
+  EXPECT_NE(model->detail.find("bfloat16 against the model as saved on cpu"), std::string::npos)
+      << model->detail;
+  RemoveTree(dir);
+}
+
 TEST(Doctor, AbsentGpuIsCouldNotRunNotFail) {
   if (torch::cuda::is_available()) GTEST_SKIP() << "a GPU is present";
   DoctorOptions o;

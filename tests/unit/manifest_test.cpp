@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include "pilot/hash.h"
 #include "pilot/memory_fs.h"
 
@@ -205,8 +207,10 @@ TEST(ManifestOfFolder, PinsEveryVisibleFileWithIdsFromItsPath) {
     paths.push_back(item.path);
   }
   // Sorted by path; an id keeps the whole name, dots and version numbers included.
+  // A name with a byte replaced ends in 8 hex digits of its path's sha256.
   EXPECT_EQ(ids, (std::vector<std::string>{"b.txt", "docs__GFDL-1.2", "docs__GFDL-1.3", "manifest.json",
-                                           "notes.json", "two_words.md"}));
+                                           "notes.json",
+                                           "two_words.md-" + Sha256Hex("two words.md").substr(0, 8)}));
   EXPECT_EQ(paths, (std::vector<std::string>{"b.txt", "docs/GFDL-1.2", "docs/GFDL-1.3", "manifest.json",
                                              "notes.json", "two words.md"}));
   EXPECT_EQ(m.items[0].sha256, Sha256Hex("bee"));
@@ -273,8 +277,14 @@ TEST(ManifestOfFolder, NeverPinsWhatPilotWrote) {
 
   auto run = ManifestOfFolder(mem, "/w/in/runs/r1", std::nullopt, "");
   ASSERT_FALSE(run.ok());
-  EXPECT_NE(run.error().what.find("a folder pilot wrote"), std::string::npos) << run.error().what;
+  EXPECT_NE(run.error().what.find("this folder is a folder pilot wrote (/w/in/runs/r1:"), std::string::npos)
+      << run.error().what;
   EXPECT_EQ(run.error().where, "/w/in/runs/r1");
+  auto inside = ManifestOfFolder(mem, "/w/in/runs/r1/data", std::nullopt, "");
+  ASSERT_FALSE(inside.ok());
+  EXPECT_NE(inside.error().what.find("this folder is inside a folder pilot wrote (/w/in/runs/r1:"),
+            std::string::npos)
+      << inside.error().what;
 }
 
 // The test for a manifest takes any bytes: deep nesting, truncation, a BOM, look-alikes.
@@ -294,19 +304,29 @@ TEST(StartsAsManifest, JudgesTheShapeOfTheFirstItemOnly) {
   EXPECT_FALSE(StartsAsManifest(std::string("{\0\"items\"", 10)));
 }
 
-// Two paths that give one id are refused, both named; nothing is renamed into a look-alike.
+// Two paths that give one id ('/' written "__" against a real "__") are refused, both named;
+// nothing is renamed into a look-alike.
 TEST(ManifestOfFolder, RefusesTwoFilesWithOneIdNamingBoth) {
-  for (auto [first, second, id] :
-       {std::tuple{"a b.txt", "a_b.txt", "a_b.txt"}, std::tuple{"x/y", "x__y", "x__y"}}) {
-    MemoryFileSystem mem;
-    mem.AddFile(std::string("/w/in/") + first, "1");
-    mem.AddFile(std::string("/w/in/") + second, "2");
-    auto made = ManifestOfFolder(mem, "/w/in", std::nullopt, "");
-    ASSERT_FALSE(made.ok()) << id;
-    EXPECT_EQ(made.error().what,
-              std::string("two files would have the id '") + id + "': '" + first + "' and '" + second + "'");
-    EXPECT_EQ(made.error().where, "/w/in");
-  }
+  MemoryFileSystem mem;
+  mem.AddFile("/w/in/x/y", "1");
+  mem.AddFile("/w/in/x__y", "2");
+  auto made = ManifestOfFolder(mem, "/w/in", std::nullopt, "");
+  ASSERT_FALSE(made.ok());
+  EXPECT_EQ(made.error().what, "two files would have the id 'x__y': 'x/y' and 'x__y'");
+  EXPECT_EQ(made.error().where, "/w/in");
+
+  // Names whose bytes were replaced stay apart: each ends in its own path's hash.
+  MemoryFileSystem accents;
+  for (const char* name : {"\xC3\xA9.txt", "\xC3\xBC.txt", "a b.txt", "a_b.txt"})
+    accents.AddFile(std::string("/w/in/") + name, name);
+  auto apart = ManifestOfFolder(accents, "/w/in", std::nullopt, "");
+  ASSERT_TRUE(apart.ok()) << apart.error().ToString();
+  std::set<std::string> ids;
+  for (const auto& item : apart.value().items) ids.insert(item.id);
+  EXPECT_EQ(ids.size(), 4u);
+  EXPECT_TRUE(ids.count("a_b.txt"));
+  EXPECT_TRUE(ids.count("a_b.txt-" + Sha256Hex("a b.txt").substr(0, 8)));
+  EXPECT_TRUE(ids.count("__.txt-" + Sha256Hex("\xC3\xA9.txt").substr(0, 8)));
 
   // A path too long for an id: its first 111 characters, '-' and 16 hex digits of its sha256.
   MemoryFileSystem deep;

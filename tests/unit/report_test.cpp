@@ -154,6 +154,37 @@ TEST(Report, PerLabelQualityShowsADeadClass) {
   EXPECT_FALSE(j2["quality"].contains("confusion"));
 }
 
+// However many labels a manifest expects, the report stays bounded: report.json lists
+// kReportLabels and counts the rest, report.md and the never-predicted lines are capped.
+TEST(Report, ManyLabelsAreListedUpToTheirCaps) {
+  Manifest m;
+  std::vector<ResultRecord> recs;
+  const std::size_t n = kReportLabels + 5;
+  for (std::size_t i = 0; i < n; ++i) {
+    char label[16];
+    std::snprintf(label, sizeof label, "l%06zu", i);
+    m.items.push_back({"i" + std::to_string(i), "p", "", std::string(label), std::nullopt});
+    recs.push_back(Accepted("i" + std::to_string(i), "fr", 1));
+  }
+  Report r =
+      BuildReport(ClassificationOutput(), m, recs, Acceptance{}, RunMetrics{1, 1, std::nullopt, 0, {}});
+  ASSERT_EQ(r.per_label.size(), n + 1);  // and "fr", predicted, never expected
+  EXPECT_EQ(r.never_predicted.size(), n);
+  EXPECT_EQ(SupportOf(r.per_label, "l000007"), 1u);
+  EXPECT_EQ(SupportOf(r.per_label, "absent"), 0u);
+  const auto j = ReportToJson(r);
+  EXPECT_EQ(j["quality"]["per_label"].size(), kReportLabels);
+  EXPECT_EQ(j["quality"]["confusion"].size(), kReportLabels);
+  EXPECT_EQ(j["quality"]["never_predicted"].size(), kReportLabels);
+  EXPECT_EQ(j["quality"]["labels_not_listed"], 6u);
+  EXPECT_LT(PrettyJson(j).size(), 8u << 20);
+  const std::string md = ReportToMarkdown(r, "run", {});
+  EXPECT_NE(md.find("The first 100 of " + std::to_string(n + 1) + " labels"), std::string::npos);
+  EXPECT_NE(md.find("**Never predicted:** " + std::to_string(n - kListedNeverPredicted) + " more labels"),
+            std::string::npos);
+  EXPECT_LT(md.size(), 64u << 10);
+}
+
 // The report of the first test, as the run writes it.
 Report SampleReport() {
   Acceptance acc;
