@@ -154,12 +154,12 @@ nlohmann::ordered_json ReportToJson(const Report& r) {
                            {"precision", optional(q.precision())},
                            {"recall", optional(q.recall())}});
     }
+    // One row per expected label: the labels with support, in per_label's (sorted) order.
     auto confusion = nlohmann::ordered_json::array();
-    std::set<std::string> expected_labels;
-    for (const auto& [e, row] : r.confusion) expected_labels.insert(e);
-    for (const auto& [e, n] : r.rejected_by_expected) expected_labels.insert(e);
-    for (const auto& e : expected_labels) {
+    for (const LabelQuality& q : r.per_label) {
       if (confusion.size() == kReportLabels) break;
+      if (q.support == 0) continue;
+      const std::string& e = q.label;
       auto row = r.confusion.find(e);
       auto rejected = r.rejected_by_expected.find(e);
       confusion.push_back({{"expected", e},
@@ -251,9 +251,9 @@ void PerLabelMarkdown(const Report& r, std::ostringstream& md) {
   md << " rejected |\n|---|";
   for (std::size_t i = 0; i <= columns.size(); ++i) md << "---:|";
   md << "\n";
-  std::set<std::string> rows;
-  for (const auto& [e, row] : r.confusion) rows.insert(e);
-  for (const auto& [e, n] : r.rejected_by_expected) rows.insert(e);
+  std::vector<std::string> rows;  // the expected labels: those with support, sorted
+  for (const LabelQuality& q : r.per_label)
+    if (q.support > 0) rows.push_back(q.label);
   if (rows.size() > kMarkdownLabelRows) {
     md << "The confusion matrix (" << rows.size()
        << " expected labels) is in report.json, `quality.confusion`.\n\n";
