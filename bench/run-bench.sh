@@ -77,10 +77,10 @@ t0=$(now); "$pilot" verify fixity >/dev/null; t1=$(now)
 fixity_s=$(calc "$t1 - $t0")
 fixity_mb=$(calc "$octets / 1048576")
 
-# 5. The Python peer (bench/peer.py, with torch 2.x from the torch2 flavour's venv, or
+# 5. The Python peer (bench/peer.py, with torch 2.x from the pinned wheel's venv, or
 # PILOT_PEER_PYTHON): the harness a user would write instead, on the same items, batch size
 # and thread count. Its labels are compared with pilot's item by item.
-peer_py=${PILOT_PEER_PYTHON:-$root/build/torch2/venv/bin/python}
+peer_py=${PILOT_PEER_PYTHON:-$root/build/venv/bin/python}
 peer_s=""
 if [ -x "$peer_py" ]; then
   sync
@@ -129,6 +129,6 @@ if [ -n "$peer_s" ]; then
   printf '  Python peer (bench/peer.py, torch %s):  %10.1f s        pilot whole command %.1fx faster (target >= 8x); labels: %s\n' \
     "$("$peer_py" -c 'import torch; print(torch.__version__)' 2>/dev/null)" "$peer_s" "$(calc "$peer_s / $full_s")" "$peer_agree"
 else
-  echo "  Python peer: skipped (no $peer_py: run scripts/torch2-deps.sh, or set PILOT_PEER_PYTHON)"
+  echo "  Python peer: skipped (no $peer_py: run scripts/torch-deps.sh, or set PILOT_PEER_PYTHON)"
 fi
 "$pilot" verify runs/full --fast >/dev/null && "$pilot" verify runs/part --fast >/dev/null && echo "  both runs verify"

@@ -2,23 +2,23 @@
 # Installs the Debian packages in requirements-rebuild.txt that are missing. As root it runs
 # apt-get; otherwise it prints the exact apt-get line to run and fails. Recommends are not
 # installed: requirements-rebuild.txt names everything pilot needs (bench/setup-size.sh
-# prints what that saves). Lines tagged `[torch2]` are needed only by the torch2 flavour and
-# are installed only with --torch2 (scripts/torch2-deps.sh passes it); lines tagged `[test]`
-# only by the tests, installed with --test (scripts/test.sh passes it).
+# prints what that saves). Lines tagged `[debian]` are needed only by the builds against
+# Debian's libtorch 1.13 (preset debian, the sanitizer build), installed with --debian; lines
+# tagged `[test]` only by the tests, installed with --test (scripts/test.sh passes both).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-torch2=0
+debian=0
 tests=0
 for arg in "$@"; do
   case "$arg" in
-    --torch2) torch2=1 ;;
+    --debian) debian=1 ;;
     --test) tests=1 ;;
-    *) echo "usage: scripts/deps.sh [--torch2] [--test]" >&2; exit 2 ;;
+    *) echo "usage: scripts/deps.sh [--debian] [--test]" >&2; exit 2 ;;
   esac
 done
 missing=()
 while IFS= read -r line; do
-  case "$line" in *"[torch2]"*) [ $torch2 = 1 ] || continue ;; esac
+  case "$line" in *"[debian]"*) [ $debian = 1 ] || continue ;; esac
   case "$line" in *"[test]"*) [ $tests = 1 ] || continue ;; esac
   line=${line%%#*}
   line=${line%%[[:space:]]*}

@@ -2,7 +2,7 @@
 """Exports a bundled TorchScript model (data/models/langid, data/models/langid-embed) to an
 AOTInductor package (.pt2) for pilot's aoti-classifier / aoti-embedding stage kinds, with
 torch.export and torch._inductor.aoti_compile_and_package from the pinned torch wheel
-(requirements-torch2.txt; run it with build/torch2/venv/bin/python).
+(requirements-torch.txt; run it with build/venv/bin/python).
 
     export-pt2.py MODEL.pt OUT.pt2 [--device cpu|cuda]
 

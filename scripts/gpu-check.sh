@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Checks pilot on a GPU machine that has PyTorch (with its CUDA libtorch) and nvcc but no
-# package registry. Builds pilot against that PyTorch's own libtorch (the pinned wheel of the
-# torch2 flavour cannot travel there; the script records that torch's version beside the pin),
+# Checks pilot on a GPU machine that has PyTorch (with its CUDA libtorch) but no package
+# registry and perhaps no nvcc. Builds pilot against that PyTorch's own libtorch with
+# scripts/build-here.sh, the documented command (the pinned wheel cannot travel there; the
+# script records that torch's version beside the pin),
 # then runs `pilot doctor`, the bundled pilot and `pilot verify` on the device, exports the
 # bundled model to a .pt2 package for the device and runs the pilot on it (PyTorch >= 2.6),
 # then `pilot adapt` (and a stopped adaptation resumed), then `pilot sweep` and a run with its batch plan, then `run --workers` (one shard per device)
@@ -18,8 +19,8 @@
 # Header-only and small dependencies missing on the GPU machine come from .deb files carried
 # along (--debs DIR, default third_party/debs): they are unpacked under OUT_DIR/prefix, and
 # pilot is built with header-only logging so that nothing from them is needed at run time.
-# Without an importable torch (e.g. --device cpu on a CPU machine), the system libtorch is
-# used: that is how the script's CPU path is exercised here.
+# The Python is python3, or $PILOT_PYTHON: the test suite runs the script's CPU path with the
+# pinned wheel's venv (build/venv/bin/python).
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 debs_pkgs=(libcli11-dev nlohmann-json3-dev libspdlog-dev libspdlog1.10 libfmt-dev libfmt9 libssl-dev libssl3)
@@ -61,20 +62,19 @@ note "pilot gpu-check on $(hostname) at $(date -u +%FT%TZ); device $device; sour
 { command -v nvidia-smi >/dev/null && nvidia-smi; command -v rocm-smi >/dev/null && rocm-smi; } >"$out/smi.txt" 2>&1
 nproc >"$out/nproc.txt"; uname -a >"$out/uname.txt"
 
-# libtorch: PyTorch's when importable, the system's otherwise.
-prefix_path=""
-if torch_prefix=$(python3 -c 'import torch;print(torch.utils.cmake_prefix_path)' 2>/dev/null); then
-  python3 -c 'import torch;print("torch", torch.__version__, "cuda", torch.version.cuda, "hip", torch.version.hip, "cxx11abi", torch._C._GLIBCXX_USE_CXX11_ABI, "gpus", torch.cuda.device_count())' >"$out/torch.txt" 2>&1
+# libtorch: the importable PyTorch's (scripts/build-here.sh stops without one).
+py=${PILOT_PYTHON:-python3}
+export PILOT_PYTHON=$py
+have_torch=0
+if "$py" -c 'import torch;print("torch", torch.__version__, "cuda", torch.version.cuda, "hip", torch.version.hip, "cxx11abi", torch._C._GLIBCXX_USE_CXX11_ABI, "gpus", torch.cuda.device_count())' >"$out/torch.txt" 2>&1; then
+  have_torch=1
   note "libtorch: $(cat "$out/torch.txt")"
-  # The torch folder itself too, so that libc10/libtorch come from this PyTorch even where a
-  # system libtorch also exists (TorchConfig's find_library searches system paths first).
-  prefix_path="$torch_prefix;$(dirname "$(dirname "$torch_prefix")")"
-  # The machine's torch beside the one CI builds against (requirements-torch2.txt).
-  here=$(python3 -c 'import torch;print(torch.__version__.split("+")[0])' 2>/dev/null)
-  pinned=$(sed -n 's/^torch==\([^ ]*\).*/\1/p' "$root/requirements-torch2.txt")
-  note "torch here $here; CI's torch2 flavour pins $pinned: $([ "$here" = "$pinned" ] && echo "the same version" || echo "DIFFERENT: CI compiled other headers than this build uses")"
+  # The machine's torch beside the one CI builds against (requirements-torch.txt).
+  here=$("$py" -c 'import torch;print(torch.__version__.split("+")[0])' 2>/dev/null)
+  pinned=$(sed -n 's/^torch==\([^ ]*\).*/\1/p' "$root/requirements-torch.txt")
+  note "torch here $here; CI pins $pinned: $([ "$here" = "$pinned" ] && echo "the same version" || echo "DIFFERENT: CI compiled other headers than this build uses")"
 else
-  note "libtorch: no importable PyTorch; using the system libtorch"
+  note "libtorch: $py cannot import torch ($(tail -1 "$out/torch.txt"))"
 fi
 
 # Carried .debs: unpack into OUT/prefix.
@@ -85,19 +85,17 @@ if ls "$debs"/*.deb >/dev/null 2>&1; then
     if command -v dpkg-deb >/dev/null; then dpkg-deb -x "$d" "$out/prefix"
     else (cd "$out/prefix" && ar p "$d" data.tar.xz | tar xJ 2>/dev/null || ar p "$d" data.tar.zst | tar --zstd -x); fi
   done
-  prefix_path="${prefix_path:+$prefix_path;}$out/prefix/usr"
+  # Through the environment, so that a ROCm torch's own prefix (build-here.sh) is kept.
+  export CMAKE_PREFIX_PATH="$out/prefix/usr${CMAKE_PREFIX_PATH:+:$CMAKE_PREFIX_PATH}"
   cmake_extra+=(-DPILOT_HEADER_ONLY_LOGGING=ON)
   # The machine's own OpenSSL when it has the headers; the carried one only otherwise.
   [ -f /usr/include/openssl/evp.h ] || cmake_extra+=("-DOPENSSL_ROOT_DIR=$out/prefix/usr")
   note "unpacked $(ls "$debs"/*.deb | wc -l) carried .deb files into $out/prefix"
 fi
 
-gen=()
-command -v ninja >/dev/null && gen=(-G Ninja)
 build=$out/build
-step configure cmake -S "$root" -B "$build" "${gen[@]}" -DCMAKE_BUILD_TYPE=Release -DPILOT_BUILD_TESTS=OFF \
-  "-DCMAKE_PREFIX_PATH=$prefix_path" "${cmake_extra[@]}" || failed=1
-grep -E "pilot: libtorch" "$out/configure.log" | tee -a "$summary"
+step configure "$root/scripts/build-here.sh" --configure-only --build-dir "$build" -- "${cmake_extra[@]}" || failed=1
+grep -E "build-here: torch|pilot: libtorch" "$out/configure.log" | tee -a "$summary"
 if [ -n "$prebuilt" ]; then
   note "build: skipped; using the pilot built in $prebuilt"
   pilot=$prebuilt/pilot
@@ -133,9 +131,9 @@ note "adapt: uninterrupted and stopped+resumed models are $([ -n "$a" ] && [ "$a
 # The .pt2 path: the bundled model exported on this machine for this device (a package is
 # tied to its device and torch version, so none travels), then the bundled pilot on it,
 # whose outcomes must equal the TorchScript run's above.
-if [ -n "$prefix_path" ] && python3 -c 'import torch, sys; v = tuple(int(x) for x in torch.__version__.split("+")[0].split(".")[:2]); sys.exit(v < (2, 6))' 2>/dev/null; then
+if [ "$have_torch" = 1 ] && "$py" -c 'import torch, sys; v = tuple(int(x) for x in torch.__version__.split("+")[0].split(".")[:2]); sys.exit(v < (2, 6))' 2>/dev/null; then
   pt2_device=$([ "$device" = cpu ] && echo cpu || echo cuda)
-  if step export-pt2 env TORCHINDUCTOR_CACHE_DIR="$out/inductor-cache" python3 "$root/scripts/export-pt2.py" \
+  if step export-pt2 env TORCHINDUCTOR_CACHE_DIR="$out/inductor-cache" "$py" "$root/scripts/export-pt2.py" \
       "$root/data/models/langid/langid.pt" "$out/langid-$pt2_device.pt2" --device "$pt2_device"; then
     python3 - "$root/config/pilot.json" "$out/pt2.json" "$out/langid-$pt2_device.pt2" <<'PY'
 import hashlib, json, os, sys

@@ -1,15 +1,18 @@
 #!/usr/bin/env bash
 # The README's test command (and CI's, .ci/run): every test of the project, in five parts
 # (docs/testing.md, "What the test command runs"):
-#   deps      the Debian packages of requirements-rebuild.txt that are missing, [test] ones too
-#   default   the dev preset built with warnings as errors, then every ctest test once
+#   deps      the Debian packages of requirements-rebuild.txt that are missing, [test] and
+#             [debian] ones too, and the pinned PyTorch wheel in build/venv
+#   default   the dev preset (the wheel's libtorch_cpu) built with warnings as errors, then
+#             every ctest test once
 #   core      the core library and its unit tests built without libtorch (preset core)
-#   torch2    PyTorch 2.11's libtorch from the pinned wheel (preset torch2), its test subset
-#   sanitize  scripts/sanitize.sh: ASan + UBSan build, unit tests, the sanitize suites, fuzzers
+#   cuda      the CUDA path (preset cuda): the wheel's libtorch_cuda too, no nvcc; its subset
+#   sanitize  scripts/sanitize.sh: ASan + UBSan build against Debian's libtorch 1.13, unit
+#             tests, the sanitize suites, fuzzers
 # Each part's minutes are printed as it ends, and all of them at the end. The compiler cache
-# (build/ccache) lets core and torch2 reuse what the default build compiled.
+# (build/ccache) lets core and cuda reuse what the default build compiled.
 # Arguments go to the first ctest (e.g. `scripts/test.sh -LE slow`); SKIP_SANITIZE=1 skips
-# core, torch2 and sanitize while you work; SKIP_TORCH2=1 skips torch2 alone.
+# core, cuda and sanitize while you work; SKIP_CUDA=1 skips cuda alone.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -40,7 +43,8 @@ summary() {
 trap summary EXIT
 
 part deps
-scripts/deps.sh --test
+scripts/deps.sh --test --debian
+scripts/torch-deps.sh
 
 part default
 cmake --preset dev
@@ -54,18 +58,16 @@ if [ "${SKIP_SANITIZE:-0}" != 1 ]; then
   cmake --build --preset core
   ctest --test-dir build/core -L 'unit|lint' --output-on-failure -j2
 fi
-if [ "${SKIP_TORCH2:-0}" != 1 ] && [ "${SKIP_SANITIZE:-0}" != 1 ]; then
-  # The second flavour: PyTorch 2.11's own libtorch (a CUDA 13 build) from the pinned wheel,
-  # compiled with the machine's CUDA toolkit and warnings as errors, so that the CUDA code is
-  # compiled and linked; then the `flavour` subset of the tests (the stage, doctor, the
-  # default pilot, the model formats with the .pt2 export). No GPU is needed: the gpu-labelled
-  # test skips where there is none. The tools (model trainer, embedding deriver) are built by
-  # the default build, against the libtorch that rebuilds the bundled models.
-  part torch2
-  scripts/torch2-deps.sh
-  cmake --preset torch2
-  cmake --build --preset torch2 --target pilot pilot_torch_tests
-  ctest --preset torch2 -L "flavour|torch"
+if [ "${SKIP_CUDA:-0}" != 1 ] && [ "${SKIP_SANITIZE:-0}" != 1 ]; then
+  # The CUDA path: the same wheel with libtorch_cuda and libc10_cuda linked too, compiled
+  # against the nvidia-cuda-runtime wheel's headers (no nvcc, as on a GPU machine's runtime
+  # image: scripts/build-here.sh), with warnings as errors; then the `flavour` subset of the
+  # tests (the stage, doctor, the default pilot, the model formats). No GPU is needed: the
+  # gpu-labelled test skips where there is none.
+  part cuda
+  cmake --preset cuda
+  cmake --build --preset cuda --target pilot pilot_torch_tests
+  ctest --preset cuda -L "flavour|torch"
 fi
 if [ "${SKIP_SANITIZE:-0}" != 1 ]; then
   part sanitize

@@ -3,10 +3,13 @@
 #include "torch_device.h"
 
 #if defined(PILOT_WITH_CUDA) || defined(PILOT_WITH_ROCM)
-#include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDACachingAllocator.h>
+#include <c10/cuda/CUDAFunctions.h>
 #include <c10/cuda/CUDAGuard.h>
 #endif
+// The CUDA runtime API alone, not ATen/cuda/CUDAContext.h: that header pulls in cuBLAS,
+// cuSPARSE and cuSOLVER, whose headers the nvidia-cuda-runtime wheel, which the build without
+// a toolkit compiles against (cmake/PilotTorch.cmake), does not carry.
 #if defined(PILOT_WITH_CUDA)
 #include <cuda_runtime_api.h>
 #endif
@@ -33,10 +36,19 @@ void ResetDevicePeakMemory(const torch::Device& device) {
 
 nlohmann::ordered_json GpuInventory() {
   nlohmann::ordered_json out = nlohmann::ordered_json::array();
-  int n = static_cast<int>(at::cuda::device_count());
+  int n = static_cast<int>(c10::cuda::device_count());
   for (int i = 0; i < n; ++i) {
-    const auto* p = at::cuda::getDeviceProperties(i);
     size_t free_b = 0, total_b = 0;
+#if defined(PILOT_WITH_ROCM)
+    hipDeviceProp_t props{};
+    const bool have_props = hipGetDeviceProperties(&props, i) == hipSuccess;
+#else
+    cudaDeviceProp props{};
+    const bool have_props = cudaGetDeviceProperties(&props, i) == cudaSuccess;
+#endif
+    // As at::cuda::getDeviceProperties did: a device that cannot be described is an error.
+    TORCH_CHECK(have_props, "cannot read the properties of GPU ", i);
+    const auto* p = &props;
     {
       c10::cuda::CUDAGuard guard(static_cast<c10::DeviceIndex>(i));
 #if defined(PILOT_WITH_ROCM)

@@ -485,11 +485,12 @@ class TorchStage : public Stage {
   }
 #else
   Status LoadPackage(const StageConfig& config, ModelContract&) {
-    return EnvironmentError(
-        "the " + config.kind + " kind needs libtorch >= 2.6 (AOTInductor); found libtorch " + TORCH_VERSION +
-            " (" + build::kTorchFlavour + " build)",
-        config.model.string(),
-        "build the torch2 flavour (docs/building.md, 'Build flavours'), or use a TorchScript model");
+    return EnvironmentError("the " + config.kind +
+                                " kind needs libtorch >= 2.6 (AOTInductor); found libtorch " + TORCH_VERSION +
+                                " (" + build::kTorchFlavour + " build)",
+                            config.model.string(),
+                            "build against the PyTorch wheel, the default (docs/building.md, 'Build "
+                            "flavours'), or use a TorchScript model");
   }
 #endif
 

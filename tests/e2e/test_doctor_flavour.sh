@@ -1,7 +1,8 @@
-# `pilot doctor` states which libtorch flavour it runs on. On the torch2 flavour (a CUDA
-# build) on a machine without a GPU: a CUDA build, 0 devices, and could-not-run for every
-# GPU check, exit 3 when the GPU is asked for, and its module linked to the CUDA runtime.
-# On the default flavour: a CPU build.
+# `pilot doctor` states which libtorch flavour it runs on. On the CUDA path (preset cuda) on a
+# machine without a GPU: a CUDA build, 0 devices, and could-not-run for every GPU check, exit 3
+# when the GPU is asked for, and its module linked to the CUDA runtime. On the default build
+# (the wheel's libtorch_cpu): a CPU build whose module links libtorch_cpu and never
+# libtorch_cuda, so that it loads on a machine without the CUDA libraries.
 source "$(dirname "$0")/lib.sh"
 : "${PILOT_TORCH_FLAVOUR:?set by CMake: cpu, cuda or rocm}"
 : "${PILOT_TORCH_VERSION:?set by CMake}"
@@ -42,5 +43,10 @@ if [ "$PILOT_TORCH_FLAVOUR" = cuda ]; then
   readelf -d "$module" >dynamic.txt
   grep -q " U cudaMemGetInfo@libcudart" symbols.txt || fail "$module does not call the CUDA runtime"
   grep -q "NEEDED.*libc10_cuda.so" dynamic.txt || fail "$module is not linked to libc10_cuda"
+elif [ "$PILOT_TORCH_FLAVOUR" = cpu ] && [ "${PILOT_TORCH_VERSION%%.*}" -ge 2 ]; then
+  module=$(dirname "$PILOT")/libpilot-torch.so
+  readelf -d "$module" >dynamic.txt
+  grep -q "NEEDED.*\[libtorch_cpu.so\]" dynamic.txt || { cat dynamic.txt; fail "$module is not linked to libtorch_cpu"; }
+  if grep -q "NEEDED.*cuda" dynamic.txt; then cat dynamic.txt; fail "the CPU build's $module needs a CUDA library"; fi
 fi
 echo PASS

@@ -4,6 +4,8 @@
 # --workers and an export on cpu,
 # and leaves every log and a summary.
 source "$(dirname "$0")/lib.sh"
+# The script builds against an importable torch: the pinned wheel's venv.
+[ -n "${PILOT_PYTHON:-}" ] || { echo "SKIP: no PILOT_PYTHON (a build without the wheel's venv)"; exit 77; }
 bash "$SRC/scripts/gpu-check.sh" "$WORK/gc" --device cpu --debs "$WORK/no-debs" --prebuilt "$(dirname "$PILOT")" >gc.txt 2>&1 \
   || { cat gc.txt; fail "gpu-check.sh failed on its CPU path"; }
 expect_in gc/summary.txt "all steps passed"

@@ -1,4 +1,4 @@
-# .pt2 (torch.export + AOTInductor) packages. On libtorch >= 2.6 (the torch2 flavour) pilot
+# .pt2 (torch.export + AOTInductor) packages. On libtorch >= 2.6 (the default build, the wheel) pilot
 # gives the same outcomes on the exported package as on the TorchScript file: the same status
 # and category or reason on every item, confidences and vectors within 1e-5. The sha256 pin
 # is mandatory and checked (on a private copy) before anything is unpacked; the private copy

@@ -9,14 +9,16 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
 corpus=${CORPUS_DIR:-$(mktemp -d)}
 tools/langid/fetch-corpus.sh "$corpus"
-scripts/deps.sh
-cmake --preset release >/dev/null
-cmake --build --preset release --target pilot-train-langid
+# Debian's libtorch 1.13 (preset debian): the libtorch the bundled models were built with, so
+# that the same corpus gives the same bytes (another libtorch writes another archive layout).
+scripts/deps.sh --debian
+cmake --preset debian >/dev/null
+cmake --build --preset debian --target pilot-train-langid
 out=data/models/langid
-build/release/pilot-train-langid --corpus "$corpus" --languages tools/langid/languages.txt \
+build/debian/pilot-train-langid --corpus "$corpus" --languages tools/langid/languages.txt \
   --out-model "$out/langid.pt" --out-metrics "$out/metrics.json" --out-card "$out/MODEL_CARD.md"
 echo "model sha256: $(sha256sum "$out/langid.pt" | cut -d' ' -f1) (pin it as stage.model_sha256 in config/pilot.json)"
 # The bundled embedding model is derived from the langid model's n-gram embedding bag.
-cmake --build --preset release --target pilot-derive-embedding
-build/release/pilot-derive-embedding --from "$out/langid.pt" --out data/models/langid-embed/langid-embed.pt
+cmake --build --preset debian --target pilot-derive-embedding
+build/debian/pilot-derive-embedding --from "$out/langid.pt" --out data/models/langid-embed/langid-embed.pt
 echo "(pin the embedding model's sha256 as stage.model_sha256 in config/embed.json)"

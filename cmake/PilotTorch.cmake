@@ -1,0 +1,148 @@
+# Which libtorch pilot's torch code builds against (docs/building.md, "Build flavours").
+#
+# A PyTorch wheel (the default: the pinned wheel in build/venv, scripts/torch-deps.sh; or a
+# PyTorch already installed on a GPU machine, scripts/build-here.sh): its libraries are
+# imported here by path, without find_package(Torch). TorchConfig.cmake of a CUDA wheel
+# searches for the CUDA toolkit and stops where there is none, although a CPU build needs
+# only libtorch_cpu and libc10. So:
+#   - by default, libtorch_cpu and libc10 alone (flavour "cpu"): runs on any x86-64 Debian 12,
+#     with no GPU and no CUDA toolkit;
+#   - with PILOT_TORCH_CUDA=ON, libtorch_cuda and libc10_cuda too (flavour "cuda"), compiled
+#     against the CUDA runtime headers of the nvidia wheels installed beside torch
+#     (site-packages/nvidia/cu13/include, or .../cuda_runtime/include for CUDA 12 wheels), or
+#     PILOT_CUDA_INCLUDE_DIR. No nvcc: pilot has no CUDA kernels of its own.
+# The interface mirrors the wheel's own Caffe2Targets.cmake: its include folders, its
+# compile definitions, the C++11 ABI it is built with, and --no-as-needed around torch_cpu and
+# torch_cuda, whose operator registrations are static initialisers the linker would
+# otherwise drop.
+#
+# Neither PILOT_TORCH_VENV nor PILOT_TORCH_DIR: find_package(Torch) (Debian's libtorch 1.13,
+# preset debian and the sanitizer build, or a ROCm libtorch).
+#
+# Sets TORCH_LIBRARIES, Torch_VERSION, TORCH_CXX_FLAGS and PILOT_TORCH_FLAVOUR (cpu, cuda,
+# rocm) for the rest of the build.
+
+set(PILOT_TORCH_VENV "" CACHE PATH
+  "A virtual environment holding the pinned PyTorch wheel (scripts/torch-deps.sh; presets dev,
+   release, cuda): libtorch is imported from its site-packages/torch")
+set(PILOT_TORCH_DIR "" CACHE PATH
+  "A PyTorch package folder (site-packages/torch, i.e. torch.utils.cmake_prefix_path/../..):
+   libtorch is imported from it (scripts/build-here.sh)")
+option(PILOT_TORCH_CUDA "Also link libtorch_cuda and libc10_cuda of the wheel (the CUDA path)" OFF)
+set(PILOT_CUDA_INCLUDE_DIR "" CACHE PATH
+  "The CUDA runtime headers for PILOT_TORCH_CUDA (default: the nvidia wheels beside torch)")
+
+if(PILOT_TORCH_VENV AND NOT PILOT_TORCH_DIR)
+  # Located by path, without importing torch: site-packages/torch of the venv.
+  file(GLOB _pilot_torch_dirs "${PILOT_TORCH_VENV}/lib/python3*/site-packages/torch")
+  if(NOT _pilot_torch_dirs)
+    message(FATAL_ERROR "pilot: no torch wheel in ${PILOT_TORCH_VENV} (looked for lib/python3*/site-packages/torch): "
+                        "run scripts/torch-deps.sh first")
+  endif()
+  list(GET _pilot_torch_dirs 0 _pilot_torch_dir)
+elseif(PILOT_TORCH_DIR)
+  get_filename_component(_pilot_torch_dir "${PILOT_TORCH_DIR}" ABSOLUTE)
+else()
+  set(_pilot_torch_dir "")
+endif()
+
+if(NOT _pilot_torch_dir)
+  find_package(Torch REQUIRED)
+  # A CUDA build defines torch_cuda, a ROCm build torch_hip, Debian's neither.
+  set(PILOT_TORCH_FLAVOUR cpu)
+  if(TARGET torch_hip)
+    set(PILOT_TORCH_FLAVOUR rocm)
+  elseif(TARGET torch_cuda)
+    set(PILOT_TORCH_FLAVOUR cuda)
+  endif()
+  return()
+endif()
+
+foreach(_lib c10 torch_cpu)
+  if(NOT EXISTS "${_pilot_torch_dir}/lib/lib${_lib}.so")
+    message(FATAL_ERROR "pilot: ${_pilot_torch_dir} is not a PyTorch package folder: lib/lib${_lib}.so is missing")
+  endif()
+endforeach()
+
+# The version, from the headers (torch 2.8 and later keep it in torch/headeronly).
+set(_pilot_version_h "${_pilot_torch_dir}/include/torch/headeronly/version.h")
+if(NOT EXISTS "${_pilot_version_h}")
+  set(_pilot_version_h "${_pilot_torch_dir}/include/torch/csrc/api/include/torch/version.h")
+endif()
+if(NOT EXISTS "${_pilot_version_h}")
+  message(FATAL_ERROR "pilot: ${_pilot_torch_dir} has no include/torch/headeronly/version.h: not a PyTorch wheel with its C++ headers")
+endif()
+file(STRINGS "${_pilot_version_h}" _pilot_version_lines REGEX "#define TORCH_VERSION_(MAJOR|MINOR|PATCH) ")
+set(Torch_VERSION "")
+foreach(_part MAJOR MINOR PATCH)
+  string(REGEX MATCH "TORCH_VERSION_${_part} ([0-9]+)" _m "${_pilot_version_lines}")
+  list(APPEND Torch_VERSION "${CMAKE_MATCH_1}")
+endforeach()
+list(JOIN Torch_VERSION "." Torch_VERSION)
+if(NOT Torch_VERSION MATCHES "^[0-9]+\\.[0-9]+\\.[0-9]+$")
+  message(FATAL_ERROR "pilot: cannot read the torch version from ${_pilot_version_h}")
+endif()
+if(Torch_VERSION VERSION_LESS 2.6)
+  # Earlier wheels were built with the pre-C++11 string ABI, which pilot's other libraries
+  # (Debian's) cannot share.
+  message(FATAL_ERROR "pilot: torch ${Torch_VERSION} in ${_pilot_torch_dir}: pilot imports wheels of torch 2.6 or later (C++11 ABI); "
+                      "use find_package through CMAKE_PREFIX_PATH for an older libtorch")
+endif()
+set(TORCH_CXX_FLAGS "-D_GLIBCXX_USE_CXX11_ABI=1")
+
+function(_pilot_import_torch_lib name)
+  add_library(pilot_torch_${name} SHARED IMPORTED GLOBAL)
+  set_target_properties(pilot_torch_${name} PROPERTIES IMPORTED_LOCATION "${_pilot_torch_dir}/lib/lib${name}.so")
+endfunction()
+_pilot_import_torch_lib(c10)
+_pilot_import_torch_lib(torch_cpu)
+add_library(pilot_libtorch INTERFACE)
+target_include_directories(pilot_libtorch SYSTEM INTERFACE
+  "${_pilot_torch_dir}/include" "${_pilot_torch_dir}/include/torch/csrc/api/include")
+target_compile_definitions(pilot_libtorch INTERFACE USE_DISTRIBUTED USE_C10D_GLOO USE_RPC USE_TENSORPIPE)
+target_link_libraries(pilot_libtorch INTERFACE
+  "-Wl,--no-as-needed,$<TARGET_FILE:pilot_torch_torch_cpu>,--as-needed" pilot_torch_c10)
+# The wheel's own libraries name their neighbours by RPATH ($ORIGIN/../../nvidia/cu13/lib for
+# libcudart.so.13 and libcupti.so.13): only torch/lib goes on pilot's.
+set(PILOT_TORCH_FLAVOUR cpu)
+
+if(PILOT_TORCH_CUDA)
+  foreach(_lib c10_cuda torch_cuda)
+    if(NOT EXISTS "${_pilot_torch_dir}/lib/lib${_lib}.so")
+      message(FATAL_ERROR "pilot: PILOT_TORCH_CUDA is ON but ${_pilot_torch_dir}/lib/lib${_lib}.so is missing: not a CUDA build of PyTorch")
+    endif()
+  endforeach()
+  get_filename_component(_pilot_site "${_pilot_torch_dir}" DIRECTORY)
+  set(_pilot_cuda_inc "${PILOT_CUDA_INCLUDE_DIR}")
+  if(NOT _pilot_cuda_inc)
+    foreach(_dir "${_pilot_site}/nvidia/cu13/include" "${_pilot_site}/nvidia/cuda_runtime/include")
+      if(EXISTS "${_dir}/cuda_runtime_api.h")
+        set(_pilot_cuda_inc "${_dir}")
+        break()
+      endif()
+    endforeach()
+  endif()
+  if(NOT _pilot_cuda_inc OR NOT EXISTS "${_pilot_cuda_inc}/cuda_runtime_api.h")
+    message(FATAL_ERROR "pilot: PILOT_TORCH_CUDA is ON but no cuda_runtime_api.h was found in ${_pilot_site}/nvidia/cu13/include "
+                        "or ${_pilot_site}/nvidia/cuda_runtime/include (the nvidia-cuda-runtime wheel torch depends on); "
+                        "install it, or point PILOT_CUDA_INCLUDE_DIR at CUDA runtime headers")
+  endif()
+  get_filename_component(_pilot_cuda_lib "${_pilot_cuda_inc}/../lib" ABSOLUTE)
+  file(GLOB _pilot_cudart "${_pilot_cuda_lib}/libcudart.so.[0-9]*")
+  if(NOT _pilot_cudart)
+    message(FATAL_ERROR "pilot: PILOT_TORCH_CUDA is ON but ${_pilot_cuda_lib} holds no libcudart.so.N beside the headers ${_pilot_cuda_inc}")
+  endif()
+  list(GET _pilot_cudart 0 _pilot_cudart)
+  _pilot_import_torch_lib(c10_cuda)
+  _pilot_import_torch_lib(torch_cuda)
+  add_library(pilot_torch_cudart SHARED IMPORTED GLOBAL)
+  set_target_properties(pilot_torch_cudart PROPERTIES IMPORTED_LOCATION "${_pilot_cudart}")
+  target_include_directories(pilot_libtorch SYSTEM INTERFACE "${_pilot_cuda_inc}")
+  target_link_libraries(pilot_libtorch INTERFACE
+    "-Wl,--no-as-needed,$<TARGET_FILE:pilot_torch_torch_cuda>,--as-needed" pilot_torch_c10_cuda pilot_torch_cudart)
+  set(PILOT_TORCH_FLAVOUR cuda)
+  message(STATUS "pilot: CUDA runtime headers ${_pilot_cuda_inc}, ${_pilot_cudart}")
+endif()
+
+set(TORCH_LIBRARIES pilot_libtorch)
+message(STATUS "pilot: libtorch imported from ${_pilot_torch_dir}")
