@@ -21,8 +21,13 @@ std::string Str(const J& j, const char* key) {
   return j.contains(key) && j[key].is_string() ? j[key].get<std::string>() : "";
 }
 std::string Count(const J& j, const char* key) {
-  // Only a whole number >= 0 is a count: a float (1e300, -2.5) is never converted.
-  return j.contains(key) && j[key].is_number_unsigned() ? std::to_string(j[key].get<std::uint64_t>()) : "";
+  // Only a whole number >= 0 is a count: a float (1e300, -2.5) is never converted. Parsed
+  // JSON holds it unsigned, the summary built in memory signed: both are counts.
+  if (!j.contains(key)) return "";
+  const J& v = j[key];
+  if (v.is_number_unsigned()) return std::to_string(v.get<std::uint64_t>());
+  if (v.is_number_integer() && v.get<std::int64_t>() >= 0) return std::to_string(v.get<std::int64_t>());
+  return "";
 }
 
 const J& Arr(const J& j, const char* key) {

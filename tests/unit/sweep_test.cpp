@@ -228,11 +228,17 @@ TEST(SweepTest, TheLongGroupStopsAtItsFirstOutOfMemoryAndTheOthersGoOn) {
   // The reports say so too.
   const std::string md = ReadText(plan.dir / "data/sweep.md");
   EXPECT_NE(md.find("**out_of_memory**: out of memory (scripted) at batch 4"), std::string::npos) << md;
+  // Every row names its group and batch size (the summary is built in memory with signed
+  // integers; these columns were once left blank).
+  const auto rec_md = md.substr(md.find("## Recommendation"));
+  EXPECT_NE(rec_md.find("\n| 3 | "), std::string::npos) << rec_md;
+  EXPECT_EQ(md.find("\n|  |"), std::string::npos) << md;
   const std::string csv = ReadText(plan.dir / "data/sweep.csv");
   EXPECT_NE(csv.find(",out_of_memory,"), std::string::npos) << csv;
   const std::string html = ReadText(plan.dir / "data/report.html");
   EXPECT_NE(html.find("limit: out_of_memory"), std::string::npos);
   EXPECT_EQ(html.find("<script"), std::string::npos);
+  EXPECT_EQ(html.find("<tr><td></td>"), std::string::npos) << html;
   // A batch plan from it: each group's size.
   auto bp = BatchPlanFromSweep(RealFileSystem(), plan.dir);
   ASSERT_TRUE(bp.ok()) << bp.error().ToString();
