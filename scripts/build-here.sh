@@ -42,7 +42,8 @@ print(getattr(torch.version, "hip", None) or "")' 2>"$err"); then
   tail -3 "$err" >&2
   exit 3
 fi
-{ read -r prefix; read -r torch_dir; read -r version; read -r cuda; read -r hip; } <<<"$facts"
+mapfile -t fact <<<"$facts"
+prefix=${fact[0]:-} torch_dir=${fact[1]:-} version=${fact[2]:-} cuda=${fact[3]:-} hip=${fact[4]:-}
 args=()
 if [ -n "$hip" ]; then
   # The torch folder itself too, so that libc10/libtorch come from this PyTorch even where a

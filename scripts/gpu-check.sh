@@ -66,7 +66,7 @@ nproc >"$out/nproc.txt"; uname -a >"$out/uname.txt"
 py=${PILOT_PYTHON:-python3}
 export PILOT_PYTHON=$py
 have_torch=0
-if "$py" -c 'import torch;print("torch", torch.__version__, "cuda", torch.version.cuda, "hip", torch.version.hip, "cxx11abi", torch._C._GLIBCXX_USE_CXX11_ABI, "gpus", torch.cuda.device_count())' >"$out/torch.txt" 2>&1; then
+if "$py" -c 'import torch;print("torch", torch.__version__, "cuda", torch.version.cuda, "hip", torch.version.hip, "cxx11abi", torch._C._GLIBCXX_USE_CXX11_ABI, "gpus", torch.cuda.device_count())' >"$out/torch.txt" 2>"$out/torch-import.log"; then
   have_torch=1
   note "libtorch: $(cat "$out/torch.txt")"
   # The machine's torch beside the one CI builds against (requirements-torch.txt).
@@ -74,7 +74,7 @@ if "$py" -c 'import torch;print("torch", torch.__version__, "cuda", torch.versio
   pinned=$(sed -n 's/^torch==\([^ ]*\).*/\1/p' "$root/requirements-torch.txt")
   note "torch here $here; CI pins $pinned: $([ "$here" = "$pinned" ] && echo "the same version" || echo "DIFFERENT: CI compiled other headers than this build uses")"
 else
-  note "libtorch: $py cannot import torch ($(tail -1 "$out/torch.txt"))"
+  note "libtorch: $py cannot import torch ($(tail -1 "$out/torch-import.log"))"
 fi
 
 # Carried .debs: unpack into OUT/prefix.

@@ -40,7 +40,10 @@ expect_in "$WORK/out" "only sharding changed (one run -> merged from 3 shards)"
 expect_in "$WORK/out" "vectors: max |A - B| 0"
 
 # 3. Compare the batch-planned run with the fixed batch size: one change, the same outcomes.
-run_pilot 0 compare "$WORK/runs/fixed" "$WORK/runs/planned" --tolerance 0 --out "$WORK/cmp"
+# PyTorch 2.11's CPU kernels round differently with the batch's shape (one item of 150 moved
+# by 5.96e-08, the last bit of a float32 near 1), so confidences agree within 1e-6, not bit
+# for bit; status and category must be the same.
+run_pilot 0 compare "$WORK/runs/fixed" "$WORK/runs/planned" --tolerance 1e-6 --out "$WORK/cmp"
 expect_in "$WORK/out" "only batch_plan changed"
 expect_in "$WORK/out" "items: 150 of 150 agree"
 
