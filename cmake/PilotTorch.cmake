@@ -9,8 +9,9 @@
 #     with no GPU and no CUDA toolkit;
 #   - with PILOT_TORCH_CUDA=ON, libtorch_cuda and libc10_cuda too (flavour "cuda"), compiled
 #     against the CUDA runtime headers of the nvidia wheels installed beside torch
-#     (site-packages/nvidia/cu13/include, or .../cuda_runtime/include for CUDA 12 wheels), or
-#     PILOT_CUDA_INCLUDE_DIR. No nvcc: pilot has no CUDA kernels of its own.
+#     (site-packages/nvidia/cu13/include, or .../cuda_runtime/include for CUDA 12 wheels; with
+#     crt/ from nvidia-cuda-crt), or PILOT_CUDA_INCLUDE_DIR. No nvcc: pilot has no CUDA
+#     kernels of its own.
 # The interface mirrors the wheel's own Caffe2Targets.cmake: its include folders, its
 # compile definitions, the C++11 ABI it is built with, and --no-as-needed around torch_cpu and
 # torch_cuda, whose operator registrations are static initialisers the linker would
@@ -29,8 +30,9 @@ set(PILOT_TORCH_DIR "" CACHE PATH
   "A PyTorch package folder (site-packages/torch, i.e. torch.utils.cmake_prefix_path/../..):
    libtorch is imported from it (scripts/build-here.sh)")
 option(PILOT_TORCH_CUDA "Also link libtorch_cuda and libc10_cuda of the wheel (the CUDA path)" OFF)
-set(PILOT_CUDA_INCLUDE_DIR "" CACHE PATH
-  "The CUDA runtime headers for PILOT_TORCH_CUDA (default: the nvidia wheels beside torch)")
+set(PILOT_CUDA_INCLUDE_DIR "" CACHE STRING
+  "The CUDA runtime headers for PILOT_TORCH_CUDA, a list: the folder of cuda_runtime_api.h (libcudart.so.N
+   in ../lib), then others, one holding crt/host_config.h (default: the nvidia wheels beside torch)")
 
 if(PILOT_TORCH_VENV AND NOT PILOT_TORCH_DIR)
   # Located by path, without importing torch: site-packages/torch of the venv.
@@ -113,19 +115,39 @@ if(PILOT_TORCH_CUDA)
     endif()
   endforeach()
   get_filename_component(_pilot_site "${_pilot_torch_dir}" DIRECTORY)
-  set(_pilot_cuda_inc "${PILOT_CUDA_INCLUDE_DIR}")
-  if(NOT _pilot_cuda_inc)
+  # The CUDA runtime headers: PILOT_CUDA_INCLUDE_DIR (a list: the runtime headers' folder
+  # first, then any other, such as one holding crt/), or the nvidia wheels beside torch.
+  set(_pilot_cuda_incs ${PILOT_CUDA_INCLUDE_DIR})
+  if(NOT _pilot_cuda_incs)
     foreach(_dir "${_pilot_site}/nvidia/cu13/include" "${_pilot_site}/nvidia/cuda_runtime/include")
       if(EXISTS "${_dir}/cuda_runtime_api.h")
-        set(_pilot_cuda_inc "${_dir}")
+        set(_pilot_cuda_incs "${_dir}")
         break()
       endif()
     endforeach()
+  endif()
+  set(_pilot_cuda_inc "")
+  if(_pilot_cuda_incs)
+    list(GET _pilot_cuda_incs 0 _pilot_cuda_inc)
   endif()
   if(NOT _pilot_cuda_inc OR NOT EXISTS "${_pilot_cuda_inc}/cuda_runtime_api.h")
     message(FATAL_ERROR "pilot: PILOT_TORCH_CUDA is ON but no cuda_runtime_api.h was found in ${_pilot_site}/nvidia/cu13/include "
                         "or ${_pilot_site}/nvidia/cuda_runtime/include (the nvidia-cuda-runtime wheel torch depends on); "
                         "install it, or point PILOT_CUDA_INCLUDE_DIR at CUDA runtime headers")
+  endif()
+  # The runtime headers include crt/host_config.h, which CUDA 13's runtime wheel lacks (it is
+  # the nvidia-cuda-crt wheel's). Checked here, so that a compiler's own search path (a
+  # toolkit copied under /usr/local/include) cannot stand in for it unnoticed.
+  set(_pilot_crt "")
+  foreach(_dir IN LISTS _pilot_cuda_incs)
+    if(EXISTS "${_dir}/crt/host_config.h")
+      set(_pilot_crt "${_dir}")
+    endif()
+  endforeach()
+  if(NOT _pilot_crt)
+    message(FATAL_ERROR "pilot: PILOT_TORCH_CUDA is ON but crt/host_config.h is in none of ${_pilot_cuda_incs}: "
+                        "CUDA 13 ships it in the nvidia-cuda-crt wheel (scripts/build-here.sh fetches it; "
+                        "scripts/torch-deps.sh installs it), or add a CUDA toolkit's include folder to PILOT_CUDA_INCLUDE_DIR")
   endif()
   get_filename_component(_pilot_cuda_lib "${_pilot_cuda_inc}/../lib" ABSOLUTE)
   file(GLOB _pilot_cudart "${_pilot_cuda_lib}/libcudart.so.[0-9]*")
@@ -137,11 +159,11 @@ if(PILOT_TORCH_CUDA)
   _pilot_import_torch_lib(torch_cuda)
   add_library(pilot_torch_cudart SHARED IMPORTED GLOBAL)
   set_target_properties(pilot_torch_cudart PROPERTIES IMPORTED_LOCATION "${_pilot_cudart}")
-  target_include_directories(pilot_libtorch SYSTEM INTERFACE "${_pilot_cuda_inc}")
+  target_include_directories(pilot_libtorch SYSTEM INTERFACE ${_pilot_cuda_incs})
   target_link_libraries(pilot_libtorch INTERFACE
     "-Wl,--no-as-needed,$<TARGET_FILE:pilot_torch_torch_cuda>,--as-needed" pilot_torch_c10_cuda pilot_torch_cudart)
   set(PILOT_TORCH_FLAVOUR cuda)
-  message(STATUS "pilot: CUDA runtime headers ${_pilot_cuda_inc}, ${_pilot_cudart}")
+  message(STATUS "pilot: CUDA runtime headers ${_pilot_cuda_incs} (crt/ in ${_pilot_crt}), ${_pilot_cudart}")
 endif()
 
 set(TORCH_LIBRARIES pilot_libtorch)

@@ -17,7 +17,8 @@
 # CPU path does, to save a second build of pilot on a 2-core machine.
 #
 # Header-only and small dependencies missing on the GPU machine come from .deb files carried
-# along (--debs DIR, default third_party/debs): they are unpacked under OUT_DIR/prefix, and
+# along (--debs DIR, default third_party/debs; with the nvidia-cuda-crt wheel build-here.sh
+# takes from there): they are unpacked under OUT_DIR/prefix, and
 # pilot is built with header-only logging so that nothing from them is needed at run time.
 # The Python is python3, or $PILOT_PYTHON: the test suite runs the script's CPU path with the
 # pinned wheel's venv (build/venv/bin/python).
@@ -27,8 +28,14 @@ debs_pkgs=(libcli11-dev nlohmann-json3-dev libspdlog-dev libspdlog1.10 libfmt-de
 
 if [ "${1:-}" = "--fetch-debs" ]; then
   dir=${2:?usage: gpu-check.sh --fetch-debs DIR}
-  mkdir -p "$dir" && cd "$dir" && apt-get download "${debs_pkgs[@]}" && ls -1 "$dir"
-  exit $?
+  mkdir -p "$dir" && cd "$dir" && apt-get download "${debs_pkgs[@]}" || exit $?
+  # The crt/ headers the CUDA 13 runtime headers include (scripts/build-here.sh), pinned.
+  pip_py=$root/build/venv/bin/python
+  [ -x "$pip_py" ] || pip_py=python3
+  "$pip_py" -m pip download -q --no-deps --only-binary=:all: --require-hashes \
+    -r <(grep -A1 '^nvidia-cuda-crt==' "$root/requirements-torch.txt") -d "$dir" || exit $?
+  ls -1 "$dir"
+  exit 0
 fi
 
 out=${1:?usage: gpu-check.sh OUT_DIR [--device cuda|rocm|cpu] [--debs DIR] [--prebuilt BUILD_DIR]}
@@ -94,7 +101,7 @@ if ls "$debs"/*.deb >/dev/null 2>&1; then
 fi
 
 build=$out/build
-step configure "$root/scripts/build-here.sh" --configure-only --build-dir "$build" -- "${cmake_extra[@]}" || failed=1
+step configure "$root/scripts/build-here.sh" --configure-only --build-dir "$build" --wheels "$debs" -- "${cmake_extra[@]}" || failed=1
 grep -E "build-here: torch|pilot: libtorch" "$out/configure.log" | tee -a "$summary"
 if [ -n "$prebuilt" ]; then
   note "build: skipped; using the pilot built in $prebuilt"

@@ -35,7 +35,7 @@ export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1:report_error_type=1"
 export LSAN_OPTIONS="suppressions=$root/tests/fuzz/lsan-suppressions.txt:print_suppressions=0"
 
 # --- toolchain: clang with the compiler-rt sanitizer and libFuzzer runtimes -------------
-scripts/deps.sh
+scripts/deps.sh --debian
 need=()
 command -v /usr/bin/clang++ >/dev/null || need+=(clang)
 if [ ${#need[@]} -eq 0 ]; then
