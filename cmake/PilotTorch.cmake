@@ -147,7 +147,7 @@ if(PILOT_TORCH_CUDA)
   if(NOT _pilot_crt)
     message(FATAL_ERROR "pilot: PILOT_TORCH_CUDA is ON but crt/host_config.h is in none of ${_pilot_cuda_incs}: "
                         "CUDA 13 ships it in the nvidia-cuda-crt wheel (scripts/build-here.sh fetches it; "
-                        "scripts/torch-deps.sh installs it), or add a CUDA toolkit's include folder to PILOT_CUDA_INCLUDE_DIR")
+                        "scripts/torch-deps.sh --cuda installs it), or add a CUDA toolkit's include folder to PILOT_CUDA_INCLUDE_DIR")
   endif()
   get_filename_component(_pilot_cuda_lib "${_pilot_cuda_inc}/../lib" ABSOLUTE)
   file(GLOB _pilot_cudart "${_pilot_cuda_lib}/libcudart.so.[0-9]*")

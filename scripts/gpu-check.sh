@@ -33,7 +33,7 @@ if [ "${1:-}" = "--fetch-debs" ]; then
   pip_py=$root/build/venv/bin/python
   [ -x "$pip_py" ] || pip_py=python3
   "$pip_py" -m pip download -q --no-deps --only-binary=:all: --require-hashes \
-    -r <(grep -A1 '^nvidia-cuda-crt==' "$root/requirements-torch.txt") -d "$dir" || exit $?
+    -r <(grep -A1 '^nvidia-cuda-crt==' "$root/requirements-cuda.txt") -d "$dir" || exit $?
   ls -1 "$dir"
   exit 0
 fi

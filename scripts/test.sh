@@ -2,7 +2,7 @@
 # The README's test command (and CI's, .ci/run): every test of the project, in five parts
 # (docs/testing.md, "What the test command runs"):
 #   deps      the Debian packages of requirements-rebuild.txt that are missing, [test] and
-#             [debian] ones too, and the pinned PyTorch wheel in build/venv
+#             [debian] ones too, and the pinned PyTorch wheels in build/venv (--cuda: all)
 #   default   the dev preset (the wheel's libtorch_cpu) built with warnings as errors, then
 #             every ctest test once
 #   core      the core library and its unit tests built without libtorch (preset core)
@@ -44,7 +44,7 @@ trap summary EXIT
 
 part deps
 scripts/deps.sh --test --debian
-scripts/torch-deps.sh
+scripts/torch-deps.sh --cuda
 
 part default
 cmake --preset dev
