@@ -20,12 +20,14 @@ double Num(const J& j, const char* key) {
 std::string Str(const J& j, const char* key) {
   return j.contains(key) && j[key].is_string() ? j[key].get<std::string>() : "";
 }
-std::string Count(const J& j, const char* key) {
+std::string Count(const J& j, const char* key, SweepRendering rendering) {
   // Only a whole number >= 0 is a count: a float (1e300, -2.5) is never converted. Parsed
-  // JSON holds it unsigned, the summary built in memory signed: both are counts.
+  // JSON holds it unsigned, the summary built in memory signed: both are counts, except in
+  // the rendering of the versions that took only the unsigned (kBlankSignedCounts).
   if (!j.contains(key)) return "";
   const J& v = j[key];
   if (v.is_number_unsigned()) return std::to_string(v.get<std::uint64_t>());
+  if (rendering == SweepRendering::kBlankSignedCounts) return "";
   if (v.is_number_integer() && v.get<std::int64_t>() >= 0) return std::to_string(v.get<std::int64_t>());
   return "";
 }
@@ -47,7 +49,9 @@ const char* kColours[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd",
 
 // One chart: `value` of each cell against log2(batch size), a line per group, limits as red
 // crosses at the limit cell's own value.
-std::string Chart(const J& summary, const char* title, const char* unit, double (*value)(const J&)) {
+std::string Chart(const J& summary, const char* title, const char* unit, double (*value)(const J&),
+                  SweepRendering rendering) {
+  const auto count = [rendering](const J& j, const char* key) { return Count(j, key, rendering); };
   const double w = 580, h = 300, left = 64, right = 170, top = 34, bottom = 44;
   const double pw = w - left - right, ph = h - top - bottom;
   const auto& cells = Arr(summary, "cells");
@@ -116,8 +120,8 @@ std::string Chart(const J& summary, const char* title, const char* unit, double 
     const double ly = top + 14 + 18 * static_cast<double>(gi - 1);
     s << "<line x1=\"" << left + pw + 12 << "\" y1=\"" << ly << "\" x2=\"" << left + pw + 32 << "\" y2=\""
       << ly << "\" stroke=\"" << colour << "\" stroke-width=\"2\"/><text x=\"" << left + pw + 36 << "\" y=\""
-      << ly + 4 << "\" font-size=\"11\">group " << number << " (" << Count(g, "min_length") << "–"
-      << Count(g, "max_length") << ")</text>";
+      << ly + 4 << "\" font-size=\"11\">group " << number << " (" << count(g, "min_length") << "–"
+      << count(g, "max_length") << ")</text>";
   }
   const double ly = top + 14 + 18 * static_cast<double>(gi);
   s << "<g stroke=\"#d62728\" stroke-width=\"2\"><line x1=\"" << left + pw + 16 << "\" y1=\"" << ly - 5
@@ -142,7 +146,8 @@ std::string Latency(const J& c, const char* p) {
 
 }  // namespace
 
-std::string SweepCsv(const J& summary) {
+std::string SweepCsv(const J& summary, SweepRendering rendering) {
+  const auto count = [rendering](const J& j, const char* key) { return Count(j, key, rendering); };
   std::ostringstream s;
   s << "group,min_length,max_length,group_items,batch_size,cycled,repeats,batches,completed,failed,wall_"
        "seconds,"
@@ -150,10 +155,10 @@ std::string SweepCsv(const J& summary) {
        "equivalence_findings,error\n";
   for (const auto& c : Arr(summary, "cells")) {
     const J* g = GroupOf(summary, c["group"].get<std::uint64_t>());
-    s << Count(c, "group") << ',' << (g ? Count(*g, "min_length") : "") << ','
-      << (g ? Count(*g, "max_length") : "") << ',' << Count(c, "group_items") << ',' << Count(c, "batch_size")
-      << ',' << (c.value("cycled", false) ? "yes" : "no") << ',' << Count(c, "repeats") << ','
-      << Count(c, "batches") << ',' << Count(c, "completed") << ',' << Count(c, "failed") << ','
+    s << count(c, "group") << ',' << (g ? count(*g, "min_length") : "") << ','
+      << (g ? count(*g, "max_length") : "") << ',' << count(c, "group_items") << ',' << count(c, "batch_size")
+      << ',' << (c.value("cycled", false) ? "yes" : "no") << ',' << count(c, "repeats") << ','
+      << count(c, "batches") << ',' << count(c, "completed") << ',' << count(c, "failed") << ','
       << FixedDecimals(Num(c, "wall_seconds"), 6) << ',' << FixedDecimals(Num(c, "items_per_second"), 1)
       << ',' << Latency(c, "p50") << ',' << Latency(c, "p90") << ',' << Latency(c, "p95") << ','
       << Latency(c, "p99") << ',' << FixedDecimals(Num(c, "rss_after_load_mb"), 1) << ','
@@ -161,13 +166,14 @@ std::string SweepCsv(const J& summary) {
       << (c.contains("peak_device_mb") && c["peak_device_mb"].is_number()
               ? FixedDecimals(c["peak_device_mb"].get<double>(), 1)
               : "")
-      << ',' << EscapeCsv(Str(c, "limit")) << ',' << Count(c, "equivalence_findings") << ','
+      << ',' << EscapeCsv(Str(c, "limit")) << ',' << count(c, "equivalence_findings") << ','
       << EscapeCsv(Str(c, "error")) << '\n';
   }
   return s.str();
 }
 
-std::string SweepMarkdown(const J& summary) {
+std::string SweepMarkdown(const J& summary, SweepRendering rendering) {
+  const auto count = [rendering](const J& j, const char* key) { return Count(j, key, rendering); };
   std::ostringstream s;
   const J& on = summary["measured_on"];
   s << "# Sweep " << EscapeMarkdown(Str(summary, "run_id")) << "\n\n";
@@ -179,16 +185,16 @@ std::string SweepMarkdown(const J& summary) {
   const J& f = summary["footprint"];
   if (f.contains("weights_mb") && f["weights_mb"].is_number()) {
     s << "Model as loaded: " << FixedDecimals(f["weights_mb"].get<double>(), 2)
-      << " MB of weights and buffers (" << Count(f, "parameters") << " parameter and " << Count(f, "buffers")
+      << " MB of weights and buffers (" << count(f, "parameters") << " parameter and " << count(f, "buffers")
       << " buffer tensors); the process held " << FixedDecimals(Num(f, "rss_after_load_mb"), 1)
       << " MB resident once it was loaded.\n\n";
   }
   const J& st = summary["settings"];
   s << "Groups by input length in **" << EscapeMarkdown(Str(summary, "measure")) << "**"
     << (Str(summary, "measure") == "features" ? " (the stage's own measure: hashed n-grams)" : "") << "; "
-    << Count(summary, "excluded")
+    << count(summary, "excluded")
     << " item(s) rejected by the prechecks were left out. Each cell ran one warm-up batch, then "
-    << Count(st, "repeats") << " timed pass(es) over its group. Latency is per batch.";
+    << count(st, "repeats") << " timed pass(es) over its group. Latency is per batch.";
   if (st.contains("latency_budget_ms") && st["latency_budget_ms"].is_number()) {
     s << " Latency budget (p95): " << FixedDecimals(st["latency_budget_ms"].get<double>(), 2) << " ms.";
   }
@@ -197,22 +203,22 @@ std::string SweepMarkdown(const J& summary) {
   }
   s << "\n\n| group | lengths | items |\n|---|---|---|\n";
   for (const auto& g : Arr(summary, "groups")) {
-    s << "| " << Count(g, "group") << " | " << Count(g, "min_length") << "–" << Count(g, "max_length")
-      << " | " << Count(g, "items") << " |\n";
+    s << "| " << count(g, "group") << " | " << count(g, "min_length") << "–" << count(g, "max_length")
+      << " | " << count(g, "items") << " |\n";
   }
   s << "\n## Cells\n\n| group | batch | items/s | p50 ms | p95 ms | p99 ms | peak MB | completed | failed | "
        "limit | "
        "differs from batch 1 |\n|---|---|---|---|---|---|---|---|---|---|---|\n";
   for (const auto& c : Arr(summary, "cells")) {
-    s << "| " << Count(c, "group") << " | " << Count(c, "batch_size")
+    s << "| " << count(c, "group") << " | " << count(c, "batch_size")
       << (c.value("cycled", false) ? " (cycled)" : "") << " | "
       << FixedDecimals(Num(c, "items_per_second"), 0) << " | " << Latency(c, "p50") << " | "
       << Latency(c, "p95") << " | " << Latency(c, "p99") << " | " << FixedDecimals(PeakMemory(c), 1) << " | "
-      << Count(c, "completed") << " | " << Count(c, "failed") << " | "
+      << count(c, "completed") << " | " << count(c, "failed") << " | "
       << (Str(c, "limit").empty()
               ? ""
               : "**" + EscapeMarkdown(Str(c, "limit")) + "**: " + EscapeMarkdown(Str(c, "error")))
-      << " | " << Count(c, "equivalence_findings") << " |\n";
+      << " | " << count(c, "equivalence_findings") << " |\n";
   }
   bool any_cycled = false;
   for (const auto& c : Arr(summary, "cells")) any_cycled = any_cycled || c.value("cycled", false);
@@ -224,12 +230,12 @@ std::string SweepMarkdown(const J& summary) {
   if (!Arr(summary, "not_run").empty()) {
     s << "\nNot run:";
     for (const auto& n : Arr(summary, "not_run")) {
-      s << " group " << Count(n, "group") << " batch " << Count(n, "batch_size") << " ("
+      s << " group " << count(n, "group") << " batch " << count(n, "batch_size") << " ("
         << EscapeMarkdown(Str(n, "reason")) << ");";
     }
     s << "\n";
   }
-  const std::string findings = Count(summary["equivalence"], "findings");
+  const std::string findings = count(summary["equivalence"], "findings");
   s << "\n## Equivalence with batch 1\n\n";
   if (findings == "0") {
     s << "Every item's outcome at every batch size equals its outcome at batch 1, in order (confidence "
@@ -241,7 +247,7 @@ std::string SweepMarkdown(const J& summary) {
       << " finding(s)**: batching changed these results.\n\n| group | batch | position | id | what |\n"
          "|---|---|---|---|---|\n";
     for (const auto& e : Arr(summary, "findings")) {
-      s << "| " << Count(e, "group") << " | " << Count(e, "batch_size") << " | " << Count(e, "position")
+      s << "| " << count(e, "group") << " | " << count(e, "batch_size") << " | " << count(e, "position")
         << " | " << EscapeMarkdown(Str(e, "id")) << " | " << EscapeMarkdown(Str(e, "what")) << " |\n";
     }
   }
@@ -250,15 +256,15 @@ std::string SweepMarkdown(const J& summary) {
        "throughput.\n\n"
        "| group | lengths | batch size | why | peak MB | fastest |\n|---|---|---|---|---|---|\n";
   for (const auto& r : Arr(summary, "recommendation")) {
-    s << "| " << Count(r, "group") << " | " << Count(r, "min_length") << "–" << Count(r, "max_length")
-      << " | " << (r.contains("batch_size") && r["batch_size"].is_number() ? Count(r, "batch_size") : "none")
+    s << "| " << count(r, "group") << " | " << count(r, "min_length") << "–" << count(r, "max_length")
+      << " | " << (r.contains("batch_size") && r["batch_size"].is_number() ? count(r, "batch_size") : "none")
       << " | " << EscapeMarkdown(Str(r, "why")) << " | "
       << (r.contains("peak_memory_mb") && r["peak_memory_mb"].is_number()
               ? FixedDecimals(r["peak_memory_mb"].get<double>(), 1)
               : "")
       << " | "
       << (r.contains("fastest_batch_size") && r["fastest_batch_size"].is_number()
-              ? "batch " + Count(r, "fastest_batch_size") + ", " +
+              ? "batch " + count(r, "fastest_batch_size") + ", " +
                     FixedDecimals(Num(r, "fastest_items_per_second"), 0) + " items/s"
               : "")
       << " |\n";
@@ -266,7 +272,7 @@ std::string SweepMarkdown(const J& summary) {
   const J& head = summary["headroom"];
   s << "\n## Headroom per card (" << FixedDecimals(Num(head, "reserve") * 100, 0) << "% reserved)\n\n"
     << EscapeMarkdown(Str(head, "basis")) << ".\n\n| card | usable MB |";
-  for (const auto& r : Arr(summary, "recommendation")) s << " group " << Count(r, "group") << " |";
+  for (const auto& r : Arr(summary, "recommendation")) s << " group " << count(r, "group") << " |";
   s << "\n|---|---|";
   for (std::size_t k = 0; k < Arr(summary, "recommendation").size(); ++k) s << "---|";
   s << "\n";
@@ -289,7 +295,8 @@ std::string SweepMarkdown(const J& summary) {
   return s.str();
 }
 
-std::string SweepHtml(const J& summary) {
+std::string SweepHtml(const J& summary, SweepRendering rendering) {
+  const auto count = [rendering](const J& j, const char* key) { return Count(j, key, rendering); };
   std::ostringstream s;
   s << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>pilot sweep "
     << EscapeHtml(Str(summary, "run_id"))
@@ -306,29 +313,29 @@ std::string SweepHtml(const J& summary) {
     << ".</p><p class=\"note\">Memory: " << EscapeHtml(Str(on, "memory")) << ". Groups by length in "
     << EscapeHtml(Str(summary, "measure"))
     << ". A red cross marks the batch size where a group reached its limit.</p>\n";
-  s << "<div class=\"charts\">" << Chart(summary, "Throughput by batch size", "items/s", &ItemsPerSecond)
-    << Chart(summary, "Peak memory by batch size", "MB", &PeakMemory) << "</div>\n";
+  s << "<div class=\"charts\">" << Chart(summary, "Throughput by batch size", "items/s", &ItemsPerSecond, rendering)
+    << Chart(summary, "Peak memory by batch size", "MB", &PeakMemory, rendering) << "</div>\n";
   s << "<h2>Cells</h2><table><tr><th>group</th><th>batch</th><th>items/s</th><th>p50 ms</th><th>p95 ms</th>"
        "<th>p99 ms</th><th>peak "
        "MB</th><th>completed</th><th>failed</th><th>limit</th><th>differs</th></tr>\n";
   for (const auto& c : Arr(summary, "cells")) {
-    s << "<tr><td>" << Count(c, "group") << "</td><td>" << Count(c, "batch_size")
+    s << "<tr><td>" << count(c, "group") << "</td><td>" << count(c, "batch_size")
       << (c.value("cycled", false) ? " (cycled)" : "") << "</td><td>"
       << FixedDecimals(Num(c, "items_per_second"), 0) << "</td><td>" << Latency(c, "p50") << "</td><td>"
       << Latency(c, "p95") << "</td><td>" << Latency(c, "p99") << "</td><td>"
-      << FixedDecimals(PeakMemory(c), 1) << "</td><td>" << Count(c, "completed") << "</td><td>"
-      << Count(c, "failed") << "</td><td class=\"limit\">" << EscapeHtml(Str(c, "limit")) << "</td><td>"
-      << Count(c, "equivalence_findings") << "</td></tr>\n";
+      << FixedDecimals(PeakMemory(c), 1) << "</td><td>" << count(c, "completed") << "</td><td>"
+      << count(c, "failed") << "</td><td class=\"limit\">" << EscapeHtml(Str(c, "limit")) << "</td><td>"
+      << count(c, "equivalence_findings") << "</td></tr>\n";
   }
   s << "</table><h2>Recommendation</h2><table><tr><th>group</th><th>lengths</th><th>batch "
        "size</th><th>why</th></tr>\n";
   for (const auto& r : Arr(summary, "recommendation")) {
-    s << "<tr><td>" << Count(r, "group") << "</td><td>" << Count(r, "min_length") << "–"
-      << Count(r, "max_length") << "</td><td>"
-      << (r["batch_size"].is_number() ? Count(r, "batch_size") : "none") << "</td><td>"
+    s << "<tr><td>" << count(r, "group") << "</td><td>" << count(r, "min_length") << "–"
+      << count(r, "max_length") << "</td><td>"
+      << (r["batch_size"].is_number() ? count(r, "batch_size") : "none") << "</td><td>"
       << EscapeHtml(Str(r, "why")) << "</td></tr>\n";
   }
-  s << "</table><p>Equivalence with batch 1: " << Count(summary["equivalence"], "findings")
+  s << "</table><p>Equivalence with batch 1: " << count(summary["equivalence"], "findings")
     << " finding(s). The full figures are in sweep.json, sweep.csv and sweep.md beside this "
        "page.</p></body></html>\n";
   return s.str();

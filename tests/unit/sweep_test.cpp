@@ -230,7 +230,9 @@ TEST(SweepTest, TheLongGroupStopsAtItsFirstOutOfMemoryAndTheOthersGoOn) {
   EXPECT_NE(md.find("**out_of_memory**: out of memory (scripted) at batch 4"), std::string::npos) << md;
   // Every row names its group and batch size (the summary is built in memory with signed
   // integers; these columns were once left blank).
-  const auto rec_md = md.substr(md.find("## Recommendation"));
+  const auto rec_at = md.find("## Recommendation");
+  ASSERT_NE(rec_at, std::string::npos) << md;
+  const auto rec_md = md.substr(rec_at);
   EXPECT_NE(rec_md.find("\n| 3 | "), std::string::npos) << rec_md;
   EXPECT_EQ(md.find("\n|  |"), std::string::npos) << md;
   const std::string csv = ReadText(plan.dir / "data/sweep.csv");
@@ -498,7 +500,8 @@ TEST(SweepTest, VerifyRebuildsSweepJsonAndItsRenderingsFromTheCells) {
   SweepSettings s;
   s.batch_sizes = {1, 2};
   SweepPlan plan = h.Plan(s);
-  ASSERT_TRUE(ExecuteSweep(RealFileSystem(), h.clock, plan, h.Runner(plan.run), h.Control()).ok());
+  auto run = ExecuteSweep(RealFileSystem(), h.clock, plan, h.Runner(plan.run), h.Control());
+  ASSERT_TRUE(run.ok()) << run.error().ToString();
   auto rehash = [&] {
     for (const char* f : {"manifest-sha256.txt", "bag-info.txt", "tagmanifest-sha256.txt"})
       fs::remove(plan.dir / f);
@@ -525,6 +528,26 @@ TEST(SweepTest, VerifyRebuildsSweepJsonAndItsRenderingsFromTheCells) {
     rehash();
     EXPECT_EQ(findings_at(rel), "") << rel;
   }
+  // Written before signed counts were rendered (SweepRendering::kBlankSignedCounts): the
+  // group and batch-size columns blank. Such a folder still verifies; an edit of it does not.
+  const auto& summary = run.value().summary;
+  const std::pair<const char*, std::string> older[] = {
+      {"data/sweep.csv", SweepCsv(summary, SweepRendering::kBlankSignedCounts)},
+      {"data/sweep.md", SweepMarkdown(summary, SweepRendering::kBlankSignedCounts)},
+      {"data/report.html", SweepHtml(summary, SweepRendering::kBlankSignedCounts)}};
+  for (const auto& [rel, text] : older) {
+    const std::string now = ReadText(plan.dir / rel);
+    ASSERT_NE(text, now) << rel;
+    WriteText(plan.dir / rel, text);
+    rehash();
+    EXPECT_EQ(findings_at(rel), "") << rel;
+    WriteText(plan.dir / rel, text + " ");
+    rehash();
+    EXPECT_NE(findings_at(rel).find("differs from the rendering"), std::string::npos) << rel;
+    WriteText(plan.dir / rel, now);
+    rehash();
+  }
+  EXPECT_NE(SweepMarkdown(summary, SweepRendering::kBlankSignedCounts).find("\n|  |"), std::string::npos);
   // The headroom table says a card fits that the recommendation does not: a key no finer
   // check reads, caught by the whole document.
   auto doc = ParseOrderedJson(sweep_json, "sweep.json").value();

@@ -25,8 +25,15 @@ struct SweepSummaryInput {
 };
 nlohmann::ordered_json SweepSummary(const SweepSummaryInput& input);
 
-std::string SweepCsv(const nlohmann::ordered_json& summary);
-std::string SweepMarkdown(const nlohmann::ordered_json& summary);
-std::string SweepHtml(const nlohmann::ordered_json& summary);
+// How a count is rendered. kCurrent writes every whole number >= 0. kBlankSignedCounts is what
+// pilot wrote before 2026-12-03: a count the summary held as a signed integer (the group, the
+// batch size, the repeats, among others) was left blank. A sweep writes kCurrent; verify
+// accepts a folder whose renderings match either, so that sweeps written then still verify.
+enum class SweepRendering { kCurrent, kBlankSignedCounts };
+
+std::string SweepCsv(const nlohmann::ordered_json& summary, SweepRendering rendering = SweepRendering::kCurrent);
+std::string SweepMarkdown(const nlohmann::ordered_json& summary,
+                          SweepRendering rendering = SweepRendering::kCurrent);
+std::string SweepHtml(const nlohmann::ordered_json& summary, SweepRendering rendering = SweepRendering::kCurrent);
 
 }  // namespace pilot
