@@ -313,7 +313,8 @@ std::string SweepHtml(const J& summary, SweepRendering rendering) {
     << ".</p><p class=\"note\">Memory: " << EscapeHtml(Str(on, "memory")) << ". Groups by length in "
     << EscapeHtml(Str(summary, "measure"))
     << ". A red cross marks the batch size where a group reached its limit.</p>\n";
-  s << "<div class=\"charts\">" << Chart(summary, "Throughput by batch size", "items/s", &ItemsPerSecond, rendering)
+  s << "<div class=\"charts\">"
+    << Chart(summary, "Throughput by batch size", "items/s", &ItemsPerSecond, rendering)
     << Chart(summary, "Peak memory by batch size", "MB", &PeakMemory, rendering) << "</div>\n";
   s << "<h2>Cells</h2><table><tr><th>group</th><th>batch</th><th>items/s</th><th>p50 ms</th><th>p95 ms</th>"
        "<th>p99 ms</th><th>peak "

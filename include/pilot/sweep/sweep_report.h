@@ -31,9 +31,11 @@ nlohmann::ordered_json SweepSummary(const SweepSummaryInput& input);
 // accepts a folder whose renderings match either, so that sweeps written then still verify.
 enum class SweepRendering { kCurrent, kBlankSignedCounts };
 
-std::string SweepCsv(const nlohmann::ordered_json& summary, SweepRendering rendering = SweepRendering::kCurrent);
+std::string SweepCsv(const nlohmann::ordered_json& summary,
+                     SweepRendering rendering = SweepRendering::kCurrent);
 std::string SweepMarkdown(const nlohmann::ordered_json& summary,
                           SweepRendering rendering = SweepRendering::kCurrent);
-std::string SweepHtml(const nlohmann::ordered_json& summary, SweepRendering rendering = SweepRendering::kCurrent);
+std::string SweepHtml(const nlohmann::ordered_json& summary,
+                      SweepRendering rendering = SweepRendering::kCurrent);
 
 }  // namespace pilot
