@@ -10,8 +10,8 @@
 #   - with PILOT_TORCH_CUDA=ON, libtorch_cuda and libc10_cuda too (flavour "cuda"), compiled
 #     against the CUDA runtime headers of the nvidia wheels installed beside torch
 #     (site-packages/nvidia/cu13/include, or .../cuda_runtime/include for CUDA 12 wheels; with
-#     crt/ from nvidia-cuda-crt), or PILOT_CUDA_INCLUDE_DIR. No nvcc: pilot has no CUDA
-#     kernels of its own.
+#     crt/ from nvidia-cuda-crt, or for CUDA 12 from nvidia-cuda-nvcc-cu12), or
+#     PILOT_CUDA_INCLUDE_DIR. No nvcc: pilot has no CUDA kernels of its own.
 # The interface mirrors the wheel's own Caffe2Targets.cmake: its include folders, its
 # compile definitions, the C++11 ABI it is built with, and --no-as-needed around torch_cpu and
 # torch_cuda, whose operator registrations are static initialisers the linker would
@@ -103,7 +103,7 @@ target_include_directories(pilot_libtorch SYSTEM INTERFACE
   "${_pilot_torch_dir}/include" "${_pilot_torch_dir}/include/torch/csrc/api/include")
 target_compile_definitions(pilot_libtorch INTERFACE USE_DISTRIBUTED USE_C10D_GLOO USE_RPC USE_TENSORPIPE)
 target_link_libraries(pilot_libtorch INTERFACE
-  "-Wl,--no-as-needed,$<TARGET_FILE:pilot_torch_torch_cpu>,--as-needed" pilot_torch_c10)
+  "-Wl,--push-state,--no-as-needed,$<TARGET_FILE:pilot_torch_torch_cpu>,--pop-state" pilot_torch_c10)
 # The wheel's own libraries name their neighbours by RPATH ($ORIGIN/../../nvidia/cu13/lib for
 # libcudart.so.13 and libcupti.so.13): only torch/lib goes on pilot's.
 set(PILOT_TORCH_FLAVOUR cpu)
@@ -146,13 +146,17 @@ if(PILOT_TORCH_CUDA)
   endforeach()
   if(NOT _pilot_crt)
     message(FATAL_ERROR "pilot: PILOT_TORCH_CUDA is ON but crt/host_config.h is in none of ${_pilot_cuda_incs}: "
-                        "CUDA 13 ships it in the nvidia-cuda-crt wheel (scripts/build-here.sh fetches it; "
+                        "CUDA 13 ships it in the nvidia-cuda-crt wheel, CUDA 12 in nvidia-cuda-nvcc-cu12 (scripts/build-here.sh fetches either; "
                         "scripts/torch-deps.sh --cuda installs it), or add a CUDA toolkit's include folder to PILOT_CUDA_INCLUDE_DIR")
   endif()
-  get_filename_component(_pilot_cuda_lib "${_pilot_cuda_inc}/../lib" ABSOLUTE)
-  file(GLOB _pilot_cudart "${_pilot_cuda_lib}/libcudart.so.[0-9]*")
+  # libcudart.so.N beside the headers: ../lib in the nvidia wheels, ../lib64 or
+  # ../targets/<arch>/lib in a CUDA toolkit.
+  get_filename_component(_pilot_cuda_root "${_pilot_cuda_inc}/.." ABSOLUTE)
+  file(GLOB _pilot_cudart "${_pilot_cuda_root}/lib/libcudart.so.[0-9]*" "${_pilot_cuda_root}/lib64/libcudart.so.[0-9]*"
+       "${_pilot_cuda_root}/targets/*/lib/libcudart.so.[0-9]*")
   if(NOT _pilot_cudart)
-    message(FATAL_ERROR "pilot: PILOT_TORCH_CUDA is ON but ${_pilot_cuda_lib} holds no libcudart.so.N beside the headers ${_pilot_cuda_inc}")
+    message(FATAL_ERROR "pilot: PILOT_TORCH_CUDA is ON but no libcudart.so.N is beside the headers ${_pilot_cuda_inc} "
+                        "(looked in ${_pilot_cuda_root}/lib, lib64 and targets/*/lib)")
   endif()
   list(GET _pilot_cudart 0 _pilot_cudart)
   _pilot_import_torch_lib(c10_cuda)
@@ -161,7 +165,7 @@ if(PILOT_TORCH_CUDA)
   set_target_properties(pilot_torch_cudart PROPERTIES IMPORTED_LOCATION "${_pilot_cudart}")
   target_include_directories(pilot_libtorch SYSTEM INTERFACE ${_pilot_cuda_incs})
   target_link_libraries(pilot_libtorch INTERFACE
-    "-Wl,--no-as-needed,$<TARGET_FILE:pilot_torch_torch_cuda>,--as-needed" pilot_torch_c10_cuda pilot_torch_cudart)
+    "-Wl,--push-state,--no-as-needed,$<TARGET_FILE:pilot_torch_torch_cuda>,--pop-state" pilot_torch_c10_cuda pilot_torch_cudart)
   set(PILOT_TORCH_FLAVOUR cuda)
   message(STATUS "pilot: CUDA runtime headers ${_pilot_cuda_incs} (crt/ in ${_pilot_crt}), ${_pilot_cudart}")
 endif()

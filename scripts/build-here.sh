@@ -2,21 +2,23 @@
 # Builds pilot against the PyTorch already installed on this machine: the one command for a
 # rented GPU machine (docs/building.md, "On a GPU machine: one command").
 #
-#   scripts/build-here.sh [--python PY] [--build-dir DIR] [--wheels DIR] [--configure-only]
-#                         [-- CMAKE_ARGS...]
+#   scripts/build-here.sh [--python PY] [--build-dir DIR] [--wheels DIR] [--cpu]
+#                         [--configure-only] [-- CMAKE_ARGS...]
 #
 # The Python (default: python3, or $PILOT_PYTHON) must import torch. Its package folder
 # (torch.utils.cmake_prefix_path, two levels up) is imported by cmake/PilotTorch.cmake without
 # find_package(Torch): so no nvcc and no CUDA toolkit is needed. A CUDA build of torch links
-# libtorch_cuda too, compiled against the CUDA runtime headers of the nvidia-cuda-runtime
-# wheel that pip installed beside it. Those include crt/host_config.h, which CUDA 13 ships in
-# the nvidia-cuda-crt wheel (134 kB), not a dependency of torch: where it is missing, the
-# wheel of the runtime's version is taken from --wheels DIR (carried along, as
-# scripts/gpu-check.sh --fetch-debs downloads it) or downloaded from PyPI, and unpacked into
-# the build folder; the machine's Python is never changed. A ROCm build goes through
-# find_package(Torch) (its
-# TorchConfig needs the ROCm installation the machine has). A release build, no tests, in
-# build/here unless --build-dir says otherwise; then prints the binary's path.
+# libtorch_cuda too (not with --cpu), compiled against the CUDA runtime headers of the nvidia
+# wheel pip installed beside it. Those include crt/host_config.h, which neither CUDA 13's
+# runtime wheel nor CUDA 12's holds: it is in nvidia-cuda-crt (CUDA 13, 134 kB) or
+# nvidia-cuda-nvcc-cu12 (CUDA 12, 40 MB). Where it is missing, the wheel of the runtime's
+# major.minor is taken from --wheels DIR (carried along, as scripts/gpu-check.sh --fetch-debs
+# downloads it) or from PyPI, checked against requirements-cuda.txt's sha256 where that pins
+# the same version (else its sha256 is printed), and its headers are unpacked into the build
+# folder; the machine's Python is never changed. -DPILOT_CUDA_INCLUDE_DIR=... after -- names
+# the headers instead (a CUDA toolkit's include folder). A ROCm build goes through
+# find_package(Torch) (its TorchConfig needs the ROCm installation the machine has). A release
+# build, no tests, in build/here unless --build-dir says otherwise; then prints the binary's path.
 # Needs cmake, a C++17 compiler and the Debian -dev packages of requirements-rebuild.txt (or
 # their headers carried along: scripts/gpu-check.sh --debs).
 set -euo pipefail
@@ -24,15 +26,17 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 py=${PILOT_PYTHON:-python3}
 build=$root/build/here
 configure_only=0
+cpu_only=0
 wheels=""
 while [ $# -gt 0 ]; do
   case $1 in
     --python) py=$2; shift 2 ;;
-    --build-dir) build=$2; shift 2 ;;
+    --build-dir) build=$(realpath -m -- "$2"); shift 2 ;;
     --wheels) wheels=$2; shift 2 ;;
     --configure-only) configure_only=1; shift ;;
+    --cpu) cpu_only=1; shift ;;
     --) shift; break ;;
-    -h|--help) sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) awk 'NR > 1 && !/^#/ { exit } NR > 1' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "build-here: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -53,50 +57,92 @@ fi
 mapfile -t fact <<<"$facts"
 prefix=${fact[0]:-} torch_dir=${fact[1]:-} version=${fact[2]:-} cuda=${fact[3]:-} hip=${fact[4]:-}
 args=()
+# CMAKE_ARGS that name the CUDA headers themselves: nothing is fetched.
+own_cuda_inc=0
+for a in "$@"; do
+  case $a in -DPILOT_CUDA_INCLUDE_DIR=*) own_cuda_inc=1 ;; esac
+done
 if [ -n "$hip" ]; then
   # The torch folder itself too, so that libc10/libtorch come from this PyTorch even where a
   # system libtorch also exists (TorchConfig's find_library searches system paths first).
-  args+=("-DCMAKE_PREFIX_PATH=$prefix;$(dirname "$(dirname "$prefix")")")
+  # The wheel import is switched off, in case the build folder was configured with it before.
+  args+=("-DCMAKE_PREFIX_PATH=$prefix;$(dirname "$(dirname "$prefix")")" -DPILOT_TORCH_DIR= -DPILOT_TORCH_CUDA=OFF)
   kind="ROCm $hip, through find_package(Torch)"
-elif [ -n "$cuda" ] && [ -f "$torch_dir/lib/libtorch_cuda.so" ]; then
+elif [ "$cpu_only" = 0 ] && [ -n "$cuda" ] && [ -f "$torch_dir/lib/libtorch_cuda.so" ]; then
   args+=("-DPILOT_TORCH_DIR=$torch_dir" -DPILOT_TORCH_CUDA=ON)
   kind="CUDA $cuda, libtorch_cuda imported"
   site=$(dirname "$torch_dir")
-  inc=$site/nvidia/cu13/include
-  if [ -f "$inc/cuda_runtime_api.h" ] && [ ! -f "$inc/crt/host_config.h" ]; then
-    # crt/ from the nvidia-cuda-crt wheel of the runtime's major.minor, into the build folder.
-    runtime=$("$py" -c 'import importlib.metadata as m; print(m.version("nvidia-cuda-runtime"))' 2>/dev/null || true)
-    series=$(echo "$runtime" | cut -d. -f1-2)
-    [ -n "$series" ] || series=$cuda
-    crt=$build/cuda-crt
+  major=${cuda%%.*}
+  # Where each CUDA major's wheels put the runtime headers, and which wheel holds crt/.
+  case $major in
+    13) inc=$site/nvidia/cu13/include runtime_dist=nvidia-cuda-runtime crt_dist=nvidia-cuda-crt
+        crt_file=nvidia_cuda_crt crt_inc=nvidia/cu13/include ;;
+    12) inc=$site/nvidia/cuda_runtime/include runtime_dist=nvidia-cuda-runtime-cu12 crt_dist=nvidia-cuda-nvcc-cu12
+        crt_file=nvidia_cuda_nvcc_cu12 crt_inc=nvidia/cuda_nvcc/include ;;
+    *) inc="" ;;
+  esac
+  crt=$build/cuda-crt
+  if [ "$own_cuda_inc" = 1 ]; then
+    :
+  elif [ -z "$inc" ]; then
+    echo "build-here: error: torch $version is built for CUDA $cuda, whose wheels' header layout pilot does not know:" \
+         "pass -- -DPILOT_CUDA_INCLUDE_DIR='<a CUDA $cuda toolkit>/include'" >&2
+    exit 3
+  elif [ -f "$inc/cuda_runtime_api.h" ] && [ -f "$inc/crt/host_config.h" ]; then
+    args+=(-DPILOT_CUDA_INCLUDE_DIR=)  # the wheels beside torch have it all (PilotTorch.cmake finds them)
+  elif [ -f "$crt/$crt_inc/crt/host_config.h" ]; then
+    args+=("-DPILOT_CUDA_INCLUDE_DIR=$inc;$crt/$crt_inc")  # unpacked by an earlier run
+  elif [ -f "$inc/cuda_runtime_api.h" ]; then
+    runtime=$("$py" -c "import importlib.metadata as m; print(m.version('$runtime_dist'))" 2>/dev/null || true)
+    series=$(echo "${runtime:-$cuda}" | cut -d. -f1-2)
     mkdir -p "$crt"
+    # The pin, where requirements-cuda.txt pins this wheel at this series.
+    pin=$(grep -A1 "^$crt_dist==$series\." "$root/requirements-cuda.txt" || true)
+    pin_sha=$(echo "$pin" | sed -n 's/.*--hash=sha256:\([0-9a-f]*\).*/\1/p')
     whl=""
     if [ -n "$wheels" ]; then
-      whl=$(ls "$wheels"/nvidia_cuda_crt-"$series".*.whl 2>/dev/null | sort | tail -1 || true)
+      whl=$(ls "$wheels"/"$crt_file"-"$series".*.whl 2>/dev/null | sort | tail -1 || true)
     fi
     if [ -z "$whl" ]; then
-      echo "build-here: fetching nvidia-cuda-crt==$series.* from PyPI (crt/ headers for the CUDA $series runtime headers)" >&2
-      "$py" -m pip download -q --no-deps --only-binary=:all: "nvidia-cuda-crt==$series.*" -d "$crt" >&2 ||
-        { echo "build-here: error: no nvidia-cuda-crt $series wheel: carry it (--wheels DIR; scripts/gpu-check.sh --fetch-debs DIR downloads it)," \
+      echo "build-here: fetching $crt_dist==$series.* from PyPI (crt/ headers for the CUDA $series runtime headers)" >&2
+      if [ -n "$pin" ]; then
+        fetched=$("$py" -m pip download -q --no-deps --only-binary=:all: --require-hashes -r <(echo "$pin") -d "$crt" >&2 && echo ok || true)
+      else
+        fetched=$("$py" -m pip download -q --no-deps --only-binary=:all: "$crt_dist==$series.*" -d "$crt" >&2 && echo ok || true)
+      fi
+      [ "$fetched" = ok ] ||
+        { echo "build-here: error: no $crt_dist $series wheel: carry it (--wheels DIR; scripts/gpu-check.sh --fetch-debs DIR downloads it)," \
                "or pass -- -DPILOT_CUDA_INCLUDE_DIR='$inc;<a CUDA $series toolkit>/include'" >&2; exit 3; }
-      whl=$(ls "$crt"/nvidia_cuda_crt-*.whl | tail -1)
+      whl=$(ls "$crt"/"$crt_file"-*.whl | sort | tail -1)
     fi
-    "$py" - "$whl" "$crt" <<'PY'
+    got_sha=$(sha256sum "$whl" | cut -d' ' -f1)
+    if [ -n "$pin_sha" ] && [ "$(basename "$whl" | cut -d- -f2)" = "$(echo "$pin" | sed -n 's/^[^=]*==\([^ ]*\).*/\1/p')" ]; then
+      [ "$got_sha" = "$pin_sha" ] ||
+        { echo "build-here: error: $whl has sha256 $got_sha, but requirements-cuda.txt pins $pin_sha" >&2; exit 3; }
+      echo "build-here: $(basename "$whl") matches requirements-cuda.txt's sha256" >&2
+    else
+      echo "build-here: $(basename "$whl") is not pinned by requirements-cuda.txt; its sha256 is $got_sha" >&2
+    fi
+    "$py" - "$whl" "$crt" "$crt_inc" <<'PY'
 import sys, zipfile
-# Only the headers, by name, inside the target: a wheel is a zip, and nothing else of it runs.
-whl, out = sys.argv[1:3]
+# Only the headers under the include folder, by name, inside the target: a wheel is a zip,
+# and nothing else of it is unpacked or run.
+whl, out, inc = sys.argv[1:4]
 with zipfile.ZipFile(whl) as z:
     for name in z.namelist():
         parts = name.split("/")
-        if name.startswith("nvidia/") and name.endswith((".h", ".hpp")) and ".." not in parts:
+        if name.startswith(inc + "/") and name.endswith((".h", ".hpp")) and ".." not in parts:
             z.extract(name, out)
 PY
-    args+=("-DPILOT_CUDA_INCLUDE_DIR=$inc;$crt/nvidia/cu13/include")
+    [ -f "$crt/$crt_inc/crt/host_config.h" ] ||
+      { echo "build-here: error: $(basename "$whl") holds no $crt_inc/crt/host_config.h" >&2; exit 3; }
+    args+=("-DPILOT_CUDA_INCLUDE_DIR=$inc;$crt/$crt_inc")
     echo "build-here: crt/ headers from $(basename "$whl")" >&2
   fi
 else
   args+=("-DPILOT_TORCH_DIR=$torch_dir" -DPILOT_TORCH_CUDA=OFF)
   kind="CPU, libtorch_cpu imported"
+  [ "$cpu_only" = 0 ] || [ -z "$cuda" ] || kind="CPU (--cpu), libtorch_cpu imported from a CUDA $cuda build"
 fi
 echo "build-here: torch $version ($kind) from $torch_dir" >&2
 gen=()

@@ -27,14 +27,16 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 debs_pkgs=(libcli11-dev nlohmann-json3-dev libspdlog-dev libspdlog1.10 libfmt-dev libfmt9 libssl-dev libssl3)
 
 if [ "${1:-}" = "--fetch-debs" ]; then
-  dir=${2:?usage: gpu-check.sh --fetch-debs DIR}
-  mkdir -p "$dir" && cd "$dir" && apt-get download "${debs_pkgs[@]}" || exit $?
+  [ -n "${2:-}" ] || { echo "usage: gpu-check.sh --fetch-debs DIR" >&2; exit 2; }
+  # Absolute before the cd, so that apt-get and pip write into the same folder.
+  dir=$(mkdir -p "$2" && cd "$2" && pwd) || exit $?
+  cd "$dir" && apt-get download "${debs_pkgs[@]}" || exit $?
   # The crt/ headers the CUDA 13 runtime headers include (scripts/build-here.sh), pinned.
   pip_py=$root/build/venv/bin/python
   [ -x "$pip_py" ] || pip_py=python3
   "$pip_py" -m pip download -q --no-deps --only-binary=:all: --require-hashes \
     -r <(grep -A1 '^nvidia-cuda-crt==' "$root/requirements-cuda.txt") -d "$dir" || exit $?
-  ls -1 "$dir"
+  ls -1 "$dir" && ls "$dir"/nvidia_cuda_crt-*.whl >/dev/null || exit 1
   exit 0
 fi
 
@@ -101,7 +103,9 @@ if ls "$debs"/*.deb >/dev/null 2>&1; then
 fi
 
 build=$out/build
-step configure "$root/scripts/build-here.sh" --configure-only --build-dir "$build" --wheels "$debs" -- "${cmake_extra[@]}" || failed=1
+here_opts=(--configure-only --build-dir "$build" --wheels "$debs")
+[ "$device" = cpu ] && here_opts+=(--cpu)  # the CPU path needs no CUDA headers
+step configure "$root/scripts/build-here.sh" "${here_opts[@]}" -- "${cmake_extra[@]}" || failed=1
 grep -E "build-here: torch|pilot: libtorch" "$out/configure.log" | tee -a "$summary"
 if [ -n "$prebuilt" ]; then
   note "build: skipped; using the pilot built in $prebuilt"

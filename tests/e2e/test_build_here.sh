@@ -2,7 +2,10 @@
 # scripts/build-here.sh with a Python that cannot import torch (exit 3), then
 # cmake/PilotTorch.cmake refusing a folder that is no PyTorch package, a torch older than the
 # C++11-ABI wheels, and a CUDA path whose runtime headers lack crt/ (CUDA 13 ships it in
-# nvidia-cuda-crt); and build-here.sh configuring against the wheel's venv (PILOT_PYTHON).
+# nvidia-cuda-crt); build-here.sh's crt/ headers from a carried wheel (a wrong sha256 refused,
+# an unpinned one named by its sha256, a hostile one unpacked only inside the build folder, a
+# second run using what the first unpacked), a CUDA major it does not know, and --cpu; and
+# build-here.sh configuring against the wheel's venv (PILOT_PYTHON).
 source "$(dirname "$0")/lib.sh"
 [ -n "${PILOT_PYTHON:-}" ] || { echo "SKIP: no PILOT_PYTHON (a build without the wheel's venv)"; exit 77; }
 torch_dir=$("$PILOT_PYTHON" -c 'import os, torch; print(os.path.dirname(torch.__file__))' 2>/dev/null)
@@ -48,14 +51,107 @@ fi
 expect_in c3.log "crt/host_config.h is in none of $WORK/cuda/include"
 expect_in c3.log "nvidia-cuda-crt"
 
+# A CUDA toolkit's layout named instead: its headers with crt/, libcudart in ../lib64.
+mkdir -p tk/include/crt tk/lib64
+: >tk/include/cuda_runtime_api.h
+: >tk/include/crt/host_config.h
+: >tk/lib64/libcudart.so.13
+configure c5 -DPILOT_TORCH_DIR="$torch_dir" -DPILOT_TORCH_CUDA=ON -DPILOT_CUDA_INCLUDE_DIR="$WORK/tk/include" \
+  || { cat c5.log; fail "a toolkit's include and lib64 were not accepted"; }
+expect_in c5.log "$WORK/tk/lib64/libcudart.so.13"
+
+# A stand-in Python whose torch is a CUDA 13.0 build beside runtime headers without crt/ (the
+# real wheel's libraries, a site folder of its own): build-here.sh must find crt/ elsewhere.
+site=$WORK/site
+mkdir -p "$site/nvidia/cu13/include" "$site/nvidia/cu13/lib"
+ln -s "$torch_dir" "$site/torch"
+: >"$site/nvidia/cu13/include/cuda_runtime_api.h"
+: >"$site/nvidia/cu13/lib/libcudart.so.13"
+cat >fakepy <<EOF
+#!/bin/bash
+if [ "\${1:-}" = -c ]; then
+  case \$2 in
+    *importlib.metadata*) echo "\${FAKE_RUNTIME:-13.0.96}" ;;
+    *) printf '%s\n' "$torch_dir/share/cmake" "$site/torch" 2.11.0 "\${FAKE_CUDA:-13.0}" "" ;;
+  esac
+  exit 0
+fi
+[ "\${1:-}" = -m ] && { echo "no network here" >&2; exit 1; }
+exec python3 "\$@"
+EOF
+chmod +x fakepy
+crt_wheel() {  # crt_wheel FILE [EXTRA_NAME]: a wheel-shaped zip with crt/host_config.h
+  python3 - "$@" <<'PY'
+import sys, zipfile
+with zipfile.ZipFile(sys.argv[1], "w") as z:
+    z.writestr("nvidia/cu13/include/crt/host_config.h", "/* crt */\n")
+    z.writestr("nvidia/cu13/include/crt/host_defines.h", "/* crt */\n")
+    for extra in sys.argv[2:]:
+        z.writestr(extra, "/* not a header pilot unpacks */\n")
+PY
+}
+here() {  # here NAME ARGS...: build-here.sh --configure-only with the stand-in; output in NAME.out
+  local name=$1 opts=(); shift
+  while [ $# -gt 0 ] && [ "$1" != -- ]; do opts+=("$1"); shift; done
+  [ $# = 0 ] || shift
+  bash "$SRC/scripts/build-here.sh" --python ./fakepy --build-dir "$name" --configure-only "${opts[@]}" \
+    -- -DPILOT_BUILD_TESTS=OFF -DPILOT_CCACHE=OFF "$@" >"$name.raw" 2>&1
+  local rc=$?
+  tr -s ' \n' ' ' <"$name.raw" >"$name.out"
+  return $rc
+}
+# The pinned version with other bytes: refused, naming both sha256s.
+mkdir w1 && crt_wheel w1/nvidia_cuda_crt-13.0.88-py3-none-manylinux_2_27_x86_64.whl
+rc=0; here b6 --wheels "$WORK/w1" || rc=$?
+[ "$rc" = 3 ] || { cat b6.out; fail "a crt wheel with the wrong sha256 exited $rc, expected 3"; }
+expect_in b6.out "but requirements-cuda.txt pins 2c8043c7c9e02492716426e9919fc78d2c5b3b2a7a768a88e952676b08aa55a4"
+[ ! -e b6/cuda-crt/nvidia ] || fail "the refused wheel was unpacked"
+# An unpinned version of the series, with entries that try to leave the include folder:
+# its sha256 is printed, only the headers under nvidia/cu13/include are unpacked.
+mkdir w2 && crt_wheel w2/nvidia_cuda_crt-13.0.48-py3-none-manylinux_2_27_x86_64.whl \
+  "nvidia/cu13/include/../../../../escaped.h" "../outside.h" "nvidia/cu13/bin/tool.h"
+here b7 --wheels "$WORK/w2" || { cat b7.out; fail "an unpinned crt wheel of the series was not used"; }
+expect_in b7.out "nvidia_cuda_crt-13.0.48-py3-none-manylinux_2_27_x86_64.whl is not pinned by requirements-cuda.txt; its sha256 is $(sha256sum w2/*.whl | cut -d' ' -f1)"
+expect_in b7.out "crt/ in $WORK/b7/cuda-crt/nvidia/cu13/include"
+expect_in b7.out "(cuda)"
+[ -f b7/cuda-crt/nvidia/cu13/include/crt/host_config.h ] || fail "crt/ was not unpacked"
+[ -z "$(find "$WORK" -name escaped.h -o -name outside.h -o -name tool.h)" ] || fail "a wheel entry outside the include folder was unpacked"
+# Run again without the wheel: what the first run unpacked is used, nothing fetched.
+here b7 || { cat b7.out; fail "a second run did not use the unpacked crt/"; }
+expect_in b7.out "crt/ in $WORK/b7/cuda-crt/nvidia/cu13/include"
+expect_not_in b7.out "fetching"
+# The headers named by the caller: nothing fetched (the stand-in has no network).
+here b8 -- -DPILOT_CUDA_INCLUDE_DIR="$site/nvidia/cu13/include;$WORK/b7/cuda-crt/nvidia/cu13/include" \
+  || { cat b8.out; fail "PILOT_CUDA_INCLUDE_DIR after -- was not taken as it is"; }
+expect_not_in b8.out "fetching"
+# Nothing carried and no network: exit 3, naming the ways out.
+rc=0; here b9 || rc=$?
+[ "$rc" = 3 ] || { cat b9.out; fail "no crt wheel and no network exited $rc, expected 3"; }
+expect_in b9.out "no nvidia-cuda-crt 13.0 wheel: carry it (--wheels DIR"
+# A CUDA major whose wheel layout is unknown: exit 3, never a guess.
+rc=0; FAKE_CUDA=11.8 here b10 || rc=$?
+[ "$rc" = 3 ] || { cat b10.out; fail "CUDA 11.8 exited $rc, expected 3"; }
+expect_in b10.out "built for CUDA 11.8, whose wheels' header layout pilot does not know"
+# --cpu: libtorch_cpu alone, no CUDA headers wanted; a relative --build-dir is made absolute.
+mkdir rel && here rel/b11 --cpu || { cat rel/b11.out; fail "--cpu did not configure"; }
+expect_in rel/b11.out "CPU (--cpu), libtorch_cpu imported from a CUDA 13.0 build"
+expect_in rel/b11.out "(cpu)"
+grep -q "^CMAKE_HOME_DIRECTORY" "$WORK/rel/b11/CMakeCache.txt" || fail "a relative --build-dir was not the folder configured"
+
 # The wheel's venv: the CPU import by default; build-here.sh takes the CUDA path of a CUDA wheel.
 configure c4 -DPILOT_TORCH_DIR="$torch_dir" || { cat c4.log; fail "the wheel's torch did not configure"; }
 expect_in c4.log "pilot: libtorch imported from $torch_dir"
 expect_in c4.log "(cpu)"
-bash "$SRC/scripts/build-here.sh" --python "$PILOT_PYTHON" --build-dir "$WORK/b5" --configure-only -- -DPILOT_BUILD_TESTS=OFF -DPILOT_CCACHE=OFF >b5.out 2>&1 \
-  || { cat b5.out; fail "build-here.sh did not configure against the wheel"; }
-expect_in b5.out "build-here: torch 2."
-expect_in b5.out "libtorch_cuda imported"
-expect_in b5.out "pilot: libtorch 2."
-expect_in b5.out "(cuda)"
+if [ ! -f "$(dirname "$torch_dir")/nvidia/cu13/include/crt/host_config.h" ]; then
+  # build-here.sh would fetch crt/ from PyPI: the test command's venv has it (torch-deps.sh --cuda).
+  echo "note: the venv lacks nvidia-cuda-crt (scripts/torch-deps.sh --cuda): its CUDA configure not run"
+else
+  bash "$SRC/scripts/build-here.sh" --python "$PILOT_PYTHON" --build-dir "$WORK/b5" --configure-only -- -DPILOT_BUILD_TESTS=OFF -DPILOT_CCACHE=OFF >b5.out 2>&1 \
+    || { cat b5.out; fail "build-here.sh did not configure against the wheel"; }
+  expect_in b5.out "build-here: torch 2."
+  expect_in b5.out "libtorch_cuda imported"
+  expect_in b5.out "pilot: libtorch 2."
+  expect_in b5.out "(cuda)"
+  expect_not_in b5.out "fetching"
+fi
 echo PASS

@@ -9,6 +9,7 @@ source "$(dirname "$0")/lib.sh"
 bash "$SRC/scripts/gpu-check.sh" "$WORK/gc" --device cpu --debs "$WORK/no-debs" --prebuilt "$(dirname "$PILOT")" >gc.txt 2>&1 \
   || { cat gc.txt; fail "gpu-check.sh failed on its CPU path"; }
 expect_in gc/summary.txt "all steps passed"
+expect_in gc/summary.txt "libtorch_cpu imported"  # the CPU path: build-here.sh --cpu
 expect_in gc/summary.txt "pass compute on cpu"
 expect_in gc/summary.txt "pass model on cpu"
 expect_in gc/summary.txt "verify: ok"
