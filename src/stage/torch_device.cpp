@@ -2,19 +2,20 @@
 // (torch_cuda) or ROCm (torch_hip) libtorch; Debian's CPU libtorch has neither.
 #include "torch_device.h"
 
-#if defined(PILOT_WITH_CUDA) || defined(PILOT_WITH_ROCM)
-#include <c10/cuda/CUDACachingAllocator.h>
-#include <c10/cuda/CUDAFunctions.h>
-#include <c10/cuda/CUDAGuard.h>
-#endif
-// The CUDA runtime API alone, not ATen/cuda/CUDAContext.h: that header pulls in cuBLAS,
-// cuSPARSE and cuSOLVER, whose headers the nvidia-cuda-runtime wheel, which the build without
-// a toolkit compiles against (cmake/PilotTorch.cmake), does not carry.
-#if defined(PILOT_WITH_CUDA)
-#include <cuda_runtime_api.h>
-#endif
+// The caching allocator's statistics come from c10; the rest from the runtime API alone, not
+// ATen/cuda/CUDAContext.h: that header pulls in cuBLAS, cuSPARSE and cuSOLVER, whose headers
+// the nvidia-cuda-runtime wheel, which the build without a toolkit compiles against
+// (cmake/PilotTorch.cmake), does not carry. A ROCm libtorch ships c10/hip (hipified) in place
+// of c10/cuda; its tensors still report the CUDA device type, but the allocator is indexed by
+// device number alone. (The ROCm path is compiled by no CI here: docs/known-gaps.md.)
 #if defined(PILOT_WITH_ROCM)
+#include <c10/hip/HIPCachingAllocator.h>
 #include <hip/hip_runtime_api.h>
+namespace pilot_gpu_allocator = c10::hip::HIPCachingAllocator;
+#elif defined(PILOT_WITH_CUDA)
+#include <c10/cuda/CUDACachingAllocator.h>
+#include <cuda_runtime_api.h>
+namespace pilot_gpu_allocator = c10::cuda::CUDACachingAllocator;
 #endif
 
 namespace pilot {
@@ -24,19 +25,28 @@ namespace pilot {
 std::optional<double> DevicePeakMemoryMb(const torch::Device& device) {
   if (!device.is_cuda()) return std::nullopt;
   auto idx = static_cast<c10::DeviceIndex>(device.has_index() ? device.index() : 0);
-  auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(idx);
+  auto stats = pilot_gpu_allocator::getDeviceStats(idx);
   return static_cast<double>(stats.allocated_bytes[0].peak) / (1024.0 * 1024.0);
 }
 
 void ResetDevicePeakMemory(const torch::Device& device) {
   if (!device.is_cuda()) return;
   auto idx = static_cast<c10::DeviceIndex>(device.has_index() ? device.index() : 0);
-  c10::cuda::CUDACachingAllocator::resetPeakStats(idx);
+  pilot_gpu_allocator::resetPeakStats(idx);
 }
 
 nlohmann::ordered_json GpuInventory() {
   nlohmann::ordered_json out = nlohmann::ordered_json::array();
-  int n = static_cast<int>(c10::cuda::device_count());
+  // Counted and selected through the runtime: a runtime that cannot count (no driver) has
+  // no GPU; the device current before is current again after.
+  int n = 0, current = 0;
+#if defined(PILOT_WITH_ROCM)
+  if (hipGetDeviceCount(&n) != hipSuccess) n = 0;
+  if (n > 0 && hipGetDevice(&current) != hipSuccess) current = 0;
+#else
+  if (cudaGetDeviceCount(&n) != cudaSuccess) n = 0;
+  if (n > 0 && cudaGetDevice(&current) != cudaSuccess) current = 0;
+#endif
   for (int i = 0; i < n; ++i) {
     size_t free_b = 0, total_b = 0;
 #if defined(PILOT_WITH_ROCM)
@@ -49,14 +59,13 @@ nlohmann::ordered_json GpuInventory() {
     // As at::cuda::getDeviceProperties did: a device that cannot be described is an error.
     TORCH_CHECK(have_props, "cannot read the properties of GPU ", i);
     const auto* p = &props;
-    {
-      c10::cuda::CUDAGuard guard(static_cast<c10::DeviceIndex>(i));
 #if defined(PILOT_WITH_ROCM)
-      (void)hipMemGetInfo(&free_b, &total_b);
+    if (hipSetDevice(i) == hipSuccess) (void)hipMemGetInfo(&free_b, &total_b);
+    (void)hipSetDevice(current);
 #else
-      (void)cudaMemGetInfo(&free_b, &total_b);
+    if (cudaSetDevice(i) == cudaSuccess) (void)cudaMemGetInfo(&free_b, &total_b);
+    (void)cudaSetDevice(current);
 #endif
-    }
     nlohmann::ordered_json d;
     d["index"] = i;
     d["name"] = p->name;
