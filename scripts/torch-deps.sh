@@ -4,8 +4,10 @@
 # build/venv (never system-wide), checked against their sha256 pins; with --cuda, those of
 # requirements-cuda.txt too (the CUDA path, preset cuda). Run after scripts/deps.sh, which
 # installs python3-venv. A venv installed from the same requirements files is kept as it is;
-# a new one is built beside it (VENV_DIR.new) and moved into place only once every wheel is
-# installed, so a failed download leaves the old one working. Prints the download size.
+# --cuda on one installed from requirements-torch.txt alone adds its wheels in place. Otherwise
+# a new venv is built beside it (VENV_DIR.new) and renamed into place only once every wheel is
+# installed, so a failed download leaves the old one working; only a venv this script made (its
+# stamp) is ever replaced. Prints the download size.
 # Usage: scripts/torch-deps.sh [--cuda] [VENV_DIR]   (default build/venv; in either order)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -18,7 +20,9 @@ for a in "$@"; do
     *) [ -z "$venv" ] || { echo "torch-deps: one VENV_DIR only" >&2; exit 2; }; venv=$a ;;
   esac
 done
-venv=${venv:-$root/build/venv}
+# Absolute and without a trailing slash, so that VENV.new and VENV.old lie beside it, never in it.
+venv=$(realpath -m -- "${venv:-$root/build/venv}")
+[ "$venv" != / ] || { echo "torch-deps: not a venv folder: /" >&2; exit 2; }
 req=$root/requirements-torch.txt
 req_cuda=$root/requirements-cuda.txt
 # The stamp names each requirements file installed, by its sha256.
@@ -64,10 +68,16 @@ if [ -e "$venv" ] && { [ ! -f "$venv/pyvenv.cfg" ] || [ ! -f "$stamp" ]; }; then
 fi
 mkdir -p "$(dirname "$venv")"
 new=$venv.new
-rm -rf "$new"
+old=$venv.old
+# Left by an interrupted run, these two are this script's own; anything else of that name is not.
+for d in "$new" "$old"; do
+  if [ -e "$d" ] && [ ! -f "$d/pyvenv.cfg" ]; then
+    echo "pilot: error: $d exists and is not a virtual environment; not replacing it" >&2
+    exit 1
+  fi
+  rm -rf "$d"
+done
 temps+=("$new")
-# Built at its final path's name (.new), then moved: a venv's scripts name their own path, so
-# pip is always run as `python -m pip`, and python finds its venv from its own location.
 /usr/bin/python3 -m venv "$new"
 fetch_install "$new/bin/python" "$req"
 echo "$want_base" >"$new/$stamp_name"
@@ -75,6 +85,24 @@ if [ $cuda = 1 ]; then
   fetch_install "$new/bin/python" "$req_cuda"
   echo "$want_cuda" >>"$new/$stamp_name"
 fi
-rm -rf "$venv"
+# Two renames, then the old one goes: at no point is there no working venv but for the instant
+# between the renames.
+[ ! -e "$venv" ] || mv "$venv" "$old"
 mv "$new" "$venv"
+temps=("$old")
+# A venv's scripts (activate, pip, torchrun) name the folder they were made in: now $venv.
+/usr/bin/python3 - "$new" "$venv" <<'PY'
+import os, sys
+new, final = (p.encode() for p in sys.argv[1:3])
+folder = sys.argv[2]
+for name in ["pyvenv.cfg"] + [os.path.join("bin", n) for n in os.listdir(os.path.join(folder, "bin"))]:
+    path = os.path.join(folder, name)
+    if os.path.islink(path) or not os.path.isfile(path):
+        continue
+    with open(path, "rb") as f:
+        data = f.read()
+    if new in data:
+        with open(path, "wb") as f:
+            f.write(data.replace(new, final))
+PY
 echo "pilot: torch: $(du -sh "$venv" | cut -f1) installed in $venv in $((SECONDS - start)) s" >&2
