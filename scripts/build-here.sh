@@ -57,18 +57,24 @@ fi
 mapfile -t fact <<<"$facts"
 prefix=${fact[0]:-} torch_dir=${fact[1]:-} version=${fact[2]:-} cuda=${fact[3]:-} hip=${fact[4]:-}
 args=()
-# CMAKE_ARGS that name the CUDA headers themselves: nothing is fetched.
+# CMAKE_ARGS that name the CUDA headers themselves (-DPILOT_CUDA_INCLUDE_DIR=..., with a type,
+# or -D and the setting as two words): nothing is fetched.
 own_cuda_inc=0
 for a in "$@"; do
-  case $a in -DPILOT_CUDA_INCLUDE_DIR=*) own_cuda_inc=1 ;; esac
+  case $a in -DPILOT_CUDA_INCLUDE_DIR[=:]* | PILOT_CUDA_INCLUDE_DIR[=:]*) own_cuda_inc=1 ;; esac
 done
-if [ -n "$hip" ]; then
+if [ "$cpu_only" = 1 ]; then
+  # libtorch_cpu alone, whatever the torch was built for (a CUDA or a ROCm wheel has it too).
+  args+=("-DPILOT_TORCH_DIR=$torch_dir" -DPILOT_TORCH_CUDA=OFF)
+  kind="CPU (--cpu), libtorch_cpu imported"
+  [ -z "$cuda$hip" ] || kind+=" from a ${hip:+ROCm $hip}${cuda:+CUDA $cuda} build"
+elif [ -n "$hip" ]; then
   # The torch folder itself too, so that libc10/libtorch come from this PyTorch even where a
   # system libtorch also exists (TorchConfig's find_library searches system paths first).
   # The wheel import is switched off, in case the build folder was configured with it before.
   args+=("-DCMAKE_PREFIX_PATH=$prefix;$(dirname "$(dirname "$prefix")")" -DPILOT_TORCH_DIR= -DPILOT_TORCH_CUDA=OFF)
   kind="ROCm $hip, through find_package(Torch)"
-elif [ "$cpu_only" = 0 ] && [ -n "$cuda" ] && [ -f "$torch_dir/lib/libtorch_cuda.so" ]; then
+elif [ -n "$cuda" ] && [ -f "$torch_dir/lib/libtorch_cuda.so" ]; then
   args+=("-DPILOT_TORCH_DIR=$torch_dir" -DPILOT_TORCH_CUDA=ON)
   kind="CUDA $cuda, libtorch_cuda imported"
   site=$(dirname "$torch_dir")
@@ -90,40 +96,51 @@ elif [ "$cpu_only" = 0 ] && [ -n "$cuda" ] && [ -f "$torch_dir/lib/libtorch_cuda
     exit 3
   elif [ -f "$inc/cuda_runtime_api.h" ] && [ -f "$inc/crt/host_config.h" ]; then
     args+=(-DPILOT_CUDA_INCLUDE_DIR=)  # the wheels beside torch have it all (PilotTorch.cmake finds them)
-  elif [ -f "$crt/$crt_inc/crt/host_config.h" ]; then
-    args+=("-DPILOT_CUDA_INCLUDE_DIR=$inc;$crt/$crt_inc")  # unpacked by an earlier run
   elif [ -f "$inc/cuda_runtime_api.h" ]; then
     runtime=$("$py" -c "import importlib.metadata as m; print(m.version('$runtime_dist'))" 2>/dev/null || true)
     series=$(echo "${runtime:-$cuda}" | cut -d. -f1-2)
-    mkdir -p "$crt"
-    # The pin, where requirements-cuda.txt pins this wheel at this series.
-    pin=$(grep -A1 "^$crt_dist==$series\." "$root/requirements-cuda.txt" || true)
-    pin_sha=$(echo "$pin" | sed -n 's/.*--hash=sha256:\([0-9a-f]*\).*/\1/p')
-    whl=""
-    if [ -n "$wheels" ]; then
-      whl=$(ls "$wheels"/"$crt_file"-"$series".*.whl 2>/dev/null | sort | tail -1 || true)
-    fi
-    if [ -z "$whl" ]; then
-      echo "build-here: fetching $crt_dist==$series.* from PyPI (crt/ headers for the CUDA $series runtime headers)" >&2
-      if [ -n "$pin" ]; then
-        fetched=$("$py" -m pip download -q --no-deps --only-binary=:all: --require-hashes -r <(echo "$pin") -d "$crt" >&2 && echo ok || true)
-      else
-        fetched=$("$py" -m pip download -q --no-deps --only-binary=:all: "$crt_dist==$series.*" -d "$crt" >&2 && echo ok || true)
-      fi
-      [ "$fetched" = ok ] ||
-        { echo "build-here: error: no $crt_dist $series wheel: carry it (--wheels DIR; scripts/gpu-check.sh --fetch-debs DIR downloads it)," \
-               "or pass -- -DPILOT_CUDA_INCLUDE_DIR='$inc;<a CUDA $series toolkit>/include'" >&2; exit 3; }
-      whl=$(ls "$crt"/"$crt_file"-*.whl | sort | tail -1)
-    fi
-    got_sha=$(sha256sum "$whl" | cut -d' ' -f1)
-    if [ -n "$pin_sha" ] && [ "$(basename "$whl" | cut -d- -f2)" = "$(echo "$pin" | sed -n 's/^[^=]*==\([^ ]*\).*/\1/p')" ]; then
-      [ "$got_sha" = "$pin_sha" ] ||
-        { echo "build-here: error: $whl has sha256 $got_sha, but requirements-cuda.txt pins $pin_sha" >&2; exit 3; }
-      echo "build-here: $(basename "$whl") matches requirements-cuda.txt's sha256" >&2
+    # What an earlier run unpacked is used again only for the same series (crt/ of 13.0 with
+    # the runtime headers of 13.1 would not be a pair).
+    from=$crt/unpacked-from.txt
+    if [ -f "$crt/$crt_inc/crt/host_config.h" ] && [ "$(cut -d' ' -f1 "$from" 2>/dev/null)" = "$series" ]; then
+      echo "build-here: crt/ headers unpacked earlier from $(cut -d' ' -f2 "$from")" >&2
     else
-      echo "build-here: $(basename "$whl") is not pinned by requirements-cuda.txt; its sha256 is $got_sha" >&2
-    fi
-    "$py" - "$whl" "$crt" "$crt_inc" <<'PY'
+      rm -rf "$crt"
+      mkdir -p "$crt"
+      # The pin of this wheel in requirements-cuda.txt: its version and every sha256 it lists
+      # (one per platform), where it pins this series.
+      pin=$(awk -v d="$crt_dist==$series." 'index($0, d) == 1 { on = 1 } on { print; if ($0 !~ /\\$/) exit }' "$root/requirements-cuda.txt")
+      pin_version=$(echo "$pin" | sed -n '1s/^[^=]*==\([^ ]*\).*/\1/p')
+      pin_shas=$(echo "$pin" | grep -o 'sha256:[0-9a-f]*' | cut -d: -f2 || true)
+      whl=""
+      if [ -n "$wheels" ]; then
+        whl=$(ls "$wheels"/"$crt_file"-"$series".*.whl 2>/dev/null | sort -V | tail -1 || true)
+      fi
+      if [ -z "$whl" ]; then
+        echo "build-here: fetching $crt_dist==$series.* from PyPI (crt/ headers for the CUDA $series runtime headers)" >&2
+        download=$crt/download
+        mkdir -p "$download"
+        if [ -n "$pin" ]; then
+          "$py" -m pip download -q --no-deps --only-binary=:all: --require-hashes -r <(echo "$pin") -d "$download" >&2 ||
+            { echo "build-here: error: downloading $crt_dist==$pin_version with requirements-cuda.txt's sha256 failed (above):" \
+                   "carry the wheel (--wheels DIR), or pass -- -DPILOT_CUDA_INCLUDE_DIR='$inc;<a CUDA $series toolkit>/include'" >&2; exit 3; }
+        else
+          "$py" -m pip download -q --no-deps --only-binary=:all: "$crt_dist==$series.*" -d "$download" >&2 ||
+            { echo "build-here: error: no $crt_dist $series wheel: carry it (--wheels DIR; scripts/gpu-check.sh --fetch-debs DIR downloads CUDA 13.0's)," \
+                   "or pass -- -DPILOT_CUDA_INCLUDE_DIR='$inc;<a CUDA $series toolkit>/include'" >&2; exit 3; }
+        fi
+        whl=$(ls "$download"/"$crt_file"-*.whl | sort -V | tail -1)
+      fi
+      got_sha=$(sha256sum "$whl" | cut -d' ' -f1)
+      if [ -n "$pin_version" ] && [ "$(basename "$whl" | cut -d- -f2)" = "$pin_version" ]; then
+        echo "$pin_shas" | grep -qxF "$got_sha" ||
+          { echo "build-here: error: $whl has sha256 $got_sha, but requirements-cuda.txt pins $crt_dist $pin_version to" \
+                 "$(echo $pin_shas | sed 's/ / or /g')" >&2; exit 3; }
+        echo "build-here: $(basename "$whl") matches requirements-cuda.txt's sha256" >&2
+      else
+        echo "build-here: $(basename "$whl") is not pinned by requirements-cuda.txt; its sha256 is $got_sha" >&2
+      fi
+      "$py" - "$whl" "$crt" "$crt_inc" <<'PY'
 import sys, zipfile
 # Only the headers under the include folder, by name, inside the target: a wheel is a zip,
 # and nothing else of it is unpacked or run.
@@ -134,15 +151,17 @@ with zipfile.ZipFile(whl) as z:
         if name.startswith(inc + "/") and name.endswith((".h", ".hpp")) and ".." not in parts:
             z.extract(name, out)
 PY
-    [ -f "$crt/$crt_inc/crt/host_config.h" ] ||
-      { echo "build-here: error: $(basename "$whl") holds no $crt_inc/crt/host_config.h" >&2; exit 3; }
+      rm -rf "$crt/download"
+      [ -f "$crt/$crt_inc/crt/host_config.h" ] ||
+        { echo "build-here: error: $(basename "$whl") holds no $crt_inc/crt/host_config.h" >&2; exit 3; }
+      echo "$series $(basename "$whl") $got_sha" >"$from"
+      echo "build-here: crt/ headers from $(basename "$whl")" >&2
+    fi
     args+=("-DPILOT_CUDA_INCLUDE_DIR=$inc;$crt/$crt_inc")
-    echo "build-here: crt/ headers from $(basename "$whl")" >&2
   fi
 else
   args+=("-DPILOT_TORCH_DIR=$torch_dir" -DPILOT_TORCH_CUDA=OFF)
   kind="CPU, libtorch_cpu imported"
-  [ "$cpu_only" = 0 ] || [ -z "$cuda" ] || kind="CPU (--cpu), libtorch_cpu imported from a CUDA $cuda build"
 fi
 echo "build-here: torch $version ($kind) from $torch_dir" >&2
 gen=()

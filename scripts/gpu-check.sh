@@ -31,11 +31,13 @@ if [ "${1:-}" = "--fetch-debs" ]; then
   # Absolute before the cd, so that apt-get and pip write into the same folder.
   dir=$(mkdir -p "$2" && cd "$2" && pwd) || exit $?
   cd "$dir" && apt-get download "${debs_pkgs[@]}" || exit $?
-  # The crt/ headers the CUDA 13 runtime headers include (scripts/build-here.sh), pinned.
+  # The crt/ headers the CUDA 13 runtime headers include (scripts/build-here.sh), pinned. A
+  # CUDA 12 torch needs nvidia-cuda-nvcc-cu12 of its series instead: put that wheel in DIR too
+  # (pip download --no-deps --only-binary=:all: nvidia-cuda-nvcc-cu12==12.N.* -d DIR).
   pip_py=$root/build/venv/bin/python
   [ -x "$pip_py" ] || pip_py=python3
   "$pip_py" -m pip download -q --no-deps --only-binary=:all: --require-hashes \
-    -r <(grep -A1 '^nvidia-cuda-crt==' "$root/requirements-cuda.txt") -d "$dir" || exit $?
+    -r <(awk '/^nvidia-cuda-crt==/ { on = 1 } on { print; if ($0 !~ /\\$/) exit }' "$root/requirements-cuda.txt") -d "$dir" || exit $?
   ls -1 "$dir" && ls "$dir"/nvidia_cuda_crt-*.whl >/dev/null || exit 1
   exit 0
 fi

@@ -72,7 +72,7 @@ cat >fakepy <<EOF
 if [ "\${1:-}" = -c ]; then
   case \$2 in
     *importlib.metadata*) echo "\${FAKE_RUNTIME:-13.0.96}" ;;
-    *) printf '%s\n' "$torch_dir/share/cmake" "$site/torch" 2.11.0 "\${FAKE_CUDA:-13.0}" "" ;;
+    *) printf '%s\n' "$torch_dir/share/cmake" "$site/torch" 2.11.0 "\${FAKE_CUDA-13.0}" "\${FAKE_HIP:-}" ;;
   esac
   exit 0
 fi
@@ -104,7 +104,7 @@ here() {  # here NAME ARGS...: build-here.sh --configure-only with the stand-in;
 mkdir w1 && crt_wheel w1/nvidia_cuda_crt-13.0.88-py3-none-manylinux_2_27_x86_64.whl
 rc=0; here b6 --wheels "$WORK/w1" || rc=$?
 [ "$rc" = 3 ] || { cat b6.out; fail "a crt wheel with the wrong sha256 exited $rc, expected 3"; }
-expect_in b6.out "but requirements-cuda.txt pins 2c8043c7c9e02492716426e9919fc78d2c5b3b2a7a768a88e952676b08aa55a4"
+expect_in b6.out "but requirements-cuda.txt pins nvidia-cuda-crt 13.0.88 to 2c8043c7c9e02492716426e9919fc78d2c5b3b2a7a768a88e952676b08aa55a4"
 [ ! -e b6/cuda-crt/nvidia ] || fail "the refused wheel was unpacked"
 # An unpinned version of the series, with entries that try to leave the include folder:
 # its sha256 is printed, only the headers under nvidia/cu13/include are unpacked.
@@ -118,25 +118,40 @@ expect_in b7.out "(cuda)"
 [ -z "$(find "$WORK" -name escaped.h -o -name outside.h -o -name tool.h)" ] || fail "a wheel entry outside the include folder was unpacked"
 # Run again without the wheel: what the first run unpacked is used, nothing fetched.
 here b7 || { cat b7.out; fail "a second run did not use the unpacked crt/"; }
+expect_in b7.out "crt/ headers unpacked earlier from nvidia_cuda_crt-13.0.48"
 expect_in b7.out "crt/ in $WORK/b7/cuda-crt/nvidia/cu13/include"
 expect_not_in b7.out "fetching"
-# The headers named by the caller: nothing fetched (the stand-in has no network).
-here b8 -- -DPILOT_CUDA_INCLUDE_DIR="$site/nvidia/cu13/include;$WORK/b7/cuda-crt/nvidia/cu13/include" \
+# The runtime upgraded to 13.1: crt/ of 13.0 is not its pair, so it is fetched again (and with
+# no network and no 13.1 pin, the build stops).
+rc=0; FAKE_RUNTIME=13.1.80 here b7 || rc=$?
+[ "$rc" = 3 ] || { cat b7.out; fail "crt/ of 13.0 was reused for the 13.1 runtime (exit $rc)"; }
+expect_in b7.out "no nvidia-cuda-crt 13.1 wheel: carry it"
+[ ! -e b7/cuda-crt/nvidia ] || fail "crt/ of 13.0 was kept beside the 13.1 runtime"
+# The headers named by the caller (-D and the setting as two words, with a type): nothing
+# fetched (the stand-in has no network).
+here b8 -- -D PILOT_CUDA_INCLUDE_DIR:STRING="$site/nvidia/cu13/include;$WORK/tk/include" \
   || { cat b8.out; fail "PILOT_CUDA_INCLUDE_DIR after -- was not taken as it is"; }
 expect_not_in b8.out "fetching"
+expect_in b8.out "crt/ in $WORK/tk/include"
 # Nothing carried and no network: exit 3, naming the ways out.
 rc=0; here b9 || rc=$?
 [ "$rc" = 3 ] || { cat b9.out; fail "no crt wheel and no network exited $rc, expected 3"; }
-expect_in b9.out "no nvidia-cuda-crt 13.0 wheel: carry it (--wheels DIR"
+expect_in b9.out "downloading nvidia-cuda-crt==13.0.88 with requirements-cuda.txt's sha256 failed"
+expect_in b9.out "carry the wheel (--wheels DIR)"
 # A CUDA major whose wheel layout is unknown: exit 3, never a guess.
 rc=0; FAKE_CUDA=11.8 here b10 || rc=$?
 [ "$rc" = 3 ] || { cat b10.out; fail "CUDA 11.8 exited $rc, expected 3"; }
 expect_in b10.out "built for CUDA 11.8, whose wheels' header layout pilot does not know"
-# --cpu: libtorch_cpu alone, no CUDA headers wanted; a relative --build-dir is made absolute.
-mkdir rel && here rel/b11 --cpu || { cat rel/b11.out; fail "--cpu did not configure"; }
-expect_in rel/b11.out "CPU (--cpu), libtorch_cpu imported from a CUDA 13.0 build"
-expect_in rel/b11.out "(cpu)"
-grep -q "^CMAKE_HOME_DIRECTORY" "$WORK/rel/b11/CMakeCache.txt" || fail "a relative --build-dir was not the folder configured"
+# --cpu: libtorch_cpu alone, no CUDA headers wanted, from a CUDA or a ROCm torch.
+here b11 --cpu || { cat b11.out; fail "--cpu did not configure"; }
+expect_in b11.out "CPU (--cpu), libtorch_cpu imported from a CUDA 13.0 build"
+expect_in b11.out "(cpu)"
+FAKE_CUDA= FAKE_HIP=6.4 here b11 --cpu || { cat b11.out; fail "--cpu from a ROCm torch did not configure"; }
+expect_in b11.out "CPU (--cpu), libtorch_cpu imported from a ROCm 6.4 build"
+# A relative --build-dir: the crt/ folder handed to CMake is absolute (CMake runs elsewhere).
+mkdir rel && here rel/b12 --wheels "$WORK/w2" || { cat rel/b12.out; fail "a relative --build-dir did not configure"; }
+grep -qF "PILOT_CUDA_INCLUDE_DIR:STRING=$site/nvidia/cu13/include;$WORK/rel/b12/cuda-crt/nvidia/cu13/include" rel/b12/CMakeCache.txt \
+  || { grep PILOT_CUDA_INCLUDE_DIR rel/b12/CMakeCache.txt; fail "the crt/ folder of a relative --build-dir is not absolute"; }
 
 # The wheel's venv: the CPU import by default; build-here.sh takes the CUDA path of a CUDA wheel.
 configure c4 -DPILOT_TORCH_DIR="$torch_dir" || { cat c4.log; fail "the wheel's torch did not configure"; }
