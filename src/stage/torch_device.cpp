@@ -40,11 +40,19 @@ nlohmann::ordered_json GpuInventory() {
   // Counted and selected through the runtime: a runtime that cannot count (no driver) has
   // no GPU; the device current before is current again after.
   int n = 0, current = 0;
+  // A failed call leaves the runtime's last error set, where a later check would find it:
+  // cleared, as c10's own device_count() does.
 #if defined(PILOT_WITH_ROCM)
-  if (hipGetDeviceCount(&n) != hipSuccess) n = 0;
+  if (hipGetDeviceCount(&n) != hipSuccess) {
+    n = 0;
+    (void)hipGetLastError();
+  }
   if (n > 0 && hipGetDevice(&current) != hipSuccess) current = 0;
 #else
-  if (cudaGetDeviceCount(&n) != cudaSuccess) n = 0;
+  if (cudaGetDeviceCount(&n) != cudaSuccess) {
+    n = 0;
+    (void)cudaGetLastError();
+  }
   if (n > 0 && cudaGetDevice(&current) != cudaSuccess) current = 0;
 #endif
   for (int i = 0; i < n; ++i) {
@@ -60,10 +68,12 @@ nlohmann::ordered_json GpuInventory() {
     TORCH_CHECK(have_props, "cannot read the properties of GPU ", i);
     const auto* p = &props;
 #if defined(PILOT_WITH_ROCM)
-    if (hipSetDevice(i) == hipSuccess) (void)hipMemGetInfo(&free_b, &total_b);
+    if (hipSetDevice(i) != hipSuccess || hipMemGetInfo(&free_b, &total_b) != hipSuccess)
+      (void)hipGetLastError();
     (void)hipSetDevice(current);
 #else
-    if (cudaSetDevice(i) == cudaSuccess) (void)cudaMemGetInfo(&free_b, &total_b);
+    if (cudaSetDevice(i) != cudaSuccess || cudaMemGetInfo(&free_b, &total_b) != cudaSuccess)
+      (void)cudaGetLastError();
     (void)cudaSetDevice(current);
 #endif
     nlohmann::ordered_json d;

@@ -42,6 +42,8 @@ void CheckDerivedFiles(FileSystem& fsys, const fs::path& dir, const SweepState& 
   }
   // Each rendering as this pilot writes it, or as pilot wrote it before signed counts were
   // rendered (SweepRendering): a faithful rendering either way, so an older folder verifies.
+  // Each file is judged alone, and a newer folder is not told from an older one: a rendering
+  // with counts left blank hides figures but changes none.
   using Render = std::string (*)(const nlohmann::ordered_json&, SweepRendering);
   const std::pair<const char*, Render> renderings[] = {
       {kSweepCsv, &SweepCsv}, {kSweepMarkdown, &SweepMarkdown}, {kReportHtml, &SweepHtml}};

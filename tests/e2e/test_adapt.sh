@@ -199,9 +199,9 @@ expect_in "$WORK/err" "not the pinned"
 sed 's/"float32"/"bfloat16"/' "$PROJ/config/short.json" >"$PROJ/config/bf16.json"
 rc=0
 "$PILOT" adapt --params "$PROJ/config/bf16.json" --runs-dir "$R" --run-id bf16 >"$WORK/out" 2>"$WORK/err" || rc=$?
-case ${PILOT_TORCH_VERSION:-} in
+case ${PILOT_TORCH_VERSION:?set by CMake (tests/CMakeLists.txt)} in
   1.*) ;;  # only Debian's libtorch 1.13 (preset debian) may refuse it
-  *) [ "$rc" != 3 ] || { cat "$WORK/err"; fail "bfloat16 was refused on libtorch ${PILOT_TORCH_VERSION:-?}, which runs it"; } ;;
+  *) [ "$rc" != 3 ] || { cat "$WORK/err"; fail "bfloat16 was refused on libtorch $PILOT_TORCH_VERSION, which runs it"; } ;;
 esac
 if [ "$rc" = 3 ]; then
   expect_in "$WORK/err" "cannot run this model in bfloat16"

@@ -27,9 +27,9 @@ rc=0
 "$PILOT" run --params "$PROJ/config/bf16.json" "${P[@]}" --run-id bf16 >"$WORK/out-bf16" 2>"$WORK/err-bf16" || rc=$?
 run_pilot 0 run --params "$PROJ/config/fp32.json" "${P[@]}" --run-id fp32
 run_pilot 0 run --params "$PROJ/config/pilot.json" "${P[@]}" --run-id base
-case ${PILOT_TORCH_VERSION:-} in
+case ${PILOT_TORCH_VERSION:?set by CMake (tests/CMakeLists.txt)} in
   1.*) ;;  # Debian's libtorch 1.13 (preset debian) may refuse it, below
-  *) [ "$rc" = 0 ] || { cat "$WORK/err-bf16"; fail "bfloat16 exited $rc on libtorch ${PILOT_TORCH_VERSION:-?}, which runs it"; } ;;
+  *) [ "$rc" = 0 ] || { cat "$WORK/err-bf16"; fail "bfloat16 exited $rc on libtorch $PILOT_TORCH_VERSION, which runs it"; } ;;
 esac
 if [ "$rc" = 3 ]; then
   # libtorch 1.13 on a CPU has no bfloat16 embedding_bag: refused, naming the key, nothing written.
