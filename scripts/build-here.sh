@@ -131,6 +131,9 @@ elif [ -n "$cuda" ] && [ -f "$torch_dir/lib/libtorch_cuda.so" ]; then
         fi
         whl=$(ls "$download"/"$crt_file"-*.whl | sort -V | tail -1)
       fi
+      # A carried folder is not trusted: only a regular file (never a FIFO, which would block
+      # the hash) is read.
+      [ -f "$whl" ] || { echo "build-here: error: $whl is not a regular file" >&2; exit 3; }
       got_sha=$(sha256sum "$whl" | cut -d' ' -f1)
       if [ -n "$pin_version" ] && [ "$(basename "$whl" | cut -d- -f2)" = "$pin_version" ]; then
         echo "$pin_shas" | grep -qxF "$got_sha" ||
@@ -140,16 +143,23 @@ elif [ -n "$cuda" ] && [ -f "$torch_dir/lib/libtorch_cuda.so" ]; then
       else
         echo "build-here: $(basename "$whl") is not pinned by requirements-cuda.txt; its sha256 is $got_sha" >&2
       fi
-      "$py" - "$whl" "$crt" "$crt_inc" <<'PY'
+      "$py" - "$whl" "$crt" "$crt_inc" <<'PY' || exit 3
 import sys, zipfile
 # Only the headers under the include folder, by name, inside the target: a wheel is a zip,
 # and nothing else of it is unpacked or run.
+# A damaged wheel or a header claiming more than 16 MiB stops with exit 3, never a traceback.
 whl, out, inc = sys.argv[1:4]
-with zipfile.ZipFile(whl) as z:
-    for name in z.namelist():
-        parts = name.split("/")
-        if name.startswith(inc + "/") and name.endswith((".h", ".hpp")) and ".." not in parts:
-            z.extract(name, out)
+try:
+    with zipfile.ZipFile(whl) as z:
+        for info in z.infolist():
+            name = info.filename
+            parts = name.split("/")
+            if name.startswith(inc + "/") and name.endswith((".h", ".hpp")) and ".." not in parts:
+                if info.file_size > 16 << 20:
+                    sys.exit(f"build-here: error: {whl}: {name} claims {info.file_size} bytes, more than a header")
+                z.extract(info, out)
+except (zipfile.BadZipFile, OSError, EOFError, ValueError) as e:
+    sys.exit(f"build-here: error: {whl} is not a readable wheel: {e}")
 PY
       rm -rf "$crt/download"
       [ -f "$crt/$crt_inc/crt/host_config.h" ] ||

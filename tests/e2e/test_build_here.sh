@@ -116,6 +116,27 @@ expect_in b7.out "crt/ in $WORK/b7/cuda-crt/nvidia/cu13/include"
 expect_in b7.out "(cuda)"
 [ -f b7/cuda-crt/nvidia/cu13/include/crt/host_config.h ] || fail "crt/ was not unpacked"
 [ -z "$(find "$WORK" -name escaped.h -o -name outside.h -o -name tool.h)" ] || fail "a wheel entry outside the include folder was unpacked"
+# A carried folder is not trusted: a FIFO named like the wheel (never opened: it would block),
+# a file that is no zip, and a header of more than 16 MiB each stop with exit 3 and a message.
+mkdir w3 && mkfifo w3/nvidia_cuda_crt-13.0.47-py3-none-manylinux_2_27_x86_64.whl
+rc=0; timeout 60 bash "$SRC/scripts/build-here.sh" --python ./fakepy --build-dir b13 --configure-only --wheels "$WORK/w3" \
+  -- -DPILOT_BUILD_TESTS=OFF -DPILOT_CCACHE=OFF >b13.out 2>&1 || rc=$?
+[ "$rc" = 3 ] || { cat b13.out; fail "a FIFO in the carried folder exited $rc, expected 3"; }
+expect_in b13.out "nvidia_cuda_crt-13.0.47-py3-none-manylinux_2_27_x86_64.whl is not a regular file"
+mkdir w4 && echo "not a zip" >w4/nvidia_cuda_crt-13.0.47-py3-none-manylinux_2_27_x86_64.whl
+rc=0; here b14 --wheels "$WORK/w4" || rc=$?
+[ "$rc" = 3 ] || { cat b14.out; fail "a damaged wheel exited $rc, expected 3"; }
+expect_in b14.out "is not a readable wheel"
+expect_not_in b14.out "Traceback"
+mkdir w5 && python3 - w5/nvidia_cuda_crt-13.0.47-py3-none-manylinux_2_27_x86_64.whl <<'PY'
+import sys, zipfile
+with zipfile.ZipFile(sys.argv[1], "w", zipfile.ZIP_DEFLATED) as z:
+    z.writestr("nvidia/cu13/include/crt/host_config.h", b"\0" * (17 << 20))
+PY
+rc=0; here b15 --wheels "$WORK/w5" || rc=$?
+[ "$rc" = 3 ] || { cat b15.out; fail "a 17 MiB header exited $rc, expected 3"; }
+expect_in b15.out "claims 17825792 bytes, more than a header"
+[ ! -e b15/cuda-crt/nvidia ] || fail "the oversized header was unpacked"
 # Run again without the wheel: what the first run unpacked is used, nothing fetched.
 here b7 || { cat b7.out; fail "a second run did not use the unpacked crt/"; }
 expect_in b7.out "crt/ headers unpacked earlier from nvidia_cuda_crt-13.0.48"
