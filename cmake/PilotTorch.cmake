@@ -48,8 +48,11 @@ else()
   set(_pilot_torch_dir "")
 endif()
 
+set(PILOT_TORCH_SYSTEM OFF)
 if(NOT _pilot_torch_dir)
   find_package(Torch REQUIRED)
+  # A libtorch found by find_package: Debian's 1.13 (with its libprotobuf.so.32), or a ROCm one.
+  set(PILOT_TORCH_SYSTEM ON)
   # A CUDA build defines torch_cuda, a ROCm build torch_hip, Debian's neither.
   set(PILOT_TORCH_FLAVOUR cpu)
   if(TARGET torch_hip)

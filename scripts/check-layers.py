@@ -27,7 +27,7 @@ WORKFLOWS = ["sweep", "fleet", "verdict", "adapt"]
 USES = {"verdict": {"sweep"}}
 ASSEMBLY = {"src/workflows.cpp", "include/pilot/torch_stage.h"}
 HEADER_ONLY = {"limits": "platform", "reasons": "platform", "clock": "platform", "build_info": "platform",
-               "folder_files": "platform",
+               "folder_files": "platform", "tokenizer": "input",
                "build_flavour": "stage",
                "stage": "engine", "verify": "bag", "torch_stage": "stage", "doctor": "records",
                "run": "engine", "partial_folder": "engine"}

@@ -24,7 +24,8 @@
 # pinned wheel's venv (build/venv/bin/python).
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-debs_pkgs=(libcli11-dev nlohmann-json3-dev libspdlog-dev libspdlog1.10 libfmt-dev libfmt9 libssl-dev libssl3)
+debs_pkgs=(libcli11-dev nlohmann-json3-dev libspdlog-dev libspdlog1.10 libfmt-dev libfmt9 libssl-dev libssl3
+           libicu-dev libicu72 libsentencepiece-dev libsentencepiece0)
 
 if [ "${1:-}" = "--fetch-debs" ]; then
   [ -n "${2:-}" ] || { echo "usage: gpu-check.sh --fetch-debs DIR" >&2; exit 2; }
@@ -101,6 +102,13 @@ if ls "$debs"/*.deb >/dev/null 2>&1; then
   cmake_extra+=(-DPILOT_HEADER_ONLY_LOGGING=ON)
   # The machine's own OpenSSL when it has the headers; the carried one only otherwise.
   [ -f /usr/include/openssl/evp.h ] || cmake_extra+=("-DOPENSSL_ROOT_DIR=$out/prefix/usr")
+  # The tokenizers' shared libraries (ICU 72, libsentencepiece) are needed at run time too:
+  # only they, linked into one folder, so that no carried library shadows the machine's own.
+  mkdir -p "$out/prefix/run-libs"
+  for lib in "$out"/prefix/usr/lib/*/libicu{uc,data}.so.72* "$out"/prefix/usr/lib/*/libsentencepiece.so.0*; do
+    [ -e "$lib" ] && ln -sf "$lib" "$out/prefix/run-libs/"
+  done
+  export LD_LIBRARY_PATH="$out/prefix/run-libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
   note "unpacked $(ls "$debs"/*.deb | wc -l) carried .deb files into $out/prefix"
 fi
 

@@ -1,0 +1,79 @@
+// Tokenizers pilot runs itself, off the model's thread: a Hugging Face `tokenizer.json`
+// (the BERT WordPiece and the RoBERTa/GPT-2 byte-level BPE families) or a SentencePiece
+// `.model` (through Debian's libsentencepiece). Each gives the ids the reference library gives
+// for the same text (docs/tokenizers.md says which components, and the parity measured). A
+// component pilot does not implement is refused by name, never approximated.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "pilot/status.h"
+
+namespace pilot {
+
+// Largest tokenizer file read (bytes), most vocabulary entries and merges, longest token.
+inline constexpr std::size_t kMaxTokenizerBytes = 256u << 20;
+inline constexpr std::size_t kMaxTokenizerVocab = 4u << 20;
+inline constexpr std::size_t kMaxTokenBytes = 1024;
+
+// One text's ids once the post-processor's special tokens are added.
+struct TokenizedText {
+  std::vector<std::int64_t> ids;
+  std::vector<std::int64_t> type_ids;  // token_type_ids: 0 for a single sequence's tokens
+  std::size_t tokens = 0;              // the length before any truncation, special tokens included
+  bool truncated = false;
+};
+
+class Tokenizer {
+ public:
+  virtual ~Tokenizer() = default;
+  // The content ids of valid UTF-8 `text`, without special tokens. Never throws.
+  virtual std::vector<std::int64_t> EncodeContent(std::string_view text) const = 0;
+  // How many special tokens the post-processor adds to a single sequence.
+  virtual std::size_t SpecialTokenCount() const = 0;
+  // `content` with the special tokens added, and its type ids.
+  virtual void AddSpecialTokens(const std::vector<std::int64_t>& content, bool add_special,
+                                TokenizedText& out) const = 0;
+  // The id of `token` in the vocabulary or the added tokens.
+  virtual std::optional<std::int64_t> TokenId(std::string_view token) const = 0;
+  // What it is, for run.json: {"format": "tokenizer.json", "model": "WordPiece",
+  // "normalizer": [...], "pre_tokenizer": [...], "post_processor": "...", "unicode": {...}}.
+  virtual nlohmann::ordered_json Describe() const = 0;
+};
+
+// Reads a Hugging Face tokenizer.json. Refuses (exit 2, naming `source` and the key path):
+// malformed JSON, a component pilot does not implement (by its "type"), a vocabulary or merge
+// list over the limits above, a merge naming a token not in the vocabulary, a BPE with
+// dropout (random), an added token with single_word. Never throws.
+Result<std::unique_ptr<Tokenizer>> ParseTokenizerJson(std::string_view text, const std::string& source);
+
+// Reads a SentencePiece model (the serialized ModelProto). `add_bos`/`add_eos` add the
+// model's own <s> and </s> ids. Refuses (exit 2) a file libsentencepiece cannot load.
+Result<std::unique_ptr<Tokenizer>> ParseSentencePieceModel(std::string_view bytes, const std::string& source,
+                                                           bool add_bos, bool add_eos);
+
+// The settings a pilot runs a tokenizer with (params' stage.tokenizer).
+enum class Truncation { kReject, kTruncate };
+struct TokenizerSettings {
+  std::size_t max_length = 512;
+  Truncation truncation = Truncation::kReject;
+  bool add_special_tokens = true;
+  std::size_t pad_to_multiple_of = 0;  // 0: pad to the batch's longest
+  std::int64_t pad_id = 0;
+};
+
+// Encodes `text` under `settings`: content ids, truncated to leave room for the special
+// tokens when the whole would exceed max_length and truncation is kTruncate, then the special
+// tokens. With kReject an over-long text keeps all its ids (the caller rejects it by
+// `tokens`).
+TokenizedText EncodeText(const Tokenizer& tokenizer, const TokenizerSettings& settings,
+                         std::string_view text);
+
+}  // namespace pilot

@@ -1,0 +1,616 @@
+// Hugging Face tokenizer.json: parsing, and the pipeline tokenizers runs (added tokens,
+// normalizer, pre-tokenizer, model, post-processor).
+#include <algorithm>
+#include <map>
+#include <utility>
+
+#include "pilot/json_util.h"
+#include "pilot/tokenizer.h"
+#include "tokenizer_parts.h"
+#include "unicode_text.h"
+
+namespace pilot {
+namespace {
+
+using nlohmann::json;
+using unicode::DecodeUtf8;
+using unicode::EncodeUtf8;
+
+constexpr const char* kHint = "see docs/tokenizers.md, 'What pilot implements'";
+
+struct AddedToken {
+  std::string content;
+  std::int64_t id = 0;
+  bool lstrip = false, rstrip = false, normalized = false, special = false;
+};
+
+struct TemplatePiece {
+  bool sequence = false;          // the text's own tokens, else a special token
+  std::vector<std::int64_t> ids;  // a special token's ids
+  std::int64_t type_id = 0;
+};
+
+// A failure while reading the document: what, and the key path.
+struct Fault {
+  std::string what, path;
+};
+
+class Reader {
+ public:
+  explicit Reader(std::vector<Fault>& faults) : faults_(faults) {}
+
+  bool Fail(const std::string& path, const std::string& what) {
+    faults_.push_back({what, path});
+    return false;
+  }
+  const json* Member(const json& obj, const char* key) {
+    if (!obj.is_object()) return nullptr;
+    auto it = obj.find(key);
+    return it == obj.end() ? nullptr : &*it;
+  }
+  bool Bool(const json& obj, const char* key, bool fallback, const std::string& path, bool& out) {
+    const json* v = Member(obj, key);
+    if (!v || v->is_null()) {
+      out = fallback;
+      return true;
+    }
+    if (!v->is_boolean()) return Fail(path + "." + key, "must be true or false");
+    out = v->get<bool>();
+    return true;
+  }
+  bool String(const json& obj, const char* key, const std::string& path, std::string& out) {
+    const json* v = Member(obj, key);
+    if (!v || !v->is_string()) return Fail(path + "." + key, "must be a string");
+    out = v->get<std::string>();
+    if (out.size() > kMaxTokenBytes)
+      return Fail(path + "." + key, "is longer than " + std::to_string(kMaxTokenBytes) + " bytes");
+    return true;
+  }
+  bool Id(const json& v, const std::string& path, std::int64_t& out) {
+    if (!v.is_number_unsigned() || v.get<std::uint64_t>() > 0x7FFFFFFFu) {
+      return Fail(path, "must be a token id, a whole number from 0 to 2147483647");
+    }
+    out = static_cast<std::int64_t>(v.get<std::uint64_t>());
+    return true;
+  }
+
+ private:
+  std::vector<Fault>& faults_;
+};
+
+class HfTokenizer final : public Tokenizer {
+ public:
+  std::vector<std::int64_t> EncodeContent(std::string_view text) const override {
+    std::vector<std::int64_t> ids;
+    // 1. The added tokens matched on the raw text (those with normalized: false).
+    std::vector<std::pair<std::string, std::int64_t>> raw;  // (text, -1) or ("", id)
+    SplitAdded(std::string(text), raw_tokens_, raw);
+    for (auto& [segment, id] : raw) {
+      if (id >= 0) {
+        ids.push_back(id);
+        continue;
+      }
+      // 2. Normalize, then the added tokens matched on the normalized text.
+      std::u32string s = DecodeUtf8(segment);
+      for (const auto& n : normalizers_) n(s);
+      std::vector<std::pair<std::string, std::int64_t>> parts;
+      if (normalized_tokens_.empty()) {
+        parts.emplace_back(EncodeUtf8(s), -1);
+      } else {
+        SplitAdded(EncodeUtf8(s), normalized_tokens_, parts);
+      }
+      for (auto& [part, pid] : parts) {
+        if (pid >= 0) {
+          ids.push_back(pid);
+          continue;
+        }
+        // 3. Pre-tokenize, 4. the model on each piece.
+        std::vector<std::u32string> pieces;
+        pieces.push_back(DecodeUtf8(part));
+        if (pieces[0].empty()) continue;
+        for (const auto& p : pre_tokenizers_) p(pieces);
+        for (const auto& piece : pieces) model_->Tokenize(piece, ids);
+      }
+    }
+    return ids;
+  }
+
+  std::size_t SpecialTokenCount() const override {
+    std::size_t n = 0;
+    for (const auto& t : single_) n += t.sequence ? 0 : t.ids.size();
+    return n;
+  }
+
+  void AddSpecialTokens(const std::vector<std::int64_t>& content, bool add_special,
+                        TokenizedText& out) const override {
+    out.ids.clear();
+    out.type_ids.clear();
+    if (!add_special || single_.empty()) {
+      out.ids = content;
+      out.type_ids.assign(content.size(), 0);
+      return;
+    }
+    for (const auto& t : single_) {
+      const auto& src = t.sequence ? content : t.ids;
+      out.ids.insert(out.ids.end(), src.begin(), src.end());
+      out.type_ids.insert(out.type_ids.end(), src.size(), t.type_id);
+    }
+  }
+
+  std::optional<std::int64_t> TokenId(std::string_view token) const override {
+    for (const auto& t : added_) {
+      if (t.content == token) return t.id;
+    }
+    auto it = vocab_.find(std::string(token));
+    if (it == vocab_.end()) return std::nullopt;
+    return it->second;
+  }
+
+  nlohmann::ordered_json Describe() const override { return describe_; }
+
+  // What Parse fills.
+  std::vector<AddedToken> added_, raw_tokens_, normalized_tokens_;
+  std::vector<tok::Normalizer> normalizers_;
+  std::vector<tok::PreTokenizer> pre_tokenizers_;
+  std::unique_ptr<tok::Model> model_;
+  tok::Vocab vocab_;  // for TokenId (a copy of the model's)
+  std::vector<TemplatePiece> single_;
+  nlohmann::ordered_json describe_;
+
+ private:
+  // tokenizers' AddedVocabulary split: the leftmost match, the longest at that position;
+  // lstrip/rstrip take the white space beside it into the match.
+  static void SplitAdded(const std::string& text, const std::vector<AddedToken>& tokens,
+                         std::vector<std::pair<std::string, std::int64_t>>& out) {
+    std::size_t from = 0, i = 0;
+    while (i < text.size()) {
+      const AddedToken* best = nullptr;
+      for (const auto& t : tokens) {
+        if (t.content.empty() || text.compare(i, t.content.size(), t.content) != 0) continue;
+        if (!best || t.content.size() > best->content.size()) best = &t;
+      }
+      if (!best) {
+        ++i;
+        continue;
+      }
+      std::size_t start = i, stop = i + best->content.size();
+      if (best->lstrip) start = WhitespaceStartBefore(text, from, start);
+      if (best->rstrip) stop = WhitespaceEndAfter(text, stop);
+      if (start > from) out.emplace_back(text.substr(from, start - from), -1);
+      out.emplace_back(std::string(), best->id);
+      from = i = stop;
+    }
+    if (from < text.size()) out.emplace_back(text.substr(from), -1);
+  }
+
+  static std::size_t WhitespaceStartBefore(const std::string& text, std::size_t floor, std::size_t at) {
+    std::u32string before = DecodeUtf8(std::string_view(text).substr(floor, at - floor));
+    std::size_t k = before.size();
+    while (k > 0 && unicode::IsWhiteSpace(before[k - 1])) --k;
+    return floor + EncodeUtf8(std::u32string_view(before).substr(0, k)).size();
+  }
+
+  static std::size_t WhitespaceEndAfter(const std::string& text, std::size_t at) {
+    std::u32string after = DecodeUtf8(std::string_view(text).substr(at));
+    std::size_t k = 0;
+    while (k < after.size() && unicode::IsWhiteSpace(after[k])) ++k;
+    return at + EncodeUtf8(std::u32string_view(after).substr(0, k)).size();
+  }
+};
+
+bool ParseNormalizer(Reader& r, const json& j, const std::string& path, HfTokenizer& t,
+                     nlohmann::ordered_json& names) {
+  std::string type;
+  if (!r.String(j, "type", path, type)) return false;
+  if (type == "Sequence") {
+    const json* list = r.Member(j, "normalizers");
+    if (!list || !list->is_array()) return r.Fail(path + ".normalizers", "must be an array");
+    for (std::size_t i = 0; i < list->size(); ++i) {
+      if (!ParseNormalizer(r, (*list)[i], path + ".normalizers[" + std::to_string(i) + "]", t, names))
+        return false;
+    }
+    return true;
+  }
+  names.push_back(type);
+  if (type == "BertNormalizer") {
+    tok::BertNormalizerOptions o;
+    bool strip = false;
+    if (!r.Bool(j, "clean_text", true, path, o.clean_text) ||
+        !r.Bool(j, "handle_chinese_chars", true, path, o.handle_chinese_chars) ||
+        !r.Bool(j, "lowercase", true, path, o.lowercase)) {
+      return false;
+    }
+    // strip_accents: null follows lowercase, as in tokenizers.
+    if (!r.Bool(j, "strip_accents", o.lowercase, path, strip)) return false;
+    o.strip_accents = strip;
+    t.normalizers_.push_back([o](std::u32string& s) { tok::BertNormalize(s, o); });
+    return true;
+  }
+  if (type == "Lowercase") {
+    t.normalizers_.push_back(tok::Lowercase);
+    return true;
+  }
+  if (type == "StripAccents") {
+    t.normalizers_.push_back(tok::StripNonspacingMarks);
+    return true;
+  }
+  static const std::map<std::string, unicode::Form> forms = {{"NFC", unicode::Form::kNfc},
+                                                             {"NFD", unicode::Form::kNfd},
+                                                             {"NFKC", unicode::Form::kNfkc},
+                                                             {"NFKD", unicode::Form::kNfkd}};
+  if (auto f = forms.find(type); f != forms.end()) {
+    const unicode::Form form = f->second;
+    t.normalizers_.push_back(
+        [form](std::u32string& s) { s = unicode::Normalize(s, form, tok::kNormalizationUnicode); });
+    return true;
+  }
+  if (type == "Strip") {
+    bool left = true, right = true;
+    if (!r.Bool(j, "strip_left", true, path, left) || !r.Bool(j, "strip_right", true, path, right))
+      return false;
+    t.normalizers_.push_back([left, right](std::u32string& s) {
+      std::size_t b = 0, e = s.size();
+      if (left)
+        while (b < e && unicode::IsWhiteSpace(s[b])) ++b;
+      if (right)
+        while (e > b && unicode::IsWhiteSpace(s[e - 1])) --e;
+      s = s.substr(b, e - b);
+    });
+    return true;
+  }
+  if (type == "Prepend") {
+    std::string prepend;
+    if (!r.String(j, "prepend", path, prepend)) return false;
+    const std::u32string p = DecodeUtf8(prepend);
+    t.normalizers_.push_back([p](std::u32string& s) {
+      if (!s.empty()) s.insert(0, p);
+    });
+    return true;
+  }
+  if (type == "Replace") {
+    const json* pattern = r.Member(j, "pattern");
+    std::string from, to;
+    if (!pattern || !r.Member(*pattern, "String")) {
+      return r.Fail(path + ".pattern",
+                    "a Replace normalizer with a Regex pattern is not implemented by pilot");
+    }
+    if (!r.String(*pattern, "String", path + ".pattern", from) || !r.String(j, "content", path, to))
+      return false;
+    if (from.empty()) return r.Fail(path + ".pattern.String", "must not be empty");
+    const std::u32string f = DecodeUtf8(from), c = DecodeUtf8(to);
+    t.normalizers_.push_back([f, c](std::u32string& s) {
+      std::u32string out;
+      std::size_t i = 0;
+      while (i < s.size()) {
+        if (s.compare(i, f.size(), f) == 0) {
+          out += c;
+          i += f.size();
+        } else {
+          out.push_back(s[i++]);
+        }
+      }
+      s.swap(out);
+    });
+    return true;
+  }
+  if (type == "Precompiled") {
+    return r.Fail(path + ".type",
+                  "the normalizer 'Precompiled' (XLM-R, T5) is not implemented by pilot: run the family's "
+                  "SentencePiece .model file instead");
+  }
+  return r.Fail(path + ".type", "the normalizer '" + KeyForMessage(type) + "' is not implemented by pilot");
+}
+
+bool ParsePreTokenizer(Reader& r, const json& j, const std::string& path, HfTokenizer& t,
+                       nlohmann::ordered_json& names) {
+  std::string type;
+  if (!r.String(j, "type", path, type)) return false;
+  if (type == "Sequence") {
+    const json* list = r.Member(j, "pretokenizers");
+    if (!list || !list->is_array()) return r.Fail(path + ".pretokenizers", "must be an array");
+    for (std::size_t i = 0; i < list->size(); ++i) {
+      if (!ParsePreTokenizer(r, (*list)[i], path + ".pretokenizers[" + std::to_string(i) + "]", t, names)) {
+        return false;
+      }
+    }
+    return true;
+  }
+  names.push_back(type);
+  if (type == "BertPreTokenizer") {
+    t.pre_tokenizers_.push_back(tok::BertPreTokenize);
+    return true;
+  }
+  if (type == "WhitespaceSplit") {
+    t.pre_tokenizers_.push_back(tok::WhitespaceSplit);
+    return true;
+  }
+  if (type == "ByteLevel") {
+    bool prefix = true, regex = true;
+    if (!r.Bool(j, "add_prefix_space", true, path, prefix) || !r.Bool(j, "use_regex", true, path, regex))
+      return false;
+    t.pre_tokenizers_.push_back(
+        [prefix, regex](std::vector<std::u32string>& p) { tok::ByteLevelPreTokenize(p, prefix, regex); });
+    return true;
+  }
+  return r.Fail(path + ".type",
+                "the pre-tokenizer '" + KeyForMessage(type) + "' is not implemented by pilot");
+}
+
+bool ParseVocab(Reader& r, const json& model, const std::string& path, tok::Vocab& vocab) {
+  const json* v = r.Member(model, "vocab");
+  if (!v || !v->is_object()) return r.Fail(path + ".vocab", "must be an object of token: id");
+  if (v->size() > kMaxTokenizerVocab) {
+    return r.Fail(path + ".vocab", "holds more than " + std::to_string(kMaxTokenizerVocab) + " tokens");
+  }
+  vocab.reserve(v->size());
+  for (auto it = v->begin(); it != v->end(); ++it) {
+    std::int64_t id = 0;
+    if (it.key().size() > kMaxTokenBytes)
+      return r.Fail(path + ".vocab",
+                    "holds a token longer than " + std::to_string(kMaxTokenBytes) + " bytes");
+    if (!r.Id(it.value(), path + ".vocab['" + KeyForMessage(it.key()) + "']", id)) return false;
+    vocab.emplace(it.key(), id);
+  }
+  return true;
+}
+
+bool ParseModel(Reader& r, const json& j, const std::string& path, HfTokenizer& t) {
+  std::string type;
+  if (!r.String(j, "type", path, type)) return false;
+  std::string error;
+  if (type == "WordPiece") {
+    tok::WordPieceOptions o;
+    if (!ParseVocab(r, j, path, o.vocab) || !r.String(j, "unk_token", path, o.unk_token) ||
+        !r.String(j, "continuing_subword_prefix", path, o.prefix)) {
+      return false;
+    }
+    const json* m = r.Member(j, "max_input_chars_per_word");
+    if (m && !m->is_null()) {
+      if (!m->is_number_unsigned() || m->get<std::uint64_t>() > (1u << 20)) {
+        return r.Fail(path + ".max_input_chars_per_word", "must be a whole number of at most 1048576");
+      }
+      o.max_input_chars_per_word = m->get<std::size_t>();
+    }
+    t.vocab_ = o.vocab;
+    t.model_ = tok::MakeWordPiece(std::move(o), error);
+  } else if (type == "BPE") {
+    tok::BpeOptions o;
+    if (!ParseVocab(r, j, path, o.vocab)) return false;
+    const json* dropout = r.Member(j, "dropout");
+    if (dropout && !dropout->is_null() && !(dropout->is_number() && dropout->get<double>() == 0.0)) {
+      return r.Fail(path + ".dropout",
+                    "BPE dropout samples a different tokenization on each call: pilot refuses it");
+    }
+    auto optional_string = [&](const char* key, std::string& out) {
+      const json* v = r.Member(j, key);
+      if (!v || v->is_null()) return true;
+      return r.String(j, key, path, out);
+    };
+    std::string unk;
+    if (!optional_string("unk_token", unk) || !optional_string("continuing_subword_prefix", o.prefix) ||
+        !optional_string("end_of_word_suffix", o.suffix) || !r.Bool(j, "fuse_unk", false, path, o.fuse_unk) ||
+        !r.Bool(j, "byte_fallback", false, path, o.byte_fallback) ||
+        !r.Bool(j, "ignore_merges", false, path, o.ignore_merges)) {
+      return false;
+    }
+    if (const json* u = r.Member(j, "unk_token"); u && u->is_string()) o.unk_token = unk;
+    const json* merges = r.Member(j, "merges");
+    if (!merges || !merges->is_array()) return r.Fail(path + ".merges", "must be an array");
+    if (merges->size() > kMaxTokenizerVocab) {
+      return r.Fail(path + ".merges", "holds more than " + std::to_string(kMaxTokenizerVocab) + " merges");
+    }
+    o.merges.reserve(merges->size());
+    for (std::size_t i = 0; i < merges->size(); ++i) {
+      const json& m = (*merges)[i];
+      const std::string where = path + ".merges[" + std::to_string(i) + "]";
+      if (m.is_string()) {  // the older form, "a b"
+        const std::string& s = m.get_ref<const std::string&>();
+        const auto space = s.find(' ');
+        if (space == std::string::npos || s.find(' ', space + 1) != std::string::npos) {
+          return r.Fail(where, "must be two tokens separated by one space");
+        }
+        o.merges.emplace_back(s.substr(0, space), s.substr(space + 1));
+      } else if (m.is_array() && m.size() == 2 && m[0].is_string() && m[1].is_string()) {
+        o.merges.emplace_back(m[0].get<std::string>(), m[1].get<std::string>());
+      } else {
+        return r.Fail(where, "must be a pair of tokens");
+      }
+    }
+    t.vocab_ = o.vocab;
+    t.model_ = tok::MakeBpe(std::move(o), error);
+  } else {
+    return r.Fail(path + ".type", "the model '" + KeyForMessage(type) + "' is not implemented by pilot");
+  }
+  if (!t.model_) return r.Fail(path, error);
+  return true;
+}
+
+bool SpecialPair(Reader& r, const json& j, const char* key, const std::string& path, TemplatePiece& out) {
+  const json* v = r.Member(j, key);
+  if (!v || !v->is_array() || v->size() != 2 || !(*v)[0].is_string()) {
+    return r.Fail(path + "." + key, "must be a pair [token, id]");
+  }
+  std::int64_t id = 0;
+  if (!r.Id((*v)[1], path + "." + key + "[1]", id)) return false;
+  out.ids = {id};
+  return true;
+}
+
+bool ParsePostProcessor(Reader& r, const json& j, const std::string& path, HfTokenizer& t,
+                        std::string& name) {
+  std::string type;
+  if (!r.String(j, "type", path, type)) return false;
+  if (type == "Sequence") {
+    const json* list = r.Member(j, "processors");
+    if (!list || !list->is_array()) return r.Fail(path + ".processors", "must be an array");
+    for (std::size_t i = 0; i < list->size(); ++i) {
+      std::string inner;
+      if (!ParsePostProcessor(r, (*list)[i], path + ".processors[" + std::to_string(i) + "]", t, inner))
+        return false;
+      if (inner != "ByteLevel") {
+        if (!name.empty() && name != "ByteLevel") {
+          return r.Fail(path + ".processors", "holds more than one processor that adds tokens");
+        }
+        name = inner;
+      }
+    }
+    if (name.empty()) name = "ByteLevel";
+    return true;
+  }
+  name = type;
+  if (type == "ByteLevel") return true;  // offsets only
+  if (type == "BertProcessing" || type == "RobertaProcessing") {
+    TemplatePiece cls, seq, sep;
+    seq.sequence = true;
+    if (!SpecialPair(r, j, "cls", path, cls) || !SpecialPair(r, j, "sep", path, sep)) return false;
+    t.single_ = {cls, seq, sep};
+    return true;
+  }
+  if (type == "TemplateProcessing") {
+    const json* single = r.Member(j, "single");
+    const json* specials = r.Member(j, "special_tokens");
+    if (!single || !single->is_array()) return r.Fail(path + ".single", "must be an array");
+    if (!specials || !specials->is_object()) return r.Fail(path + ".special_tokens", "must be an object");
+    t.single_.clear();
+    for (std::size_t i = 0; i < single->size(); ++i) {
+      const json& piece = (*single)[i];
+      const std::string where = path + ".single[" + std::to_string(i) + "]";
+      TemplatePiece p;
+      const json* body = nullptr;
+      if ((body = r.Member(piece, "Sequence"))) {
+        p.sequence = true;
+        std::string which;
+        if (!r.String(*body, "id", where + ".Sequence", which)) return false;
+        if (which != "A") return r.Fail(where + ".Sequence.id", "must be 'A' in a single-sequence template");
+      } else if ((body = r.Member(piece, "SpecialToken"))) {
+        std::string id;
+        if (!r.String(*body, "id", where + ".SpecialToken", id)) return false;
+        const json* spec = r.Member(*specials, id.c_str());
+        const json* ids = spec ? r.Member(*spec, "ids") : nullptr;
+        if (!ids || !ids->is_array() || ids->empty() || ids->size() > 64) {
+          return r.Fail(path + ".special_tokens",
+                        "must give 1 to 64 ids for each special token the template names");
+        }
+        for (std::size_t k = 0; k < ids->size(); ++k) {
+          std::int64_t v = 0;
+          if (!r.Id((*ids)[k], path + ".special_tokens.ids[" + std::to_string(k) + "]", v)) return false;
+          p.ids.push_back(v);
+        }
+      } else {
+        return r.Fail(where, "must be a Sequence or a SpecialToken");
+      }
+      const json* type_id = r.Member(*body, "type_id");
+      if (type_id) {
+        if (!type_id->is_number_unsigned() || type_id->get<std::uint64_t>() > 255) {
+          return r.Fail(where + ".type_id", "must be a whole number from 0 to 255");
+        }
+        p.type_id = static_cast<std::int64_t>(type_id->get<std::uint64_t>());
+      }
+      t.single_.push_back(std::move(p));
+    }
+    return true;
+  }
+  return r.Fail(path + ".type",
+                "the post-processor '" + KeyForMessage(type) + "' is not implemented by pilot");
+}
+
+bool ParseAddedTokens(Reader& r, const json& doc, HfTokenizer& t) {
+  const json* list = r.Member(doc, "added_tokens");
+  if (!list || list->is_null()) return true;
+  if (!list->is_array()) return r.Fail("added_tokens", "must be an array");
+  if (list->size() > 65536) return r.Fail("added_tokens", "holds more than 65536 tokens");
+  for (std::size_t i = 0; i < list->size(); ++i) {
+    const json& a = (*list)[i];
+    const std::string where = "added_tokens[" + std::to_string(i) + "]";
+    AddedToken t2;
+    bool single_word = false;
+    const json* id = r.Member(a, "id");
+    if (!id) return r.Fail(where + ".id", "must be a token id");
+    if (!r.Id(*id, where + ".id", t2.id) || !r.String(a, "content", where, t2.content) ||
+        !r.Bool(a, "single_word", false, where, single_word) ||
+        !r.Bool(a, "lstrip", false, where, t2.lstrip) || !r.Bool(a, "rstrip", false, where, t2.rstrip) ||
+        !r.Bool(a, "normalized", true, where, t2.normalized) ||
+        !r.Bool(a, "special", false, where, t2.special)) {
+      return false;
+    }
+    if (single_word)
+      return r.Fail(where + ".single_word", "an added token with single_word is not implemented by pilot");
+    if (t2.content.empty()) return r.Fail(where + ".content", "must not be empty");
+    // As in tokenizers, a special token is always matched on the raw text.
+    (t2.normalized && !t2.special ? t.normalized_tokens_ : t.raw_tokens_).push_back(t2);
+    t.added_.push_back(std::move(t2));
+  }
+  return true;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Tokenizer>> ParseTokenizerJson(std::string_view text, const std::string& source) {
+  if (text.size() > kMaxTokenizerBytes) {
+    return BadInput("the tokenizer file is larger than " + std::to_string(kMaxTokenizerBytes >> 20) + " MiB",
+                    source, kHint);
+  }
+  auto parsed = ParseJson(text, source);
+  if (!parsed.ok()) return parsed.error();
+  const json& doc = parsed.value();
+  auto t = std::make_unique<HfTokenizer>();
+  std::vector<Fault> faults;
+  Reader r(faults);
+  nlohmann::ordered_json normalizers = nlohmann::ordered_json::array();
+  nlohmann::ordered_json pre = nlohmann::ordered_json::array();
+  std::string post = "none";
+  bool ok = true;
+  try {
+    if (!doc.is_object()) {
+      ok = r.Fail("(top)", "must be a JSON object");
+    } else {
+      ok = ParseAddedTokens(r, doc, *t);
+      const json* n = r.Member(doc, "normalizer");
+      if (ok && n && !n->is_null()) ok = ParseNormalizer(r, *n, "normalizer", *t, normalizers);
+      const json* p = r.Member(doc, "pre_tokenizer");
+      if (ok && p && !p->is_null()) ok = ParsePreTokenizer(r, *p, "pre_tokenizer", *t, pre);
+      const json* m = r.Member(doc, "model");
+      if (ok && (!m || !m->is_object())) ok = r.Fail("model", "must be an object");
+      if (ok) ok = ParseModel(r, *m, "model", *t);
+      const json* pp = r.Member(doc, "post_processor");
+      if (ok && pp && !pp->is_null()) ok = ParsePostProcessor(r, *pp, "post_processor", *t, post);
+    }
+  } catch (const std::exception&) {
+    ok = r.Fail("(document)", "holds a value of an unexpected type");
+  }
+  if (!ok) {
+    const Fault& f = faults.empty() ? Fault{"cannot be read", "(document)"} : faults.front();
+    return BadInput("tokenizer key '" + f.path + "': " + f.what, source + " key " + f.path, kHint);
+  }
+  nlohmann::ordered_json d;
+  d["format"] = "tokenizer.json";
+  d["model"] = t->model_->Name();
+  d["vocab_size"] = t->vocab_.size();
+  d["normalizer"] = normalizers;
+  d["pre_tokenizer"] = pre;
+  d["post_processor"] = post;
+  d["added_tokens"] = t->added_.size();
+  auto version = [](unicode::Version v) { return std::to_string(v.major) + "." + std::to_string(v.minor); };
+  d["unicode"] = {{"icu", unicode::IcuUnicodeVersion()},
+                  {"normalization", version(tok::kNormalizationUnicode)},
+                  {"categories", version(tok::kCategoryUnicode)},
+                  {"byte_level_regex", unicode::IcuUnicodeVersion()}};
+  t->describe_ = std::move(d);
+  return std::unique_ptr<Tokenizer>(std::move(t));
+}
+
+TokenizedText EncodeText(const Tokenizer& tokenizer, const TokenizerSettings& settings,
+                         std::string_view text) {
+  TokenizedText out;
+  std::vector<std::int64_t> content = tokenizer.EncodeContent(text);
+  const std::size_t specials = settings.add_special_tokens ? tokenizer.SpecialTokenCount() : 0;
+  out.tokens = content.size() + specials;
+  if (settings.truncation == Truncation::kTruncate && out.tokens > settings.max_length) {
+    content.resize(settings.max_length > specials ? settings.max_length - specials : 0);
+    out.truncated = true;
+  }
+  tokenizer.AddSpecialTokens(content, settings.add_special_tokens, out);
+  return out;
+}
+
+}  // namespace pilot

@@ -1,0 +1,73 @@
+// The pieces of a Hugging Face tokenizer pipeline: normalizers, pre-tokenizers and models,
+// over code points. Internal to src/input/ (tokenizer_json.cpp assembles them; the unit
+// tests and the fuzz target drive them one by one).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "unicode_text.h"
+
+namespace pilot::tok {
+
+// The Unicode each component of tokenizers 0.23 was built on, as measured against it code
+// point by code point (tests/tokenizer/probe.py; docs/tokenizers.md, "Unicode").
+inline constexpr unicode::Version kNormalizationUnicode{9, 0};  // NFC/NFD/NFKC/NFKD
+inline constexpr unicode::Version kCategoryUnicode{8, 0};       // BERT's punctuation, control, Mn
+// ByteLevel's \p{L} \p{N}: Oniguruma's tables are at least as new as ICU's (15.0), so no cut.
+inline constexpr unicode::Version kRegexUnicode{255, 0};
+
+using Normalizer = std::function<void(std::u32string&)>;
+// Splits each piece further (or maps it, as ByteLevel does); drops empty pieces.
+using PreTokenizer = std::function<void(std::vector<std::u32string>&)>;
+
+struct BertNormalizerOptions {
+  bool clean_text = true, handle_chinese_chars = true, strip_accents = true, lowercase = true;
+};
+void BertNormalize(std::u32string& s, const BertNormalizerOptions& o);
+void StripNonspacingMarks(std::u32string& s);
+void Lowercase(std::u32string& s);
+
+void BertPreTokenize(std::vector<std::u32string>& pieces);
+void WhitespaceSplit(std::vector<std::u32string>& pieces);
+// GPT-2's split ('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+)
+// when use_regex, then each piece's UTF-8 bytes as GPT-2's byte characters.
+void ByteLevelPreTokenize(std::vector<std::u32string>& pieces, bool add_prefix_space, bool use_regex);
+// GPT-2's byte-to-character table.
+char32_t ByteChar(unsigned char b);
+
+class Model {
+ public:
+  virtual ~Model() = default;
+  virtual void Tokenize(const std::u32string& piece, std::vector<std::int64_t>& out) const = 0;
+  virtual const char* Name() const = 0;
+};
+
+using Vocab = std::unordered_map<std::string, std::int64_t>;
+
+struct WordPieceOptions {
+  Vocab vocab;
+  std::string unk_token = "[UNK]";
+  std::string prefix = "##";
+  std::size_t max_input_chars_per_word = 100;
+};
+// Fails (returns null, `error` set) when unk_token is not in the vocabulary.
+std::unique_ptr<Model> MakeWordPiece(WordPieceOptions o, std::string& error);
+
+struct BpeOptions {
+  Vocab vocab;
+  std::vector<std::pair<std::string, std::string>> merges;  // in rank order
+  std::optional<std::string> unk_token;
+  std::string prefix, suffix;  // continuing_subword_prefix, end_of_word_suffix
+  bool fuse_unk = false, byte_fallback = false, ignore_merges = false;
+};
+// Fails (null, `error` naming the merge's index) on a merge whose parts or result are not in
+// the vocabulary.
+std::unique_ptr<Model> MakeBpe(BpeOptions o, std::string& error);
+
+}  // namespace pilot::tok

@@ -1,0 +1,194 @@
+// The tokenizers against ids the reference libraries gave for the same files and texts
+// (tokenizers 0.23.3, sentencepiece 0.1.99; the files are tests/tokenizer/data/, made by
+// tests/tokenizer/make-data.py), and every refusal of a tokenizer file. The parity over
+// 10,000 texts per family is e2e.tokenizer_parity.
+#include "pilot/tokenizer.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "unicode_text.h"
+
+namespace pilot {
+namespace {
+
+using Ids = std::vector<std::int64_t>;
+
+std::string ReadData(const std::string& name) {
+  std::ifstream in(std::string(PILOT_TOKENIZER_DATA) + "/" + name, std::ios::binary);
+  std::stringstream buf;
+  buf << in.rdbuf();
+  return buf.str();
+}
+
+std::unique_ptr<Tokenizer> Load(const std::string& name) {
+  auto t = name.size() > 6 && name.substr(name.size() - 6) == ".model"
+               ? ParseSentencePieceModel(ReadData(name), name, false, true)
+               : ParseTokenizerJson(ReadData(name), name);
+  EXPECT_TRUE(t.ok()) << (t.ok() ? "" : t.error().ToString());
+  return t.ok() ? std::move(t.value()) : nullptr;
+}
+
+Ids Encode(const Tokenizer& t, std::string_view text, TokenizerSettings s = {}) {
+  s.max_length = 1 << 20;
+  return EncodeText(t, s, text).ids;
+}
+
+TEST(Tokenizer, WordPieceGivesTheReferenceIds) {
+  auto t = Load("tiny-bert.json");
+  ASSERT_TRUE(t);
+  EXPECT_EQ(Encode(*t, "The Program is free software."), (Ids{2, 93, 161, 144, 240, 60, 258, 11, 3}));
+  // Accents stripped after lower-casing, a no-break space, a zero-width space (removed), CJK
+  // split, an added token written in the text.
+  EXPECT_EQ(Encode(*t, "ÉTÉ\u00a0naïve\u200b日本 [MASK]x"),
+            (Ids{2, 32, 55, 60, 41, 62, 224, 1, 1, 4, 51, 3}));
+  EXPECT_EQ(t->SpecialTokenCount(), 2u);
+  EXPECT_EQ(t->TokenId("[PAD]"), 0);
+  EXPECT_EQ(t->Describe()["model"], "WordPiece");
+}
+
+TEST(Tokenizer, ByteLevelBpeGivesTheReferenceIds) {
+  auto t = Load("tiny-roberta.json");
+  ASSERT_TRUE(t);
+  EXPECT_EQ(Encode(*t, "The Program is free software."),
+            (Ids{0, 56, 76, 73, 331, 285, 351, 341, 289, 270, 73, 288, 83, 74, 393, 69, 270, 18, 2}));
+  // A contraction, two spaces, <mask> taking the space before it (lstrip), a tab, a trailing space.
+  EXPECT_EQ(Encode(*t, "It's  free <mask>\tsoftware "),
+            (Ids{0, 45, 88, 11, 87, 225, 289, 270, 73, 4, 202, 87, 83, 74, 393, 69, 270, 225, 2}));
+  EXPECT_EQ(t->Describe()["model"], "BPE");
+}
+
+TEST(Tokenizer, SentencePieceGivesTheReferenceIds) {
+  auto t = Load("tiny.model");
+  ASSERT_TRUE(t);
+  EXPECT_EQ(Encode(*t, "The Program is free software."), (Ids{104, 101, 51, 167, 117, 14, 2}));
+  EXPECT_EQ(t->Describe()["format"], "sentencepiece");
+}
+
+TEST(Tokenizer, TruncationKeepsTheSpecialTokensAndCountsTheWhole) {
+  auto t = Load("tiny-bert.json");
+  ASSERT_TRUE(t);
+  TokenizerSettings s;
+  s.max_length = 5;
+  s.truncation = Truncation::kTruncate;
+  TokenizedText out = EncodeText(*t, s, "The Program is free software.");
+  EXPECT_EQ(out.ids, (Ids{2, 93, 161, 144, 3}));
+  EXPECT_EQ(out.type_ids, (Ids{0, 0, 0, 0, 0}));
+  EXPECT_TRUE(out.truncated);
+  EXPECT_EQ(out.tokens, 9u);
+  // reject: nothing cut, the caller rejects by `tokens`.
+  s.truncation = Truncation::kReject;
+  out = EncodeText(*t, s, "The Program is free software.");
+  EXPECT_EQ(out.ids.size(), 9u);
+  EXPECT_FALSE(out.truncated);
+  EXPECT_EQ(out.tokens, 9u);
+  // Without special tokens.
+  s.add_special_tokens = false;
+  s.max_length = 100;
+  EXPECT_EQ(EncodeText(*t, s, "The Program").ids, (Ids{93, 161}));
+}
+
+TEST(Tokenizer, EmptyAndWhiteSpaceTextsGiveOnlyTheSpecialTokens) {
+  auto bert = Load("tiny-bert.json");
+  auto rob = Load("tiny-roberta.json");
+  ASSERT_TRUE(bert && rob);
+  EXPECT_EQ(Encode(*bert, ""), (Ids{2, 3}));
+  EXPECT_EQ(Encode(*bert, " \t\u3000"), (Ids{2, 3}));
+  EXPECT_EQ(Encode(*rob, ""), (Ids{0, 2}));
+}
+
+const char* kVocab = R"("vocab": {"a": 0, "b": 1, "c": 2, "ab": 3, "bc": 4, "abc": 5, "[UNK]": 6})";
+
+std::string Bpe(const std::string& merges) {
+  return std::string(R"({"model": {"type": "BPE", )") + kVocab + R"(, "merges": )" + merges + "}}";
+}
+
+TEST(Tokenizer, BpeMergesTheLowestRankFirst) {
+  auto first_bc = ParseTokenizerJson(Bpe(R"([["b", "c"], ["a", "bc"], ["a", "b"]])"), "t.json");
+  ASSERT_TRUE(first_bc.ok()) << first_bc.error().ToString();
+  EXPECT_EQ(Encode(*first_bc.value(), "abc"), (Ids{5}));
+  EXPECT_EQ(Encode(*first_bc.value(), "abab"), (Ids{3, 3}));
+  // The older "a b" form; "ab" first, and nothing makes "ab"+"c".
+  auto first_ab = ParseTokenizerJson(Bpe(R"(["a b", "b c", "a bc"])"), "t.json");
+  ASSERT_TRUE(first_ab.ok()) << first_ab.error().ToString();
+  EXPECT_EQ(Encode(*first_ab.value(), "abc"), (Ids{3, 2}));
+  // A character not in the vocabulary, without unk_token, is dropped before the merges, as
+  // tokenizers does: "a" and "b" then merge.
+  EXPECT_EQ(Encode(*first_ab.value(), "axb"), (Ids{3}));
+}
+
+// The error a tokenizer file gives, as one string.
+std::string ErrorOf(const std::string& text) {
+  auto t = ParseTokenizerJson(text, "tok.json");
+  return t.ok() ? "accepted" : t.error().ToString();
+}
+
+TEST(Tokenizer, RefusesWhatItDoesNotImplementByName) {
+  const std::string wp =
+      R"("model": {"type": "WordPiece", "unk_token": "[UNK]", "continuing_subword_prefix": "##", )" +
+      std::string(kVocab) + "}";
+  EXPECT_EQ(ErrorOf("{" + wp + "}"), "accepted");
+  auto precompiled = ErrorOf(R"({"normalizer": {"type": "Sequence", "normalizers": [{"type": "NFKC"},
+                                 {"type": "Precompiled", "precompiled_charsmap": ""}]}, )" +
+                             wp + "}");
+  EXPECT_NE(precompiled.find("normalizer.normalizers[1].type"), std::string::npos) << precompiled;
+  EXPECT_NE(precompiled.find("SentencePiece .model"), std::string::npos) << precompiled;
+  auto unigram = ErrorOf(R"({"model": {"type": "Unigram", "vocab": []}})");
+  EXPECT_NE(unigram.find("the model 'Unigram' is not implemented"), std::string::npos) << unigram;
+  auto split = ErrorOf(R"({"pre_tokenizer": {"type": "Split", "pattern": {"Regex": "x"}}, )" + wp + "}");
+  EXPECT_NE(split.find("the pre-tokenizer 'Split' is not implemented"), std::string::npos) << split;
+  auto post = ErrorOf(R"({"post_processor": {"type": "Mystery"}, )" + wp + "}");
+  EXPECT_NE(post.find("the post-processor 'Mystery'"), std::string::npos) << post;
+}
+
+TEST(Tokenizer, RefusesBadFilesNamingTheKey) {
+  EXPECT_NE(ErrorOf("not json").find("tok.json"), std::string::npos);
+  EXPECT_NE(ErrorOf("[1, 2]").find("must be a JSON object"), std::string::npos);
+  EXPECT_NE(ErrorOf("{}").find("key 'model': must be an object"), std::string::npos);
+  auto dropout =
+      ErrorOf(R"({"model": {"type": "BPE", "dropout": 0.1, )" + std::string(kVocab) + R"(, "merges": []}})");
+  EXPECT_NE(dropout.find("model.dropout"), std::string::npos) << dropout;
+  auto merge = ErrorOf(Bpe(R"([["a", "b"], ["x", "y"]])"));
+  EXPECT_NE(merge.find("merge 1 names a token that is not in the vocabulary"), std::string::npos) << merge;
+  auto made = ErrorOf(Bpe(R"([["c", "a"]])"));
+  EXPECT_NE(made.find("merge 0 makes a token"), std::string::npos) << made;
+  auto negative = ErrorOf(R"({"model": {"type": "BPE", "vocab": {"a": -1}, "merges": []}})");
+  EXPECT_NE(negative.find("must be a token id"), std::string::npos) << negative;
+  auto unk = ErrorOf(
+      R"({"model": {"type": "WordPiece", "unk_token": "[NOPE]", "continuing_subword_prefix": "##", )" +
+      std::string(kVocab) + "}}");
+  EXPECT_NE(unk.find("unk_token is not in the vocabulary"), std::string::npos) << unk;
+  auto single = ErrorOf(R"({"added_tokens": [{"id": 1, "content": "x", "single_word": true}], )" +
+                        std::string(R"("model": {"type": "BPE", )") + kVocab + R"(, "merges": []}})");
+  EXPECT_NE(single.find("added_tokens[0].single_word"), std::string::npos) << single;
+  auto type = ErrorOf(R"({"normalizer": {"type": 7}, "model": {}})");
+  EXPECT_NE(type.find("normalizer.type"), std::string::npos) << type;
+}
+
+TEST(Tokenizer, SentencePieceRefusesAFileItCannotLoad) {
+  auto t = ParseSentencePieceModel("not a model", "x.model", false, true);
+  ASSERT_FALSE(t.ok());
+  EXPECT_NE(t.error().ToString().find("x.model"), std::string::npos);
+  EXPECT_EQ(t.error().kind, ErrorKind::kBadInput);
+}
+
+TEST(Unicode, NormalizationLeavesCodePointsYoungerThanTheCutAsTheyAre) {
+  using unicode::Form;
+  // U+1F16C RAISED MR SIGN (Unicode 12) decomposes to "MR" in ICU's tables, but not in
+  // Unicode 9's, which tokenizers uses.
+  EXPECT_EQ(unicode::Normalize(U"\U0001F16C", Form::kNfkc, {15, 0}), U"MR");
+  EXPECT_EQ(unicode::Normalize(U"\U0001F16C", Form::kNfkc, {9, 0}), U"\U0001F16C");
+  EXPECT_EQ(unicode::Normalize(U"\uFB01", Form::kNfkc, {9, 0}), U"fi");
+  EXPECT_EQ(unicode::Normalize(U"e\u0301", Form::kNfc, {9, 0}), U"\u00e9");
+  // A category that changed after Unicode 8 (U+166D: Po, then So).
+  EXPECT_TRUE(unicode::IsPunctuationAt(0x166D, {8, 0}));
+  EXPECT_FALSE(unicode::IsPunctuationAt(0x166D, {15, 0}));
+  // A code point assigned in Unicode 9 is unassigned at 8.0.
+  EXPECT_TRUE(unicode::AssignedBy(0x2E43, {9, 0}));
+  EXPECT_FALSE(unicode::AssignedBy(0x2E43, {8, 0}));
+}
+
+}  // namespace
+}  // namespace pilot
