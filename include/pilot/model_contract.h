@@ -16,6 +16,7 @@ namespace pilot {
 struct ModelContract {
   std::optional<std::vector<std::string>> labels;
   std::optional<std::int64_t> dim, ngram_min, ngram_max, buckets, max_chars;
+  std::optional<std::int64_t> token_type_ids;  // token_ids: 1 when forward takes token_type_ids
   std::optional<std::string> input_kind, output;
 };
 

@@ -28,7 +28,11 @@ struct Report;
 // One input's outcome from a stage. What a valid one carries is the kind's business.
 struct ItemOutput {
   bool ok = false;
-  std::string error;  // !ok: what failed for this item alone
+  std::string error;   // !ok: what failed for this item alone
+  std::string reason;  // !ok: the reason code the stage gives (pilot/reasons.h); empty: stage_error
+  // A tokenized input: its length in tokens (before any truncation), and whether it was cut.
+  std::optional<std::uint64_t> tokens;
+  bool truncated = false;
   // a kind with labels
   std::string label;          // the model's top label
   double confidence = 0;      // its probability

@@ -16,11 +16,27 @@
 
 namespace pilot {
 
+// stage.tokenizer: the tokenizer pilot runs before a model that takes token ids
+// (docs/tokenizers.md, "In a pilot").
+struct TokenizerParams {
+  std::filesystem::path file;            // resolved against the parameter file's folder
+  std::string sha256;                    // required: the file is pinned
+  std::string format;                    // "tokenizer.json" or "sentencepiece" (default: by the file's name)
+  std::uint64_t max_length = 0;          // required, 1..kMaxTokenizerMaxLength
+  std::string truncation = "reject";     // reject (too_many_tokens) | truncate
+  std::uint64_t pad_to_multiple_of = 0;  // 0: to the batch's longest
+  bool add_special_tokens = true;
+  std::optional<std::string> pad_token;   // default: [PAD] or <pad> when the tokenizer has one, else id 0
+  bool add_bos = false, add_eos = false;  // sentencepiece: the model's <s> and </s>
+};
+inline constexpr std::uint64_t kMaxTokenizerMaxLength = 1u << 20;
+
 struct StageParams {
   std::string kind;
   std::filesystem::path model;  // resolved against the parameter file's folder
   std::optional<std::string> model_sha256;
   nlohmann::json options = nlohmann::json::object();  // validated by the stage kind
+  std::optional<TokenizerParams> tokenizer;
 };
 
 struct Acceptance {

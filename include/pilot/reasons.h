@@ -19,6 +19,8 @@ inline constexpr std::string_view kStageError = "stage_error";
 inline constexpr std::string_view kDeviceOutOfMemory = "device_out_of_memory";
 // The model's output for this item is not finite, outside [0, 1], or names no valid label.
 inline constexpr std::string_view kInvalidOutput = "invalid_output";
+// The text takes more tokens than stage.tokenizer.max_length, with truncation "reject".
+inline constexpr std::string_view kTooManyTokens = "too_many_tokens";
 
 const std::vector<std::string_view>& All();
 bool IsKnown(std::string_view code);

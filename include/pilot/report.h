@@ -58,6 +58,13 @@ inline constexpr std::size_t kReportLabels = 10000;
 // The console, report.md and decide name at most this many labels never predicted.
 inline constexpr std::size_t kListedNeverPredicted = 20;
 
+struct TokenFigures {
+  std::size_t items = 0, truncated = 0;
+  double p50 = 0, p95 = 0;
+  std::uint64_t max = 0, total = 0;
+  double tokens_per_second = 0;
+};
+
 struct Report {
   // The run format the report is written in (folder_files.h): per-label quality came with 3,
   // and verify rebuilds an older folder's report in its own format.
@@ -77,6 +84,10 @@ struct Report {
   std::vector<std::string> expected_rejections_unmet;  // ids
   double p50_ms = 0, p95_ms = 0, p99_ms = 0;
   std::size_t latency_samples = 0;
+  // A tokenized stage's items (those whose records carry `tokens`): their lengths in tokens,
+  // how many were truncated, and the tokens per second of processing. Written as report.json's
+  // `tokens` only when there are any.
+  TokenFigures tokens;
   double items_per_second = 0;
   double peak_rss_mb = 0;
   std::optional<double> device_peak_mb;
@@ -110,7 +121,7 @@ class ReportBuilder {
 
  private:
   Report r_;
-  std::vector<double> latencies_;
+  std::vector<double> latencies_, tokens_;
 };
 
 // `records` must be in manifest order, one per item.
@@ -168,7 +179,8 @@ struct RecordedReport {
   std::vector<std::string> expected_rejections_unmet;  // ids
   std::size_t latency_samples = 0;
   double p50_ms = 0, p95_ms = 0, p99_ms = 0;
-  double items_per_second = 0;  // throughput_items_per_s
+  std::optional<TokenFigures> tokens;  // `tokens`, when the stage tokenized
+  double items_per_second = 0;         // throughput_items_per_s
   double peak_rss_mb = 0;
   std::optional<double> device_peak_mb;
   // A merged folder's: how many shards, and their rates summed.

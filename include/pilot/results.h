@@ -13,6 +13,9 @@
 
 namespace pilot {
 
+// The most tokens a record may count (a text of limits.max_bytes could never take more).
+inline constexpr std::uint64_t kMaxRecordTokens = std::uint64_t{1} << 40;
+
 struct ResultRecord {
   std::string id;
   bool accepted = false;
@@ -29,6 +32,10 @@ struct ResultRecord {
   std::optional<std::uint32_t> dim;
   std::optional<std::uint64_t> row;
   std::optional<std::uint64_t> vector_at;
+  // A tokenized input (stage.tokenizer): its length in tokens, special tokens included and
+  // before any truncation; `truncated` when the model saw only its first max_length.
+  std::optional<std::uint64_t> tokens;
+  bool truncated = false;
   // results.jsonl only (run format 3), last: the manifest's `expected` label of a labelled item,
   // so that each line can be judged on its own. Never in the journal.
   std::optional<std::string> expected;

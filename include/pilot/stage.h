@@ -17,8 +17,11 @@
 #include <string_view>
 #include <vector>
 
+#include "pilot/fs.h"
 #include "pilot/output_kind.h"
+#include "pilot/params.h"
 #include "pilot/status.h"
+#include "pilot/tokenizer.h"
 
 namespace pilot {
 
@@ -44,9 +47,15 @@ struct BatchOutput {
 };
 
 // What a stage computes from one input before its model sees it (the langid models' hashed
-// n-gram ids): done by the engine's worker threads, off the model's thread.
+// n-gram ids, a tokenizer's token ids): done by the engine's worker threads, off the model's
+// thread.
 struct PreparedInput {
   std::vector<std::int64_t> ids;
+  // A tokenized input: its token type ids (beside ids), its length in tokens before any
+  // truncation, and whether it was cut to max_length.
+  std::vector<std::int64_t> type_ids;
+  std::uint64_t tokens = 0;
+  bool truncated = false;
 };
 
 // What the model occupies once loaded: its parameters and buffers (weights, embedding
@@ -105,7 +114,18 @@ struct StageConfig {
   std::string device = "cpu";  // resolved: cpu | cuda
   int threads = 0;
   std::uint64_t seed = 0;
+  // stage.tokenizer, loaded and checked against its pin (LoadStageTokenizer): shared by the
+  // prepare workers, which only read it.
+  std::shared_ptr<const Tokenizer> tokenizer;
+  TokenizerSettings tokenizer_settings;
+  nlohmann::ordered_json tokenizer_record;  // what run.json records of it
 };
+
+// Reads stage.tokenizer's file (at most kMaxTokenizerBytes, a regular file), checks it against
+// its sha256 pin and parses it into `config`. Refuses (exit 2) naming the file or key: missing,
+// not pinned to these bytes, malformed, a component pilot does not implement, a pad_token the
+// tokenizer lacks.
+Status LoadStageTokenizer(FileSystem& fsys, const TokenizerParams& params, StageConfig& config);
 
 class StageRegistry {
  public:

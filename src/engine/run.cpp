@@ -38,8 +38,12 @@ ResultRecord Judge(const ManifestItem& item, const ItemOutput& out, bool out_of_
                    const StageDescription& desc, const OutputRules& rules, double latency_ms) {
   ResultRecord r;
   if (!out.ok) {
+    const bool known = !out.reason.empty() && reason::IsKnown(out.reason);
     r = ResultRecord::Rejected(
-        item.id, out_of_memory ? reason::kDeviceOutOfMemory : reason::kStageError,
+        item.id,
+        out_of_memory ? reason::kDeviceOutOfMemory
+        : known       ? std::string_view(out.reason)
+                      : reason::kStageError,
         TruncateUtf8(out.error.empty() ? "the stage failed without a message" : out.error, 2000));
   } else if (auto rejected = desc.output->judge(out, rules, r)) {
     r = ResultRecord::Rejected(item.id, rejected->reason, std::move(rejected->detail));
@@ -49,6 +53,8 @@ ResultRecord Judge(const ManifestItem& item, const ItemOutput& out, bool out_of_
   }
   r.model = "sha256:" + desc.model_sha256;
   r.latency_ms = latency_ms;
+  r.tokens = out.tokens;
+  r.truncated = out.truncated;
   return r;
 }
 

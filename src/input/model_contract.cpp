@@ -34,12 +34,13 @@ Result<ModelContract> ContractFromPackageMetadata(const std::map<std::string, st
     if (value.size() > kMaxPackageMetadataValue) {
       return Wrong(key, "is larger than " + std::to_string(kMaxPackageMetadataValue) + " bytes", source);
     }
-    std::optional<std::int64_t>* integer = name == "dim"         ? &c.dim
-                                           : name == "ngram_min" ? &c.ngram_min
-                                           : name == "ngram_max" ? &c.ngram_max
-                                           : name == "buckets"   ? &c.buckets
-                                           : name == "max_chars" ? &c.max_chars
-                                                                 : nullptr;
+    std::optional<std::int64_t>* integer = name == "dim"              ? &c.dim
+                                           : name == "ngram_min"      ? &c.ngram_min
+                                           : name == "ngram_max"      ? &c.ngram_max
+                                           : name == "buckets"        ? &c.buckets
+                                           : name == "max_chars"      ? &c.max_chars
+                                           : name == "token_type_ids" ? &c.token_type_ids
+                                                                      : nullptr;
     if (integer) {
       *integer = Decimal(value);
       if (!*integer) return Wrong(key, "must be a decimal integer of at most 18 digits", source);
@@ -62,7 +63,7 @@ Result<ModelContract> ContractFromPackageMetadata(const std::map<std::string, st
     } else {
       return Wrong(key,
                    "is not a name pilot reads (dim, labels, input_kind, output, ngram_min, ngram_max, "
-                   "buckets, max_chars)",
+                   "buckets, max_chars, token_type_ids)",
                    source);
     }
   }

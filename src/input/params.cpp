@@ -23,6 +23,50 @@ SettingsReader Reader(const json& obj, const std::string& prefix, const std::str
   return SettingsReader(obj, prefix, source, "see docs/formats.md, 'Parameters'");
 }
 
+Result<TokenizerParams> ParseTokenizerParams(const json& obj, const std::filesystem::path& base_dir,
+                                             const std::string& source) {
+  const SettingsReader st =
+      SettingsReader(obj, "stage.tokenizer", source, "see docs/tokenizers.md, 'In a pilot'");
+  if (!obj.is_object()) {
+    static const json kNone = json::object();
+    return SettingsReader(kNone, "stage", source, "see docs/tokenizers.md, 'In a pilot'")
+        .Wrong("tokenizer", "must be an object");
+  }
+  PILOT_TRY(CheckKnownKeys(obj,
+                           {"file", "sha256", "format", "max_length", "truncation", "pad_to_multiple_of",
+                            "add_special_tokens", "pad_token", "add_bos", "add_eos"},
+                           "stage.tokenizer", source, "see docs/tokenizers.md, 'In a pilot'"));
+  TokenizerParams t;
+  PILOT_TRY(st.Path("file", base_dir, t.file));
+  PILOT_TRY(st.String("sha256", t.sha256, true));
+  if (!IsSha256Hex(t.sha256)) return st.Wrong("sha256", "must be 64 lower-case hex digits");
+  const std::string name = t.file.filename().string();
+  t.format =
+      name.size() > 6 && name.compare(name.size() - 6, 6, ".model") == 0 ? "sentencepiece" : "tokenizer.json";
+  PILOT_TRY(st.OneOf("format", t.format, {"tokenizer.json", "sentencepiece"}));
+  if (!st.Has("max_length")) return st.Wrong("max_length", "is required: the most tokens a text may take");
+  PILOT_TRY(st.Whole("max_length", t.max_length, 1, kMaxTokenizerMaxLength));
+  PILOT_TRY(st.OneOf("truncation", t.truncation, {"reject", "truncate"}));
+  PILOT_TRY(st.Whole("pad_to_multiple_of", t.pad_to_multiple_of, 1, 4096));
+  for (auto [key, dest] : {std::pair{"add_special_tokens", &t.add_special_tokens},
+                           std::pair{"add_bos", &t.add_bos}, std::pair{"add_eos", &t.add_eos}}) {
+    if (!obj.contains(key)) continue;
+    if (!obj[key].is_boolean()) return st.Wrong(key, "must be true or false");
+    *dest = obj[key].get<bool>();
+  }
+  if ((t.add_bos || t.add_eos) && t.format != "sentencepiece") {
+    return st.Wrong(
+        t.add_bos ? "add_bos" : "add_eos",
+        "applies to a SentencePiece model only: a tokenizer.json's post-processor adds its special tokens");
+  }
+  if (obj.contains("pad_token")) {
+    std::string pad;
+    PILOT_TRY(st.String("pad_token", pad, true));
+    t.pad_token = pad;
+  }
+  return t;
+}
+
 }  // namespace
 
 bool IsKnownDevice(std::string_view device) {
@@ -61,7 +105,7 @@ Result<Params> ParseParams(std::string_view text, const std::filesystem::path& b
 
   if (!doc.contains("stage")) return top.Wrong("stage", "is required");
   const json& stage = doc["stage"];
-  PILOT_TRY(CheckKeys(stage, {"kind", "model", "model_sha256", "options"}, "stage", source));
+  PILOT_TRY(CheckKeys(stage, {"kind", "model", "model_sha256", "options", "tokenizer"}, "stage", source));
   const SettingsReader st = Reader(stage, "stage", source);
   std::string model;
   PILOT_TRY(st.String("kind", p.stage.kind, true));
@@ -83,6 +127,11 @@ Result<Params> ParseParams(std::string_view text, const std::filesystem::path& b
   if (stage.contains("options")) {
     if (!stage["options"].is_object()) return st.Wrong("options", "must be an object");
     p.stage.options = stage["options"];
+  }
+  if (stage.contains("tokenizer")) {
+    auto tokenizer = ParseTokenizerParams(stage["tokenizer"], base_dir, source);
+    if (!tokenizer.ok()) return tokenizer.error();
+    p.stage.tokenizer = std::move(tokenizer).value();
   }
 
   // Required for a stage that classifies, refused for one that does not: the engine checks

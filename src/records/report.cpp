@@ -72,6 +72,12 @@ void ReportBuilder::Add(const ManifestItem& item, const ResultRecord& rec) {
     }
   }
   if (rec.latency_ms) latencies_.push_back(*rec.latency_ms);
+  if (rec.tokens) {
+    tokens_.push_back(static_cast<double>(*rec.tokens));
+    r_.tokens.total += *rec.tokens;
+    r_.tokens.max = std::max(r_.tokens.max, *rec.tokens);
+    if (rec.truncated) ++r_.tokens.truncated;
+  }
 }
 
 Report BuildReport(const OutputKindSpec& output, const Manifest& manifest,
@@ -90,6 +96,11 @@ Report ReportBuilder::Finish(const Acceptance& acceptance, const RunMetrics& met
   r.p95_ms = Percentile(latencies_, 95);
   r.p99_ms = Percentile(latencies_, 99);
   r.items_per_second = RateOf(r.total, metrics.processing_seconds);
+  r.tokens.items = tokens_.size();
+  r.tokens.p50 = Percentile(tokens_, 50);
+  r.tokens.p95 = Percentile(tokens_, 95);
+  r.tokens.tokens_per_second =
+      metrics.processing_seconds > 0 ? r.tokens.total / metrics.processing_seconds : 0;
   r.peak_rss_mb = metrics.peak_rss_mb;
   r.device_peak_mb = metrics.device_peak_mb;
   r.batch_failure_count = metrics.batch_failure_count;
@@ -181,6 +192,15 @@ nlohmann::ordered_json ReportToJson(const Report& r) {
                               {"unmet_ids", r.expected_rejections_unmet}};
   j["latency_ms"] = {{"samples", r.latency_samples}, {"p50", r.p50_ms}, {"p95", r.p95_ms}, {"p99", r.p99_ms}};
   j["throughput_items_per_s"] = r.items_per_second;
+  if (r.tokens.items > 0) {
+    j["tokens"] = {{"items", r.tokens.items},
+                   {"p50", r.tokens.p50},
+                   {"p95", r.tokens.p95},
+                   {"max", r.tokens.max},
+                   {"total", r.tokens.total},
+                   {"truncated", r.tokens.truncated},
+                   {"throughput_tokens_per_s", r.tokens.tokens_per_second}};
+  }
   if (r.shards > 0) {
     j["shards"] = {{"count", r.shards},
                    {"throughput_sum_of_shards_items_per_s", r.shard_rate_sum},
@@ -314,6 +334,14 @@ std::string ReportToMarkdown(const Report& r, const std::string& run_id,
                 "| %.2f | %.2f | %.2f | %.1f | %.1f |\n\n",
                 r.p50_ms, r.p95_ms, r.p99_ms, r.items_per_second, r.peak_rss_mb);
   md << buf;
+  if (r.tokens.items > 0) {
+    std::snprintf(
+        buf, sizeof buf,
+        "Tokens per item (%zu items): p50 %.0f, p95 %.0f, max %llu; %zu truncated; %.1f tokens/s\n\n",
+        r.tokens.items, r.tokens.p50, r.tokens.p95, static_cast<unsigned long long>(r.tokens.max),
+        r.tokens.truncated, r.tokens.tokens_per_second);
+    md << buf;
+  }
   if (r.shards > 0) {
     std::snprintf(
         buf, sizeof buf,
@@ -469,6 +497,28 @@ Status ReadFigures(const JsonFields& f, const nlohmann::json& doc, RecordedRepor
   auto rate = f.Number(doc, "throughput_items_per_s");
   if (!rate.ok()) return rate.error();
   r.items_per_second = rate.value();
+  if (doc.contains("tokens")) {
+    auto tokens = f.Object(doc, "tokens");
+    if (!tokens.ok()) return tokens.error();
+    TokenFigures t;
+    for (auto [key, out] : {std::pair{"items", &t.items}, std::pair{"truncated", &t.truncated}}) {
+      auto v = f.Unsigned(*tokens.value(), key, "tokens");
+      if (!v.ok()) return v.error();
+      *out = v.value();
+    }
+    for (auto [key, out] : {std::pair{"max", &t.max}, std::pair{"total", &t.total}}) {
+      auto v = f.Unsigned(*tokens.value(), key, "tokens");
+      if (!v.ok()) return v.error();
+      *out = v.value();
+    }
+    for (auto [key, out] : {std::pair{"p50", &t.p50}, std::pair{"p95", &t.p95},
+                            std::pair{"throughput_tokens_per_s", &t.tokens_per_second}}) {
+      auto v = f.Number(*tokens.value(), key, "tokens");
+      if (!v.ok()) return v.error();
+      *out = v.value();
+    }
+    r.tokens = t;
+  }
   auto rss = f.Number(doc, "peak_rss_mb");
   if (!rss.ok()) return rss.error();
   r.peak_rss_mb = rss.value();

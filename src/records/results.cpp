@@ -18,9 +18,9 @@ namespace reason {
 
 const std::vector<std::string_view>& All() {
   static const std::vector<std::string_view> kAll = {
-      kMissingFile,        kUnreadable, kPathOutsideRoot,   kInputChanged,
-      kEmptyInput,         kTooLarge,   kInvalidEncoding,   kLowConfidence,
-      kCategoryNotAllowed, kStageError, kDeviceOutOfMemory, kInvalidOutput};
+      kMissingFile,       kUnreadable,      kPathOutsideRoot, kInputChanged,       kEmptyInput,
+      kTooLarge,          kInvalidEncoding, kLowConfidence,   kCategoryNotAllowed, kStageError,
+      kDeviceOutOfMemory, kInvalidOutput,   kTooManyTokens};
   return kAll;
 }
 
@@ -58,6 +58,8 @@ nlohmann::ordered_json ToJson(const ResultRecord& r, nlohmann::ordered_json j) {
   }
   if (!r.model.empty()) j["model"] = r.model;
   if (r.latency_ms) j["latency_ms"] = *r.latency_ms;
+  if (r.tokens) j["tokens"] = *r.tokens;
+  if (r.truncated) j["truncated"] = true;
   if (r.expected) j["expected"] = *r.expected;
   return j;
 }
@@ -108,6 +110,20 @@ Result<ResultRecord> ParseResultRecord(std::string_view line, const std::string&
   }
   r.model = str("model");
   if (j.contains("latency_ms") && j["latency_ms"].is_number()) r.latency_ms = j["latency_ms"].get<double>();
+  if (j.contains("tokens")) {
+    auto tokens = UnsignedAt(j, "tokens");
+    if (!tokens || *tokens > kMaxRecordTokens) {
+      return BadInput("'tokens' is not a count in 0.." + std::to_string(kMaxRecordTokens),
+                      where + " id " + r.id);
+    }
+    r.tokens = tokens;
+  }
+  if (j.contains("truncated")) {
+    if (!j["truncated"].is_boolean() || !r.tokens) {
+      return BadInput("'truncated' must be true or false, beside 'tokens'", where + " id " + r.id);
+    }
+    r.truncated = j["truncated"].get<bool>();
+  }
   if (j.contains("expected")) {
     if (!j["expected"].is_string()) return BadInput("'expected' is not a string", where + " id " + r.id);
     r.expected = j["expected"].get<std::string>();
@@ -239,6 +255,12 @@ std::optional<ResultRecord> ScanResultRecord(std::string_view line, bool journal
     double ms = 0;
     if (!s.Number(ms)) return std::nullopt;
     r.latency_ms = ms;
+  }
+  if (s.Eat(",\"tokens\":")) {
+    std::uint64_t n = 0;
+    if (!s.Unsigned(n) || n > kMaxRecordTokens) return std::nullopt;
+    r.tokens = n;
+    if (s.Eat(",\"truncated\":true")) r.truncated = true;
   }
   if (!journal && s.Eat(",\"expected\":")) {
     std::string expected;

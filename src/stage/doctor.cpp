@@ -70,6 +70,11 @@ DoctorCheck ModelCheck(const Params& params, const std::string& device) {
   cfg.options = params.stage.options;
   cfg.threads = params.threads;
   cfg.seed = params.seed;
+  if (params.stage.tokenizer) {
+    if (Status st = LoadStageTokenizer(RealFileSystem(), *params.stage.tokenizer, cfg); !st.ok()) {
+      return {c.name, kFail, "tokenizer: " + st.error().ToString(), true, {}};
+    }
+  }
   // The reference is the model in float32 on the CPU; the device runs it in the configured
   // dtype, or as saved without one, so a reduced precision is checked for what it changes, on
   // the pilot's own inputs.

@@ -9,8 +9,12 @@
 // [batch, dim] float vectors.
 //
 // The contract:
-//   input_kind: str            "text" (forward(texts: List[str]); TorchScript only) or
-//                              "hashed_char_ngrams" (forward(ids: Tensor[int64], offsets: Tensor[int64]))
+//   input_kind: str            "text" (forward(texts: List[str]); TorchScript only),
+//                              "hashed_char_ngrams" (forward(ids: Tensor[int64], offsets: Tensor[int64])) or
+//                              "token_ids" (forward(input_ids: Tensor[int64] [B, T],
+//                              attention_mask: Tensor[int64] [B, T][, token_type_ids [B, T]]),
+//                              tokenized by stage.tokenizer; docs/tokenizers.md)
+//   token_type_ids: bool       token_ids: forward takes token_type_ids as its third argument
 //   ngram_min, ngram_max, buckets, max_chars: int   for hashed_char_ngrams
 //   classifier: labels: List[str] (the categories, in output column order);
 //               output: str, "probabilities" (default) or "logits"
@@ -48,7 +52,9 @@
 #include "pilot/limits.h"
 #include "pilot/model_contract.h"
 #include "pilot/package_layout.h"
+#include "pilot/reasons.h"
 #include "pilot/text_features.h"
+#include "pilot/tokenizer.h"
 #include "pilot/torch_stage.h"
 #include "pilot/utf8.h"
 #include "torch_contract.h"
@@ -68,6 +74,10 @@ ModelContract ContractOfModule(const torch::jit::Module& m) {
     if (m.hasattr(name)) *dest = m.attr(name).toInt();
   }
   if (m.hasattr("input_kind")) c.input_kind = m.attr("input_kind").toStringRef();
+  if (m.hasattr("token_type_ids")) {
+    const auto v = m.attr("token_type_ids");
+    c.token_type_ids = v.isBool() ? static_cast<std::int64_t>(v.toBool()) : v.toInt();
+  }
   if (m.hasattr("output")) c.output = m.attr("output").toStringRef();
   return c;
 }
@@ -271,6 +281,7 @@ class TorchStage : public Stage {
   // Hashed n-grams are computed here, on the engine's workers; the text contract has no
   // featurisation of its own (the model takes the strings).
   bool Prepare(std::string_view text, PreparedInput& out) const override {
+    if (input_kind_ == "token_ids") return Tokenize(text, out);
     if (input_kind_ != "hashed_char_ngrams") return false;
     try {
       out.ids.clear();
@@ -288,6 +299,23 @@ class TorchStage : public Stage {
   }
 
  private:
+  // The text's token ids under the pilot's settings (never throws: false on a failure, and
+  // Process tokenizes again, where a failure fails the batch).
+  bool Tokenize(std::string_view text, PreparedInput& out) const {
+    if (!tokenizer_) return false;
+    try {
+      TokenizedText t = EncodeText(*tokenizer_, tok_, text);
+      out.ids = std::move(t.ids);
+      out.type_ids = std::move(t.type_ids);
+      out.tokens = t.tokens;
+      out.truncated = t.truncated;
+      return true;
+    } catch (const std::exception&) {
+      out = PreparedInput();
+      return false;
+    }
+  }
+
   BatchOutput Run(const std::vector<std::string_view>& texts,
                   const std::vector<const PreparedInput*>* prepared) {
     try {
@@ -336,6 +364,8 @@ class TorchStage : public Stage {
                       config.model.string(),
                       "export the package in " + dtype_name_ + ", or use the TorchScript model");
     }
+    tokenizer_ = config.tokenizer;
+    tok_ = config.tokenizer_settings;
     if (config.threads > 0) at::set_num_threads(config.threads);
     at::manual_seed(config.seed);
     device_ = torch::Device(config.device);
@@ -390,6 +420,16 @@ class TorchStage : public Stage {
       }
     }
     if (Status st = CheckContract(contract, classifies, where); !st.ok()) return st;
+    if (input_kind_ == "token_ids" && !tokenizer_) {
+      return BadInput("the model takes token_ids, and the parameters give no stage.tokenizer", where,
+                      "add stage.tokenizer: the model's tokenizer file, pinned by sha256, and max_length "
+                      "(docs/tokenizers.md, 'In a pilot')");
+    }
+    if (input_kind_ != "token_ids" && tokenizer_) {
+      return BadInput("stage.tokenizer is given, but the model's input_kind is '" +
+                          Untrusted(input_kind_, 64) + "', not token_ids",
+                      where, "remove stage.tokenizer, or give a model that takes token_ids");
+    }
     desc_.kind = config.kind;
     desc_.model_sha256 = config.model_sha256;
     desc_.device = config.device;
@@ -398,6 +438,10 @@ class TorchStage : public Stage {
     if (!held_dtype_.empty()) desc_.details["held_dtype"] = held_dtype_;
     if (classifies) desc_.details["output"] = logits_ ? "logits" : "probabilities";
     if (!classifies) desc_.details["dim"] = desc_.dim;
+    if (input_kind_ == "token_ids") {
+      desc_.details["token_type_ids"] = type_ids_;
+      desc_.details["tokenizer"] = config.tokenizer_record;
+    }
     if (input_kind_ == "hashed_char_ngrams") {
       desc_.details["ngram_min"] = contract_.ngram_min;
       desc_.details["ngram_max"] = contract_.ngram_max;
@@ -560,12 +604,14 @@ class TorchStage : public Stage {
                             ", 1 <= max_chars <= " + std::to_string(kMaxChars) + ")",
                         where, "fix the model's contract");
       }
+    } else if (input_kind_ == "token_ids") {
+      type_ids_ = c.token_type_ids && *c.token_type_ids != 0;
     } else if (input_kind_ == "text" && aoti_) {
       return BadInput("input_kind 'text' cannot be exported to a .pt2 package (strings are not tensors)",
                       where, "use 'hashed_char_ngrams', or a TorchScript model for text input");
     } else if (input_kind_ != "text") {
       return BadInput("unknown input_kind '" + Untrusted(input_kind_, 64) + "'", where,
-                      "use 'text' or 'hashed_char_ngrams'");
+                      "use 'text', 'hashed_char_ngrams' or 'token_ids'");
     }
     return {};
   }
@@ -590,6 +636,47 @@ class TorchStage : public Stage {
     }
     desc_.labels = labels;
     return {};
+  }
+
+  // One batch of tokenized inputs, padded to its longest (rounded up to pad_to_multiple_of).
+  torch::Tensor CallTokens(const std::vector<const PreparedInput*>& batch) {
+    std::size_t longest = 1;
+    for (const auto* p : batch) longest = std::max(longest, p->ids.size());
+    if (tok_.pad_to_multiple_of > 1) {
+      longest = (longest + tok_.pad_to_multiple_of - 1) / tok_.pad_to_multiple_of * tok_.pad_to_multiple_of;
+    }
+    const auto b = static_cast<std::int64_t>(batch.size());
+    const auto t = static_cast<std::int64_t>(longest);
+    auto opts = torch::TensorOptions().dtype(torch::kInt64);
+    torch::Tensor ids = torch::full({b, t}, tok_.pad_id, opts);
+    torch::Tensor mask = torch::zeros({b, t}, opts);
+    torch::Tensor types = torch::zeros({b, t}, opts);
+    auto ids_a = ids.accessor<std::int64_t, 2>();
+    auto mask_a = mask.accessor<std::int64_t, 2>();
+    auto types_a = types.accessor<std::int64_t, 2>();
+    for (std::int64_t i = 0; i < b; ++i) {
+      const PreparedInput& p = *batch[static_cast<std::size_t>(i)];
+      for (std::size_t j = 0; j < p.ids.size(); ++j) {
+        ids_a[i][static_cast<std::int64_t>(j)] = p.ids[j];
+        mask_a[i][static_cast<std::int64_t>(j)] = 1;
+        if (j < p.type_ids.size()) types_a[i][static_cast<std::int64_t>(j)] = p.type_ids[j];
+      }
+    }
+    std::vector<torch::Tensor> args{ids.to(device_), mask.to(device_)};
+    if (type_ids_) args.push_back(types.to(device_));
+#if defined(PILOT_HAVE_AOTI)
+    if (aoti_) {
+      std::vector<torch::Tensor> out = loader_->run(args);
+      if (out.size() != 1)
+        throw std::runtime_error("the package returned " + std::to_string(out.size()) +
+                                 " outputs, expected 1");
+      return out[0];
+    }
+#endif
+    std::vector<torch::jit::IValue> inputs(args.begin(), args.end());
+    torch::jit::IValue result = module_.forward(inputs);
+    if (!result.isTensor()) throw std::runtime_error("the model's forward() did not return a Tensor");
+    return result.toTensor();
   }
 
   torch::Tensor Call(const std::vector<std::string_view>& texts,
@@ -629,11 +716,49 @@ class TorchStage : public Stage {
     return result.toTensor();
   }
 
+  // Token ids: the items over max_length (truncation "reject") are rejected here, each with
+  // its count; the others go to the model as one padded batch.
+  std::vector<ItemOutput> ForwardTokens(const std::vector<std::string_view>& texts,
+                                        const std::vector<const PreparedInput*>* prepared) {
+    std::vector<ItemOutput> outputs(texts.size());
+    std::vector<PreparedInput> own(prepared ? 0 : texts.size());
+    std::vector<const PreparedInput*> batch;
+    std::vector<std::size_t> at;  // outputs[at[i]] is batch[i]'s
+    for (std::size_t k = 0; k < texts.size(); ++k) {
+      const PreparedInput* p = prepared ? (*prepared)[k] : &own[k];
+      if (!prepared && !Tokenize(texts[k], own[k]))
+        throw std::runtime_error("the tokenizer failed on an input");
+      outputs[k].tokens = p->tokens;
+      outputs[k].truncated = p->truncated;
+      if (tok_.truncation == Truncation::kReject && p->tokens > tok_.max_length) {
+        outputs[k].ok = false;
+        outputs[k].reason = std::string(reason::kTooManyTokens);
+        outputs[k].error = std::to_string(p->tokens) + " tokens, more than stage.tokenizer.max_length " +
+                           std::to_string(tok_.max_length);
+        continue;
+      }
+      batch.push_back(p);
+      at.push_back(k);
+    }
+    if (batch.empty()) return outputs;
+    std::vector<ItemOutput> ran = Outputs(CallTokens(batch), static_cast<std::int64_t>(batch.size()));
+    for (std::size_t i = 0; i < at.size(); ++i) {
+      ran[i].tokens = outputs[at[i]].tokens;
+      ran[i].truncated = outputs[at[i]].truncated;
+      outputs[at[i]] = std::move(ran[i]);
+    }
+    return outputs;
+  }
+
   std::vector<ItemOutput> Forward(const std::vector<std::string_view>& texts,
                                   const std::vector<const PreparedInput*>* prepared) {
     c10::InferenceMode guard;
-    torch::Tensor result = Call(texts, prepared);
-    const auto n = static_cast<std::int64_t>(texts.size());
+    if (input_kind_ == "token_ids") return ForwardTokens(texts, prepared);
+    return Outputs(Call(texts, prepared), static_cast<std::int64_t>(texts.size()));
+  }
+
+  // The model's output for `n` inputs, checked for its shape, as pilot's outputs.
+  std::vector<ItemOutput> Outputs(const torch::Tensor& result, std::int64_t n) {
     std::vector<ItemOutput> outputs(static_cast<std::size_t>(n));
     if (desc_.output->vectors) {
       // float32 as the model computed it: the bits that go to vectors.npy.
@@ -686,6 +811,9 @@ class TorchStage : public Stage {
   std::string input_kind_;
   bool logits_ = false;
   NgramContract contract_;
+  std::shared_ptr<const Tokenizer> tokenizer_;  // token_ids: stage.tokenizer
+  TokenizerSettings tok_;
+  bool type_ids_ = false;  // token_ids: forward takes token_type_ids too
   torch::Dtype dtype_ = torch::kFloat32;
   std::string dtype_name_ = "as saved";  // recorded as plan.model_contract.dtype
   bool dtype_given_ = false;             // stage.options.dtype set: the model is converted to it

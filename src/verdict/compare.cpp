@@ -181,7 +181,7 @@ ojson Changes(const Side& a, const Side& b) {
   for (const auto& [k, v] : pb) keys[k] = true;
   for (const auto& [k, unused] : keys) {
     if (k == "description" || k == "manifest" || k == "stage.model" || k == "stage.model_sha256" ||
-        k == "batch_plan") {
+        k == "stage.tokenizer.file" || k == "batch_plan") {
       continue;
     }
     auto ia = pa.find(k);
@@ -189,6 +189,12 @@ ojson Changes(const Side& a, const Side& b) {
     nlohmann::json va = ia == pa.end() ? nlohmann::json() : ia->second;
     nlohmann::json vb = ib == pb.end() ? nlohmann::json() : ib->second;
     if (va != vb) changes[KeyForMessage(k)] = {va, vb, "params.json"};
+  }
+  // The tokenizer's file is pinned by its sha256: another file is "the tokenizer changed";
+  // its settings (max_length, truncation, padding) show as themselves.
+  if (auto t = changes.find("stage.tokenizer.sha256"); t != changes.end()) {
+    changes["tokenizer"] = t->second;
+    changes.erase(t);
   }
   // The effective values, as the run resolved them, replace what the parameters asked for:
   // `auto` and `cpu` on a machine without a GPU are the same run.

@@ -32,6 +32,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     PILOT_FUZZ_CHECK(a.model == b.model && a.latency_ms == b.latency_ms);
     PILOT_FUZZ_CHECK(a.dim == b.dim && a.row == b.row && a.vector_at == b.vector_at);
     PILOT_FUZZ_CHECK(a.expected == b.expected);
+    PILOT_FUZZ_CHECK(a.tokens == b.tokens && a.truncated == b.truncated);
     if (journal) PILOT_FUZZ_CHECK(!a.expected);  // a label is never read from the journal
   }
   if (!parsed.ok()) {
@@ -47,6 +48,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   PILOT_FUZZ_CHECK(!std::isnan(r.confidence));
   if (r.latency_ms) PILOT_FUZZ_CHECK(!std::isnan(*r.latency_ms));
+  // A tokenized record: its count bounded, `truncated` only beside it.
+  if (r.tokens) PILOT_FUZZ_CHECK(*r.tokens <= kMaxRecordTokens);
+  if (r.truncated) PILOT_FUZZ_CHECK(r.tokens.has_value());
   // Embedding records: an accepted record's dim in 1..kEmbeddingDim; a row or a sidecar
   // offset only with a dim, each a count that fits in int64 (an off_t).
   if (r.dim) {
@@ -74,5 +78,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   PILOT_FUZZ_CHECK(b.row == r.row);
   PILOT_FUZZ_CHECK(b.vector_at == r.vector_at);
   PILOT_FUZZ_CHECK(b.expected == r.expected);
+  PILOT_FUZZ_CHECK(b.tokens == r.tokens && b.truncated == r.truncated);
   return 0;
 }

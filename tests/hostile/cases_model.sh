@@ -138,3 +138,99 @@ hc_model__doctor_random_bytes() {
   # doctor's report (stdout) or its error (stderr) names the model file.
   grep -q 'bad\.pt' "$OUT" "$ERR" || bad "neither stdout nor stderr names bad.pt"
 }
+
+# --- hostile tokenizer files (stage.tokenizer) ------------------------------------------
+# ptok FILE-NAME [FORMAT]: parameters whose stage.tokenizer is proj/data/models/FILE-NAME,
+# pinned to its bytes as they are (so that the pin does not refuse it first). The tokenizer is
+# read and parsed before the model is loaded: each file is refused, naming it, exit 2.
+ptok() {
+  local sha
+  # A FIFO or a folder has no bytes to pin: any pin, since pilot refuses it before hashing.
+  if [ -f "$MD/$1" ]; then sha=$(sha256sum "$MD/$1" | cut -c1-64); else sha=$(printf '0%.0s' {1..64}); fi
+  python3 - "$P" "$MF" "../data/models/$1" "$sha" "${2:-tokenizer.json}" <<'PY'
+import json, sys
+p = json.load(open(sys.argv[1]))
+p["stage"]["tokenizer"] = {"file": sys.argv[3], "sha256": sys.argv[4], "format": sys.argv[5], "max_length": 16}
+json.dump(p, open(sys.argv[2], "w"))
+PY
+}
+hc_model__tokenizer_random_bytes() {
+  head -c 65536 /dev/urandom >"$MD/tok.json"
+  ptok tok.json
+  refuse 'tok\.json'
+  quick
+  runmodel
+}
+hc_model__tokenizer_nested_deep() {
+  python3 -c 'print("{\"model\": " + "[" * 200000 + "]" * 200000 + "}")' >"$MD/tok.json"
+  ptok tok.json
+  refuse 'tok\.json'
+  quick
+  bounded
+  runmodel
+}
+hc_model__tokenizer_secret_type_name() {
+  printf '{"normalizer": {"type": "sk-proj-%s0123456789abcdefABCDEF"}, "model": {"type": "BPE", "vocab": {}, "merges": []}}' \
+    "$MARKER" >"$MD/tok.json"
+  ptok tok.json
+  refuse 'tok\.json' "normalizer\.type"
+  quick
+  runmodel
+}
+hc_model__tokenizer_id_huge() {
+  printf '{"model": {"type": "WordPiece", "unk_token": "[UNK]", "continuing_subword_prefix": "##", "vocab": {"[UNK]": 18446744073709551615}}}' >"$MD/tok.json"
+  ptok tok.json
+  refuse 'tok\.json' 'must be a token id'
+  quick
+  runmodel
+}
+hc_model__tokenizer_merge_outside_vocab() {
+  printf '{"model": {"type": "BPE", "vocab": {"a": 0}, "merges": [["a", "zz"]]}}' >"$MD/tok.json"
+  ptok tok.json
+  refuse 'tok\.json' 'merge 0 names a token'
+  quick
+  runmodel
+}
+hc_model__tokenizer_many_merges() {
+  # 300,000 merges of tokens not in the vocabulary: refused at the first, without building the rest.
+  python3 -c 'import json; print(json.dumps({"model": {"type": "BPE", "vocab": {"a": 0}, "merges": [["a", "b%d" % i] for i in range(300000)]}}))' >"$MD/tok.json"
+  ptok tok.json
+  refuse 'tok\.json' 'merge 0'
+  quick
+  bounded
+  runmodel
+}
+hc_model__tokenizer_fifo() {
+  mkfifo "$MD/tok.json"
+  ptok tok.json
+  refuse 'tok\.json'
+  quick
+  runmodel
+}
+hc_model__tokenizer_folder() {
+  mkdir "$MD/tok.json"
+  ptok tok.json
+  refuse 'tok\.json'
+  quick
+  runmodel
+}
+hc_model__sentencepiece_random_bytes() {
+  head -c 65536 /dev/urandom >"$MD/tok.model"
+  ptok tok.model sentencepiece
+  # Exit 3 in a build without SentencePiece (Debian's libtorch: presets debian, asan).
+  want_rc 2 3
+  want_err 'tok\.model'
+  no_runs
+  quick
+  runmodel
+}
+hc_model__sentencepiece_truncated() {
+  head -c 4000 "$SRC/tests/tokenizer/data/tiny.model" >"$MD/tok.model"
+  ptok tok.model sentencepiece
+  # Exit 3 in a build without SentencePiece (Debian's libtorch: presets debian, asan).
+  want_rc 2 3
+  want_err 'tok\.model'
+  no_runs
+  quick
+  runmodel
+}

@@ -29,9 +29,15 @@ JournalHeader Header() {
 }
 
 ResultRecord Rec(const std::string& id, bool ok) {
-  return ok ? ResultRecord{id,         true, "fr",         0.9,          "",           "",
-                           "sha256:x", 1.0,  std::nullopt, std::nullopt, std::nullopt, std::nullopt}
-            : ResultRecord::Rejected(id, "empty_input", "the file is empty");
+  if (!ok) return ResultRecord::Rejected(id, "empty_input", "the file is empty");
+  ResultRecord r;
+  r.id = id;
+  r.accepted = true;
+  r.category = "fr";
+  r.confidence = 0.9;
+  r.model = "sha256:x";
+  r.latency_ms = 1.0;
+  return r;
 }
 
 // A journal of a header, a session and two batches (5 results).

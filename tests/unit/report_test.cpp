@@ -73,6 +73,63 @@ TEST(Report, CountsQualityExpectedRejectionsAndCriteria) {
   EXPECT_TRUE(j["device_peak_memory_mb"].is_null()) << "no GPU, no device figure";
 }
 
+TEST(Report, TokenFiguresComeFromTheTokenizedRecordsOnly) {
+  Manifest m;
+  std::vector<ResultRecord> recs;
+  for (int i = 0; i < 4; ++i) {
+    m.items.push_back({"t" + std::to_string(i), "t", "", std::nullopt, std::nullopt});
+    ResultRecord r = Accepted("t" + std::to_string(i), "fr", 1);
+    r.tokens = 10u * (i + 1);  // 10, 20, 30, 40
+    r.truncated = i == 3;
+    recs.push_back(r);
+  }
+  m.items.push_back({"u", "u", "", std::nullopt, std::nullopt});
+  recs.push_back(ResultRecord::Rejected("u", "empty_input", "the file is empty"));
+  Report r =
+      BuildReport(ClassificationOutput(), m, recs, Acceptance{}, RunMetrics{2.0, 1, std::nullopt, 0, {}});
+  auto t = ReportToJson(r)["tokens"];
+  EXPECT_EQ(t["items"], 4);
+  EXPECT_EQ(t["p50"], 20.0);
+  EXPECT_EQ(t["p95"], 40.0);
+  EXPECT_EQ(t["max"], 40);
+  EXPECT_EQ(t["total"], 100);
+  EXPECT_EQ(t["truncated"], 1);
+  EXPECT_EQ(t["throughput_tokens_per_s"], 50.0);
+  EXPECT_NE(
+      ReportToMarkdown(r, "run", recs).find("Tokens per item (4 items): p50 20, p95 40, max 40; 1 truncated"),
+      std::string::npos);
+  // Read back as the workflows read it; and no `tokens` at all without a tokenized record.
+  auto back = RecordedReportFromJson(nlohmann::json::parse(PrettyJson(ReportToJson(r))), "report.json", "");
+  ASSERT_TRUE(back.ok()) << back.error().ToString();
+  ASSERT_TRUE(back.value().tokens);
+  EXPECT_EQ(back.value().tokens->total, 100u);
+  EXPECT_EQ(back.value().tokens->truncated, 1u);
+  Report plain = BuildReport(ClassificationOutput(), m, {Accepted("t0", "fr", 1)}, Acceptance{},
+                             RunMetrics{1, 1, std::nullopt, 0, {}});
+  EXPECT_FALSE(ReportToJson(plain).contains("tokens"));
+}
+
+TEST(ResultRecord, TokensAndTruncatedRoundTripThroughBothReaders) {
+  ResultRecord r = Accepted("doc-1", "fr", 1.5);
+  r.model = "sha256:ab";
+  r.tokens = 36;
+  r.truncated = true;
+  const std::string line = ToJsonLine(r);
+  EXPECT_NE(line.find(R"("tokens":36,"truncated":true)"), std::string::npos) << line;
+  for (const auto& back :
+       {ParseResultRecord(line, "r"), Result<ResultRecord>(*ScanResultRecord(line, false))}) {
+    ASSERT_TRUE(back.ok());
+    EXPECT_EQ(back.value().tokens, 36u);
+    EXPECT_TRUE(back.value().truncated);
+  }
+  // `truncated` without `tokens`, and a count past the cap, are refused.
+  EXPECT_FALSE(
+      ParseResultRecord(R"({"id":"a","status":"accepted","category":"x","truncated":true})", "r").ok());
+  EXPECT_FALSE(ParseResultRecord(R"({"id":"a","status":"accepted","category":"x","tokens":-1})", "r").ok());
+  EXPECT_FALSE(
+      ParseResultRecord(R"({"id":"a","status":"accepted","category":"x","tokens":1099511627777})", "r").ok());
+}
+
 TEST(Report, CriterionWithoutDataIsNotMet) {
   Manifest m;
   m.items = {{"a", "a", "", std::nullopt, std::nullopt}};

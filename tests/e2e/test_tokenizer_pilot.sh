@@ -1,0 +1,158 @@
+# A model that takes token ids (input_kind "token_ids") runs with its tokenizer.json
+# (stage.tokenizer): pilot tokenizes in its prepare workers, pads each batch, and its outputs
+# equal the Python pipeline's (Hugging Face tokenizers, then the model on each text alone)
+# within 1e-5. A text over max_length is rejected too_many_tokens with its count (truncation
+# "reject"), or accepted with truncated: true ("truncate"); results carry `tokens`, report.json
+# the token percentiles; run.json records the tokenizer; compare names a tokenizer change; the
+# folders verify; and every bad tokenizer setting is refused, naming the key or file, with
+# nothing written. Skips without the test venv.
+source "$(dirname "$0")/lib.sh"
+[ -n "${PILOT_PYTHON:-}" ] || { echo "SKIP: no PILOT_PYTHON (a build without the wheel's venv)"; exit 77; }
+TOK=$SRC/tests/tokenizer/data/tiny-bert.json
+"$PILOT_PYTHON" "$SRC/tests/e2e/data/make_token_model.py" model.pt 400 2>py.err || { cat py.err; fail "could not script the model"; }
+
+mkdir inputs
+printf 'The Program is free software.' >inputs/a.txt
+printf 'Caf\xc3\xa9 na\xc3\xafve \xe6\x97\xa5\xe6\x9c\xac [MASK]' >inputs/b.txt
+printf 'You may convey verbatim copies of the Program source code as you receive it, in any medium, provided that you conspicuously publish an appropriate copyright notice.' >inputs/c.txt
+printf 'GNU' >inputs/d.txt
+printf 'This License applies to any program or other work which contains a notice.' >inputs/e.txt
+run_pilot 0 manifest inputs --out manifest.json
+
+params() {  # params FILE TRUNCATION MAX_LENGTH [EXTRA]
+  cat >"$1" <<EOF2
+{
+  "manifest": "manifest.json",
+  "stage": {"kind": "torchscript-classifier", "model": "$WORK/model.pt",
+            "tokenizer": {"file": "$TOK", "sha256": "$(sha256sum "$TOK" | cut -c1-64)",
+                          "max_length": $3, "truncation": "$2"${4:-}}},
+  "allowed_categories": ["neg", "pos"],
+  "device": "cpu",
+  "batch_size": 3,
+  "prepare_threads": 2
+}
+EOF2
+}
+
+# reject: c.txt (36 tokens) is over 24.
+params reject.json reject 24
+run_pilot 0 run --params reject.json --runs-dir runs --run-id reject
+expect_in out "5 items, 4 accepted, 1 rejected"
+expect_in out "verify: ok"
+run_pilot 0 verify runs/reject
+"$PILOT_PYTHON" "$SRC/tests/e2e/data/make_token_model.py" --reference model.pt "$TOK" 100000 inputs ref-whole.json
+python3 - runs/reject ref-whole.json <<'PY'
+import json, sys
+folder, ref = sys.argv[1], json.load(open(sys.argv[2]))
+rec = {json.loads(l)["id"]: json.loads(l) for l in open(f"{folder}/data/results.jsonl")}
+c = rec["c.txt"]
+assert c["status"] == "rejected" and c["reason"] == "too_many_tokens", c
+assert c["detail"] == "%d tokens, more than stage.tokenizer.max_length 24" % ref["c.txt"]["tokens"], c
+assert c["tokens"] == ref["c.txt"]["tokens"] and "truncated" not in c, c
+for name in "abde":
+    r, want = rec[name + ".txt"], ref[name + ".txt"]
+    assert r["status"] == "accepted" and r["category"] == want["label"], (r, want)
+    assert abs(r["confidence"] - want["confidence"]) < 1e-5, (r, want)
+    assert r["tokens"] == want["tokens"] and "truncated" not in r, (r, want)
+rep = json.load(open(f"{folder}/data/report.json"))
+t = rep["tokens"]
+assert t["items"] == 5 and t["truncated"] == 0 and t["max"] == ref["c.txt"]["tokens"], t
+assert rep["by_reason"] == {"too_many_tokens": 1}, rep["by_reason"]
+plan = json.load(open(f"{folder}/data/run.json"))["plan"]["model_contract"]
+tk = plan["tokenizer"]
+assert tk["max_length"] == 24 and tk["truncation"] == "reject" and tk["pad_id"] == 0, tk
+assert tk["tokenizer"]["model"] == "WordPiece" and tk["tokenizer"]["unicode"]["normalization"] == "9.0", tk
+assert plan["input_kind"] == "token_ids", plan
+PY
+expect_in runs/reject/data/report.md "Tokens per item (5 items)"
+
+# truncate: c.txt is accepted, cut to 24 tokens, as tokenizers' enable_truncation(24) cuts it.
+params truncate.json truncate 24 ', "pad_to_multiple_of": 8'
+run_pilot 0 run --params truncate.json --runs-dir runs --run-id truncate
+expect_in out "5 items, 5 accepted, 0 rejected"
+run_pilot 0 verify runs/truncate
+"$PILOT_PYTHON" "$SRC/tests/e2e/data/make_token_model.py" --reference model.pt "$TOK" 24 inputs ref-24.json
+python3 - runs/truncate ref-24.json ref-whole.json <<'PY'
+import json, sys
+folder, ref, whole = sys.argv[1], json.load(open(sys.argv[2])), json.load(open(sys.argv[3]))
+rec = {json.loads(l)["id"]: json.loads(l) for l in open(f"{folder}/data/results.jsonl")}
+for name, want in ref.items():
+    r = rec[name]
+    assert r["status"] == "accepted" and r["category"] == want["label"], (r, want)
+    assert abs(r["confidence"] - want["confidence"]) < 1e-5, (r, want)
+    assert r["tokens"] == whole[name]["tokens"], (r, whole[name])
+    assert r.get("truncated", False) == (whole[name]["tokens"] > 24), r
+assert json.load(open(f"{folder}/data/report.json"))["tokens"]["truncated"] == 1
+PY
+
+# compare names the settings that changed; another tokenizer file is "tokenizer".
+run_pilot 1 compare runs/reject runs/truncate --out cmp1
+expect_in cmp1/compare.md "stage.tokenizer.truncation"
+cp "$SRC/tests/tokenizer/data/tiny-roberta.json" other.json
+sed -e "s|$TOK|$WORK/other.json|" -e "s|$(sha256sum "$TOK" | cut -c1-64)|$(sha256sum other.json | cut -c1-64)|" reject.json >other-params.json
+run_pilot 0 run --params other-params.json --runs-dir runs --run-id other
+run_pilot 1 compare runs/reject runs/other --out cmp2
+expect_in cmp2/compare.md "tokenizer"
+python3 - cmp2/compare.json <<'PY'
+import json, sys
+names = [c["name"] for c in json.load(open(sys.argv[1]))["changes"]]
+assert "tokenizer" in names and "stage.tokenizer.file" not in names and "stage.tokenizer.sha256" not in names, names
+PY
+
+# A SentencePiece .model (with </s>): libsentencepiece in its own symbol scope beside libtorch.
+SPM=$SRC/tests/tokenizer/data/tiny.model
+sed -e "s|$TOK|$SPM|" -e "s|$(sha256sum "$TOK" | cut -c1-64)|$(sha256sum "$SPM" | cut -c1-64)|" \
+    -e 's|"max_length": 24, "truncation": "reject"|"max_length": 64, "truncation": "reject", "add_eos": true|' reject.json >spm.json
+run_pilot 0 run --params spm.json --runs-dir runs --run-id spm
+expect_in out "5 items, 5 accepted, 0 rejected"
+run_pilot 0 verify runs/spm
+"$PILOT_PYTHON" "$SRC/tests/e2e/data/make_token_model.py" --reference model.pt "$SPM" 64 inputs ref-spm.json
+python3 - runs/spm ref-spm.json <<'PY'
+import json, sys
+folder, ref = sys.argv[1], json.load(open(sys.argv[2]))
+rec = {json.loads(l)["id"]: json.loads(l) for l in open(f"{folder}/data/results.jsonl")}
+for name, want in ref.items():
+    r = rec[name]
+    assert r["category"] == want["label"] and abs(r["confidence"] - want["confidence"]) < 1e-5, (r, want)
+    assert r["tokens"] == want["tokens"], (r, want)
+tk = json.load(open(f"{folder}/data/run.json"))["plan"]["model_contract"]["tokenizer"]
+assert tk["format"] == "sentencepiece" and tk["special_tokens_added"] == 1, tk
+PY
+
+# Refusals: each names what is at fault, and no run folder is made.
+before=$(ls runs | wc -l)
+sed 's/"sha256": "[0-9a-f]*"/"sha256": "'"$(printf '0%.0s' {1..64})"'"/' reject.json >bad-pin.json
+run_pilot 2 run --params bad-pin.json --runs-dir runs
+expect_in err "but stage.tokenizer.sha256 pins"
+expect_in err "tiny-bert.json"
+params no-max.json reject 24
+sed -i 's/"max_length": 24, //' no-max.json
+run_pilot 2 run --params no-max.json --runs-dir runs
+expect_in err "stage.tokenizer.max_length"
+params bad-trunc.json cut 24
+run_pilot 2 run --params bad-trunc.json --runs-dir runs
+expect_in err "stage.tokenizer.truncation"
+params bad-pad.json reject 24 ', "pad_token": "<nope>"'
+run_pilot 2 run --params bad-pad.json --runs-dir runs
+expect_in err "stage.tokenizer.pad_token"
+params bad-key.json reject 24 ', "padding": "max_length"'
+run_pilot 2 run --params bad-key.json --runs-dir runs
+expect_in err "stage.tokenizer"
+params tiny-max.json reject 2
+run_pilot 2 run --params tiny-max.json --runs-dir runs
+expect_in err "leaves no room beside the 2 special tokens"
+printf '{"model": {"type": "Unigram", "vocab": []}}' >unigram.json
+sed -e "s|$TOK|$WORK/unigram.json|" -e "s|$(sha256sum "$TOK" | cut -c1-64)|$(sha256sum unigram.json | cut -c1-64)|" reject.json >unigram-params.json
+run_pilot 2 run --params unigram-params.json --runs-dir runs
+expect_in err "the model 'Unigram' is not implemented by pilot"
+expect_in err "unigram.json key model.type"
+# A tokenizer for a model that does not take token ids, and none for one that does.
+python3 - reject.json <<'PY'
+import json, sys
+p = json.load(open(sys.argv[1])); del p["stage"]["tokenizer"]
+json.dump(p, open("no-tok.json", "w"))
+PY
+run_pilot 2 run --params no-tok.json --runs-dir runs
+expect_in err "the model takes token_ids, and the parameters give no stage.tokenizer"
+[ "$(ls runs | wc -l)" -eq "$before" ] || fail "a refused run left a folder"
+echo PASS
