@@ -56,6 +56,7 @@ struct PreparedInput {
   std::vector<std::int64_t> type_ids;
   std::uint64_t tokens = 0;
   bool truncated = false;
+  std::string error;  // not empty: the tokenizer could not encode the input (it fails alone)
 };
 
 // What the model occupies once loaded: its parameters and buffers (weights, embedding

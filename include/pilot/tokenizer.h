@@ -19,9 +19,16 @@
 namespace pilot {
 
 // Largest tokenizer file read (bytes), most vocabulary entries and merges, longest token.
-inline constexpr std::size_t kMaxTokenizerBytes = 256u << 20;
+inline constexpr std::size_t kMaxTokenizerBytes = 64u << 20;
 inline constexpr std::size_t kMaxTokenizerVocab = 4u << 20;
 inline constexpr std::size_t kMaxTokenBytes = 1024;
+inline constexpr std::size_t kMaxPipelineSteps = 64;  // normalizers, and pre-tokenizers
+inline constexpr std::size_t kMaxInsertedChars = 64;  // a Replace's or Prepend's content
+inline constexpr std::size_t kMaxAddedTokens = 65536;
+inline constexpr std::size_t kMaxAddedTokenBytes = 1u << 20;  // their contents together
+// A text the pipeline grows past this many code points (32 times its own, plus 1024) is not
+// encoded: the item fails rather than the process running out of memory.
+inline constexpr std::size_t kGrowthFactor = 32, kGrowthSlack = 1024;
 
 // One text's ids once the post-processor's special tokens are added.
 struct TokenizedText {
@@ -29,13 +36,17 @@ struct TokenizedText {
   std::vector<std::int64_t> type_ids;  // token_type_ids: 0 for a single sequence's tokens
   std::size_t tokens = 0;              // the length before any truncation, special tokens included
   bool truncated = false;
+  std::string error;  // not empty: the text could not be encoded (ids empty), and why
 };
 
 class Tokenizer {
  public:
   virtual ~Tokenizer() = default;
-  // The content ids of valid UTF-8 `text`, without special tokens. Never throws.
-  virtual std::vector<std::int64_t> EncodeContent(std::string_view text) const = 0;
+  // The content ids of valid UTF-8 `text`, without special tokens, into `ids`. False, with
+  // `error`, when the text cannot be encoded (the pipeline would grow it past its bound, the
+  // library failed). Never throws.
+  virtual bool EncodeContent(std::string_view text, std::vector<std::int64_t>& ids,
+                             std::string& error) const = 0;
   // How many special tokens the post-processor adds to a single sequence.
   virtual std::size_t SpecialTokenCount() const = 0;
   // `content` with the special tokens added, and its type ids.
@@ -51,7 +62,10 @@ class Tokenizer {
 // Reads a Hugging Face tokenizer.json. Refuses (exit 2, naming `source` and the key path):
 // malformed JSON, a component pilot does not implement (by its "type"), a vocabulary or merge
 // list over the limits above, a merge naming a token not in the vocabulary, a BPE with
-// dropout (random), an added token with single_word. Never throws.
+// dropout (random), an added token with single_word, a pipeline over its bounds (more than
+// kMaxPipelineSteps steps, more than one ByteLevel, a Replace or Prepend of more than
+// kMaxInsertedChars code points, added tokens over kMaxAddedTokens or kMaxAddedTokenBytes in
+// all, a template that does not hold the text exactly once). Never throws.
 Result<std::unique_ptr<Tokenizer>> ParseTokenizerJson(std::string_view text, const std::string& source);
 
 // Reads a SentencePiece model (the serialized ModelProto). `add_bos`/`add_eos` add the
@@ -72,7 +86,7 @@ struct TokenizerSettings {
 // Encodes `text` under `settings`: content ids, truncated to leave room for the special
 // tokens when the whole would exceed max_length and truncation is kTruncate, then the special
 // tokens. With kReject an over-long text keeps all its ids (the caller rejects it by
-// `tokens`).
+// `tokens`). A text that cannot be encoded gives `error` and no ids. Never throws.
 TokenizedText EncodeText(const Tokenizer& tokenizer, const TokenizerSettings& settings,
                          std::string_view text);
 

@@ -78,41 +78,89 @@ class Reader {
   std::vector<Fault>& faults_;
 };
 
+// The added tokens of one kind (matched on the raw or on the normalized text), as a byte trie:
+// at each place the longest token there, in at most as many steps as the longest token has
+// bytes.
+class AddedTrie {
+ public:
+  bool empty() const { return tokens_.empty(); }
+  void Add(const AddedToken& t) {
+    std::size_t n = 0;
+    for (unsigned char b : t.content) {
+      std::int32_t child = Child(n, b);
+      if (child < 0) {
+        child = static_cast<std::int32_t>(nodes_.size());
+        nodes_[n].next.emplace_back(b, child);
+        nodes_.emplace_back();
+      }
+      n = static_cast<std::size_t>(child);
+    }
+    if (nodes_[n].token < 0) {  // the first of two equal contents wins
+      nodes_[n].token = static_cast<std::int32_t>(tokens_.size());
+      tokens_.push_back(t);
+    }
+  }
+  // The longest token starting at text[i], or null.
+  const AddedToken* Longest(std::string_view text, std::size_t i) const {
+    const AddedToken* best = nullptr;
+    std::size_t n = 0;
+    for (std::size_t k = i; k < text.size(); ++k) {
+      const std::int32_t child = Child(n, static_cast<unsigned char>(text[k]));
+      if (child < 0) break;
+      n = static_cast<std::size_t>(child);
+      if (nodes_[n].token >= 0) best = &tokens_[static_cast<std::size_t>(nodes_[n].token)];
+    }
+    return best;
+  }
+
+ private:
+  struct Node {
+    std::vector<std::pair<unsigned char, std::int32_t>> next;
+    std::int32_t token = -1;
+  };
+  std::int32_t Child(std::size_t n, unsigned char b) const {
+    for (const auto& [byte, child] : nodes_[n].next) {
+      if (byte == b) return child;
+    }
+    return -1;
+  }
+  std::vector<Node> nodes_{1};
+  std::vector<AddedToken> tokens_;
+};
+
+// One code point of valid UTF-8 at text[i]: its length in bytes (1 for a stray byte).
+std::size_t CodePointAt(std::string_view text, std::size_t i, char32_t& c) {
+  const auto b = static_cast<unsigned char>(text[i]);
+  const std::size_t len = b < 0x80 ? 1 : (b >> 5) == 0x6 ? 2 : (b >> 4) == 0xE ? 3 : (b >> 3) == 0x1E ? 4 : 1;
+  if (i + len > text.size()) {
+    c = 0xFFFD;
+    return 1;
+  }
+  c = len == 1 ? b : len == 2 ? (b & 0x1F) : len == 3 ? (b & 0x0F) : (b & 0x07);
+  for (std::size_t k = 1; k < len; ++k) c = (c << 6) | (static_cast<unsigned char>(text[i + k]) & 0x3F);
+  return len;
+}
+
+// The pipeline grew a text past its bound (kGrowthFactor): thrown inside EncodeContent, which
+// turns it into the item's error.
+struct TooLarge {};
+
 class HfTokenizer final : public Tokenizer {
  public:
-  std::vector<std::int64_t> EncodeContent(std::string_view text) const override {
-    std::vector<std::int64_t> ids;
-    // 1. The added tokens matched on the raw text (those with normalized: false).
-    std::vector<std::pair<std::string, std::int64_t>> raw;  // (text, -1) or ("", id)
-    SplitAdded(std::string(text), raw_tokens_, raw);
-    for (auto& [segment, id] : raw) {
-      if (id >= 0) {
-        ids.push_back(id);
-        continue;
-      }
-      // 2. Normalize, then the added tokens matched on the normalized text.
-      std::u32string s = DecodeUtf8(segment);
-      for (const auto& n : normalizers_) n(s);
-      std::vector<std::pair<std::string, std::int64_t>> parts;
-      if (normalized_tokens_.empty()) {
-        parts.emplace_back(EncodeUtf8(s), -1);
-      } else {
-        SplitAdded(EncodeUtf8(s), normalized_tokens_, parts);
-      }
-      for (auto& [part, pid] : parts) {
-        if (pid >= 0) {
-          ids.push_back(pid);
-          continue;
-        }
-        // 3. Pre-tokenize, 4. the model on each piece.
-        std::vector<std::u32string> pieces;
-        pieces.push_back(DecodeUtf8(part));
-        if (pieces[0].empty()) continue;
-        for (const auto& p : pre_tokenizers_) p(pieces);
-        for (const auto& piece : pieces) model_->Tokenize(piece, ids);
-      }
+  bool EncodeContent(std::string_view text, std::vector<std::int64_t>& ids,
+                     std::string& error) const override {
+    ids.clear();
+    try {
+      Encode(text, ids);
+      return true;
+    } catch (const TooLarge&) {
+      error = "the tokenizer's pipeline grows the text past " + std::to_string(kGrowthFactor) +
+              " times its length (plus " + std::to_string(kGrowthSlack) + ")";
+    } catch (const std::exception& e) {
+      error = std::string("the tokenizer failed: ") + e.what();
     }
-    return ids;
+    ids.clear();
+    return false;
   }
 
   std::size_t SpecialTokenCount() const override {
@@ -148,8 +196,28 @@ class HfTokenizer final : public Tokenizer {
 
   nlohmann::ordered_json Describe() const override { return describe_; }
 
+  // Once the normalizers are known: the added tokens split as tokenizers splits them, by
+  // `normalized` alone, and those matched on the normalized text normalized themselves.
+  void IndexAddedTokens() {
+    for (AddedToken t : added_) {
+      if (t.normalized) {
+        std::u32string c = DecodeUtf8(t.content);
+        try {
+          for (const auto& n : normalizers_) n(c);
+        } catch (const TooLarge&) {
+          continue;  // a token the pipeline cannot hold is never matched
+        }
+        t.content = EncodeUtf8(c);
+        if (t.content.empty()) continue;
+        normalized_.Add(t);
+      } else {
+        raw_.Add(t);
+      }
+    }
+  }
+
   // What Parse fills.
-  std::vector<AddedToken> added_, raw_tokens_, normalized_tokens_;
+  std::vector<AddedToken> added_;
   std::vector<tok::Normalizer> normalizers_;
   std::vector<tok::PreTokenizer> pre_tokenizers_;
   std::unique_ptr<tok::Model> model_;
@@ -158,17 +226,62 @@ class HfTokenizer final : public Tokenizer {
   nlohmann::ordered_json describe_;
 
  private:
+  void Encode(std::string_view text, std::vector<std::int64_t>& ids) const {
+    const std::size_t limit = kGrowthFactor * text.size() + kGrowthSlack;
+    std::size_t produced = 0;  // code points out of the normalizers, over every segment
+    auto check = [&](std::size_t n) {
+      if (n > limit || ids.size() > limit) throw TooLarge();
+    };
+    // 1. The added tokens matched on the raw text (normalized: false).
+    std::vector<std::pair<std::string, std::int64_t>> raw;  // (text, -1) or ("", id)
+    SplitAdded(text, raw_, raw);
+    for (auto& [segment, id] : raw) {
+      if (id >= 0) {
+        ids.push_back(id);
+        continue;
+      }
+      // 2. Normalize, then the added tokens matched on the normalized text.
+      std::u32string s = DecodeUtf8(segment);
+      for (const auto& n : normalizers_) {
+        n(s);
+        check(s.size());
+      }
+      produced += s.size();
+      check(produced);
+      std::vector<std::pair<std::string, std::int64_t>> parts;
+      if (normalized_.empty()) {
+        parts.emplace_back(EncodeUtf8(s), -1);
+      } else {
+        SplitAdded(EncodeUtf8(s), normalized_, parts);
+      }
+      for (auto& [part, pid] : parts) {
+        if (pid >= 0) {
+          ids.push_back(pid);
+          continue;
+        }
+        // 3. Pre-tokenize, 4. the model on each piece.
+        std::vector<std::u32string> pieces;
+        pieces.push_back(DecodeUtf8(part));
+        if (pieces[0].empty()) continue;
+        for (const auto& p : pre_tokenizers_) {
+          p(pieces);
+          std::size_t total = 0;
+          for (const auto& piece : pieces) total += piece.size();
+          check(total);
+        }
+        for (const auto& piece : pieces) model_->Tokenize(piece, ids);
+        check(0);
+      }
+    }
+  }
+
   // tokenizers' AddedVocabulary split: the leftmost match, the longest at that position;
   // lstrip/rstrip take the white space beside it into the match.
-  static void SplitAdded(const std::string& text, const std::vector<AddedToken>& tokens,
+  static void SplitAdded(std::string_view text, const AddedTrie& tokens,
                          std::vector<std::pair<std::string, std::int64_t>>& out) {
     std::size_t from = 0, i = 0;
     while (i < text.size()) {
-      const AddedToken* best = nullptr;
-      for (const auto& t : tokens) {
-        if (t.content.empty() || text.compare(i, t.content.size(), t.content) != 0) continue;
-        if (!best || t.content.size() > best->content.size()) best = &t;
-      }
+      const AddedToken* best = tokens.empty() ? nullptr : tokens.Longest(text, i);
       if (!best) {
         ++i;
         continue;
@@ -176,26 +289,38 @@ class HfTokenizer final : public Tokenizer {
       std::size_t start = i, stop = i + best->content.size();
       if (best->lstrip) start = WhitespaceStartBefore(text, from, start);
       if (best->rstrip) stop = WhitespaceEndAfter(text, stop);
-      if (start > from) out.emplace_back(text.substr(from, start - from), -1);
+      if (start > from) out.emplace_back(std::string(text.substr(from, start - from)), -1);
       out.emplace_back(std::string(), best->id);
       from = i = stop;
     }
-    if (from < text.size()) out.emplace_back(text.substr(from), -1);
+    if (from < text.size()) out.emplace_back(std::string(text.substr(from)), -1);
   }
 
-  static std::size_t WhitespaceStartBefore(const std::string& text, std::size_t floor, std::size_t at) {
-    std::u32string before = DecodeUtf8(std::string_view(text).substr(floor, at - floor));
-    std::size_t k = before.size();
-    while (k > 0 && unicode::IsWhiteSpace(before[k - 1])) --k;
-    return floor + EncodeUtf8(std::u32string_view(before).substr(0, k)).size();
+  // Back from `at` over white space, not before `floor` (both on code point boundaries).
+  static std::size_t WhitespaceStartBefore(std::string_view text, std::size_t floor, std::size_t at) {
+    while (at > floor) {
+      std::size_t begin = at - 1;
+      while (begin > floor && (static_cast<unsigned char>(text[begin]) & 0xC0) == 0x80) --begin;
+      char32_t c = 0;
+      CodePointAt(text, begin, c);
+      if (!unicode::IsWhiteSpace(c)) break;
+      at = begin;
+    }
+    return at;
   }
 
-  static std::size_t WhitespaceEndAfter(const std::string& text, std::size_t at) {
-    std::u32string after = DecodeUtf8(std::string_view(text).substr(at));
-    std::size_t k = 0;
-    while (k < after.size() && unicode::IsWhiteSpace(after[k])) ++k;
-    return at + EncodeUtf8(std::u32string_view(after).substr(0, k)).size();
+  // Forward from `at` over white space, one code point at a time.
+  static std::size_t WhitespaceEndAfter(std::string_view text, std::size_t at) {
+    while (at < text.size()) {
+      char32_t c = 0;
+      const std::size_t len = CodePointAt(text, at, c);
+      if (!unicode::IsWhiteSpace(c)) break;
+      at += len;
+    }
+    return at;
   }
+
+  AddedTrie raw_, normalized_;
 };
 
 bool ParseNormalizer(Reader& r, const json& j, const std::string& path, HfTokenizer& t,
@@ -205,6 +330,9 @@ bool ParseNormalizer(Reader& r, const json& j, const std::string& path, HfTokeni
   if (type == "Sequence") {
     const json* list = r.Member(j, "normalizers");
     if (!list || !list->is_array()) return r.Fail(path + ".normalizers", "must be an array");
+    if (list->size() > kMaxPipelineSteps) {
+      return r.Fail(path + ".normalizers", "holds more than " + std::to_string(kMaxPipelineSteps) + " steps");
+    }
     for (std::size_t i = 0; i < list->size(); ++i) {
       if (!ParseNormalizer(r, (*list)[i], path + ".normalizers[" + std::to_string(i) + "]", t, names))
         return false;
@@ -212,6 +340,9 @@ bool ParseNormalizer(Reader& r, const json& j, const std::string& path, HfTokeni
     return true;
   }
   names.push_back(type);
+  if (t.normalizers_.size() >= kMaxPipelineSteps) {
+    return r.Fail(path, "is past the " + std::to_string(kMaxPipelineSteps) + " normalizers pilot runs");
+  }
   if (type == "BertNormalizer") {
     tok::BertNormalizerOptions o;
     bool strip = false;
@@ -231,7 +362,7 @@ bool ParseNormalizer(Reader& r, const json& j, const std::string& path, HfTokeni
     return true;
   }
   if (type == "StripAccents") {
-    t.normalizers_.push_back(tok::StripNonspacingMarks);
+    t.normalizers_.push_back(tok::StripMarks);
     return true;
   }
   static const std::map<std::string, unicode::Form> forms = {{"NFC", unicode::Form::kNfc},
@@ -262,6 +393,9 @@ bool ParseNormalizer(Reader& r, const json& j, const std::string& path, HfTokeni
     std::string prepend;
     if (!r.String(j, "prepend", path, prepend)) return false;
     const std::u32string p = DecodeUtf8(prepend);
+    if (p.size() > kMaxInsertedChars) {
+      return r.Fail(path + ".prepend", "is longer than " + std::to_string(kMaxInsertedChars) + " characters");
+    }
     t.normalizers_.push_back([p](std::u32string& s) {
       if (!s.empty()) s.insert(0, p);
     });
@@ -278,13 +412,18 @@ bool ParseNormalizer(Reader& r, const json& j, const std::string& path, HfTokeni
       return false;
     if (from.empty()) return r.Fail(path + ".pattern.String", "must not be empty");
     const std::u32string f = DecodeUtf8(from), c = DecodeUtf8(to);
+    if (c.size() > kMaxInsertedChars) {
+      return r.Fail(path + ".content", "is longer than " + std::to_string(kMaxInsertedChars) + " characters");
+    }
     t.normalizers_.push_back([f, c](std::u32string& s) {
+      const std::size_t limit = kGrowthFactor * s.size() + kGrowthSlack;
       std::u32string out;
       std::size_t i = 0;
       while (i < s.size()) {
         if (s.compare(i, f.size(), f) == 0) {
           out += c;
           i += f.size();
+          if (out.size() > limit) throw TooLarge();
         } else {
           out.push_back(s[i++]);
         }
@@ -308,6 +447,10 @@ bool ParsePreTokenizer(Reader& r, const json& j, const std::string& path, HfToke
   if (type == "Sequence") {
     const json* list = r.Member(j, "pretokenizers");
     if (!list || !list->is_array()) return r.Fail(path + ".pretokenizers", "must be an array");
+    if (list->size() > kMaxPipelineSteps) {
+      return r.Fail(path + ".pretokenizers",
+                    "holds more than " + std::to_string(kMaxPipelineSteps) + " steps");
+    }
     for (std::size_t i = 0; i < list->size(); ++i) {
       if (!ParsePreTokenizer(r, (*list)[i], path + ".pretokenizers[" + std::to_string(i) + "]", t, names)) {
         return false;
@@ -316,6 +459,9 @@ bool ParsePreTokenizer(Reader& r, const json& j, const std::string& path, HfToke
     return true;
   }
   names.push_back(type);
+  if (t.pre_tokenizers_.size() >= kMaxPipelineSteps) {
+    return r.Fail(path, "is past the " + std::to_string(kMaxPipelineSteps) + " pre-tokenizers pilot runs");
+  }
   if (type == "BertPreTokenizer") {
     t.pre_tokenizers_.push_back(tok::BertPreTokenize);
     return true;
@@ -325,6 +471,9 @@ bool ParsePreTokenizer(Reader& r, const json& j, const std::string& path, HfToke
     return true;
   }
   if (type == "ByteLevel") {
+    if (std::count(names.begin(), names.end(), "ByteLevel") > 1) {
+      return r.Fail(path, "is a second ByteLevel: pilot runs one (each would double the text's bytes again)");
+    }
     bool prefix = true, regex = true;
     if (!r.Bool(j, "add_prefix_space", true, path, prefix) || !r.Bool(j, "use_regex", true, path, regex))
       return false;
@@ -443,6 +592,9 @@ bool ParsePostProcessor(Reader& r, const json& j, const std::string& path, HfTok
   if (type == "Sequence") {
     const json* list = r.Member(j, "processors");
     if (!list || !list->is_array()) return r.Fail(path + ".processors", "must be an array");
+    if (list->size() > kMaxPipelineSteps) {
+      return r.Fail(path + ".processors", "holds more than " + std::to_string(kMaxPipelineSteps) + " steps");
+    }
     for (std::size_t i = 0; i < list->size(); ++i) {
       std::string inner;
       if (!ParsePostProcessor(r, (*list)[i], path + ".processors[" + std::to_string(i) + "]", t, inner))
@@ -470,6 +622,7 @@ bool ParsePostProcessor(Reader& r, const json& j, const std::string& path, HfTok
     const json* single = r.Member(j, "single");
     const json* specials = r.Member(j, "special_tokens");
     if (!single || !single->is_array()) return r.Fail(path + ".single", "must be an array");
+    if (single->size() > 130) return r.Fail(path + ".single", "holds more than 130 pieces");
     if (!specials || !specials->is_object()) return r.Fail(path + ".special_tokens", "must be an object");
     t.single_.clear();
     for (std::size_t i = 0; i < single->size(); ++i) {
@@ -508,6 +661,10 @@ bool ParsePostProcessor(Reader& r, const json& j, const std::string& path, HfTok
       }
       t.single_.push_back(std::move(p));
     }
+    if (std::count_if(t.single_.begin(), t.single_.end(),
+                      [](const TemplatePiece& p) { return p.sequence; }) != 1) {
+      return r.Fail(path + ".single", "must hold the text ($A) exactly once");
+    }
     return true;
   }
   return r.Fail(path + ".type",
@@ -518,7 +675,10 @@ bool ParseAddedTokens(Reader& r, const json& doc, HfTokenizer& t) {
   const json* list = r.Member(doc, "added_tokens");
   if (!list || list->is_null()) return true;
   if (!list->is_array()) return r.Fail("added_tokens", "must be an array");
-  if (list->size() > 65536) return r.Fail("added_tokens", "holds more than 65536 tokens");
+  if (list->size() > kMaxAddedTokens) {
+    return r.Fail("added_tokens", "holds more than " + std::to_string(kMaxAddedTokens) + " tokens");
+  }
+  std::size_t bytes = 0;
   for (std::size_t i = 0; i < list->size(); ++i) {
     const json& a = (*list)[i];
     const std::string where = "added_tokens[" + std::to_string(i) + "]";
@@ -536,8 +696,11 @@ bool ParseAddedTokens(Reader& r, const json& doc, HfTokenizer& t) {
     if (single_word)
       return r.Fail(where + ".single_word", "an added token with single_word is not implemented by pilot");
     if (t2.content.empty()) return r.Fail(where + ".content", "must not be empty");
-    // As in tokenizers, a special token is always matched on the raw text.
-    (t2.normalized && !t2.special ? t.normalized_tokens_ : t.raw_tokens_).push_back(t2);
+    bytes += t2.content.size();
+    if (bytes > kMaxAddedTokenBytes) {
+      return r.Fail("added_tokens",
+                    "hold more than " + std::to_string(kMaxAddedTokenBytes) + " bytes in all");
+    }
     t.added_.push_back(std::move(t2));
   }
   return true;
@@ -578,6 +741,7 @@ Result<std::unique_ptr<Tokenizer>> ParseTokenizerJson(std::string_view text, con
   } catch (const std::exception&) {
     ok = r.Fail("(document)", "holds a value of an unexpected type");
   }
+  if (ok) t->IndexAddedTokens();
   if (!ok) {
     const Fault& f = faults.empty() ? Fault{"cannot be read", "(document)"} : faults.front();
     return BadInput("tokenizer key '" + f.path + "': " + f.what, source + " key " + f.path, kHint);
@@ -602,7 +766,11 @@ Result<std::unique_ptr<Tokenizer>> ParseTokenizerJson(std::string_view text, con
 TokenizedText EncodeText(const Tokenizer& tokenizer, const TokenizerSettings& settings,
                          std::string_view text) {
   TokenizedText out;
-  std::vector<std::int64_t> content = tokenizer.EncodeContent(text);
+  std::vector<std::int64_t> content;
+  if (!tokenizer.EncodeContent(text, content, out.error)) {
+    if (out.error.empty()) out.error = "the tokenizer failed";
+    return out;
+  }
   const std::size_t specials = settings.add_special_tokens ? tokenizer.SpecialTokenCount() : 0;
   out.tokens = content.size() + specials;
   if (settings.truncation == Truncation::kTruncate && out.tokens > settings.max_length) {

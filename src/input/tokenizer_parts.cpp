@@ -1,5 +1,6 @@
 #include "tokenizer_parts.h"
 
+#include <algorithm>
 #include <array>
 #include <map>
 #include <queue>
@@ -134,6 +135,15 @@ void StripNonspacingMarks(std::u32string& s) {
   s.swap(out);
 }
 
+void StripMarks(std::u32string& s) {
+  std::u32string out;
+  out.reserve(s.size());
+  for (char32_t c : s) {
+    if (!unicode::IsMarkAt(c, kNormalizationUnicode)) out.push_back(c);
+  }
+  s.swap(out);
+}
+
 void Lowercase(std::u32string& s) {
   std::u32string out;
   out.reserve(s.size());
@@ -203,7 +213,15 @@ namespace {
 
 class WordPiece final : public Model {
  public:
-  explicit WordPiece(WordPieceOptions o, std::int64_t unk_id) : o_(std::move(o)), unk_id_(unk_id) {}
+  explicit WordPiece(WordPieceOptions o, std::int64_t unk_id) : o_(std::move(o)), unk_id_(unk_id) {
+    // No candidate longer than the longest vocabulary entry can match: the search at each
+    // place starts there, so a long word costs its length times this, not its length squared.
+    for (const auto& [token, id] : o_.vocab) {
+      std::size_t chars = 0;
+      for (unsigned char b : token) chars += (b & 0xC0) != 0x80;
+      longest_ = std::max(longest_, chars);
+    }
+  }
   const char* Name() const override { return "WordPiece"; }
 
   void Tokenize(const std::u32string& piece, std::vector<std::int64_t>& out) const override {
@@ -216,7 +234,7 @@ class WordPiece final : public Model {
     std::string sub;
     std::size_t start = 0;
     while (start < piece.size()) {
-      std::size_t end = piece.size();
+      std::size_t end = std::min(piece.size(), start + longest_);
       bool found = false;
       while (start < end) {
         sub.clear();
@@ -242,6 +260,7 @@ class WordPiece final : public Model {
  private:
   WordPieceOptions o_;
   std::int64_t unk_id_;
+  std::size_t longest_ = 0;  // code points of the longest vocabulary entry
 };
 
 struct PairHash {

@@ -30,7 +30,8 @@ struct BertNormalizerOptions {
   bool clean_text = true, handle_chinese_chars = true, strip_accents = true, lowercase = true;
 };
 void BertNormalize(std::u32string& s, const BertNormalizerOptions& o);
-void StripNonspacingMarks(std::u32string& s);
+void StripNonspacingMarks(std::u32string& s);  // BERT's strip_accents: Mn, Unicode 8.0
+void StripMarks(std::u32string& s);            // the StripAccents normalizer: Mn Mc Me, Unicode 9.0
 void Lowercase(std::u32string& s);
 
 void BertPreTokenize(std::vector<std::u32string>& pieces);

@@ -96,13 +96,18 @@ class SpmTokenizer final : public Tokenizer {
   SpmTokenizer(const SpmApi* api, void* model, bool add_bos, bool add_eos)
       : api_(api), model_(model, api->free), add_bos_(add_bos), add_eos_(add_eos) {}
 
-  std::vector<std::int64_t> EncodeContent(std::string_view text) const override {
+  bool EncodeContent(std::string_view text, std::vector<std::int64_t>& out,
+                     std::string& error) const override {
     std::size_t n = 0;
     int* ids = api_->encode(model_.get(), text.data(), text.size(), &n);
-    if (!ids) return {};
-    std::vector<std::int64_t> out(ids, ids + n);
+    if (!ids) {
+      out.clear();
+      error = "libsentencepiece could not encode the text";
+      return false;
+    }
+    out.assign(ids, ids + n);
     api_->free_ids(ids);
-    return out;
+    return true;
   }
 
   std::size_t SpecialTokenCount() const override { return (add_bos_ ? 1 : 0) + (add_eos_ ? 1 : 0); }

@@ -82,7 +82,9 @@ constexpr CategoryChange kCategoryChanges[] = {
     {0x1885, {9, 0}, U_OTHER_LETTER},             // MONGOLIAN LETTER ALI GALI BALUDA: Lo, then Mn
     {0x1886, {9, 0}, U_OTHER_LETTER},             // MONGOLIAN LETTER ALI GALI THREE BALUDA: Lo, then Mn
     {0xA9BD, {12, 0}, U_COMBINING_SPACING_MARK},  // JAVANESE CONSONANT SIGN KERET: Mc, then Mn
-    {0x111C9, {9, 0}, U_OTHER_PUNCTUATION},       // SHARADA SANDHI MARK: Po, then Mn
+    {0x111C9, {10, 0}, U_OTHER_PUNCTUATION},      // SHARADA SANDHI MARK: Po through 9.0, then Mn
+    {0x1CF2, {10, 0}, U_COMBINING_SPACING_MARK},  // VEDIC SIGN ARDHAVISARGA: Mc, then Lo
+    {0x1CF3, {10, 0}, U_COMBINING_SPACING_MARK},  // VEDIC SIGN ROTATED ARDHAVISARGA: Mc, then Lo
     {0x166D, {12, 0}, U_OTHER_PUNCTUATION},       // CANADIAN SYLLABICS CHI SIGN: Po, then So
 };
 
@@ -142,6 +144,12 @@ bool IsNumberAt(char32_t c, Version cut) {
 }
 
 bool IsNonspacingMarkAt(char32_t c, Version cut) { return CategoryAt(c, cut) == U_NON_SPACING_MARK; }
+
+bool IsMarkAt(char32_t c, Version cut) {
+  const int category = CategoryAt(c, cut);
+  return category == U_NON_SPACING_MARK || category == U_COMBINING_SPACING_MARK ||
+         category == U_ENCLOSING_MARK;
+}
 
 bool IsOtherAt(char32_t c, Version cut) {
   switch (CategoryAt(c, cut)) {

@@ -25,6 +25,7 @@ bool IsPunctuationAt(char32_t c, Version cut);     // Pc Pd Ps Pe Pi Pf Po
 bool IsLetterAt(char32_t c, Version cut);          // Lu Ll Lt Lm Lo
 bool IsNumberAt(char32_t c, Version cut);          // Nd Nl No
 bool IsNonspacingMarkAt(char32_t c, Version cut);  // Mn
+bool IsMarkAt(char32_t c, Version cut);            // Mn Mc Me
 bool IsOtherAt(char32_t c, Version cut);           // Cc Cf Co Cs Cn
 bool IsWhiteSpace(char32_t c);                     // the White_Space property
 

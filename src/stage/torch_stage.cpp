@@ -305,6 +305,7 @@ class TorchStage : public Stage {
     if (!tokenizer_) return false;
     try {
       TokenizedText t = EncodeText(*tokenizer_, tok_, text);
+      out.error = std::move(t.error);
       out.ids = std::move(t.ids);
       out.type_ids = std::move(t.type_ids);
       out.tokens = t.tokens;
@@ -728,6 +729,11 @@ class TorchStage : public Stage {
       const PreparedInput* p = prepared ? (*prepared)[k] : &own[k];
       if (!prepared && !Tokenize(texts[k], own[k]))
         throw std::runtime_error("the tokenizer failed on an input");
+      if (!p->error.empty()) {  // this text alone: its rejection, with the tokenizer's reason
+        outputs[k].ok = false;
+        outputs[k].error = p->error;
+        continue;
+      }
       outputs[k].tokens = p->tokens;
       outputs[k].truncated = p->truncated;
       if (tok_.truncation == Truncation::kReject && p->tokens > tok_.max_length) {

@@ -49,11 +49,14 @@ c = rec["c.txt"]
 assert c["status"] == "rejected" and c["reason"] == "too_many_tokens", c
 assert c["detail"] == "%d tokens, more than stage.tokenizer.max_length 24" % ref["c.txt"]["tokens"], c
 assert c["tokens"] == ref["c.txt"]["tokens"] and "truncated" not in c, c
+worst = 0.0
 for name in "abde":
     r, want = rec[name + ".txt"], ref[name + ".txt"]
     assert r["status"] == "accepted" and r["category"] == want["label"], (r, want)
-    assert abs(r["confidence"] - want["confidence"]) < 1e-5, (r, want)
+    worst = max(worst, abs(r["confidence"] - want["confidence"]))
     assert r["tokens"] == want["tokens"] and "truncated" not in r, (r, want)
+assert worst < 1e-5, worst
+print("tokenizer.json: largest |pilot - python| confidence %.3g" % worst)
 rep = json.load(open(f"{folder}/data/report.json"))
 t = rep["tokens"]
 assert t["items"] == 5 and t["truncated"] == 0 and t["max"] == ref["c.txt"]["tokens"], t
@@ -111,10 +114,14 @@ python3 - runs/spm ref-spm.json <<'PY'
 import json, sys
 folder, ref = sys.argv[1], json.load(open(sys.argv[2]))
 rec = {json.loads(l)["id"]: json.loads(l) for l in open(f"{folder}/data/results.jsonl")}
+worst = 0.0
 for name, want in ref.items():
     r = rec[name]
-    assert r["category"] == want["label"] and abs(r["confidence"] - want["confidence"]) < 1e-5, (r, want)
+    assert r["category"] == want["label"], (r, want)
+    worst = max(worst, abs(r["confidence"] - want["confidence"]))
     assert r["tokens"] == want["tokens"], (r, want)
+assert worst < 1e-5, worst
+print("sentencepiece: largest |pilot - python| confidence %.3g" % worst)
 tk = json.load(open(f"{folder}/data/run.json"))["plan"]["model_contract"]["tokenizer"]
 assert tk["format"] == "sentencepiece" and tk["special_tokens_added"] == 1, tk
 PY

@@ -25,6 +25,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     s.max_length = 8;
     s.truncation = Truncation::kTruncate;
     TokenizedText out = EncodeText(tok, s, sample);
+    if (!out.error.empty()) {
+      PILOT_FUZZ_CHECK(out.ids.empty());
+      continue;
+    }
     PILOT_FUZZ_CHECK(out.ids.size() == out.type_ids.size());
     PILOT_FUZZ_CHECK(out.ids.size() <= out.tokens);
     if (tok.SpecialTokenCount() <= s.max_length) PILOT_FUZZ_CHECK(out.ids.size() <= s.max_length);

@@ -14,7 +14,7 @@ import os
 import subprocess
 import sys
 
-NAMES = ["clean_text", "chinese_chars", "strip_accents", "lowercase", "NFKC", "NFD", "NFC", "NFKD",
+NAMES = ["clean_text", "chinese_chars", "strip_accents", "lowercase", "StripAccents", "NFKC", "NFD", "NFC", "NFKD",
          "BertPreTokenizer", "ByteLevel"]
 
 

@@ -129,6 +129,11 @@ int main(int argc, char** argv) {
     bert({false, true, false, false});
     bert({false, false, true, false});
     bert({false, false, false, true});
+    {
+      std::u32string s = c;
+      tok::StripMarks(s);
+      row += ", " + Quote(s);
+    }
     for (auto form : {unicode::Form::kNfkc, unicode::Form::kNfd, unicode::Form::kNfc, unicode::Form::kNfkd}) {
       row += ", " + Quote(unicode::Normalize(c, form, tok::kNormalizationUnicode));
     }

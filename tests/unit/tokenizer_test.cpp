@@ -167,6 +167,55 @@ TEST(Tokenizer, RefusesBadFilesNamingTheKey) {
   EXPECT_NE(type.find("normalizer.type"), std::string::npos) << type;
 }
 
+TEST(Tokenizer, AddedTokensOnTheNormalizedTextAreNormalizedThemselves) {
+  // As tokenizers does: a token with normalized: true (special or not) is matched on the
+  // normalized text, in its normalized form; one with normalized: false on the raw text.
+  auto t = ParseTokenizerJson(R"({"normalizer": {"type": "Lowercase"},
+      "added_tokens": [{"id": 7, "content": "FOO", "normalized": true, "special": true},
+                       {"id": 8, "content": "BAR", "normalized": false}],
+      "pre_tokenizer": {"type": "WhitespaceSplit"},
+      "model": {"type": "WordPiece", "unk_token": "[UNK]", "continuing_subword_prefix": "##",
+                "vocab": {"[UNK]": 0, "x": 1, "bar": 2}}})",
+                              "t.json");
+  ASSERT_TRUE(t.ok()) << t.error().ToString();
+  EXPECT_EQ(Encode(*t.value(), "x Foo x"), (Ids{1, 7, 1}));
+  EXPECT_EQ(Encode(*t.value(), "BAR bar"), (Ids{8, 2}));
+}
+
+TEST(Tokenizer, APipelineThatGrowsATextPastItsBoundFailsThatTextAlone) {
+  // Each Replace makes 64 of one 'a': three of them, 262,144 per 'a'.
+  std::string replace =
+      R"({"type": "Replace", "pattern": {"String": "a"}, "content": ")" + std::string(64, 'a') + R"("})";
+  auto t = ParseTokenizerJson(R"({"normalizer": {"type": "Sequence", "normalizers": [)" + replace + "," +
+                                  replace + "," + replace +
+                                  R"(]}, "model": {"type": "BPE", "vocab": {"a": 0, "b": 1}, "merges": []}})",
+                              "t.json");
+  ASSERT_TRUE(t.ok()) << t.error().ToString();
+  TokenizedText out = EncodeText(*t.value(), TokenizerSettings{}, "aaaa");
+  EXPECT_TRUE(out.ids.empty());
+  EXPECT_NE(out.error.find("grows the text past 32 times its length"), std::string::npos) << out.error;
+  EXPECT_EQ(Encode(*t.value(), "bbb"), (Ids{1, 1, 1}));  // a text without 'a' is not grown
+}
+
+TEST(Tokenizer, RefusesAPipelineOverItsBounds) {
+  const std::string bpe = R"("model": {"type": "BPE", "vocab": {"a": 0}, "merges": []})";
+  std::string many = R"({"normalizer": {"type": "Sequence", "normalizers": [)";
+  for (int i = 0; i < 65; ++i) many += std::string(i ? "," : "") + R"({"type": "Lowercase"})";
+  auto steps = ErrorOf(many + "]}, " + bpe + "}");
+  EXPECT_NE(steps.find("holds more than 64 steps"), std::string::npos) << steps;
+  auto twice = ErrorOf(R"({"pre_tokenizer": {"type": "Sequence", "pretokenizers": [{"type": "ByteLevel"},
+                           {"type": "ByteLevel"}]}, )" +
+                       bpe + "}");
+  EXPECT_NE(twice.find("a second ByteLevel"), std::string::npos) << twice;
+  auto content = ErrorOf(R"({"normalizer": {"type": "Replace", "pattern": {"String": "a"}, "content": ")" +
+                         std::string(65, 'b') + R"("}, )" + bpe + "}");
+  EXPECT_NE(content.find("normalizer.content"), std::string::npos) << content;
+  auto sequence_twice = ErrorOf(R"({"post_processor": {"type": "TemplateProcessing", "special_tokens": {},
+      "single": [{"Sequence": {"id": "A"}}, {"Sequence": {"id": "A"}}]}, )" +
+                                bpe + "}");
+  EXPECT_NE(sequence_twice.find("must hold the text ($A) exactly once"), std::string::npos) << sequence_twice;
+}
+
 TEST(Tokenizer, SentencePieceRefusesAFileItCannotLoad) {
   auto t = ParseSentencePieceModel("not a model", "x.model", false, true);
   ASSERT_FALSE(t.ok());
