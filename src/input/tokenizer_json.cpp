@@ -128,19 +128,6 @@ class AddedTrie {
   std::vector<AddedToken> tokens_;
 };
 
-// One code point of valid UTF-8 at text[i]: its length in bytes (1 for a stray byte).
-std::size_t CodePointAt(std::string_view text, std::size_t i, char32_t& c) {
-  const auto b = static_cast<unsigned char>(text[i]);
-  const std::size_t len = b < 0x80 ? 1 : (b >> 5) == 0x6 ? 2 : (b >> 4) == 0xE ? 3 : (b >> 3) == 0x1E ? 4 : 1;
-  if (i + len > text.size()) {
-    c = 0xFFFD;
-    return 1;
-  }
-  c = len == 1 ? b : len == 2 ? (b & 0x1F) : len == 3 ? (b & 0x0F) : (b & 0x07);
-  for (std::size_t k = 1; k < len; ++k) c = (c << 6) | (static_cast<unsigned char>(text[i + k]) & 0x3F);
-  return len;
-}
-
 // The pipeline grew a text past its bound (kGrowthFactor): thrown inside EncodeContent, which
 // turns it into the item's error.
 struct TooLarge {};
@@ -302,7 +289,7 @@ class HfTokenizer final : public Tokenizer {
       std::size_t begin = at - 1;
       while (begin > floor && (static_cast<unsigned char>(text[begin]) & 0xC0) == 0x80) --begin;
       char32_t c = 0;
-      CodePointAt(text, begin, c);
+      unicode::CodePointAt(text, begin, c);
       if (!unicode::IsWhiteSpace(c)) break;
       at = begin;
     }
@@ -313,7 +300,7 @@ class HfTokenizer final : public Tokenizer {
   static std::size_t WhitespaceEndAfter(std::string_view text, std::size_t at) {
     while (at < text.size()) {
       char32_t c = 0;
-      const std::size_t len = CodePointAt(text, at, c);
+      const std::size_t len = unicode::CodePointAt(text, at, c);
       if (!unicode::IsWhiteSpace(c)) break;
       at += len;
     }

@@ -127,21 +127,15 @@ void BertNormalize(std::u32string& s, const BertNormalizerOptions& o) {
 }
 
 void StripNonspacingMarks(std::u32string& s) {
-  std::u32string out;
-  out.reserve(s.size());
-  for (char32_t c : s) {
-    if (!unicode::IsNonspacingMarkAt(c, kCategoryUnicode)) out.push_back(c);
-  }
-  s.swap(out);
+  s.erase(std::remove_if(s.begin(), s.end(),
+                         [](char32_t c) { return unicode::IsNonspacingMarkAt(c, kCategoryUnicode); }),
+          s.end());
 }
 
 void StripMarks(std::u32string& s) {
-  std::u32string out;
-  out.reserve(s.size());
-  for (char32_t c : s) {
-    if (!unicode::IsMarkAt(c, kNormalizationUnicode)) out.push_back(c);
-  }
-  s.swap(out);
+  s.erase(std::remove_if(s.begin(), s.end(),
+                         [](char32_t c) { return unicode::IsMarkAt(c, kNormalizationUnicode); }),
+          s.end());
 }
 
 void Lowercase(std::u32string& s) {

@@ -235,39 +235,25 @@ std::string IcuUnicodeVersion() {
   return std::to_string(v[0]) + "." + std::to_string(v[1]);
 }
 
+std::size_t CodePointAt(std::string_view text, std::size_t i, char32_t& c) {
+  const auto b = static_cast<unsigned char>(text[i]);
+  const std::size_t len = b < 0x80 ? 1 : (b >> 5) == 0x6 ? 2 : (b >> 4) == 0xE ? 3 : (b >> 3) == 0x1E ? 4 : 0;
+  if (len == 0 || i + len > text.size()) {  // never for validated text: replaced, not trusted
+    c = 0xFFFD;
+    return 1;
+  }
+  c = len == 1 ? b : len == 2 ? (b & 0x1F) : len == 3 ? (b & 0x0F) : (b & 0x07);
+  for (std::size_t k = 1; k < len; ++k) c = (c << 6) | (static_cast<unsigned char>(text[i + k]) & 0x3F);
+  return len;
+}
+
 std::u32string DecodeUtf8(std::string_view text) {
   std::u32string out;
   out.reserve(text.size());
-  const auto* s = reinterpret_cast<const unsigned char*>(text.data());
-  const std::size_t n = text.size();
-  for (std::size_t i = 0; i < n;) {
-    const unsigned char b = s[i];
-    char32_t c;
-    std::size_t len;
-    if (b < 0x80) {
-      c = b;
-      len = 1;
-    } else if ((b >> 5) == 0x6) {
-      c = b & 0x1F;
-      len = 2;
-    } else if ((b >> 4) == 0xE) {
-      c = b & 0x0F;
-      len = 3;
-    } else if ((b >> 3) == 0x1E) {
-      c = b & 0x07;
-      len = 4;
-    } else {
-      out.push_back(0xFFFD);  // never for validated text; a stray byte is replaced, not trusted
-      ++i;
-      continue;
-    }
-    if (i + len > n) {
-      out.push_back(0xFFFD);
-      break;
-    }
-    for (std::size_t k = 1; k < len; ++k) c = (c << 6) | (s[i + k] & 0x3F);
+  for (std::size_t i = 0; i < text.size();) {
+    char32_t c = 0;
+    i += CodePointAt(text, i, c);
     out.push_back(c);
-    i += len;
   }
   return out;
 }

@@ -42,6 +42,9 @@ std::u32string Normalize(const std::u32string& text, Form form, Version cut);
 // The Unicode version of the ICU in use ("15.0").
 std::string IcuUnicodeVersion();
 
+// One code point of UTF-8 (already validated) at text[i]: its length in bytes; a stray or cut
+// byte is U+FFFD, one byte long.
+std::size_t CodePointAt(std::string_view text, std::size_t i, char32_t& c);
 // UTF-8 (already validated) to code points and back.
 std::u32string DecodeUtf8(std::string_view text);
 void AppendUtf8(char32_t c, std::string& out);
