@@ -255,10 +255,30 @@ class PrivatePackage {
 // The package's compiled library resolves libtorch's C shim (aoti_torch_*) from the global
 // scope, and the torch module was loaded RTLD_LOCAL: promote the libtorch libraries that
 // are already loaded (RTLD_NOLOAD loads nothing new).
+//
+// The library also names libtorch.so among its dependencies (inductor links it), though every
+// symbol it takes is in libtorch_cpu and libc10 (libtorch_cuda on a GPU). A build that links
+// libtorch_cpu alone has not loaded the wheel's libtorch.so, which would load libtorch_cuda and
+// the CUDA libraries, and the loader would search the system for the name (and find Debian's
+// libtorch 1.13 where it is installed). So that name is answered by libpilot-libtorch-name.so,
+// built beside libpilot-torch.so: an empty library whose soname is libtorch.so.
 void ExposeLibtorchSymbols() {
   for (const char* lib :
        {"libc10.so", "libtorch_cpu.so", "libc10_cuda.so", "libtorch_cuda.so", "libtorch.so"}) {
     if (void* h = ::dlopen(lib, RTLD_NOW | RTLD_GLOBAL | RTLD_NOLOAD)) (void)h;  // kept open: stays global
+  }
+  if (::dlopen("libtorch.so", RTLD_NOW | RTLD_NOLOAD) != nullptr) return;
+  std::vector<std::filesystem::path> folders;
+  Dl_info self{};
+  if (::dladdr(reinterpret_cast<void*>(&ExposeLibtorchSymbols), &self) != 0 && self.dli_fname != nullptr)
+    folders.push_back(std::filesystem::path(self.dli_fname).parent_path());
+  std::error_code ec;
+  const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (!ec) folders.push_back(exe.parent_path());
+  for (const auto& folder : folders) {
+    const auto stub = folder / "libpilot-libtorch-name.so";
+    if (!std::filesystem::is_regular_file(stub, ec)) continue;
+    if (::dlopen(stub.c_str(), RTLD_NOW | RTLD_GLOBAL) != nullptr) return;  // kept open
   }
 }
 #endif
