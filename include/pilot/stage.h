@@ -36,6 +36,9 @@ struct BatchOutput {
   bool out_of_memory = false;
   std::string error;
   std::vector<ItemOutput> items;  // ok: one per input, in order
+  // A tokenized batch (input_kind token_ids): the tokens its items gave the model (the
+  // attention mask's ones) and the tensor's size, batch x padded length. Both 0 otherwise.
+  std::uint64_t input_tokens = 0, padded_tokens = 0;
 
   static BatchOutput Failed(std::string error, bool out_of_memory) {
     BatchOutput b;

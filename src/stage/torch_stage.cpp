@@ -341,7 +341,10 @@ class TorchStage : public Stage {
                   const std::vector<const PreparedInput*>* prepared) {
     try {
       BatchOutput b;
+      batch_tokens_ = batch_padded_ = 0;
       b.items = Forward(texts, prepared);
+      b.input_tokens = batch_tokens_;
+      b.padded_tokens = batch_padded_;
       return b;
     } catch (const std::exception& e) {
       std::string what = Message(e);
@@ -668,6 +671,8 @@ class TorchStage : public Stage {
     }
     const auto b = static_cast<std::int64_t>(batch.size());
     const auto t = static_cast<std::int64_t>(longest);
+    batch_padded_ = static_cast<std::uint64_t>(b) * static_cast<std::uint64_t>(t);
+    for (const auto* p : batch) batch_tokens_ += p->ids.size();
     auto opts = torch::TensorOptions().dtype(torch::kInt64);
     torch::Tensor ids = torch::full({b, t}, tok_.pad_id, opts);
     torch::Tensor mask = torch::zeros({b, t}, opts);
@@ -840,6 +845,8 @@ class TorchStage : public Stage {
   std::shared_ptr<const Tokenizer> tokenizer_;  // token_ids: stage.tokenizer
   TokenizerSettings tok_;
   bool type_ids_ = false;  // token_ids: forward takes token_type_ids too
+  // The last batch's tokens and padded tensor size (BatchOutput::input_tokens, padded_tokens).
+  std::uint64_t batch_tokens_ = 0, batch_padded_ = 0;
   torch::Dtype dtype_ = torch::kFloat32;
   std::string dtype_name_ = "as saved";  // recorded as plan.model_contract.dtype
   bool dtype_given_ = false;             // stage.options.dtype set: the model is converted to it

@@ -120,6 +120,8 @@ CellMeasure RunCell(Clock& clock, Stage& stage, const std::vector<std::string>& 
     if (!keep) return;  // the warm-up
     latencies.push_back(ms);
     ++c.batches;
+    c.tokens += out.input_tokens;
+    c.padded_tokens += out.padded_tokens;
     for (std::size_t k = 0; k < out.items.size(); ++k) {
       const ItemOutput& o = out.items[k];
       (o.ok ? c.completed : c.failed) += 1;
@@ -162,6 +164,11 @@ CellMeasure RunCell(Clock& clock, Stage& stage, const std::vector<std::string>& 
   c.wall_seconds = clock.MonotonicSeconds() - start;
   const double done = static_cast<double>(c.completed + c.failed);
   c.items_per_second = c.wall_seconds > 0 ? done / c.wall_seconds : 0;
+  if (c.padded_tokens > 0) {
+    c.tokens_per_second = c.wall_seconds > 0 ? static_cast<double>(c.tokens) / c.wall_seconds : 0;
+  } else {
+    c.tokens = 0;
+  }
   c.p50_ms = Percentile(latencies, 50);
   c.p90_ms = Percentile(latencies, 90);
   c.p95_ms = Percentile(latencies, 95);

@@ -213,6 +213,11 @@ nlohmann::ordered_json CellToJson(const CellMeasure& c) {
   j["failed"] = c.failed;
   j["wall_seconds"] = c.wall_seconds;
   j["items_per_second"] = c.items_per_second;
+  if (c.padded_tokens > 0) {
+    j["tokens"] = c.tokens;
+    j["padded_tokens"] = c.padded_tokens;
+    j["tokens_per_second"] = c.tokens_per_second;
+  }
   j["latency_ms"] = {{"p50", c.p50_ms}, {"p90", c.p90_ms}, {"p95", c.p95_ms}, {"p99", c.p99_ms}};
   j["rss_after_load_mb"] = c.rss_after_load_mb;
   j["peak_rss_mb"] = c.peak_rss_mb;
@@ -276,6 +281,20 @@ Result<CellMeasure> CellFromJson(std::string_view text, const std::string& where
     auto v = Finite(j, key);
     if (!v || *v < 0) return bad(std::string("'") + key + "' is not a number >= 0");
     *out = *v;
+  }
+  if (j.contains("padded_tokens") || j.contains("tokens") || j.contains("tokens_per_second")) {
+    auto tokens = UnsignedAt(j, "tokens");
+    auto padded = UnsignedAt(j, "padded_tokens");
+    auto per_second = Finite(j, "tokens_per_second");
+    if (!tokens || !padded || *padded == 0 || *tokens > *padded || *padded > (std::uint64_t{1} << 50) ||
+        !per_second || *per_second < 0) {
+      return bad(
+          "'tokens', 'padded_tokens' and 'tokens_per_second' are not counts with tokens <= "
+          "padded_tokens and a rate >= 0");
+    }
+    c.tokens = *tokens;
+    c.padded_tokens = *padded;
+    c.tokens_per_second = *per_second;
   }
   if (!j.contains("latency_ms") || !j["latency_ms"].is_object()) return bad("'latency_ms' is not an object");
   for (auto [key, out] : {std::pair{"p50", &c.p50_ms}, std::pair{"p90", &c.p90_ms},

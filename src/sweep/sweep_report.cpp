@@ -133,6 +133,16 @@ std::string Chart(const J& summary, const char* title, const char* unit, double 
 }
 
 double ItemsPerSecond(const J& c) { return Num(c, "items_per_second"); }
+
+// A tokenized stage's sweep: its cells carry tokens, padded_tokens and tokens_per_second.
+bool Tokenized(const J& summary) {
+  for (const auto& c : Arr(summary, "cells"))
+    if (c.contains("padded_tokens")) return true;
+  return false;
+}
+std::string Percent(const J& c, const char* key) {
+  return c.contains(key) && c[key].is_number() ? FixedDecimals(100.0 * c[key].get<double>(), 1) : "";
+}
 double PeakMemory(const J& c) {
   return c.contains("peak_device_mb") && c["peak_device_mb"].is_number() ? c["peak_device_mb"].get<double>()
                                                                          : Num(c, "peak_rss_mb");
@@ -148,11 +158,13 @@ std::string Latency(const J& c, const char* p) {
 
 std::string SweepCsv(const J& summary, SweepRendering rendering) {
   const auto count = [rendering](const J& j, const char* key) { return Count(j, key, rendering); };
+  const bool tokenized = Tokenized(summary);
   std::ostringstream s;
   s << "group,min_length,max_length,group_items,batch_size,cycled,repeats,batches,completed,failed,wall_"
        "seconds,"
        "items_per_second,p50_ms,p90_ms,p95_ms,p99_ms,rss_after_load_mb,peak_rss_mb,peak_device_mb,limit,"
-       "equivalence_findings,error\n";
+       "equivalence_findings,error"
+    << (tokenized ? ",tokens,padded_tokens,tokens_per_second,padding_waste_percent" : "") << "\n";
   for (const auto& c : Arr(summary, "cells")) {
     const J* g = GroupOf(summary, c["group"].get<std::uint64_t>());
     s << count(c, "group") << ',' << (g ? count(*g, "min_length") : "") << ','
@@ -167,7 +179,14 @@ std::string SweepCsv(const J& summary, SweepRendering rendering) {
               ? FixedDecimals(c["peak_device_mb"].get<double>(), 1)
               : "")
       << ',' << EscapeCsv(Str(c, "limit")) << ',' << count(c, "equivalence_findings") << ','
-      << EscapeCsv(Str(c, "error")) << '\n';
+      << EscapeCsv(Str(c, "error"));
+    if (tokenized) {
+      s << ',' << (c.contains("tokens") ? count(c, "tokens") : "") << ','
+        << (c.contains("padded_tokens") ? count(c, "padded_tokens") : "") << ','
+        << (c.contains("tokens_per_second") ? FixedDecimals(Num(c, "tokens_per_second"), 1) : "") << ','
+        << Percent(c, "padding_waste");
+    }
+    s << '\n';
   }
   return s.str();
 }
@@ -191,8 +210,10 @@ std::string SweepMarkdown(const J& summary, SweepRendering rendering) {
   }
   const J& st = summary["settings"];
   s << "Groups by input length in **" << EscapeMarkdown(Str(summary, "measure")) << "**"
-    << (Str(summary, "measure") == "features" ? " (the stage's own measure: hashed n-grams)" : "") << "; "
-    << count(summary, "excluded")
+    << (Str(summary, "measure") != "features" ? ""
+        : Tokenized(summary)                  ? " (the stage's own measure: tokens, special tokens included)"
+                                              : " (the stage's own measure: hashed n-grams)")
+    << "; " << count(summary, "excluded")
     << " item(s) rejected by the prechecks were left out. Each cell ran one warm-up batch, then "
     << count(st, "repeats") << " timed pass(es) over its group. Latency is per batch.";
   if (st.contains("latency_budget_ms") && st["latency_budget_ms"].is_number()) {
@@ -219,6 +240,17 @@ std::string SweepMarkdown(const J& summary, SweepRendering rendering) {
               ? ""
               : "**" + EscapeMarkdown(Str(c, "limit")) + "**: " + EscapeMarkdown(Str(c, "error")))
       << " | " << count(c, "equivalence_findings") << " |\n";
+  }
+  if (Tokenized(summary)) {
+    s << "\n## Tokens\n\nEach batch is padded to its longest text; the padding is the share of the "
+         "padded tensors that no text filled, which the model computes over all the same.\n\n"
+         "| group | batch | tokens/s | tokens | padded tokens | padding % |\n|---|---|---|---|---|---|\n";
+    for (const auto& c : Arr(summary, "cells")) {
+      if (!c.contains("padded_tokens")) continue;
+      s << "| " << count(c, "group") << " | " << count(c, "batch_size") << " | "
+        << FixedDecimals(Num(c, "tokens_per_second"), 0) << " | " << count(c, "tokens") << " | "
+        << count(c, "padded_tokens") << " | " << Percent(c, "padding_waste") << " |\n";
+    }
   }
   bool any_cycled = false;
   for (const auto& c : Arr(summary, "cells")) any_cycled = any_cycled || c.value("cycled", false);
@@ -327,6 +359,16 @@ std::string SweepHtml(const J& summary, SweepRendering rendering) {
       << FixedDecimals(PeakMemory(c), 1) << "</td><td>" << count(c, "completed") << "</td><td>"
       << count(c, "failed") << "</td><td class=\"limit\">" << EscapeHtml(Str(c, "limit")) << "</td><td>"
       << count(c, "equivalence_findings") << "</td></tr>\n";
+  }
+  if (Tokenized(summary)) {
+    s << "</table><h2>Tokens</h2><table><tr><th>group</th><th>batch</th><th>tokens/s</th><th>tokens</th>"
+         "<th>padded tokens</th><th>padding %</th></tr>\n";
+    for (const auto& c : Arr(summary, "cells")) {
+      if (!c.contains("padded_tokens")) continue;
+      s << "<tr><td>" << count(c, "group") << "</td><td>" << count(c, "batch_size") << "</td><td>"
+        << FixedDecimals(Num(c, "tokens_per_second"), 0) << "</td><td>" << count(c, "tokens") << "</td><td>"
+        << count(c, "padded_tokens") << "</td><td>" << Percent(c, "padding_waste") << "</td></tr>\n";
+    }
   }
   s << "</table><h2>Recommendation</h2><table><tr><th>group</th><th>lengths</th><th>batch "
        "size</th><th>why</th></tr>\n";

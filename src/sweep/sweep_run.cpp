@@ -152,12 +152,17 @@ class SweepSession {
   }
 
   std::string ProgressLine(const CellMeasure& m, std::size_t total) const {
-    char buf[256];
+    char tokens[96] = "";
+    if (m.padded_tokens > 0) {
+      std::snprintf(tokens, sizeof tokens, " (%.0f tokens/s, padding %.1f%%)", m.tokens_per_second,
+                    100.0 * m.padding_waste());
+    }
+    char buf[384];
     std::snprintf(
         buf, sizeof buf,
-        "sweep: cell %zu/%zu (at most): group %d, batch %d: %.0f items/s, p95 %.2f ms, peak %.0f MB%s%s",
-        cells_.size() + 1, total, m.group, m.batch_size, m.items_per_second, m.p95_ms, m.peak_memory_mb(),
-        m.limit.empty() ? "" : ", LIMIT ", m.limit.c_str());
+        "sweep: cell %zu/%zu (at most): group %d, batch %d: %.0f items/s%s, p95 %.2f ms, peak %.0f MB%s%s",
+        cells_.size() + 1, total, m.group, m.batch_size, m.items_per_second, tokens, m.p95_ms,
+        m.peak_memory_mb(), m.limit.empty() ? "" : ", LIMIT ", m.limit.c_str());
     return buf;
   }
 

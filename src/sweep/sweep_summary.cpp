@@ -63,6 +63,7 @@ ojson CellsJson(const SweepSummaryInput& in, const CellIndex& index) {
       if (!c) continue;
       ojson cj = CellToJson(*c);
       cj.erase("outcomes");
+      if (c->padded_tokens > 0) cj["padding_waste"] = c->padding_waste();
       cj["file"] = SweepCellFile(c->group, c->batch_size);
       auto n = in.analysis.findings_per_cell.find({c->group, c->batch_size});
       cj["equivalence_findings"] = n == in.analysis.findings_per_cell.end() ? 0 : n->second;

@@ -88,6 +88,53 @@ for name, want in ref.items():
 assert json.load(open(f"{folder}/data/report.json"))["tokens"]["truncated"] == 1
 PY
 
+# A sweep groups by tokens and pads each batch: every cell gives tokens/s and the padding waste,
+# which the folder's renderings show and verify derives again.
+run_pilot 0 sweep --params truncate.json --batch-sizes 1,2,4 --groups 2 --repeats 1 --out sweep-tok
+expect_in err "tokens/s, padding"
+run_pilot 0 verify sweep-tok
+python3 - sweep-tok <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1] + "/data/sweep.json"))
+assert s["measure"] == "features", s["measure"]
+cells = {(c["group"], c["batch_size"]): c for c in s["cells"]}
+for (g, b), c in cells.items():
+    assert 0 < c["tokens"] <= c["padded_tokens"], c
+    assert abs(c["padding_waste"] - (1 - c["tokens"] / c["padded_tokens"])) < 1e-12, c
+    assert c["tokens_per_second"] > 0, c
+    if b == 1:  # one text a batch, padded to a multiple of 8 (pad_to_multiple_of)
+        assert c["padded_tokens"] % 8 == 0, c
+# The same group's texts, whatever the batch size (one that does not cycle them): the same tokens.
+for g in {g for g, _ in cells}:
+    assert len({c["tokens"] for (gg, _), c in cells.items() if gg == g and not c["cycled"]}) == 1, cells
+assert max(c["padding_waste"] for c in cells.values()) > 0, cells
+PY
+expect_in sweep-tok/data/sweep.md "## Tokens"
+expect_in sweep-tok/data/sweep.md "tokens, special tokens included"
+expect_in sweep-tok/data/sweep.csv "tokens_per_second,padding_waste_percent"
+
+# Killed after two of five batches (writes 8 and 9 are their journal lines), then resumed: the
+# folder verifies and every record, tokens and truncated included, equals a straight run's.
+sed 's/"batch_size": 3/"batch_size": 1/' truncate.json >one.json
+run_pilot 0 run --params one.json --runs-dir runs --run-id straight
+rc=0
+PILOT_TEST_KILL_AFTER_WRITE=9 "$PILOT" run --params one.json --runs-dir runs --run-id killed --quiet >/dev/null 2>err.txt || rc=$?
+[ "$rc" -eq 137 ] || { cat err.txt; fail "the tokenized run was not killed at write 9 (exit $rc)"; }
+run_pilot 0 resume runs/killed
+run_pilot 0 verify runs/killed
+python3 - runs/straight runs/killed <<'PY'
+import json, sys
+def records(folder):
+    out = {}
+    for line in open(folder + "/data/results.jsonl"):
+        r = json.loads(line)
+        out[r["id"]] = {k: r.get(k) for k in ("status", "category", "confidence", "reason", "tokens", "truncated")}
+    return out
+a, b = records(sys.argv[1]), records(sys.argv[2])
+assert len(a) == 5 and a == b, (a, b)
+assert json.load(open(sys.argv[2] + "/data/report.json"))["tokens"]["truncated"] == 1
+PY
+
 # compare names the settings that changed; another tokenizer file is "tokenizer".
 run_pilot 1 compare runs/reject runs/truncate --out cmp1
 expect_in cmp1/compare.md "stage.tokenizer.truncation"
@@ -148,10 +195,10 @@ expect_in err "stage.tokenizer"
 params tiny-max.json reject 2
 run_pilot 2 run --params tiny-max.json --runs-dir runs
 expect_in err "leaves no room beside the 2 special tokens"
-printf '{"model": {"type": "Unigram", "vocab": []}}' >unigram.json
+printf '{"model": {"type": "WordLevel", "vocab": {}}}' >unigram.json
 sed -e "s|$TOK|$WORK/unigram.json|" -e "s|$(sha256sum "$TOK" | cut -c1-64)|$(sha256sum unigram.json | cut -c1-64)|" reject.json >unigram-params.json
 run_pilot 2 run --params unigram-params.json --runs-dir runs
-expect_in err "the model 'Unigram' is not implemented by pilot"
+expect_in err "the model 'WordLevel' is not implemented by pilot"
 expect_in err "unigram.json key model.type"
 # A tokenizer for a model that does not take token ids, and none for one that does.
 python3 - reject.json <<'PY'

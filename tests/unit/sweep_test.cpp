@@ -192,6 +192,45 @@ TEST(SweepCellTest, ABatchLargerThanTheGroupIsFilledByCyclingAndSaysSo) {
   EXPECT_EQ(stage.calls, 3u);
 }
 
+// A tokenized stage reports each batch's tokens and its padded tensor's size: the cell sums
+// them over the timed repeats (not the warm-up), and gives tokens/s and the padding waste.
+class TokenStage : public SweepStage {
+ public:
+  BatchOutput Process(const std::vector<std::string_view>& texts) override {
+    BatchOutput out = SweepStage::Process(texts);
+    std::size_t longest = 0;
+    for (auto t : texts) {
+      out.input_tokens += t.size();
+      longest = std::max(longest, t.size());
+    }
+    out.padded_tokens = longest * texts.size();
+    return out;
+  }
+};
+
+TEST(SweepCellTest, ATokenizedStageGivesTokensPerSecondAndThePaddingWaste) {
+  TokenStage stage;
+  FakeClock clock;
+  // Batches of 2: {4, 7} tokens pad to 14; {2} alone pads to 2. Per repeat 13 of 16.
+  CellMeasure c = RunCell(clock, stage, {"a", "b", "c"}, {"en a", "fr bbbb", "de"}, 1, 2, 2);
+  ASSERT_TRUE(c.limit.empty()) << c.error;
+  EXPECT_EQ(c.tokens, 26u);
+  EXPECT_EQ(c.padded_tokens, 32u);
+  EXPECT_NEAR(c.padding_waste(), 1.0 - 26.0 / 32.0, 1e-12);
+  ASSERT_GT(c.wall_seconds, 0);
+  EXPECT_NEAR(c.tokens_per_second, 26.0 / c.wall_seconds, 1e-9);
+  // Round trip through the cell file; a stage without tokens writes none of the fields.
+  auto back = CellFromJson(CellToJson(c).dump(), "cell.json");
+  ASSERT_TRUE(back.ok()) << back.error().ToString();
+  EXPECT_EQ(back.value().tokens, 26u);
+  EXPECT_EQ(back.value().padded_tokens, 32u);
+  EXPECT_EQ(back.value().tokens_per_second, c.tokens_per_second);
+  SweepStage plain;
+  CellMeasure p = RunCell(clock, plain, {"a"}, {"en a"}, 1, 1, 1);
+  EXPECT_FALSE(CellToJson(p).contains("padded_tokens"));
+  EXPECT_EQ(p.padding_waste(), 0);
+}
+
 TEST(SweepCellTest, AnOutOfMemoryIsADataPointWithItsText) {
   SweepStage stage;
   stage.oom_at = 2;
@@ -586,6 +625,27 @@ TEST(SweepRecordsTest, HostileCellFilesAreRefusedNeverThrown) {
       R"({"group":1,"batch_size":1,"repeats":1,"group_items":1,"cycled":false,"batches":0,"completed":0,"failed":0,
           "repeat_mismatches":0,"wall_seconds":0,"items_per_second":0,"rss_after_load_mb":0,"peak_rss_mb":0,
           "latency_ms":{"p50":0,"p90":0,"p95":0,"p99":0},"outcomes":[{"id":"../x","ok":true,"vector":[1]}]})",
+      R"({"group":1,"batch_size":1,"repeats":1,"group_items":1,"cycled":false,"batches":0,"completed":0,"failed":0,
+          "repeat_mismatches":0,"wall_seconds":0,"items_per_second":0,"rss_after_load_mb":0,"peak_rss_mb":0,
+          "tokens":5,"padded_tokens":4,"tokens_per_second":1,"latency_ms":{"p50":0,"p90":0,"p95":0,"p99":0},"outcomes":[]})",
+      R"({"group":1,"batch_size":1,"repeats":1,"group_items":1,"cycled":false,"batches":0,"completed":0,"failed":0,
+          "repeat_mismatches":0,"wall_seconds":0,"items_per_second":0,"rss_after_load_mb":0,"peak_rss_mb":0,
+          "tokens":0,"padded_tokens":0,"tokens_per_second":0,"latency_ms":{"p50":0,"p90":0,"p95":0,"p99":0},"outcomes":[]})",
+      R"({"group":1,"batch_size":1,"repeats":1,"group_items":1,"cycled":false,"batches":0,"completed":0,"failed":0,
+          "repeat_mismatches":0,"wall_seconds":0,"items_per_second":0,"rss_after_load_mb":0,"peak_rss_mb":0,
+          "tokens":5,"tokens_per_second":1,"latency_ms":{"p50":0,"p90":0,"p95":0,"p99":0},"outcomes":[]})",
+      R"({"group":1,"batch_size":1,"repeats":1,"group_items":1,"cycled":false,"batches":0,"completed":0,"failed":0,
+          "repeat_mismatches":0,"wall_seconds":0,"items_per_second":0,"rss_after_load_mb":0,"peak_rss_mb":0,
+          "tokens":1,"padded_tokens":4,"tokens_per_second":-1,"latency_ms":{"p50":0,"p90":0,"p95":0,"p99":0},"outcomes":[]})",
+      R"({"group":1,"batch_size":1,"repeats":1,"group_items":1,"cycled":false,"batches":0,"completed":0,"failed":0,
+          "repeat_mismatches":0,"wall_seconds":0,"items_per_second":0,"rss_after_load_mb":0,"peak_rss_mb":0,
+          "tokens":1,"padded_tokens":4,"tokens_per_second":"fast","latency_ms":{"p50":0,"p90":0,"p95":0,"p99":0},"outcomes":[]})",
+      R"({"group":1,"batch_size":1,"repeats":1,"group_items":1,"cycled":false,"batches":0,"completed":0,"failed":0,
+          "repeat_mismatches":0,"wall_seconds":0,"items_per_second":0,"rss_after_load_mb":0,"peak_rss_mb":0,
+          "tokens":-1,"padded_tokens":4,"tokens_per_second":1,"latency_ms":{"p50":0,"p90":0,"p95":0,"p99":0},"outcomes":[]})",
+      R"({"group":1,"batch_size":1,"repeats":1,"group_items":1,"cycled":false,"batches":0,"completed":0,"failed":0,
+          "repeat_mismatches":0,"wall_seconds":0,"items_per_second":0,"rss_after_load_mb":0,"peak_rss_mb":0,
+          "tokens":1,"padded_tokens":4e300,"tokens_per_second":1,"latency_ms":{"p50":0,"p90":0,"p95":0,"p99":0},"outcomes":[]})",
   };
   for (const char* text : cases) {
     auto c = CellFromJson(text, "cell.json");

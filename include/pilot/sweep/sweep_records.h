@@ -79,6 +79,14 @@ struct CellMeasure {
   bool cycled = false;  // batch_size > group_items: each batch filled by cycling the items
   std::size_t batches = 0, completed = 0, failed = 0;  // over the timed repeats
   double wall_seconds = 0, items_per_second = 0;
+  // A tokenized stage (input_kind token_ids), over the timed repeats: the tokens the items
+  // gave the model, and the padded tensors' size (batch x the batch's padded length). The
+  // padding waste is 1 - tokens / padded_tokens. All 0 for another stage.
+  std::uint64_t tokens = 0, padded_tokens = 0;
+  double tokens_per_second = 0;
+  double padding_waste() const {
+    return padded_tokens > 0 ? 1.0 - static_cast<double>(tokens) / static_cast<double>(padded_tokens) : 0;
+  }
   double p50_ms = 0, p90_ms = 0, p95_ms = 0, p99_ms = 0;  // per-batch latency
   double rss_after_load_mb = 0;          // the process's resident memory once the model was loaded
   double peak_rss_mb = 0;                // the cell process's resident high-water mark
