@@ -1,6 +1,7 @@
 // Hugging Face tokenizer.json: parsing, and the pipeline tokenizers runs (added tokens,
 // normalizer, pre-tokenizer, model, post-processor).
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <utility>
 
@@ -468,6 +469,34 @@ bool ParsePreTokenizer(Reader& r, const json& j, const std::string& path, HfToke
         [prefix, regex](std::vector<std::u32string>& p) { tok::ByteLevelPreTokenize(p, prefix, regex); });
     return true;
   }
+  if (type == "Metaspace") {
+    std::string replacement = "\u2581", scheme = "always";
+    const json* rep = r.Member(j, "replacement");
+    if (rep && !rep->is_null() && !r.String(j, "replacement", path, replacement)) return false;
+    const std::u32string rep32 = DecodeUtf8(replacement);
+    if (rep32.size() != 1) return r.Fail(path + ".replacement", "must be one character");
+    bool split = true;
+    if (!r.Bool(j, "split", true, path, split)) return false;
+    if (const json* ps = r.Member(j, "prepend_scheme"); ps && !ps->is_null()) {
+      if (!r.String(j, "prepend_scheme", path, scheme)) return false;
+    } else if (const json* aps = r.Member(j, "add_prefix_space"); aps && !aps->is_null()) {
+      bool add = true;  // the older form
+      if (!r.Bool(j, "add_prefix_space", true, path, add)) return false;
+      scheme = add ? "always" : "never";
+    }
+    if (scheme != "always" && scheme != "never") {
+      return r.Fail(path + ".prepend_scheme",
+                    scheme == "first"
+                        ? "'first' (a prefix on the text's first piece alone) is not implemented by pilot"
+                        : "must be 'always' or 'never'");
+    }
+    const char32_t c = rep32[0];
+    const bool prepend = scheme == "always";
+    t.pre_tokenizers_.push_back([c, prepend, split](std::vector<std::u32string>& p) {
+      tok::MetaspacePreTokenize(p, c, prepend, split);
+    });
+    return true;
+  }
   return r.Fail(path + ".type",
                 "the pre-tokenizer '" + KeyForMessage(type) + "' is not implemented by pilot");
 }
@@ -554,6 +583,42 @@ bool ParseModel(Reader& r, const json& j, const std::string& path, HfTokenizer& 
     }
     t.vocab_ = o.vocab;
     t.model_ = tok::MakeBpe(std::move(o), error);
+  } else if (type == "Unigram") {
+    tok::UnigramOptions o;
+    const json* v = r.Member(j, "vocab");
+    if (!v || !v->is_array()) return r.Fail(path + ".vocab", "must be an array of [piece, score]");
+    if (v->size() > kMaxTokenizerVocab) {
+      return r.Fail(path + ".vocab", "holds more than " + std::to_string(kMaxTokenizerVocab) + " pieces");
+    }
+    std::size_t bytes = 0;
+    o.pieces.reserve(v->size());
+    for (std::size_t i = 0; i < v->size(); ++i) {
+      const json& e = (*v)[i];
+      const std::string where = path + ".vocab[" + std::to_string(i) + "]";
+      if (!e.is_array() || e.size() != 2 || !e[0].is_string() || !e[1].is_number()) {
+        return r.Fail(where, "must be a pair [piece, score]");
+      }
+      const std::string& piece = e[0].get_ref<const std::string&>();
+      if (piece.size() > kMaxTokenBytes)
+        return r.Fail(where, "is a piece longer than " + std::to_string(kMaxTokenBytes) + " bytes");
+      bytes += piece.size();
+      if (bytes > kMaxUnigramBytes) {
+        return r.Fail(path + ".vocab",
+                      "holds more than " + std::to_string(kMaxUnigramBytes) + " bytes of pieces in all");
+      }
+      const double score = e[1].get<double>();
+      if (!std::isfinite(score)) return r.Fail(where, "has a score that is not a finite number");
+      o.pieces.emplace_back(piece, score);
+    }
+    if (const json* u = r.Member(j, "unk_id"); u && !u->is_null()) {
+      std::int64_t id = 0;
+      if (!r.Id(*u, path + ".unk_id", id)) return false;
+      o.unk_id = id;
+    }
+    if (!r.Bool(j, "byte_fallback", false, path, o.byte_fallback)) return false;
+    for (std::size_t i = 0; i < o.pieces.size(); ++i)
+      t.vocab_[o.pieces[i].first] = static_cast<std::int64_t>(i);
+    t.model_ = tok::MakeUnigram(std::move(o), error);
   } else {
     return r.Fail(path + ".type", "the model '" + KeyForMessage(type) + "' is not implemented by pilot");
   }

@@ -4,6 +4,7 @@
 #include <array>
 #include <map>
 #include <queue>
+#include <stdexcept>
 #include <utility>
 
 namespace pilot::tok {
@@ -409,7 +410,178 @@ class Bpe final : public Model {
       merges_;
 };
 
+class Unigram final : public Model {
+ public:
+  const char* Name() const override { return "Unigram"; }
+
+  static std::unique_ptr<Model> Make(UnigramOptions o, std::string& error) {
+    if (o.pieces.empty()) {
+      error = "its vocabulary is empty";
+      return nullptr;
+    }
+    if (o.unk_id && (*o.unk_id < 0 || static_cast<std::size_t>(*o.unk_id) >= o.pieces.size())) {
+      error = "its unk_id is past its vocabulary";
+      return nullptr;
+    }
+    auto m = std::unique_ptr<Unigram>(new Unigram());
+    double min_score = o.pieces[0].second;
+    for (std::size_t id = 0; id < o.pieces.size(); ++id) {
+      const std::string& piece = o.pieces[id].first;
+      min_score = std::min(min_score, o.pieces[id].second);
+      m->ids_[piece] = static_cast<std::int64_t>(id);  // as tokenizers: a later duplicate wins
+      if (piece.empty()) continue;
+      std::size_t n = 0;
+      for (unsigned char b : piece) {
+        std::int32_t child = m->Child(n, b);
+        if (child < 0) {
+          child = static_cast<std::int32_t>(m->nodes_.size());
+          m->nodes_[n].next.emplace_back(b, child);
+          m->nodes_.emplace_back();
+        }
+        n = static_cast<std::size_t>(child);
+      }
+      m->nodes_[n].terminal = true;
+    }
+    m->unk_score_ = min_score - 10.0;
+    m->o_ = std::move(o);
+    return m;
+  }
+
+  void Tokenize(const std::u32string& piece, std::vector<std::int64_t>& out) const override {
+    if (piece.empty()) return;
+    std::string s;
+    for (char32_t c : piece) AppendUtf8(c, s);
+    // best[k]: the best path ending at byte k (k on a character boundary).
+    struct Node {
+      double score = 0;
+      std::int64_t id = -1;
+      std::size_t start = 0;
+      bool reached = false;
+    };
+    std::vector<Node> best(s.size() + 1);
+    best[0].reached = true;
+    std::size_t at = 0;
+    for (char32_t c : piece) {
+      std::string one;
+      AppendUtf8(c, one);
+      const std::size_t char_len = one.size();
+      const double here = best[at].score;
+      bool single = false;
+      std::size_t n = 0;
+      for (std::size_t k = at; k < s.size(); ++k) {
+        const std::int32_t child = Child(n, static_cast<unsigned char>(s[k]));
+        if (child < 0) break;
+        n = static_cast<std::size_t>(child);
+        if (!nodes_[n].terminal) continue;
+        const std::size_t end = k + 1;
+        if (!IsBoundary(s, end)) continue;  // tokenizers' trie yields whole characters only
+        const std::int64_t id = ids_.at(s.substr(at, end - at));
+        const double candidate = o_.pieces[static_cast<std::size_t>(id)].second + here;
+        Node& target = best[end];
+        if (!target.reached || candidate > target.score) target = {candidate, id, at, true};
+        if (end - at == char_len) single = true;
+      }
+      if (!single) {
+        Node& target = best[at + char_len];
+        const double candidate = unk_score_ + here;
+        if (!target.reached || candidate > target.score)
+          target = {candidate, o_.unk_id ? *o_.unk_id : -1, at, true};
+      }
+      at += char_len;
+    }
+    // Back from the end; consecutive unknowns fuse into one piece.
+    std::vector<std::string> pieces;
+    std::string unknown;
+    for (std::size_t end = s.size(); end > 0;) {
+      const Node& node = best[end];
+      const std::string text = s.substr(node.start, end - node.start);
+      if (o_.unk_id && node.id == *o_.unk_id) {
+        unknown.insert(0, text);
+      } else {
+        if (!unknown.empty()) pieces.push_back(std::move(unknown));
+        unknown.clear();
+        pieces.push_back(text);
+      }
+      end = node.start;
+    }
+    if (!unknown.empty()) pieces.push_back(std::move(unknown));
+    for (auto it = pieces.rbegin(); it != pieces.rend(); ++it) {
+      auto found = ids_.find(*it);
+      if (found != ids_.end()) {
+        out.push_back(found->second);
+        continue;
+      }
+      if (o_.byte_fallback && ByteFallback(*it, out)) continue;
+      if (!o_.unk_id) throw std::runtime_error("an unknown character, and the Unigram model has no unk_id");
+      out.push_back(*o_.unk_id);
+    }
+  }
+
+ private:
+  Unigram() = default;
+  static bool IsBoundary(const std::string& s, std::size_t k) {
+    return k >= s.size() || (static_cast<unsigned char>(s[k]) & 0xC0) != 0x80;
+  }
+  bool ByteFallback(const std::string& s, std::vector<std::int64_t>& out) const {
+    static const char* hex = "0123456789ABCDEF";
+    std::vector<std::int64_t> ids;
+    for (unsigned char b : s) {
+      const std::string name = std::string("<0x") + hex[b >> 4] + hex[b & 15] + ">";
+      auto it = ids_.find(name);
+      if (it == ids_.end()) return false;
+      ids.push_back(it->second);
+    }
+    out.insert(out.end(), ids.begin(), ids.end());
+    return true;
+  }
+  std::int32_t Child(std::size_t n, unsigned char b) const {
+    for (const auto& [byte, child] : nodes_[n].next) {
+      if (byte == b) return child;
+    }
+    return -1;
+  }
+  struct TrieNode {
+    std::vector<std::pair<unsigned char, std::int32_t>> next;
+    bool terminal = false;
+  };
+  UnigramOptions o_;
+  Vocab ids_;
+  std::vector<TrieNode> nodes_{1};
+  double unk_score_ = 0;
+};
+
 }  // namespace
+
+void MetaspacePreTokenize(std::vector<std::u32string>& pieces, char32_t replacement, bool prepend,
+                          bool split) {
+  std::vector<std::u32string> out;
+  out.reserve(pieces.size());
+  for (auto& p : pieces) {
+    if (p.empty()) continue;
+    for (char32_t& c : p) {
+      if (c == U' ') c = replacement;
+    }
+    if (prepend && p.front() != replacement) p.insert(p.begin(), replacement);
+    if (!split) {
+      out.push_back(std::move(p));
+      continue;
+    }
+    std::u32string current;
+    for (char32_t c : p) {
+      if (c == replacement && !current.empty()) {
+        out.push_back(std::move(current));
+        current.clear();
+      }
+      current.push_back(c);
+    }
+    if (!current.empty()) out.push_back(std::move(current));
+  }
+  pieces = std::move(out);
+}
+
+std::unique_ptr<Model> MakeUnigram(UnigramOptions o, std::string& error) {
+  return Unigram::Make(std::move(o), error);
+}
 
 std::unique_ptr<Model> MakeWordPiece(WordPieceOptions o, std::string& error) {
   auto it = o.vocab.find(o.unk_token);

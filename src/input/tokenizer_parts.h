@@ -71,4 +71,23 @@ struct BpeOptions {
 // the vocabulary.
 std::unique_ptr<Model> MakeBpe(BpeOptions o, std::string& error);
 
+struct UnigramOptions {
+  std::vector<std::pair<std::string, double>> pieces;  // the vocabulary: piece and score, id = index
+  std::optional<std::int64_t> unk_id;
+  bool byte_fallback = false;
+};
+// tokenizers' Unigram: the best-scoring split of each piece (Viterbi over the pieces that match
+// at each character, in f64; the first of equal scores kept), an unknown character scored the
+// lowest score minus 10, consecutive unknowns fused into one unk. With byte_fallback, a piece
+// not in the vocabulary becomes its bytes' <0xNN> tokens. A text with an unknown character and
+// no unk_id throws (the item's error, as in tokenizers). Fails (null, `error` set) on an empty
+// vocabulary or an unk_id past it.
+std::unique_ptr<Model> MakeUnigram(UnigramOptions o, std::string& error);
+
+// Metaspace: each space becomes `replacement`, and `replacement` is put in front of a piece that
+// does not start with it (prepend_scheme "always"; not with "never"); with `split`, each piece
+// is then cut before every `replacement` (the replacement kept with what follows it).
+void MetaspacePreTokenize(std::vector<std::u32string>& pieces, char32_t replacement, bool prepend,
+                          bool split);
+
 }  // namespace pilot::tok

@@ -1,5 +1,5 @@
-// Fuzzes each tokenizer model's encode on any text: the WordPiece, byte-level BPE and
-// SentencePiece tokenizers of tests/tokenizer/data/. The input is first checked as UTF-8, as
+// Fuzzes each tokenizer model's encode on any text: the WordPiece, byte-level BPE, Unigram
+// (Metaspace) and SentencePiece tokenizers of tests/tokenizer/data/. The input is first checked as UTF-8, as
 // pilot's prechecks do before a tokenizer sees an item. Never crashes; ids stay in the
 // vocabulary's range; encoding is deterministic; truncation keeps max_length.
 #include <cstddef>
@@ -34,7 +34,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace pilot;
   static const std::vector<std::unique_ptr<Tokenizer>> tokenizers = [] {
     std::vector<std::unique_ptr<Tokenizer>> v;
-    for (const char* name : {"tiny-bert.json", "tiny-roberta.json", "tiny.model"}) v.push_back(Load(name));
+    for (const char* name : {"tiny-bert.json", "tiny-roberta.json", "tiny-unigram.json", "tiny.model"})
+      v.push_back(Load(name));
     return v;
   }();
   std::string_view text(reinterpret_cast<const char*>(data), size);

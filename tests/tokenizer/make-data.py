@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Makes the small tokenizers in tests/tokenizer/data/ that the unit tests and fuzz targets
-load: a WordPiece (BERT), a byte-level BPE (RoBERTa) and a SentencePiece unigram model, each
+load: a WordPiece (BERT), a byte-level BPE (RoBERTa), a tokenizers Unigram (NFKC, Metaspace,
+<s> $A </s>) and a SentencePiece unigram model, each
 trained on the GNU GPL v3 text Debian ships (/usr/share/common-licenses/GPL-3). Run with the
 test venv's Python (tokenizers 0.23.3, sentencepiece 0.1.99):
 
@@ -35,6 +36,15 @@ def main():
         special_tokens=["<s>", "<pad>", "</s>", "<unk>", AddedToken("<mask>", lstrip=True, special=True)]))
     rob.post_processor = processors.RobertaProcessing(("</s>", rob.token_to_id("</s>")), ("<s>", rob.token_to_id("<s>")))
     rob.save(str(out / "tiny-roberta.json"))
+
+    uni = Tokenizer(models.Unigram())
+    uni.normalizer = normalizers.NFKC()
+    uni.pre_tokenizer = pre_tokenizers.Metaspace()
+    uni.train_from_iterator(lines, trainers.UnigramTrainer(
+        vocab_size=300, special_tokens=["<pad>", "<unk>", "<s>", "</s>"], unk_token="<unk>", show_progress=False))
+    uni.post_processor = processors.TemplateProcessing(
+        single="<s> $A </s>", special_tokens=[("<s>", uni.token_to_id("<s>")), ("</s>", uni.token_to_id("</s>"))])
+    uni.save(str(out / "tiny-unigram.json"))
 
     corpus = out / "gpl3.txt"
     corpus.write_text("\n".join(lines))

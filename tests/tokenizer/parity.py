@@ -7,7 +7,9 @@ under /usr/share), since no model hub is reachable:
              template ([CLS] $A [SEP]);
   roberta    byte-level BPE trained by tokenizers, RoBERTa's post-processor and added tokens
              (<mask> with lstrip);
-  spm        a SentencePiece unigram model trained by sentencepiece (the .model file).
+  spm        a SentencePiece unigram model trained by sentencepiece (the .model file);
+  unigram    a Unigram model trained by tokenizers, with NFKC and Metaspace (prepend always,
+             split) and the template <s> $A </s>: the tokenizer.json form of the family.
 Then encodes at least 10,000 texts (corpus lines with accents, CJK, emoji, code points added
 after Unicode 9, odd white space, control characters, special-token literals, runs like
 '=====', random code points, very long inputs) with the reference (tokenizers with
@@ -131,13 +133,30 @@ def train_spm(lines, work):
     text = work / "spm-corpus.txt"
     text.write_text("\n".join(lines), encoding="utf-8")
     spm.SentencePieceTrainer.train(input=str(text), model_prefix=str(work / "spm"), vocab_size=8000,
-                                   model_type="unigram", num_threads=1, minloglevel=2)
+                                   model_type="unigram", num_threads=1, minloglevel=2,
+                                   # a machine with fewer packages has less Debian text
+                                   hard_vocab_limit=False)
     proc = spm.SentencePieceProcessor(model_file=str(work / "spm.model"))
     eos = proc.eos_id()
     return work / "spm.model", lambda texts: [ids + [eos] for ids in proc.encode(texts)]
 
 
-FAMILIES = {"bert": train_bert, "roberta": train_roberta, "spm": train_spm}
+def train_unigram(lines, work):
+    from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, processors, trainers
+    tok = Tokenizer(models.Unigram())
+    tok.normalizer = normalizers.NFKC()
+    tok.pre_tokenizer = pre_tokenizers.Metaspace()
+    trainer = trainers.UnigramTrainer(vocab_size=8000, special_tokens=["<pad>", "<unk>", "<s>", "</s>"],
+                                      unk_token="<unk>", show_progress=False)
+    tok.train_from_iterator(lines, trainer)
+    tok.post_processor = processors.TemplateProcessing(
+        single="<s> $A </s>", special_tokens=[("<s>", tok.token_to_id("<s>")), ("</s>", tok.token_to_id("</s>"))])
+    path = work / "unigram-tokenizer.json"
+    tok.save(str(path))
+    return path, lambda texts: [e.ids for e in tok.encode_batch(texts)]
+
+
+FAMILIES = {"bert": train_bert, "roberta": train_roberta, "spm": train_spm, "unigram": train_unigram}
 
 
 def main():

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "tokenizer_parts.h"
 #include "unicode_text.h"
 
 namespace pilot {
@@ -65,6 +66,71 @@ TEST(Tokenizer, SentencePieceGivesTheReferenceIds) {
   ASSERT_TRUE(t);
   EXPECT_EQ(Encode(*t, "The Program is free software."), (Ids{104, 101, 51, 167, 117, 14, 2}));
   EXPECT_EQ(t->Describe()["format"], "sentencepiece");
+}
+
+TEST(Tokenizer, UnigramWithMetaspaceGivesTheReferenceIds) {
+  auto t = Load("tiny-unigram.json");
+  ASSERT_TRUE(t);
+  EXPECT_EQ(Encode(*t, "The Program is free software."), (Ids{2, 125, 118, 4, 35, 183, 141, 16, 3}));
+  // NFKC (the ligature), two spaces, unknown characters (consecutive ones fused into one unk).
+  EXPECT_EQ(Encode(*t, "Caf\u00e9  na\u00efve \u65e5\u672c\u8a9e \ufb01nance"),
+            (Ids{2, 4, 100, 12, 46, 1, 4, 4, 18, 12, 1, 123, 4, 1, 52, 7, 18, 12, 18, 24, 6, 3}));
+  EXPECT_EQ(Encode(*t, "  leading and trailing  "),
+            (Ids{2, 4, 4, 80, 12, 11, 20, 39, 4, 10, 14, 12, 7, 34, 20, 4, 4, 3}));
+  // An added token in the text: the piece after it gets its own prefix.
+  EXPECT_EQ(Encode(*t, "xyz<unk>qq"), (Ids{2, 4, 149, 21, 295, 1, 4, 294, 294, 3}));
+  EXPECT_EQ(Encode(*t, ""), (Ids{2, 3}));
+  EXPECT_EQ(t->Describe()["model"], "Unigram");
+}
+
+TEST(Tokenizer, UnigramTakesTheBestScoreFusesUnknownsAndFallsBackToBytes) {
+  auto load = [](const std::string& model) {
+    auto t = ParseTokenizerJson(R"({"pre_tokenizer": {"type": "Metaspace", "prepend_scheme": "never"},
+                                    "model": )" +
+                                    model + "}",
+                                "t.json");
+    EXPECT_TRUE(t.ok()) << (t.ok() ? "" : t.error().ToString());
+    return t.ok() ? std::move(t.value()) : nullptr;
+  };
+  // "abc": a+bc scores -1 + -1 = -2, ab+c -1.5 + -1 = -2.5, a+b+c -3, abc alone -2.1.
+  auto t = load(R"({"type": "Unigram", "unk_id": 0, "vocab": [["<unk>", 0], ["a", -1], ["b", -1], ["c", -1],
+                    ["ab", -1.5], ["bc", -1], ["abc", -2.1]]})");
+  ASSERT_TRUE(t);
+  EXPECT_EQ(Encode(*t, "abc"), (Ids{1, 5}));
+  // Two unknown characters fuse into one <unk>; the lowest score minus 10 is theirs.
+  EXPECT_EQ(Encode(*t, "xya"), (Ids{0, 1}));
+  // Byte fallback: an unknown character becomes its UTF-8 bytes when every byte has a token.
+  auto b = load(R"({"type": "Unigram", "unk_id": 0, "byte_fallback": true, "vocab": [["<unk>", 0], ["a", -1],
+                    ["<0xC3>", -5], ["<0xA9>", -5]]})");
+  ASSERT_TRUE(b);
+  EXPECT_EQ(Encode(*b, "a\u00e9a"), (Ids{1, 2, 3, 1}));
+  EXPECT_EQ(Encode(*b, "\u00e8"), (Ids{0}));  // 0xA8 has no token: <unk>
+  // No unk_id: an unknown character fails that text alone, with the reason.
+  auto n = load(R"({"type": "Unigram", "vocab": [["a", -1]]})");
+  ASSERT_TRUE(n);
+  TokenizerSettings s;
+  s.max_length = 100;
+  TokenizedText out = EncodeText(*n, s, "aza");
+  EXPECT_NE(out.error.find("no unk_id"), std::string::npos) << out.error;
+  EXPECT_EQ(Encode(*n, "aa"), (Ids{0, 0}));
+  // What it refuses, naming the key.
+  for (const char* bad :
+       {R"({"type": "Unigram", "vocab": []})", R"({"type": "Unigram", "vocab": [["a", -1]], "unk_id": 3})",
+        R"({"type": "Unigram", "vocab": [["a", "low"]]})", R"({"type": "Unigram", "vocab": {"a": 1}})",
+        R"({"type": "Unigram", "vocab": [["a", -1, 2]]})"}) {
+    auto r = ParseTokenizerJson(std::string(R"({"model": )") + bad + "}", "t.json");
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_NE(r.error().ToString().find("model"), std::string::npos) << r.error().ToString();
+  }
+}
+
+TEST(Tokenizer, MetaspaceReplacesSpacesPrependsAndSplits) {
+  std::vector<std::u32string> p{U"a b  c", U"\u2581d", U""};
+  tok::MetaspacePreTokenize(p, U'\u2581', true, true);
+  EXPECT_EQ(p, (std::vector<std::u32string>{U"\u2581a", U"\u2581b", U"\u2581", U"\u2581c", U"\u2581d"}));
+  std::vector<std::u32string> q{U"a b"};
+  tok::MetaspacePreTokenize(q, U'_', false, false);
+  EXPECT_EQ(q, (std::vector<std::u32string>{U"a_b"}));
 }
 
 TEST(Tokenizer, TruncationKeepsTheSpecialTokensAndCountsTheWhole) {
@@ -135,8 +201,12 @@ TEST(Tokenizer, RefusesWhatItDoesNotImplementByName) {
                              wp + "}");
   EXPECT_NE(precompiled.find("normalizer.normalizers[1].type"), std::string::npos) << precompiled;
   EXPECT_NE(precompiled.find("SentencePiece .model"), std::string::npos) << precompiled;
-  auto unigram = ErrorOf(R"({"model": {"type": "Unigram", "vocab": []}})");
-  EXPECT_NE(unigram.find("the model 'Unigram' is not implemented"), std::string::npos) << unigram;
+  auto wordlevel = ErrorOf(R"({"model": {"type": "WordLevel", "vocab": {}}})");
+  EXPECT_NE(wordlevel.find("the model 'WordLevel' is not implemented"), std::string::npos) << wordlevel;
+  auto first = ErrorOf(R"({"pre_tokenizer": {"type": "Metaspace", "prepend_scheme": "first"},
+                            "model": {"type": "Unigram", "vocab": [["<unk>", 0]], "unk_id": 0}})");
+  EXPECT_NE(first.find("pre_tokenizer.prepend_scheme"), std::string::npos) << first;
+  EXPECT_NE(first.find("'first'"), std::string::npos) << first;
   auto split = ErrorOf(R"({"pre_tokenizer": {"type": "Split", "pattern": {"Regex": "x"}}, )" + wp + "}");
   EXPECT_NE(split.find("the pre-tokenizer 'Split' is not implemented"), std::string::npos) << split;
   auto post = ErrorOf(R"({"post_processor": {"type": "Mystery"}, )" + wp + "}");
