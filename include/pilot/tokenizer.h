@@ -22,9 +22,9 @@ namespace pilot {
 inline constexpr std::size_t kMaxTokenizerBytes = 64u << 20;
 inline constexpr std::size_t kMaxTokenizerVocab = 4u << 20;
 inline constexpr std::size_t kMaxTokenBytes = 1024;
-// A Unigram vocabulary's pieces, their bytes together (XLM-R's 250,002 hold under 2 MiB): the
-// bound on its trie, at most about 40 bytes a byte.
-inline constexpr std::size_t kMaxUnigramBytes = 8u << 20;
+// A Unigram vocabulary's pieces, their bytes together (XLM-R's 250,002 hold about 2 MiB): the
+// bound on its trie, one node of about 70 bytes (its edges included) a byte at most.
+inline constexpr std::size_t kMaxUnigramBytes = 4u << 20;
 inline constexpr std::size_t kMaxPipelineSteps = 64;  // normalizers, and pre-tokenizers
 inline constexpr std::size_t kMaxInsertedChars = 64;  // a Replace's or Prepend's content
 inline constexpr std::size_t kMaxAddedTokens = 65536;

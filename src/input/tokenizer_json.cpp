@@ -470,25 +470,30 @@ bool ParsePreTokenizer(Reader& r, const json& j, const std::string& path, HfToke
     return true;
   }
   if (type == "Metaspace") {
-    std::string replacement = "\u2581", scheme = "always";
-    const json* rep = r.Member(j, "replacement");
-    if (rep && !rep->is_null() && !r.String(j, "replacement", path, replacement)) return false;
+    // As tokenizers 0.23 reads it: `replacement` required, `prepend_scheme` a string when
+    // given (default "always"), and an `add_prefix_space: false` beside "always" refused.
+    std::string replacement, scheme = "always";
+    if (!r.String(j, "replacement", path, replacement)) return false;
     const std::u32string rep32 = DecodeUtf8(replacement);
     if (rep32.size() != 1) return r.Fail(path + ".replacement", "must be one character");
     bool split = true;
     if (!r.Bool(j, "split", true, path, split)) return false;
-    if (const json* ps = r.Member(j, "prepend_scheme"); ps && !ps->is_null()) {
+    if (const json* ps = r.Member(j, "prepend_scheme"); ps) {
       if (!r.String(j, "prepend_scheme", path, scheme)) return false;
-    } else if (const json* aps = r.Member(j, "add_prefix_space"); aps && !aps->is_null()) {
-      bool add = true;  // the older form
-      if (!r.Bool(j, "add_prefix_space", true, path, add)) return false;
-      scheme = add ? "always" : "never";
     }
     if (scheme != "always" && scheme != "never") {
       return r.Fail(path + ".prepend_scheme",
                     scheme == "first"
                         ? "'first' (a prefix on the text's first piece alone) is not implemented by pilot"
                         : "must be 'always' or 'never'");
+    }
+    if (const json* aps = r.Member(j, "add_prefix_space"); aps) {
+      bool add = true;
+      if (!r.Bool(j, "add_prefix_space", true, path, add)) return false;
+      if (!add && scheme == "always") {
+        return r.Fail(path + ".add_prefix_space",
+                      "is false, and prepend_scheme is 'always' (tokenizers refuses this too)");
+      }
     }
     const char32_t c = rep32[0];
     const bool prepend = scheme == "always";

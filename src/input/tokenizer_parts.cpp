@@ -415,16 +415,15 @@ class Unigram final : public Model {
   const char* Name() const override { return "Unigram"; }
 
   static std::unique_ptr<Model> Make(UnigramOptions o, std::string& error) {
-    if (o.pieces.empty()) {
-      error = "its vocabulary is empty";
-      return nullptr;
-    }
     if (o.unk_id && (*o.unk_id < 0 || static_cast<std::size_t>(*o.unk_id) >= o.pieces.size())) {
       error = "its unk_id is past its vocabulary";
       return nullptr;
     }
     auto m = std::unique_ptr<Unigram>(new Unigram());
-    double min_score = o.pieces[0].second;
+    double min_score = o.pieces.empty() ? 0 : o.pieces[0].second;
+    std::size_t bytes = 1;
+    for (const auto& p : o.pieces) bytes += p.first.size();
+    m->nodes_.reserve(bytes);  // one node a byte at most: no doubling past what is needed
     for (std::size_t id = 0; id < o.pieces.size(); ++id) {
       const std::string& piece = o.pieces[id].first;
       min_score = std::min(min_score, o.pieces[id].second);
@@ -440,7 +439,7 @@ class Unigram final : public Model {
         }
         n = static_cast<std::size_t>(child);
       }
-      m->nodes_[n].terminal = true;
+      m->nodes_[n].id = static_cast<std::int64_t>(id);  // a later duplicate wins here too
     }
     m->unk_score_ = min_score - 10.0;
     m->o_ = std::move(o);
@@ -472,10 +471,10 @@ class Unigram final : public Model {
         const std::int32_t child = Child(n, static_cast<unsigned char>(s[k]));
         if (child < 0) break;
         n = static_cast<std::size_t>(child);
-        if (!nodes_[n].terminal) continue;
+        if (nodes_[n].id < 0) continue;
         const std::size_t end = k + 1;
         if (!IsBoundary(s, end)) continue;  // tokenizers' trie yields whole characters only
-        const std::int64_t id = ids_.at(s.substr(at, end - at));
+        const std::int64_t id = nodes_[n].id;
         const double candidate = o_.pieces[static_cast<std::size_t>(id)].second + here;
         Node& target = best[end];
         if (!target.reached || candidate > target.score) target = {candidate, id, at, true};
@@ -484,27 +483,35 @@ class Unigram final : public Model {
       if (!single) {
         Node& target = best[at + char_len];
         const double candidate = unk_score_ + here;
-        if (!target.reached || candidate > target.score)
-          target = {candidate, o_.unk_id ? *o_.unk_id : -1, at, true};
+        if (!target.reached || candidate > target.score) {
+          // As tokenizers: an unknown character that wins its place needs an unk_id, whether
+          // or not the best path keeps it.
+          if (!o_.unk_id)
+            throw std::runtime_error("an unknown character, and the Unigram model has no unk_id");
+          target = {candidate, *o_.unk_id, at, true};
+        }
       }
       at += char_len;
     }
-    // Back from the end; consecutive unknowns fuse into one piece.
+    // Back from the end; consecutive unknowns fuse into one piece (they are contiguous: the
+    // run is one substring, [unk_start, unk_end)).
     std::vector<std::string> pieces;
-    std::string unknown;
+    std::size_t unk_start = 0, unk_end = 0;
+    bool in_unknown = false;
     for (std::size_t end = s.size(); end > 0;) {
       const Node& node = best[end];
-      const std::string text = s.substr(node.start, end - node.start);
       if (o_.unk_id && node.id == *o_.unk_id) {
-        unknown.insert(0, text);
+        if (!in_unknown) unk_end = end;
+        in_unknown = true;
+        unk_start = node.start;
       } else {
-        if (!unknown.empty()) pieces.push_back(std::move(unknown));
-        unknown.clear();
-        pieces.push_back(text);
+        if (in_unknown) pieces.push_back(s.substr(unk_start, unk_end - unk_start));
+        in_unknown = false;
+        pieces.push_back(s.substr(node.start, end - node.start));
       }
       end = node.start;
     }
-    if (!unknown.empty()) pieces.push_back(std::move(unknown));
+    if (in_unknown) pieces.push_back(s.substr(unk_start, unk_end - unk_start));
     for (auto it = pieces.rbegin(); it != pieces.rend(); ++it) {
       auto found = ids_.find(*it);
       if (found != ids_.end()) {
@@ -542,7 +549,7 @@ class Unigram final : public Model {
   }
   struct TrieNode {
     std::vector<std::pair<unsigned char, std::int32_t>> next;
-    bool terminal = false;
+    std::int64_t id = -1;  // the piece that ends here, or -1
   };
   UnigramOptions o_;
   Vocab ids_;

@@ -79,9 +79,9 @@ struct UnigramOptions {
 // tokenizers' Unigram: the best-scoring split of each piece (Viterbi over the pieces that match
 // at each character, in f64; the first of equal scores kept), an unknown character scored the
 // lowest score minus 10, consecutive unknowns fused into one unk. With byte_fallback, a piece
-// not in the vocabulary becomes its bytes' <0xNN> tokens. A text with an unknown character and
-// no unk_id throws (the item's error, as in tokenizers). Fails (null, `error` set) on an empty
-// vocabulary or an unk_id past it.
+// not in the vocabulary becomes its bytes' <0xNN> tokens. Without an unk_id, an unknown
+// character that wins its place throws (the item's error, as in tokenizers). Fails (null,
+// `error` set) on an unk_id past the vocabulary.
 std::unique_ptr<Model> MakeUnigram(UnigramOptions o, std::string& error);
 
 // Metaspace: each space becomes `replacement`, and `replacement` is put in front of a piece that

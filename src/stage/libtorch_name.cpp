@@ -5,5 +5,6 @@
 // is loaded, it answers that name, so the loader neither loads the wheel's libtorch.so (which
 // brings libtorch_cuda and the CUDA libraries) nor takes another libtorch.so from the system.
 namespace pilot {
-int LibtorchNameStub() { return 0; }
+// Hidden: the library adds no symbol to the global scope.
+__attribute__((visibility("hidden"))) int LibtorchNameStub() { return 0; }
 }  // namespace pilot

@@ -292,6 +292,12 @@ Result<CellMeasure> CellFromJson(std::string_view text, const std::string& where
           "'tokens', 'padded_tokens' and 'tokens_per_second' are not counts with tokens <= "
           "padded_tokens and a rate >= 0");
     }
+    // The rate is the count over the cell's wall time, as RunCell computes it: a rate that is
+    // not (an edited figure) is refused.
+    const double want = c.wall_seconds > 0 ? static_cast<double>(*tokens) / c.wall_seconds : 0;
+    if (std::fabs(*per_second - want) > 1e-9 * std::max(1.0, want)) {
+      return bad("'tokens_per_second' is not 'tokens' over 'wall_seconds'");
+    }
     c.tokens = *tokens;
     c.padded_tokens = *padded;
     c.tokens_per_second = *per_second;

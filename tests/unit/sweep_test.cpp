@@ -646,6 +646,9 @@ TEST(SweepRecordsTest, HostileCellFilesAreRefusedNeverThrown) {
       R"({"group":1,"batch_size":1,"repeats":1,"group_items":1,"cycled":false,"batches":0,"completed":0,"failed":0,
           "repeat_mismatches":0,"wall_seconds":0,"items_per_second":0,"rss_after_load_mb":0,"peak_rss_mb":0,
           "tokens":1,"padded_tokens":4e300,"tokens_per_second":1,"latency_ms":{"p50":0,"p90":0,"p95":0,"p99":0},"outcomes":[]})",
+      R"({"group":1,"batch_size":1,"repeats":1,"group_items":1,"cycled":false,"batches":0,"completed":0,"failed":0,
+          "repeat_mismatches":0,"wall_seconds":2,"items_per_second":0,"rss_after_load_mb":0,"peak_rss_mb":0,
+          "tokens":4,"padded_tokens":8,"tokens_per_second":3,"latency_ms":{"p50":0,"p90":0,"p95":0,"p99":0},"outcomes":[]})",
   };
   for (const char* text : cases) {
     auto c = CellFromJson(text, "cell.json");

@@ -85,10 +85,11 @@ TEST(Tokenizer, UnigramWithMetaspaceGivesTheReferenceIds) {
 
 TEST(Tokenizer, UnigramTakesTheBestScoreFusesUnknownsAndFallsBackToBytes) {
   auto load = [](const std::string& model) {
-    auto t = ParseTokenizerJson(R"({"pre_tokenizer": {"type": "Metaspace", "prepend_scheme": "never"},
+    auto t = ParseTokenizerJson(
+        R"({"pre_tokenizer": {"type": "Metaspace", "replacement": "\u2581", "prepend_scheme": "never"},
                                     "model": )" +
-                                    model + "}",
-                                "t.json");
+            model + "}",
+        "t.json");
     EXPECT_TRUE(t.ok()) << (t.ok() ? "" : t.error().ToString());
     return t.ok() ? std::move(t.value()) : nullptr;
   };
@@ -113,14 +114,54 @@ TEST(Tokenizer, UnigramTakesTheBestScoreFusesUnknownsAndFallsBackToBytes) {
   TokenizedText out = EncodeText(*n, s, "aza");
   EXPECT_NE(out.error.find("no unk_id"), std::string::npos) << out.error;
   EXPECT_EQ(Encode(*n, "aa"), (Ids{0, 0}));
+  // As tokenizers: the unknown character fails the text even off the best path, and even when
+  // byte_fallback could spell it.
+  auto off = load(R"({"type": "Unigram", "vocab": [["a", -1], ["b", -1], ["a\u00e9b", -0.5]]})");
+  ASSERT_TRUE(off);
+  EXPECT_NE(EncodeText(*off, s, "a\u00e9b").error.find("no unk_id"), std::string::npos);
+  auto bytes = load(
+      R"({"type": "Unigram", "byte_fallback": true, "vocab": [["a", -1], ["<0xC3>", -5], ["<0xA9>", -5]]})");
+  ASSERT_TRUE(bytes);
+  EXPECT_NE(EncodeText(*bytes, s, "a\u00e9").error.find("no unk_id"), std::string::npos);
+  // An empty vocabulary without unk_id loads (tokenizers loads it) and encodes only "".
+  auto empty = load(R"({"type": "Unigram", "vocab": []})");
+  ASSERT_TRUE(empty);
+  EXPECT_EQ(Encode(*empty, ""), Ids{});
+  // A long run of unknown characters is one <unk>, in linear time (200,000 of them).
+  std::string run;
+  for (int i = 0; i < 200000; ++i) run += "\u4e2d";
+  EXPECT_EQ(Encode(*t, "a" + run + "a"), (Ids{1, 0, 1}));
   // What it refuses, naming the key.
   for (const char* bad :
-       {R"({"type": "Unigram", "vocab": []})", R"({"type": "Unigram", "vocab": [["a", -1]], "unk_id": 3})",
+       {R"({"type": "Unigram", "vocab": [], "unk_id": 0})",
+        R"({"type": "Unigram", "vocab": [["a", -1]], "unk_id": 3})",
         R"({"type": "Unigram", "vocab": [["a", "low"]]})", R"({"type": "Unigram", "vocab": {"a": 1}})",
         R"({"type": "Unigram", "vocab": [["a", -1, 2]]})"}) {
     auto r = ParseTokenizerJson(std::string(R"({"model": )") + bad + "}", "t.json");
     ASSERT_FALSE(r.ok()) << bad;
     EXPECT_NE(r.error().ToString().find("model"), std::string::npos) << r.error().ToString();
+  }
+}
+
+TEST(Tokenizer, MetaspaceIsReadAsTokenizersReadsIt) {
+  auto error_of = [](const std::string& pre) {
+    auto t = ParseTokenizerJson(R"({"pre_tokenizer": )" + pre + R"(, "model": {"type": "Unigram", "unk_id": 0,
+                                    "vocab": [["<unk>", 0], ["\u2581a", -1], ["a", -2]]}})",
+                                "t.json");
+    return t.ok() ? std::string("accepted") : t.error().ToString();
+  };
+  EXPECT_EQ(error_of(R"({"type": "Metaspace", "replacement": "\u2581"})"), "accepted");
+  EXPECT_EQ(error_of(R"({"type": "Metaspace", "replacement": "\u2581", "add_prefix_space": true,
+                         "prepend_scheme": "never"})"),
+            "accepted");
+  for (const char* bad : {R"({"type": "Metaspace", "prepend_scheme": "always"})",
+                          R"({"type": "Metaspace", "replacement": "\u2581", "add_prefix_space": false})",
+                          R"({"type": "Metaspace", "replacement": "\u2581", "add_prefix_space": false,
+                              "prepend_scheme": "always"})",
+                          R"({"type": "Metaspace", "replacement": "\u2581", "prepend_scheme": null})",
+                          R"({"type": "Metaspace", "replacement": "ab"})"}) {
+    const std::string e = error_of(bad);
+    EXPECT_NE(e.find("pre_tokenizer."), std::string::npos) << bad << " -> " << e;
   }
 }
 
@@ -203,7 +244,8 @@ TEST(Tokenizer, RefusesWhatItDoesNotImplementByName) {
   EXPECT_NE(precompiled.find("SentencePiece .model"), std::string::npos) << precompiled;
   auto wordlevel = ErrorOf(R"({"model": {"type": "WordLevel", "vocab": {}}})");
   EXPECT_NE(wordlevel.find("the model 'WordLevel' is not implemented"), std::string::npos) << wordlevel;
-  auto first = ErrorOf(R"({"pre_tokenizer": {"type": "Metaspace", "prepend_scheme": "first"},
+  auto first =
+      ErrorOf(R"({"pre_tokenizer": {"type": "Metaspace", "replacement": "\u2581", "prepend_scheme": "first"},
                             "model": {"type": "Unigram", "vocab": [["<unk>", 0]], "unk_id": 0}})");
   EXPECT_NE(first.find("pre_tokenizer.prepend_scheme"), std::string::npos) << first;
   EXPECT_NE(first.find("'first'"), std::string::npos) << first;
