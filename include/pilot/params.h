@@ -28,6 +28,7 @@ struct TokenizerParams {
   bool add_special_tokens = true;
   std::optional<std::string> pad_token;   // default: [PAD] or <pad> when the tokenizer has one, else id 0
   bool add_bos = false, add_eos = false;  // sentencepiece: the model's <s> and </s>
+  std::string ids = "sentencepiece";      // sentencepiece: the .model's own | fairseq: XLM-R's
 };
 inline constexpr std::uint64_t kMaxTokenizerMaxLength = 1u << 20;
 

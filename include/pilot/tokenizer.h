@@ -72,9 +72,12 @@ class Tokenizer {
 Result<std::unique_ptr<Tokenizer>> ParseTokenizerJson(std::string_view text, const std::string& source);
 
 // Reads a SentencePiece model (the serialized ModelProto). `add_bos`/`add_eos` add the
-// model's own <s> and </s> ids. Refuses (exit 2) a file libsentencepiece cannot load.
+// model's own <s> and </s> ids. With `fairseq`, the ids are XLM-R's (fairseq's dictionary, as
+// transformers' XLM-R tokenizers give them): <s> 0, <pad> 1, </s> 2, <unk> 3, every other piece
+// its SentencePiece id plus 1, <mask> the last; the model must have XLM-R's layout (<unk> 0,
+// <s> 1, </s> 2). Refuses (exit 2) a file libsentencepiece cannot load.
 Result<std::unique_ptr<Tokenizer>> ParseSentencePieceModel(std::string_view bytes, const std::string& source,
-                                                           bool add_bos, bool add_eos);
+                                                           bool add_bos, bool add_eos, bool fairseq = false);
 
 // The settings a pilot runs a tokenizer with (params' stage.tokenizer).
 enum class Truncation { kReject, kTruncate };

@@ -62,7 +62,8 @@ Status LoadStageTokenizer(FileSystem& fsys, const TokenizerParams& params, Stage
         "restore the pinned tokenizer, or update stage.tokenizer.sha256 if the change is intended");
   }
   auto parsed = params.format == "sentencepiece"
-                    ? ParseSentencePieceModel(bytes.value(), where, params.add_bos, params.add_eos)
+                    ? ParseSentencePieceModel(bytes.value(), where, params.add_bos, params.add_eos,
+                                              params.ids == "fairseq")
                     : ParseTokenizerJson(bytes.value(), where);
   if (!parsed.ok()) return parsed.error();
   std::shared_ptr<const Tokenizer> tokenizer = std::move(parsed).value();
@@ -102,6 +103,7 @@ Status LoadStageTokenizer(FileSystem& fsys, const TokenizerParams& params, Stage
   r["file"] = params.file.filename().string();
   r["sha256"] = params.sha256;
   r["format"] = params.format;
+  if (params.format == "sentencepiece") r["ids"] = params.ids;
   r["max_length"] = s.max_length;
   r["truncation"] = params.truncation;
   r["padding"] = s.pad_to_multiple_of ? "longest, to a multiple of " + std::to_string(s.pad_to_multiple_of)

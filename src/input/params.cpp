@@ -34,7 +34,7 @@ Result<TokenizerParams> ParseTokenizerParams(const json& obj, const std::filesys
   }
   PILOT_TRY(CheckKnownKeys(obj,
                            {"file", "sha256", "format", "max_length", "truncation", "pad_to_multiple_of",
-                            "add_special_tokens", "pad_token", "add_bos", "add_eos"},
+                            "add_special_tokens", "pad_token", "add_bos", "add_eos", "ids"},
                            "stage.tokenizer", source, "see docs/tokenizers.md, 'In a pilot'"));
   TokenizerParams t;
   PILOT_TRY(st.Path("file", base_dir, t.file));
@@ -58,6 +58,10 @@ Result<TokenizerParams> ParseTokenizerParams(const json& obj, const std::filesys
     return st.Wrong(
         t.add_bos ? "add_bos" : "add_eos",
         "applies to a SentencePiece model only: a tokenizer.json's post-processor adds its special tokens");
+  }
+  PILOT_TRY(st.OneOf("ids", t.ids, {"sentencepiece", "fairseq"}));
+  if (t.ids == "fairseq" && t.format != "sentencepiece") {
+    return st.Wrong("ids", "applies to a SentencePiece model only: a tokenizer.json holds its own ids");
   }
   if (obj.contains("pad_token")) {
     std::string pad;

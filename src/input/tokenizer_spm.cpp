@@ -93,8 +93,8 @@ Result<const SpmApi*> Api() {
 
 class SpmTokenizer final : public Tokenizer {
  public:
-  SpmTokenizer(const SpmApi* api, void* model, bool add_bos, bool add_eos)
-      : api_(api), model_(model, api->free), add_bos_(add_bos), add_eos_(add_eos) {}
+  SpmTokenizer(const SpmApi* api, void* model, bool add_bos, bool add_eos, bool fairseq)
+      : api_(api), model_(model, api->free), add_bos_(add_bos), add_eos_(add_eos), fairseq_(fairseq) {}
 
   bool EncodeContent(std::string_view text, std::vector<std::int64_t>& out,
                      std::string& error) const override {
@@ -107,6 +107,9 @@ class SpmTokenizer final : public Tokenizer {
     }
     out.assign(ids, ids + n);
     api_->free_ids(ids);
+    if (fairseq_) {
+      for (auto& id : out) id = id == kSpmUnk ? kFairseqUnk : id + 1;
+    }
     return true;
   }
 
@@ -115,15 +118,26 @@ class SpmTokenizer final : public Tokenizer {
   void AddSpecialTokens(const std::vector<std::int64_t>& content, bool add_special,
                         TokenizedText& out) const override {
     out.ids.clear();
-    if (add_special && add_bos_) out.ids.push_back(api_->bos(model_.get()));
+    if (add_special && add_bos_) out.ids.push_back(fairseq_ ? kFairseqBos : api_->bos(model_.get()));
     out.ids.insert(out.ids.end(), content.begin(), content.end());
-    if (add_special && add_eos_) out.ids.push_back(api_->eos(model_.get()));
+    if (add_special && add_eos_) out.ids.push_back(fairseq_ ? kFairseqEos : api_->eos(model_.get()));
     out.type_ids.assign(out.ids.size(), 0);
   }
 
   std::optional<std::int64_t> TokenId(std::string_view token) const override {
+    if (fairseq_) {
+      if (token == "<s>") return kFairseqBos;
+      if (token == "<pad>") return kFairseqPad;
+      if (token == "</s>") return kFairseqEos;
+      if (token == "<unk>") return kFairseqUnk;
+      if (token == "<mask>") return api_->size(model_.get()) + 1;
+    }
     const int id = api_->piece_id(model_.get(), token.data(), token.size());
     if (id < 0) return std::nullopt;
+    if (fairseq_) {
+      if (id == kSpmUnk) return std::nullopt;  // not a piece: SentencePiece answers <unk>
+      return id + 1;
+    }
     return id;
   }
 
@@ -134,16 +148,23 @@ class SpmTokenizer final : public Tokenizer {
     d["vocab_size"] = api_->size(model_.get());
     d["add_bos"] = add_bos_;
     d["add_eos"] = add_eos_;
+    d["ids"] = fairseq_ ? "fairseq" : "sentencepiece";
+    if (fairseq_) d["vocab_size"] = api_->size(model_.get()) + 2;  // <pad> and <mask> added
     return d;
   }
 
   int bos() const { return api_->bos(model_.get()); }
   int eos() const { return api_->eos(model_.get()); }
+  int unk() const { return api_->piece_id(model_.get(), "<unk>", 5); }
+
+  // XLM-R's ids (fairseq's dictionary): its four specials first, then the pieces shifted by one.
+  static constexpr std::int64_t kFairseqBos = 0, kFairseqPad = 1, kFairseqEos = 2, kFairseqUnk = 3;
+  static constexpr int kSpmUnk = 0;
 
  private:
   const SpmApi* api_;
   std::unique_ptr<void, decltype(&pilot_spm_free)> model_;
-  bool add_bos_, add_eos_;
+  bool add_bos_, add_eos_, fairseq_;
 };
 
 #if !PILOT_SPM_DLOPEN
@@ -172,7 +193,7 @@ std::string ClashingProtobuf() {
 }  // namespace
 
 Result<std::unique_ptr<Tokenizer>> ParseSentencePieceModel(std::string_view bytes, const std::string& source,
-                                                           bool add_bos, bool add_eos) {
+                                                           bool add_bos, bool add_eos, bool fairseq) {
   if (bytes.size() > kMaxTokenizerBytes) {
     return BadInput("the tokenizer file is larger than " + std::to_string(kMaxTokenizerBytes >> 20) + " MiB",
                     source, kHint);
@@ -195,7 +216,15 @@ Result<std::unique_ptr<Tokenizer>> ParseSentencePieceModel(std::string_view byte
   if (!model) {
     return BadInput("libsentencepiece cannot load the model: " + ValueForMessage(why, 200), source, kHint);
   }
-  auto t = std::make_unique<SpmTokenizer>(api.value(), model, add_bos, add_eos);
+  auto t = std::make_unique<SpmTokenizer>(api.value(), model, add_bos, add_eos, fairseq);
+  if (fairseq && (t->unk() != 0 || t->bos() != 1 || t->eos() != 2)) {
+    return BadInput(
+        "stage.tokenizer.ids 'fairseq' needs XLM-R's layout (<unk> 0, <s> 1, </s> 2); this model has "
+        "<unk> " +
+            std::to_string(t->unk()) + ", <s> " + std::to_string(t->bos()) + ", </s> " +
+            std::to_string(t->eos()),
+        source, "leave stage.tokenizer.ids out: the model's own ids are used");
+  }
   if ((add_bos && t->bos() < 0) || (add_eos && t->eos() < 0)) {
     const bool bos = add_bos && t->bos() < 0;
     return BadInput(std::string("the model has no ") + (bos ? "<s>" : "</s>") + " piece, which add_" +

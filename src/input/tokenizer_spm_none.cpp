@@ -8,7 +8,7 @@
 namespace pilot {
 
 Result<std::unique_ptr<Tokenizer>> ParseSentencePieceModel(std::string_view, const std::string& source, bool,
-                                                           bool) {
+                                                           bool, bool) {
   return EnvironmentError(
       "this build has no SentencePiece: it links Debian's libtorch 1.13, whose libprotobuf clashes with the "
       "protobuf libsentencepiece carries",

@@ -173,8 +173,38 @@ tk = json.load(open(f"{folder}/data/run.json"))["plan"]["model_contract"]["token
 assert tk["format"] == "sentencepiece" and tk["special_tokens_added"] == 1, tk
 PY
 
+# The same .model with XLM-R's ids (stage.tokenizer.ids "fairseq", <s> and </s>): run.json
+# records it and the pad id is <pad>'s, 1.
+sed -e 's|"add_eos": true|"add_bos": true, "add_eos": true, "ids": "fairseq"|' spm.json >xlmr.json
+run_pilot 0 run --params xlmr.json --runs-dir runs --run-id xlmr
+expect_in out "5 items, 5 accepted, 0 rejected"
+python3 - runs/xlmr <<'PY'
+import json, sys
+tk = json.load(open(sys.argv[1] + "/data/run.json"))["plan"]["model_contract"]["tokenizer"]
+assert tk["ids"] == "fairseq" and tk["pad_id"] == 1 and tk["special_tokens_added"] == 2, tk
+assert tk["tokenizer"]["ids"] == "fairseq", tk
+PY
+
 # Refusals: each names what is at fault, and no run folder is made.
 before=$(ls runs | wc -l)
+# fairseq ids for a tokenizer.json, and for a .model without XLM-R's layout (T5's: <pad> 0,
+# </s> 1, <unk> 2).
+params bad-ids.json reject 24 ', "ids": 5'
+run_pilot 2 run --params bad-ids.json --runs-dir runs
+expect_in err "stage.tokenizer.ids"
+params fairseq-json.json reject 24 ', "ids": "fairseq"'
+run_pilot 2 run --params fairseq-json.json --runs-dir runs
+expect_in err "stage.tokenizer.ids"
+expect_in err "applies to a SentencePiece model only"
+"$PILOT_PYTHON" - <<'PY'
+import sentencepiece as spm
+spm.SentencePieceTrainer.train(input="/usr/share/common-licenses/GPL-3", model_prefix="t5like", vocab_size=200,
+                               pad_id=0, eos_id=1, unk_id=2, bos_id=-1, num_threads=1, minloglevel=2)
+PY
+sed -e "s|$SPM|$WORK/t5like.model|" -e "s|$(sha256sum "$SPM" | cut -c1-64)|$(sha256sum t5like.model | cut -c1-64)|" xlmr.json >t5like.json
+run_pilot 2 run --params t5like.json --runs-dir runs
+expect_in err "stage.tokenizer.ids 'fairseq' needs XLM-R's layout (<unk> 0, <s> 1, </s> 2); this model has <unk> 2, <s> -1, </s> 1"
+expect_in err "t5like.model"
 sed 's/"sha256": "[0-9a-f]*"/"sha256": "'"$(printf '0%.0s' {1..64})"'"/' reject.json >bad-pin.json
 run_pilot 2 run --params bad-pin.json --runs-dir runs
 expect_in err "but stage.tokenizer.sha256 pins"

@@ -10,6 +10,8 @@ under /usr/share), since no model hub is reachable:
   spm        a SentencePiece unigram model trained by sentencepiece (the .model file);
   unigram    a Unigram model trained by tokenizers, with NFKC and Metaspace (prepend always,
              split) and the template <s> $A </s>: the tokenizer.json form of the family.
+  xlmr       the spm model read with XLM-R's (fairseq's) ids; transformers' fast XLM-R
+             tokenizer's agreement with them is printed.
 Then encodes at least 10,000 texts (corpus lines with accents, CJK, emoji, code points added
 after Unicode 9, odd white space, control characters, special-token literals, runs like
 '=====', random code points, very long inputs) with the reference (tokenizers with
@@ -156,7 +158,50 @@ def train_unigram(lines, work):
     return path, lambda texts: [e.ids for e in tok.encode_batch(texts)]
 
 
-FAMILIES = {"bert": train_bert, "roberta": train_roberta, "spm": train_spm, "unigram": train_unigram}
+def train_xlmr(lines, work):
+    """XLM-R: the SentencePiece model read with fairseq's ids by pilot (stage.tokenizer.ids
+    "fairseq", <s> and </s> added). The reference is sentencepiece's ids through fairseq's
+    dictionary (<s> 0, <pad> 1, </s> 2, <unk> 3, every other piece plus 1), as XLM-R's own
+    tokenizer maps them. Beside it, how often transformers' fast XLM-R tokenizer agrees: its
+    XLMRobertaConverter turns the .model into a tokenizer.json (Precompiled, Metaspace,
+    Unigram), which tokenizers runs; printed, not asserted (docs/tokenizers.md says where the
+    two differ)."""
+    import sentencepiece as spm
+    model = work / "spm.model"
+    if not model.exists():
+        train_spm(lines, work)
+    proc = spm.SentencePieceProcessor(model_file=str(model))
+    unk = proc.unk_id()
+
+    def reference(texts):
+        want = [[0] + [3 if i == unk else i + 1 for i in ids] + [2] for ids in proc.encode(texts)]
+        os.environ.setdefault("PROTOCOL_BUFFERS_PYTHON_IMPLEMENTATION", "python")
+        from tokenizers import Tokenizer
+        from transformers.convert_slow_tokenizer import XLMRobertaConverter
+
+        class Original:  # what the converter reads of the slow tokenizer
+            vocab_file = str(model)
+
+            def convert_tokens_to_ids(self, token):
+                return {"<s>": 0, "<pad>": 1, "</s>": 2, "<unk>": 3}[token]
+
+        XLMRobertaConverter(Original()).converted().save(str(work / "xlmr-tokenizer.json"))
+        fast = Tokenizer.from_file(str(work / "xlmr-tokenizer.json"))
+        hf = [e.ids for e in fast.encode_batch(texts)]
+        literal = [any(t in text for t in ("<s>", "</s>", "<pad>", "<unk>", "<mask>")) for text in texts]
+        same = sum(1 for a, b in zip(want, hf) if a == b)
+        plain = [i for i, lit in enumerate(literal) if not lit]
+        same_plain = sum(1 for i in plain if want[i] == hf[i])
+        print(f"xlmr against transformers' fast tokenizer (XLMRobertaConverter): {same}/{len(texts)} texts "
+              f"identical; {same_plain}/{len(plain)} of those without a special-token literal")
+        return want
+
+    return model, reference
+
+
+FAMILIES = {"bert": train_bert, "roberta": train_roberta, "spm": train_spm, "unigram": train_unigram,
+            "xlmr": train_xlmr}
+PROBE_FLAGS = {"spm": ["--spm"], "xlmr": ["--fairseq"]}
 
 
 def main():
@@ -192,7 +237,7 @@ def main():
         if args.reference_only:
             continue
         t0 = time.monotonic()
-        cmd = [probe, "--encode", str(path), str(work / "texts.jsonl")] + (["--spm"] if family == "spm" else [])
+        cmd = [probe, "--encode", str(path), str(work / "texts.jsonl")] + PROBE_FLAGS.get(family, [])
         got = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout.splitlines()
         t_pilot = time.monotonic() - t0
         got = [[int(x) for x in line.split()] for line in got]

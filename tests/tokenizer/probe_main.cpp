@@ -4,7 +4,7 @@
 //                                         tests/tokenizer/probe.py prints tokenizers' answers
 //   pilot-tokenizer-probe --unassigned    the code points ICU does not know (one per line)
 //   pilot-tokenizer-probe --younger-than-9  those ICU knows that Unicode 9.0 did not
-//   pilot-tokenizer-probe --encode FILE TEXTS [--spm]
+//   pilot-tokenizer-probe --encode FILE TEXTS [--spm | --fairseq]
 //                                         each line of TEXTS (a JSON string) encoded by the
 //                                         tokenizer FILE, with special tokens: ids joined by
 //                                         spaces, one line per text (tests/tokenizer/parity.py)
@@ -72,12 +72,12 @@ std::string List(const std::vector<std::u32string>& v) {
 
 }  // namespace
 
-int Encode(const char* file, const char* texts, bool spm) {
+int Encode(const char* file, const char* texts, bool spm, bool fairseq) {
   std::ifstream in(file, std::ios::binary);
   std::stringstream buf;
   buf << in.rdbuf();
-  auto tokenizer =
-      spm ? ParseSentencePieceModel(buf.str(), file, false, true) : ParseTokenizerJson(buf.str(), file);
+  auto tokenizer = spm ? ParseSentencePieceModel(buf.str(), file, fairseq, true, fairseq)
+                       : ParseTokenizerJson(buf.str(), file);
   if (!tokenizer.ok()) {
     std::fprintf(stderr, "%s\n", tokenizer.error().ToString().c_str());
     return 2;
@@ -99,7 +99,8 @@ int Encode(const char* file, const char* texts, bool spm) {
 
 int main(int argc, char** argv) {
   if (argc >= 4 && std::strcmp(argv[1], "--encode") == 0) {
-    return Encode(argv[2], argv[3], argc >= 5 && std::strcmp(argv[4], "--spm") == 0);
+    const bool fairseq = argc >= 5 && std::strcmp(argv[4], "--fairseq") == 0;
+    return Encode(argv[2], argv[3], argc >= 5 && (fairseq || std::strcmp(argv[4], "--spm") == 0), fairseq);
   }
   if (argc == 2 && std::strcmp(argv[1], "--younger-than-9") == 0) {
     for (char32_t cp = 0; cp < 0x110000; ++cp) {

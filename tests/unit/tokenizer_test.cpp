@@ -174,6 +174,24 @@ TEST(Tokenizer, MetaspaceReplacesSpacesPrependsAndSplits) {
   EXPECT_EQ(q, (std::vector<std::u32string>{U"a_b"}));
 }
 
+TEST(Tokenizer, SentencePieceWithFairseqIdsGivesXlmRobertasIds) {
+  // The ids transformers' XLMRobertaConverter's tokenizer.json of tiny.model gives (run by
+  // tokenizers 0.23.3): <s> 0, </s> 2, <unk> 3, every other piece its id plus 1.
+  auto t = ParseSentencePieceModel(ReadData("tiny.model"), "tiny.model", true, true, true);
+  ASSERT_TRUE(t.ok()) << t.error().ToString();
+  const Tokenizer& x = *t.value();
+  EXPECT_EQ(Encode(x, "The Program is free software."), (Ids{0, 105, 102, 52, 168, 118, 15, 2}));
+  EXPECT_EQ(Encode(x, "  two  spaces "), (Ids{0, 4, 12, 38, 11, 4, 5, 22, 17, 300, 6, 5, 2}));
+  EXPECT_EQ(Encode(x, "Caf\u00e9 \ufb01 \u65e5\u672c"), (Ids{0, 4, 88, 17, 29, 3, 4, 29, 7, 4, 3, 2}));
+  EXPECT_EQ(x.TokenId("<pad>"), 1);
+  EXPECT_EQ(x.TokenId("<unk>"), 3);
+  EXPECT_EQ(x.TokenId("<mask>"), 301);
+  EXPECT_EQ(x.TokenId("\u2581"), 4);  // SentencePiece's 3, plus 1
+  EXPECT_EQ(x.TokenId("<nope>"), std::nullopt);
+  EXPECT_EQ(x.Describe()["ids"], "fairseq");
+  EXPECT_EQ(x.Describe()["vocab_size"], 302);
+}
+
 TEST(Tokenizer, TruncationKeepsTheSpecialTokensAndCountsTheWhole) {
   auto t = Load("tiny-bert.json");
   ASSERT_TRUE(t);
