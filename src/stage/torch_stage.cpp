@@ -268,18 +268,14 @@ void ExposeLibtorchSymbols() {
     if (void* h = ::dlopen(lib, RTLD_NOW | RTLD_GLOBAL | RTLD_NOLOAD)) (void)h;  // kept open: stays global
   }
   if (::dlopen("libtorch.so", RTLD_NOW | RTLD_NOLOAD) != nullptr) return;
-  std::vector<std::filesystem::path> folders;
+  // Beside the object this code is in: libpilot-torch.so, or a test binary linking it.
   Dl_info self{};
-  if (::dladdr(reinterpret_cast<void*>(&ExposeLibtorchSymbols), &self) != 0 && self.dli_fname != nullptr)
-    folders.push_back(std::filesystem::path(self.dli_fname).parent_path());
+  if (::dladdr(reinterpret_cast<void*>(&ExposeLibtorchSymbols), &self) == 0 || self.dli_fname == nullptr)
+    return;
+  const auto stub = std::filesystem::path(self.dli_fname).parent_path() / "libpilot-libtorch-name.so";
   std::error_code ec;
-  const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
-  if (!ec) folders.push_back(exe.parent_path());
-  for (const auto& folder : folders) {
-    const auto stub = folder / "libpilot-libtorch-name.so";
-    if (!std::filesystem::is_regular_file(stub, ec)) continue;
-    if (::dlopen(stub.c_str(), RTLD_NOW | RTLD_GLOBAL) != nullptr) return;  // kept open
-  }
+  if (std::filesystem::is_regular_file(stub, ec))
+    (void)::dlopen(stub.c_str(), RTLD_NOW | RTLD_GLOBAL);  // kept open: stays global
 }
 #endif
 

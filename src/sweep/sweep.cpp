@@ -164,11 +164,8 @@ CellMeasure RunCell(Clock& clock, Stage& stage, const std::vector<std::string>& 
   c.wall_seconds = clock.MonotonicSeconds() - start;
   const double done = static_cast<double>(c.completed + c.failed);
   c.items_per_second = c.wall_seconds > 0 ? done / c.wall_seconds : 0;
-  if (c.padded_tokens > 0) {
-    c.tokens_per_second = c.wall_seconds > 0 ? static_cast<double>(c.tokens) / c.wall_seconds : 0;
-  } else {
-    c.tokens = 0;
-  }
+  if (c.padded_tokens > 0 && c.wall_seconds > 0)
+    c.tokens_per_second = static_cast<double>(c.tokens) / c.wall_seconds;
   c.p50_ms = Percentile(latencies, 50);
   c.p90_ms = Percentile(latencies, 90);
   c.p95_ms = Percentile(latencies, 95);
