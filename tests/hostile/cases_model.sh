@@ -200,6 +200,23 @@ hc_model__tokenizer_many_merges() {
   bounded
   runmodel
 }
+hc_model__tokenizer_unigram_pieces_over_cap() {
+  # 5 MiB of distinct Unigram pieces (the cap is 4 MiB, the bound on the trie): refused by
+  # key, in bounded memory, before a trie is built.
+  python3 -c 'import json; print(json.dumps({"model": {"type": "Unigram", "unk_id": 0, "vocab": [["%08d" % i + "x" * 1000, -1.0] for i in range(5200)]}}))' >"$MD/tok.json"
+  ptok tok.json
+  refuse 'tok\.json' 'model\.vocab'
+  quick
+  bounded
+  runmodel
+}
+hc_model__tokenizer_metaspace_two_chars() {
+  printf '{"pre_tokenizer": {"type": "Metaspace", "replacement": "ab"}, "model": {"type": "Unigram", "unk_id": 0, "vocab": [["<unk>", 0]]}}' >"$MD/tok.json"
+  ptok tok.json
+  refuse 'tok\.json' 'pre_tokenizer\.replacement'
+  quick
+  runmodel
+}
 hc_model__tokenizer_fifo() {
   mkfifo "$MD/tok.json"
   ptok tok.json
