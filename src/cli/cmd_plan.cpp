@@ -20,7 +20,7 @@ namespace fs = std::filesystem;
 
 struct PlanOptions {
   Common common;
-  std::string from, corpus_items, corpus_manifest, prices, out;
+  std::string from, corpus_items, corpus_manifest, prices, out, tokenizer;
   std::optional<std::string> expect;
   std::optional<double> allowance_hours, assume_scaling, headroom;
 };
@@ -58,6 +58,18 @@ void PrintPlan(const RentalPlan& plan, const nlohmann::ordered_json& doc) {
   std::printf(
       "allowance: %.1f h (install, checks, export) on top of compute; headroom: %.0f%% of a card kept free\n",
       q.allowance_hours, q.headroom * 100);
+  if (q.tokens) {
+    const TokenProjection& t = *q.tokens;
+    std::printf(
+        "projected by tokens (%s, max_length %zu): the corpus averages %.1f tokens an item over %zu "
+        "tokenized of %zu, the pilot %.1f over %zu: x%.3f the pilot's time per item\n",
+        t.tokenizer_file.c_str(), t.max_length, t.corpus.mean_tokens(), t.corpus.sampled, t.corpus.items,
+        t.pilot.mean_tokens(), t.pilot.sampled, t.factor());
+  } else {
+    std::printf("projected by items%s\n", q.by_items_why.empty()
+                                              ? " (the stage takes no tokenizer)"
+                                              : " (a warning below says why not by tokens)");
+  }
   if (q.assume_scaling)
     std::printf("assumed scaling: x%g on cards of another class (not measured)\n", *q.assume_scaling);
   std::printf("prices: %s (%s)\n", q.prices.file.c_str(), cur.c_str());
@@ -137,6 +149,13 @@ Result<RentalPlan> MakePlan(const PlanOptions& o) {
   auto basis = ReadMeasurement(fsys, from.value(), o.expect);
   if (!basis.ok()) return basis.error();
   q.basis = std::move(basis).value();
+  std::optional<fs::path> tokenizer;
+  if (!o.tokenizer.empty()) tokenizer = fs::path(o.tokenizer);
+  auto progress = [&o](std::size_t done, std::size_t total) {
+    if (!o.common.quiet && !o.common.json)
+      std::fprintf(stderr, "plan: tokenizing the corpus: %zu/%zu items\n", done, total);
+  };
+  PILOT_TRY(ProjectByTokens(fsys, from.value(), tokenizer, q, progress));
   return BuildRentalPlan(q);
 }
 
@@ -186,6 +205,9 @@ void AddPlanCommand(CLI::App& app, int& exit_code) {
   auto* manifest =
       cmd->add_option("--corpus-manifest", o->corpus_manifest,
                       "The full corpus' manifest (its item count; its inputs' bytes where present)");
+  cmd->add_option("--tokenizer", o->tokenizer,
+                  "The tokenizer file a tokenized run used, where it is not at the path the run found it "
+                  "(its sha256 must be the run's pin)");
   items->excludes(manifest);
   manifest->excludes(items);
   cmd->add_option("--prices", o->prices,

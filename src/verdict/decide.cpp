@@ -261,6 +261,7 @@ struct PlanBasis {
   const nlohmann::json& corpus_items;
   const nlohmann::json& measured_class;
   std::map<std::string, nlohmann::json> card_class;
+  double factor = 1;  // projection.factor: the corpus' tokens per item over the pilot's (1 by items)
 };
 
 // One plan row: its figures follow from the basis, and a row that fits is a candidate for the
@@ -314,11 +315,12 @@ Status CheckPlanRow(const Evidence& e, const nlohmann::json& r, const PlanBasis&
   // needed = compute + the allowance, and the period suffices exactly when it holds that.
   const nlohmann::json &compute = MemberOrNull(r, "compute_hours"),
                        &needed_h = MemberOrNull(r, "needed_hours");
-  const double want_hours = static_cast<double>(b.corpus_items.get<std::uint64_t>()) /
+  const double want_hours = static_cast<double>(b.corpus_items.get<std::uint64_t>()) * b.factor /
                             (want_rate * static_cast<double>(cards.get<std::uint64_t>())) / 3600.0;
   if (!FiniteNumber(compute) || !SameFigure(compute.get<double>(), want_hours)) {
     return Inconsistent(e, "a plan row's compute_hours " + JsonValueText(compute) +
-                               " is not corpus.items / (" + "its rate x " + JsonValueText(cards) +
+                               " is not corpus.items x projection.factor / (" + "its rate x " +
+                               JsonValueText(cards) +
                                " cards) / 3600 = " + JsonValueText(nlohmann::json(want_hours)));
   }
   const nlohmann::json& allowance = MemberOrNull(e.doc, "allowance_hours");
@@ -363,6 +365,32 @@ Status CheckPlanRow(const Evidence& e, const nlohmann::json& r, const PlanBasis&
   return {};
 }
 
+// The projection (format 2): by items with a factor of 1, or by tokens with the factor its
+// two token mixes give. A format 1 plan has none and projects by items.
+Result<double> PlanFactor(const Evidence& e) {
+  const nlohmann::json& p = MemberOrNull(e.doc, "projection");
+  if (p.is_null()) return 1.0;
+  const nlohmann::json &by = MemberOrNull(p, "by"), &factor = MemberOrNull(p, "factor");
+  if (!FiniteNumber(factor) || factor.get<double>() <= 0 || factor.get<double>() > 1e6) {
+    return Inconsistent(e, "projection.factor " + JsonValueText(factor) + " is not a positive figure");
+  }
+  if (by == "items") {
+    if (factor.get<double>() != 1.0)
+      return Inconsistent(e, "a projection by items has factor " + JsonValueText(factor) + ", not 1");
+    return 1.0;
+  }
+  if (by != "tokens")
+    return Inconsistent(e, "projection.by " + JsonValueText(by) + " is not items or tokens");
+  const nlohmann::json &corpus = MemberOrNull(MemberOrNull(p, "corpus"), "mean_tokens"),
+                       &pilot = MemberOrNull(MemberOrNull(p, "pilot"), "mean_tokens");
+  if (!FiniteNumber(corpus) || !FiniteNumber(pilot) || pilot.get<double>() <= 0 ||
+      !SameFigure(factor.get<double>(), corpus.get<double>() / pilot.get<double>())) {
+    return Inconsistent(e, "projection.factor " + JsonValueText(factor) + " is not the corpus' mean tokens " +
+                               JsonValueText(corpus) + " over the pilot's " + JsonValueText(pilot));
+  }
+  return factor.get<double>();
+}
+
 Status CheckPlanConsistent(const Evidence& e) {
   const nlohmann::json& rows = MemberOrNull(e.doc, "plans");
   if (!rows.is_array() || rows.size() > 100000)
@@ -402,7 +430,10 @@ Status CheckPlanConsistent(const Evidence& e) {
   if (!corpus_items.is_number_unsigned()) {
     return Inconsistent(e, "corpus.items " + JsonValueText(corpus_items) + " is not a count of items");
   }
-  const PlanBasis basis{basis_rate, scaling, corpus_items, measured_class, std::move(card_class)};
+  auto factor = PlanFactor(e);
+  if (!factor.ok()) return factor.error();
+  const PlanBasis basis{basis_rate,    scaling, corpus_items, measured_class, std::move(card_class),
+                        factor.value()};
   std::optional<double> cheapest_cost, fastest_hours;
   for (const auto& r : rows) PILOT_TRY(CheckPlanRow(e, r, basis, cheapest_cost, fastest_hours));
   for (const char* k : {"allowance_hours", "headroom"}) {
@@ -1459,6 +1490,16 @@ class Decider {
                  : std::string()) +
             "; corpus " + C(MemberOrNull(MemberOrNull(rec.plan->doc, "corpus"), "items")) +
             " items; allowance " + Money(MemberOrNull(rec.plan->doc, "allowance_hours")) + " h.\n";
+      const nlohmann::json& projection = MemberOrNull(rec.plan->doc, "projection");
+      if (MemberOrNull(projection, "by") == "tokens") {
+        md += "Projected by tokens: the corpus averages " +
+              Money(MemberOrNull(MemberOrNull(projection, "corpus"), "mean_tokens")) +
+              " tokens an item, the pilot " +
+              Money(MemberOrNull(MemberOrNull(projection, "pilot"), "mean_tokens")) + " (x" +
+              Money(MemberOrNull(projection, "factor")) + " the pilot's time per item).\n";
+      } else {
+        md += "Projected by items.\n";
+      }
       if (MemberOrNull(rec.plan->doc, "warnings").is_array()) {
         for (const auto& w : MemberOrNull(rec.plan->doc, "warnings"))
           md += "- " + Cell(TruncateUtf8(JsonValueText(w), 400)) + "\n";

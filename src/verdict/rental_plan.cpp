@@ -335,6 +335,7 @@ Status FromReport(const Docs& docs, Measurement& m) {
   if (!report.ok()) return report.error();
   const RecordedReport& r = report.value();
   m.items = r.total;
+  if (r.tokens) m.recorded_tokens = r.tokens->total;
   if (IsJoinedKind(m.folder_kind)) {
     // One worker per shard: the shards' rates summed, over the number of shards.
     if (!r.shards || *r.shards == 0 || *r.shards > kMaxShards) {
@@ -604,6 +605,8 @@ Result<Measurement> ReadMeasurement(FileSystem& fsys, const fs::path& dir,
   }
   if (copy && (*copy == kManifestCopyJson || *copy == kManifestCopyJsonl) && root) {
     out.mix = MeasureInputs(fsys, dir / *copy, *root);
+    out.inputs_manifest = dir / *copy;
+    out.inputs_root = *root;
   }
   if (out.mix.items == 0) out.mix.items = out.items;
   return out;
@@ -642,6 +645,14 @@ Result<std::vector<std::string>> CheckPlanRequest(const PlanRequest& request) {
     return BadInput("the measurement has no usable items/s or peak memory", b.folder);
   }
   if (request.prices.cards.empty()) return BadInput("the price file lists no card", request.prices.file);
+  if (request.tokens) {
+    const TokenProjection& t = *request.tokens;
+    if (!t.pilot.known() || !t.corpus.known() || !IsFinitePositive(t.pilot.mean_tokens()) ||
+        !IsFinitePositive(t.factor()) || t.factor() > 1e6) {
+      return BadInput("a projection by tokens needs both the pilot's and the corpus' inputs tokenized",
+                      t.tokenizer_file);
+    }
+  }
 
   std::vector<std::string> other_class;
   for (const CardType& c : request.prices.cards) {
@@ -699,7 +710,9 @@ CardVerdict JudgeCard(const CardType& c, const PlanRequest& request) {
 // A card type's plans: each period it is offered for, at 1..kMaxLots lots.
 void AddPlanRows(const CardType& c, const CardVerdict& v, const PlanRequest& request, RentalPlan& plan) {
   const Measurement& b = request.basis;
-  const double items = static_cast<double>(request.corpus.items);
+  // By tokens: the corpus weighs its items x its mean tokens per item over the pilot's.
+  const double items =
+      static_cast<double>(request.corpus.items) * (request.tokens ? request.tokens->factor() : 1.0);
   const bool assumed = c.device_class != b.device_class;
   const double rate = b.items_per_s_per_card * (assumed ? *request.assume_scaling : 1.0);
   for (int days : kRentalPeriodsDays) {
@@ -753,6 +766,45 @@ void PickCheapestAndFastest(RentalPlan& plan) {
   }
 }
 
+// A projection by tokens: what it rests on.
+void AddTokenWarnings(const PlanRequest& request, const Measurement& b, std::vector<std::string>& w) {
+  const TokenProjection& t = *request.tokens;
+  const double factor = t.factor();
+  if (factor > 1.5 || factor < 1 / 1.5) {
+    w.push_back("the corpus' items average " + FixedDecimals(t.corpus.mean_tokens(), 1) +
+                " tokens, the pilot's " + FixedDecimals(t.pilot.mean_tokens(), 1) + " (x" +
+                FixedDecimals(factor, 2) +
+                "): the projection takes time as proportional to tokens, and attention's cost grows faster "
+                "than that with length; sweep or pilot on a sample of the corpus");
+  }
+  if (t.corpus.sampled < t.corpus.items) {
+    w.push_back("the corpus' tokens are a sample: " + std::to_string(t.corpus.sampled) + " of " +
+                std::to_string(t.corpus.items) + " items (every " + std::to_string(t.corpus.stride) +
+                "th), tokenized");
+  }
+  for (const auto& [who, mix] : {std::pair{"corpus'", &t.corpus}, std::pair{"pilot's", &t.pilot}}) {
+    if (mix->unread) {
+      w.push_back(
+          std::to_string(mix->unread) + " of the " + std::string(who) + " " + std::to_string(mix->sampled) +
+          " tokenized items could not be read or encoded (missing, outside its folder, over max_bytes, "
+          "empty, not UTF-8): each counts 0 tokens, as a run rejects it before the model");
+    }
+    if (mix->over_max_length) {
+      w.push_back(std::to_string(mix->over_max_length) + " of the " + std::string(who) + " " +
+                  std::to_string(mix->sampled) + " tokenized items are over max_length " +
+                  std::to_string(t.max_length) + ": each counts " + std::to_string(t.max_length) + " tokens" +
+                  (t.truncation == "reject"
+                       ? " (truncation reject refuses them: an over-count, on the safe side)"
+                       : " (truncation truncate cuts them there)"));
+    }
+  }
+  if (b.recorded_tokens && t.pilot.sampled == t.pilot.items && *b.recorded_tokens != t.pilot.raw_tokens) {
+    w.push_back("the pilot's inputs tokenize to " + std::to_string(t.pilot.raw_tokens) +
+                " tokens now; the run " + "counted " + std::to_string(*b.recorded_tokens) +
+                " (report.json tokens.total): its inputs changed since it ran");
+  }
+}
+
 // What the plan's reader must know: made-up prices, assumptions, unknown fits, and a corpus
 // unlike the pilot.
 void AddPlanWarnings(const PlanRequest& request, const std::vector<std::string>& other_class,
@@ -787,19 +839,26 @@ void AddPlanWarnings(const PlanRequest& request, const std::vector<std::string>&
         "the rate comes from a sweep, which times the model alone: reading, hashing and writing are not in "
         "it");
   }
-  const LengthMix& pm = b.mix;
-  const LengthMix& cm = request.corpus.mix;
-  if (pm.known() && cm.known()) {
-    const double ratio = cm.mean_bytes() / std::max(pm.mean_bytes(), 1.0);
-    if (ratio > 1.5 || ratio < 1 / 1.5) {
-      w.push_back("the corpus' inputs average " + FixedDecimals(cm.mean_bytes(), 0) + " bytes, the pilot's " +
-                  FixedDecimals(pm.mean_bytes(), 0) + " (x" + FixedDecimals(ratio, 2) +
-                  "): the projection scales by item count only; sweep or pilot on a sample of the corpus");
+  if (request.tokens) {
+    AddTokenWarnings(request, b, w);
+  } else {
+    if (!request.by_items_why.empty()) w.push_back("the plan projects by items: " + request.by_items_why);
+    const LengthMix& pm = b.mix;
+    const LengthMix& cm = request.corpus.mix;
+    if (pm.known() && cm.known()) {
+      const double ratio = cm.mean_bytes() / std::max(pm.mean_bytes(), 1.0);
+      if (ratio > 1.5 || ratio < 1 / 1.5) {
+        w.push_back("the corpus' inputs average " + FixedDecimals(cm.mean_bytes(), 0) +
+                    " bytes, the pilot's " + FixedDecimals(pm.mean_bytes(), 0) + " (x" +
+                    FixedDecimals(ratio, 2) +
+                    "): the projection scales by item count only; sweep or pilot on a sample of the corpus");
+      }
+    } else if (!cm.known()) {
+      w.push_back(
+          "the corpus' length mix is unknown (give --corpus-manifest with its inputs present): the "
+          "projection "
+          "assumes the corpus' items are like the pilot's");
     }
-  } else if (!cm.known()) {
-    w.push_back(
-        "the corpus' length mix is unknown (give --corpus-manifest with its inputs present): the projection "
-        "assumes the corpus' items are like the pilot's");
   }
   if (!plan.any_fits()) w.push_back("no plan fits: no card type, period and lot count covers the corpus");
 }
@@ -833,6 +892,20 @@ ojson MixToJson(const LengthMix& m) {
   j["missing"] = m.missing;
   j["bytes"] = m.bytes;
   j["mean_bytes"] = m.known() ? ojson(m.mean_bytes()) : ojson();
+  return j;
+}
+
+ojson TokenMixToJson(const TokenMix& m) {
+  ojson j;
+  j["items"] = m.items;
+  j["sampled"] = m.sampled;
+  j["stride"] = m.stride;
+  j["encoded"] = m.encoded;
+  j["unread"] = m.unread;
+  j["over_max_length"] = m.over_max_length;
+  j["tokens"] = m.tokens;
+  j["raw_tokens"] = m.raw_tokens;
+  j["mean_tokens"] = m.mean_tokens();
   return j;
 }
 
@@ -893,6 +966,27 @@ ojson RentalPlanToJson(const RentalPlan& plan) {
                                       ? ojson(q.corpus.mix.mean_bytes() / std::max(b.mix.mean_bytes(), 1.0))
                                       : ojson();
   j["corpus"] = corpus;
+  ojson projection;
+  if (q.tokens) {
+    const TokenProjection& t = *q.tokens;
+    projection["by"] = "tokens";
+    projection["factor"] = t.factor();
+    projection["rule"] =
+        "compute hours = corpus items x (corpus mean tokens / pilot mean tokens) / (items/s per card x "
+        "cards) / "
+        "3600; an item counts its tokens up to max_length, and 0 when a run would reject it before the model";
+    projection["tokenizer"] = {{"file", t.tokenizer_file},
+                               {"sha256", t.sha256},
+                               {"max_length", t.max_length},
+                               {"truncation", t.truncation}};
+    projection["pilot"] = TokenMixToJson(t.pilot);
+    projection["corpus"] = TokenMixToJson(t.corpus);
+  } else {
+    projection["by"] = "items";
+    projection["factor"] = 1.0;
+    projection["why"] = q.by_items_why.empty() ? ojson() : ojson(q.by_items_why);
+  }
+  j["projection"] = projection;
   j["allowance_hours"] = q.allowance_hours;
   j["headroom"] = q.headroom;
   j["prices"] = {{"file", q.prices.file},

@@ -92,9 +92,9 @@ expect_in "$WORK/out" "needs model parallelism; not covered"
 # 5. --out: a JSON document with the keys decide reads; never overwritten.
 run_pilot 0 plan --from "$R" --corpus-items 1000000 --prices "$WORK/cpu.json" --out "$WORK/plan.json"
 expect_in "$WORK/out" "plan written to $WORK/plan.json"
-field "$WORK/plan.json" '[d[k] for k in ("kind", "format_version", "basis", "corpus", "allowance_hours", "prices", "plans", "cards", "cheapest", "fastest", "verdict", "warnings")]' >/dev/null \
+field "$WORK/plan.json" '[d[k] for k in ("kind", "format_version", "basis", "corpus", "projection", "allowance_hours", "prices", "plans", "cards", "cheapest", "fastest", "verdict", "warnings")]' >/dev/null \
   || fail "the plan document lacks a key"
-[ "$(field "$WORK/plan.json" 'd["kind"], d["format_version"], d["basis"]["folder_kind"], d["basis"]["device_class"], d["prices"]["sha256"]')" = "('pilot-plan', 1, 'run', 'cpu', '$(sha256sum <"$WORK/cpu.json" | cut -c1-64)')" ] \
+[ "$(field "$WORK/plan.json" 'd["kind"], d["format_version"], d["basis"]["folder_kind"], d["basis"]["device_class"], d["prices"]["sha256"]')" = "('pilot-plan', 2, 'run', 'cpu', '$(sha256sum <"$WORK/cpu.json" | cut -c1-64)')" ] \
   || fail "the plan document's header, basis or price file hash is wrong"
 before=$(sha256sum "$WORK/plan.json")
 run_pilot 2 plan --from "$R" --corpus-items 5 --prices "$WORK/cpu.json" --out "$WORK/plan.json"

@@ -113,6 +113,76 @@ expect_in sweep-tok/data/sweep.md "## Tokens"
 expect_in sweep-tok/data/sweep.md "tokens, special tokens included"
 expect_in sweep-tok/data/sweep.csv "tokens_per_second,padding_waste_percent"
 
+# plan projects by tokens: the pilot's inputs and the corpus', tokenized with the run's own
+# tokenizer, each item counting its tokens up to max_length (as tokenizers counts them); compute
+# hours scale by the corpus' mean over the pilot's. decide takes the plan and checks that sum.
+mkdir corpus
+for i in $(seq 1 40); do
+  if [ $((i % 4)) = 0 ]; then printf 'GNU %d' "$i"; else printf 'You may convey verbatim copies of the Program source code as you receive it %d, in any medium.' "$i"; fi >corpus/c$i.txt
+done
+run_pilot 0 manifest corpus --out corpus.json
+cat >prices.json <<'EOF2'
+{"currency": "EUR", "cards": [{"name": "node", "class": "cpu", "memory_gb": 64, "cards_per_lot": 1, "lot_price": {"3": 30, "7": 60}}]}
+EOF2
+run_pilot 0 plan --from runs/reject --corpus-manifest corpus.json --prices prices.json --out plan.json
+expect_in out "projected by tokens ($TOK, max_length 24)"
+"$PILOT_PYTHON" "$SRC/tests/e2e/data/make_token_model.py" --reference model.pt "$TOK" 100000 corpus ref-corpus.json
+python3 - plan.json ref-whole.json ref-corpus.json <<'PY'
+import json, sys
+plan, pilot, corpus = (json.load(open(f)) for f in sys.argv[1:4])
+p = plan["projection"]
+assert p["by"] == "tokens" and p["tokenizer"]["max_length"] == 24, p
+pilot_mean = sum(min(v["tokens"], 24) for v in pilot.values()) / len(pilot)
+corpus_mean = sum(min(v["tokens"], 24) for v in corpus.values()) / len(corpus)
+assert p["pilot"]["mean_tokens"] == pilot_mean and p["corpus"]["mean_tokens"] == corpus_mean, (p, pilot_mean, corpus_mean)
+assert p["pilot"]["raw_tokens"] == sum(v["tokens"] for v in pilot.values()), p
+assert p["corpus"]["over_max_length"] == sum(v["tokens"] > 24 for v in corpus.values()) > 0, p
+factor = corpus_mean / pilot_mean
+assert abs(p["factor"] - factor) < 1e-12, (p["factor"], factor)
+for row in plan["plans"]:
+    want = 40 * factor / (row["items_per_s_per_card"] * row["cards"]) / 3600
+    assert abs(row["compute_hours"] - want) <= 1e-9 * want, (row, want)
+print("plan by tokens: factor %.4f (corpus %.2f, pilot %.2f tokens an item)" % (factor, corpus_mean, pilot_mean))
+PY
+run_pilot 0 decide runs/reject --plan plan.json --decision revise-config --reason "plan by tokens"
+expect_in runs/reject/decision.md "Projected by tokens"
+run_pilot 0 verify runs/reject
+# A plan edited to ignore the factor is refused by decide.
+python3 - plan.json edited.json <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["projection"]["factor"] = 1.0
+json.dump(d, open(sys.argv[2], "w"))
+PY
+run_pilot 2 decide runs/reject --plan edited.json --decision go --reason x
+expect_in err "projection.factor 1"
+# A sweep folder plans by tokens too.
+run_pilot 0 plan --from sweep-tok --corpus-manifest corpus.json --prices prices.json
+expect_in out "projected by tokens"
+# An item count cannot be tokenized: by items, saying why.
+run_pilot 0 plan --from runs/reject --corpus-items 1000 --prices prices.json
+expect_in out "the plan projects by items: the corpus is an item count"
+# The tokenizer gone from where the run found it: by items, naming --tokenizer; given back
+# with --tokenizer, by tokens; another file (another sha256) or a folder without a tokenizer is
+# refused, and --out is not written.
+cp "$TOK" moved.json
+sed -e "s|$TOK|$WORK/moved.json|" reject.json >moved-params.json
+run_pilot 0 run --params moved-params.json --runs-dir runs --run-id moved
+rm moved.json
+run_pilot 0 plan --from runs/moved --corpus-manifest corpus.json --prices prices.json
+expect_in out "the plan projects by items: the tokenizer the run used could not be loaded"
+expect_in out "give --tokenizer FILE"
+run_pilot 0 plan --from runs/moved --corpus-manifest corpus.json --prices prices.json --tokenizer "$TOK"
+expect_in out "projected by tokens"
+run_pilot 2 plan --from runs/moved --corpus-manifest corpus.json --prices prices.json \
+  --tokenizer "$SRC/tests/tokenizer/data/tiny-roberta.json" --out refused.json
+expect_in err "stage.tokenizer.sha256 pins"
+[ ! -e refused.json ] || fail "a refused plan wrote --out"
+copy_project
+run_pilot 0 run --params proj/config/pilot.json --runs-dir runs --run-id hashed --device cpu
+run_pilot 2 plan --from runs/hashed --corpus-manifest corpus.json --prices prices.json --tokenizer "$TOK"
+expect_in err "the folder's stage takes no tokenizer"
+
 # Killed after two of five batches (writes 8 and 9 are their journal lines), then resumed: the
 # folder verifies and every record, tokens and truncated included, equals a straight run's.
 sed 's/"batch_size": 3/"batch_size": 1/' truncate.json >one.json

@@ -327,6 +327,41 @@ TEST(DecideEvidence, PlanRowsMustFollowFromTheBasisAndTheCorpus) {
   }
 }
 
+TEST(DecideEvidence, APlanByTokensScalesItsHoursByTheFactorItsTokenMixesGive) {
+  // 36,000 items at 10 items/s on one card: 1 h by items; the corpus' items average 30 tokens
+  // and the pilot's 12, so by tokens it is 2.5 h. A factor edited apart from the mixes, or
+  // hours that ignore it, are refused.
+  auto plan = [](const std::string& hours, const std::string& projection) {
+    const std::string r =
+        R"({"card":"node","period_days":3,"lots":1,"cards":1,"fit":"unknown","rate_basis":"measured",)"
+        R"("items_per_s_per_card":10.0,"compute_hours":)" +
+        hours + R"(,"needed_hours":)" + hours + R"(,"period_suffices":true,"cost":5.0,"fits":true})";
+    return R"({"kind":"pilot-plan","allowance_hours":0,"basis":{"items_per_s_per_card":10.0,)"
+           R"("device_class":"cpu"},"cards":[{"card":"node","class":"cpu"}],"corpus":{"items":36000},)"
+           R"("projection":)" +
+           projection + R"(,"plans":[)" + r + R"(],"cheapest":)" + r + R"(,"fastest":)" + r +
+           R"(,"verdict":"fits"})";
+  };
+  auto tokens = [](const std::string& factor, const std::string& corpus_mean) {
+    return R"({"by":"tokens","factor":)" + factor +
+           R"(,"pilot":{"mean_tokens":12.0},"corpus":{"mean_tokens":)" + corpus_mean + "}}";
+  };
+  EXPECT_TRUE(CheckEvidenceDocument("plan", plan("2.5", tokens("2.5", "30.0")), "plan.json").ok());
+  EXPECT_TRUE(CheckEvidenceDocument("plan", plan("1.0", R"({"by":"items","factor":1.0})"), "plan.json").ok());
+  EXPECT_TRUE(CheckEvidenceDocument("plan", plan("1.0", "null"), "plan.json").ok());  // format 1: by items
+  for (const auto& [doc, says] : std::vector<std::pair<std::string, std::string>>{
+           {plan("1.0", tokens("2.5", "30.0")), "is not corpus.items x projection.factor"},
+           {plan("1.0", tokens("1.0", "30.0")), "projection.factor 1 is not the corpus' mean tokens"},
+           {plan("0.5", R"({"by":"items","factor":0.5})"), "a projection by items has factor 0.5"},
+           {plan("1.0", R"({"by":"bytes","factor":1.0})"), "projection.by bytes is not items or tokens"},
+           {plan("1.0", tokens("-1.0", "30.0")), "projection.factor -1 is not a positive figure"},
+       }) {
+    auto got = CheckEvidenceDocument("plan", doc, "plan.json");
+    ASSERT_FALSE(got.ok()) << says;
+    EXPECT_NE(got.error().what.find(says), std::string::npos) << got.error().what;
+  }
+}
+
 TEST(DecideEvidence, DocumentsThatContradictThemselvesAreRefused) {
   const std::string row =
       R"({"card":"cpu","period_days":3,"lots":1,"cards":1,"fit":"unknown","rate_basis":"measured",

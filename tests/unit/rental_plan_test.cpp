@@ -6,11 +6,14 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <fstream>
 #include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
 
+#include "pilot/hash.h"
 #include "pilot/json_util.h"
 #include "pilot/memory_fs.h"
 #include "pilot/report.h"
@@ -248,9 +251,11 @@ TEST(RentalPlan, DocumentHasTheShapeDecideReads) {
   ASSERT_TRUE(plan.ok());
   auto j = RentalPlanToJson(plan.value());
   EXPECT_EQ(j["kind"], "pilot-plan");
-  EXPECT_EQ(j["format_version"], 1);
-  for (const char* key : {"basis", "corpus", "allowance_hours", "prices", "plans", "cards", "cheapest",
-                          "fastest", "verdict", "warnings"}) {
+  EXPECT_EQ(j["format_version"], 2);
+  EXPECT_EQ(j["projection"]["by"], "items");
+  EXPECT_EQ(j["projection"]["factor"], 1.0);
+  for (const char* key : {"basis", "corpus", "projection", "allowance_hours", "prices", "plans", "cards",
+                          "cheapest", "fastest", "verdict", "warnings"}) {
     EXPECT_TRUE(j.contains(key)) << key;
   }
   for (const char* key : {"folder", "folder_kind", "device", "device_class", "items", "items_per_s_per_card",
@@ -450,6 +455,161 @@ TEST(RentalMeasurement, SweepWeightsRecommendedSizesByGroupItems) {
   auto none = MeasurementFromDocuments("sw", "sweep", docs);
   ASSERT_FALSE(none.ok());
   EXPECT_NE(none.error().where.find("recommendation[1].batch_size"), std::string::npos) << none.error().where;
+}
+
+// --- lengths in tokens ---------------------------------------------------------------------
+
+PlanTokenizer TinyBert(std::size_t max_length) {
+  std::ifstream in(std::string(PILOT_TOKENIZER_DATA) + "/tiny-bert.json", std::ios::binary);
+  std::stringstream buf;
+  buf << in.rdbuf();
+  auto t = ParseTokenizerJson(buf.str(), "tiny-bert.json");
+  EXPECT_TRUE(t.ok()) << (t.ok() ? "" : t.error().ToString());
+  PlanTokenizer p;
+  p.tokenizer = t.ok() ? std::move(t.value()) : nullptr;
+  p.settings.max_length = max_length;
+  p.file = "tiny-bert.json";
+  p.truncation = "truncate";
+  p.max_bytes = 1000;
+  return p;
+}
+
+// A manifest of texts under /c (JSON Lines), each pinned by its sha256; `text(i)` gives item i's
+// text, or nullopt for an item whose file is absent.
+void AddCorpus(MemoryFileSystem& mfs, std::size_t n,
+               const std::function<std::optional<std::string>(std::size_t)>& text) {
+  std::string lines;
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::string id = "t" + std::to_string(i);
+    auto t = text(i);
+    if (t) mfs.AddFile("/c/" + id + ".txt", *t);
+    lines +=
+        R"({"id":")" + id + R"(","path":")" + id + R"(.txt","sha256":")" + Sha256Hex(t ? *t : "") + "\"}\n";
+  }
+  mfs.AddFile("/c/manifest.jsonl", lines);
+}
+
+std::size_t TokensOf(const PlanTokenizer& t, const std::string& text) {
+  TokenizerSettings s = t.settings;
+  s.max_length = 1 << 20;
+  return EncodeText(*t.tokenizer, s, text).tokens;
+}
+
+TEST(RentalTokens, ALargeManifestIsSampledEveryKthItemOverItsWhole) {
+  // 20,001 items: every 3rd is tokenized (6,667), spread over the whole manifest, and the
+  // counted tokens are those items' own.
+  MemoryFileSystem mfs;
+  const std::vector<std::string> texts = {"the program", "free software of the program", "GNU", "a notice"};
+  AddCorpus(mfs, 20001, [&](std::size_t i) { return texts[(i / 3) % texts.size()]; });
+  const PlanTokenizer tok = TinyBert(512);
+  std::size_t calls = 0;
+  TokenMix m = MeasureTokens(mfs, "/c/manifest.jsonl", "/c", tok, [&](std::size_t, std::size_t) { ++calls; });
+  EXPECT_EQ(m.items, 20001u);
+  EXPECT_EQ(m.stride, 3u);
+  EXPECT_EQ(m.sampled, 6667u);
+  EXPECT_EQ(m.encoded, 6667u);
+  EXPECT_EQ(m.unread, 0u);
+  std::uint64_t want = 0;
+  for (std::size_t i = 0; i < 20001; i += 3) want += TokensOf(tok, texts[(i / 3) % texts.size()]);
+  EXPECT_EQ(m.tokens, want);
+  EXPECT_EQ(m.raw_tokens, want);
+  EXPECT_DOUBLE_EQ(m.mean_tokens(), static_cast<double>(want) / 6667);
+  EXPECT_GE(calls, 1u);  // progress, at least at the end of a long sample
+}
+
+TEST(RentalTokens, ItemsOverMaxLengthCountItAndItemsARunRejectsCountNothing) {
+  MemoryFileSystem mfs;
+  const std::string longer = "free software of the program free software of the program";
+  AddCorpus(mfs, 6, [&](std::size_t i) -> std::optional<std::string> {
+    switch (i) {
+      case 0:
+        return std::string("the program");
+      case 1:
+        return longer;
+      case 2:
+        return std::nullopt;  // missing
+      case 3:
+        return std::string("caf\xe9");  // not UTF-8
+      case 4:
+        return std::string(2000, 'a');  // over max_bytes (1000): never read
+      default:
+        return std::string("   \n");  // only whitespace: empty_input
+    }
+  });
+  const PlanTokenizer tok = TinyBert(8);
+  ASSERT_GT(TokensOf(tok, longer), 8u);
+  TokenMix m = MeasureTokens(mfs, "/c/manifest.jsonl", "/c", tok);
+  EXPECT_EQ(m.sampled, 6u);
+  EXPECT_EQ(m.encoded, 2u);
+  EXPECT_EQ(m.unread, 4u);
+  EXPECT_EQ(m.over_max_length, 1u);
+  EXPECT_EQ(m.tokens, TokensOf(tok, "the program") + 8);
+  EXPECT_EQ(m.raw_tokens, TokensOf(tok, "the program") + TokensOf(tok, longer));
+  EXPECT_DOUBLE_EQ(m.mean_tokens(), static_cast<double>(m.tokens) / 6);
+  // A manifest that cannot be read: an unknown mix, never a failure.
+  TokenMix none = MeasureTokens(mfs, "/c/absent.jsonl", "/c", tok);
+  EXPECT_FALSE(none.known());
+  EXPECT_EQ(none.sampled, 0u);
+}
+
+TEST(RentalTokens, APlanByTokensScalesComputeByTheCorpusTokensOverThePilots) {
+  // 3.6M items at 100 items/s: 10 h by items; the corpus' items average 30 tokens, the
+  // pilot's 12: 25 h by tokens.
+  auto q = Request(Basis(DeviceClass::kCpu, 100, 1000), {Card("node", DeviceClass::kCpu, 64, 1, {{3, 30}})},
+                   3'600'000);
+  TokenProjection t;
+  t.tokenizer_file = "tiny-bert.json";
+  t.max_length = 64;
+  t.truncation = "truncate";
+  t.pilot.items = t.pilot.sampled = t.pilot.encoded = 10;
+  t.pilot.tokens = t.pilot.raw_tokens = 120;
+  t.corpus.items = 3'600'000;
+  t.corpus.stride = 360;
+  t.corpus.sampled = t.corpus.encoded = 10000;
+  t.corpus.tokens = t.corpus.raw_tokens = 300000;
+  q.tokens = t;
+  auto plan = BuildRentalPlan(q);
+  ASSERT_TRUE(plan.ok()) << plan.error().ToString();
+  const PlanRow* r = Row(plan.value(), "node", 3, 1);
+  ASSERT_NE(r, nullptr);
+  EXPECT_NEAR(r->compute_hours, 25.0, 1e-9);
+  const auto doc = RentalPlanToJson(plan.value());
+  EXPECT_EQ(doc["format_version"], 2);
+  EXPECT_EQ(doc["projection"]["by"], "tokens");
+  EXPECT_DOUBLE_EQ(doc["projection"]["factor"].get<double>(), 2.5);
+  EXPECT_DOUBLE_EQ(doc["projection"]["corpus"]["mean_tokens"].get<double>(), 30.0);
+  EXPECT_EQ(doc["projection"]["tokenizer"]["file"], "tiny-bert.json");
+  std::string warnings;
+  for (const auto& w : plan.value().warnings) warnings += w + "\n";
+  EXPECT_NE(warnings.find("average 30.0 tokens, the pilot's 12.0 (x2.50)"), std::string::npos) << warnings;
+  EXPECT_NE(warnings.find("10000 of 3600000 items (every 360th)"), std::string::npos) << warnings;
+  EXPECT_EQ(warnings.find("scales by item count only"), std::string::npos) << warnings;
+
+  // The run's own tokens disagree with its inputs tokenized now: said.
+  q.basis.recorded_tokens = 119;
+  auto changed = BuildRentalPlan(q);
+  ASSERT_TRUE(changed.ok());
+  std::string said;
+  for (const auto& w : changed.value().warnings) said += w + "\n";
+  EXPECT_NE(said.find("tokenize to 120 tokens now; the run counted 119"), std::string::npos) << said;
+
+  // By items, the reason is in the warnings and the document.
+  q.tokens.reset();
+  q.by_items_why = "the corpus is an item count";
+  auto by_items = BuildRentalPlan(q);
+  ASSERT_TRUE(by_items.ok());
+  EXPECT_NEAR(Row(by_items.value(), "node", 3, 1)->compute_hours, 10.0, 1e-9);
+  const auto items_doc = RentalPlanToJson(by_items.value());
+  EXPECT_EQ(items_doc["projection"]["by"], "items");
+  EXPECT_EQ(items_doc["projection"]["why"], "the corpus is an item count");
+
+  // A projection whose pilot side encoded nothing is refused, not divided by zero.
+  t.pilot.encoded = 0;
+  t.pilot.tokens = 0;
+  q.tokens = t;
+  auto empty = BuildRentalPlan(q);
+  ASSERT_FALSE(empty.ok());
+  EXPECT_NE(empty.error().what.find("both the pilot's and the corpus' inputs tokenized"), std::string::npos);
 }
 
 }  // namespace

@@ -14,7 +14,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <map>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -23,6 +25,7 @@
 
 #include "pilot/fs.h"
 #include "pilot/status.h"
+#include "pilot/tokenizer.h"
 
 namespace pilot {
 
@@ -40,6 +43,9 @@ inline constexpr double kDefaultAllowanceHours = 8;  // install, environment che
 inline constexpr double kDefaultHeadroom = 0.10;     // the share of a card kept free (as sweep's)
 // At most this many inputs are sized (stat) for a length mix; past it the mix is a sample.
 inline constexpr std::size_t kMaxSizedInputs = 100000;
+// At most this many inputs are tokenized for a projection by tokens: every k-th item of a
+// larger manifest (k = ceil(items / this)), spread over the whole of it.
+inline constexpr std::size_t kMaxTokenizedInputs = 10000;
 
 enum class DeviceClass { kCpu, kCuda, kRocm };
 const char* DeviceClassName(DeviceClass c);
@@ -94,6 +100,11 @@ struct Measurement {
   std::string throughput_basis;  // how items_per_s_per_card was derived, for a person
   std::string fingerprint;       // of the folder, as verified
   LengthMix mix;                 // of the inputs the measurement ran on (unknown when absent)
+  // Those inputs: the folder's manifest copy and the root it recorded (empty when absent).
+  std::filesystem::path inputs_manifest, inputs_root;
+  // A tokenized run's report.json tokens.total (every item's tokens, none capped): what the
+  // pilot's inputs, tokenized again for a projection, must give.
+  std::optional<std::uint64_t> recorded_tokens;
 };
 
 // Verifies the folder in full (a folder that fails is refused, bad input, with its first
@@ -123,10 +134,81 @@ Result<Corpus> ReadCorpusManifest(FileSystem& fs, const std::filesystem::path& m
 LengthMix MeasureInputs(FileSystem& fs, const std::filesystem::path& manifest,
                         const std::filesystem::path& root);
 
+// --- lengths in tokens ------------------------------------------------------------------
+// The tokenizer a tokenized folder ran with, as its stage ran it: the folder's parameter
+// copy's stage.tokenizer, its file resolved as the run resolved it (or given), checked
+// against its sha256 pin.
+struct PlanTokenizer {
+  std::shared_ptr<const Tokenizer> tokenizer;
+  TokenizerSettings settings;
+  std::string file;    // as read
+  std::string sha256;  // the pin, equal to the file's
+  std::string truncation;
+  std::uint64_t max_bytes = 0;  // the params' max_bytes: a longer input is rejected unread
+};
+
+// The folder's tokenizer. nullopt, with `why`, when its stage has no tokenizer or the file
+// cannot be had (not found where the run found it, another sha256, not parsed): the plan then
+// projects by items and says why. With `given` (--tokenizer FILE) any such failure is an error
+// (bad input, naming the file), and so is a folder whose stage takes no tokenizer.
+Result<std::optional<PlanTokenizer>> LoadFolderTokenizer(FileSystem& fs, const std::filesystem::path& dir,
+                                                         const std::optional<std::filesystem::path>& given,
+                                                         std::string& why);
+
+// What a manifest's inputs weigh in tokens, as the stage would count them: each input read as
+// a run reads it (confined to the root, at most max_bytes, UTF-8) and encoded; an item longer
+// than max_length counts max_length (truncate cuts it there; reject refuses it, which this
+// over-counts, on the safe side); an item the run would reject before the model (missing,
+// outside the folder, over max_bytes, empty, not UTF-8, not encodable) counts 0.
+struct TokenMix {
+  std::size_t items = 0;    // the manifest's
+  std::size_t sampled = 0;  // items tokenized (all, or every stride-th)
+  std::size_t stride = 1;
+  std::size_t encoded = 0;  // of the sampled, the inputs that encoded
+  std::size_t unread = 0;   // of the sampled, the inputs rejected before the model (0 tokens)
+  std::size_t over_max_length = 0;
+  std::uint64_t tokens = 0;      // counted: each item capped at max_length
+  std::uint64_t raw_tokens = 0;  // uncapped, as results' `tokens` and report.json's total
+  bool known() const { return encoded > 0; }
+  double mean_tokens() const {
+    return sampled ? static_cast<double>(tokens) / static_cast<double>(sampled) : 0;
+  }
+};
+// `progress(done, total)` is called every 1000 items tokenized, and at the end of a sample of
+// 1000 or more (may be empty). Never fails: an unreadable
+// manifest gives an unknown mix.
+TokenMix MeasureTokens(FileSystem& fs, const std::filesystem::path& manifest,
+                       const std::filesystem::path& root, const PlanTokenizer& tokenizer,
+                       const std::function<void(std::size_t, std::size_t)>& progress = nullptr);
+
+// A projection by tokens: the corpus' compute time is the item count's, times the corpus'
+// mean tokens per item over the pilot's (`factor`).
+struct TokenProjection {
+  std::string tokenizer_file, sha256, truncation;
+  std::size_t max_length = 0;
+  TokenMix pilot, corpus;
+  double factor() const { return corpus.mean_tokens() / pilot.mean_tokens(); }
+};
+
+struct PlanRequest;
+// Sets request.tokens for a tokenized folder (`from`, already read into request.basis): the
+// pilot's inputs and the corpus manifest's (a sample past kMaxTokenizedInputs) tokenized with
+// the run's own tokenizer, or `given`. Where that cannot be done (the stage takes no
+// tokenizer, its file cannot be had, the corpus is an item count, no input could be read), it
+// sets request.by_items_why instead and the plan projects by items. A `given` tokenizer that
+// cannot be used is an error (bad input).
+Status ProjectByTokens(FileSystem& fs, const std::filesystem::path& from,
+                       const std::optional<std::filesystem::path>& given, PlanRequest& request,
+                       const std::function<void(std::size_t, std::size_t)>& progress = nullptr);
+
 // --- the plan ----------------------------------------------------------------------------
 struct PlanRequest {
   Measurement basis;
   Corpus corpus;
+  // Set: compute time scales by tokens (both mixes known); otherwise by items, and
+  // `by_items_why` says why (empty for a folder whose stage takes no tokenizer).
+  std::optional<TokenProjection> tokens;
+  std::string by_items_why;
   PriceList prices;
   double allowance_hours = kDefaultAllowanceHours;
   std::optional<double> assume_scaling;  // multiplies the measured rate on cards of another class
@@ -141,8 +223,8 @@ struct PlanRow {
   std::string fit;         // yes | unknown (a card that does not fit has no rows)
   std::string rate_basis;  // measured | assumed
   double items_per_s_per_card = 0;
-  double compute_hours = 0;
-  double needed_hours = 0;  // compute + allowance
+  double compute_hours = 0;  // corpus items x the projection's factor / (rate x cards) / 3600
+  double needed_hours = 0;   // compute + allowance
   bool period_suffices = false;
   double cost = 0;  // lot price x lots
   bool fits = false;
@@ -171,10 +253,12 @@ struct RentalPlan {
 Result<RentalPlan> BuildRentalPlan(const PlanRequest& request);
 
 // The plan document `pilot plan --json`/`--out` writes and `pilot decide --plan` reads:
-// {"kind": "pilot-plan", "format_version": 1, "basis", "corpus", "allowance_hours",
+// {"kind": "pilot-plan", "format_version": 2, "basis", "corpus", "projection", "allowance_hours",
 // "headroom", "prices", "plans", "cards", "cheapest", "fastest", "verdict", "warnings"}.
+// Format 2 added "projection" ({"by": "tokens" | "items", "factor", ...}); a format 1 plan
+// projects by items.
 inline constexpr const char* kPlanDocumentKind = "pilot-plan";
-inline constexpr int kPlanFormatVersion = 1;
+inline constexpr int kPlanFormatVersion = 2;
 nlohmann::ordered_json RentalPlanToJson(const RentalPlan& plan);
 nlohmann::ordered_json PlanRowToJson(const PlanRow& row);
 
