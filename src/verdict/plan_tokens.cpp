@@ -64,8 +64,12 @@ Result<std::optional<PlanTokenizer>> LoadFolderTokenizer(FileSystem& fsys, const
   StageConfig config;
   if (Status loaded = LoadStageTokenizer(fsys, tp, config); !loaded.ok()) {
     if (given) return loaded.error();
+    // A mismatch's message names the file's digest: not repeated for a path a copied folder
+    // chose (it would tell the digest of any file it names).
+    const bool mismatch = loaded.error().what.rfind("tokenizer sha256 is ", 0) == 0;
     why = "the tokenizer the run used could not be loaded (" + loaded.error().where + ": " +
-          loaded.error().what + "); " + kTokenizerHint;
+          (mismatch ? std::string("not the file the run pinned, another sha256") : loaded.error().what) +
+          "); " + kTokenizerHint;
     return std::optional<PlanTokenizer>();
   }
   PlanTokenizer t;

@@ -648,9 +648,15 @@ Result<std::vector<std::string>> CheckPlanRequest(const PlanRequest& request) {
   if (request.tokens) {
     const TokenProjection& t = *request.tokens;
     if (!t.pilot.known() || !t.corpus.known() || !IsFinitePositive(t.pilot.mean_tokens()) ||
-        !IsFinitePositive(t.factor()) || t.factor() > 1e6) {
+        !IsFinitePositive(t.factor())) {
       return BadInput("a projection by tokens needs both the pilot's and the corpus' inputs tokenized",
                       t.tokenizer_file);
+    }
+    if (t.factor() > 1e6) {
+      return BadInput("the corpus' items average " + FixedDecimals(t.corpus.mean_tokens(), 1) +
+                          " tokens, the pilot's " + FixedDecimals(t.pilot.mean_tokens(), 4) +
+                          ": more than a million times as many is no projection",
+                      t.tokenizer_file, "pilot on a sample of the corpus");
     }
   }
 

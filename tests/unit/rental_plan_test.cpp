@@ -610,6 +610,17 @@ TEST(RentalTokens, APlanByTokensScalesComputeByTheCorpusTokensOverThePilots) {
   auto empty = BuildRentalPlan(q);
   ASSERT_FALSE(empty.ok());
   EXPECT_NE(empty.error().what.find("both the pilot's and the corpus' inputs tokenized"), std::string::npos);
+
+  // A factor past a million (one token among 10,000 pilot items, 300 a corpus item) is
+  // refused, not planned on.
+  t.pilot.sampled = t.pilot.encoded = 10000;
+  t.pilot.tokens = 1;
+  t.corpus.tokens = 3'000'000;
+  q.tokens = t;
+  auto huge = BuildRentalPlan(q);
+  ASSERT_FALSE(huge.ok());
+  EXPECT_NE(huge.error().what.find("more than a million times as many"), std::string::npos)
+      << huge.error().what;
 }
 
 }  // namespace
