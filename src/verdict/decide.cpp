@@ -96,6 +96,8 @@ Error Inconsistent(const Evidence& e, const std::string& what) {
 bool FiniteNumber(const nlohmann::json& v) { return v.is_number() && std::isfinite(v.get<double>()); }
 // Two figures pilot derived the same way: equal within rounding (a relative 1e-9).
 bool SameFigure(double a, double b) {
+  // Nothing is the same figure as an infinity (which would pass the relative test below).
+  if (!std::isfinite(a) || !std::isfinite(b)) return false;
   return std::fabs(a - b) <= 1e-9 * std::max({1.0, std::fabs(a), std::fabs(b)});
 }
 
@@ -365,10 +367,45 @@ Status CheckPlanRow(const Evidence& e, const nlohmann::json& r, const PlanBasis&
   return {};
 }
 
+// A projection's token mix (projection.pilot or .corpus): its counts add up, and its mean is
+// its tokens over the items it tokenized.
+Status CheckTokenMix(const Evidence& e, const nlohmann::json& mix, const std::string& which) {
+  auto count = [&](const char* k) -> std::optional<std::uint64_t> {
+    const nlohmann::json& v = MemberOrNull(mix, k);
+    if (v.is_null() && std::string(k) == "too_long_to_read") return 0;
+    if (!v.is_number_unsigned()) return std::nullopt;
+    return v.get<std::uint64_t>();
+  };
+  const auto items = count("items"), sampled = count("sampled"), encoded = count("encoded"),
+             unread = count("unread"), too_long = count("too_long_to_read"), tokens = count("tokens");
+  if (!items || !sampled || !encoded || !unread || !too_long || !tokens || *sampled == 0 ||
+      *sampled > *items || *encoded > *sampled || *unread > *sampled || *too_long > *sampled ||
+      *encoded + *unread + *too_long != *sampled) {
+    return Inconsistent(e,
+                        "projection." + which +
+                            "'s counts (items, sampled, encoded, unread, too_long_to_read, tokens) are not "
+                            "what pilot writes: the tokenized ones add up to sampled, at most items");
+  }
+  const nlohmann::json& mean = MemberOrNull(mix, "mean_tokens");
+  if (!FiniteNumber(mean) ||
+      !SameFigure(mean.get<double>(), static_cast<double>(*tokens) / static_cast<double>(*sampled))) {
+    return Inconsistent(e, "projection." + which + ".mean_tokens " + JsonValueText(mean) +
+                               " is not its tokens " + std::to_string(*tokens) + " over its " +
+                               std::to_string(*sampled) + " items tokenized");
+  }
+  return {};
+}
+
 // The projection (format 2): by items with a factor of 1, or by tokens with the factor its
 // two token mixes give. A format 1 plan has none and projects by items.
 Result<double> PlanFactor(const Evidence& e) {
   const nlohmann::json& p = MemberOrNull(e.doc, "projection");
+  const nlohmann::json& version = MemberOrNull(e.doc, "format_version");
+  if (p.is_null() != (version != 2)) {
+    return Inconsistent(e, "format_version " + JsonValueText(version) +
+                               (p.is_null() ? " plans without a projection: a format 2 plan has one"
+                                            : " has a projection, which only format 2 plans have"));
+  }
   if (p.is_null()) return 1.0;
   const nlohmann::json &by = MemberOrNull(p, "by"), &factor = MemberOrNull(p, "factor");
   if (!FiniteNumber(factor) || factor.get<double>() <= 0 || factor.get<double>() > 1e6) {
@@ -381,9 +418,17 @@ Result<double> PlanFactor(const Evidence& e) {
   }
   if (by != "tokens")
     return Inconsistent(e, "projection.by " + JsonValueText(by) + " is not items or tokens");
+  PILOT_TRY(CheckTokenMix(e, MemberOrNull(p, "pilot"), "pilot"));
+  PILOT_TRY(CheckTokenMix(e, MemberOrNull(p, "corpus"), "corpus"));
+  if (MemberOrNull(MemberOrNull(p, "corpus"), "items") !=
+      MemberOrNull(MemberOrNull(e.doc, "corpus"), "items")) {
+    return Inconsistent(
+        e, "projection.corpus.items " + JsonValueText(MemberOrNull(MemberOrNull(p, "corpus"), "items")) +
+               " is not corpus.items " + JsonValueText(MemberOrNull(MemberOrNull(e.doc, "corpus"), "items")));
+  }
   const nlohmann::json &corpus = MemberOrNull(MemberOrNull(p, "corpus"), "mean_tokens"),
                        &pilot = MemberOrNull(MemberOrNull(p, "pilot"), "mean_tokens");
-  if (!FiniteNumber(corpus) || !FiniteNumber(pilot) || pilot.get<double>() <= 0 ||
+  if (pilot.get<double>() <= 0 ||
       !SameFigure(factor.get<double>(), corpus.get<double>() / pilot.get<double>())) {
     return Inconsistent(e, "projection.factor " + JsonValueText(factor) + " is not the corpus' mean tokens " +
                                JsonValueText(corpus) + " over the pilot's " + JsonValueText(pilot));

@@ -9,6 +9,7 @@
 #include "pilot/params.h"
 #include "pilot/paths.h"
 #include "pilot/precheck.h"
+#include "pilot/reasons.h"
 #include "pilot/stage.h"
 #include "pilot/verdict/rental_plan.h"
 
@@ -22,8 +23,10 @@ const char* const kTokenizerHint =
     "give --tokenizer FILE: the tokenizer file the run used (its sha256 must be the one the run pinned)";
 
 // The folder's parameter copy, parsed with the folder's recorded parameter path's folder as
-// the base (as resume parses it): stage.tokenizer.file resolves where the run found it.
-Result<Params> FolderParams(FileSystem& fsys, const fs::path& dir) {
+// the base (as resume parses it): stage.tokenizer.file resolves where the run found it. `base`
+// is false when run.json records no absolute parameter path (a relative tokenizer path would
+// then resolve inside the folder).
+Result<Params> FolderParams(FileSystem& fsys, const fs::path& dir, bool& base) {
   auto run_text = ReadCapped(fsys, dir / kRunRecord, limits::kRunRecordBytes, "run record");
   if (!run_text.ok()) return run_text.error();
   auto run = ParseJson(run_text.value(), (dir / kRunRecord).string());
@@ -35,8 +38,19 @@ Result<Params> FolderParams(FileSystem& fsys, const fs::path& dir) {
   }
   auto text = ReadCapped(fsys, dir / kParamsCopy, limits::kParamsBytes, "parameter file");
   if (!text.ok()) return text.error();
-  const fs::path base = params_path ? fs::path(*params_path).parent_path() : dir;
-  return ParseParams(text.value(), base, (dir / kParamsCopy).string());
+  base = params_path && fs::path(*params_path).is_absolute();
+  return ParseParams(text.value(), base ? fs::path(*params_path).parent_path() : dir,
+                     (dir / kParamsCopy).string());
+}
+
+// Whether `file` lies inside `folder`, both resolved (links followed) where they exist.
+bool InsideFolder(FileSystem& fsys, const fs::path& file, const fs::path& folder) {
+  auto f = fsys.Resolve(file);
+  auto d = fsys.Resolve(folder);
+  const fs::path a = (f.ok() ? f.value() : fs::absolute(file)).lexically_normal();
+  const fs::path b = (d.ok() ? d.value() : fs::absolute(folder)).lexically_normal();
+  auto rel = a.lexically_relative(b);
+  return !rel.empty() && *rel.begin() != "..";
 }
 
 }  // namespace
@@ -45,7 +59,8 @@ Result<std::optional<PlanTokenizer>> LoadFolderTokenizer(FileSystem& fsys, const
                                                          const std::optional<fs::path>& given,
                                                          std::string& why) {
   why.clear();
-  auto params = FolderParams(fsys, dir);
+  bool base = false;
+  auto params = FolderParams(fsys, dir, base);
   if (!params.ok()) {
     if (given) return params.error();
     why = "the folder's parameter copy could not be read: " + params.error().what;
@@ -60,16 +75,24 @@ Result<std::optional<PlanTokenizer>> LoadFolderTokenizer(FileSystem& fsys, const
     return std::optional<PlanTokenizer>();  // not tokenized: items it is, nothing to say
   }
   TokenizerParams tp = *stage_tokenizer;
-  if (given) tp.file = *given;
+  if (given) {
+    tp.file = *given;
+  } else if (!base || InsideFolder(fsys, tp.file, dir)) {
+    // A folder copied off a machine names the file; one of its own, or one found through a
+    // path it chose the base of, is never parsed unasked (a crafted SentencePiece model is not
+    // safe to parse).
+    why =
+        "the run's tokenizer path leads into the folder itself, whose files are not trusted as a "
+        "tokenizer; " +
+        std::string(kTokenizerHint);
+    return std::optional<PlanTokenizer>();
+  }
   StageConfig config;
   if (Status loaded = LoadStageTokenizer(fsys, tp, config); !loaded.ok()) {
     if (given) return loaded.error();
-    // A mismatch's message names the file's digest: not repeated for a path a copied folder
-    // chose (it would tell the digest of any file it names).
-    const bool mismatch = loaded.error().what.rfind("tokenizer sha256 is ", 0) == 0;
-    why = "the tokenizer the run used could not be loaded (" + loaded.error().where + ": " +
-          (mismatch ? std::string("not the file the run pinned, another sha256") : loaded.error().what) +
-          "); " + kTokenizerHint;
+    // Not told apart (absent, unreadable, another digest): the folder chose the path.
+    why = "the tokenizer the run used could not be loaded from " + tp.file.string() +
+          " (absent, unreadable, or not the file the run pinned by sha256); " + kTokenizerHint;
     return std::optional<PlanTokenizer>();
   }
   PlanTokenizer t;
@@ -94,6 +117,7 @@ TokenMix MeasureTokens(FileSystem& fsys, const fs::path& manifest, const fs::pat
   const std::size_t want = (mix.items + mix.stride - 1) / mix.stride;
   auto resolved = fsys.Resolve(root);
   const std::size_t max_length = tokenizer.settings.max_length;
+  const std::uint64_t read_cap = std::min<std::uint64_t>(tokenizer.max_bytes, kMaxPlanReadBytes);
   std::size_t index = 0;
   const Status walked = source.value().ForEach([&](const ManifestItem& item) -> Status {
     if (index++ % mix.stride != 0) return Status();
@@ -102,8 +126,13 @@ TokenMix MeasureTokens(FileSystem& fsys, const fs::path& manifest, const fs::pat
       ++mix.unread;
       return Status();
     }
-    Precheck pre = PrecheckItem(fsys, resolved.value(), item, tokenizer.max_bytes, InputKind::kText);
-    if (pre.rejection) {
+    Precheck pre = PrecheckItem(fsys, resolved.value(), item, read_cap, InputKind::kText);
+    if (pre.rejection && pre.rejection->reason == reason::kTooLarge && read_cap < tokenizer.max_bytes) {
+      // Over plan's read cap, never read: longer than any max_length in tokens.
+      ++mix.too_long_to_read;
+      ++mix.over_max_length;
+      mix.tokens += max_length;
+    } else if (pre.rejection) {
       ++mix.unread;
     } else {
       TokenizedText t = EncodeText(*tokenizer.tokenizer, tokenizer.settings, pre.text);
@@ -129,24 +158,27 @@ TokenMix MeasureTokens(FileSystem& fsys, const fs::path& manifest, const fs::pat
 // by items and says why; a --tokenizer that cannot be used is an error.
 Status ProjectByTokens(FileSystem& fsys, const fs::path& from, const std::optional<fs::path>& given,
                        PlanRequest& q, const std::function<void(std::size_t, std::size_t)>& progress) {
+  // What cannot be tokenized, known before any tokenizer file is read.
+  std::string cannot;
+  if (q.corpus.manifest.empty()) {
+    cannot = "the corpus is an item count (--corpus-items); give --corpus-manifest to project by tokens";
+  } else if (q.basis.inputs_manifest.empty()) {
+    cannot = "the folder records no manifest copy and inputs root to tokenize the pilot's inputs from";
+  }
+  if (!cannot.empty() && !given) {
+    bool base = false;
+    auto params = FolderParams(fsys, from, base);
+    if (params.ok() && params.value().stage.tokenizer) q.by_items_why = cannot;
+    return Status();
+  }
   std::string why;
-  auto loaded = LoadFolderTokenizer(fsys, from, given, why);
+  auto loaded = LoadFolderTokenizer(fsys, from, given, why);  // a given one is checked in any case
   if (!loaded.ok()) return loaded.error();
-  if (!loaded.value()) {
-    q.by_items_why = why;
+  if (!loaded.value() || !cannot.empty()) {
+    q.by_items_why = loaded.value() ? cannot : why;
     return Status();
   }
   const PlanTokenizer& t = *loaded.value();
-  if (q.corpus.manifest.empty()) {
-    q.by_items_why =
-        "the corpus is an item count (--corpus-items); give --corpus-manifest to project by tokens";
-    return Status();
-  }
-  if (q.basis.inputs_manifest.empty()) {
-    q.by_items_why =
-        "the folder records no manifest copy and inputs root to tokenize the pilot's inputs from";
-    return Status();
-  }
   TokenProjection p;
   p.tokenizer_file = t.file;
   p.sha256 = t.sha256;
@@ -163,6 +195,11 @@ Status ProjectByTokens(FileSystem& fsys, const fs::path& from, const std::option
   }
   if (!p.corpus.known()) {
     q.by_items_why = "none of the corpus' inputs could be read and tokenized (from " + root.string() + ")";
+    return Status();
+  }
+  if (p.pilot.tokens == 0 || p.corpus.tokens == 0) {
+    q.by_items_why = std::string("the ") + (p.pilot.tokens == 0 ? "pilot's" : "corpus'") +
+                     " inputs give no token at all under the run's tokenizer settings";
     return Status();
   }
   q.tokens = std::move(p);

@@ -793,7 +793,8 @@ void AddTokenWarnings(const PlanRequest& request, const Measurement& b, std::vec
       w.push_back(
           std::to_string(mix->unread) + " of the " + std::string(who) + " " + std::to_string(mix->sampled) +
           " tokenized items could not be read or encoded (missing, outside its folder, over max_bytes, "
-          "empty, not UTF-8): each counts 0 tokens, as a run rejects it before the model");
+          "not the manifest's sha256, empty, not UTF-8): each counts 0 tokens, as a run rejects it before "
+          "the model");
     }
     if (mix->over_max_length) {
       w.push_back(std::to_string(mix->over_max_length) + " of the " + std::string(who) + " " +
@@ -804,7 +805,8 @@ void AddTokenWarnings(const PlanRequest& request, const Measurement& b, std::vec
                        : " (truncation truncate cuts them there)"));
     }
   }
-  if (b.recorded_tokens && t.pilot.sampled == t.pilot.items && *b.recorded_tokens != t.pilot.raw_tokens) {
+  if (b.recorded_tokens && t.pilot.sampled == t.pilot.items && t.pilot.too_long_to_read == 0 &&
+      *b.recorded_tokens != t.pilot.raw_tokens) {
     w.push_back("the pilot's inputs tokenize to " + std::to_string(t.pilot.raw_tokens) +
                 " tokens now; the run " + "counted " + std::to_string(*b.recorded_tokens) +
                 " (report.json tokens.total): its inputs changed since it ran");
@@ -909,6 +911,7 @@ ojson TokenMixToJson(const TokenMix& m) {
   j["encoded"] = m.encoded;
   j["unread"] = m.unread;
   j["over_max_length"] = m.over_max_length;
+  j["too_long_to_read"] = m.too_long_to_read;
   j["tokens"] = m.tokens;
   j["raw_tokens"] = m.raw_tokens;
   j["mean_tokens"] = m.mean_tokens();

@@ -171,7 +171,7 @@ run_pilot 0 run --params moved-params.json --runs-dir runs --run-id moved
 # Another file in its place: its digest is not repeated (a copied folder may name any file).
 cp "$SRC/tests/tokenizer/data/tiny-roberta.json" moved.json
 run_pilot 0 plan --from runs/moved --corpus-manifest corpus.json --prices prices.json
-expect_in out "not the file the run pinned, another sha256"
+expect_in out "not the file the run pinned by sha256"
 expect_not_in out "$(sha256sum moved.json | cut -c1-64)"
 rm moved.json
 run_pilot 0 plan --from runs/moved --corpus-manifest corpus.json --prices prices.json

@@ -329,32 +329,55 @@ TEST(DecideEvidence, PlanRowsMustFollowFromTheBasisAndTheCorpus) {
 
 TEST(DecideEvidence, APlanByTokensScalesItsHoursByTheFactorItsTokenMixesGive) {
   // 36,000 items at 10 items/s on one card: 1 h by items; the corpus' items average 30 tokens
-  // and the pilot's 12, so by tokens it is 2.5 h. A factor edited apart from the mixes, or
-  // hours that ignore it, are refused.
-  auto plan = [](const std::string& hours, const std::string& projection) {
+  // and the pilot's 12, so by tokens it is 2.5 h. A factor edited apart from the mixes, mixes
+  // edited apart from their counts, or hours that ignore the factor are refused.
+  auto plan = [](const std::string& hours, const std::string& projection, const std::string& version = "2") {
     const std::string r =
         R"({"card":"node","period_days":3,"lots":1,"cards":1,"fit":"unknown","rate_basis":"measured",)"
         R"("items_per_s_per_card":10.0,"compute_hours":)" +
         hours + R"(,"needed_hours":)" + hours + R"(,"period_suffices":true,"cost":5.0,"fits":true})";
-    return R"({"kind":"pilot-plan","allowance_hours":0,"basis":{"items_per_s_per_card":10.0,)"
+    return R"({"kind":"pilot-plan","format_version":)" + version +
+           R"(,"allowance_hours":0,"basis":{"items_per_s_per_card":10.0,)"
            R"("device_class":"cpu"},"cards":[{"card":"node","class":"cpu"}],"corpus":{"items":36000},)"
            R"("projection":)" +
            projection + R"(,"plans":[)" + r + R"(],"cheapest":)" + r + R"(,"fastest":)" + r +
            R"(,"verdict":"fits"})";
   };
-  auto tokens = [](const std::string& factor, const std::string& corpus_mean) {
-    return R"({"by":"tokens","factor":)" + factor +
-           R"(,"pilot":{"mean_tokens":12.0},"corpus":{"mean_tokens":)" + corpus_mean + "}}";
+  const std::string pilot =
+      R"({"items":10,"sampled":10,"encoded":9,"unread":1,"tokens":120,"mean_tokens":12.0})";
+  auto corpus = [](const std::string& items, const std::string& encoded, const std::string& mean) {
+    return R"({"items":)" + items + R"(,"sampled":12000,"encoded":)" + encoded +
+           R"(,"unread":0,"too_long_to_read":0,"tokens":360000,"mean_tokens":)" + mean + "}";
   };
-  EXPECT_TRUE(CheckEvidenceDocument("plan", plan("2.5", tokens("2.5", "30.0")), "plan.json").ok());
+  auto tokens = [&](const std::string& factor, const std::string& corpus_mix, const std::string& pilot_mix) {
+    return R"({"by":"tokens","factor":)" + factor + R"(,"pilot":)" + pilot_mix + R"(,"corpus":)" +
+           corpus_mix + "}";
+  };
+  const std::string good_corpus = corpus("36000", "12000", "30.0");
+  EXPECT_TRUE(
+      CheckEvidenceDocument("plan", plan("2.5", tokens("2.5", good_corpus, pilot)), "plan.json").ok());
   EXPECT_TRUE(CheckEvidenceDocument("plan", plan("1.0", R"({"by":"items","factor":1.0})"), "plan.json").ok());
-  EXPECT_TRUE(CheckEvidenceDocument("plan", plan("1.0", "null"), "plan.json").ok());  // format 1: by items
+  EXPECT_TRUE(
+      CheckEvidenceDocument("plan", plan("1.0", "null", "1"), "plan.json").ok());  // format 1: by items
   for (const auto& [doc, says] : std::vector<std::pair<std::string, std::string>>{
-           {plan("1.0", tokens("2.5", "30.0")), "is not corpus.items x projection.factor"},
-           {plan("1.0", tokens("1.0", "30.0")), "projection.factor 1 is not the corpus' mean tokens"},
+           {plan("1.0", tokens("2.5", good_corpus, pilot)), "is not corpus.items x projection.factor"},
+           {plan("1.0", tokens("1.0", good_corpus, pilot)),
+            "projection.factor 1 is not the corpus' mean tokens"},
            {plan("0.5", R"({"by":"items","factor":0.5})"), "a projection by items has factor 0.5"},
            {plan("1.0", R"({"by":"bytes","factor":1.0})"), "projection.by bytes is not items or tokens"},
-           {plan("1.0", tokens("-1.0", "30.0")), "projection.factor -1 is not a positive figure"},
+           {plan("1.0", tokens("-1.0", good_corpus, pilot)), "projection.factor -1 is not a positive figure"},
+           // The means edited with the factor, the counts left: refused.
+           {plan("3.3333333333333335", tokens("3.3333333333333335", corpus("36000", "12000", "40.0"), pilot)),
+            "projection.corpus.mean_tokens 40 is not its tokens 360000 over its 12000"},
+           {plan("2.5", tokens("2.5", corpus("36000", "11000", "30.0"), pilot)),
+            "projection.corpus's counts"},
+           {plan("2.5", tokens("2.5", corpus("12000", "12000", "30.0"), pilot)),
+            "projection.corpus.items 12000 is not corpus.items 36000"},
+           // An infinite mean (1e400 reads as infinity) is no figure, whatever it is compared with.
+           {plan("2.5", tokens("2.5", corpus("36000", "12000", "1e400"), pilot)),
+            "projection.corpus.mean_tokens"},
+           {plan("1.0", "null"), "format_version 2 plans without a projection"},
+           {plan("1.0", R"({"by":"items","factor":1.0})", "1"), "has a projection, which only format 2"},
        }) {
     auto got = CheckEvidenceDocument("plan", doc, "plan.json");
     ASSERT_FALSE(got.ok()) << says;

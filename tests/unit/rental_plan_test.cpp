@@ -552,6 +552,89 @@ TEST(RentalTokens, ItemsOverMaxLengthCountItAndItemsARunRejectsCountNothing) {
   EXPECT_EQ(none.sampled, 0u);
 }
 
+std::string TinyBertBytes() {
+  std::ifstream in(std::string(PILOT_TOKENIZER_DATA) + "/tiny-bert.json", std::ios::binary);
+  std::stringstream buf;
+  buf << in.rdbuf();
+  return buf.str();
+}
+
+// A folder /f as a run leaves it for plan: run.json recording `params_path` (JSON, or null),
+// and the parameter copy naming `tokenizer` (relative to the parameters' folder) pinned to
+// tiny-bert.json's sha256.
+void AddFolder(MemoryFileSystem& mfs, const std::string& params_path, const std::string& tokenizer) {
+  mfs.AddFile("/f/data/run.json", R"({"plan": {"params": )" + params_path + "}}");
+  mfs.AddFile("/f/data/params.json",
+              R"({"manifest": "m.json", "stage": {"kind": "torchscript-classifier", "model": "m.pt",
+                  "tokenizer": {"file": ")" +
+                  tokenizer + R"(", "sha256": ")" + Sha256Hex(TinyBertBytes()) +
+                  R"(", "max_length": 32, "truncation": "truncate"}},
+                  "allowed_categories": ["neg", "pos"]})");
+}
+
+TEST(RentalTokens, TheFoldersTokenizerIsReadWhereTheRunFoundItNeverFromTheFolderItself) {
+  MemoryFileSystem mfs;
+  mfs.AddFile("/cfg/tok.json", TinyBertBytes());
+  AddFolder(mfs, R"("/cfg/p.json")", "tok.json");
+  std::string why;
+  auto found = LoadFolderTokenizer(mfs, "/f", std::nullopt, why);
+  ASSERT_TRUE(found.ok()) << found.error().ToString();
+  ASSERT_TRUE(found.value().has_value()) << why;
+  EXPECT_EQ(found.value()->file, "/cfg/tok.json");
+  EXPECT_EQ(found.value()->settings.max_length, 32u);
+  EXPECT_EQ(found.value()->truncation, "truncate");
+
+  // The same pinned bytes inside the folder (a copy may bring any file and its digest): not
+  // read unasked, whether the recorded parameter path leads there or none is recorded.
+  MemoryFileSystem inside;
+  inside.AddFile("/f/data/tok.json", TinyBertBytes());
+  AddFolder(inside, R"("/f/data/p.json")", "tok.json");
+  auto refused = LoadFolderTokenizer(inside, "/f", std::nullopt, why);
+  ASSERT_TRUE(refused.ok());
+  EXPECT_FALSE(refused.value().has_value());
+  EXPECT_NE(why.find("leads into the folder itself"), std::string::npos) << why;
+  AddFolder(inside, "null", "data/tok.json");
+  refused = LoadFolderTokenizer(inside, "/f", std::nullopt, why);
+  ASSERT_TRUE(refused.ok());
+  EXPECT_FALSE(refused.value().has_value());
+  EXPECT_NE(why.find("give --tokenizer FILE"), std::string::npos) << why;
+  // Given by the user, it is read wherever it is.
+  auto given = LoadFolderTokenizer(inside, "/f", std::filesystem::path("/f/data/tok.json"), why);
+  ASSERT_TRUE(given.ok()) << given.error().ToString();
+  EXPECT_TRUE(given.value().has_value());
+
+  // Another file where the run found it: by items, its digest never told; given, an error.
+  MemoryFileSystem other;
+  other.AddFile("/cfg/tok.json", "{}");
+  AddFolder(other, R"("/cfg/p.json")", "tok.json");
+  auto changed = LoadFolderTokenizer(other, "/f", std::nullopt, why);
+  ASSERT_TRUE(changed.ok());
+  EXPECT_FALSE(changed.value().has_value());
+  EXPECT_NE(why.find("not the file the run pinned"), std::string::npos) << why;
+  EXPECT_EQ(why.find(Sha256Hex("{}")), std::string::npos) << why;
+  auto bad = LoadFolderTokenizer(other, "/f", std::filesystem::path("/cfg/tok.json"), why);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().what.find("stage.tokenizer.sha256 pins"), std::string::npos) << bad.error().what;
+}
+
+TEST(RentalTokens, AnInputOverThePlansReadCapCountsMaxLengthUnread) {
+  // max_bytes 64 MiB, an input of 17 MiB: never read (plan reads 16 MiB at most), counted at
+  // max_length, as no 16 MiB of text fits any max_length.
+  MemoryFileSystem mfs;
+  AddCorpus(mfs, 2, [](std::size_t i) -> std::optional<std::string> {
+    return i == 0 ? std::string("the program") : std::string(17u << 20, 'a');
+  });
+  PlanTokenizer tok = TinyBert(8);
+  tok.max_bytes = 64u << 20;
+  TokenMix m = MeasureTokens(mfs, "/c/manifest.jsonl", "/c", tok);
+  EXPECT_EQ(m.sampled, 2u);
+  EXPECT_EQ(m.encoded, 1u);
+  EXPECT_EQ(m.too_long_to_read, 1u);
+  EXPECT_EQ(m.over_max_length, 1u);
+  EXPECT_EQ(m.unread, 0u);
+  EXPECT_EQ(m.tokens, TokensOf(tok, "the program") + 8);
+}
+
 TEST(RentalTokens, APlanByTokensScalesComputeByTheCorpusTokensOverThePilots) {
   // 3.6M items at 100 items/s: 10 h by items; the corpus' items average 30 tokens, the
   // pilot's 12: 25 h by tokens.

@@ -46,6 +46,9 @@ inline constexpr std::size_t kMaxSizedInputs = 100000;
 // At most this many inputs are tokenized for a projection by tokens: every k-th item of a
 // larger manifest (k = ceil(items / this)), spread over the whole of it.
 inline constexpr std::size_t kMaxTokenizedInputs = 10000;
+// An input is read for its tokens up to this many bytes (or max_bytes, if lower): a longer one
+// counts max_length tokens unread (16 MiB of text is over any max_length, 2^20 at most).
+inline constexpr std::uint64_t kMaxPlanReadBytes = 16u << 20;
 
 enum class DeviceClass { kCpu, kCuda, kRocm };
 const char* DeviceClassName(DeviceClass c);
@@ -159,7 +162,8 @@ Result<std::optional<PlanTokenizer>> LoadFolderTokenizer(FileSystem& fs, const s
 // a run reads it (confined to the root, at most max_bytes, UTF-8) and encoded; an item longer
 // than max_length counts max_length (truncate cuts it there; reject refuses it, which this
 // over-counts, on the safe side); an item the run would reject before the model (missing,
-// outside the folder, over max_bytes, empty, not UTF-8, not encodable) counts 0.
+// outside the folder, over max_bytes, not the manifest's sha256, empty, not UTF-8, not
+// encodable) counts 0; one within max_bytes but over kMaxPlanReadBytes counts max_length.
 struct TokenMix {
   std::size_t items = 0;    // the manifest's
   std::size_t sampled = 0;  // items tokenized (all, or every stride-th)
@@ -167,9 +171,10 @@ struct TokenMix {
   std::size_t encoded = 0;  // of the sampled, the inputs that encoded
   std::size_t unread = 0;   // of the sampled, the inputs rejected before the model (0 tokens)
   std::size_t over_max_length = 0;
-  std::uint64_t tokens = 0;      // counted: each item capped at max_length
-  std::uint64_t raw_tokens = 0;  // uncapped, as results' `tokens` and report.json's total
-  bool known() const { return encoded > 0; }
+  std::size_t too_long_to_read = 0;  // of those, inputs over kMaxPlanReadBytes (not read)
+  std::uint64_t tokens = 0;          // counted: each item capped at max_length
+  std::uint64_t raw_tokens = 0;      // uncapped, as results' `tokens` and report.json's total
+  bool known() const { return encoded + too_long_to_read > 0; }
   double mean_tokens() const {
     return sampled ? static_cast<double>(tokens) / static_cast<double>(sampled) : 0;
   }
