@@ -4,7 +4,9 @@ AOTInductor package (.pt2) for pilot's aoti-classifier / aoti-embedding stage ki
 torch.export and torch._inductor.aoti_compile_and_package from the pinned torch wheel
 (requirements-torch.txt; run it with build/venv/bin/python).
 
-    export-pt2.py MODEL.pt OUT.pt2 [--device cpu|cuda]
+    export-pt2.py MODEL.pt OUT.pt2 [MODEL.pt OUT.pt2 ...] [--device cpu|cuda]
+
+Several pairs are exported in one process (torch is imported once).
 
 A package is native code compiled for one device, one CPU instruction set and one torch
 version, so none is committed: CI exports the CPU one, scripts/gpu-check.sh the CUDA one.
@@ -52,11 +54,20 @@ class NgramEmbedding(torch.nn.Module):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("model", help="a bundled TorchScript model (.pt)")
-    ap.add_argument("out", help="the .pt2 package to write")
+    ap.add_argument("pairs", nargs="+", metavar="MODEL.pt OUT.pt2",
+                    help="a bundled TorchScript model (.pt) and the .pt2 package to write, once or more")
     ap.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
     args = ap.parse_args()
+    if len(args.pairs) % 2:
+        ap.error("give MODEL.pt OUT.pt2 in pairs")
+    for model, out in zip(args.pairs[0::2], args.pairs[1::2]):
+        export(model, out, args.device)
+    return 0
 
+
+def export(model_path, out, device):
+    """Exports one model to one package; exits on a package that differs from the model."""
+    args = argparse.Namespace(model=model_path, out=out, device=device)
     scripted = torch.jit.load(args.model, map_location="cpu")
     state = scripted.state_dict()
     if scripted.input_kind != "hashed_char_ngrams":
@@ -86,7 +97,7 @@ def main():
             ep, package_path=args.out, inductor_configs={"aot_inductor.metadata": meta})
         # The package's library resolves libtorch's C shim from the global scope (as pilot's
         # stage arranges too): make the already-loaded libtorch libraries global first.
-        for lib in ("libc10.so", "libtorch_cpu.so"):
+        for lib in ("libc10.so", "libtorch_cpu.so"):  # (a second package finds them loaded)
             ctypes.CDLL(os.path.join(os.path.dirname(torch.__file__), "lib", lib), mode=ctypes.RTLD_GLOBAL)
         loaded = torch._inductor.aoti_load_package(path)
         got = loaded(ids, offsets)
@@ -100,7 +111,6 @@ def main():
     digest = sha.hexdigest()
     print(json.dumps({"package": path, "sha256": digest, "device": args.device, "torch": torch.__version__,
                       "max_abs_difference": diff, "metadata": meta}))
-    return 0
 
 
 if __name__ == "__main__":

@@ -52,6 +52,13 @@ cp "$WORK/out" "$WORK/plan1.json"
 run_pilot 0 plan --from "$R" --corpus-manifest proj/data/pilot/manifest.json --prices "$WORK/cpu.json" --json
 [ "$(field "$WORK/out" 'd["corpus"]["items"], d["corpus"]["length_mix"]["known"], round(d["corpus"]["mean_bytes_vs_pilot"], 6)')" = "(12, True, 1.0)" ] \
   || fail "the corpus manifest's mix is not the pilot's own"
+[ "$(field "$WORK/out" 'd["projection"]["by"], d["projection"]["factor"], d["projection"]["why"]')" = "('items', 1.0, None)" ] \
+  || fail "a stage without a tokenizer is not projected by items"
+# A tokenizer for a stage that takes none is refused, naming the option; nothing is written.
+run_pilot 2 plan --from "$R" --corpus-manifest proj/data/pilot/manifest.json --prices "$WORK/cpu.json" \
+  --tokenizer "$SRC/tests/tokenizer/data/tiny-bert.json" --out "$WORK/refused.json"
+expect_in "$WORK/err" "the folder's stage takes no tokenizer"
+[ ! -e "$WORK/refused.json" ] || fail "a refused plan wrote --out"
 run_pilot 2 plan --from "$R" --corpus-items 5 --corpus-manifest proj/data/pilot/manifest.json --prices "$WORK/cpu.json"
 run_pilot 2 plan --from "$R" --prices "$WORK/cpu.json"
 expect_in "$WORK/err" "--corpus-items N or --corpus-manifest F"
