@@ -80,6 +80,13 @@ fp() {
     find "$p" -type f -print0 | LC_ALL=C sort -z | xargs -0 -r sha256sum
   fi
 }
+# The listing of runs/ before and after a command: what the secret scan diffs to find the files
+# a command wrote (a write sets a new mtime, to the nanosecond). No file's bytes are hashed:
+# nothing compares them.
+fp_list() {
+  [ -e "$1" ] || { echo ABSENT; return; }
+  find "$1" -type d -printf 'd %P\n' -o -printf '%y %P %s %T@ %l\n' | LC_ALL=C sort
+}
 # The guards' fingerprint, without reading a byte: the name of every folder, and the type,
 # name, size, inode, mtime, ctime and symlink target of every other entry. Any write, rename,
 # replacement, chmod or new link changes a ctime, which no program can set back, and an inode
@@ -139,7 +146,7 @@ hrun() {
   local i
   for i in "${!GUARDS[@]}"; do "${GUARD_HOW[$i]}" "${GUARDS[$i]}" "${GUARD_EX[$i]}" >"$T/guard.$i.before"; done
   fp "$C/outside" "" dirs >"$T/outside.before"
-  [ -d "$C/runs" ] && fp "$C/runs" >"$T/runs.before"
+  [ -d "$C/runs" ] && fp_list "$C/runs" >"$T/runs.before"
   local t0 t1
   t0=$(date +%s%N)
   RC=0
@@ -149,7 +156,7 @@ hrun() {
   RSS_KB=$(cat "$T/rss" 2>/dev/null || echo 0)
   for i in "${!GUARDS[@]}"; do "${GUARD_HOW[$i]}" "${GUARDS[$i]}" "${GUARD_EX[$i]}" >"$T/guard.$i.after"; done
   fp "$C/outside" "" dirs >"$T/outside.after"
-  [ -d "$C/runs" ] && fp "$C/runs" >"$T/runs.after"
+  [ -d "$C/runs" ] && fp_list "$C/runs" >"$T/runs.after"
   RAN=1
 }
 
