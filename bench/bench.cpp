@@ -7,12 +7,22 @@
 //   shards N K DIR    K finished shard folders of one N-item manifest under DIR/runs (what
 //                     `pilot merge` joins), written by the engine itself with a stage that
 //                     answers at once: the merge figures are the merge's alone
+//   tokenize TOKENIZER TEXTS [--fairseq] [--repeat R]
+//                     encodes every text of TEXTS (JSON Lines, one string a line, read before
+//                     the clock starts) with the tokenizer file (a tokenizer.json, or a
+//                     SentencePiece .model with </s>; --fairseq: XLM-R's ids), special tokens
+//                     added, on one thread, R times (default 3): the fastest pass's figures
+//                     and the ids' count and sum (to check against the reference's)
 // Each prints one JSON line of figures (items, seconds, items/s, peak RSS).
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
+#include <vector>
 
 #include "pilot/fs.h"
 #include "pilot/hash.h"
@@ -22,6 +32,7 @@
 #include "pilot/run.h"
 #include "pilot/shard.h"
 #include "pilot/stage.h"
+#include "pilot/tokenizer.h"
 #include "pilot/torch_stage.h"
 
 namespace fs = std::filesystem;
@@ -194,8 +205,66 @@ int Shards(long n, long k, const fs::path& dir) {
 
 }  // namespace
 
+int Tokenize(int argc, char** argv) {
+  const std::string file = argv[2], texts_file = argv[3];
+  bool fairseq = false;
+  int repeat = 3;
+  for (int i = 4; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--fairseq") {
+      fairseq = true;
+    } else if (a == "--repeat" && i + 1 < argc) {
+      repeat = std::max(1, std::atoi(argv[++i]));
+    } else {
+      std::fprintf(stderr, "pilot-bench tokenize: unknown argument %s\n", a.c_str());
+      return 2;
+    }
+  }
+  std::ifstream in(file, std::ios::binary);
+  std::stringstream buf;
+  buf << in.rdbuf();
+  const bool spm = file.size() > 6 && file.compare(file.size() - 6, 6, ".model") == 0;
+  // As the parity test reads them: </s> added; with fairseq's ids <s> too.
+  auto parsed = spm ? ParseSentencePieceModel(buf.str(), file, fairseq, true, fairseq)
+                    : ParseTokenizerJson(buf.str(), file);
+  if (!parsed.ok()) {
+    std::fprintf(stderr, "pilot-bench tokenize: %s\n", parsed.error().ToString().c_str());
+    return 2;
+  }
+  std::vector<std::string> texts;
+  std::ifstream lines(texts_file);
+  std::uint64_t bytes = 0;
+  for (std::string line; std::getline(lines, line);) {
+    texts.push_back(nlohmann::json::parse(line).get<std::string>());
+    bytes += texts.back().size();
+  }
+  TokenizerSettings settings;
+  settings.max_length = 1u << 30;  // no truncation: every token counted
+  double best = 0;
+  std::uint64_t tokens = 0, sum = 0;
+  for (int r = 0; r < repeat; ++r) {
+    tokens = sum = 0;
+    const double t0 = Now();
+    for (const auto& text : texts) {
+      TokenizedText t = EncodeText(*parsed.value(), settings, text);
+      tokens += t.ids.size();
+      for (auto id : t.ids) sum += static_cast<std::uint64_t>(id);
+    }
+    const double took = Now() - t0;
+    if (r == 0 || took < best) best = took;
+  }
+  std::printf(
+      "{\"texts\": %zu, \"bytes\": %llu, \"tokens\": %llu, \"id_sum\": %llu, \"seconds\": %.6f, "
+      "\"texts_per_s\": %.1f, \"mb_per_s\": %.3f, \"passes\": %d}\n",
+      texts.size(), static_cast<unsigned long long>(bytes), static_cast<unsigned long long>(tokens),
+      static_cast<unsigned long long>(sum), best, static_cast<double>(texts.size()) / best,
+      static_cast<double>(bytes) / best / 1e6, repeat);
+  return 0;
+}
+
 int main(int argc, char** argv) {
   std::string cmd = argc > 1 ? argv[1] : "";
+  if (cmd == "tokenize" && argc >= 4) return Tokenize(argc, argv);
   if (cmd == "gen" && argc == 4) return Gen(std::atol(argv[2]), argv[3]);
   if (cmd == "manifest" && argc == 4) return ManifestOnly(std::atol(argv[2]), argv[3]);
   if (cmd == "bare" && argc == 4) return Bare(argv[2], argv[3]);
@@ -203,6 +272,6 @@ int main(int argc, char** argv) {
   if (cmd == "shards" && argc == 5) return Shards(std::atol(argv[2]), std::atol(argv[3]), argv[4]);
   std::fprintf(stderr,
                "usage: pilot-bench gen N DIR | manifest N FILE | bare PARAMS MANIFEST | validate MANIFEST | "
-               "shards N K DIR\n");
+               "shards N K DIR | tokenize TOKENIZER TEXTS [--fairseq] [--repeat R]\n");
   return 2;
 }
