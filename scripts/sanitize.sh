@@ -78,27 +78,7 @@ fi
 # A failing test does not stop the fuzz targets: the run reports everything, then fails.
 tests_failed=()
 if [ "${SKIP_TESTS:-0}" != 1 ]; then
-  # The unit tests in two processes, half of them each, one a core (gtest's sharding): ctest
-  # would start one process a test, each paying the sanitizers' start-up (about 380 of them:
-  # 59 s of the run, against some 20 s so).
-  unit_start=$SECONDS
-  unit_pids=()
-  for shard in 0 1; do
-    GTEST_TOTAL_SHARDS=2 GTEST_SHARD_INDEX=$shard timeout -s KILL 900 "$build/tests/pilot_core_tests" \
-      --gtest_brief=1 >"$build/unit-shard-$shard.log" 2>&1 &
-    unit_pids+=($!)
-  done
-  unit_ok=1
-  for shard in 0 1; do
-    if ! wait "${unit_pids[$shard]}"; then
-      unit_ok=0
-      echo "sanitize: unit tests, shard $shard of 2, failed:" >&2
-      tail -n 60 "$build/unit-shard-$shard.log" >&2
-    fi
-  done
-  passed=$(cat "$build"/unit-shard-*.log | sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' | awk '{s += $1} END {print s + 0}')
-  echo "sanitize: unit tests: $passed passed in two shards, $((SECONDS - unit_start)) s$([ "$unit_ok" = 1 ] || echo ", FAILED")"
-  [ "$unit_ok" = 1 ] || tests_failed+=("unit")
+  ctest --preset asan -R '^unit\.' || tests_failed+=("unit")
   labelled=$(ctest --preset asan -N -L sanitize | sed -n 's/^Total Tests: *//p')
   if [ "${labelled:-0}" -gt 0 ]; then
     # The unit tests were just run; the rest of the `sanitize` label (e2e suites).
