@@ -496,24 +496,24 @@ std::size_t TokensOf(const PlanTokenizer& t, const std::string& text) {
 }
 
 TEST(RentalTokens, ALargeManifestIsSampledEveryKthItemOverItsWhole) {
-  // 20,001 items: every 3rd is tokenized (6,667), spread over the whole manifest, and the
+  // 10,001 items: every 2nd is tokenized (5,001), spread over the whole manifest, and the
   // counted tokens are those items' own.
   MemoryFileSystem mfs;
   const std::vector<std::string> texts = {"the program", "free software of the program", "GNU", "a notice"};
-  AddCorpus(mfs, 20001, [&](std::size_t i) { return texts[(i / 3) % texts.size()]; });
+  AddCorpus(mfs, 10001, [&](std::size_t i) { return texts[(i / 2) % texts.size()]; });
   const PlanTokenizer tok = TinyBert(512);
   std::size_t calls = 0;
   TokenMix m = MeasureTokens(mfs, "/c/manifest.jsonl", "/c", tok, [&](std::size_t, std::size_t) { ++calls; });
-  EXPECT_EQ(m.items, 20001u);
-  EXPECT_EQ(m.stride, 3u);
-  EXPECT_EQ(m.sampled, 6667u);
-  EXPECT_EQ(m.encoded, 6667u);
+  EXPECT_EQ(m.items, 10001u);
+  EXPECT_EQ(m.stride, 2u);
+  EXPECT_EQ(m.sampled, 5001u);
+  EXPECT_EQ(m.encoded, 5001u);
   EXPECT_EQ(m.unread, 0u);
   std::uint64_t want = 0;
-  for (std::size_t i = 0; i < 20001; i += 3) want += TokensOf(tok, texts[(i / 3) % texts.size()]);
+  for (std::size_t i = 0; i < 10001; i += 2) want += TokensOf(tok, texts[(i / 2) % texts.size()]);
   EXPECT_EQ(m.tokens, want);
   EXPECT_EQ(m.raw_tokens, want);
-  EXPECT_DOUBLE_EQ(m.mean_tokens(), static_cast<double>(want) / 6667);
+  EXPECT_DOUBLE_EQ(m.mean_tokens(), static_cast<double>(want) / 5001);
   EXPECT_GE(calls, 1u);  // progress, at least at the end of a long sample
 }
 
