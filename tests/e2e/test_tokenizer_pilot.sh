@@ -191,6 +191,18 @@ run_pilot 2 plan --from runs/moved --corpus-manifest corpus.json --prices prices
   --tokenizer "$SRC/tests/tokenizer/data/tiny-roberta.json" --out refused.json
 expect_in err "stage.tokenizer.sha256 pins"
 [ ! -e refused.json ] || fail "a refused plan wrote --out"
+# A FIFO, a folder or a link to a device as --tokenizer: refused at once (exit 2), naming it.
+mkfifo tok.fifo
+mkdir tok.dir
+ln -s /dev/zero tok.zero
+for t in tok.fifo tok.dir tok.zero; do
+  rc=0
+  timeout -s KILL 20 "$PILOT" plan --from runs/moved --corpus-manifest corpus.json --prices prices.json \
+    --tokenizer "$t" --out refused.json >out 2>err || rc=$?
+  [ "$rc" = 2 ] || { cat err; fail "--tokenizer $t exited $rc, expected 2"; }
+  expect_in err "$t"
+  [ ! -e refused.json ] || fail "a refused plan wrote --out"
+done
 
 # Killed after two of five batches (writes 8 and 9 are their journal lines), then resumed: the
 # folder verifies and every record, tokens and truncated included, equals a straight run's.
