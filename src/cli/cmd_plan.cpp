@@ -63,8 +63,8 @@ void PrintPlan(const RentalPlan& plan, const nlohmann::ordered_json& doc) {
     std::printf(
         "projected by tokens (%s, max_length %zu): the corpus averages %.1f tokens an item over %zu "
         "tokenized of %zu, the pilot %.1f over %zu: x%.3f the pilot's time per item\n",
-        t.tokenizer_file.c_str(), t.max_length, t.corpus.mean_tokens(), t.corpus.sampled, t.corpus.items,
-        t.pilot.mean_tokens(), t.pilot.sampled, t.factor());
+        EscapeTerminal(t.tokenizer_file).c_str(), t.max_length, t.corpus.mean_tokens(), t.corpus.sampled,
+        t.corpus.items, t.pilot.mean_tokens(), t.pilot.sampled, t.factor());
   } else {
     std::printf("projected by items%s\n", q.by_items_why.empty()
                                               ? " (the stage takes no tokenizer)"

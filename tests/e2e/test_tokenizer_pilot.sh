@@ -187,6 +187,12 @@ expect_in out "the plan projects by items: the tokenizer the run used could not 
 expect_in out "give --tokenizer FILE"
 run_pilot 0 plan --from runs/moved --corpus-manifest corpus.json --prices prices.json --tokenizer "$TOK"
 expect_in out "projected by tokens"
+# A tokenizer path with a terminal escape in its name is printed escaped.
+esc_name=$(printf 'tok\033[2J.json')
+cp "$TOK" "$esc_name"
+run_pilot 0 plan --from runs/moved --corpus-manifest corpus.json --prices prices.json --tokenizer "$esc_name"
+expect_in out "projected by tokens"
+! grep -q $'\033' out || fail "plan printed a raw escape from the tokenizer's path"
 run_pilot 2 plan --from runs/moved --corpus-manifest corpus.json --prices prices.json \
   --tokenizer "$SRC/tests/tokenizer/data/tiny-roberta.json" --out refused.json
 expect_in err "stage.tokenizer.sha256 pins"
