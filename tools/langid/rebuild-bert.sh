@@ -14,6 +14,7 @@
 #   tools/langid/rebuild-bert.sh [--retrain-tokenizer]            rebuild, compare
 #   tools/langid/rebuild-bert.sh [--retrain-tokenizer] --write    then replace the shipped files
 #
+# CORPUS_DIR=DIR fetches the corpus into DIR and keeps it, or reuses the one already there.
 # After --write, pin the new sha256s in config/bert.json (the script prints them).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -28,12 +29,17 @@ for arg in "$@"; do
   esac
 done
 [ ${#tokenizer[@]} = 0 ] || [ -f "${tokenizer[1]}" ] || tokenizer=()
-corpus=${CORPUS_DIR:-$(mktemp -d)}
+new=$(mktemp -d)
+if [ -n "${CORPUS_DIR:-}" ]; then
+  corpus=$CORPUS_DIR  # kept: a folder fetch-corpus.sh wrote, or one it fills now
+  trap 'rm -rf "$new"' EXIT
+else
+  corpus=$(mktemp -d)
+  trap 'rm -rf "$new" "$corpus"' EXIT
+fi
 [ -f "$corpus/SHA256SUMS" ] || tools/langid/fetch-corpus.sh "$corpus"
 scripts/torch-deps.sh >/dev/null
 py=build/venv/bin/python
-new=$(mktemp -d)
-trap 'rm -rf "$new"' EXIT
 "$py" tools/langid/train-bert.py --corpus "$corpus" --languages tools/langid/languages.txt --out "$new" "${tokenizer[@]}"
 out=data/models/langid-bert
 status=0
