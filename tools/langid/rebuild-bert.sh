@@ -13,6 +13,8 @@
 #
 #   tools/langid/rebuild-bert.sh [--retrain-tokenizer]            rebuild, compare
 #   tools/langid/rebuild-bert.sh [--retrain-tokenizer] --write    then replace the shipped files
+#                                   (refused when the check says "different", unless --force;
+#                                   a model.pt with the same code and tensors is kept)
 #
 # CORPUS_DIR=DIR fetches the corpus into DIR and keeps it, or reuses the one already there.
 # After --write, pin the new sha256s in config/bert.json (the script prints them).
@@ -20,12 +22,14 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
 write=0
+force=0
 tokenizer=(--tokenizer data/models/langid-bert/tokenizer.json)
 for arg in "$@"; do
   case "$arg" in
     --write) write=1 ;;
     --retrain-tokenizer) tokenizer=() ;;
-    *) echo "usage: tools/langid/rebuild-bert.sh [--retrain-tokenizer] [--write]" >&2; exit 2 ;;
+    --force) force=1 ;;
+    *) echo "usage: tools/langid/rebuild-bert.sh [--retrain-tokenizer] [--write [--force]]" >&2; exit 2 ;;
   esac
 done
 [ ${#tokenizer[@]} = 0 ] || [ -f "${tokenizer[1]}" ] || tokenizer=()
@@ -45,8 +49,18 @@ out=data/models/langid-bert
 status=0
 "$py" tools/langid/check-bert.py "$out" "$new" data/pilot || status=$?
 if [ "$write" = 1 ]; then
+  if [ "$status" != 0 ] && [ "$force" != 1 ] && [ -f "$out/model.pt" ]; then
+    echo "rebuild-bert: the rebuild differs from the shipped model beyond the tolerance; nothing written" \
+      "(--force writes it anyway)" >&2
+    exit 1
+  fi
   mkdir -p "$out"
   for f in tokenizer.json config.json model.safetensors model.pt metrics.json MODEL_CARD.md; do
+    # A model.pt with the same code and tensors is kept, so that its sha256 pin holds (every
+    # save has a new random serialization id).
+    if [ "$f" = model.pt ] && [ -f "$out/$f" ] && "$py" tools/langid/check-bert.py --same-archive "$out/$f" "$new/$f"; then
+      continue
+    fi
     install -m 644 "$new/$f" "$out/$f"
   done
   echo "wrote $out: pin stage.model_sha256 $(sha256sum "$out/model.pt" | cut -c1-64) and" \

@@ -10,7 +10,9 @@ tools/langid/fetch-corpus.sh. Writes, into --out:
   metrics.json, MODEL_CARD.md  held-out accuracy per label, the corpus and the recipe
 
 Everything is seeded and runs on one thread with torch's deterministic algorithms, so the same
-corpus on the same kind of CPU gives the same bytes (tools/langid/rebuild-bert.sh checks).
+corpus and tokenizer on the same kind of CPU give the same weights, and a model.pt with the same
+code and tensors (torch writes a random serialization id into every save;
+tools/langid/rebuild-bert.sh checks).
 The corpus is cleaned and split as tools/langid/train.cpp does for the n-gram model: messages
 split 90/10 by an FNV-1a hash of their cleaned msgid, so every translation of one message falls
 on the same side.
@@ -185,7 +187,14 @@ def main():
             code, name = line.split(None, 1)
             names[code] = name.strip()
     labels = list(names)
-    splits, catalogs = load_corpus(Path(a.corpus), labels, a.seed, a.cap)
+    corpus = Path(a.corpus)
+    for need in ("SHA256SUMS", "packages.txt"):
+        if not (corpus / need).is_file():
+            sys.exit(f"train-bert: {corpus / need} is missing: give --corpus a folder tools/langid/fetch-corpus.sh wrote")
+    splits, catalogs = load_corpus(corpus, labels, a.seed, a.cap)
+    empty = [lang for lang in labels if not splits[lang][0]]
+    if catalogs == 0 or empty:
+        sys.exit(f"train-bert: {corpus}: {catalogs} catalogs; no training messages for {', '.join(empty) or 'any label'}")
     train = [(t, i) for i, lang in enumerate(labels) for t in splits[lang][0]]
     for lang in labels:
         print(f"{lang}: {len(splits[lang][0])} train, {len(splits[lang][1])} held-out messages", file=sys.stderr)
