@@ -33,7 +33,9 @@ assert tok["max_length"] == 128 and tok["truncation"] == "reject" and tok["token
 PY
 
 # 2. The same texts through the production pipeline: transformers' tokenizer and model, eager.
-if [ -n "${PILOT_PYTHON:-}" ]; then
+if [ -z "${PILOT_PYTHON:-}" ]; then
+  echo "SKIP (this part): no PILOT_PYTHON, so no comparison with the transformers pipeline"
+else
   HF_HUB_OFFLINE=1 PYTHONWARNINGS=ignore "$PILOT_PYTHON" - "$BERT" "$SRC/data/pilot" runs/fp32 <<'PY' || fail "pilot's outputs differ from the transformers pipeline's"
 import json, sys, torch
 from transformers import AutoModelForSequenceClassification, PreTrainedTokenizerFast
@@ -77,38 +79,63 @@ variant fp32.json float32
 variant bf16.json bfloat16
 
 # 3. A sweep: its groups are cut by tokens; every cell agrees with batch 1.
-run_pilot 0 sweep --params fp32.json --out sweep --groups 2 --batch-sizes 1,4 --repeats 1
+run_pilot 0 sweep --params fp32.json --out sweep --groups 3 --batch-sizes 1,4 --repeats 1
 expect_in out "every outcome at every batch size equals batch 1"
 verified sweep
-python3 - sweep/data runs/fp32 <<'PY'
-import glob, json, sys
-sweep, run = sys.argv[1:]
+python3 - sweep/data runs/fp32 "$SRC/data/pilot" <<'PY'
+import glob, json, os, sys
+sweep, run, data = sys.argv[1:]
 groups = json.load(open(sweep + "/groups.json"))
 tokens = {json.loads(l)["id"]: json.loads(l).get("tokens") for l in open(run + "/data/results.jsonl")}
-# Grouped by tokens: each group's bounds are its items' token counts (doc-09's 748 among them).
+# Grouped by tokens: each group's bounds are its items' token counts (doc-09's 748 among them),
+# the groups do not overlap, and a cut by bytes would have grouped these texts otherwise.
 assert groups["measure"] == "features", groups["measure"]
+got, last = [], -1
 for g in groups["groups"]:
     counts = [tokens[i] for i in g["ids"]]
     assert (g["min_length"], g["max_length"]) == (min(counts), max(counts)), (g, counts)
+    assert g["min_length"] > last, groups
+    last = g["max_length"]
+    got.append(sorted(g["ids"]))
 assert groups["groups"][-1]["max_length"] == tokens["doc-09"], groups
+ids = [i for g in groups["groups"] for i in g["ids"]]
+size = {i: os.path.getsize(f"{data}/doc-{i[4:]}.txt") for i in ids}
+by_bytes = sorted(ids, key=lambda i: (size[i], i))
+cut, at = [], 0
+for g in got:
+    cut.append(sorted(by_bytes[at : at + len(g)]))
+    at += len(g)
+assert cut != got, ("the bytes would have made the same groups: the test cannot tell", got)
 cells = [json.load(open(f)) for f in sorted(glob.glob(sweep + "/cells/*.json"))]
-assert len(cells) == 4 and all(c["limit"] is None and c["tokens"] > 0 for c in cells), cells
+assert len(cells) == 6 and all(c["limit"] is None and c["tokens"] > 0 for c in cells), cells
 PY
 
 # 4. float32 against bfloat16 through stage.options.dtype: one change, the same categories.
 run_pilot 0 run --params fp32.json --runs-dir runs --run-id f32
 run_pilot 0 run --params bf16.json --runs-dir runs --run-id b16
 verified runs/b16
-expect_in runs/b16/data/run.json '"dtype": "bfloat16"'
+python3 - runs/b16/data/run.json <<'PY'
+import json, sys
+c = json.load(open(sys.argv[1]))["plan"]["model_contract"]
+assert c["dtype"] == "bfloat16" and c["held_dtype"] == "bfloat16", c  # the weights really converted
+PY
 run_pilot 0 compare runs/f32 runs/b16 --tolerance 0.05 --out cmp
 expect_in out "only dtype changed (float32 -> bfloat16)"
 expect_in out "items: 12 of 12 agree"
-grep "confidence: max" out
+python3 - cmp/compare.json <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+worst = d["items"]["max_confidence_difference"]
+assert 0 < worst < 0.05, worst  # bfloat16 moved the probabilities, within the tolerance
+print("float32 against bfloat16: largest probability change %.3g" % worst)
+PY
 
-# 5. A plan for a corpus of longer texts than the pilot's: projected by tokens.
+# 5. A plan for a corpus of longer texts than the pilot's, none over max_length: projected by
+# tokens, with the factor its token counts give.
 mkdir corpus
 for i in $(seq 1 30); do
-  for d in 02 03 06; do cat "$SRC/data/pilot/doc-$d.txt" "$SRC/data/pilot/doc-$d.txt" >"corpus/$i-$d.txt"; done
+  cat "$SRC/data/pilot/doc-04.txt" "$SRC/data/pilot/doc-05.txt" >"corpus/$i-a.txt"
+  cat "$SRC/data/pilot/doc-01.txt" "$SRC/data/pilot/doc-08.txt" >"corpus/$i-b.txt"
 done
 run_pilot 0 manifest corpus --out corpus.json
 cat >prices.json <<'EOT'
@@ -121,9 +148,23 @@ import json, sys
 d = json.load(open(sys.argv[1]))
 p = d["projection"]
 assert p["by"] == "tokens", p
-assert p["factor"] > 1.5, p  # each corpus text is two of the pilot's longer ones
 assert p["tokenizer"]["max_length"] == 128 and p["tokenizer"]["truncation"] == "reject", p["tokenizer"]
+c = p["corpus"]
+assert c["items"] == c["sampled"] == 60 and c["over_max_length"] == 0 and c["unread"] == 0, c
+assert abs(p["factor"] - c["mean_tokens"] / p["pilot"]["mean_tokens"]) < 1e-9, p
+print("plan: corpus %.1f tokens a text, pilot %.1f: factor %.3f" % (c["mean_tokens"], p["pilot"]["mean_tokens"], p["factor"]))
 PY
+if [ -n "${PILOT_PYTHON:-}" ]; then  # the corpus' mean, counted by Hugging Face tokenizers
+  "$PILOT_PYTHON" - "$BERT/tokenizer.json" corpus plan.json <<'PY'
+import glob, json, sys
+from tokenizers import Tokenizer
+tok = Tokenizer.from_file(sys.argv[1])
+counts = [len(tok.encode(open(f, encoding="utf-8").read()).ids) for f in sorted(glob.glob(sys.argv[2] + "/*.txt"))]
+assert max(counts) <= 128, max(counts)
+mean = json.load(open(sys.argv[3]))["projection"]["corpus"]["mean_tokens"]
+assert abs(mean - sum(counts) / len(counts)) < 1e-9, (mean, sum(counts) / len(counts))
+PY
+fi
 
 # 6. Decide on the fp32 run with every piece of evidence.
 run_pilot 0 doctor --params fp32.json --json
