@@ -7,8 +7,11 @@
 # PILOT_BENCH_PRESET=dev measures the developer build instead of the release tree.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-work=${1:-$(mktemp -d)}
-shift || true
+work=$(mktemp -d)
+if [ $# -gt 0 ] && [ "${1#-}" = "$1" ]; then
+  work=$1
+  shift
+fi
 preset=${PILOT_BENCH_PRESET:-release}
 cd "$root"
 [ -x build/venv/bin/python ] || scripts/torch-deps.sh

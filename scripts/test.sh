@@ -68,13 +68,15 @@ if [ "${SKIP_CUDA:-0}" != 1 ] && [ "${SKIP_SANITIZE:-0}" != 1 ]; then
   cmake --preset cuda
   cmake --build --preset cuda --target pilot pilot_torch_tests
   # The .pt2 packages are the wheel's Python's output, whichever pilot build loads them: where
-  # the default part exported them (e2e.pt2_export, after the models and the script last
-  # changed), the CUDA build's e2e.pt2 loads those rather than exporting again (about 35 s).
+  # the default part exported them (e2e.pt2_export) after the models, the script and the
+  # pinned wheels last changed, the CUDA build's e2e.pt2 loads those rather than exporting
+  # again (about 35 s).
   reuse=()
   fresh=1
   for f in langid langid-embed; do
     [ -s "build/dev/pt2/$f.pt2" ] && [ "build/dev/pt2/$f.pt2" -nt "data/models/$f/$f.pt" ] &&
-      [ "build/dev/pt2/$f.pt2" -nt scripts/export-pt2.py ] || fresh=0
+      [ "build/dev/pt2/$f.pt2" -nt scripts/export-pt2.py ] && [ "build/dev/pt2/$f.pt2" -nt requirements-torch.txt ] ||
+      fresh=0
   done
   if [ "$fresh" = 1 ]; then
     mkdir -p build/cuda/pt2
