@@ -10,11 +10,14 @@
 # (summary.txt first).
 #
 #   scripts/gpu-check.sh OUT_DIR [--device cuda|rocm|cpu] [--debs DIR] [--prebuilt BUILD_DIR]
+#                        [--prebuilt-pt2 FILE]
 #   scripts/gpu-check.sh --fetch-debs DIR      (on a Debian 12 machine: the .debs to carry)
 #
 # --prebuilt BUILD_DIR configures as usual (the configure step is still checked) but uses the
 # pilot already built in BUILD_DIR instead of building again: what the test suite's run of the
-# CPU path does, to save a second build of pilot on a 2-core machine.
+# CPU path does, to save a second build of pilot on a 2-core machine. --prebuilt-pt2 FILE
+# likewise takes the bundled model's .pt2 package for the device from FILE instead of
+# exporting it (the test suite passes the CPU one e2e.pt2_export wrote; about 25 s).
 #
 # Header-only and small dependencies missing on the GPU machine come from .deb files carried
 # along (--debs DIR, default third_party/debs; with the nvidia-cuda-crt wheel build-here.sh
@@ -48,11 +51,13 @@ shift
 device=cuda
 debs=$root/third_party/debs
 prebuilt=""
+prebuilt_pt2=""
 while [ $# -gt 0 ]; do
   case $1 in
     --device) device=$2; shift 2 ;;
     --debs) debs=$2; shift 2 ;;
     --prebuilt) prebuilt=$(cd "$2" && pwd); shift 2 ;;
+    --prebuilt-pt2) prebuilt_pt2=$(cd "$(dirname "$2")" && pwd)/$(basename "$2"); shift 2 ;;
     *) echo "gpu-check: unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -154,8 +159,13 @@ note "adapt: uninterrupted and stopped+resumed models are $([ -n "$a" ] && [ "$a
 # whose outcomes must equal the TorchScript run's above.
 if [ "$have_torch" = 1 ] && "$py" -c 'import torch, sys; v = tuple(int(x) for x in torch.__version__.split("+")[0].split(".")[:2]); sys.exit(v < (2, 6))' 2>/dev/null; then
   pt2_device=$([ "$device" = cpu ] && echo cpu || echo cuda)
-  if step export-pt2 env TORCHINDUCTOR_CACHE_DIR="$out/inductor-cache" "$py" "$root/scripts/export-pt2.py" \
-      "$root/data/models/langid/langid.pt" "$out/langid-$pt2_device.pt2" --device "$pt2_device"; then
+  if [ -n "$prebuilt_pt2" ]; then
+    export_pt2=(cp "$prebuilt_pt2" "$out/langid-$pt2_device.pt2")
+  else
+    export_pt2=(env TORCHINDUCTOR_CACHE_DIR="$out/inductor-cache" "$py" "$root/scripts/export-pt2.py"
+      "$root/data/models/langid/langid.pt" "$out/langid-$pt2_device.pt2" --device "$pt2_device")
+  fi
+  if step export-pt2 "${export_pt2[@]}"; then
     python3 - "$root/config/pilot.json" "$out/pt2.json" "$out/langid-$pt2_device.pt2" <<'PY'
 import hashlib, json, os, sys
 base, out, package = sys.argv[1:4]

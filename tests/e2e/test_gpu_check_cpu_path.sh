@@ -6,7 +6,10 @@
 source "$(dirname "$0")/lib.sh"
 # The script builds against an importable torch: the pinned wheel's venv.
 [ -n "${PILOT_PYTHON:-}" ] || { echo "SKIP: no PILOT_PYTHON (a build without the wheel's venv)"; exit 77; }
-bash "$SRC/scripts/gpu-check.sh" "$WORK/gc" --device cpu --debs "$WORK/no-debs" --prebuilt "$(dirname "$PILOT")" >gc.txt 2>&1 \
+# The .pt2 package e2e.pt2_export wrote (the same export the script would run) where there is one.
+pt2=()
+[ -s "${PILOT_PT2_DIR:-}/langid.pt2" ] && pt2=(--prebuilt-pt2 "$PILOT_PT2_DIR/langid.pt2")
+bash "$SRC/scripts/gpu-check.sh" "$WORK/gc" --device cpu --debs "$WORK/no-debs" --prebuilt "$(dirname "$PILOT")" "${pt2[@]}" >gc.txt 2>&1 \
   || { cat gc.txt; fail "gpu-check.sh failed on its CPU path"; }
 expect_in gc/summary.txt "all steps passed"
 expect_in gc/summary.txt "libtorch_cpu imported"  # the CPU path: build-here.sh --cpu
