@@ -68,7 +68,6 @@ def make_texts(work: Path, n: int, seed: int):
 def make_larger(work: Path):
     """bert-4x256: random weights (seed 0), saved with save_pretrained, exported as model.pt."""
     import torch
-    from typing import List
     from transformers import BertConfig, BertForSequenceClassification
 
     out = work / "bert-4x256-init0.2"
@@ -85,24 +84,10 @@ def make_larger(work: Path):
                      type_vocab_size=1, num_labels=len(labels), id2label=dict(enumerate(labels)),
                      label2id={l: i for i, l in enumerate(labels)}, initializer_range=0.2)
     BertForSequenceClassification(cfg).eval().save_pretrained(str(out))
-    # docs/models.md's export lines.
-    model = BertForSequenceClassification.from_pretrained(str(out), attn_implementation="sdpa", return_dict=False).eval()
-    ids = torch.tensor([[2, 40, 41, 3], [2, 40, 3, 0]])
-    mask = (ids != 0).long()
+    sys.path.insert(0, str(ROOT / "tools/langid"))
+    from export_torchscript import export  # docs/models.md's export lines
 
-    class Pilot(torch.nn.Module):
-        labels: List[str]
-        input_kind: str
-        output: str
-
-        def __init__(self, m):
-            super().__init__()
-            self.m, self.labels, self.input_kind, self.output = m, labels, "token_ids", "logits"
-
-        def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
-            return self.m(input_ids, attention_mask)[0]
-
-    torch.jit.save(torch.jit.script(Pilot(torch.jit.trace(model, (ids, mask)))), str(out / "model.pt"))
+    export(out, out / "model.pt")
     return out
 
 

@@ -280,32 +280,11 @@ def main():
         msg_ok, msg_n, text_ok, text_n = msg_ok + m, msg_n + len(test), text_ok + t, text_n + len(texts)
 
     model.save_pretrained(str(out), safe_serialization=True)
-    # The export, as docs/models.md gives it ("A Hugging Face transformers model"): traced with
-    # SDPA and a padded row, inside a scripted module that carries pilot's contract.
-    from typing import List
+    # The export, as docs/models.md gives it ("A Hugging Face transformers model").
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from export_torchscript import export
 
-    traced_model = BertForSequenceClassification.from_pretrained(
-        str(out), attn_implementation="sdpa", return_dict=False
-    ).eval()
-    ex = torch.tensor([[2, 40, 41, 3], [2, 40, 3, 0]])
-
-    class Pilot(torch.nn.Module):
-        labels: List[str]
-        input_kind: str
-        output: str
-
-        def __init__(self, m):
-            super().__init__()
-            self.m, self.labels, self.input_kind, self.output = m, labels, "token_ids", "logits"
-
-        def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
-            return self.m(input_ids, attention_mask)[0]
-
-    torch.jit.save(
-        torch.jit.script(Pilot(torch.jit.trace(traced_model, (ex, (ex != 0).long())))),
-        str(out / "model.pt"),
-        _extra_files={"torch_version": torch.__version__},
-    )
+    export(out, out / "model.pt")
 
     def sha(name):
         return hashlib.sha256((out / name).read_bytes()).hexdigest()
