@@ -47,6 +47,17 @@ done
 # The interpreter itself, not a version manager's shim (which costs a startup per call).
 PY=$(python3 -c 'import sys; print(sys.executable)')
 python3() { "$PY" "$@"; }
+# sha256sum by its path: find -exec and xargs would otherwise try every PATH entry per call.
+SHA256SUM=$(command -v sha256sum)
+# The harness runs about fifty helper processes per case, which on two cores cost more than the
+# pilot commands themselves: it reads the clock from bash ($EPOCHREALTIME, not `date`), lists a
+# folder with one find (no sort: an unchanged folder lists in the same order every time, and a
+# changed one differs anyway) and copies the project from one template per scratch root.
+# now_ms: milliseconds since the epoch, into NOW_MS.
+now_ms() {
+  local t=${EPOCHREALTIME//[!0-9]/}
+  NOW_MS=$((10#$t / 1000))
+}
 
 ROOT=$(mktemp -d "${TMPDIR:-/tmp}/pilot-hostile.XXXXXX")
 if [ "${HOSTILE_KEEP:-0}" = 1 ]; then
@@ -65,27 +76,26 @@ repeat() { printf '%*s' "$1" '' | tr ' ' "$2"; }
 sha() { sha256sum "$1" | cut -c1-64; }
 
 # Fingerprint of a path: type, name, size, mtime and symlink target of every entry (not
-# following symlinks, never opening a FIFO), and the sha256 of every regular file.
+# following symlinks, never opening a FIFO), and the sha256 of every regular file (find prints
+# its own lines before it starts sha256sum, which adds the hashes). In find's order: two
+# fingerprints of one folder are compared, never of two.
 # fp PATH [EXCLUDE-NAME [dirs]]: with "dirs", directories' mtimes count too.
 fp() {
   local p=$1 ex=${2:-} dirs=${3:-}
   if [ ! -e "$p" ] && [ ! -L "$p" ]; then echo ABSENT; return; fi
-  local dfmt='d %P\n'
+  local dfmt='d %P\n' prune=()
   [ "$dirs" = dirs ] && dfmt='d %P %T@\n'
-  if [ -n "$ex" ]; then
-    find "$p" -name "$ex" -prune -o -type d -printf "$dfmt" -o -printf '%y %P %s %T@ %l\n' | LC_ALL=C sort
-    find "$p" -name "$ex" -prune -o -type f -print0 | LC_ALL=C sort -z | xargs -0 -r sha256sum
-  else
-    find "$p" -type d -printf "$dfmt" -o -printf '%y %P %s %T@ %l\n' | LC_ALL=C sort
-    find "$p" -type f -print0 | LC_ALL=C sort -z | xargs -0 -r sha256sum
-  fi
+  [ -n "$ex" ] && prune=(-name "$ex" -prune -o)
+  find "$p" "${prune[@]}" -type d -printf "$dfmt" -o -type f -printf '%y %P %s %T@ %l\n' \
+    -exec "$SHA256SUM" {} + -o -printf '%y %P %s %T@ %l\n'
 }
 # The listing of runs/ before and after a command: what the secret scan diffs to find the files
 # a command wrote (a write sets a new mtime, to the nanosecond). No file's bytes are hashed:
-# nothing compares them.
+# nothing compares them. Unsorted: where a command reorders a folder's listing, the diff names
+# more files to scan, never fewer (every new or rewritten file's line is new).
 fp_list() {
   [ -e "$1" ] || { echo ABSENT; return; }
-  find "$1" -type d -printf 'd %P\n' -o -printf '%y %P %s %T@ %l\n' | LC_ALL=C sort
+  find "$1" -type d -printf 'd %P\n' -o -printf '%y %P %s %T@ %l\n'
 }
 # The guards' fingerprint, without reading a byte: the name of every folder, and the type,
 # name, size, inode, mtime, ctime and symlink target of every other entry. Any write, rename,
@@ -97,9 +107,9 @@ fp_stat() {
   local p=$1 ex=${2:-}
   if [ ! -e "$p" ] && [ ! -L "$p" ]; then echo ABSENT; return; fi
   if [ -n "$ex" ]; then
-    find "$p" -name "$ex" -prune -o -type d -printf 'd %P\n' -o -printf '%y %P %s %i %T@ %C@ %l\n' | LC_ALL=C sort
+    find "$p" -name "$ex" -prune -o -type d -printf 'd %P\n' -o -printf '%y %P %s %i %T@ %C@ %l\n'
   else
-    find "$p" -type d -printf 'd %P\n' -o -printf '%y %P %s %i %T@ %C@ %l\n' | LC_ALL=C sort
+    find "$p" -type d -printf 'd %P\n' -o -printf '%y %P %s %i %T@ %C@ %l\n'
   fi
 }
 
@@ -147,13 +157,14 @@ hrun() {
   for i in "${!GUARDS[@]}"; do "${GUARD_HOW[$i]}" "${GUARDS[$i]}" "${GUARD_EX[$i]}" >"$T/guard.$i.before"; done
   fp "$C/outside" "" dirs >"$T/outside.before"
   [ -d "$C/runs" ] && fp_list "$C/runs" >"$T/runs.before"
-  local t0 t1
-  t0=$(date +%s%N)
+  local t0
+  now_ms
+  t0=$NOW_MS
   RC=0
   _exec_pilot "$dir" "$OUT" "$ERR" "$T/rss" "$@" || RC=$?
-  t1=$(date +%s%N)
-  ELAPSED_MS=$(((t1 - t0) / 1000000))
-  RSS_KB=$(cat "$T/rss" 2>/dev/null || echo 0)
+  now_ms
+  ELAPSED_MS=$((NOW_MS - t0))
+  read -r RSS_KB <"$T/rss" 2>/dev/null || RSS_KB=0
   for i in "${!GUARDS[@]}"; do "${GUARD_HOW[$i]}" "${GUARDS[$i]}" "${GUARD_EX[$i]}" >"$T/guard.$i.after"; done
   fp "$C/outside" "" dirs >"$T/outside.after"
   [ -d "$C/runs" ] && fp_list "$C/runs" >"$T/runs.after"
@@ -204,19 +215,26 @@ valid_json() { python3 -m json.tool "$1" >/dev/null 2>&1 || bad "not valid JSON:
 # ---------------------------------------------------------------------------------------
 # The project, per case.
 
-# The bundled project's copy, and the sentinels.
+# The bundled project's copy, and the sentinels. The copy comes from a template made once per
+# scratch root: -L, so that a symlinked source tree is copied, never written through. The
+# adaptation's inputs (data/adapt, most of the project's files) only where a group runs
+# `adapt`; the transformer (data/models/langid-bert, a third of the bytes) nowhere: no case
+# runs config/bert.json.
 setup_case() {
-  mkdir -p "$C/proj/data" "$C/runs" "$C/outside"
-  # -L: a symlinked source tree is copied, never written through. The adaptation's inputs
-  # (data/adapt, most of the project's files) only where a group runs `adapt`.
-  cp -rL "$SRC/config" "$C/proj/"
-  local d
-  for d in "$SRC"/data/*; do
-    if [ "${d##*/}" = adapt ]; then
-      case $1 in adapt | links | options) ;; *) continue ;; esac
-    fi
-    cp -rL "$d" "$C/proj/data/"
-  done
+  local kind=plain d
+  case $1 in adapt | links | options) kind=adapt ;; esac
+  local tpl=$ROOT/template/$kind/proj
+  if [ ! -d "$tpl" ]; then
+    mkdir -p "$tpl.new/data"
+    cp -rL "$SRC/config" "$tpl.new/"
+    for d in "$SRC"/data/*; do
+      [ "${d##*/}" = adapt ] && [ "$kind" != adapt ] && continue
+      cp -rL "$d" "$tpl.new/data/"
+    done
+    rm -rf "$tpl.new/data/models/langid-bert"
+    mv "$tpl.new" "$tpl"
+  fi
+  cp -a "$tpl" "$C/proj"
   printf 'victim: nothing may write here\n' >"$C/outside/victim.txt"
   printf 'aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCY%s0\npassword=%s-outside\n' \
     "$MARKER" "$MARKER" >"$C/outside/secret.txt"
@@ -357,24 +375,24 @@ copy_run() {
 # the way a careful forger would (sha256sum follows symlinks, as `sha256sum -c` does), so
 # that fixity alone does not catch the damage.
 rehash() {
-  local bag=$1 f size octets=0 count=0
+  local bag=$1
   (
     cd "$bag" || exit 1
+    local files=() tags=() f size octets=0
+    while IFS= read -r -d '' f; do files+=("${f#./}"); done < <(find ./data \( -type f -o -type l \) -print0 | LC_ALL=C sort -z)
     : >manifest-sha256.txt.new
-    while IFS= read -r -d '' f; do
-      f=${f#./}
-      sha256sum "$f" >>manifest-sha256.txt.new
-      size=$(stat -L -c %s "$f")
-      octets=$((octets + size))
-      count=$((count + 1))
-    done < <(find ./data \( -type f -o -type l \) -print0 | LC_ALL=C sort -z)
+    if [ "${#files[@]}" -gt 0 ]; then  # one sha256sum and one stat for all of them
+      "$SHA256SUM" -- "${files[@]}" >>manifest-sha256.txt.new
+      while read -r size; do octets=$((octets + size)); done < <(stat -L -c %s -- "${files[@]}")
+    fi
     mv manifest-sha256.txt.new manifest-sha256.txt
-    sed -i "s/^Payload-Oxum: .*/Payload-Oxum: $octets.$count/" bag-info.txt
-    : >tagmanifest-sha256.txt.new
+    sed -i "s/^Payload-Oxum: .*/Payload-Oxum: $octets.${#files[@]}/" bag-info.txt
     for f in *; do  # every top-level tag file (the glob sorts; tag files are not hidden)
       case $f in data | tagmanifest-* | .lock) continue ;; esac
-      [ -f "$f" ] && sha256sum "$f" >>tagmanifest-sha256.txt.new
+      [ -f "$f" ] && tags+=("$f")
     done
+    : >tagmanifest-sha256.txt.new
+    [ "${#tags[@]}" -eq 0 ] || "$SHA256SUM" -- "${tags[@]}" >>tagmanifest-sha256.txt.new
     mv tagmanifest-sha256.txt.new tagmanifest-sha256.txt
   )
 }
@@ -391,7 +409,7 @@ run_case() {
   ERR=$T/stderr
   AUX_OUT=$T/aux.stdout
   AUX_ERR=$T/aux.stderr
-  mkdir -p "$C" "$T"
+  mkdir -p "$C/runs" "$C/outside" "$T"
   (
     FAILS=()
     WANT_RC=()
@@ -451,12 +469,12 @@ run_case() {
       grep -aqF "$MARKER" "$OUT" && bad "stdout echoes the secret marker"
       grep -aqF "$MARKER" "$ERR" && bad "stderr echoes the secret marker"
       if [ -f "$T/runs.after" ]; then
-        local f
+        local f before=$T/runs.before
+        [ -f "$before" ] || before=/dev/null
         while IFS= read -r f; do
           [ -f "$C/runs/$f" ] && [ ! -L "$C/runs/$f" ] || continue
           grep -qaF "$MARKER" "$C/runs/$f" && bad "runs/$f holds the secret marker"
-        done < <(diff -a <(grep -av '^[0-9a-f]\{64\} ' "$T/runs.before" 2>/dev/null) \
-          <(grep -av '^[0-9a-f]\{64\} ' "$T/runs.after") | sed -n 's/^> f \(.*\) [0-9]* [0-9.]* $/\1/p')
+        done < <(diff -a "$before" "$T/runs.after" | sed -n 's/^> f \(.*\) [0-9]* [0-9.]* $/\1/p')
       fi
       if [ -n "$(find "$C" -maxdepth 4 \( -name core -o -name 'core.[0-9]*' \) -type f 2>/dev/null)" ]; then
         bad "a core file appeared"
@@ -520,9 +538,11 @@ for g in "${run_groups[@]}"; do
   while read -r fn; do
     name=${fn#hc_"$g"__}
     [ -n "$filter" ] && ! [[ $name =~ $filter ]] && continue
-    case_start=$(date +%s%N)
+    now_ms
+    case_start=$NOW_MS
     if run_case "$g" "$name" "$fn"; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
-    times+=("$((($(date +%s%N) - case_start) / 1000000)) $name")
+    now_ms
+    times+=("$((NOW_MS - case_start)) $name")
   done < <(grep -o "^hc_${g}__[A-Za-z0-9_]*" "$HERE/cases_$g.sh")  # in the order they are written
   echo "# group $g: $(($(date +%s) - start)) s; slowest cases (ms): $(printf '%s\n' "${times[@]}" | sort -rn | head -5 | tr '\n' ',' | sed 's/,$//')" >&2
 done
