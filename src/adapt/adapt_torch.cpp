@@ -27,9 +27,6 @@
 namespace pilot {
 namespace {
 
-constexpr std::int64_t kMaxNgram = 16;
-constexpr std::int64_t kMaxBuckets = (std::int64_t{1} << 31) - 1;
-constexpr std::int64_t kMaxChars = 1 << 20;
 constexpr const char* kCheckpointMagic = "pilot-adapt-checkpoint 1";
 constexpr std::size_t kMaxCheckpointHeader = 1 << 20;
 

@@ -4,6 +4,7 @@
 
 #include <torch/script.h>
 
+#include <cstdint>
 #include <exception>
 #include <filesystem>
 #include <string>
@@ -11,6 +12,11 @@
 #include "pilot/model_contract.h"
 
 namespace pilot {
+
+// The bounds on an n-gram model's declared settings, checked by the stage and the trainer alike.
+inline constexpr std::int64_t kMaxNgram = 16;
+inline constexpr std::int64_t kMaxBuckets = (std::int64_t{1} << 31) - 1;
+inline constexpr std::int64_t kMaxChars = 1 << 20;
 
 // The contract a module declares in its attributes (labels, dim, input kind, output,
 // n-gram settings); absent attributes stay unset. Throws c10::Error on an attribute of

@@ -136,10 +136,6 @@ std::string HeldDtype(const torch::jit::Module& m) {
 
 namespace {
 
-constexpr std::int64_t kMaxNgram = 16;
-constexpr std::int64_t kMaxBuckets = (std::int64_t{1} << 31) - 1;
-constexpr std::int64_t kMaxChars = 1 << 20;
-
 // c10 errors carry a C++ backtrace in what(); users need the message alone.
 std::string Message(const std::exception& e) { return TorchErrorMessage(e); }
 
