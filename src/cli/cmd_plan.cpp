@@ -22,7 +22,8 @@ struct PlanOptions {
   Common common;
   std::string from, corpus_items, corpus_manifest, prices, out, tokenizer;
   std::optional<std::string> expect;
-  std::optional<double> allowance_hours, assume_scaling, headroom;
+  std::optional<double> allowance_hours, assume_scaling, headroom, time_resolution;
+  bool all = false;
 };
 
 std::string Hours(double h) {
@@ -39,7 +40,7 @@ std::string MixText(const LengthMix& m) {
   return buf;
 }
 
-void PrintPlan(const RentalPlan& plan, const nlohmann::ordered_json& doc) {
+void PrintPlan(const RentalPlan& plan, const nlohmann::ordered_json& doc, bool all) {
   const PlanRequest& q = plan.request;
   const Measurement& b = q.basis;
   const std::string cur = q.prices.currency;
@@ -73,34 +74,65 @@ void PrintPlan(const RentalPlan& plan, const nlohmann::ordered_json& doc) {
   if (q.assume_scaling)
     std::printf("assumed scaling: x%g on cards of another class (not measured)\n", *q.assume_scaling);
   std::printf("prices: %s (%s)\n", q.prices.file.c_str(), cur.c_str());
+  const bool by_tokens = q.tokens.has_value();
+  std::printf("picks: %s\n", PickRule(q.time_resolution_hours).c_str());
+  std::size_t hidden = 0;
   for (const CardVerdict& v : plan.cards) {
     std::printf("\n%s [%s]: fit %s — %s\n", v.card.c_str(), v.device_class.c_str(), v.fit.c_str(),
                 v.note.c_str());
+    // By default, the card's own cheapest and fastest plans that fit; --all: every row.
+    const PlanPicks own = PickPlans(plan, v.card);
     bool header = false;
+    std::size_t rows_of_card = 0, shown = 0;
     for (std::size_t i = 0; i < plan.rows.size(); ++i) {
       const PlanRow& r = plan.rows[i];
       if (r.card != v.card) continue;
+      ++rows_of_card;
+      if (!all && own.cheapest != i && own.fastest != i) continue;
+      ++shown;
       if (!header) {
-        std::printf("  %6s %4s %5s %12s %12s %8s %14s\n", "period", "lots", "cards", "compute h", "needed h",
-                    "covers", ("cost " + cur).c_str());
+        std::printf("  %6s %4s %5s %12s %12s %8s %14s %13s%s\n", "period", "lots", "cards", "compute h",
+                    "needed h", "covers", ("cost " + cur).c_str(), "per M items",
+                    by_tokens ? "  per M tokens" : "");
         header = true;
       }
       std::string mark;
+      if (!all) {
+        if (own.cheapest == i) mark += "  card's cheapest";
+        if (own.fastest == i) mark += own.cheapest == i ? " and fastest" : "  card's fastest";
+      }
       if (plan.cheapest == i) mark += "  <- cheapest";
       if (plan.fastest == i) mark += "  <- fastest";
-      std::printf("  %5dd %4d %5d %12s %12s %8s %14.2f%s%s\n", r.period_days, r.lots, r.cards,
+      char tokens[32] = "";
+      if (by_tokens && r.cost_per_million_tokens)
+        std::snprintf(tokens, sizeof tokens, " %13.4g", *r.cost_per_million_tokens);
+      std::printf("  %5dd %4d %5d %12s %12s %8s %14.2f %13.4g%s%s%s\n", r.period_days, r.lots, r.cards,
                   Hours(r.compute_hours).c_str(), Hours(r.needed_hours).c_str(),
-                  r.period_suffices ? "yes" : "no", r.cost,
+                  r.period_suffices ? "yes" : "no", r.cost, r.cost_per_million_items, tokens,
                   r.rate_basis == "assumed" ? "  (assumed rate)" : "", mark.c_str());
     }
+    if (!all && rows_of_card > 0 && shown == 0) std::printf("  no plan of this card fits\n");
+    hidden += rows_of_card - shown;
+  }
+  if (hidden > 0) {
+    std::printf(
+        "\n%zu more rows (every period and lot count): --all shows them; the plan document "
+        "(--out, --json) always holds them\n",
+        hidden);
   }
   std::printf("\n");
   auto line = [&](const char* what, const std::optional<std::size_t>& i) {
     if (!i) return;
     const PlanRow& r = plan.rows[*i];
-    std::printf("%s: %s, %d lot(s) = %d card(s), %d days: %s h needed, %.2f %s (fit %s%s)\n", what,
-                r.card.c_str(), r.lots, r.cards, r.period_days, Hours(r.needed_hours).c_str(), r.cost,
-                cur.c_str(), r.fit.c_str(), r.rate_basis == "assumed" ? ", assumed rate" : "");
+    char tokens[64] = "";
+    if (r.cost_per_million_tokens)
+      std::snprintf(tokens, sizeof tokens, ", %.4g per million tokens", *r.cost_per_million_tokens);
+    std::printf(
+        "%s: %s, %d lot(s) = %d card(s), %d days: %s h needed, %.2f %s (%.4g per million items%s; "
+        "fit %s%s)\n",
+        what, r.card.c_str(), r.lots, r.cards, r.period_days, Hours(r.needed_hours).c_str(), r.cost,
+        cur.c_str(), r.cost_per_million_items, tokens, r.fit.c_str(),
+        r.rate_basis == "assumed" ? ", assumed rate" : "");
   };
   line("cheapest", plan.cheapest);
   line("fastest", plan.fastest);
@@ -143,6 +175,7 @@ Result<RentalPlan> MakePlan(const PlanOptions& o) {
   }
   if (o.allowance_hours) q.allowance_hours = *o.allowance_hours;
   if (o.headroom) q.headroom = *o.headroom;
+  if (o.time_resolution) q.time_resolution_hours = *o.time_resolution;
   q.assume_scaling = o.assume_scaling;
   auto from = ResolveGivenFolder(fsys, o.from, "a finished run, merged or sweep folder");
   if (!from.ok()) return from.error();
@@ -181,7 +214,7 @@ int Execute(const PlanOptions& o) {
     PrintJson(doc);
     return code;
   }
-  PrintPlan(p, doc);
+  PrintPlan(p, doc, o.all);
   if (!o.expect) {
     std::printf(
         "note: the --from folder's fingerprint was not checked against one noted earlier (--expect FP): "
@@ -219,6 +252,12 @@ void AddPlanCommand(CLI::App& app, int& exit_code) {
                   "Take F x the measured items/s per card on cards of another device class (an assumption)");
   cmd->add_option("--headroom", o->headroom,
                   "Share of a card's memory kept free when judging fit (default 0.1)");
+  cmd->add_option("--time-resolution", o->time_resolution,
+                  "Hours within which needed times are not told apart: the fastest plan is the cheapest of "
+                  "those needing at most the quickest's hours + H (default 0.1; 0 compares exactly)");
+  cmd->add_flag("--all", o->all,
+                "Print every row (each period and lot count) of each card, not just its cheapest and fastest "
+                "that fit");
   cmd->add_option("--out", o->out,
                   "Write the plan document (JSON, for pilot decide --plan) to this new file");
   cmd->add_option(

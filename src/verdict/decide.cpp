@@ -264,6 +264,8 @@ struct PlanBasis {
   const nlohmann::json& measured_class;
   std::map<std::string, nlohmann::json> card_class;
   double factor = 1;  // projection.factor: the corpus' tokens per item over the pilot's (1 by items)
+  int format = 1;     // the plan's format_version: 3 gives each row its cost per million
+  std::optional<double> corpus_tokens;  // by tokens: corpus items x projection.corpus.mean_tokens
 };
 
 // One plan row: its figures follow from the basis, and a row that fits is a candidate for the
@@ -345,6 +347,28 @@ Status CheckPlanRow(const Evidence& e, const nlohmann::json& r, const PlanBasis&
   } else if (!compute.is_null() || !needed_h.is_null()) {
     return Inconsistent(e, "a plan row gives one of compute_hours and needed_hours but not the other");
   }
+  // Format 3: the cost per million items, and per million tokens where the plan projects by
+  // tokens (null by items), follow from the cost and the corpus.
+  if (b.format >= 3) {
+    const double items = static_cast<double>(b.corpus_items.get<std::uint64_t>());
+    const nlohmann::json &per_item = MemberOrNull(r, "cost_per_million_items"),
+                         &per_token = MemberOrNull(r, "cost_per_million_tokens");
+    if (items <= 0 || !FiniteNumber(per_item) ||
+        !SameFigure(per_item.get<double>(), cost.get<double>() * 1e6 / items)) {
+      return Inconsistent(e, "a plan row's cost_per_million_items " + JsonValueText(per_item) +
+                                 " is not its cost " + JsonValueText(cost) + " x 1e6 / corpus.items");
+    }
+    const bool per_token_ok =
+        b.corpus_tokens ? *b.corpus_tokens > 0 && FiniteNumber(per_token) &&
+                              SameFigure(per_token.get<double>(), cost.get<double>() * 1e6 / *b.corpus_tokens)
+                        : per_token.is_null();
+    if (!per_token_ok) {
+      return Inconsistent(
+          e, "a plan row's cost_per_million_tokens " + JsonValueText(per_token) +
+                 (b.corpus_tokens ? " is not its cost x 1e6 / (corpus.items x the corpus' mean tokens)"
+                                  : " is given, though the plan projects by items"));
+    }
+  }
   // A row fits only when the card fits (or its fit is unknown) and the period suffices.
   const bool may_fit = MemberOrNull(r, "fit") != "no" && MemberOrNull(r, "period_suffices") == true;
   if (MemberOrNull(r, "fits").get<bool>() && !may_fit) {
@@ -401,10 +425,10 @@ Status CheckTokenMix(const Evidence& e, const nlohmann::json& mix, const std::st
 Result<double> PlanFactor(const Evidence& e) {
   const nlohmann::json& p = MemberOrNull(e.doc, "projection");
   const nlohmann::json& version = MemberOrNull(e.doc, "format_version");
-  if (p.is_null() != (version != 2)) {
+  if (p.is_null() != (version != 2 && version != 3)) {
     return Inconsistent(e, "format_version " + JsonValueText(version) +
-                               (p.is_null() ? " plans without a projection: a format 2 plan has one"
-                                            : " has a projection, which only format 2 plans have"));
+                               (p.is_null() ? " plans without a projection: a format 2 or 3 plan has one"
+                                            : " has a projection, which only format 2 and 3 plans have"));
   }
   if (p.is_null()) return 1.0;
   const nlohmann::json &by = MemberOrNull(p, "by"), &factor = MemberOrNull(p, "factor");
@@ -475,10 +499,31 @@ Status CheckPlanConsistent(const Evidence& e) {
   if (!corpus_items.is_number_unsigned()) {
     return Inconsistent(e, "corpus.items " + JsonValueText(corpus_items) + " is not a count of items");
   }
+  // A plan without format_version reads as format 1, as before format 2 (its projection, below).
+  const nlohmann::json& version = MemberOrNull(e.doc, "format_version");
+  if (!(version.is_null() || version == 1 || version == 2 || version == 3)) {
+    return Inconsistent(
+        e, "format_version " + JsonValueText(version) + " is not a plan format pilot reads (1-3)");
+  }
   auto factor = PlanFactor(e);
   if (!factor.ok()) return factor.error();
-  const PlanBasis basis{basis_rate,    scaling, corpus_items, measured_class, std::move(card_class),
-                        factor.value()};
+  PlanBasis basis{basis_rate,     scaling, corpus_items, measured_class, std::move(card_class),
+                  factor.value(), 1,       std::nullopt};
+  basis.format = version.is_null() ? 1 : version.get<int>();
+  const nlohmann::json& projection = MemberOrNull(e.doc, "projection");
+  if (MemberOrNull(projection, "by") == "tokens") {
+    basis.corpus_tokens = static_cast<double>(corpus_items.get<std::uint64_t>()) *
+                          MemberOrNull(MemberOrNull(projection, "corpus"), "mean_tokens").get<double>();
+  }
+  // Format 3: the fastest pick's resolution (0-24 h), stated in the document.
+  double resolution = 0;
+  if (basis.format >= 3) {
+    const nlohmann::json& res = MemberOrNull(e.doc, "time_resolution_hours");
+    if (!FiniteNumber(res) || res.get<double>() < 0 || res.get<double>() > kMaxTimeResolutionHours) {
+      return Inconsistent(e, "time_resolution_hours " + JsonValueText(res) + " is not 0-24 hours");
+    }
+    resolution = res.get<double>();
+  }
   std::optional<double> cheapest_cost, fastest_hours;
   for (const auto& r : rows) PILOT_TRY(CheckPlanRow(e, r, basis, cheapest_cost, fastest_hours));
   for (const char* k : {"allowance_hours", "headroom"}) {
@@ -511,10 +556,26 @@ Status CheckPlanConsistent(const Evidence& e) {
   if (fits && above(MemberOrNull(MemberOrNull(e.doc, "cheapest"), "cost").get<double>(), *cheapest_cost)) {
     return Inconsistent(e, "cheapest costs more than another row that fits");
   }
-  if (fits &&
-      (!FiniteNumber(MemberOrNull(MemberOrNull(e.doc, "fastest"), "needed_hours")) ||
-       above(MemberOrNull(MemberOrNull(e.doc, "fastest"), "needed_hours").get<double>(), *fastest_hours))) {
-    return Inconsistent(e, "fastest needs more hours than another row that fits");
+  const nlohmann::json& fastest = MemberOrNull(e.doc, "fastest");
+  if (fits && (!FiniteNumber(MemberOrNull(fastest, "needed_hours")) ||
+               above(MemberOrNull(fastest, "needed_hours").get<double>(), *fastest_hours + resolution))) {
+    return Inconsistent(e, resolution > 0 ? "fastest needs more hours than the quickest row that fits plus "
+                                            "the plan's time_resolution_hours"
+                                          : "fastest needs more hours than another row that fits");
+  }
+  // Format 3: of the rows within the resolution of the quickest, the fastest is the cheapest.
+  if (fits && basis.format >= 3) {
+    for (const auto& r : rows) {
+      if (MemberOrNull(r, "fits") != true || !FiniteNumber(MemberOrNull(r, "needed_hours")) ||
+          above(MemberOrNull(r, "needed_hours").get<double>(), *fastest_hours + resolution)) {
+        continue;
+      }
+      if (above(MemberOrNull(fastest, "cost").get<double>(), MemberOrNull(r, "cost").get<double>())) {
+        return Inconsistent(e,
+                            "fastest costs more than another row that fits within the plan's "
+                            "time_resolution_hours of the quickest");
+      }
+    }
   }
   return {};
 }

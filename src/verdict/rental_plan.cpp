@@ -637,6 +637,11 @@ Result<std::vector<std::string>> CheckPlanRequest(const PlanRequest& request) {
     return BadInput("the headroom must be a share 0-0.9 of a card's memory", "--headroom",
                     "e.g. 0.1 keeps 10% free");
   }
+  if (!std::isfinite(request.time_resolution_hours) || request.time_resolution_hours < 0 ||
+      request.time_resolution_hours > kMaxTimeResolutionHours) {
+    return BadInput("the time resolution must be 0-24 hours", "--time-resolution",
+                    "e.g. 0.1: plans needing within 6 minutes of the quickest are equally fast");
+  }
   if (request.assume_scaling &&
       (!IsFinitePositive(*request.assume_scaling) || *request.assume_scaling > 1e6)) {
     return BadInput("the scaling factor must be a number > 0 (at most 1e6)", "--assume-scaling");
@@ -721,6 +726,9 @@ void AddPlanRows(const CardType& c, const CardVerdict& v, const PlanRequest& req
       static_cast<double>(request.corpus.items) * (request.tokens ? request.tokens->factor() : 1.0);
   const bool assumed = c.device_class != b.device_class;
   const double rate = b.items_per_s_per_card * (assumed ? *request.assume_scaling : 1.0);
+  const double corpus_items = static_cast<double>(request.corpus.items);
+  std::optional<double> corpus_tokens;
+  if (request.tokens) corpus_tokens = corpus_items * request.tokens->corpus.mean_tokens();
   for (int days : kRentalPeriodsDays) {
     auto price = c.lot_price.find(days);
     if (price == c.lot_price.end()) continue;  // not offered
@@ -737,37 +745,10 @@ void AddPlanRows(const CardType& c, const CardVerdict& v, const PlanRequest& req
       r.needed_hours = r.compute_hours + request.allowance_hours;
       r.period_suffices = r.needed_hours <= days * 24.0;
       r.cost = price->second * lots;  // a lot is priced once, whatever its card count
+      r.cost_per_million_items = r.cost * 1e6 / corpus_items;
+      if (corpus_tokens) r.cost_per_million_tokens = r.cost * 1e6 / *corpus_tokens;
       r.fits = r.period_suffices;
       plan.rows.push_back(r);
-    }
-  }
-}
-
-// The picks, each in two steps so that the tie rule is the same for every row (a pairwise
-// "equal within 1e-9" drifts along a chain of near-equal rows): first the best figure, then,
-// among the rows within rounding of it (Same), the one that wins on the next keys.
-void PickCheapestAndFastest(RentalPlan& plan) {
-  std::optional<double> min_cost, min_hours;
-  for (const PlanRow& r : plan.rows) {
-    if (!r.fits) continue;
-    if (!min_cost || r.cost < *min_cost) min_cost = r.cost;
-    if (!min_hours || r.needed_hours < *min_hours) min_hours = r.needed_hours;
-  }
-  for (std::size_t i = 0; i < plan.rows.size(); ++i) {
-    const PlanRow& r = plan.rows[i];
-    if (!r.fits) continue;
-    if (Same(r.cost, *min_cost)) {
-      const PlanRow* c = plan.cheapest ? &plan.rows[*plan.cheapest] : nullptr;
-      if (!c || (r.cards != c->cards ? r.cards < c->cards : r.period_days < c->period_days))
-        plan.cheapest = i;
-    }
-    if (Same(r.needed_hours, *min_hours)) {
-      const PlanRow* f = plan.fastest ? &plan.rows[*plan.fastest] : nullptr;
-      if (!f || (r.cost != f->cost     ? r.cost < f->cost
-                 : r.cards != f->cards ? r.cards < f->cards
-                                       : r.period_days < f->period_days)) {
-        plan.fastest = i;
-      }
     }
   }
 }
@@ -883,9 +864,54 @@ Result<RentalPlan> BuildRentalPlan(const PlanRequest& request) {
     plan.cards.push_back(v);
     if (v.fit != "no") AddPlanRows(c, v, request, plan);
   }
-  PickCheapestAndFastest(plan);
+  const PlanPicks picks = PickPlans(plan);
+  plan.cheapest = picks.cheapest;
+  plan.fastest = picks.fastest;
   AddPlanWarnings(request, other_class.value(), plan);
   return plan;
+}
+
+// Each pick in two steps, so that the rule is the same for every row (a pairwise "equal within
+// rounding" drifts along a chain of near-equal rows): first the best figure over the rows that
+// fit, then, among the rows within rounding (Same) or the resolution of it, the one that wins on
+// the next keys.
+PlanPicks PickPlans(const RentalPlan& plan, const std::string& card) {
+  auto candidate = [&](const PlanRow& r) { return r.fits && (card.empty() || r.card == card); };
+  std::optional<double> min_cost, min_hours;
+  for (const PlanRow& r : plan.rows) {
+    if (!candidate(r)) continue;
+    if (!min_cost || r.cost < *min_cost) min_cost = r.cost;
+    if (!min_hours || r.needed_hours < *min_hours) min_hours = r.needed_hours;
+  }
+  PlanPicks picks;
+  if (!min_cost) return picks;
+  const double resolution = plan.request.time_resolution_hours;
+  for (std::size_t i = 0; i < plan.rows.size(); ++i) {
+    const PlanRow& r = plan.rows[i];
+    if (!candidate(r)) continue;
+    if (Same(r.cost, *min_cost)) {
+      const PlanRow* c = picks.cheapest ? &plan.rows[*picks.cheapest] : nullptr;
+      if (!c || (r.cards != c->cards ? r.cards < c->cards : r.period_days < c->period_days))
+        picks.cheapest = i;
+    }
+    if (r.needed_hours <= *min_hours + resolution || Same(r.needed_hours, *min_hours)) {
+      const PlanRow* f = picks.fastest ? &plan.rows[*picks.fastest] : nullptr;
+      if (!f || (!Same(r.cost, f->cost)            ? r.cost < f->cost
+                 : r.cards != f->cards             ? r.cards < f->cards
+                 : r.period_days != f->period_days ? r.period_days < f->period_days
+                                                   : r.needed_hours < f->needed_hours)) {
+        picks.fastest = i;
+      }
+    }
+  }
+  return picks;
+}
+
+std::string PickRule(double time_resolution_hours) {
+  return "cheapest: the lowest cost, then fewer cards, then the shorter period; fastest: of the plans "
+         "needing at most the quickest's hours + " +
+         FixedDecimals(time_resolution_hours, 2) +
+         " h (closer needs are not told apart), the cheapest, then fewer cards, then the shorter period";
 }
 
 // --- the document ----------------------------------------------------------------------------
@@ -943,6 +969,8 @@ ojson PlanRowToJson(const PlanRow& r) {
   j["needed_hours"] = r.needed_hours;
   j["period_suffices"] = r.period_suffices;
   j["cost"] = r.cost;
+  j["cost_per_million_items"] = r.cost_per_million_items;
+  j["cost_per_million_tokens"] = r.cost_per_million_tokens ? ojson(*r.cost_per_million_tokens) : ojson();
   j["fits"] = r.fits;
   return j;
 }
@@ -998,6 +1026,8 @@ ojson RentalPlanToJson(const RentalPlan& plan) {
   j["projection"] = projection;
   j["allowance_hours"] = q.allowance_hours;
   j["headroom"] = q.headroom;
+  j["time_resolution_hours"] = q.time_resolution_hours;
+  j["pick_rule"] = PickRule(q.time_resolution_hours);
   j["prices"] = {{"file", q.prices.file},
                  {"sha256", q.prices.sha256},
                  {"example", q.prices.example},

@@ -2,7 +2,9 @@
 # `pilot plan` through the real binary: from a run folder of the bundled pilot, a merged one
 # (--workers 2) and a sweep folder, against price files written here (CPU "cards", since every
 # measurement on this machine is a CPU one) and the shipped example (GPU cards): cheapest and
-# fastest marked, a lot priced once, exit 2 on a device-class mismatch without
+# fastest marked (the fastest within --time-resolution of the quickest), each card's two picks by
+# default and every row with --all, the cost per million items, a lot priced once, exit 2 on a
+# device-class mismatch without
 # --assume-scaling, exit 4 when nothing fits, --out's document, bad price files refused
 # naming the key, and nothing written on a refusal.
 source "$(dirname "$0")/lib.sh"
@@ -31,7 +33,20 @@ expect_in "$WORK/out" "cheapest: "
 expect_in "$WORK/out" "fastest: "
 expect_in "$WORK/out" "node-pair [cpu]: fit yes"
 expect_in "$WORK/out" "the corpus' length mix is unknown"
+expect_in "$WORK/out" "per M items"
+expect_in "$WORK/out" "per million items"
+expect_in "$WORK/out" "picks: cheapest: the lowest cost"
+expect_in "$WORK/out" "the quickest's hours + 0.10 h"
 expect_not_in "$WORK/out" "EXAMPLE"
+# By default each card shows its own cheapest and fastest plan (one row where they are one);
+# --all shows all 50 (node-64: 3 periods x 10 lots, node-pair: 2 x 10).
+rows() { grep -cE '^ +[0-9]+d +[0-9]+ +[0-9]+ ' "$WORK/out"; }
+[ "$(rows)" -ge 2 ] && [ "$(rows)" -le 4 ] || fail "the default output has $(rows) plan rows, not each card's picks"
+expect_in "$WORK/out" "more rows (every period and lot count): --all shows them"
+run_pilot 0 plan --from "$R" --corpus-items 1000000 --prices "$WORK/cpu.json" --all
+[ "$(rows)" = 50 ] || fail "--all shows $(rows) plan rows, not 50"
+expect_not_in "$WORK/out" "more rows"
+expect_in "$WORK/out" "<- cheapest"
 
 run_pilot 0 plan --from "$R" --corpus-items 1000000 --prices "$WORK/cpu.json" --json
 cp "$WORK/out" "$WORK/plan1.json"
@@ -39,12 +54,33 @@ cp "$WORK/out" "$WORK/plan1.json"
 # A lot of two cards is priced once: 4 lots of node-pair for 3 days = 8 cards, 200 EUR.
 [ "$(field "$WORK/plan1.json" '[(p["cards"], p["cost"]) for p in d["plans"] if p["card"] == "node-pair" and p["period_days"] == 3 and p["lots"] == 4][0]')" = "(8, 200.0)" ] \
   || fail "a lot of two cards is not priced once"
-# The cheapest is the lowest cost among fitting plans, the fastest the lowest needed hours.
+# The cheapest is the lowest cost among fitting plans; the fastest the cheapest of those
+# needing at most the quickest's hours + time_resolution_hours (0.1 by default).
 [ "$(field "$WORK/plan1.json" 'd["cheapest"]["cost"] == min(p["cost"] for p in d["plans"] if p["fits"])')" = True ] \
   || fail "cheapest is not the lowest cost"
-[ "$(field "$WORK/plan1.json" 'd["fastest"]["needed_hours"] == min(p["needed_hours"] for p in d["plans"] if p["fits"])')" = True ] \
-  || fail "fastest is not the lowest needed hours"
-[ "$(field "$WORK/plan1.json" 'd["fastest"]["cards"]')" = 20 ] || fail "the fastest plan is not 10 lots of two"
+[ "$(field "$WORK/plan1.json" 'd["time_resolution_hours"]')" = 0.1 ] || fail "the default time resolution is not 0.1 h"
+python3 - "$WORK/plan1.json" <<'EOF' || fail "fastest is not the cheapest plan within the resolution of the quickest"
+import json, sys
+d = json.load(open(sys.argv[1]))
+fits = [p for p in d["plans"] if p["fits"]]
+quickest = min(p["needed_hours"] for p in fits)
+near = [p for p in fits if p["needed_hours"] <= quickest + d["time_resolution_hours"]]
+assert d["fastest"]["cost"] == min(p["cost"] for p in near), d["fastest"]
+assert d["fastest"]["needed_hours"] <= quickest + d["time_resolution_hours"]
+# Each row's cost per million items is its cost over the corpus; by items, none per token.
+assert all(abs(p["cost_per_million_items"] - p["cost"] * 1e6 / 1000000) < 1e-9 for p in d["plans"])
+assert all(p["cost_per_million_tokens"] is None for p in d["plans"])
+EOF
+# Compared exactly (--time-resolution 0), the fastest is the row of the fewest hours: 10 lots of two.
+run_pilot 0 plan --from "$R" --corpus-items 1000000 --prices "$WORK/cpu.json" --time-resolution 0 --json
+[ "$(field "$WORK/out" 'd["fastest"]["needed_hours"] == min(p["needed_hours"] for p in d["plans"] if p["fits"])')" = True ] \
+  || fail "with --time-resolution 0, fastest is not the lowest needed hours"
+[ "$(field "$WORK/out" 'd["fastest"]["cards"]')" = 20 ] || fail "the exactly fastest plan is not 10 lots of two"
+for bad in -1 25 nan; do
+  run_pilot 2 plan --from "$R" --corpus-items 10 --prices "$WORK/cpu.json" --time-resolution "$bad" --out "$WORK/bad-res.json"
+  expect_in "$WORK/err" "--time-resolution"
+  [ ! -e "$WORK/bad-res.json" ] || fail "a refused plan wrote its --out"
+done
 [ "$(field "$WORK/plan1.json" 'all(abs(p["needed_hours"] - p["compute_hours"] - 8) < 1e-9 for p in d["plans"])')" = True ] \
   || fail "the default allowance is not 8 h"
 
@@ -99,9 +135,9 @@ expect_in "$WORK/out" "needs model parallelism; not covered"
 # 5. --out: a JSON document with the keys decide reads; never overwritten.
 run_pilot 0 plan --from "$R" --corpus-items 1000000 --prices "$WORK/cpu.json" --out "$WORK/plan.json"
 expect_in "$WORK/out" "plan written to $WORK/plan.json"
-field "$WORK/plan.json" '[d[k] for k in ("kind", "format_version", "basis", "corpus", "projection", "allowance_hours", "prices", "plans", "cards", "cheapest", "fastest", "verdict", "warnings")]' >/dev/null \
+field "$WORK/plan.json" '[d[k] for k in ("kind", "format_version", "basis", "corpus", "projection", "allowance_hours", "time_resolution_hours", "pick_rule", "prices", "plans", "cards", "cheapest", "fastest", "verdict", "warnings")]' >/dev/null \
   || fail "the plan document lacks a key"
-[ "$(field "$WORK/plan.json" 'd["kind"], d["format_version"], d["basis"]["folder_kind"], d["basis"]["device_class"], d["prices"]["sha256"]')" = "('pilot-plan', 2, 'run', 'cpu', '$(sha256sum <"$WORK/cpu.json" | cut -c1-64)')" ] \
+[ "$(field "$WORK/plan.json" 'd["kind"], d["format_version"], d["basis"]["folder_kind"], d["basis"]["device_class"], d["prices"]["sha256"]')" = "('pilot-plan', 3, 'run', 'cpu', '$(sha256sum <"$WORK/cpu.json" | cut -c1-64)')" ] \
   || fail "the plan document's header, basis or price file hash is wrong"
 before=$(sha256sum "$WORK/plan.json")
 run_pilot 2 plan --from "$R" --corpus-items 5 --prices "$WORK/cpu.json" --out "$WORK/plan.json"

@@ -472,13 +472,16 @@ hc_evidence__decide_takes_a_genuine_plan_with_ties() {
 
 # --- from the fourth review: evidence edited so that every field agrees but the figures lie ----
 # Python lines for plan_edited: each row's needed hours, period and fit, then the verdict and the
-# picks, derived again from the rows' compute hours as plan derives them.
+# picks, derived again from the rows' compute hours as plan derives them (the fastest: the
+# cheapest of the rows within time_resolution_hours of the quickest).
 REPICK='for r in d["plans"]:
     r["needed_hours"] = r["compute_hours"] + d["allowance_hours"]
     r["period_suffices"] = r["needed_hours"] <= r["period_days"] * 24; r["fits"] = r["period_suffices"] and r["fit"] != "no"
 fit = [r for r in d["plans"] if r["fits"]]
 d["cheapest"] = min(fit, key=lambda r: (r["cost"], r["needed_hours"])) if fit else None
-d["fastest"] = min(fit, key=lambda r: (r["needed_hours"], r["cost"])) if fit else None
+quickest = min((r["needed_hours"] for r in fit), default=0)
+near = [r for r in fit if r["needed_hours"] <= quickest + d["time_resolution_hours"]]
+d["fastest"] = min(near, key=lambda r: (r["cost"], r["cards"], r["period_days"], r["needed_hours"])) if fit else None
 d["verdict"] = "fits" if fit else "none_fits"'
 
 hc_evidence__decide_plan_hours_cut_with_every_field_rederived() {

@@ -7,6 +7,7 @@
 
 #include "pilot/clock.h"
 #include "pilot/run.h"
+#include "pilot/verdict/rental_plan.h"
 #include "pilot/verify.h"
 #include "test_support.h"
 
@@ -383,6 +384,88 @@ TEST(DecideEvidence, APlanByTokensScalesItsHoursByTheFactorItsTokenMixesGive) {
     ASSERT_FALSE(got.ok()) << says;
     EXPECT_NE(got.error().what.find(says), std::string::npos) << got.error().what;
   }
+}
+
+TEST(DecideEvidence, AFormat3PlansCostPerMillionAndFastestWithinItsResolutionFollowFromItsRows) {
+  // plan's own document for twenty B200 against one H100 at 8 h of allowance (rental_plan_test's
+  // case): the fastest is the H100, the cheapest of the plans within 0.1 h of the quickest.
+  PlanRequest q;
+  q.basis.folder = "runs/r";
+  q.basis.folder_kind = "run";
+  q.basis.device = "cuda:0";
+  q.basis.device_class = DeviceClass::kCuda;
+  q.basis.items = 12;
+  q.basis.items_per_s_per_card = 1000;
+  q.basis.peak_memory_mb = 1000;
+  q.basis.memory_basis = "device";
+  q.corpus.items = 50'000;
+  q.prices.currency = "USD";
+  for (const auto& [name, per_lot, price] : {std::tuple<const char*, int, double>{"B200", 2, 1000},
+                                             std::tuple<const char*, int, double>{"H100", 1, 310}}) {
+    CardType c;
+    c.name = name;
+    c.device_class = DeviceClass::kCuda;
+    c.memory_gb = 80;
+    c.cards_per_lot = per_lot;
+    c.lot_price = {{3, price}};
+    q.prices.cards.push_back(c);
+  }
+  auto built = BuildRentalPlan(q);
+  ASSERT_TRUE(built.ok()) << built.error().ToString();
+  const nlohmann::json good = nlohmann::json::parse(RentalPlanToJson(built.value()).dump());
+  ASSERT_EQ(good["fastest"]["card"], "H100");
+  EXPECT_TRUE(CheckEvidenceDocument("plan", good.dump(), "plan.json").ok());
+  // The row of the fewest hours: twenty B200 for 10,000.
+  nlohmann::json quickest;
+  for (const auto& r : good["plans"]) {
+    if (quickest.is_null() || r["needed_hours"].get<double>() < quickest["needed_hours"].get<double>())
+      quickest = r;
+  }
+  ASSERT_EQ(quickest["cards"], 20);
+
+  auto refused = [](const nlohmann::json& doc, const std::string& says) {
+    auto got = CheckEvidenceDocument("plan", doc.dump(), "plan.json");
+    ASSERT_FALSE(got.ok()) << says;
+    EXPECT_NE(got.error().what.find(says), std::string::npos) << got.error().what;
+  };
+  auto doc = good;
+  doc["fastest"] = quickest;  // a pick that ignores the resolution
+  refused(doc, "fastest costs more than another row that fits within the plan's time_resolution_hours");
+  doc = good;
+  doc["time_resolution_hours"] = 0.0;  // the rule stated otherwise than the pick was made
+  refused(doc, "fastest needs more hours than another row that fits");
+  doc = good;
+  doc["time_resolution_hours"] = 30;
+  refused(doc, "time_resolution_hours 30 is not 0-24 hours");
+  doc = good;
+  doc["plans"][0]["cost_per_million_items"] = 1.0;
+  refused(doc, "cost_per_million_items 1 is not its cost");
+  doc = good;
+  doc["plans"][0]["cost_per_million_tokens"] = 1.0;
+  refused(doc, "cost_per_million_tokens 1 is given, though the plan projects by items");
+  doc = good;
+  doc["format_version"] = 4;
+  refused(doc, "format_version 4 is not a plan format pilot reads");
+
+  // A format 2 plan (no per-million figures, no resolution) picked the fastest exactly: the
+  // twenty B200 are its fastest, and the H100 would not be.
+  auto older = good;
+  older["format_version"] = 2;
+  older.erase("time_resolution_hours");
+  older.erase("pick_rule");
+  for (auto& r : older["plans"]) {
+    r.erase("cost_per_million_items");
+    r.erase("cost_per_million_tokens");
+  }
+  for (const char* pick : {"cheapest", "fastest"}) {
+    older[pick].erase("cost_per_million_items");
+    older[pick].erase("cost_per_million_tokens");
+  }
+  quickest.erase("cost_per_million_items");
+  quickest.erase("cost_per_million_tokens");
+  refused(older, "fastest needs more hours than another row that fits");
+  older["fastest"] = quickest;
+  EXPECT_TRUE(CheckEvidenceDocument("plan", older.dump(), "plan.json").ok());
 }
 
 TEST(DecideEvidence, DocumentsThatContradictThemselvesAreRefused) {

@@ -76,6 +76,9 @@ TEST(RentalPlan, B200LotOfTwoCardsIsPricedOncePerLot) {
   ASSERT_NE(r, nullptr);
   EXPECT_EQ(r->cards, 6);
   EXPECT_DOUBLE_EQ(r->cost, 3 * 3900.0);  // never x cards_per_lot again
+  // Over the corpus: 11,700 for 3.6M items is 3,250 per million; no tokens by items.
+  EXPECT_DOUBLE_EQ(r->cost_per_million_items, 3 * 3900.0 * 1e6 / 3'600'000);
+  EXPECT_FALSE(r->cost_per_million_tokens.has_value());
   // 3.6M items at 100/s per card on 6 cards: 6000 s = 1.667 h of compute.
   EXPECT_NEAR(r->compute_hours, 3'600'000.0 / (100 * 6) / 3600, 1e-9);
   EXPECT_NEAR(r->needed_hours, r->compute_hours + 8, 1e-9);
@@ -147,10 +150,69 @@ TEST(RentalPlan, CheapestTieGoesToShorterPeriodAtEqualCards) {
   const PlanRow& c = plan.value().rows[*plan.value().cheapest];
   EXPECT_EQ(c.period_days, 3);
   EXPECT_EQ(c.lots, 1);
-  // Fastest among equal needed hours? More lots are faster: 10 lots, then the cheaper period.
+  // Every row needs 8 h of allowance and under 0.001 h of compute: within the default 0.1 h of
+  // each other, so the fastest is the cheapest of them, the same row.
   const PlanRow& f = plan.value().rows[*plan.value().fastest];
-  EXPECT_EQ(f.lots, 10);
+  EXPECT_EQ(f.lots, 1);
   EXPECT_EQ(f.period_days, 3);
+  // Compared exactly (a resolution of 0), more lots are faster: 10 lots, then the cheaper period.
+  auto q0 = q;
+  q0.time_resolution_hours = 0;
+  auto exact = BuildRentalPlan(q0);
+  ASSERT_TRUE(exact.ok());
+  const PlanRow& f0 = exact.value().rows[*exact.value().fastest];
+  EXPECT_EQ(f0.lots, 10);
+  EXPECT_EQ(f0.period_days, 3);
+}
+
+TEST(RentalPlan, FastestIsTheCheapestOfThePlansWithinTheTimeResolution) {
+  // 50,000 items at 1,000 items/s per card: 0.014 card-hours, under an 8 h allowance. Twenty
+  // B200 (ten lots of two) need 8.0007 h for 10,000; one H100 needs 8.0139 h for 310.
+  auto q = Request(Basis(DeviceClass::kCuda, 1000, 1000),
+                   {Card("B200", DeviceClass::kCuda, 180, 2, {{3, 1000}}),
+                    Card("H100", DeviceClass::kCuda, 80, 1, {{3, 310}})},
+                   50'000);
+  auto plan = BuildRentalPlan(q);
+  ASSERT_TRUE(plan.ok()) << plan.error().ToString();
+  const RentalPlan& p = plan.value();
+  const PlanRow& f = p.rows[*p.fastest];
+  EXPECT_EQ(f.card, "H100");
+  EXPECT_EQ(f.cards, 1);
+  EXPECT_DOUBLE_EQ(f.cost, 310);
+  EXPECT_EQ(p.fastest, p.cheapest);
+  // Each card's own picks: the B200's cheapest and fastest are its one lot.
+  const PlanPicks b200 = PickPlans(p, "B200");
+  ASSERT_TRUE(b200.cheapest && b200.fastest);
+  EXPECT_EQ(p.rows[*b200.fastest].lots, 1);
+  EXPECT_EQ(p.rows[*b200.cheapest].card, "B200");
+  EXPECT_FALSE(PickPlans(p, "A100").cheapest.has_value());
+  // The rule is stated, with its resolution.
+  const auto doc = RentalPlanToJson(p);
+  EXPECT_EQ(doc["time_resolution_hours"], 0.1);
+  EXPECT_NE(doc["pick_rule"].get<std::string>().find("the quickest's hours + 0.10 h"), std::string::npos)
+      << doc["pick_rule"];
+  // Compared exactly, the twenty cards win on 0.013 h, as they did before the resolution.
+  q.time_resolution_hours = 0;
+  auto exact = BuildRentalPlan(q);
+  ASSERT_TRUE(exact.ok());
+  EXPECT_EQ(exact.value().rows[*exact.value().fastest].cards, 20);
+  // The resolution decides how much slower a cheaper plan may be: with 5,000,000 items, one
+  // H100 needs 9.39 h (310), two 8.69 h (620), ten lots of B200 8.07 h (10,000).
+  q.corpus.items = 5'000'000;
+  q.time_resolution_hours = 2;
+  auto wide = BuildRentalPlan(q);
+  ASSERT_TRUE(wide.ok());
+  EXPECT_EQ(wide.value().rows[*wide.value().fastest].card, "H100");
+  EXPECT_EQ(wide.value().rows[*wide.value().fastest].cards, 1);
+  q.time_resolution_hours = 1;
+  auto narrow = BuildRentalPlan(q);
+  ASSERT_TRUE(narrow.ok());
+  EXPECT_EQ(narrow.value().rows[*narrow.value().fastest].card, "H100");
+  EXPECT_EQ(narrow.value().rows[*narrow.value().fastest].cards, 2);
+  q.time_resolution_hours = 0.05;
+  auto tight = BuildRentalPlan(q);
+  ASSERT_TRUE(tight.ok());
+  EXPECT_EQ(tight.value().rows[*tight.value().fastest].card, "B200");
 }
 
 TEST(RentalPlan, RefusesDeviceClassMismatchWithoutScaling) {
@@ -242,6 +304,13 @@ TEST(RentalPlan, RefusesBadRequestFigures) {
   q = base;
   q.basis.items_per_s_per_card = 0;
   EXPECT_FALSE(BuildRentalPlan(q).ok());
+  for (double bad : {-0.1, 24.5, std::nan(""), std::numeric_limits<double>::infinity()}) {
+    q = base;
+    q.time_resolution_hours = bad;
+    auto refused = BuildRentalPlan(q);
+    ASSERT_FALSE(refused.ok()) << bad;
+    EXPECT_EQ(refused.error().where, "--time-resolution");
+  }
 }
 
 TEST(RentalPlan, DocumentHasTheShapeDecideReads) {
@@ -251,21 +320,25 @@ TEST(RentalPlan, DocumentHasTheShapeDecideReads) {
   ASSERT_TRUE(plan.ok());
   auto j = RentalPlanToJson(plan.value());
   EXPECT_EQ(j["kind"], "pilot-plan");
-  EXPECT_EQ(j["format_version"], 2);
+  EXPECT_EQ(j["format_version"], 3);
   EXPECT_EQ(j["projection"]["by"], "items");
   EXPECT_EQ(j["projection"]["factor"], 1.0);
-  for (const char* key : {"basis", "corpus", "projection", "allowance_hours", "prices", "plans", "cards",
-                          "cheapest", "fastest", "verdict", "warnings"}) {
+  for (const char* key :
+       {"basis", "corpus", "projection", "allowance_hours", "time_resolution_hours", "pick_rule", "prices",
+        "plans", "cards", "cheapest", "fastest", "verdict", "warnings"}) {
     EXPECT_TRUE(j.contains(key)) << key;
   }
   for (const char* key : {"folder", "folder_kind", "device", "device_class", "items", "items_per_s_per_card",
                           "peak_memory_mb", "memory_basis", "assume_scaling"}) {
     EXPECT_TRUE(j["basis"].contains(key)) << key;
   }
-  for (const char* key : {"card", "period_days", "lots", "cards", "fit", "compute_hours", "needed_hours",
-                          "period_suffices", "cost", "fits"}) {
+  for (const char* key :
+       {"card", "period_days", "lots", "cards", "fit", "compute_hours", "needed_hours", "period_suffices",
+        "cost", "cost_per_million_items", "cost_per_million_tokens", "fits"}) {
     EXPECT_TRUE(j["plans"][0].contains(key)) << key;
   }
+  EXPECT_DOUBLE_EQ(j["plans"][0]["cost_per_million_items"].get<double>(), 1 * 1e6 / 10);
+  EXPECT_TRUE(j["plans"][0]["cost_per_million_tokens"].is_null());
   EXPECT_EQ(j["prices"]["example"], true);
   EXPECT_NE(j["warnings"][0].get<std::string>().find("EXAMPLE"), std::string::npos);
 }
@@ -656,8 +729,12 @@ TEST(RentalTokens, APlanByTokensScalesComputeByTheCorpusTokensOverThePilots) {
   const PlanRow* r = Row(plan.value(), "node", 3, 1);
   ASSERT_NE(r, nullptr);
   EXPECT_NEAR(r->compute_hours, 25.0, 1e-9);
+  // 30 for 3.6M items of 30 tokens each: 108M tokens, 0.2778 per million.
+  EXPECT_DOUBLE_EQ(r->cost_per_million_items, 30 * 1e6 / 3'600'000);
+  ASSERT_TRUE(r->cost_per_million_tokens.has_value());
+  EXPECT_DOUBLE_EQ(*r->cost_per_million_tokens, 30 * 1e6 / (3'600'000 * 30.0));
   const auto doc = RentalPlanToJson(plan.value());
-  EXPECT_EQ(doc["format_version"], 2);
+  EXPECT_EQ(doc["format_version"], 3);
   EXPECT_EQ(doc["projection"]["by"], "tokens");
   EXPECT_DOUBLE_EQ(doc["projection"]["factor"].get<double>(), 2.5);
   EXPECT_DOUBLE_EQ(doc["projection"]["corpus"]["mean_tokens"].get<double>(), 30.0);

@@ -41,6 +41,11 @@ inline constexpr std::size_t kMaxPriceNoteChars = 2000;
 // Defaults of the command (documented in docs/ending.md).
 inline constexpr double kDefaultAllowanceHours = 8;  // install, environment checks, export
 inline constexpr double kDefaultHeadroom = 0.10;     // the share of a card kept free (as sweep's)
+// Needed hours closer than this are not told apart when the fastest plan is picked: among the
+// plans within it of the quickest, the cheapest is the fastest. A default allowance of 8 h
+// would otherwise let a thousandth of an hour of compute pick twenty cards over one.
+inline constexpr double kDefaultTimeResolutionHours = 0.1;
+inline constexpr double kMaxTimeResolutionHours = 24;
 // At most this many inputs are sized (stat) for a length mix; past it the mix is a sample.
 inline constexpr std::size_t kMaxSizedInputs = 100000;
 // At most this many inputs are tokenized for a projection by tokens: every k-th item of a
@@ -218,6 +223,7 @@ struct PlanRequest {
   double allowance_hours = kDefaultAllowanceHours;
   std::optional<double> assume_scaling;  // multiplies the measured rate on cards of another class
   double headroom = kDefaultHeadroom;
+  double time_resolution_hours = kDefaultTimeResolutionHours;  // 0: needed hours compared exactly
 };
 
 struct PlanRow {
@@ -232,6 +238,10 @@ struct PlanRow {
   double needed_hours = 0;   // compute + allowance
   bool period_suffices = false;
   double cost = 0;  // lot price x lots
+  // The row's cost over the corpus: per million items, and per million of the corpus' tokens
+  // where the plan projects by tokens (the corpus' items x their mean tokens).
+  double cost_per_million_items = 0;
+  std::optional<double> cost_per_million_tokens;
   bool fits = false;
 };
 
@@ -252,18 +262,32 @@ struct RentalPlan {
   bool any_fits() const { return cheapest.has_value(); }
 };
 
+// The cheapest and the fastest of the rows that fit, among those `card` names (all rows when
+// empty). Cheapest: the lowest cost, then fewer cards, then the shorter period. Fastest: of
+// the rows that need at most the quickest's hours + time_resolution_hours, the cheapest, then
+// fewer cards, then the shorter period, then fewer hours.
+struct PlanPicks {
+  std::optional<std::size_t> cheapest, fastest;
+};
+PlanPicks PickPlans(const RentalPlan& plan, const std::string& card = "");
+// The rule PickPlans applies, in words (plan's output and the plan document state it).
+std::string PickRule(double time_resolution_hours);
+
 // The arithmetic. Refuses (bad input) a measurement of another device class than a card
 // unless assume_scaling is given, naming the cards; a rate that is not finite and > 0; an
 // allowance, headroom or scaling out of range; a corpus of 0 items.
 Result<RentalPlan> BuildRentalPlan(const PlanRequest& request);
 
 // The plan document `pilot plan --json`/`--out` writes and `pilot decide --plan` reads:
-// {"kind": "pilot-plan", "format_version": 2, "basis", "corpus", "projection", "allowance_hours",
-// "headroom", "prices", "plans", "cards", "cheapest", "fastest", "verdict", "warnings"}.
+// {"kind": "pilot-plan", "format_version": 3, "basis", "corpus", "projection", "allowance_hours",
+// "headroom", "time_resolution_hours", "pick_rule", "prices", "plans", "cards", "cheapest",
+// "fastest", "verdict", "warnings"}.
 // Format 2 added "projection" ({"by": "tokens" | "items", "factor", ...}); a format 1 plan
-// projects by items.
+// projects by items. Format 3 added each row's cost_per_million_items and
+// cost_per_million_tokens, and the fastest pick's time resolution; a format 1 or 2 plan's
+// fastest is the row of the fewest needed hours, compared exactly.
 inline constexpr const char* kPlanDocumentKind = "pilot-plan";
-inline constexpr int kPlanFormatVersion = 2;
+inline constexpr int kPlanFormatVersion = 3;
 nlohmann::ordered_json RentalPlanToJson(const RentalPlan& plan);
 nlohmann::ordered_json PlanRowToJson(const PlanRow& row);
 
