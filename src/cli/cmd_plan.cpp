@@ -22,13 +22,26 @@ struct PlanOptions {
   Common common;
   std::string from, corpus_items, corpus_manifest, prices, out, tokenizer;
   std::optional<std::string> expect;
-  std::optional<double> allowance_hours, assume_scaling, headroom, time_resolution;
+  std::optional<double> allowance_hours, assume_scaling, headroom, time_resolution, copy_off;
   bool all = false;
 };
 
 std::string Hours(double h) {
   char buf[64];
   std::snprintf(buf, sizeof buf, h >= 1e7 ? "%.3g" : "%.2f", h);
+  return buf;
+}
+
+// Bytes for a person: 1000-based units, as a disk is sold.
+std::string Bytes(double b) {
+  const char* units[] = {"B", "kB", "MB", "GB", "TB", "PB"};
+  int u = 0;
+  while (b >= 1000 && u < 5) {
+    b /= 1000;
+    ++u;
+  }
+  char buf[48];
+  std::snprintf(buf, sizeof buf, u ? "%.1f %s" : "%.0f %s", b, units[u]);
   return buf;
 }
 
@@ -71,6 +84,16 @@ void PrintPlan(const RentalPlan& plan, const nlohmann::ordered_json& doc, bool a
                                               ? " (the stage takes no tokenizer)"
                                               : " (a warning below says why not by tokens)");
   }
+  const OutputProjection& out = plan.output;
+  if (out.corpus_bytes) {
+    std::printf(
+        "outputs: %.0f bytes an item as stored (%s over %zu items), %s for the corpus; copied off at %g MB/s "
+        "in %s h, in every plan's needed hours\n",
+        *out.bytes_per_item, Bytes(static_cast<double>(*b.output_bytes)).c_str(), b.items,
+        Bytes(*out.corpus_bytes).c_str(), q.copy_off_mb_per_s, Hours(out.copy_off_hours).c_str());
+  } else {
+    std::printf("outputs: unknown (a sweep keeps none): copying them off is not in the needed hours\n");
+  }
   if (q.assume_scaling)
     std::printf("assumed scaling: x%g on cards of another class (not measured)\n", *q.assume_scaling);
   std::printf("prices: %s (%s)\n", q.prices.file.c_str(), cur.c_str());
@@ -88,11 +111,12 @@ void PrintPlan(const RentalPlan& plan, const nlohmann::ordered_json& doc, bool a
       const PlanRow& r = plan.rows[i];
       if (r.card != v.card) continue;
       ++rows_of_card;
-      if (!all && own.cheapest != i && own.fastest != i) continue;
+      // The plan's own picks are shown too: a card's fastest within its own quickest can differ.
+      if (!all && own.cheapest != i && own.fastest != i && plan.cheapest != i && plan.fastest != i) continue;
       ++shown;
       if (!header) {
         std::printf("  %6s %4s %5s %12s %12s %8s %14s %13s%s\n", "period", "lots", "cards", "compute h",
-                    "needed h", "covers", ("cost " + cur).c_str(), "per M items",
+                    "needed h*", "covers", ("cost " + cur).c_str(), "per M items",
                     by_tokens ? "  per M tokens" : "");
         header = true;
       }
@@ -114,6 +138,8 @@ void PrintPlan(const RentalPlan& plan, const nlohmann::ordered_json& doc, bool a
     if (!all && rows_of_card > 0 && shown == 0) std::printf("  no plan of this card fits\n");
     hidden += rows_of_card - shown;
   }
+  std::printf("\n* needed h = compute + copy-off %s h + allowance %.1f h\n",
+              Hours(out.copy_off_hours).c_str(), q.allowance_hours);
   if (hidden > 0) {
     std::printf(
         "\n%zu more rows (every period and lot count): --all shows them; the plan document "
@@ -176,6 +202,7 @@ Result<RentalPlan> MakePlan(const PlanOptions& o) {
   if (o.allowance_hours) q.allowance_hours = *o.allowance_hours;
   if (o.headroom) q.headroom = *o.headroom;
   if (o.time_resolution) q.time_resolution_hours = *o.time_resolution;
+  if (o.copy_off) q.copy_off_mb_per_s = *o.copy_off;
   q.assume_scaling = o.assume_scaling;
   auto from = ResolveGivenFolder(fsys, o.from, "a finished run, merged or sweep folder");
   if (!from.ok()) return from.error();
@@ -255,6 +282,9 @@ void AddPlanCommand(CLI::App& app, int& exit_code) {
   cmd->add_option("--time-resolution", o->time_resolution,
                   "Hours within which needed times are not told apart: the fastest plan is the cheapest of "
                   "those needing at most the quickest's hours + H (default 0.1; 0 compares exactly)");
+  cmd->add_option("--copy-off-mb-per-s", o->copy_off,
+                  "The rate, in MB/s (10^6 bytes), at which the outputs are copied off the rented machine: "
+                  "the corpus' outputs at it are in every plan's needed hours (default 100)");
   cmd->add_flag("--all", o->all,
                 "Print every row (each period and lot count) of each card, not just its cheapest and fastest "
                 "that fit");
@@ -278,7 +308,8 @@ void AddPlanCommand(CLI::App& app, int& exit_code) {
       "(a shard per card: pilot run --shard I/N); cards neither spread one program nor pool memory. A plan "
       "fits\n"
       "when the model fits one card (or fit is unknown: CPU figures say nothing of a card's memory) and the\n"
-      "period covers compute + allowance. A measurement on another device class than a card is refused\n"
+      "period covers compute + copying the outputs off + allowance. A measurement on another device class "
+      "than a card is refused\n"
       "unless --assume-scaling is given. Exit 0: some plan fits; 4: none does; 2: bad input.");
   cmd->callback([o, &exit_code] {
     if (o->corpus_items.empty() && o->corpus_manifest.empty()) {

@@ -100,6 +100,10 @@ bool SameFigure(double a, double b) {
   if (!std::isfinite(a) || !std::isfinite(b)) return false;
   return std::fabs(a - b) <= 1e-9 * std::max({1.0, std::fabs(a), std::fabs(b)});
 }
+// A document's figure and one derived from others: a finite number, the same within rounding.
+bool SameJsonFigure(const nlohmann::json& v, double want) {
+  return FiniteNumber(v) && SameFigure(v.get<double>(), want);
+}
 
 // A comparison's counts: they add up, and fit its verdict and tolerance.
 Status CheckCompareItems(const Evidence& e) {
@@ -266,6 +270,7 @@ struct PlanBasis {
   double factor = 1;  // projection.factor: the corpus' tokens per item over the pilot's (1 by items)
   int format = 1;     // the plan's format_version: 3 gives each row its cost per million
   std::optional<double> corpus_tokens;  // by tokens: corpus items x projection.corpus.mean_tokens
+  double copy_off_hours = 0;            // format 3: output.copy_off_hours, in every row's needed hours
 };
 
 // One plan row: its figures follow from the basis, and a row that fits is a candidate for the
@@ -333,10 +338,16 @@ Status CheckPlanRow(const Evidence& e, const nlohmann::json& r, const PlanBasis&
   if (FiniteNumber(compute) && FiniteNumber(needed_h)) {
     const double c = compute.get<double>(), n = needed_h.get<double>();
     const double tolerance = 1e-6 * std::max(1.0, n);
-    if (n + tolerance < c ||
-        (FiniteNumber(allowance) && std::fabs(n - (c + allowance.get<double>())) > tolerance)) {
+    if (b.format >= 3 && !SameJsonFigure(MemberOrNull(r, "copy_off_hours"), b.copy_off_hours)) {
+      return Inconsistent(
+          e, "a plan row's copy_off_hours " + JsonValueText(MemberOrNull(r, "copy_off_hours")) +
+                 " is not output.copy_off_hours " + JsonValueText(nlohmann::json(b.copy_off_hours)));
+    }
+    if (n + tolerance < c || (FiniteNumber(allowance) &&
+                              std::fabs(n - (c + b.copy_off_hours + allowance.get<double>())) > tolerance)) {
       return Inconsistent(e, "a plan row needs " + JsonValueText(needed_h) + " h, not its compute_hours " +
-                                 JsonValueText(compute) + " plus the allowance " + JsonValueText(allowance));
+                                 JsonValueText(compute) + (b.format >= 3 ? " plus its copy_off_hours" : "") +
+                                 " plus the allowance " + JsonValueText(allowance));
     }
     const double period = static_cast<double>(days.get<std::uint64_t>()) * 24.0;
     if (MemberOrNull(r, "period_suffices").get<bool>() ? n > period + tolerance : n < period - tolerance) {
@@ -460,6 +471,53 @@ Result<double> PlanFactor(const Evidence& e) {
   return factor.get<double>();
 }
 
+// Format 3's output projection: the corpus' bytes follow from the measured bytes per item, and
+// the copy-off hours from those bytes at the stated rate (0 when the bytes are unknown).
+Result<double> PlanCopyOffHours(const Evidence& e, std::uint64_t corpus_items) {
+  const nlohmann::json& o = MemberOrNull(e.doc, "output");
+  const nlohmann::json &measured = MemberOrNull(o, "measured_bytes"),
+                       &items = MemberOrNull(o, "measured_items"),
+                       &per_item = MemberOrNull(o, "bytes_per_item"),
+                       &corpus = MemberOrNull(o, "corpus_bytes"),
+                       &rate = MemberOrNull(o, "copy_off_mb_per_s"),
+                       &hours = MemberOrNull(o, "copy_off_hours");
+  if (!o.is_object() || !FiniteNumber(rate) || rate.get<double>() <= 0 ||
+      rate.get<double>() > kMaxCopyOffMBPerS || !FiniteNumber(hours) || hours.get<double>() < 0) {
+    return Inconsistent(e,
+                        "output is not what pilot writes: a copy_off_mb_per_s of 0-1e6 and copy_off_hours "
+                        "of 0 or more");
+  }
+  if (measured.is_null()) {
+    if (!per_item.is_null() || !corpus.is_null() || hours.get<double>() != 0) {
+      return Inconsistent(e, "output.measured_bytes is unknown, yet it projects bytes or copy-off hours");
+    }
+    return 0.0;
+  }
+  if (!measured.is_number_unsigned() || !items.is_number_unsigned() || items.get<std::uint64_t>() == 0) {
+    return Inconsistent(e, "output.measured_bytes " + JsonValueText(measured) + " over measured_items " +
+                               JsonValueText(items) + " is not a count of bytes over a count of items");
+  }
+  const double want_per_item =
+      static_cast<double>(measured.get<std::uint64_t>()) / static_cast<double>(items.get<std::uint64_t>());
+  if (!SameJsonFigure(per_item, want_per_item)) {
+    return Inconsistent(e, "output.bytes_per_item " + JsonValueText(per_item) + " is not measured_bytes " +
+                               JsonValueText(measured) + " / measured_items " + JsonValueText(items));
+  }
+  const double want_corpus = want_per_item * static_cast<double>(corpus_items);
+  if (!SameJsonFigure(corpus, want_corpus)) {
+    return Inconsistent(
+        e, "output.corpus_bytes " + JsonValueText(corpus) +
+               " is not bytes_per_item x corpus.items = " + JsonValueText(nlohmann::json(want_corpus)));
+  }
+  const double want_hours = want_corpus / (rate.get<double>() * 1e6) / 3600.0;
+  if (!SameJsonFigure(hours, want_hours)) {
+    return Inconsistent(e, "output.copy_off_hours " + JsonValueText(hours) +
+                               " is not corpus_bytes / (copy_off_mb_per_s x 1e6) / 3600 = " +
+                               JsonValueText(nlohmann::json(want_hours)));
+  }
+  return want_hours;
+}
+
 Status CheckPlanConsistent(const Evidence& e) {
   const nlohmann::json& rows = MemberOrNull(e.doc, "plans");
   if (!rows.is_array() || rows.size() > 100000)
@@ -507,8 +565,9 @@ Status CheckPlanConsistent(const Evidence& e) {
   }
   auto factor = PlanFactor(e);
   if (!factor.ok()) return factor.error();
-  PlanBasis basis{basis_rate,     scaling, corpus_items, measured_class, std::move(card_class),
-                  factor.value(), 1,       std::nullopt};
+  PlanBasis basis{
+      basis_rate,   scaling, corpus_items, measured_class, std::move(card_class), factor.value(), 1,
+      std::nullopt, 0};
   basis.format = version.is_null() ? 1 : version.get<int>();
   const nlohmann::json& projection = MemberOrNull(e.doc, "projection");
   if (MemberOrNull(projection, "by") == "tokens") {
@@ -523,6 +582,9 @@ Status CheckPlanConsistent(const Evidence& e) {
       return Inconsistent(e, "time_resolution_hours " + JsonValueText(res) + " is not 0-24 hours");
     }
     resolution = res.get<double>();
+    auto copy_off = PlanCopyOffHours(e, corpus_items.get<std::uint64_t>());
+    if (!copy_off.ok()) return copy_off.error();
+    basis.copy_off_hours = copy_off.value();
   }
   std::optional<double> cheapest_cost, fastest_hours;
   for (const auto& r : rows) PILOT_TRY(CheckPlanRow(e, r, basis, cheapest_cost, fastest_hours));
@@ -731,6 +793,13 @@ Status PlanFacts(const Evidence& e, const std::string& fingerprint, const std::o
                                  " MB where this folder measured " +
                                  JsonValueText(nlohmann::json(here->items_per_s_per_card)) + " and " +
                                  JsonValueText(nlohmann::json(here->peak_memory_mb)));
+    }
+    // A format 3 plan's outputs are this folder's, as stored.
+    const nlohmann::json& bytes = MemberOrNull(MemberOrNull(e.doc, "output"), "measured_bytes");
+    if (MemberOrNull(e.doc, "format_version") == 3 && here->output_bytes && bytes != *here->output_bytes) {
+      return Inconsistent(e, "its basis is this folder, yet it plans from " + JsonValueText(bytes) +
+                                 " bytes of outputs where this folder holds " +
+                                 std::to_string(*here->output_bytes));
     }
   }
   if (basis_print != fingerprint) {
@@ -1419,7 +1488,10 @@ class Decider {
           docs[kEnvironmentFile] = std::move(env).value();
       }
       auto measured = MeasurementFromDocuments(dir_.string(), record_.folder_kind, docs);
-      if (measured.ok()) here = std::move(measured).value();
+      if (measured.ok()) {
+        here = std::move(measured).value();
+        PILOT_TRY(MeasureOutputs(fsys_, dir_, *here));
+      }
     }
     for (const Evidence& e : evidence_) {
       if (e.kind == "doctor") PILOT_TRY(DoctorFacts(e, facts_));

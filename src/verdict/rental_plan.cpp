@@ -547,6 +547,34 @@ Status ReadDoc(FileSystem& fsys, const fs::path& dir, const std::string& rel, st
 
 }  // namespace
 
+Status MeasureOutputs(FileSystem& fsys, const fs::path& dir, Measurement& m) {
+  m.output_bytes.reset();
+  m.output_files.clear();
+  if (!HoldsRunResults(m.folder_kind)) return Status();
+  std::vector<std::string> files(std::begin(kOutputFiles), std::end(kOutputFiles));
+  if (IsJoinedKind(m.folder_kind)) {
+    auto entries = fsys.ListDirectory(dir / kShardsFolder);
+    if (!entries.ok()) return entries.error();
+    std::size_t n = 0;
+    for (const DirEntry& e : entries.value()) {
+      if (!e.stat.directory || e.stat.symlink) continue;
+      if (++n > kMaxShards)
+        return BadInput("more shard folders than pilot's cap", (dir / kShardsFolder).string());
+      files.push_back(std::string(kShardsFolder) + "/" + e.name + "/" + kMergedShardJournal);
+    }
+  }
+  std::uint64_t bytes = 0;
+  for (const std::string& rel : files) {
+    auto st = fsys.LinkStat(dir / rel);
+    if (!st.ok()) return st.error();
+    if (!st.value().exists || !st.value().regular || st.value().symlink) continue;
+    bytes += st.value().size;
+    m.output_files.push_back(rel);
+  }
+  m.output_bytes = bytes;
+  return Status();
+}
+
 Result<Measurement> ReadMeasurement(FileSystem& fsys, const fs::path& dir,
                                     const std::optional<std::string>& expect) {
   // A link in the folder's place is "not a folder": the folder itself is given, never a link.
@@ -603,6 +631,7 @@ Result<Measurement> ReadMeasurement(FileSystem& fsys, const fs::path& dir,
   for (const char* section : {"plan", "request"}) {
     if (!root && run.is_object() && run.contains(section)) root = StringAt(run[section], "inputs_root");
   }
+  PILOT_TRY(MeasureOutputs(fsys, dir, out));
   if (copy && (*copy == kManifestCopyJson || *copy == kManifestCopyJsonl) && root) {
     out.mix = MeasureInputs(fsys, dir / *copy, *root);
     out.inputs_manifest = dir / *copy;
@@ -641,6 +670,10 @@ Result<std::vector<std::string>> CheckPlanRequest(const PlanRequest& request) {
       request.time_resolution_hours > kMaxTimeResolutionHours) {
     return BadInput("the time resolution must be 0-24 hours", "--time-resolution",
                     "e.g. 0.1: plans needing within 6 minutes of the quickest are equally fast");
+  }
+  if (!IsFinitePositive(request.copy_off_mb_per_s) || request.copy_off_mb_per_s > kMaxCopyOffMBPerS) {
+    return BadInput("the copy-off rate must be a number of MB/s > 0 (at most 1e6)", "--copy-off-mb-per-s",
+                    "e.g. 100 for about 1 Gbit/s");
   }
   if (request.assume_scaling &&
       (!IsFinitePositive(*request.assume_scaling) || *request.assume_scaling > 1e6)) {
@@ -720,6 +753,7 @@ CardVerdict JudgeCard(const CardType& c, const PlanRequest& request) {
 
 // A card type's plans: each period it is offered for, at 1..kMaxLots lots.
 void AddPlanRows(const CardType& c, const CardVerdict& v, const PlanRequest& request, RentalPlan& plan) {
+  const double copy_off_hours = plan.output.copy_off_hours;
   const Measurement& b = request.basis;
   // By tokens: the corpus weighs its items x its mean tokens per item over the pilot's.
   const double items =
@@ -742,7 +776,8 @@ void AddPlanRows(const CardType& c, const CardVerdict& v, const PlanRequest& req
       r.rate_basis = assumed ? "assumed" : "measured";
       r.items_per_s_per_card = rate;
       r.compute_hours = items / (rate * r.cards) / 3600.0;
-      r.needed_hours = r.compute_hours + request.allowance_hours;
+      r.copy_off_hours = copy_off_hours;
+      r.needed_hours = r.compute_hours + r.copy_off_hours + request.allowance_hours;
       r.period_suffices = r.needed_hours <= days * 24.0;
       r.cost = price->second * lots;  // a lot is priced once, whatever its card count
       r.cost_per_million_items = r.cost * 1e6 / corpus_items;
@@ -828,6 +863,11 @@ void AddPlanWarnings(const PlanRequest& request, const std::vector<std::string>&
         "the rate comes from a sweep, which times the model alone: reading, hashing and writing are not in "
         "it");
   }
+  if (!plan.output.corpus_bytes) {
+    w.push_back(
+        "the outputs' size is unknown (a sweep keeps no outputs): the needed hours leave out copying them "
+        "off; plan from a run folder to count it");
+  }
   if (request.tokens) {
     AddTokenWarnings(request, b, w);
   } else {
@@ -859,6 +899,7 @@ Result<RentalPlan> BuildRentalPlan(const PlanRequest& request) {
   if (!other_class.ok()) return other_class.error();
   RentalPlan plan;
   plan.request = request;
+  plan.output = ProjectOutputs(request);
   for (const CardType& c : request.prices.cards) {
     CardVerdict v = JudgeCard(c, request);
     plan.cards.push_back(v);
@@ -869,6 +910,16 @@ Result<RentalPlan> BuildRentalPlan(const PlanRequest& request) {
   plan.fastest = picks.fastest;
   AddPlanWarnings(request, other_class.value(), plan);
   return plan;
+}
+
+OutputProjection ProjectOutputs(const PlanRequest& request) {
+  OutputProjection o;
+  const Measurement& b = request.basis;
+  if (!b.output_bytes || b.items == 0) return o;
+  o.bytes_per_item = static_cast<double>(*b.output_bytes) / static_cast<double>(b.items);
+  o.corpus_bytes = *o.bytes_per_item * static_cast<double>(request.corpus.items);
+  o.copy_off_hours = *o.corpus_bytes / (request.copy_off_mb_per_s * 1e6) / 3600.0;
+  return o;
 }
 
 // Each pick in two steps, so that the rule is the same for every row (a pairwise "equal within
@@ -966,6 +1017,7 @@ ojson PlanRowToJson(const PlanRow& r) {
   j["rate_basis"] = r.rate_basis;
   j["items_per_s_per_card"] = r.items_per_s_per_card;
   j["compute_hours"] = r.compute_hours;
+  j["copy_off_hours"] = r.copy_off_hours;
   j["needed_hours"] = r.needed_hours;
   j["period_suffices"] = r.period_suffices;
   j["cost"] = r.cost;
@@ -1024,6 +1076,18 @@ ojson RentalPlanToJson(const RentalPlan& plan) {
     projection["why"] = q.by_items_why.empty() ? ojson() : ojson(q.by_items_why);
   }
   j["projection"] = projection;
+  ojson output;
+  output["measured_bytes"] = b.output_bytes ? ojson(*b.output_bytes) : ojson();
+  output["measured_items"] = b.items;
+  output["files"] = b.output_files;
+  output["bytes_per_item"] = plan.output.bytes_per_item ? ojson(*plan.output.bytes_per_item) : ojson();
+  output["corpus_bytes"] = plan.output.corpus_bytes ? ojson(*plan.output.corpus_bytes) : ojson();
+  output["copy_off_mb_per_s"] = q.copy_off_mb_per_s;
+  output["copy_off_hours"] = plan.output.copy_off_hours;
+  output["rule"] =
+      "corpus bytes = measured bytes / measured items x corpus items, as stored (results, journal, vectors); "
+      "copy-off hours = corpus bytes / (MB/s x 1e6) / 3600, in every row's needed hours";
+  j["output"] = output;
   j["allowance_hours"] = q.allowance_hours;
   j["headroom"] = q.headroom;
   j["time_resolution_hours"] = q.time_resolution_hours;

@@ -234,9 +234,13 @@ d = json.load(open(sys.argv[1]))
 x = "deep"
 for _ in range(30):
     x = [x]
-# The row and the cheapest choice alike (the plan still agrees with itself).
+# The row and the cheapest choice alike, and the fastest where it is that row (the plan still
+# agrees with itself).
+same = lambda a, b: all(a[k] == b[k] for k in ("card", "period_days", "lots", "cost"))
+if same(d["fastest"], d["cheapest"]):
+    d["fastest"]["fit"] = x
 for row in d["plans"]:
-    if all(row[k] == d["cheapest"][k] for k in ("card", "period_days", "lots", "cost")):
+    if same(row, d["cheapest"]):
         row["fit"] = x
 d["cheapest"]["fit"] = x
 json.dump(d, open(sys.argv[1], "w"))

@@ -3,7 +3,8 @@
 # (--workers 2) and a sweep folder, against price files written here (CPU "cards", since every
 # measurement on this machine is a CPU one) and the shipped example (GPU cards): cheapest and
 # fastest marked (the fastest within --time-resolution of the quickest), each card's two picks by
-# default and every row with --all, the cost per million items, a lot priced once, exit 2 on a
+# default and every row with --all, the cost per million items, the outputs' bytes and
+# copy-off time in the needed hours, a lot priced once, exit 2 on a
 # device-class mismatch without
 # --assume-scaling, exit 4 when nothing fits, --out's document, bad price files refused
 # naming the key, and nothing written on a refusal.
@@ -38,10 +39,11 @@ expect_in "$WORK/out" "per million items"
 expect_in "$WORK/out" "picks: cheapest: the lowest cost"
 expect_in "$WORK/out" "the quickest's hours + 0.10 h"
 expect_not_in "$WORK/out" "EXAMPLE"
-# By default each card shows its own cheapest and fastest plan (one row where they are one);
+# By default each card shows its own cheapest and fastest plan (one row where they are one),
+# and the plan's fastest where it is not its card's (the card's quickest is not the plan's);
 # --all shows all 50 (node-64: 3 periods x 10 lots, node-pair: 2 x 10).
 rows() { grep -cE '^ +[0-9]+d +[0-9]+ +[0-9]+ ' "$WORK/out"; }
-[ "$(rows)" -ge 2 ] && [ "$(rows)" -le 4 ] || fail "the default output has $(rows) plan rows, not each card's picks"
+[ "$(rows)" -ge 2 ] && [ "$(rows)" -le 5 ] || fail "the default output has $(rows) plan rows, not each card's picks"
 expect_in "$WORK/out" "more rows (every period and lot count): --all shows them"
 run_pilot 0 plan --from "$R" --corpus-items 1000000 --prices "$WORK/cpu.json" --all
 [ "$(rows)" = 50 ] || fail "--all shows $(rows) plan rows, not 50"
@@ -81,8 +83,35 @@ for bad in -1 25 nan; do
   expect_in "$WORK/err" "--time-resolution"
   [ ! -e "$WORK/bad-res.json" ] || fail "a refused plan wrote its --out"
 done
-[ "$(field "$WORK/plan1.json" 'all(abs(p["needed_hours"] - p["compute_hours"] - 8) < 1e-9 for p in d["plans"])')" = True ] \
+[ "$(field "$WORK/plan1.json" 'all(abs(p["needed_hours"] - p["compute_hours"] - p["copy_off_hours"] - 8) < 1e-9 for p in d["plans"])')" = True ] \
   || fail "the default allowance is not 8 h"
+
+# Output storage: the run's results and journal as stored, per item, over the corpus, copied
+# off at 100 MB/s by default, in every row's needed hours; at 1 MB/s a hundred times longer.
+run_pilot 0 plan --from "$R" --corpus-items 1000000 --prices "$WORK/cpu.json"
+expect_in "$WORK/out" "outputs: "
+expect_in "$WORK/out" "copied off at 100 MB/s"
+expect_in "$WORK/out" "needed h = compute + copy-off"
+python3 - "$WORK/plan1.json" "$R" <<'EOF' || fail "the output projection is not the run's bytes per item over the corpus"
+import json, os, sys
+d, run = json.load(open(sys.argv[1])), sys.argv[2]
+o = d["output"]
+files = [f for f in ("data/results.jsonl", "data/journal.jsonl", "data/vectors.npy", "data/vectors.sidecar") if os.path.exists(os.path.join(run, f))]
+assert o["files"] == files, o["files"]
+assert o["measured_bytes"] == sum(os.path.getsize(os.path.join(run, f)) for f in files), o
+assert o["measured_items"] == 12 and abs(o["bytes_per_item"] - o["measured_bytes"] / 12) < 1e-9
+assert abs(o["corpus_bytes"] - o["bytes_per_item"] * 1000000) < 1e-3
+assert o["copy_off_mb_per_s"] == 100 and abs(o["copy_off_hours"] - o["corpus_bytes"] / 100e6 / 3600) < 1e-12
+assert o["copy_off_hours"] > 0 and all(p["copy_off_hours"] == o["copy_off_hours"] for p in d["plans"])
+EOF
+run_pilot 0 plan --from "$R" --corpus-items 1000000 --prices "$WORK/cpu.json" --copy-off-mb-per-s 1 --json
+[ "$(field "$WORK/out" 'round(d["output"]["copy_off_hours"] / json.load(open("'"$WORK/plan1.json"'"))["output"]["copy_off_hours"], 6)')" = 100.0 ] \
+  || fail "copying off at 1 MB/s does not take a hundred times as long as at 100"
+for bad in 0 -5 nan 2e6; do
+  run_pilot 2 plan --from "$R" --corpus-items 10 --prices "$WORK/cpu.json" --copy-off-mb-per-s "$bad" --out "$WORK/bad-copy.json"
+  expect_in "$WORK/err" "--copy-off-mb-per-s"
+  [ ! -e "$WORK/bad-copy.json" ] || fail "a refused plan wrote its --out"
+done
 
 # 2. --corpus-manifest: the item count and the inputs' bytes, compared with the pilot's.
 run_pilot 0 plan --from "$R" --corpus-manifest proj/data/pilot/manifest.json --prices "$WORK/cpu.json" --json
@@ -135,7 +164,7 @@ expect_in "$WORK/out" "needs model parallelism; not covered"
 # 5. --out: a JSON document with the keys decide reads; never overwritten.
 run_pilot 0 plan --from "$R" --corpus-items 1000000 --prices "$WORK/cpu.json" --out "$WORK/plan.json"
 expect_in "$WORK/out" "plan written to $WORK/plan.json"
-field "$WORK/plan.json" '[d[k] for k in ("kind", "format_version", "basis", "corpus", "projection", "allowance_hours", "time_resolution_hours", "pick_rule", "prices", "plans", "cards", "cheapest", "fastest", "verdict", "warnings")]' >/dev/null \
+field "$WORK/plan.json" '[d[k] for k in ("kind", "format_version", "basis", "corpus", "projection", "output", "allowance_hours", "time_resolution_hours", "pick_rule", "prices", "plans", "cards", "cheapest", "fastest", "verdict", "warnings")]' >/dev/null \
   || fail "the plan document lacks a key"
 [ "$(field "$WORK/plan.json" 'd["kind"], d["format_version"], d["basis"]["folder_kind"], d["basis"]["device_class"], d["prices"]["sha256"]')" = "('pilot-plan', 3, 'run', 'cpu', '$(sha256sum <"$WORK/cpu.json" | cut -c1-64)')" ] \
   || fail "the plan document's header, basis or price file hash is wrong"
@@ -187,10 +216,16 @@ python3 - "$WORK/out" "$WORK/runs/w2/data/report.json" <<'EOF' || fail "a merged
 import json, sys
 d, r = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
 assert abs(d["basis"]["items_per_s_per_card"] - r["shards"]["throughput_sum_of_shards_items_per_s"] / r["shards"]["count"]) < 1e-6
+# A merged folder's outputs count its shards' journals too.
+assert sorted(f for f in d["output"]["files"] if f.startswith("data/shards/")) == \
+    ["data/shards/shard-0-of-2/journal.jsonl", "data/shards/shard-1-of-2/journal.jsonl"], d["output"]["files"]
 EOF
 run_pilot 0 sweep --params proj/config/pilot.json --device cpu --groups 2 --batch-sizes 1,2 --repeats 1 --out "$WORK/sweep"
 run_pilot 0 plan --from "$WORK/sweep" --corpus-items 1000000 --prices "$WORK/cpu.json" --json
 [ "$(field "$WORK/out" 'd["basis"]["folder_kind"], d["basis"]["memory_basis"], d["verdict"]')" = "('sweep', 'rss', 'fits')" ] \
   || fail "a sweep folder's basis is wrong"
 expect_in "$WORK/out" "a sweep, which times the model alone"
+expect_in "$WORK/out" "the outputs' size is unknown (a sweep keeps no outputs)"
+[ "$(field "$WORK/out" 'd["output"]["measured_bytes"], d["output"]["copy_off_hours"], d["plans"][0]["copy_off_hours"]')" = "(None, 0.0, 0.0)" ] \
+  || fail "a sweep's outputs are not unknown, out of the needed hours"
 echo "plan: ok"

@@ -475,7 +475,7 @@ hc_evidence__decide_takes_a_genuine_plan_with_ties() {
 # picks, derived again from the rows' compute hours as plan derives them (the fastest: the
 # cheapest of the rows within time_resolution_hours of the quickest).
 REPICK='for r in d["plans"]:
-    r["needed_hours"] = r["compute_hours"] + d["allowance_hours"]
+    r["needed_hours"] = r["compute_hours"] + r["copy_off_hours"] + d["allowance_hours"]
     r["period_suffices"] = r["needed_hours"] <= r["period_days"] * 24; r["fits"] = r["period_suffices"] and r["fit"] != "no"
 fit = [r for r in d["plans"] if r["fits"]]
 d["cheapest"] = min(fit, key=lambda r: (r["cost"], r["needed_hours"])) if fit else None
@@ -507,6 +507,22 @@ for r in d["plans"]:
     r["compute_hours"] = d["corpus"]["items"] / (r["items_per_s_per_card"] * r["cards"]) / 3600.0
 '"$REPICK" || return
   want_rc 2; want_err 'contradicts itself' 'its basis is this folder' 'items/s per card'
+  guard "$C/$G"
+  hrun decide "$G" --plan plan.json --decision go --reason x
+}
+hc_evidence__decide_plan_outputs_shrunk_with_every_field_rederived() {
+  # The measured outputs cut 1,000-fold (a plan that copies nothing off) and every figure made
+  # to follow from them: the plan agrees with itself, but not with the folder it names.
+  copy_run good || return
+  plan_edited '
+o = d["output"]; o["measured_bytes"] //= 1000
+o["bytes_per_item"] = o["measured_bytes"] / o["measured_items"]
+o["corpus_bytes"] = o["bytes_per_item"] * d["corpus"]["items"]
+o["copy_off_hours"] = o["corpus_bytes"] / (o["copy_off_mb_per_s"] * 1e6) / 3600
+for r in d["plans"]:
+    r["copy_off_hours"] = o["copy_off_hours"]
+'"$REPICK" || return
+  want_rc 2; want_err 'contradicts itself' 'its basis is this folder' 'bytes of outputs'
   guard "$C/$G"
   hrun decide "$G" --plan plan.json --decision go --reason x
 }

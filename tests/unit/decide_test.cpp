@@ -398,6 +398,7 @@ TEST(DecideEvidence, AFormat3PlansCostPerMillionAndFastestWithinItsResolutionFol
   q.basis.items_per_s_per_card = 1000;
   q.basis.peak_memory_mb = 1000;
   q.basis.memory_basis = "device";
+  q.basis.output_bytes = 12 * 3000;  // 3 kB an item: 150 MB for the corpus, 1.5 s at 100 MB/s
   q.corpus.items = 50'000;
   q.prices.currency = "USD";
   for (const auto& [name, per_lot, price] : {std::tuple<const char*, int, double>{"B200", 2, 1000},
@@ -443,6 +444,28 @@ TEST(DecideEvidence, AFormat3PlansCostPerMillionAndFastestWithinItsResolutionFol
   doc = good;
   doc["plans"][0]["cost_per_million_tokens"] = 1.0;
   refused(doc, "cost_per_million_tokens 1 is given, though the plan projects by items");
+  // The outputs: the corpus' bytes and copy-off hours follow from the measured bytes, and every
+  // row's needed hours include them.
+  ASSERT_GT(good["output"]["copy_off_hours"].get<double>(), 0);
+  doc = good;
+  doc["output"]["copy_off_hours"] = 0.0;
+  refused(doc, "output.copy_off_hours 0 is not corpus_bytes / (copy_off_mb_per_s x 1e6) / 3600");
+  doc = good;
+  doc["output"]["corpus_bytes"] = 1.0;
+  refused(doc, "output.corpus_bytes 1 is not bytes_per_item x corpus.items");
+  doc = good;
+  doc["output"]["measured_bytes"] = nullptr;
+  refused(doc, "output.measured_bytes is unknown, yet it projects bytes or copy-off hours");
+  doc = good;
+  doc["output"]["copy_off_mb_per_s"] = 0;
+  refused(doc, "output is not what pilot writes");
+  doc = good;
+  doc["plans"][1]["copy_off_hours"] = 0.0;
+  refused(doc, "a plan row's copy_off_hours 0 is not output.copy_off_hours");
+  doc = good;  // the copy-off left out of a row's needed hours
+  doc["plans"][1]["needed_hours"] =
+      doc["plans"][1]["needed_hours"].get<double>() - doc["plans"][1]["copy_off_hours"].get<double>();
+  refused(doc, "plus its copy_off_hours plus the allowance");
   doc = good;
   doc["format_version"] = 4;
   refused(doc, "format_version 4 is not a plan format pilot reads");
@@ -453,16 +476,14 @@ TEST(DecideEvidence, AFormat3PlansCostPerMillionAndFastestWithinItsResolutionFol
   older["format_version"] = 2;
   older.erase("time_resolution_hours");
   older.erase("pick_rule");
-  for (auto& r : older["plans"]) {
-    r.erase("cost_per_million_items");
-    r.erase("cost_per_million_tokens");
-  }
-  for (const char* pick : {"cheapest", "fastest"}) {
-    older[pick].erase("cost_per_million_items");
-    older[pick].erase("cost_per_million_tokens");
-  }
-  quickest.erase("cost_per_million_items");
-  quickest.erase("cost_per_million_tokens");
+  older.erase("output");
+  auto to_format2 = [](nlohmann::json& r) {  // needed = compute + allowance, nothing per million
+    r["needed_hours"] = r["needed_hours"].get<double>() - r["copy_off_hours"].get<double>();
+    for (const char* k : {"cost_per_million_items", "cost_per_million_tokens", "copy_off_hours"}) r.erase(k);
+  };
+  for (auto& r : older["plans"]) to_format2(r);
+  for (const char* pick : {"cheapest", "fastest"}) to_format2(older[pick]);
+  to_format2(quickest);
   refused(older, "fastest needs more hours than another row that fits");
   older["fastest"] = quickest;
   EXPECT_TRUE(CheckEvidenceDocument("plan", older.dump(), "plan.json").ok());

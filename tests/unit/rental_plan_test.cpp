@@ -284,6 +284,72 @@ TEST(RentalPlan, ModelTooLargeForOneCardNeedsModelParallelism) {
   EXPECT_EQ(plan.value().cards[0].fit, "yes");
 }
 
+TEST(RentalPlan, TheOutputsBytesAndCopyOffTimeAreInEveryRowsNeededHours) {
+  // 12 items wrote 36,000 bytes: 3,000 an item, 3.6 TB for 1.2 billion; at 100 MB/s that is
+  // 10 h of copying, on top of compute and the allowance, in every row.
+  auto q = Request(Basis(DeviceClass::kCpu, 1000, 10),
+                   {Card("c", DeviceClass::kCpu, 8, 1, {{3, 10}, {7, 20}})}, 1'200'000'000);
+  q.basis.output_bytes = 36'000;
+  auto plan = BuildRentalPlan(q);
+  ASSERT_TRUE(plan.ok()) << plan.error().ToString();
+  const OutputProjection& o = plan.value().output;
+  ASSERT_TRUE(o.bytes_per_item && o.corpus_bytes);
+  EXPECT_DOUBLE_EQ(*o.bytes_per_item, 3000);
+  EXPECT_DOUBLE_EQ(*o.corpus_bytes, 3.6e12);
+  EXPECT_NEAR(o.copy_off_hours, 10, 1e-9);
+  for (const PlanRow& r : plan.value().rows) {
+    EXPECT_DOUBLE_EQ(r.copy_off_hours, 10);
+    EXPECT_NEAR(r.needed_hours, r.compute_hours + 10 + 8, 1e-9);
+  }
+  // 10 lots: 1.2e9 / (1000 x 10) / 3600 = 33.3 h of compute + 18 = 51.3 h, within 3 days; at
+  // 10 MB/s the copy alone takes 100 h, and no 3-day plan fits.
+  EXPECT_TRUE(Row(plan.value(), "c", 3, 10)->fits);
+  q.copy_off_mb_per_s = 10;
+  plan = BuildRentalPlan(q);
+  ASSERT_TRUE(plan.ok());
+  EXPECT_NEAR(plan.value().output.copy_off_hours, 100, 1e-9);
+  for (int lots = 1; lots <= kMaxLots; ++lots) EXPECT_FALSE(Row(plan.value(), "c", 3, lots)->fits);
+  // Unknown bytes (a sweep's): no copy-off in the needed hours, and a warning says so.
+  q.basis.output_bytes.reset();
+  q.basis.folder_kind = "sweep";
+  plan = BuildRentalPlan(q);
+  ASSERT_TRUE(plan.ok());
+  EXPECT_FALSE(plan.value().output.corpus_bytes.has_value());
+  EXPECT_EQ(Row(plan.value(), "c", 3, 1)->copy_off_hours, 0);
+  bool warned = false;
+  for (const auto& w : plan.value().warnings)
+    warned |= w.find("outputs' size is unknown") != std::string::npos;
+  EXPECT_TRUE(warned);
+}
+
+TEST(RentalMeasurement, OutputsAreTheFilesThatGrowWithItemsAsStoredNeverALink) {
+  MemoryFileSystem fsys;
+  ASSERT_TRUE(fsys.CreateDirectories("m/data/shards/shard-0-of-2").ok());
+  ASSERT_TRUE(fsys.CreateDirectories("m/data/shards/shard-1-of-2").ok());
+  ASSERT_TRUE(fsys.WriteFileAtomic("m/data/results.jsonl", std::string(100, 'r')).ok());
+  ASSERT_TRUE(fsys.WriteFileAtomic("m/data/vectors.npy", std::string(1000, 'v')).ok());
+  ASSERT_TRUE(fsys.WriteFileAtomic("m/data/report.json", std::string(5000, 'x')).ok());  // not an output
+  ASSERT_TRUE(fsys.WriteFileAtomic("m/data/shards/shard-0-of-2/journal.jsonl", std::string(10, 'j')).ok());
+  ASSERT_TRUE(fsys.WriteFileAtomic("m/data/shards/shard-1-of-2/journal.jsonl", std::string(20, 'j')).ok());
+  ASSERT_TRUE(fsys.WriteFileAtomic("outside", std::string(1 << 20, 'o')).ok());
+  fsys.AddSymlink("m/data/vectors.sidecar", "../../outside");  // a link is never counted
+  Measurement m;
+  m.folder_kind = "merged";
+  ASSERT_TRUE(MeasureOutputs(fsys, "m", m).ok());
+  ASSERT_TRUE(m.output_bytes.has_value());
+  EXPECT_EQ(*m.output_bytes, 100u + 1000 + 10 + 20);
+  EXPECT_EQ(m.output_files, (std::vector<std::string>{"data/results.jsonl", "data/vectors.npy",
+                                                      "data/shards/shard-0-of-2/journal.jsonl",
+                                                      "data/shards/shard-1-of-2/journal.jsonl"}));
+  m.folder_kind = "run";  // a run has no shard journals
+  ASSERT_TRUE(MeasureOutputs(fsys, "m", m).ok());
+  EXPECT_EQ(*m.output_bytes, 1100u);
+  m.folder_kind = "sweep";  // keeps no outputs
+  ASSERT_TRUE(MeasureOutputs(fsys, "m", m).ok());
+  EXPECT_FALSE(m.output_bytes.has_value());
+  EXPECT_TRUE(m.output_files.empty());
+}
+
 TEST(RentalPlan, RefusesBadRequestFigures) {
   auto base = Request(Basis(DeviceClass::kCpu, 10, 10), {Card("c", DeviceClass::kCpu, 8, 1, {{3, 1}})}, 10);
   auto q = base;
@@ -310,6 +376,13 @@ TEST(RentalPlan, RefusesBadRequestFigures) {
     auto refused = BuildRentalPlan(q);
     ASSERT_FALSE(refused.ok()) << bad;
     EXPECT_EQ(refused.error().where, "--time-resolution");
+  }
+  for (double bad : {0.0, -1.0, 2e6, std::nan(""), std::numeric_limits<double>::infinity()}) {
+    q = base;
+    q.copy_off_mb_per_s = bad;
+    auto refused = BuildRentalPlan(q);
+    ASSERT_FALSE(refused.ok()) << bad;
+    EXPECT_EQ(refused.error().where, "--copy-off-mb-per-s");
   }
 }
 

@@ -46,6 +46,10 @@ inline constexpr double kDefaultHeadroom = 0.10;     // the share of a card kept
 // would otherwise let a thousandth of an hour of compute pick twenty cards over one.
 inline constexpr double kDefaultTimeResolutionHours = 0.1;
 inline constexpr double kMaxTimeResolutionHours = 24;
+// The rate results are copied off the rented machine at, in MB/s (10^6 bytes a second), unless
+// the user states theirs (--copy-off-mb-per-s): about a 1 Gbit/s link's worth.
+inline constexpr double kDefaultCopyOffMBPerS = 100;
+inline constexpr double kMaxCopyOffMBPerS = 1e6;
 // At most this many inputs are sized (stat) for a length mix; past it the mix is a sample.
 inline constexpr std::size_t kMaxSizedInputs = 100000;
 // At most this many inputs are tokenized for a projection by tokens: every k-th item of a
@@ -113,7 +117,21 @@ struct Measurement {
   // A tokenized run's report.json tokens.total (every item's tokens, none capped): what the
   // pilot's inputs, tokenized again for a projection, must give.
   std::optional<std::uint64_t> recorded_tokens;
+  // What the folder's outputs weigh as stored, in the dtype they are stored in: the files that
+  // grow with the items (kOutputFiles; a merged folder's shard journals too), over the `items`
+  // that wrote them. Unknown for a sweep, which keeps no outputs.
+  std::optional<std::uint64_t> output_bytes;
+  std::vector<std::string> output_files;  // the ones present, relative to the folder
 };
+
+// The files of a run that grow with its items: every item's result and journal line, and an
+// embedding run's vectors. A plan projects their bytes per item over the corpus.
+inline constexpr const char* kOutputFiles[] = {"data/results.jsonl", "data/journal.jsonl", "data/vectors.npy",
+                                               "data/vectors.sidecar"};
+// Sets m.output_bytes and m.output_files from the folder's files (a run, shard or merged
+// folder; a merged folder adds data/shards/*/journal.jsonl). Links and non-regular files are
+// not counted. Leaves them unset for a sweep.
+Status MeasureOutputs(FileSystem& fs, const std::filesystem::path& dir, Measurement& m);
 
 // Verifies the folder in full (a folder that fails is refused, bad input, with its first
 // findings) and reads its figures: a run or shard folder's report.json and run.json, a merged
@@ -224,7 +242,16 @@ struct PlanRequest {
   std::optional<double> assume_scaling;  // multiplies the measured rate on cards of another class
   double headroom = kDefaultHeadroom;
   double time_resolution_hours = kDefaultTimeResolutionHours;  // 0: needed hours compared exactly
+  double copy_off_mb_per_s = kDefaultCopyOffMBPerS;            // copying the outputs off the rented machine
 };
+
+// The corpus' outputs: the basis' bytes per item x the corpus' items, and the hours to copy
+// them off at the stated rate (0 when the bytes are unknown: a warning says so).
+struct OutputProjection {
+  std::optional<double> bytes_per_item, corpus_bytes;
+  double copy_off_hours = 0;
+};
+OutputProjection ProjectOutputs(const PlanRequest& request);
 
 struct PlanRow {
   std::string card;
@@ -234,8 +261,9 @@ struct PlanRow {
   std::string fit;         // yes | unknown (a card that does not fit has no rows)
   std::string rate_basis;  // measured | assumed
   double items_per_s_per_card = 0;
-  double compute_hours = 0;  // corpus items x the projection's factor / (rate x cards) / 3600
-  double needed_hours = 0;   // compute + allowance
+  double compute_hours = 0;   // corpus items x the projection's factor / (rate x cards) / 3600
+  double copy_off_hours = 0;  // the corpus' outputs at the stated rate (the same for every row)
+  double needed_hours = 0;    // compute + copy-off + allowance
   bool period_suffices = false;
   double cost = 0;  // lot price x lots
   // The row's cost over the corpus: per million items, and per million of the corpus' tokens
@@ -257,6 +285,7 @@ struct RentalPlan {
   PlanRequest request;
   std::vector<PlanRow> rows;  // card (price-file order), period, lots
   std::vector<CardVerdict> cards;
+  OutputProjection output;
   std::optional<std::size_t> cheapest, fastest;  // indexes into rows
   std::vector<std::string> warnings;
   bool any_fits() const { return cheapest.has_value(); }
@@ -279,12 +308,13 @@ std::string PickRule(double time_resolution_hours);
 Result<RentalPlan> BuildRentalPlan(const PlanRequest& request);
 
 // The plan document `pilot plan --json`/`--out` writes and `pilot decide --plan` reads:
-// {"kind": "pilot-plan", "format_version": 3, "basis", "corpus", "projection", "allowance_hours",
-// "headroom", "time_resolution_hours", "pick_rule", "prices", "plans", "cards", "cheapest",
-// "fastest", "verdict", "warnings"}.
+// {"kind": "pilot-plan", "format_version": 3, "basis", "corpus", "projection", "output",
+// "allowance_hours", "headroom", "time_resolution_hours", "pick_rule", "prices", "plans", "cards",
+// "cheapest", "fastest", "verdict", "warnings"}.
 // Format 2 added "projection" ({"by": "tokens" | "items", "factor", ...}); a format 1 plan
-// projects by items. Format 3 added each row's cost_per_million_items and
-// cost_per_million_tokens, and the fastest pick's time resolution; a format 1 or 2 plan's
+// projects by items. Format 3 added each row's cost_per_million_items,
+// cost_per_million_tokens and copy_off_hours (in its needed hours), the "output" projection
+// and the fastest pick's time resolution; a format 1 or 2 plan's
 // fastest is the row of the fewest needed hours, compared exactly.
 inline constexpr const char* kPlanDocumentKind = "pilot-plan";
 inline constexpr int kPlanFormatVersion = 3;
