@@ -100,8 +100,9 @@ Result<DecideOptions> RequestFrom(const DecideCliOptions& o, const std::vector<s
   d.reasons = o.reasons;
   for (const auto& a : argv) d.command_line += (d.command_line.empty() ? "" : " ") + a;
   if (!d.decision && !o.reasons.empty()) {
-    return BadInput("--reason is recorded with a decision", "--reason",
-                    "add --decision go|fix-env|revise-config, or leave out --reason for a proposal");
+    return BadInput(
+        "--reason is recorded with a decision", "--reason",
+        "add --decision go|fix-env|revise-config|measure-first, or leave out --reason for a proposal");
   }
   d.on_phase = [](DecidePhase phase) {
     g_phase = static_cast<int>(phase);
@@ -198,9 +199,10 @@ void AddDecideCommand(CLI::App& app, int& exit_code, const std::vector<std::stri
       "decide",
       "Propose go / fix-env / revise-config from the evidence; record the person's decision with reasons");
   cmd->add_option("RUN_DIR", o->dir, "A finished run (or merged) folder")->required();
-  cmd->add_option("--decision", o->decision,
-                  "Record this decision (go, fix-env, revise-config); without it, only propose")
-      ->check(CLI::IsMember({"go", "fix-env", "revise-config"}));
+  cmd->add_option(
+         "--decision", o->decision,
+         "Record this decision (go, fix-env, revise-config, measure-first); without it, only propose")
+      ->check(CLI::IsMember({"go", "fix-env", "revise-config", "measure-first"}));
   cmd->add_option("--reason", o->reasons, "Why (repeatable; required with --decision)");
   cmd->add_option("--doctor", o->doctor,
                   "`pilot doctor --json` output (environment evidence, unmet requires)");

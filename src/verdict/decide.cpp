@@ -30,7 +30,8 @@ namespace fs = std::filesystem;
 using ojson = nlohmann::ordered_json;
 
 bool IsDecision(const std::string& name) {
-  return name == kDecisionGo || name == kDecisionFixEnv || name == kDecisionReviseConfig;
+  return name == kDecisionGo || name == kDecisionFixEnv || name == kDecisionReviseConfig ||
+         name == kDecisionMeasureFirst;
 }
 
 namespace {
@@ -56,6 +57,8 @@ struct Evidence {
   nlohmann::json doc;
   std::string sha256;
   std::string note;  // sweep: the folder's fingerprint
+  // sweep: the manifest its folder's run.json records (verified with the folder); empty if none.
+  std::string manifest_sha256;
 };
 
 Result<Evidence> ReadEvidence(FileSystem& fsys, const std::string& kind, const fs::path& file) {
@@ -544,6 +547,12 @@ Status CheckPlanConsistent(const Evidence& e) {
     return Inconsistent(e, "basis.fingerprint " + JsonValueText(basis_print) +
                                " is not a fingerprint pilot writes (64 lower-case hex digits)");
   }
+  const nlohmann::json& basis_manifest = MemberOrNull(MemberOrNull(e.doc, "basis"), "manifest_sha256");
+  if (!basis_manifest.is_null() &&
+      !(basis_manifest.is_string() && IsSha256Hex(basis_manifest.get<std::string>()))) {
+    return Inconsistent(e, "basis.manifest_sha256 " + JsonValueText(basis_manifest) +
+                               " is not a sha256 pilot writes (64 lower-case hex digits)");
+  }
   // A card of the measured class is planned at the measured rate; only another class's rate
   // is an assumption (--assume-scaling).
   std::map<std::string, nlohmann::json> card_class;
@@ -794,6 +803,12 @@ Status PlanFacts(const Evidence& e, const std::string& fingerprint, const std::o
                                  JsonValueText(nlohmann::json(here->items_per_s_per_card)) + " and " +
                                  JsonValueText(nlohmann::json(here->peak_memory_mb)));
     }
+    const nlohmann::json& manifest = MemberOrNull(MemberOrNull(e.doc, "basis"), "manifest_sha256");
+    if (manifest.is_string() && manifest != here->manifest_sha256) {
+      return Inconsistent(e, "its basis is this folder, yet it names manifest " +
+                                 TruncateUtf8(manifest.get<std::string>(), 64) +
+                                 " where this folder measured " + here->manifest_sha256);
+    }
     // A format 3 plan's outputs are this folder's, as stored.
     const nlohmann::json& bytes = MemberOrNull(MemberOrNull(e.doc, "output"), "measured_bytes");
     if (MemberOrNull(e.doc, "format_version") == 3 && here->output_bytes && bytes != *here->output_bytes) {
@@ -818,13 +833,6 @@ Status PlanFacts(const Evidence& e, const std::string& fingerprint, const std::o
                   ", for a corpus of " + JsonValueText(MemberOrNull(MemberOrNull(e.doc, "corpus"), "items")) +
                   " items",
               e.source, kDecisionGo);
-    if (MemberOrNull(c, "fit") == "unknown" || MemberOrNull(c, "rate_basis") == "assumed") {
-      facts.Add("warning: the cheapest plan rests on an assumption (fit " +
-                    JsonValueText(MemberOrNull(c, "fit")) + ", rate " +
-                    JsonValueText(MemberOrNull(c, "rate_basis")) +
-                    "): measure on one such card before renting for the period",
-                e.source, "note");
-    }
     if (MemberOrNull(MemberOrNull(e.doc, "prices"), "example") == true) {
       facts.Add("warning: the price file is an example with made-up prices", e.source, "note");
     }
@@ -835,7 +843,92 @@ Status PlanFacts(const Evidence& e, const std::string& fingerprint, const std::o
   return {};
 }
 
-void SweepFacts(const Evidence& e, const RecordedSettings& run, Facts& facts) {
+// The device class a doctor report's checks ran on: "compute on DEVICE" names it (cpu, cuda:0;
+// a ROCm build names its device cuda, and its libtorch check says ROCm is available).
+std::set<std::string> DoctorClasses(const nlohmann::json& doctor) {
+  std::set<std::string> classes;
+  bool rocm = false;
+  const nlohmann::json& checks = MemberOrNull(doctor, "checks");
+  if (!checks.is_array()) return classes;
+  for (const auto& c : checks) {
+    if (MemberOrNull(c, "name") == "libtorch")
+      rocm = MemberOrNull(MemberOrNull(c, "data"), "rocm_available") == true;
+  }
+  for (const auto& c : checks) {
+    const nlohmann::json& name = MemberOrNull(c, "name");
+    if (!name.is_string() || MemberOrNull(c, "status") != "pass") continue;
+    const std::string n = name.get<std::string>();
+    if (n.rfind("compute on ", 0) != 0) continue;
+    const std::string device = n.substr(11);
+    if (device == "cpu") classes.insert("cpu");
+    if (device.rfind("cuda", 0) == 0) classes.insert(rocm ? "rocm" : "cuda");
+  }
+  return classes;
+}
+
+// What the plan's chosen row rests on: a rate or fit not measured on its card class, a basis
+// of another manifest, no doctor run on that class. Each is a reason to measure on the card
+// before renting for the period.
+void PlanBasisFacts(const Evidence& e, const std::string& choice, const std::string& fingerprint,
+                    const std::string& manifest_sha256, const std::vector<Evidence>& evidence, Facts& facts) {
+  const nlohmann::json& row = MemberOrNull(e.doc, choice.c_str());
+  if (!row.is_object()) return;
+  const nlohmann::json& basis = MemberOrNull(e.doc, "basis");
+  const std::string card = TruncateUtf8(JsonValueText(MemberOrNull(row, "card")), 64);
+  std::string card_class;
+  for (const auto& c : MemberOrNull(e.doc, "cards")) {
+    if (MemberOrNull(c, "card") == MemberOrNull(row, "card") && MemberOrNull(c, "class").is_string())
+      card_class = MemberOrNull(c, "class").get<std::string>();
+  }
+  const std::string measured = TruncateUtf8(JsonValueText(MemberOrNull(basis, "device_class")), 16);
+  auto add = [&](const std::string& fact) {
+    facts.Add(fact + ": measure on one " + card + " first", e.source, kDecisionMeasureFirst);
+  };
+  if (MemberOrNull(row, "rate_basis") == "assumed") {
+    add("the " + choice + " plan's rate on " + card + " (" + card_class + ") is assumed: " + measured +
+        " items/s x " + JsonValueText(MemberOrNull(basis, "assume_scaling")) +
+        " (--assume-scaling), not measured");
+  }
+  if (MemberOrNull(row, "fit") == "unknown") {
+    add("whether the model fits one " + card + " is unknown: the peak memory was measured on " + measured +
+        (MemberOrNull(basis, "memory_basis") == "rss" ? " as resident memory (RSS)" : ""));
+  }
+  const nlohmann::json& basis_manifest = MemberOrNull(basis, "manifest_sha256");
+  if (basis_manifest.is_string() ? basis_manifest != manifest_sha256
+                                 : MemberOrNull(basis, "fingerprint") != fingerprint) {
+    add(basis_manifest.is_string()
+            ? "the plan's basis measured another manifest (" +
+                  TruncateUtf8(basis_manifest.get<std::string>(), 64) + ") than this run's (" +
+                  manifest_sha256 + ")"
+            : "the plan's basis is another folder and does not say which manifest it measured (no "
+              "basis.manifest_sha256: a plan before format 3)");
+  }
+  if (card_class.empty()) return;
+  std::set<std::string> doctor_classes;
+  bool doctor = false;
+  for (const Evidence& d : evidence) {
+    if (d.kind != "doctor") continue;
+    doctor = true;
+    for (const auto& c : DoctorClasses(d.doc)) doctor_classes.insert(c);
+  }
+  if (!doctor_classes.count(card_class)) {
+    std::string ran;
+    for (const auto& c : doctor_classes) ran += (ran.empty() ? "" : ", ") + c;
+    add(doctor ? "the doctor ran on " + (ran.empty() ? std::string("no device") : ran) +
+                     ", not on the plan's card class " + card_class
+               : "no doctor report (--doctor) from a " + card_class + " card, the plan's card class");
+  }
+}
+
+void SweepFacts(const Evidence& e, const RecordedSettings& run, const std::string& manifest_sha256,
+                Facts& facts) {
+  if (e.manifest_sha256 != manifest_sha256) {
+    facts.Add("the sweep measured another manifest (" +
+                  (e.manifest_sha256.empty() ? std::string("none recorded") : e.manifest_sha256) +
+                  ") than this run's (" + manifest_sha256 +
+                  "): its rates and limits speak of other inputs; sweep this run's manifest first",
+              e.source, kDecisionMeasureFirst);
+  }
   const nlohmann::json batch = run.batch_size ? nlohmann::json(*run.batch_size) : nlohmann::json();
   const bool batch_plan = !run.batch_plan.is_null();
   const nlohmann::json& rec = MemberOrNull(e.doc, "recommendation");
@@ -1215,7 +1308,7 @@ class Decider {
   // The options, then the folder: a finished run or merged folder of a kind this pilot reads.
   Status CheckRequest() {
     if (o_.decision && !IsDecision(*o_.decision)) {
-      return BadInput("the decision must be go, fix-env or revise-config", "--decision");
+      return BadInput("the decision must be go, fix-env, revise-config or measure-first", "--decision");
     }
     if (o_.decision) {
       if (o_.reasons.empty())
@@ -1279,6 +1372,13 @@ class Decider {
       if (!e.ok()) return e.error();
       e.value().source = o_.sweep->string();
       e.value().note = "the sweep folder's fingerprint " + verified.value().fingerprint;
+      // The manifest it swept, from its verified run.json.
+      if (auto text = ReadCapped(fsys_, *o_.sweep / kRunRecord, limits::kRunRecordBytes, "sweep run record");
+          text.ok()) {
+        if (auto run = ParseJson(text.value(), (*o_.sweep / kRunRecord).string()); run.ok()) {
+          if (auto m = StringAt(run.value(), "manifest_sha256")) e.value().manifest_sha256 = *m;
+        }
+      }
       evidence_.push_back(std::move(e.value()));
     }
 
@@ -1499,11 +1599,16 @@ class Decider {
         PILOT_TRY(CompareFacts(e, record_.manifest_sha256, out_.previous_fingerprint, position_,
                                nlohmann::json(report_.accepted), facts_));
       }
-      if (e.kind == "plan") PILOT_TRY(PlanFacts(e, out_.previous_fingerprint, here, facts_));
-      if (e.kind == "sweep") SweepFacts(e, record_.settings, facts_);
+      if (e.kind == "plan") {
+        PILOT_TRY(PlanFacts(e, out_.previous_fingerprint, here, facts_));
+        PlanBasisFacts(e, o_.plan_choice, out_.previous_fingerprint, record_.manifest_sha256, evidence_,
+                       facts_);
+      }
+      if (e.kind == "sweep") SweepFacts(e, record_.settings, record_.manifest_sha256, facts_);
     }
     out_.proposal = facts_.Any(kDecisionFixEnv)         ? kDecisionFixEnv
                     : facts_.Any(kDecisionReviseConfig) ? kDecisionReviseConfig
+                    : facts_.Any(kDecisionMeasureFirst) ? kDecisionMeasureFirst
                                                         : kDecisionGo;
     out_.facts = facts_.list;
     for (const Evidence& e : evidence_) {

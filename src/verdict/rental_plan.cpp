@@ -506,6 +506,10 @@ Result<Measurement> MeasurementFromDocuments(const std::string& folder, const st
   Measurement m;
   m.folder = folder;
   m.folder_kind = folder_kind;
+  if (auto run = documents.find(kRunRecord); run != documents.end()) {
+    if (auto sha = StringAt(run->second, "manifest_sha256"); sha && IsSha256Hex(*sha))
+      m.manifest_sha256 = *sha;
+  }
   if (folder_kind == kFolderKindSweep) {
     PILOT_TRY(FromSweep(docs, m));
   } else if (HoldsRunResults(folder_kind)) {
@@ -1037,6 +1041,7 @@ ojson RentalPlanToJson(const RentalPlan& plan) {
   basis["folder"] = b.folder;
   basis["folder_kind"] = b.folder_kind;
   basis["fingerprint"] = b.fingerprint.empty() ? ojson() : ojson(b.fingerprint);
+  basis["manifest_sha256"] = b.manifest_sha256.empty() ? ojson() : ojson(b.manifest_sha256);
   basis["device"] = b.device;
   basis["device_class"] = DeviceClassName(b.device_class);
   basis["items"] = b.items;

@@ -19,7 +19,9 @@ namespace {
 
 constexpr std::uint64_t kDecisionsBytes = 16ull << 20;
 
-bool IsDecisionName(const std::string& d) { return d == "go" || d == "fix-env" || d == "revise-config"; }
+bool IsDecisionName(const std::string& d) {
+  return d == "go" || d == "fix-env" || d == "revise-config" || d == "measure-first";
+}
 
 // decision-<entry>-<kind>.json, kind of [a-z]: the only names an entry may point at.
 bool IsEvidenceName(const std::string& name, std::size_t entry) {
@@ -43,7 +45,7 @@ Result<DecisionEntry> ParseDecisionEntry(std::string_view line, const std::strin
     return BadInput("'entry' must be a number in 1.." + std::to_string(kMaxDecisions), where);
   }
   if (!decision || !IsDecisionName(*decision)) {
-    return BadInput("'decision' must be go, fix-env or revise-config", where);
+    return BadInput("'decision' must be go, fix-env, revise-config or measure-first", where);
   }
   e.entry = static_cast<std::size_t>(*entry);
   e.decision = *decision;

@@ -110,6 +110,25 @@ run_pilot 0 decide "$WORK/runs/base" --doctor "$WORK/doctor.json" --compare "$WO
 expect_in "$WORK/out" "proposal: go"
 expect_in "$WORK/out" "nothing written"
 [ "$(tree_sum "$WORK/runs/base")" = "$before" ] || fail "a proposal wrote into the folder"
+# measure-first: a plan for GPU cards from this CPU run (an assumed rate, an unknown fit, a
+# doctor on the CPU), naming each; a plan for CPU nodes from this very run, with a doctor on
+# the CPU, stays go. A sweep of another manifest is measure-first too.
+printf '%s' '{"currency": "EUR", "cards": [{"name": "node", "class": "cpu", "memory_gb": 64, "cards_per_lot": 1, "lot_price": {"3": 30}}]}' >"$WORK/cpu-prices.json"
+run_pilot 0 plan --from "$WORK/runs/base" --corpus-items 100000 --prices "$WORK/cpu-prices.json" --out "$WORK/plan-cpu.json"
+run_pilot 0 decide "$WORK/runs/base" --doctor "$WORK/doctor.json" --plan "$WORK/plan-cpu.json"
+expect_in "$WORK/out" "proposal: go"
+run_pilot 0 plan --from "$WORK/runs/base" --corpus-items 100000 --prices "$SRC/config/prices.example.json" \
+  --assume-scaling 20 --out "$WORK/plan-gpu.json"
+run_pilot 0 decide "$WORK/runs/base" --doctor "$WORK/doctor.json" --plan "$WORK/plan-gpu.json"
+expect_in "$WORK/out" "proposal: measure-first"
+expect_in "$WORK/out" "is assumed: cpu items/s x 20"
+expect_in "$WORK/out" "whether the model fits one L40S-48GB is unknown"
+expect_in "$WORK/out" "the doctor ran on cpu, not on the plan's card class cuda"
+[ "$(tree_sum "$WORK/runs/base")" = "$before" ] || fail "a proposal wrote into the folder"
+run_pilot 0 sweep --params "$PROJ/config/other.json" --out "$WORK/sweep-other" --batch-sizes 1,2 --repeats 1
+run_pilot 0 decide "$WORK/runs/base" --sweep "$WORK/sweep-other"
+expect_in "$WORK/out" "proposal: measure-first"
+expect_in "$WORK/out" "the sweep measured another manifest ($(sha256sum "$WORK/runs/other/data/manifest.json" | cut -c1-64))"
 # fix-env: a doctor report with a failed required check (from a dtype this build cannot run,
 # or unmet requires).
 params_with "$PROJ/config/needs-gpu.json" 'p["requires"] = {"backend": "cuda"}'

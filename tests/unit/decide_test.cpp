@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
+
 #include "pilot/clock.h"
 #include "pilot/run.h"
 #include "pilot/verdict/rental_plan.h"
@@ -133,6 +135,111 @@ TEST(Decide, RecordingKeepsThePayloadAndVerifyGreenAndAppends) {
   EXPECT_EQ(both.substr(0, line1.size()), line1);
   EXPECT_NE(ReadText(run / "decision.md").find("- entry 1: **go**"), std::string::npos);
   EXPECT_TRUE(VerifyRunFolder(RealFileSystem(), run, VerifyOptions{}).ok());
+}
+
+// A plan from this very run on its own class of card, with a doctor from that class: go. Each
+// figure the rental would rest on without a measurement on the card (an assumed rate, an
+// unknown fit, another manifest, no doctor there) makes the proposal measure-first, naming it.
+TEST(Decide, APlanNotMeasuredOnItsCardProposesMeasureFirstNamingWhatIsMissing) {
+  Fixture f(kClean);
+  Label(f);
+  fs::path run = MakeRun(f);
+  auto basis = ReadMeasurement(RealFileSystem(), run);
+  ASSERT_TRUE(basis.ok()) << basis.error().ToString();
+  auto write_plan = [&](DeviceClass card_class, std::optional<double> scaling,
+                        const std::function<void(nlohmann::json&)>& edit = nullptr) {
+    PlanRequest q;
+    q.basis = basis.value();
+    q.corpus.items = 1000;
+    q.prices.currency = "EUR";
+    q.prices.file = "prices.json";
+    CardType c;
+    c.name = card_class == DeviceClass::kCpu ? "node" : "H100";
+    c.device_class = card_class;
+    c.memory_gb = 64;
+    c.lot_price = {{3, 30}};
+    q.prices.cards = {c};
+    q.assume_scaling = scaling;
+    auto built = BuildRentalPlan(q);
+    EXPECT_TRUE(built.ok()) << built.error().ToString();
+    nlohmann::json doc = nlohmann::json::parse(RentalPlanToJson(built.value()).dump());
+    if (edit) edit(doc);
+    WriteText(f.dir / "plan.json", doc.dump());
+  };
+  WriteText(f.dir / "doctor-cpu.json", R"({"ok": true, "checks": [{"name": "compute on cpu", "status": "pass",
+                                           "required": true}]})");
+  WriteText(f.dir / "doctor-cuda.json", R"({"ok": true, "checks": [
+      {"name": "libtorch", "status": "pass", "required": true, "data": {"rocm_available": false}},
+      {"name": "compute on cuda:0", "status": "pass", "required": true}]})");
+  DecideOptions o;
+  o.plan = f.dir / "plan.json";
+  o.doctor = f.dir / "doctor-cpu.json";
+  auto decide = [&] {
+    auto out = Decide(RealFileSystem(), testing::SharedClock(), run, o);
+    EXPECT_TRUE(out.ok()) << out.error().ToString();
+    return out.value();
+  };
+  write_plan(DeviceClass::kCpu, std::nullopt);
+  auto out = decide();
+  EXPECT_EQ(out.proposal, "go") << Points(out, "measure-first");
+
+  o.doctor.reset();  // no doctor at all
+  out = decide();
+  EXPECT_EQ(out.proposal, "measure-first");
+  EXPECT_NE(Points(out, "measure-first").find("no doctor report (--doctor) from a cpu card"),
+            std::string::npos);
+
+  // GPU cards from this CPU run: an assumed rate, an unknown fit, a doctor on the CPU only.
+  o.doctor = f.dir / "doctor-cpu.json";
+  write_plan(DeviceClass::kCuda, 20.0);
+  out = decide();
+  EXPECT_EQ(out.proposal, "measure-first");
+  const std::string missing = Points(out, "measure-first");
+  EXPECT_NE(missing.find("the cheapest plan's rate on H100 (cuda) is assumed: cpu items/s x 20"),
+            std::string::npos)
+      << missing;
+  EXPECT_NE(missing.find("whether the model fits one H100 is unknown"), std::string::npos) << missing;
+  EXPECT_NE(missing.find("the doctor ran on cpu, not on the plan's card class cuda"), std::string::npos)
+      << missing;
+  EXPECT_NE(missing.find(": measure on one H100 first"), std::string::npos);
+  o.doctor = f.dir / "doctor-cuda.json";  // the doctor on a CUDA card: that one is no longer missing
+  out = decide();
+  EXPECT_EQ(Points(out, "measure-first").find("the doctor ran on"), std::string::npos);
+  EXPECT_EQ(out.proposal, "measure-first");  // the rate and the fit still are
+
+  // A basis of another folder: another manifest, or none named (a plan before format 3).
+  o.doctor = f.dir / "doctor-cpu.json";
+  write_plan(DeviceClass::kCpu, std::nullopt, [](nlohmann::json& d) {
+    d["basis"]["fingerprint"] = std::string(64, 'a');
+    d["basis"]["manifest_sha256"] = std::string(64, 'b');
+  });
+  out = decide();
+  EXPECT_EQ(out.proposal, "measure-first");
+  EXPECT_NE(Points(out, "measure-first").find("the plan's basis measured another manifest (bbbb"),
+            std::string::npos);
+  write_plan(DeviceClass::kCpu, std::nullopt, [](nlohmann::json& d) {
+    d["basis"]["fingerprint"] = std::string(64, 'a');
+    d["basis"]["manifest_sha256"] = nullptr;
+  });
+  out = decide();
+  EXPECT_NE(Points(out, "measure-first").find("does not say which manifest it measured"), std::string::npos);
+  // This folder as its basis, naming another manifest than it measured: a contradiction.
+  write_plan(DeviceClass::kCpu, std::nullopt,
+             [](nlohmann::json& d) { d["basis"]["manifest_sha256"] = std::string(64, 'b'); });
+  auto refused = Decide(RealFileSystem(), testing::SharedClock(), run, o);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error().what.find("its basis is this folder, yet it names manifest bbbb"),
+            std::string::npos);
+
+  // measure-first is a decision a person records too, and verify reads it back.
+  write_plan(DeviceClass::kCuda, 20.0);
+  o.decision = "measure-first";
+  o.reasons = {"one H100 for an hour first"};
+  out = decide();
+  ASSERT_TRUE(out.recorded);
+  EXPECT_NE(ReadText(run / "decisions.jsonl").find(R"("decision":"measure-first")"), std::string::npos);
+  VerifyResult v = VerifyRunFolder(RealFileSystem(), run, VerifyOptions{});
+  EXPECT_TRUE(v.ok()) << (v.findings.empty() ? "" : v.findings[0].where + ": " + v.findings[0].what);
 }
 
 TEST(Decide, BadEvidenceAndMissingReasonsAreRefusedBeforeWriting) {

@@ -29,6 +29,8 @@ namespace pilot {
 inline constexpr const char* kDecisionGo = "go";
 inline constexpr const char* kDecisionFixEnv = "fix-env";
 inline constexpr const char* kDecisionReviseConfig = "revise-config";
+// The figures a rental rests on were not measured on the card: measure there first.
+inline constexpr const char* kDecisionMeasureFirst = "measure-first";
 // Caps on what decide reads and records.
 inline constexpr std::uint64_t kEvidenceBytes = 16ull << 20;  // one evidence file
 inline constexpr std::size_t kMaxReasons = 32;

@@ -111,6 +111,7 @@ struct Measurement {
   std::string memory_basis;      // "device" (the GPU allocator's peak) | "rss" (resident memory)
   std::string throughput_basis;  // how items_per_s_per_card was derived, for a person
   std::string fingerprint;       // of the folder, as verified
+  std::string manifest_sha256;   // the manifest it measured, as its run.json records (empty if not)
   LengthMix mix;                 // of the inputs the measurement ran on (unknown when absent)
   // Those inputs: the folder's manifest copy and the root it recorded (empty when absent).
   std::filesystem::path inputs_manifest, inputs_root;
