@@ -156,12 +156,16 @@ CellMeasure RunCell(Clock& clock, Stage& stage, const std::vector<std::string>& 
   bool failed = false;
   run_batch(0, std::min(b, pass), /*keep=*/false, 0, failed);  // warm-up
   const double start = clock.MonotonicSeconds();
+  double repeat_start = start, now = start;
   for (int r = 0; r < repeats && !failed; ++r) {
     for (std::size_t begin = 0; begin < pass && !failed; begin += b) {
       run_batch(begin, std::min(pass, begin + b), true, static_cast<std::size_t>(r), failed);
     }
+    now = clock.MonotonicSeconds();
+    c.repeat_seconds.push_back(now - repeat_start);
+    repeat_start = now;
   }
-  c.wall_seconds = clock.MonotonicSeconds() - start;
+  c.wall_seconds = now - start;
   const double done = static_cast<double>(c.completed + c.failed);
   c.items_per_second = c.wall_seconds > 0 ? done / c.wall_seconds : 0;
   if (c.padded_tokens > 0 && c.wall_seconds > 0)

@@ -226,6 +226,7 @@ nlohmann::ordered_json CellToJson(const CellMeasure& c) {
   j["limit"] = c.limit.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(c.limit);
   j["error"] = c.error.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(c.error);
   j["repeat_mismatches"] = c.repeat_mismatches;
+  if (!c.repeat_seconds.empty()) j["repeat_seconds"] = c.repeat_seconds;
   auto outcomes = nlohmann::ordered_json::array();
   for (const auto& o : c.outcomes) {
     nlohmann::ordered_json e;
@@ -319,6 +320,21 @@ Result<CellMeasure> CellFromJson(std::string_view text, const std::string& where
     auto v = StringAt(j, key);
     if (!v) return bad(std::string("'") + key + "' is not a string");
     *out = *v;
+  }
+  if (j.contains("repeat_seconds")) {
+    const nlohmann::json& rs = j["repeat_seconds"];
+    if (!rs.is_array() || rs.empty() || rs.size() > static_cast<std::size_t>(c.repeats))
+      return bad("'repeat_seconds' is not a list of 1 to 'repeats' numbers");
+    double sum = 0;
+    for (const auto& v : rs) {
+      if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() < 0)
+        return bad("'repeat_seconds' holds something other than a number >= 0");
+      c.repeat_seconds.push_back(v.get<double>());
+      sum += v.get<double>();
+    }
+    // The repeats are the cell's wall time cut in turn: an edited figure is refused.
+    if (std::fabs(sum - c.wall_seconds) > 1e-6 * std::max(1.0, c.wall_seconds))
+      return bad("'repeat_seconds' do not add up to 'wall_seconds'");
   }
   if (!c.limit.empty() && c.limit != kLimitOutOfMemory && c.limit != kLimitStageError &&
       c.limit != kLimitKilled && c.limit != kLimitLatency && c.limit != kLimitMemoryCap) {
@@ -521,6 +537,13 @@ Result<SweepRecord> ReadSweepRecord(FileSystem& fsys, const fs::path& dir) {
     *out = *v;
   }
   r.started_at = StringAt(j, "started_at").value_or("");
+  auto format = UnsignedAt(j, "format_version");
+  if (!format || *format < static_cast<std::uint64_t>(kMinSweepFormatVersion) ||
+      *format > static_cast<std::uint64_t>(kSweepFormatVersion)) {
+    return bad("'format_version' is not a sweep format this pilot reads (" +
+               std::to_string(kMinSweepFormatVersion) + "-" + std::to_string(kSweepFormatVersion) + ")");
+  }
+  r.format_version = static_cast<int>(*format);
   if (!j.contains("settings")) return bad("'settings' is missing");
   auto settings = SweepSettingsFromJson(j["settings"], where);
   if (!settings.ok()) return settings.error();
@@ -630,6 +653,28 @@ std::vector<GroupRecommendation> Recommend(const Grouping& grouping,
         r.fastest_items_per_second = c.items_per_second;
       }
     }
+    // The fastest against the repeats' noise: another size whose best repeat reaches the
+    // fastest's worst is not told apart from it.
+    const CellMeasure* fastest = nullptr;
+    for (const CellMeasure* cp : cells) {
+      if (cp->group == r.group && cp->limit.empty() && r.fastest_batch_size &&
+          cp->batch_size == *r.fastest_batch_size)
+        fastest = fastest ? fastest : cp;
+    }
+    if (const auto range = fastest ? fastest->repeat_rate_range() : std::nullopt) {
+      std::vector<int> near;
+      for (const CellMeasure* cp : cells) {
+        const CellMeasure& c = *cp;
+        if (c.group != r.group || &c == fastest || !c.limit.empty()) continue;
+        if (r.limit_batch_size && c.batch_size > *r.limit_batch_size) continue;
+        const auto other = c.repeat_rate_range();
+        if (other && other->second >= range->first &&
+            std::find(near.begin(), near.end(), c.batch_size) == near.end()) {
+          near.push_back(c.batch_size);
+        }
+      }
+      r.fastest_within_noise_of = near;
+    }
     if (!r.batch_size) {
       r.why = "no batch size ran without a limit";
     } else if (r.limit_batch_size) {
@@ -641,6 +686,21 @@ std::vector<GroupRecommendation> Recommend(const Grouping& grouping,
     out.push_back(std::move(r));
   }
   return out;
+}
+
+std::optional<std::pair<double, double>> CellMeasure::repeat_rate_range() const {
+  const std::size_t done = completed + failed;
+  if (repeat_seconds.size() < 2 || repeat_seconds.size() != static_cast<std::size_t>(repeats) || done == 0)
+    return std::nullopt;
+  const double per_repeat = static_cast<double>(done) / static_cast<double>(repeats);
+  std::optional<std::pair<double, double>> range;
+  for (double s : repeat_seconds) {
+    if (!(s > 0)) return std::nullopt;
+    const double rate = per_repeat / s;
+    range = range ? std::pair{std::min(range->first, rate), std::max(range->second, rate)}
+                  : std::pair{rate, rate};
+  }
+  return range;
 }
 
 SweepAnalysis AnalyseSweep(const Grouping& grouping, const SweepSettings& settings,

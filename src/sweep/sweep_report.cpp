@@ -301,6 +301,14 @@ std::string SweepMarkdown(const J& summary, SweepRendering rendering) {
               : "")
       << " |\n";
   }
+  // Format 2: the fastest size against the repeats' noise.
+  bool noise_header = false;
+  for (const auto& r : Arr(summary, "recommendation")) {
+    if (!r.contains("noise") || !r["noise"].is_string()) continue;
+    if (!noise_header) s << "\nThe fastest size against the repeats' noise:\n\n";
+    noise_header = true;
+    s << "- group " << count(r, "group") << ": " << EscapeMarkdown(r["noise"].get<std::string>()) << "\n";
+  }
   const J& head = summary["headroom"];
   s << "\n## Headroom per card (" << FixedDecimals(Num(head, "reserve") * 100, 0) << "% reserved)\n\n"
     << EscapeMarkdown(Str(head, "basis")) << ".\n\n| card | usable MB |";
@@ -315,9 +323,10 @@ std::string SweepMarkdown(const J& summary, SweepRendering rendering) {
       std::string cell = " n/a |";
       for (const auto& g : Arr(card, "groups")) {
         if (g["group"] == r["group"]) {
-          cell = g.value("fits", false)
-                     ? " fits, " + FixedDecimals(Num(g, "headroom_mb") / 1024.0, 1) + " GB free |"
-                     : " **does not fit** |";
+          const J& fits = g.contains("fits") ? g["fits"] : J();
+          cell = fits.is_null() ? " unknown on a GPU |"
+                 : fits == true ? " fits, " + FixedDecimals(Num(g, "headroom_mb") / 1024.0, 1) + " GB free |"
+                                : " **does not fit** |";
         }
       }
       s << cell;

@@ -94,6 +94,31 @@ ojson NotRunJson(const SweepSummaryInput& in, const CellIndex& index) {
   return not_run;
 }
 
+// Format 2: the fastest size against its repeats' noise, in figures and in words.
+void AddNoise(const GroupRecommendation& r, ojson& j) {
+  if (!r.fastest_batch_size) {
+    j["fastest_within_noise_of"] = ojson();
+    j["noise"] = ojson();
+    return;
+  }
+  if (!r.fastest_within_noise_of) {
+    j["fastest_within_noise_of"] = ojson();
+    j["noise"] = "unmeasured: fewer than two repeats (--repeats 2 or more to judge the fastest)";
+    return;
+  }
+  j["fastest_within_noise_of"] = *r.fastest_within_noise_of;
+  if (r.fastest_within_noise_of->empty()) {
+    j["noise"] = "batch " + std::to_string(*r.fastest_batch_size) +
+                 "'s slowest repeat is faster than every other size's fastest";
+  } else {
+    std::string sizes;
+    for (int b : *r.fastest_within_noise_of) sizes += (sizes.empty() ? "" : ", ") + std::to_string(b);
+    j["noise"] = "within the repeats' noise: batch " + std::to_string(*r.fastest_batch_size) +
+                 " is not told apart from batch " + sizes +
+                 " (a repeat of theirs reaches its slowest); more repeats may separate them";
+  }
+}
+
 ojson RecommendationJson(const SweepSummaryInput& in) {
   auto rj = ojson::array();
   for (const auto& r : in.analysis.recommendations) {
@@ -109,12 +134,16 @@ ojson RecommendationJson(const SweepSummaryInput& in) {
          {"peak_memory_mb", r.batch_size ? ojson(r.peak_memory_mb) : ojson()},
          {"fastest_batch_size", OrNull(r.fastest_batch_size)},
          {"fastest_items_per_second", r.fastest_batch_size ? ojson(r.fastest_items_per_second) : ojson()}});
+    if (in.format_version >= 2) AddNoise(r, rj.back());
   }
   return rj;
 }
 
 // Headroom: each group's peak at its recommended size against common cards, a share kept back.
+// Format 2: a CPU's resident memory says nothing of a GPU's, so a CPU sweep's table gives the
+// peak against each card but no fit ("unknown on a GPU", as `pilot plan` says).
 ojson HeadroomJson(const SweepSummaryInput& in, const std::string& device) {
+  const bool unknown = in.format_version >= 2 && device == "cpu";
   auto cards = ojson::array();
   for (double gb : kCardSizesGb) {
     const double usable = gb * 1024.0 * (1.0 - kCardReserve);
@@ -123,17 +152,20 @@ ojson HeadroomJson(const SweepSummaryInput& in, const std::string& device) {
       if (!r.batch_size) continue;
       per_group.push_back({{"group", r.group},
                            {"peak_mb", r.peak_memory_mb},
-                           {"fits", r.peak_memory_mb <= usable},
-                           {"headroom_mb", usable - r.peak_memory_mb}});
+                           {"fits", unknown ? ojson() : ojson(r.peak_memory_mb <= usable)},
+                           {"headroom_mb", unknown ? ojson() : ojson(usable - r.peak_memory_mb)}});
     }
     cards.push_back({{"card_gb", gb}, {"usable_mb", usable}, {"groups", per_group}});
   }
-  return {
-      {"reserve", kCardReserve},
-      {"basis", device == "cpu" ? "resident memory on the CPU: a GPU's use differs (no host runtime, "
-                                  "but the CUDA context, the allocator's cache and the kernels' workspace)"
-                                : "the device allocator's peak on " + device},
-      {"cards", cards}};
+  return {{"reserve", kCardReserve},
+          {"basis",
+           unknown ? "unknown on a GPU: the peak is resident memory on the CPU, which says nothing of a "
+                     "card's (the CUDA context, the allocator's cache and the kernels' workspace are not "
+                     "in it); sweep on the card to know"
+           : device == "cpu" ? "resident memory on the CPU: a GPU's use differs (no host runtime, "
+                               "but the CUDA context, the allocator's cache and the kernels' workspace)"
+                             : "the device allocator's peak on " + device},
+          {"cards", cards}};
 }
 
 }  // namespace
@@ -145,7 +177,7 @@ nlohmann::ordered_json SweepSummary(const SweepSummaryInput& in) {
           : "";
   ojson j;
   j["folder_kind"] = kFolderKindSweep;
-  j["format_version"] = kSweepFormatVersion;
+  j["format_version"] = in.format_version;
   j["run_id"] = in.run_id;
   j["stage"] = in.stage;
   j["measured_on"] = MeasuredOn(device);

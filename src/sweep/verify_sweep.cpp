@@ -32,7 +32,7 @@ void CheckDerivedFiles(FileSystem& fsys, const fs::path& dir, const SweepState& 
   const SweepRecord& record = state.record;
   const nlohmann::ordered_json want =
       SweepSummary({record.run_id, record.stage, record.footprint, state.grouping, record.settings,
-                    state.cells, state.analysis});
+                    state.cells, state.analysis, record.format_version});
   const std::string want_text = PrettyJson(want);
   if (text != want_text) {
     auto got = ParseJson(text, kSweepSummary);
@@ -159,7 +159,8 @@ void RegisterSweepFolderKind(FolderKindRegistry& registry) {
   FolderKindSpec spec;
   spec.name = kFolderKindSweep;
   spec.checked = "a sweep folder: record, groups and every cell against its sha256";
-  spec.min_format = spec.max_format = kSweepFormatVersion;
+  spec.min_format = kMinSweepFormatVersion;
+  spec.max_format = kSweepFormatVersion;
   spec.checks = CheckSweepFolder;
   spec.markers = {kSweepCells};
   spec.status = ReadSweepStatus;

@@ -36,6 +36,19 @@ assert s["equivalence"]["findings"] == 0
 assert [r["batch_size"] for r in s["recommendation"]] == [8, 8, 8]
 assert s["footprint"]["weights_mb"] > 0
 assert len(s["headroom"]["cards"]) == 6 and s["headroom"]["cards"][0]["card_gb"] == 24
+# A CPU sweep's peak is resident memory: its fit on a card is unknown (format 2), as plan says.
+assert s["format_version"] == 2
+assert all(g["fits"] is None and g["headroom_mb"] is None for c in s["headroom"]["cards"] for g in c["groups"])
+assert "unknown on a GPU" in s["headroom"]["basis"]
+md = open(d + "/data/sweep.md").read()
+assert "unknown on a GPU |" in md and "GB free" not in md
+# Each cell keeps its repeats' seconds, adding up to its wall time; with one repeat the
+# fastest size's noise is unmeasured, and the page says so.
+for c in s["cells"]:
+    assert len(c["repeat_seconds"]) == c["repeats"] == 1 and abs(c["repeat_seconds"][0] - c["wall_seconds"]) < 1e-6, c
+for r in s["recommendation"]:
+    assert r["fastest_within_noise_of"] is None and r["noise"].startswith("unmeasured: fewer than two repeats"), r
+    assert ("group %d: " % r["group"]) + r["noise"] in md, r["noise"]
 lines = open(d + "/data/sweep.csv").read().splitlines()
 assert lines[0].startswith("group,min_length,max_length,group_items,batch_size") and len(lines) == 13, lines[:2]
 html = open(d + "/data/report.html").read()

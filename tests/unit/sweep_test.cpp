@@ -240,6 +240,108 @@ TEST(SweepCellTest, AnOutOfMemoryIsADataPointWithItsText) {
   EXPECT_NE(c.error.find("out of memory (scripted) at batch 2"), std::string::npos) << c.error;
 }
 
+// Each timed repeat's seconds are kept (their sum the cell's wall time), and round-trip; a cell
+// file whose repeats do not add up, or hold more than its repeats, is refused.
+TEST(SweepCellTest, EachRepeatsSecondsAreKeptAndAddUpToTheWallTime) {
+  SweepStage stage;
+  FakeClock clock;
+  CellMeasure c = RunCell(clock, stage, {"a", "b", "c"}, {"en a", "fr b", "de c"}, 1, 2, 3);
+  ASSERT_TRUE(c.limit.empty()) << c.error;
+  ASSERT_EQ(c.repeat_seconds.size(), 3u);
+  double sum = 0;
+  for (double r : c.repeat_seconds) sum += r;
+  EXPECT_NEAR(sum, c.wall_seconds, 1e-9);
+  auto back = CellFromJson(CellToJson(c).dump(), "cell.json");
+  ASSERT_TRUE(back.ok()) << back.error().ToString();
+  EXPECT_EQ(back.value().repeat_seconds, c.repeat_seconds);
+  auto edited = CellToJson(c);
+  edited["repeat_seconds"][0] = edited["repeat_seconds"][0].get<double>() + 1;
+  auto refused = CellFromJson(edited.dump(), "cell.json");
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error().what.find("do not add up to 'wall_seconds'"), std::string::npos);
+  for (const char* bad : {R"([1, 1, 1, 1])", R"([])", R"([-1, 1, 1])", R"("fast")", R"([1, "x", 1])"}) {
+    edited = CellToJson(c);
+    edited["repeat_seconds"] = nlohmann::ordered_json::parse(bad);
+    EXPECT_FALSE(CellFromJson(edited.dump(), "cell.json").ok()) << bad;
+  }
+}
+
+// The fastest size is judged against its repeats' noise: another size whose fastest repeat
+// reaches the fastest's slowest is not told apart from it; with one repeat the noise is unknown.
+TEST(SweepTest, AFastestSizeWithinTheRepeatsNoiseSaysSo) {
+  Grouping g;
+  g.measure = "bytes";
+  LengthGroup lg;
+  lg.min_length = 1;
+  lg.max_length = 9;
+  lg.ids = {"a", "b", "c", "d"};
+  lg.items = 4;
+  g.groups = {lg};
+  auto cell = [](int b, std::vector<double> seconds) {
+    CellMeasure c;
+    c.group = 1;
+    c.batch_size = b;
+    c.repeats = static_cast<int>(seconds.size());
+    c.group_items = 4;
+    c.completed = 4 * seconds.size();
+    c.repeat_seconds = seconds;
+    for (double s : seconds) c.wall_seconds += s;
+    c.items_per_second = static_cast<double>(c.completed) / c.wall_seconds;
+    return c;
+  };
+  // Rates per repeat: batch 1 {4, 2}, batch 2 {4.4, 3.6}, batch 4 {2, 1.9}: batch 2 is the
+  // fastest (8 items in 2 s); batch 1's best repeat (4/s) reaches its slowest (3.6/s), batch 4's
+  // (2/s) does not.
+  auto recs = Recommend(g, {cell(1, {1.0, 2.0}), cell(2, {4.0 / 4.4, 4.0 / 3.6}), cell(4, {2.0, 4.0 / 1.9})});
+  ASSERT_EQ(recs.size(), 1u);
+  ASSERT_EQ(recs[0].fastest_batch_size, 2);
+  ASSERT_TRUE(recs[0].fastest_within_noise_of.has_value());
+  EXPECT_EQ(*recs[0].fastest_within_noise_of, std::vector<int>{1});
+  // Repeats far apart: told apart.
+  recs = Recommend(g, {cell(1, {2.0, 2.0}), cell(2, {1.0, 1.0})});
+  ASSERT_TRUE(recs[0].fastest_within_noise_of.has_value());
+  EXPECT_TRUE(recs[0].fastest_within_noise_of->empty());
+  // One repeat, or a cell of sweep format 1 (no repeat_seconds): unmeasured.
+  recs = Recommend(g, {cell(1, {2.0}), cell(2, {1.0})});
+  EXPECT_FALSE(recs[0].fastest_within_noise_of.has_value());
+  CellMeasure old = cell(2, {1.0, 1.0});
+  old.repeat_seconds.clear();
+  recs = Recommend(g, {cell(1, {2.0, 2.0}), old});
+  EXPECT_FALSE(recs[0].fastest_within_noise_of.has_value());
+
+  // In sweep.json (format 2) and sweep.md; a format 1 document is built as it was, without them.
+  const std::vector<CellMeasure> cells = {cell(1, {1.0, 2.0}), cell(2, {4.0 / 4.4, 4.0 / 3.6})};
+  SweepSettings settings;
+  settings.batch_sizes = {1, 2};
+  settings.repeats = 2;
+  const SweepAnalysis analysis = AnalyseSweep(g, settings, cells, false);
+  nlohmann::ordered_json stage = {{"device", "cpu"}};
+  auto now = SweepSummary({"s", stage, nlohmann::ordered_json::object(), g, settings, cells, analysis});
+  EXPECT_EQ(now["format_version"], 2);
+  EXPECT_EQ(now["recommendation"][0]["fastest_within_noise_of"], nlohmann::ordered_json::array({1}));
+  EXPECT_NE(SweepMarkdown(now).find("within the repeats' noise: batch 2 is not told apart from batch 1"),
+            std::string::npos);
+  // The headroom of a CPU measurement: unknown on a GPU, in the document and the table.
+  for (const auto& card : now["headroom"]["cards"]) {
+    for (const auto& group : card["groups"]) {
+      EXPECT_TRUE(group["fits"].is_null());
+      EXPECT_TRUE(group["headroom_mb"].is_null());
+    }
+  }
+  EXPECT_NE(now["headroom"]["basis"].get<std::string>().find("unknown on a GPU"), std::string::npos);
+  EXPECT_NE(SweepMarkdown(now).find("| unknown on a GPU |"), std::string::npos);
+  EXPECT_EQ(SweepMarkdown(now).find("GB free"), std::string::npos);
+  auto older = SweepSummary({"s", stage, nlohmann::ordered_json::object(), g, settings, cells, analysis, 1});
+  EXPECT_EQ(older["format_version"], 1);
+  EXPECT_FALSE(older["recommendation"][0].contains("fastest_within_noise_of"));
+  EXPECT_TRUE(older["headroom"]["cards"][0]["groups"][0]["fits"].is_boolean());
+  EXPECT_NE(SweepMarkdown(older).find("GB free"), std::string::npos);
+  // On a GPU the table judges fit, format 2 as before.
+  stage["device"] = "cuda:0";
+  auto gpu = SweepSummary({"s", stage, nlohmann::ordered_json::object(), g, settings, cells, analysis});
+  EXPECT_TRUE(gpu["headroom"]["cards"][0]["groups"][0]["fits"].is_boolean());
+}
+
 TEST(SweepTest, TheLongGroupStopsAtItsFirstOutOfMemoryAndTheOthersGoOn) {
   SweepHarness h(ThreeLengths());
   h.stage.oom_at = 4;
@@ -519,7 +621,8 @@ TEST(SweepTest, VerifyDerivesTheRecommendationAgainFromTheCells) {
   for (const char* f : {"manifest-sha256.txt", "bag-info.txt", "tagmanifest-sha256.txt"})
     fs::remove(plan.dir / f);
   ASSERT_TRUE(FinalizeBag(RealFileSystem(), plan.dir, "2026-11-30",
-                          {{"Pilot-Folder-Kind", "sweep"}, {"Pilot-Format-Version", "1"}})
+                          {{"Pilot-Folder-Kind", "sweep"},
+                           {"Pilot-Format-Version", std::to_string(kSweepFormatVersion)}})
                   .ok());
   auto v = VerifyFolder(RealFileSystem(), plan.dir, {});
   ASSERT_TRUE(v.ok());
@@ -545,7 +648,8 @@ TEST(SweepTest, VerifyRebuildsSweepJsonAndItsRenderingsFromTheCells) {
     for (const char* f : {"manifest-sha256.txt", "bag-info.txt", "tagmanifest-sha256.txt"})
       fs::remove(plan.dir / f);
     ASSERT_TRUE(FinalizeBag(RealFileSystem(), plan.dir, "2026-11-30",
-                            {{"Pilot-Folder-Kind", "sweep"}, {"Pilot-Format-Version", "1"}})
+                            {{"Pilot-Folder-Kind", "sweep"},
+                             {"Pilot-Format-Version", std::to_string(kSweepFormatVersion)}})
                     .ok());
   };
   auto findings_at = [&](const std::string& where) {

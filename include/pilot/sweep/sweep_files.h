@@ -7,7 +7,11 @@
 namespace pilot {
 
 inline constexpr const char* kFolderKindSweep = "sweep";  // `pilot sweep` (sweep_run.h)
-inline constexpr int kSweepFormatVersion = 1;
+// Format 2: each cell records its repeats' seconds, each group's fastest batch size names the
+// sizes within its repeats' noise, and the headroom table of a CPU measurement says "unknown on
+// a GPU" instead of fits. verify reads formats 1 and 2, each rebuilt as it was written.
+inline constexpr int kSweepFormatVersion = 2;
+inline constexpr int kMinSweepFormatVersion = 1;
 
 // --- a sweep ----------------------------------------------------------------------------------
 inline constexpr const char* kSweepSummary = "data/sweep.json";

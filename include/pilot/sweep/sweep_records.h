@@ -95,6 +95,13 @@ struct CellMeasure {
   std::string error;                     // the first error's text
   std::vector<CellOutcome> outcomes;     // the first timed repeat, batch by batch, in order
   std::size_t repeat_mismatches = 0;     // positions where a later repeat differed from the first
+  // Each timed repeat's seconds, in order (their sum is wall_seconds): the spread of the
+  // repeats' rates is the noise a throughput difference is judged against. Empty in a cell of
+  // sweep format 1; at most `repeats` (fewer when a limit cut the cell short).
+  std::vector<double> repeat_seconds;
+  // The slowest and fastest repeat's items/s (each repeat processes the same items), or
+  // nullopt with fewer than two full repeats recorded.
+  std::optional<std::pair<double, double>> repeat_rate_range() const;
   // The figure the memory cap and the headroom table use: device peak on a GPU, else RSS.
   double peak_memory_mb() const { return peak_device_mb ? *peak_device_mb : peak_rss_mb; }
 };
@@ -139,6 +146,10 @@ struct GroupRecommendation {
   // (on a CPU it often is not), which the budget-and-cap rule alone would not say.
   std::optional<int> fastest_batch_size;
   double fastest_items_per_second = 0;
+  // The other sizes below the limit whose fastest repeat reaches the fastest size's slowest
+  // repeat: the fastest is not told apart from them. nullopt when the fastest size has fewer
+  // than two repeats recorded (its noise is unmeasured).
+  std::optional<std::vector<int>> fastest_within_noise_of;
 };
 // Per group: the largest batch size measured below the group's first limit, which is within
 // the latency budget and the memory cap (a cell beyond either is itself the limit).
@@ -187,6 +198,7 @@ struct SweepRecord {
   std::string manifest_sha256, params_sha256, model_sha256;
   const OutputKindSpec* output = nullptr;  // stage.output (pilot/output_kind.h); set once parsed
   std::string started_at;
+  int format_version = kSweepFormatVersion;  // run.json's: the folder's sweep.json is rebuilt by it
   SweepSettings settings;
   // run.json's `stage` and `footprint` objects as written (key order kept): what sweep.json
   // repeats, so that verify can build sweep.json again.

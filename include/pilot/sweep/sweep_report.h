@@ -22,6 +22,7 @@ struct SweepSummaryInput {
   const SweepSettings& settings;
   const std::vector<CellMeasure>& cells;
   const SweepAnalysis& analysis;
+  int format_version = kSweepFormatVersion;  // a folder of an older format is rebuilt as written
 };
 nlohmann::ordered_json SweepSummary(const SweepSummaryInput& input);
 
