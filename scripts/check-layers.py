@@ -24,7 +24,7 @@ ORDER = ["platform", "input", "records", "bag", "engine", "stage", "cli"]
 CORE = ORDER[:-1]
 WORKFLOWS = ["sweep", "fleet", "verdict", "adapt"]
 # A workflow that reads another's folders (a decision's sweep evidence, a plan's sweep basis).
-USES = {"verdict": {"sweep"}}
+USES = {"verdict": {"sweep", "fleet"}, "fleet": {"sweep"}}
 ASSEMBLY = {"src/workflows.cpp", "include/pilot/torch_stage.h"}
 HEADER_ONLY = {"limits": "platform", "reasons": "platform", "clock": "platform", "build_info": "platform",
                "folder_files": "platform", "tokenizer": "input",

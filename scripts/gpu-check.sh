@@ -3,7 +3,8 @@
 # registry and perhaps no nvcc. Builds pilot against that PyTorch's own libtorch with
 # scripts/build-here.sh, the documented command (the pinned wheel cannot travel there; the
 # script records that torch's version beside the pin),
-# then runs `pilot doctor`, the bundled pilot and `pilot verify` on the device, exports the
+# then runs `pilot calibrate` (doctor, the bundled pilot and a sweep: the first rented hour,
+# docs/first-hour.md) and `pilot verify` of its folder on the device, exports the
 # bundled model to a .pt2 package for the device and runs the pilot on it (PyTorch >= 2.6),
 # then `pilot adapt` (and a stopped adaptation resumed), then `pilot sweep` and a run with its batch plan, then `run --workers` (one shard per device)
 # and an export of the merged bag, writing every output and log under OUT_DIR
@@ -135,13 +136,34 @@ if [ ! -x "$pilot" ]; then
 fi
 
 cd "$root"
-step doctor "$pilot" doctor --device "$device" --runs-dir "$out/runs" || failed=1
-"$pilot" doctor --device "$device" --runs-dir "$out/runs" --json >"$out/doctor.json" 2>/dev/null
-sed -n 's/^  \(pass\|fail\|could-not-run\) */  \1 /p' "$out/doctor.log" | tee -a "$summary"
-step pilot "$pilot" run --device "$device" --runs-dir "$out/runs" --run-id pilot-$device || failed=1
+# The first rented hour, as users run it (docs/first-hour.md): `pilot calibrate` runs the
+# doctor, the bundled pilot and a sweep on the device into one calibration folder, which
+# verify checks whole (the nested folders too). Its doctor report and logs are copied beside
+# the others.
+mkdir -p "$out/runs"
+cal=$out/runs/calibration-$device
+cal_sizes=1,4,16,64
+[ "$device" = cpu ] && cal_sizes=1,2,4
+step calibrate "$pilot" calibrate --device "$device" --out "$cal" --batch-sizes "$cal_sizes" || failed=1
+grep -E "^(doctor|pilot|sweep) +exit|measured on|fingerprint" "$out/calibrate.log" | tee -a "$summary"
+cp "$cal/data/doctor.json" "$out/doctor.json" 2>/dev/null || cp "$cal.calibrating/data/doctor.json" "$out/doctor.json" 2>/dev/null
+for log in doctor pilot sweep; do
+  cp "$cal/data/logs/$log.log" "$out/cal-$log.log" 2>/dev/null || cp "$cal.calibrating/data/logs/$log.log" "$out/cal-$log.log" 2>/dev/null
+done
+"$py" - "$out/doctor.json" <<'PY' | tee "$out/doctor.log" | tee -a "$summary"
+import json, sys
+try:
+    d = json.load(open(sys.argv[1]))
+except Exception as e:
+    sys.exit(f"no doctor report: {e}")
+for c in d.get("checks", []):
+    print(f"  {c.get('status')} {c.get('name')}: {c.get('detail', '')}")
+PY
+cp "$out/cal-pilot.log" "$out/pilot.log" 2>/dev/null
 grep -E "^run |latency|verify:|acceptance" "$out/pilot.log" | tee -a "$summary"
-step verify "$pilot" verify "$out/runs/pilot-$device" || failed=1
+step verify "$pilot" verify "$cal" || failed=1
 tail -1 "$out/verify.log" | tee -a "$summary"
+pilot_dir=$cal/data/pilot
 
 # The adaptation pilot on the device, then one stopped after 100 steps and resumed: on a GPU
 # the two need not be bitwise identical (non-deterministic kernels); their accuracies are noted.
@@ -176,7 +198,7 @@ p["stage"].update(kind="aoti-classifier", model=package,
 json.dump(p, open(out, "w"), indent=1)
 PY
     if step pilot-pt2 "$pilot" run --params "$out/pt2.json" --device "$device" --runs-dir "$out/runs" --run-id pt2-$device; then
-      python3 - "$out/runs/pilot-$device/data/results.jsonl" "$out/runs/pt2-$device/data/results.jsonl" <<'PY' | tee -a "$summary" || failed=1
+      python3 - "$pilot_dir/data/results.jsonl" "$out/runs/pt2-$device/data/results.jsonl" <<'PY' | tee -a "$summary" || failed=1
 import json, sys
 a = [json.loads(l) for l in open(sys.argv[1])]
 b = [json.loads(l) for l in open(sys.argv[2])]

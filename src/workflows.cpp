@@ -2,6 +2,7 @@
 // all (ARCHITECTURE.md, "Workflows"). The run core calls RegisterWorkflowFolderKinds when it
 // first builds the registry of folder kinds (folder_kind.h); a new workflow adds one line.
 #include "pilot/adapt/adapt.h"
+#include "pilot/fleet/calibrate.h"
 #include "pilot/folder_kind.h"
 #include "pilot/sweep/sweep_run.h"
 #include "pilot/verdict/decision_files.h"
@@ -11,6 +12,7 @@ namespace pilot {
 void RegisterWorkflowFolderKinds(FolderKindRegistry& registry) {
   RegisterSweepFolderKind(registry);
   RegisterAdaptFolderKind(registry);
+  RegisterCalibrationFolderKind(registry);
   RegisterDecisionExtension(registry);
 }
 

@@ -160,6 +160,7 @@ int Dispatch(int argc, char** argv) {
   AddMergeCommand(app, exit_code, args);
   AddExportCommand(app, exit_code);
   AddCompareCommand(app, exit_code);
+  AddCalibrateCommand(app, exit_code, args);
   AddPlanCommand(app, exit_code);
   AddDecideCommand(app, exit_code, args);
   AddAdaptCommand(app, exit_code, args);

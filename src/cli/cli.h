@@ -56,6 +56,7 @@ void AddCompareCommand(CLI::App& app, int& exit_code);
 void AddPlanCommand(CLI::App& app, int& exit_code);
 void AddDecideCommand(CLI::App& app, int& exit_code, const std::vector<std::string>& argv);
 void AddAdaptCommand(CLI::App& app, int& exit_code, const std::vector<std::string>& argv);
+void AddCalibrateCommand(CLI::App& app, int& exit_code, const std::vector<std::string>& argv);
 
 }  // namespace pilot::cli
 namespace pilot {

@@ -64,6 +64,9 @@ void PrintPlan(const RentalPlan& plan, const nlohmann::ordered_json& doc, bool a
   std::printf("  measured on %s (%s): %zu items, %.3g items/s per card, peak %.1f MB (%s)\n",
               b.device.c_str(), DeviceClassName(b.device_class), b.items, b.items_per_s_per_card,
               b.peak_memory_mb, b.memory_basis == "device" ? "device allocator" : "resident memory, RSS");
+  if (!b.device_name.empty())
+    std::printf("  the device, as its doctor names it: %s\n", EscapeTerminal(b.device_name).c_str());
+  if (!b.peak_note.empty()) std::printf("  peak: %s\n", b.peak_note.c_str());
   std::printf("  rate: %s\n", b.throughput_basis.c_str());
   std::printf("  pilot's inputs: %s\n", MixText(b.mix).c_str());
   std::printf("corpus: %zu items%s%s; its inputs: %s\n", q.corpus.items,
@@ -101,8 +104,8 @@ void PrintPlan(const RentalPlan& plan, const nlohmann::ordered_json& doc, bool a
   std::printf("picks: %s\n", PickRule(q.time_resolution_hours).c_str());
   std::size_t hidden = 0;
   for (const CardVerdict& v : plan.cards) {
-    std::printf("\n%s [%s]: fit %s — %s\n", v.card.c_str(), v.device_class.c_str(), v.fit.c_str(),
-                v.note.c_str());
+    std::printf("\n%s [%s]%s: fit %s — %s\n", v.card.c_str(), v.device_class.c_str(),
+                v.stand_in ? " (STAND-IN)" : "", v.fit.c_str(), EscapeTerminal(v.note).c_str());
     // By default, the card's own cheapest and fastest plans that fit; --all: every row.
     const PlanPicks own = PickPlans(plan, v.card);
     bool header = false;
@@ -204,7 +207,7 @@ Result<RentalPlan> MakePlan(const PlanOptions& o) {
   if (o.time_resolution) q.time_resolution_hours = *o.time_resolution;
   if (o.copy_off) q.copy_off_mb_per_s = *o.copy_off;
   q.assume_scaling = o.assume_scaling;
-  auto from = ResolveGivenFolder(fsys, o.from, "a finished run, merged or sweep folder");
+  auto from = ResolveGivenFolder(fsys, o.from, "a finished run, merged, sweep or calibration folder");
   if (!from.ok()) return from.error();
   auto basis = ReadMeasurement(fsys, from.value(), o.expect);
   if (!basis.ok()) return basis.error();
@@ -258,7 +261,10 @@ void AddPlanCommand(CLI::App& app, int& exit_code) {
   CLI::App* cmd = app.add_subcommand(
       "plan",
       "Project cards x period (3/7/30 days) x lots (1-10) for the full corpus from a pilot's measurement");
-  cmd->add_option("--from", o->from, "A finished run, shard, merged or sweep folder (verified first)")
+  cmd->add_option(
+         "--from", o->from,
+         "A finished run, shard, merged, sweep or calibration folder (verified first, a calibration's "
+         "pilot and sweep too)")
       ->required();
   auto* items = cmd->add_option("--corpus-items", o->corpus_items, "The full corpus' item count")
                     ->check(CountValidator());

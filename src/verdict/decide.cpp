@@ -817,7 +817,13 @@ Status PlanFacts(const Evidence& e, const std::string& fingerprint, const std::o
                                  std::to_string(*here->output_bytes));
     }
   }
-  if (basis_print != fingerprint) {
+  const bool calibrated_here =
+      MemberOrNull(MemberOrNull(e.doc, "basis"), "calibration_pilot_fingerprint") == fingerprint;
+  if (calibrated_here) {
+    facts.Add("the plan was measured by the calibration whose pilot this folder is (fingerprint " +
+                  fingerprint + ")",
+              e.source, "note");
+  } else if (basis_print != fingerprint) {
     facts.Add("warning: the plan was measured on another folder (fingerprint " +
                   TruncateUtf8(JsonValueText(basis_print), 64) +
                   "), not this one: it speaks of that folder's figures",
@@ -876,9 +882,13 @@ void PlanBasisFacts(const Evidence& e, const std::string& choice, const std::str
   const nlohmann::json& basis = MemberOrNull(e.doc, "basis");
   const std::string card = TruncateUtf8(JsonValueText(MemberOrNull(row, "card")), 64);
   std::string card_class;
+  bool measured_card = false, stand_in = false;
   for (const auto& c : MemberOrNull(e.doc, "cards")) {
-    if (MemberOrNull(c, "card") == MemberOrNull(row, "card") && MemberOrNull(c, "class").is_string())
+    if (MemberOrNull(c, "card") == MemberOrNull(row, "card") && MemberOrNull(c, "class").is_string()) {
       card_class = MemberOrNull(c, "class").get<std::string>();
+      measured_card = MemberOrNull(c, "measured_card") == true;
+      stand_in = MemberOrNull(c, "stand_in") == true;
+    }
   }
   const std::string measured = TruncateUtf8(JsonValueText(MemberOrNull(basis, "device_class")), 16);
   auto add = [&](const std::string& fact) {
@@ -892,6 +902,19 @@ void PlanBasisFacts(const Evidence& e, const std::string& choice, const std::str
   if (MemberOrNull(row, "fit") == "unknown") {
     add("whether the model fits one " + card + " is unknown: the peak memory was measured on " + measured +
         (MemberOrNull(basis, "memory_basis") == "rss" ? " as resident memory (RSS)" : ""));
+  }
+  // A calibration names the device it measured: a card its price row does not name (`match`) was
+  // not measured, only its class was.
+  const nlohmann::json& device_name = MemberOrNull(basis, "device_name");
+  if (device_name.is_string() && !measured_card && MemberOrNull(row, "rate_basis") == "measured") {
+    add("the " + choice + " plan's rate on " + card + " was measured on " +
+        TruncateUtf8(device_name.get<std::string>(), 128) +
+        ", another card of its class (no 'match' of the card's price row names it)");
+  }
+  if (stand_in) {
+    facts.Add("warning: the " + choice + " plan's card " + card +
+                  " is a stand-in row of the price file: the plan shows the procedure, not a rental",
+              e.source, "note");
   }
   const nlohmann::json& basis_manifest = MemberOrNull(basis, "manifest_sha256");
   if (basis_manifest.is_string() ? basis_manifest != manifest_sha256

@@ -2,6 +2,7 @@
 // manifest's inputs weigh in its tokens.
 #include <algorithm>
 
+#include "pilot/fleet/calibrate.h"
 #include "pilot/folder_files.h"
 #include "pilot/json_util.h"
 #include "pilot/limits.h"
@@ -156,8 +157,11 @@ TokenMix MeasureTokens(FileSystem& fsys, const fs::path& manifest, const fs::pat
 // A tokenized folder's plan projects by tokens: the pilot's inputs and the corpus' (or a sample
 // of it) tokenized with the run's own tokenizer. Where that cannot be done, the plan projects
 // by items and says why; a --tokenizer that cannot be used is an error.
-Status ProjectByTokens(FileSystem& fsys, const fs::path& from, const std::optional<fs::path>& given,
+Status ProjectByTokens(FileSystem& fsys, const fs::path& given_from, const std::optional<fs::path>& given,
                        PlanRequest& q, const std::function<void(std::size_t, std::size_t)>& progress) {
+  // A calibration's measurement is its pilot's: that run folder's tokenizer and inputs.
+  const fs::path from =
+      q.basis.folder_kind == kFolderKindCalibration ? given_from / kCalibrationPilot : given_from;
   // What cannot be tokenized, known before any tokenizer file is read.
   std::string cannot;
   if (q.corpus.manifest.empty()) {

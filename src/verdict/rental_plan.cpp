@@ -8,6 +8,7 @@
 #include <set>
 
 #include "pilot/escape.h"
+#include "pilot/fleet/calibrate.h"
 #include "pilot/folder_files.h"
 #include "pilot/folder_kind.h"
 #include "pilot/hash.h"
@@ -73,7 +74,8 @@ Result<CardType> ParseCard(const json& c, const std::string& source, const std::
     return BadInput(what, source + ": " + at + (key.empty() ? "" : "." + key), kPriceHint);
   };
   if (!c.is_object()) return bad("a card must be an object", "");
-  static const std::set<std::string> kKeys = {"name", "class", "memory_gb", "cards_per_lot", "lot_price"};
+  static const std::set<std::string> kKeys = {"name",      "class", "memory_gb", "cards_per_lot",
+                                              "lot_price", "match", "stand_in"};
   for (const auto& [key, value] : c.items()) {
     if (!kKeys.count(key))
       return bad("unknown key '" + KeyForMessage(key) + "' (a typo would silently drop a figure)",
@@ -122,6 +124,25 @@ Result<CardType> ParseCard(const json& c, const std::string& source, const std::
       return bad("the price of one lot must be a number > 0 (at most 1e12)", "lot_price." + period);
     }
     card.lot_price[days] = price.get<double>();
+  }
+  if (c.contains("match")) {
+    const json& m = c["match"];
+    if (!m.is_array() || m.empty() || m.size() > kMaxMatches) {
+      return bad("'match' must be a list of 1-" + std::to_string(kMaxMatches) +
+                     " device names (doctor's, as in \"H100\")",
+                 "match");
+    }
+    for (std::size_t i = 0; i < m.size(); ++i) {
+      if (!m[i].is_string() || !IsPrintableText(m[i].get<std::string>(), kMaxCardNameChars)) {
+        return bad("each 'match' must be 1-" + std::to_string(kMaxCardNameChars) + " printable characters",
+                   "match[" + std::to_string(i) + "]");
+      }
+      card.match.push_back(m[i].get<std::string>());
+    }
+  }
+  if (c.contains("stand_in")) {
+    if (!c["stand_in"].is_boolean()) return bad("'stand_in' must be true or false", "stand_in");
+    card.stand_in = c["stand_in"].get<bool>();
   }
   return card;
 }
@@ -582,8 +603,8 @@ Status MeasureOutputs(FileSystem& fsys, const fs::path& dir, Measurement& m) {
 Result<Measurement> ReadMeasurement(FileSystem& fsys, const fs::path& dir,
                                     const std::optional<std::string>& expect) {
   // A link in the folder's place is "not a folder": the folder itself is given, never a link.
-  auto kind =
-      OpenPilotFolder(fsys, dir, "plan from", "folder", "give a finished run, merged or sweep folder");
+  auto kind = OpenPilotFolder(fsys, dir, "plan from", "folder",
+                              "give a finished run, merged, sweep or calibration folder");
   if (!kind.ok()) return kind.error();
   VerifyOptions options;
   options.expect_fingerprint = expect;
@@ -601,14 +622,25 @@ Result<Measurement> ReadMeasurement(FileSystem& fsys, const fs::path& dir,
         dir.string(),
         "run `pilot verify " + dir.string() + "` for every finding; plan from a folder that verifies");
   }
+  // A calibration is measured by the pilot inside it (on the card its doctor names), its fit
+  // by the higher of that pilot's peak and its sweep's at the recommended sizes.
+  std::optional<CalibrationRecord> calibration;
+  fs::path measured = dir;
+  std::string k = kind.value().kind;
+  if (k == kFolderKindCalibration) {
+    auto record = ReadCalibrationRecord(fsys, dir);
+    if (!record.ok()) return record.error();
+    calibration = record.value();
+    measured = dir / kCalibrationPilot;
+    k = kFolderKindRun;
+  }
   std::map<std::string, json> docs;
-  PILOT_TRY(ReadDoc(fsys, dir, kRunRecord, limits::kRunRecordBytes, false, docs));
-  PILOT_TRY(ReadDoc(fsys, dir, kEnvironmentFile, limits::kRunRecordBytes, true, docs));
-  const std::string& k = kind.value().kind;
+  PILOT_TRY(ReadDoc(fsys, measured, kRunRecord, limits::kRunRecordBytes, false, docs));
+  PILOT_TRY(ReadDoc(fsys, measured, kEnvironmentFile, limits::kRunRecordBytes, true, docs));
   if (k == kFolderKindSweep) {
-    PILOT_TRY(ReadDoc(fsys, dir, kSweepSummary, limits::kReportBytes, false, docs));
+    PILOT_TRY(ReadDoc(fsys, measured, kSweepSummary, limits::kReportBytes, false, docs));
   } else {
-    PILOT_TRY(ReadDoc(fsys, dir, kReportJson, limits::kReportBytes, false, docs));
+    PILOT_TRY(ReadDoc(fsys, measured, kReportJson, limits::kReportBytes, false, docs));
   }
   if (IsJoinedKind(k)) {
     auto entries = fsys.ListDirectory(dir / kShardsFolder);
@@ -624,7 +656,7 @@ Result<Measurement> ReadMeasurement(FileSystem& fsys, const fs::path& dir,
                         limits::kRunRecordBytes, true, docs));
     }
   }
-  auto m = MeasurementFromDocuments(dir.string(), k, docs);
+  auto m = MeasurementFromDocuments(measured.string(), k, docs);
   if (!m.ok()) return m.error();
   Measurement out = std::move(m).value();
   out.fingerprint = v.fingerprint;
@@ -635,13 +667,32 @@ Result<Measurement> ReadMeasurement(FileSystem& fsys, const fs::path& dir,
   for (const char* section : {"plan", "request"}) {
     if (!root && run.is_object() && run.contains(section)) root = StringAt(run[section], "inputs_root");
   }
-  PILOT_TRY(MeasureOutputs(fsys, dir, out));
+  PILOT_TRY(MeasureOutputs(fsys, measured, out));
   if (copy && (*copy == kManifestCopyJson || *copy == kManifestCopyJsonl) && root) {
-    out.mix = MeasureInputs(fsys, dir / *copy, *root);
-    out.inputs_manifest = dir / *copy;
+    out.mix = MeasureInputs(fsys, measured / *copy, *root);
+    out.inputs_manifest = measured / *copy;
     out.inputs_root = *root;
   }
   if (out.mix.items == 0) out.mix.items = out.items;
+  if (calibration) {
+    std::map<std::string, json> sweep_docs;
+    const fs::path sweep = dir / kCalibrationSweep;
+    PILOT_TRY(ReadDoc(fsys, sweep, kRunRecord, limits::kRunRecordBytes, false, sweep_docs));
+    PILOT_TRY(ReadDoc(fsys, sweep, kSweepSummary, limits::kReportBytes, false, sweep_docs));
+    auto swept = MeasurementFromDocuments(sweep.string(), kFolderKindSweep, sweep_docs);
+    if (!swept.ok()) return swept.error();
+    if (swept.value().memory_basis == out.memory_basis && swept.value().peak_memory_mb > out.peak_memory_mb) {
+      out.peak_memory_mb = swept.value().peak_memory_mb;
+      out.peak_note = "the calibration's sweep at its recommended sizes (above its pilot's)";
+    }
+    out.folder = dir.string();
+    out.folder_kind = kFolderKindCalibration;
+    out.device_name = calibration->device_name;
+    out.pilot_fingerprint = calibration->pilot_fingerprint;
+    out.throughput_basis = "the calibration's pilot on " +
+                           (out.device_name.empty() ? out.device : out.device_name) + ": " +
+                           out.throughput_basis;
+  }
   return out;
 }
 
@@ -728,6 +779,9 @@ CardVerdict JudgeCard(const CardType& c, const PlanRequest& request) {
   CardVerdict v;
   v.card = c.name;
   v.device_class = DeviceClassName(c.device_class);
+  v.stand_in = c.stand_in;
+  v.measured_card = c.device_class == b.device_class && CardMatches(c, b.device_name);
+  const std::string on_card = v.measured_card ? "; measured on this card (" + b.device_name + ")" : "";
   v.usable_mb = c.memory_gb * 1024.0 * (1.0 - request.headroom);
   const bool card_gpu = c.device_class != DeviceClass::kCpu;
   const bool judged = (b.memory_basis == "device" && card_gpu) || (b.memory_basis == "rss" && !card_gpu);
@@ -752,6 +806,7 @@ CardVerdict JudgeCard(const CardType& c, const PlanRequest& request) {
     v.note = "needs model parallelism; not covered: peak " + peak + " > " + usable +
              ", and several cards do not pool their memory";
   }
+  v.note += on_card;
   return v;
 }
 
@@ -867,6 +922,18 @@ void AddPlanWarnings(const PlanRequest& request, const std::vector<std::string>&
         "the rate comes from a sweep, which times the model alone: reading, hashing and writing are not in "
         "it");
   }
+  for (const CardVerdict& v : plan.cards) {
+    if (v.stand_in) {
+      w.push_back(v.card +
+                  " is a STAND-IN row (the price file says so): its plans show the procedure, not a "
+                  "rental");
+    }
+  }
+  if (!b.device_name.empty() && std::none_of(plan.cards.begin(), plan.cards.end(),
+                                             [](const CardVerdict& v) { return v.measured_card; })) {
+    w.push_back("no card of the price file names the calibrated device '" + b.device_name +
+                "' (a card's 'match'): every plan's rate is that device's, taken for another card");
+  }
   if (!plan.output.corpus_bytes) {
     w.push_back(
         "the outputs' size is unknown (a sweep keeps no outputs): the needed hours leave out copying them "
@@ -914,6 +981,17 @@ Result<RentalPlan> BuildRentalPlan(const PlanRequest& request) {
   plan.fastest = picks.fastest;
   AddPlanWarnings(request, other_class.value(), plan);
   return plan;
+}
+
+bool CardMatches(const CardType& card, const std::string& device_name) {
+  auto lower = [](std::string s) {
+    for (char& ch : s) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    return s;
+  };
+  const std::string name = lower(device_name);
+  if (name.empty()) return false;
+  return std::any_of(card.match.begin(), card.match.end(),
+                     [&](const std::string& m) { return name.find(lower(m)) != std::string::npos; });
 }
 
 OutputProjection ProjectOutputs(const PlanRequest& request) {
@@ -1049,6 +1127,9 @@ ojson RentalPlanToJson(const RentalPlan& plan) {
   basis["throughput_basis"] = b.throughput_basis;
   basis["peak_memory_mb"] = b.peak_memory_mb;
   basis["memory_basis"] = b.memory_basis;
+  basis["peak_note"] = b.peak_note.empty() ? ojson() : ojson(b.peak_note);
+  basis["device_name"] = b.device_name.empty() ? ojson() : ojson(b.device_name);
+  basis["calibration_pilot_fingerprint"] = b.pilot_fingerprint.empty() ? ojson() : ojson(b.pilot_fingerprint);
   basis["assume_scaling"] = q.assume_scaling ? ojson(*q.assume_scaling) : ojson();
   basis["length_mix"] = MixToJson(b.mix);
   j["basis"] = basis;
@@ -1111,7 +1192,9 @@ ojson RentalPlanToJson(const RentalPlan& plan) {
                      {"class", c.device_class},
                      {"fit", c.fit},
                      {"usable_mb", c.usable_mb},
-                     {"note", c.note}});
+                     {"note", c.note},
+                     {"measured_card", c.measured_card},
+                     {"stand_in", c.stand_in}});
   }
   j["cards"] = cards;
   j["cheapest"] = plan.cheapest ? PlanRowToJson(plan.rows[*plan.cheapest]) : ojson();

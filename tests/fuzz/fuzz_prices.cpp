@@ -49,6 +49,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       PILOT_FUZZ_CHECK(std::isfinite(price) && price > 0);
     }
     PILOT_FUZZ_CHECK(ParseDeviceClass(DeviceClassName(c.device_class)) == c.device_class);
+    PILOT_FUZZ_CHECK(c.match.size() <= kMaxMatches);
+    for (const std::string& m : c.match) PILOT_FUZZ_CHECK(Printable(m, kMaxCardNameChars));
   }
   // The plan on these prices: finite numbers, a lot priced once, a B200-like lot of several cards too.
   PlanRequest q;
@@ -59,6 +61,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   q.basis.items_per_s_per_card = 10;
   q.basis.peak_memory_mb = 1000;
   q.basis.memory_basis = "device";
+  q.basis.device_name = "NVIDIA H100 80GB HBM3";  // a calibration's: matched against each card's `match`
   q.assume_scaling = 2;
   auto plan = BuildRentalPlan(q);
   PILOT_FUZZ_CHECK(plan.ok());
@@ -67,6 +70,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     PILOT_FUZZ_CHECK(std::isfinite(r.compute_hours) && r.compute_hours > 0);
     PILOT_FUZZ_CHECK(std::isfinite(r.cost) && r.cost > 0);
     PILOT_FUZZ_CHECK(r.fits == (r.fit != "no" && r.period_suffices));
+  }
+  for (std::size_t i = 0; i < plan.value().cards.size(); ++i) {
+    const CardVerdict& v = plan.value().cards[i];
+    if (v.measured_card) PILOT_FUZZ_CHECK(v.device_class == "cuda");
   }
   if (plan.value().cheapest) PILOT_FUZZ_CHECK(plan.value().rows[*plan.value().cheapest].fits);
   if (plan.value().fastest) PILOT_FUZZ_CHECK(plan.value().rows[*plan.value().fastest].fits);

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "pilot/adapt/adapt_files.h"
+#include "pilot/fleet/calibrate.h"
 #include "pilot/folder_files.h"
 #include "pilot/memory_fs.h"
 #include "pilot/run.h"
@@ -16,13 +17,13 @@ namespace {
 
 TEST(FolderKinds, EveryKindIsRegisteredOnceWithItsFormats) {
   const auto names = FolderKinds().Names();
-  EXPECT_EQ(names, (std::vector<std::string>{"run", "shard", "merged", "sweep", "adapt"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"run", "shard", "merged", "sweep", "adapt", "calibration"}));
   const FolderKindSpec* run = FolderKinds().Find(kFolderKindRun);
   ASSERT_NE(run, nullptr);
   EXPECT_EQ(run->max_format, kRunFormatVersion);
   EXPECT_TRUE(run->undeclared_is_format_1);
   EXPECT_FALSE(run->checks);  // a run's checks are verify's own
-  for (const char* own : {kFolderKindSweep, kFolderKindAdapt}) {
+  for (const char* own : {kFolderKindSweep, kFolderKindAdapt, kFolderKindCalibration}) {
     const FolderKindSpec* spec = FolderKinds().Find(own);
     ASSERT_NE(spec, nullptr) << own;
     EXPECT_TRUE(spec->checks) << own;
@@ -40,10 +41,11 @@ TEST(FolderKinds, AKindOrFormatNotRegisteredIsRefusedNamingIt) {
   EXPECT_EQ(refused({kFolderKindRun, kRunFormatVersion, true}), "");
   EXPECT_EQ(refused({kFolderKindSweep, kSweepFormatVersion, true}), "");
   EXPECT_EQ(refused({kFolderKindAdapt, kAdaptFormatVersion, true}), "");
+  EXPECT_EQ(refused({kFolderKindCalibration, kCalibrationFormatVersion, true}), "");
   EXPECT_EQ(
       refused({"load", 1, true}),
       "the folder is of kind 'load', which this pilot cannot verify (it knows: run, shard, merged, sweep, "
-      "adapt)");
+      "adapt, calibration)");
   EXPECT_EQ(refused({kFolderKindRun, 9, true}),
             "the folder is in run format 9, which this pilot cannot verify (it knows formats 1..3)");
   EXPECT_EQ(refused({kFolderKindShard, 1, true}),

@@ -70,7 +70,12 @@ struct CardType {
   double memory_gb = 0;
   int cards_per_lot = 1;
   std::map<int, double> lot_price;  // period (days) -> price of one lot; a missing period is not offered
+  // The device names this card is (doctor's: "NVIDIA H100 80GB HBM3"): a name containing one of
+  // these, case-insensitively, is this card. A calibration measured on it measured this card.
+  std::vector<std::string> match;
+  bool stand_in = false;  // the price file says this row stands in for a card (a CPU, in a test)
 };
+inline constexpr std::size_t kMaxMatches = 8;
 
 struct PriceList {
   bool example = false;  // the file says its prices are made up
@@ -109,10 +114,14 @@ struct Measurement {
   double items_per_s_per_card = 0;  // one worker (one process on one device)
   double peak_memory_mb = 0;
   std::string memory_basis;      // "device" (the GPU allocator's peak) | "rss" (resident memory)
+  std::string peak_note;         // where the peak comes from, when not the folder's own figure
   std::string throughput_basis;  // how items_per_s_per_card was derived, for a person
   std::string fingerprint;       // of the folder, as verified
   std::string manifest_sha256;   // the manifest it measured, as its run.json records (empty if not)
-  LengthMix mix;                 // of the inputs the measurement ran on (unknown when absent)
+  // A calibration's: the device name its doctor gave (a price file's `match` names cards by it).
+  std::string device_name;
+  std::string pilot_fingerprint;  // a calibration's: its pilot run folder's (a copy of it is decided on)
+  LengthMix mix;                  // of the inputs the measurement ran on (unknown when absent)
   // Those inputs: the folder's manifest copy and the root it recorded (empty when absent).
   std::filesystem::path inputs_manifest, inputs_root;
   // A tokenized run's report.json tokens.total (every item's tokens, none capped): what the
@@ -280,7 +289,13 @@ struct CardVerdict {
   std::string fit;  // yes | no | unknown
   std::string note;
   double usable_mb = 0;  // memory_gb x 1024 x (1 - headroom)
+  // The measurement was made on this very card: a calibration whose device name the card's
+  // `match` names (and of its class).
+  bool measured_card = false;
+  bool stand_in = false;
 };
+// Whether `card` names `device_name` (one of its `match` strings is in it, ignoring case).
+bool CardMatches(const CardType& card, const std::string& device_name);
 
 struct RentalPlan {
   PlanRequest request;

@@ -1,0 +1,138 @@
+#!/usr/bin/env bash
+# The worked example of docs/first-hour.md, end to end on this CPU: `pilot calibrate` (doctor,
+# pilot, sweep in one calibration folder) with the CPU standing in for the card, the folder
+# exported off the "machine" with its fingerprint, `plan --from` it against the stand-in price
+# row (rate and memory measured, no --assume-scaling), and `decide` on a copy of its pilot:
+# go, beside a plan from an assumed rate, which decide will not call go. Then what must be
+# refused: an --out that exists or lies in a pilot folder, a doctor that fails (nothing
+# assembled; the report and logs kept), a nested folder or the record edited and re-hashed, a
+# nested folder swapped for a link, and a wrong --expect.
+source "$(dirname "$0")/lib.sh"
+copy_project
+cd "$WORK/proj"
+field() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"; }
+# rehash DIR: the bag's manifests and Payload-Oxum written again over what it holds now (a
+# forger's step, which only a check beyond fixity catches).
+rehash() {
+  python3 - "$1" <<'EOF'
+import hashlib, os, sys
+d = sys.argv[1]
+sha = lambda p: hashlib.sha256(open(os.path.join(d, p), "rb").read()).hexdigest()
+files = sorted(os.path.relpath(os.path.join(b, f), d) for b, _, fs in os.walk(os.path.join(d, "data")) for f in fs)
+open(os.path.join(d, "manifest-sha256.txt"), "w").write("".join(f"{sha(p)}  {p}\n" for p in files))
+size = sum(os.path.getsize(os.path.join(d, p)) for p in files)
+info = [l for l in open(os.path.join(d, "bag-info.txt")).read().splitlines() if not l.startswith("Payload-Oxum:")]
+open(os.path.join(d, "bag-info.txt"), "w").write("\n".join(info + [f"Payload-Oxum: {size}.{len(files)}"]) + "\n")
+tags = ["bagit.txt", "bag-info.txt", "manifest-sha256.txt"]
+open(os.path.join(d, "tagmanifest-sha256.txt"), "w").write("".join(f"{sha(p)}  {p}\n" for p in tags))
+EOF
+}
+
+# 1. The first hour, on the "card" (this CPU).
+run_pilot 0 calibrate --device cpu --out "$WORK/cal" --batch-sizes 1,2,4 --repeats 2
+expect_in "$WORK/out" "calibration folder: $WORK/cal"
+expect_in "$WORK/err" "calibrate: doctor exited 0"
+fp=$(sed -n 's/^fingerprint: //p' "$WORK/out")
+[ ${#fp} = 64 ] || fail "no fingerprint printed"
+[ ! -e "$WORK/cal.calibrating" ] || fail "the staging folder was left behind"
+for f in data/run.json data/doctor.json data/pilot/data/results.jsonl data/sweep/data/sweep.json data/logs/pilot.log data/logs/sweep.log data/logs/doctor.log; do
+  [ -f "$WORK/cal/$f" ] || fail "the calibration folder lacks $f"
+done
+cpu=$(field "$WORK/cal/data/doctor.json" '[c for c in d["checks"] if c["name"] == "host"][0]["data"]["cpu_model"]')
+[ "$(field "$WORK/cal/data/run.json" 'd["folder_kind"], d["device"], d["device_class"], d["device_name"], d["doctor"]["ok"]')" = "('calibration', 'cpu', 'cpu', '$cpu', True)" ] \
+  || fail "the calibration's record does not name the device its doctor gives"
+[ "$(field "$WORK/cal/data/run.json" 'd["pilot"]["fingerprint"]')" = "$(sha256sum <"$WORK/cal/data/pilot/tagmanifest-sha256.txt" | cut -c1-64)" ] \
+  || fail "the pilot's fingerprint is not the one recorded"
+run_pilot 0 verify "$WORK/cal" --expect "$fp"
+expect_in "$WORK/out" "the pilot and sweep folders inside it, each verified in full"
+run_pilot 0 status "$WORK/cal"
+expect_in "$WORK/out" "calibration cal: finished"
+expect_in "$WORK/out" "12/12 items done"
+
+# 2. Off the machine, with its fingerprint.
+run_pilot 0 export "$WORK/cal" "$WORK/copied"
+expect_in "$WORK/out" "fingerprint: $fp"
+run_pilot 0 verify "$WORK/copied" --expect "$fp"
+
+# 3. The plan from the calibration: the card's own rate and memory, no assumption.
+run_pilot 0 plan --from "$WORK/copied" --expect "$fp" --corpus-items 5000000 --prices config/prices.stand-in.json \
+  --out "$WORK/plan-measured.json"
+expect_in "$WORK/out" "basis: calibration folder $WORK/copied"
+expect_in "$WORK/out" "the device, as its doctor names it: $cpu"
+expect_in "$WORK/out" "measured on this card ($cpu)"
+expect_in "$WORK/out" "cpu-stand-in [cpu] (STAND-IN): fit yes"
+expect_in "$WORK/out" "is a STAND-IN row"
+expect_not_in "$WORK/out" "ASSUMPTION"
+python3 - "$WORK/plan-measured.json" "$WORK/copied" <<'EOF' || fail "the plan from the calibration is not its pilot's measurement"
+import json, sys
+d = json.load(open(sys.argv[1]))
+b = d["basis"]
+pilot = json.load(open(sys.argv[2] + "/data/pilot/data/report.json"))
+assert b["folder_kind"] == "calibration" and b["assume_scaling"] is None, b
+assert abs(b["items_per_s_per_card"] - pilot["throughput_items_per_s"]) < 1e-9 * b["items_per_s_per_card"], b
+assert {p["rate_basis"] for p in d["plans"]} == {"measured"} and {p["fit"] for p in d["plans"]} == {"yes"}
+assert d["cards"][0]["measured_card"] is True and d["cards"][0]["stand_in"] is True
+assert d["output"]["measured_bytes"] > 0 and d["output"]["copy_off_hours"] > 0
+EOF
+# The same corpus from an assumed rate (the CPU pilot x 20 on GPU cards), for comparison.
+run_pilot 0 plan --from "$WORK/copied/data/pilot" --corpus-items 5000000 --prices config/prices.example.json \
+  --assume-scaling 20 --out "$WORK/plan-assumed.json"
+expect_in "$WORK/out" "ASSUMPTION"
+
+# 4. The decision, recorded in a copy of the calibration's pilot (the calibration stays as measured).
+run_pilot 0 export "$WORK/copied/data/pilot" "$WORK/pilot"
+run_pilot 0 doctor --json
+cp "$WORK/out" "$WORK/doctor.json"
+run_pilot 0 decide "$WORK/pilot" --doctor "$WORK/doctor.json" --plan "$WORK/plan-assumed.json"
+expect_in "$WORK/out" "proposal: measure-first"
+run_pilot 0 decide "$WORK/pilot" --doctor "$WORK/doctor.json" --plan "$WORK/plan-measured.json" \
+  --decision go --reason "measured on the card: rate, memory and outputs"
+expect_in "$WORK/out" "proposal: go"
+expect_in "$WORK/out" "the plan was measured by the calibration whose pilot this folder is"
+expect_in "$WORK/out" "is a stand-in row of the price file"
+run_pilot 0 verify "$WORK/pilot"
+run_pilot 0 verify "$WORK/copied" --expect "$fp"  # the calibration is untouched
+
+# 5. Refused, nothing written: an --out that exists, one inside a pilot folder.
+before=$(tree_sum "$WORK/cal")
+run_pilot 2 calibrate --device cpu --out "$WORK/cal"
+expect_in "$WORK/err" "a calibration folder is never reused"
+run_pilot 2 calibrate --device cpu --out "$WORK/cal/data/again"
+expect_in "$WORK/err" "--out"
+[ "$(tree_sum "$WORK/cal")" = "$before" ] || fail "a refused calibrate changed the folder"
+# A doctor that fails (a GPU asked of this CPU build): exit 3, nothing at OUT, the report and
+# logs kept in OUT.calibrating; a second try with that OUT is refused until it is removed.
+run_pilot 3 calibrate --device cuda --out "$WORK/nogpu"
+[ ! -e "$WORK/nogpu" ] || fail "a failed doctor assembled a folder"
+expect_in "$WORK/out" "stopped at the doctor step"
+[ "$(field "$WORK/nogpu.calibrating/data/doctor.json" 'd["ok"]')" = False ] || fail "the failed doctor's report was not kept"
+run_pilot 2 calibrate --device cpu --out "$WORK/nogpu"
+expect_in "$WORK/err" "a calibration stopped here earlier"
+
+# 6. Edited and re-hashed: a nested pilot's result, the record's device name; a nested folder
+# swapped for a link. Each is a finding; plan refuses the folder.
+cp -a "$WORK/cal" "$WORK/t1"
+sed -i 's/"status":"accepted"/"status":"rejected"/' "$WORK/t1/data/pilot/data/results.jsonl"
+rehash "$WORK/t1/data/pilot"
+rehash "$WORK/t1"
+run_pilot 1 verify "$WORK/t1"
+expect_in "$WORK/err" "[calibration] data/pilot"
+expect_in "$WORK/err" "data/run.json records $(field "$WORK/cal/data/run.json" 'd["pilot"]["fingerprint"]')"
+run_pilot 2 plan --from "$WORK/t1" --corpus-items 10 --prices config/prices.stand-in.json --out "$WORK/refused.json"
+expect_in "$WORK/err" "fails verification"
+[ ! -e "$WORK/refused.json" ] || fail "a refused plan wrote its --out"
+cp -a "$WORK/cal" "$WORK/t2"
+python3 - "$WORK/t2/data/run.json" <<'EOF'
+import json, sys
+d = json.load(open(sys.argv[1])); d["device_name"] = "NVIDIA H100 80GB HBM3"; json.dump(d, open(sys.argv[1], "w"), indent=1)
+EOF
+rehash "$WORK/t2"
+run_pilot 1 verify "$WORK/t2"
+expect_in "$WORK/err" "device_name is not the name data/doctor.json gives"
+cp -a "$WORK/cal" "$WORK/t3"
+rm -rf "$WORK/t3/data/sweep" && ln -s "$WORK/cal/data/sweep" "$WORK/t3/data/sweep"
+run_pilot 1 verify "$WORK/t3"
+expect_in "$WORK/err" "data/sweep: is not a folder of the calibration (missing, or a link)"
+run_pilot 2 plan --from "$WORK/copied" --expect "$(printf 'a%.0s' $(seq 64))" --corpus-items 10 --prices config/prices.stand-in.json
+expect_in "$WORK/err" "fingerprint"
+echo "first hour: ok"
