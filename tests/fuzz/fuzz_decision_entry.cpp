@@ -1,6 +1,6 @@
 // Fuzzes ParseDecisionEntry (one line of a run folder's decisions.jsonl, which verify reads
 // from copies that may be hostile): an error is bad input naming the line, never a throw; an
-// accepted entry is numbered in range, has one of the three decisions, and names only
+// accepted entry is numbered in range, has one of the four decisions, and names only
 // decision-<entry>-<kind>.json files with a sha256 each.
 #include <cstddef>
 #include <cstdint>
@@ -22,7 +22,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   const DecisionEntry& e = got.value();
   PILOT_FUZZ_CHECK(e.entry >= 1 && e.entry <= kMaxDecisions);
-  PILOT_FUZZ_CHECK(e.decision == "go" || e.decision == "fix-env" || e.decision == "revise-config");
+  PILOT_FUZZ_CHECK(e.decision == "go" || e.decision == "fix-env" || e.decision == "revise-config" ||
+                   e.decision == "measure-first");
   const std::string prefix = "decision-" + std::to_string(e.entry) + "-";
   for (const auto& [file, sha] : e.evidence) {
     PILOT_FUZZ_CHECK(file.rfind(prefix, 0) == 0 && file.find('/') == std::string::npos && file.size() <= 64);
