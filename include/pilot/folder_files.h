@@ -17,8 +17,10 @@ inline constexpr const char* kFolderKindMerged = "merged";
 // Format 1: pilot 0.1 (classifier records only). Format 2: kinds and versions declared,
 // journal version 2, stage output kinds (classification, embedding). Format 3: a labelled
 // item's result carries its `expected` label, and report.json's quality gives precision and
-// recall per label, the labels never predicted and the confusion matrix.
-inline constexpr int kRunFormatVersion = 3;
+// recall per label, the labels never predicted and the confusion matrix. Format 4: an
+// embedding's vectors are stored once (no sidecar in a finished folder), in the parameters'
+// vectors_dtype (float32 or float16), each accepted result with its row's vector_sha256.
+inline constexpr int kRunFormatVersion = 4;
 
 // --- the bag (RFC 8493), every kind ---------------------------------------------------------
 inline constexpr const char* kBagDeclaration = "bagit.txt";

@@ -47,6 +47,7 @@ struct OutputRules {
   std::size_t dim = 0;              // the vectors' length (a kind with vectors)
   double min_confidence = 0;
   std::vector<std::string> allowed;  // allowed_categories (a kind with labels: required)
+  bool vectors_float16 = false;      // vectors_dtype float16: a value beyond its range is refused
 };
 
 // A valid output the harness will not accept: the reason (pilot/reasons.h) and its detail.

@@ -79,6 +79,9 @@ struct Params {
   int prepare_threads = 1;
   std::uint64_t seed = 0;
   std::uint64_t max_bytes = 1 << 20;
+  // An embedding stage's data/vectors.npy: float32 ('<f4') or float16 ('<f2', half the bytes;
+  // an item with a value beyond float16's range is rejected as invalid_output).
+  std::string vectors_dtype = "float32";
   Acceptance acceptance;
   Requires requires_;
   // A finished sweep folder whose recommended batch size per length group the run uses

@@ -32,6 +32,9 @@ struct ResultRecord {
   std::optional<std::uint32_t> dim;
   std::optional<std::uint64_t> row;
   std::optional<std::uint64_t> vector_at;
+  // Run format 4: the sha256 of the vector's bytes as data/vectors.npy stores them (dtype and
+  // all), in the journal and in results.jsonl alike; verify hashes the row against it.
+  std::optional<std::string> vector_sha256;
   // A tokenized input (stage.tokenizer): its length in tokens, special tokens included and
   // before any truncation; `truncated` when the model saw only its first max_length.
   std::optional<std::uint64_t> tokens;

@@ -353,6 +353,9 @@ class Verifier {
         if (rec.value().vector_at && r.row) v.rows_.push_back({*r.row, *rec.value().vector_at, r.id});
         rec.value().vector_at.reset();
         rec.value().row = r.row;
+        // A record journaled by a pilot before format 4 (a run resumed by a later one) carries
+        // no digest: finish wrote the row's into results.jsonl.
+        if (!rec.value().vector_sha256) rec.value().vector_sha256 = r.vector_sha256;
       }
       if (!rec.ok()) {
         v.Add("journal", r.id, rec.error().what);
@@ -674,6 +677,9 @@ class Verifier {
         Add("accounting", where(), rec.error().what);
         continue;
       }
+      if (embeds && run_->format_version >= 4 && rec.value().accepted && rec.value().dim) {
+        CheckRowDigest(rec.value());
+      }
       if (AccountResult(rec.value(), line, results.value().line_number(), shard, merged, shard_journals,
                         journal, tally)) {
         JudgeOutcome(rec.value(), tally.last, allowed, *index, tally.by_reason, tally.by_category);
@@ -689,7 +695,46 @@ class Verifier {
                          merged ? MergedSources(shard_journals) : RunSources(*journal.state()),
                          shard ? Acceptance{} : params.value().acceptance);
     }
-    if (embeds) CheckVectors(run_->dim);
+    if (embeds) CheckVectors(run_->dim, params.value().vectors_dtype);
+  }
+
+  // Run format 4: an accepted embedding's row of the .npy hashes to the `vector_sha256` its
+  // result carries (and its journal record: Journal::Compare). Read as the results pass, in
+  // row order, so memory stays flat; a .npy whose header or size is wrong is CheckVectors'
+  // finding, and its rows are not read.
+  void CheckRowDigest(const ResultRecord& r) {
+    RowDigests& d = digests_;
+    if (!r.vector_sha256) {
+      if (++d.missing <= 20)
+        Add("vectors", r.id, "accepted without the vector_sha256 that run format 4 requires");
+      return;
+    }
+    if (!d.tried) {
+      d.tried = true;
+      if (!Look(kVectorsNpy).regular) return;
+      auto opened = fs_.OpenRead(dir_ / kVectorsNpy, /*follow_symlinks=*/false);
+      if (!opened.ok()) return;
+      std::string head(static_cast<std::size_t>(
+                           std::min<std::uint64_t>(opened.value()->size(), limits::kNpyHeaderBytes + 10)),
+                       '\0');
+      if (!ReadExactAt(*opened.value(), 0, head.data(), head.size()).ok()) return;
+      auto shape = ParseNpyHeader(head, kVectorsNpy);
+      if (!shape.ok() || shape.value().cols == 0 ||
+          opened.value()->size() !=
+              shape.value().data_offset + shape.value().rows * shape.value().row_bytes()) {
+        return;
+      }
+      d.shape = shape.value();
+      d.npy = std::move(opened).value();
+    }
+    if (!d.npy || !r.row || *r.row >= d.shape.rows || *r.dim != d.shape.cols) return;
+    std::string row(static_cast<std::size_t>(d.shape.row_bytes()), '\0');
+    Status got = ReadExactAt(*d.npy, d.shape.data_offset + *r.row * row.size(), row.data(), row.size());
+    if ((!got.ok() || VectorDigest(row) != *r.vector_sha256) && ++d.reported <= 20) {
+      Add("vectors", kVectorsNpy,
+          "row " + std::to_string(*r.row) + " is not the vector item '" + r.id +
+              "''s vector_sha256 in data/results.jsonl digests (changed after the run)");
+    }
   }
 
   // One result's outcome against the run's contract: an accepted record against its output
@@ -811,7 +856,12 @@ class Verifier {
 
   // data/vectors.npy: the shape and dtype pilot writes, one row per accepted item, every
   // value finite. (Its bytes are covered by fixity like any payload file.)
-  void CheckVectors(std::uint32_t dim) {
+  void CheckVectors(std::uint32_t dim, const std::string& params_dtype) {
+    const bool once = run_->format_version >= 4;
+    if (once && Look(kVectorsSidecar).exists) {
+      Add("vectors", kVectorsSidecar,
+          "is present; a run of format 4 keeps its vectors once, in data/vectors.npy");
+    }
     if (!Openable(kVectorsNpy, "vectors")) return;
     auto opened = fs_.OpenRead(dir_ / kVectorsNpy, /*follow_symlinks=*/false);
     if (!opened.ok()) {
@@ -832,6 +882,16 @@ class Verifier {
       return;
     }
     const NpyShape& s = shape.value();
+    const std::string_view want_dtype = once ? params_dtype : "float32";
+    if (VectorDtypeName(s.dtype) != want_dtype) {
+      Add("vectors", kVectorsNpy,
+          "stores " + std::string(VectorDtypeName(s.dtype)) + " ('" + std::string(NpyDescr(s.dtype)) +
+              "'); " +
+              (once ? "the parameters' vectors_dtype is " + std::string(want_dtype)
+                    : std::string("a run of format ") + std::to_string(run_->format_version) +
+                          " stores float32"));
+      return;
+    }
     if (s.cols != dim)
       Add("vectors", kVectorsNpy,
           "has " + std::to_string(s.cols) + " columns; the run's dim is " + std::to_string(dim));
@@ -840,26 +900,28 @@ class Verifier {
           "has " + std::to_string(s.rows) + " rows for " + std::to_string(result_.accepted) +
               " accepted items");
     }
-    if (s.cols == 0 || s.rows > (size / 4) / std::max<std::uint64_t>(1, s.cols) ||
-        size != s.data_offset + s.rows * s.cols * 4) {
+    const std::size_t bytes = DtypeBytes(s.dtype);
+    if (s.cols == 0 || s.rows > (size / bytes) / std::max<std::uint64_t>(1, s.cols) ||
+        size != s.data_offset + s.rows * s.row_bytes()) {
       Add("vectors", kVectorsNpy,
           "is " + std::to_string(size) + " bytes, not what its header's shape (" + std::to_string(s.rows) +
-              ", " + std::to_string(s.cols) + ") of float32 needs");
+              ", " + std::to_string(s.cols) + ") of " + std::string(VectorDtypeName(s.dtype)) + " needs");
       return;
     }
-    CompareWithSidecar(npy, s, dim);
-    std::vector<float> buf(1 << 16);
+    if (!once) CompareWithSidecar(npy, s, dim);
+    std::string buf(1 << 18, '\0');
     std::uint64_t at = s.data_offset, values = 0;
     while (at < size) {
-      std::size_t want = static_cast<std::size_t>(std::min<std::uint64_t>(buf.size() * 4, size - at));
-      auto got = npy.ReadAt(at, reinterpret_cast<char*>(buf.data()), want);
-      if (!got.ok() || got.value() == 0) {
+      std::size_t want = static_cast<std::size_t>(std::min<std::uint64_t>(buf.size(), size - at));
+      auto got = npy.ReadAt(at, buf.data(), want);
+      if (!got.ok() || got.value() == 0 || got.value() % bytes != 0) {
         Add("vectors", kVectorsNpy, "cannot be read");
         return;
       }
       const std::size_t n = got.value();
-      for (std::size_t k = 0; k < n / 4; ++k, ++values) {
-        if (!std::isfinite(buf[k])) {
+      const std::vector<float> floats = StoredToFloats(std::string_view(buf.data(), n), s.dtype);
+      for (std::size_t k = 0; k < floats.size(); ++k, ++values) {
+        if (!std::isfinite(floats[k])) {
           Add("vectors", kVectorsNpy,
               "row " + std::to_string(values / s.cols) + " holds a value that is not finite");
           return;
@@ -1112,7 +1174,13 @@ class Verifier {
     std::uint64_t row, vector_at;
     std::string id;
   };
-  std::vector<RowRef> rows_;               // embedding runs: each accepted item's row and journaled vector
+  std::vector<RowRef> rows_;  // embedding runs: each accepted item's row and journaled vector
+  struct RowDigests {         // format 4: the .npy read row by row (CheckRowDigest)
+    bool tried = false;
+    std::unique_ptr<ReadableFile> npy;
+    NpyShape shape;
+    std::size_t reported = 0, missing = 0;
+  } digests_;
   std::vector<std::size_t> shard_items_;   // merged: each shard's own item count, from its run.json
   std::vector<RecordedSpan> shard_spans_;  // merged: each shard's start and finish, from its run.json
   struct ListedFigures {                   // merged: run.json's merge figures, as recorded

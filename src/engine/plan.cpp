@@ -131,6 +131,11 @@ Result<RunPlan> BuildRunPlan(FileSystem& fsys, const RunRequest& o) {
 
 Status CheckStageFitsParams(const StageDescription& stage, const Params& params) {
   PILOT_TRY(CheckStageDeclaresOutput(stage));
+  if (params.vectors_dtype != "float32" && !stage.output->vectors) {
+    return BadInput("'vectors_dtype' applies only to a stage with vectors; stage kind '" + stage.kind +
+                        "' produces " + stage.output->name + "s",
+                    "vectors_dtype", "remove vectors_dtype from the parameters");
+  }
   if (!stage.output->labels) {
     if (!params.allowed_categories.empty()) {
       return BadInput("'allowed_categories' applies only to a stage that classifies; stage kind '" +

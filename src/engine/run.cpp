@@ -480,6 +480,9 @@ class Driver {
         if (r.accepted && r.dim) {
           r.vector_at = sidecar_end_ + w.vectors.size();
           w.vectors += SidecarEntry(r.id, outs[k].vector);
+          // The row as the .npy will store it, digested now: the journal's own account of it.
+          r.vector_sha256 =
+              VectorDigest(StoredVector(outs[k].vector.data(), outs[k].vector.size(), vectors_dtype_));
         }
         p.slot[p.staged[k]] = std::move(r);
       }
@@ -508,6 +511,12 @@ class Driver {
     if (!stat.ok()) return stat.error();
     const std::uint64_t size = stat.value().exists ? stat.value().size : 0;
     if (journaled > 0) {
+      // A kill after finish removed the sidecar (the .npy whole by then) and before the bag
+      // was sealed: every item is journaled, and finish reads the rows back from the .npy.
+      if (!stat.value().exists && previous->done.size() == header_.items) {
+        auto npy = fs_.LinkStat(dir_ / kVectorsNpy);
+        if (npy.ok() && npy.value().regular) return {};
+      }
       if (!stat.value().exists || size < journaled) {
         return BadInput("the vectors sidecar holds " + std::to_string(size) +
                             " bytes, the journal refers to " + std::to_string(journaled),
@@ -546,6 +555,42 @@ class Driver {
     }
   }
 
+  // Where finish reads the vectors from: the sidecar, or (when it is gone, see OpenSidecar)
+  // the .npy a finish wrote before, which must hold every accepted row in the stored dtype.
+  Status OpenRowSource(std::uint64_t accepted, std::optional<SidecarReader>& sidecar,
+                       std::unique_ptr<ReadableFile>& npy_source, std::uint64_t& data) {
+    const StageDescription& desc = stage_.Describe();
+    const fs::path file = dir_ / kVectorsSidecar;
+    auto stat = fs_.LinkStat(file);
+    if (!stat.ok()) return stat.error();
+    if (stat.value().exists) {
+      auto opened = SidecarReader::Open(fs_, file, static_cast<std::uint32_t>(desc.dim));
+      if (!opened.ok()) return opened.error();
+      sidecar.emplace(std::move(opened).value());
+      return {};
+    }
+    const fs::path npy = dir_ / kVectorsNpy;
+    auto opened = fs_.OpenRead(npy, /*follow_symlinks=*/false);
+    if (!opened.ok()) return opened.error();
+    std::string head(static_cast<std::size_t>(
+                         std::min<std::uint64_t>(opened.value()->size(), limits::kNpyHeaderBytes + 10)),
+                     '\0');
+    PILOT_TRY(ReadExactAt(*opened.value(), 0, head.data(), head.size()));
+    auto shape = ParseNpyHeader(head, npy.string());
+    if (!shape.ok()) return shape.error();
+    const NpyShape& s = shape.value();
+    if (s.rows != accepted || s.cols != desc.dim || s.dtype != vectors_dtype_ ||
+        opened.value()->size() != s.data_offset + s.rows * s.row_bytes()) {
+      return BadInput("the vectors sidecar is gone and the .npy does not hold the run's " +
+                          std::to_string(accepted) + " rows of dim " + std::to_string(desc.dim) + " in " +
+                          std::string(VectorDtypeName(vectors_dtype_)),
+                      npy.string(), "the run folder is damaged; it cannot be finished");
+    }
+    npy_source = std::move(opened).value();
+    data = s.data_offset;
+    return {};
+  }
+
   Status Finish(RunLock& lock) {
     const fs::path journal_file = dir_ / kJournal;
     // A resumed run reads on from the state it started from: only this session's records.
@@ -572,17 +617,26 @@ class Driver {
     constexpr std::size_t kFlushBytes = 1 << 20;
     std::vector<ResultRecord> rows;
     std::size_t n = 0;
-    // Embeddings: rows are numbered here, in manifest order of the accepted items, and the
-    // vectors copied bit for bit from the sidecar into the .npy.
+    // Embeddings: rows are numbered here, in manifest order of the accepted items, each
+    // converted to the stored dtype, checked against the digest journaled with its record, and
+    // streamed into the .npy (format 4: the vectors' one copy). They come from the sidecar, or,
+    // after a kill that came once the sidecar was removed, from the .npy already whole.
     std::optional<SidecarReader> sidecar;
+    std::unique_ptr<ReadableFile> npy_source;
+    std::uint64_t npy_source_data = 0;
+    std::unique_ptr<AtomicFile> npy_file;
     std::string npy;
+    const std::uint64_t row_bytes = desc.dim * DtypeBytes(vectors_dtype_);
     std::uint64_t row = 0;
     if (embeds) {
-      auto opened = SidecarReader::Open(fs_, dir_ / kVectorsSidecar, static_cast<std::uint32_t>(desc.dim));
-      if (!opened.ok()) return opened.error();
-      sidecar.emplace(std::move(opened).value());
-      npy = NpyHeader(js.accepted, static_cast<std::uint32_t>(desc.dim));
-      npy.reserve(npy.size() + js.accepted * desc.dim * sizeof(float));
+      PILOT_TRY(OpenRowSource(js.accepted, sidecar, npy_source, npy_source_data));
+      if (sidecar) {
+        auto created = fs_.CreateAtomic(dir_ / kVectorsNpy);
+        if (!created.ok()) return created.error();
+        npy_file = std::move(created).value();
+        PILOT_TRY(
+            npy_file->Append(NpyHeader(js.accepted, static_cast<std::uint32_t>(desc.dim), vectors_dtype_)));
+      }
     }
     std::size_t next_hint = 0;
     PILOT_TRY(manifest_.ForEach(
@@ -630,9 +684,32 @@ class Driver {
                                   "' does not point at a vector of dim " + std::to_string(desc.dim),
                               journal_file.string());
             }
-            auto vector = sidecar->ReadRaw(*r.vector_at, r.id);
-            if (!vector.ok()) return vector.error();
-            npy += vector.value();
+            std::string stored;
+            if (sidecar) {
+              auto vector = sidecar->ReadRaw(*r.vector_at, r.id);
+              if (!vector.ok()) return vector.error();
+              stored = StoredFromRaw(vector.value(), vectors_dtype_);
+            } else {
+              stored.resize(static_cast<std::size_t>(row_bytes));
+              Status read =
+                  ReadExactAt(*npy_source, npy_source_data + row * row_bytes, stored.data(), stored.size());
+              if (!read.ok()) return read;
+            }
+            const std::string digest = VectorDigest(stored);
+            if (r.vector_sha256 && *r.vector_sha256 != digest) {
+              return BadInput("item '" + item.id + "''s vector is not the one its journal record digested",
+                              (dir_ / (sidecar ? kVectorsSidecar : kVectorsNpy)).string(),
+                              "the vectors or the journal are damaged");
+            }
+            r.vector_sha256 = digest;  // a record journaled by a pilot before format 4 had none
+            if (npy_file) {
+              npy += stored;
+              if (npy.size() >= kFlushBytes) {
+                Status appended = npy_file->Append(npy);
+                if (!appended.ok()) return appended;
+                npy.clear();
+              }
+            }
             r.row = row++;
             r.vector_at.reset();
           }
@@ -650,7 +727,10 @@ class Driver {
       return BadInput("the journal holds results for ids that are not in the manifest",
                       journal_file.string());
     }
-    if (embeds) PILOT_TRY(fs_.WriteFileAtomic(dir_ / kVectorsNpy, npy));
+    if (npy_file) {
+      PILOT_TRY(npy_file->Append(npy));
+      PILOT_TRY(npy_file->Commit());
+    }
     PILOT_TRY(flush(0));
     PILOT_TRY(results_file.value()->Commit());
     // A shard's acceptance is judged by merge, over the whole manifest.
@@ -661,6 +741,13 @@ class Driver {
     PILOT_TRY(fs_.WriteFileAtomic(dir_ / kReportJson, PrettyJson(ReportToJson(outcome_.report))));
     PILOT_TRY(
         fs_.WriteFileAtomic(dir_ / kReportMarkdown, ReportToMarkdown(outcome_.report, header_.run_id, rows)));
+    // The vectors are whole in the .npy: the sidecar goes before the bag is sealed (the
+    // record's write below fsyncs data/, so its removal is durable by then).
+    if (embeds) {
+      sidecar.reset();
+      sidecar_.reset();
+      PILOT_TRY(fs_.RemoveFile(dir_ / kVectorsSidecar));
+    }
     PILOT_TRY(WriteRunRecord("finished"));
     PILOT_TRY(FinalizeFolder(fs_, dir_, clock_.UtcNowIso().substr(0, 10), Identity()));
     lock.RemoveFile();
@@ -691,7 +778,13 @@ class Driver {
   Clock& clock_;
   const RunControl& control_;
   // What the stage's output kind judges items by, fixed for the session.
-  const OutputRules rules_ = RulesFor(stage_.Describe(), plan_.params.allowed_categories);
+  const OutputRules rules_ = [this] {
+    OutputRules r = RulesFor(stage_.Describe(), plan_.params.allowed_categories);
+    r.vectors_float16 = plan_.params.vectors_dtype == "float16";
+    return r;
+  }();
+  const VectorDtype vectors_dtype_ =
+      plan_.params.vectors_dtype == "float16" ? VectorDtype::kFloat16 : VectorDtype::kFloat32;
   JournalWriter* journal_ = nullptr;
   JournalState* previous_ = nullptr;
   std::unique_ptr<AppendFile> sidecar_;

@@ -87,6 +87,7 @@ struct ShardResults {
   std::optional<LineReader> results;
   std::unique_ptr<ReadableFile> npy;
   std::uint64_t npy_data = 0, npy_rows = 0, row = 0;
+  VectorDtype dtype = VectorDtype::kFloat32;
 };
 
 // The merge's steps, in order, over what they share: the request, the shards by index, the
@@ -347,6 +348,18 @@ class Merger {
         PILOT_TRY(ReadExactAt(*npy.value(), 0, head.data(), head.size()));
         auto shape = ParseNpyHeader(head, (by_index_[i]->info.dir / kVectorsNpy).string());
         if (!shape.ok()) return shape.error();
+        if (i == 0) readers[0].dtype = shape.value().dtype;
+        const fs::path npy_path = by_index_[i]->info.dir / kVectorsNpy;
+        if (shape.value().cols != first_->record.dim) {
+          return BadInput("has " + std::to_string(shape.value().cols) + " columns; the run's dim is " +
+                              std::to_string(first_->record.dim),
+                          npy_path.string());
+        }
+        if (shape.value().dtype != readers[0].dtype) {
+          return BadInput("stores " + std::string(VectorDtypeName(shape.value().dtype)) + ", shard 0 " +
+                              std::string(VectorDtypeName(readers[0].dtype)),
+                          npy_path.string(), "the shards of one run store one dtype");
+        }
         readers[i].npy_data = shape.value().data_offset;
         readers[i].npy_rows = shape.value().rows;
         readers[i].npy = std::move(npy).value();
@@ -366,16 +379,17 @@ class Merger {
     auto results_file = fsys_.CreateAtomic(dir / kResults);
     if (!results_file.ok()) return results_file.error();
     std::unique_ptr<AtomicFile> npy_file;
+    const VectorDtype dtype = embeds ? readers[0].dtype : VectorDtype::kFloat32;
     if (embeds) {
       auto created = fsys_.CreateAtomic(dir / kVectorsNpy);
       if (!created.ok()) return created.error();
       npy_file = std::move(created).value();
-      PILOT_TRY(npy_file->Append(NpyHeader(accepted_total_, dim)));
+      PILOT_TRY(npy_file->Append(NpyHeader(accepted_total_, dim, dtype)));
     }
     Joined joined{ReportBuilder(*first_->record.output, dim), {}, manifest.size()};
     ReportBuilder& builder = joined.builder;
     std::vector<ResultRecord>& rows = joined.rows;
-    std::string out, vectors, line, vector(4ull * dim, '\0');
+    std::string out, vectors, line, vector(DtypeBytes(dtype) * dim, '\0');
     std::uint64_t merged_row = 0;
     std::size_t done = 0;
     const std::size_t total = manifest.size();
@@ -405,6 +419,14 @@ class Merger {
           return BadInput("the row of '" + item.id + "' is not the shard's next", (from / kResults).string());
         }
         PILOT_TRY(ReadExactAt(*rd.npy, rd.npy_data + rd.row * vector.size(), vector.data(), vector.size()));
+        // A shard of format 4 digested the row; one of an earlier format gets its digest here.
+        const std::string digest = VectorDigest(vector);
+        if (r.vector_sha256 && *r.vector_sha256 != digest) {
+          return BadInput("row " + std::to_string(rd.row) + " is not the vector '" + item.id +
+                              "''s vector_sha256 digests",
+                          (from / kVectorsNpy).string(), "the shard was changed after its run");
+        }
+        r.vector_sha256 = digest;
         ++rd.row;
         vectors += vector;
         r.row = merged_row++;

@@ -96,11 +96,11 @@ Result<Params> ParseParams(std::string_view text, const std::filesystem::path& b
   if (!doc.is_object()) return BadInput("parameters must be a JSON object", source);
   // Credentials first: the message must be about the secret, not about an unknown key.
   PILOT_TRY(CheckNoCredentials(doc, source));
-  PILOT_TRY(
-      CheckKeys(doc,
-                {"description", "manifest", "stage", "allowed_categories", "device", "batch_size",
-                 "batch_plan", "threads", "prepare_threads", "seed", "limits", "acceptance", "requires"},
-                "", source));
+  PILOT_TRY(CheckKeys(
+      doc,
+      {"description", "manifest", "stage", "allowed_categories", "device", "batch_size", "batch_plan",
+       "threads", "prepare_threads", "seed", "limits", "acceptance", "requires", "vectors_dtype"},
+      "", source));
   Params p;
   const SettingsReader top = Reader(doc, "", source);
   std::string manifest;
@@ -169,6 +169,11 @@ Result<Params> ParseParams(std::string_view text, const std::filesystem::path& b
   PILOT_TRY(top.Whole("threads", p.threads, 0, 1024));
   PILOT_TRY(top.Whole("prepare_threads", p.prepare_threads, 1, 64));
   PILOT_TRY(top.Whole("seed", p.seed, 0, 9007199254740991ull));
+  if (doc.contains("vectors_dtype")) {
+    PILOT_TRY(top.String("vectors_dtype", p.vectors_dtype, true));
+    if (p.vectors_dtype != "float32" && p.vectors_dtype != "float16")
+      return top.Wrong("vectors_dtype", "must be float32 or float16");
+  }
   if (doc.contains("limits")) {
     PILOT_TRY(CheckKeys(doc["limits"], {"max_bytes"}, "limits", source));
     PILOT_TRY(Reader(doc["limits"], "limits", source).Whole("max_bytes", p.max_bytes, 1, 1000000000000ull));

@@ -8,6 +8,7 @@
 #include "pilot/reasons.h"
 #include "pilot/report.h"
 #include "pilot/results.h"
+#include "pilot/vectors.h"
 
 namespace pilot {
 
@@ -26,6 +27,12 @@ std::optional<OutputRejection> Judge(const ItemOutput& out, const OutputRules& r
       return OutputRejection{std::string(reason::kInvalidOutput),
                              "the vector's value " + std::to_string(k) + " is not finite"};
     }
+    if (rules.vectors_float16 && !FitsHalf(out.vector[k])) {
+      return OutputRejection{std::string(reason::kInvalidOutput),
+                             "the vector's value " + std::to_string(k) + " (" +
+                                 std::to_string(out.vector[k]) +
+                                 ") is beyond float16's range (65504), the parameters' vectors_dtype"};
+    }
   }
   accepted.dim = static_cast<std::uint32_t>(rules.dim);
   return std::nullopt;
@@ -42,8 +49,9 @@ void ReportJson(const Report& r, nlohmann::ordered_json& report) {
 
 void ReportMarkdown(const Report& r, std::ostream& md) {
   md << "## Embeddings\n\n"
-     << r.accepted << " vectors of dim " << r.dim
-     << " in `data/vectors.npy` (float32; row k is the k-th accepted item in manifest order).\n\n";
+     << r.accepted << " vectors of dim " << r.dim << " in `data/vectors.npy` ("
+     << (r.format_version >= 4 ? "in the parameters' vectors_dtype, as its header says" : "float32")
+     << "; row k is the k-th accepted item in manifest order).\n\n";
 }
 
 // Row k of data/vectors.npy is the k-th accepted item in manifest order.

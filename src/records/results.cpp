@@ -6,6 +6,7 @@
 #include <cstring>
 #include <limits>
 
+#include "pilot/hash.h"
 #include "pilot/json_util.h"
 #include "pilot/limits.h"
 #include "pilot/manifest.h"
@@ -49,6 +50,7 @@ nlohmann::ordered_json ToJson(const ResultRecord& r, nlohmann::ordered_json j) {
     if (r.row) j["row"] = *r.row;
     j["dim"] = *r.dim;
     if (r.vector_at) j["vector_at"] = *r.vector_at;
+    if (r.vector_sha256) j["vector_sha256"] = *r.vector_sha256;
   } else if (r.accepted) {
     j["category"] = r.category;
     j["confidence"] = r.confidence;
@@ -94,6 +96,13 @@ Result<ResultRecord> ParseResultRecord(std::string_view line, const std::string&
         if (!j.contains(key)) continue;
         *dest = count(key, std::numeric_limits<std::int64_t>::max());
         if (!*dest) return BadInput(std::string("'") + key + "' is not a count", where + " id " + r.id);
+      }
+      if (j.contains("vector_sha256")) {
+        std::string digest = str("vector_sha256");
+        if (!IsSha256Hex(digest)) {
+          return BadInput("'vector_sha256' is not 64 lower-case hex digits", where + " id " + r.id);
+        }
+        r.vector_sha256 = std::move(digest);
       }
     }
     if (!r.dim) {  // an embedding has no category: one beside a dim is not read (nor written)

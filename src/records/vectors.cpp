@@ -1,9 +1,11 @@
 #include "pilot/vectors.h"
 
+#include <cmath>
 #include <cstring>
 
 #include "pilot/escape.h"
 #include "pilot/fs.h"
+#include "pilot/hash.h"
 #include "pilot/limits.h"
 #include "pilot/utf8.h"
 
@@ -98,9 +100,113 @@ Result<std::string> SidecarReader::ReadRaw(std::uint64_t offset, std::string_vie
   return buf.substr(4 + id.size());
 }
 
-std::string NpyHeader(std::uint64_t rows, std::uint32_t dim) {
-  std::string dict = "{'descr': '<f4', 'fortran_order': False, 'shape': (" + std::to_string(rows) + ", " +
-                     std::to_string(dim) + "), }";
+std::string_view VectorDtypeName(VectorDtype dtype) {
+  return dtype == VectorDtype::kFloat16 ? "float16" : "float32";
+}
+
+std::string_view NpyDescr(VectorDtype dtype) { return dtype == VectorDtype::kFloat16 ? "<f2" : "<f4"; }
+
+std::optional<VectorDtype> ParseVectorDtype(std::string_view name) {
+  if (name == "float32") return VectorDtype::kFloat32;
+  if (name == "float16") return VectorDtype::kFloat16;
+  return std::nullopt;
+}
+
+namespace {
+
+std::uint32_t Bits(float f) {
+  std::uint32_t u;
+  std::memcpy(&u, &f, 4);
+  return u;
+}
+
+float FromBits(std::uint32_t u) {
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+
+}  // namespace
+
+// Fabian Giesen's float_to_half_fast3_rtne (public domain): exact round to nearest even
+// through the float unit's own rounding for subnormal results, a bias trick for normal ones.
+std::uint16_t FloatToHalf(float value) {
+  const std::uint32_t f32_infinity = 255u << 23;
+  const std::uint32_t f16_max = (127u + 16u) << 23;  // 65536.0f: at or past it, infinity
+  const float denorm_magic = FromBits(((127u - 15u) + (23u - 10u) + 1u) << 23);
+  std::uint32_t u = Bits(value);
+  const std::uint32_t sign = u & 0x80000000u;
+  u ^= sign;
+  std::uint16_t out;
+  if (u >= f16_max) {
+    out = u > f32_infinity ? 0x7e00 : 0x7c00;  // NaN (quiet) or infinity
+  } else if (u < (113u << 23)) {               // below float16's smallest normal: subnormal or zero
+    const float aligned = FromBits(u) + denorm_magic;
+    out = static_cast<std::uint16_t>(Bits(aligned) - Bits(denorm_magic));
+  } else {
+    const std::uint32_t mantissa_odd = (u >> 13) & 1u;
+    u += (static_cast<std::uint32_t>(15 - 127) << 23) + 0xfffu;
+    u += mantissa_odd;
+    out = static_cast<std::uint16_t>(u >> 13);
+  }
+  return static_cast<std::uint16_t>(out | (sign >> 16));
+}
+
+float HalfToFloat(std::uint16_t half) {
+  const float magic = FromBits(113u << 23);
+  const std::uint32_t shifted_exp = 0x7c00u << 13;
+  std::uint32_t u = (half & 0x7fffu) << 13;
+  const std::uint32_t exp = shifted_exp & u;
+  u += (127u - 15u) << 23;
+  float f;
+  if (exp == shifted_exp) {  // infinity or NaN
+    f = FromBits(u + ((128u - 16u) << 23));
+  } else if (exp == 0) {  // zero or subnormal
+    f = FromBits(u + (1u << 23)) - magic;
+  } else {
+    f = FromBits(u);
+  }
+  return FromBits(Bits(f) | (static_cast<std::uint32_t>(half & 0x8000u) << 16));
+}
+
+bool FitsHalf(float value) { return std::isfinite(value) && (FloatToHalf(value) & 0x7c00u) != 0x7c00u; }
+
+std::string StoredVector(const float* values, std::size_t count, VectorDtype dtype) {
+  if (dtype == VectorDtype::kFloat32) return std::string(reinterpret_cast<const char*>(values), count * 4);
+  std::string out(count * 2, '\0');
+  for (std::size_t k = 0; k < count; ++k) {
+    const std::uint16_t h = FloatToHalf(values[k]);
+    std::memcpy(out.data() + 2 * k, &h, 2);
+  }
+  return out;
+}
+
+std::string StoredFromRaw(std::string_view raw, VectorDtype dtype) {
+  if (dtype == VectorDtype::kFloat32) return std::string(raw);
+  std::vector<float> values(raw.size() / 4);
+  std::memcpy(values.data(), raw.data(), values.size() * 4);
+  return StoredVector(values.data(), values.size(), dtype);
+}
+
+std::vector<float> StoredToFloats(std::string_view stored, VectorDtype dtype) {
+  std::vector<float> values(stored.size() / DtypeBytes(dtype));
+  if (dtype == VectorDtype::kFloat32) {
+    std::memcpy(values.data(), stored.data(), values.size() * 4);
+    return values;
+  }
+  for (std::size_t k = 0; k < values.size(); ++k) {
+    std::uint16_t h;
+    std::memcpy(&h, stored.data() + 2 * k, 2);
+    values[k] = HalfToFloat(h);
+  }
+  return values;
+}
+
+std::string VectorDigest(std::string_view stored) { return Sha256Hex(stored); }
+
+std::string NpyHeader(std::uint64_t rows, std::uint32_t dim, VectorDtype dtype) {
+  std::string dict = "{'descr': '" + std::string(NpyDescr(dtype)) + "', 'fortran_order': False, 'shape': (" +
+                     std::to_string(rows) + ", " + std::to_string(dim) + "), }";
   std::string h = "\x93NUMPY";
   h += '\x01';
   h += '\x00';
@@ -165,8 +271,11 @@ Result<NpyShape> ParseNpyHeader(std::string_view p, const std::string& where) {
   if (!shaped) return bad("has a header pilot does not write (want a 2-D shape)");
   while (at < dict.size() && dict[at] == ' ') ++at;
   if (at != dict.size() - 1) return bad("has a header pilot does not write (want a 2-D shape)");
-  if (descr != "<f4")
-    return bad("has dtype '" + EscapeTerminal(descr) + "', not little-endian float32 '<f4'");
+  if (descr == "<f2") {
+    s.dtype = VectorDtype::kFloat16;
+  } else if (descr != "<f4") {
+    return bad("has dtype '" + EscapeTerminal(descr) + "', not little-endian float32 '<f4' or float16 '<f2'");
+  }
   if (order != "False") return bad("is in Fortran order, not C order");
   s.data_offset = 10u + len;
   return s;

@@ -158,10 +158,10 @@ Result<std::vector<float>> ReadRow(Side& side, std::uint64_t row, const std::str
   if (row >= side.shape.rows || side.shape.cols == 0 || side.shape.cols > limits::kEmbeddingDim) {
     return BadInput("the row of '" + id + "' is outside vectors.npy", where);
   }
-  std::vector<float> v(static_cast<std::size_t>(side.shape.cols));
-  PILOT_TRY(ReadExactAt(*side.vectors, side.shape.data_offset + row * side.shape.cols * 4,
-                        reinterpret_cast<char*>(v.data()), v.size() * 4));
-  return v;
+  std::string stored(static_cast<std::size_t>(side.shape.row_bytes()), '\0');
+  PILOT_TRY(
+      ReadExactAt(*side.vectors, side.shape.data_offset + row * stored.size(), stored.data(), stored.size()));
+  return StoredToFloats(stored, side.shape.dtype);
 }
 
 // What changed between the two runs: their parameters, the effective plan the run recorded,

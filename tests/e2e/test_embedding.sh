@@ -12,6 +12,20 @@ expect_in out "12 items, 10 accepted, 2 rejected"
 expect_in out "verify: ok"
 run_pilot 0 verify runs/embed
 expect_in runs/embed/bag-info.txt "Pilot-Folder-Kind: run"
+expect_in runs/embed/bag-info.txt "Pilot-Format-Version: 4"
+# Run format 4 stores the vectors once: no sidecar in the finished folder, and each accepted
+# result carries the sha256 of its row's bytes.
+test ! -e runs/embed/data/vectors.sidecar || fail "the finished folder still holds the vectors sidecar"
+"$PY" - runs/embed <<'PYEOF' || fail "a row's vector_sha256 is not the sha256 of its bytes"
+import hashlib, json, sys
+import numpy as np
+run = sys.argv[1]
+v = np.load(run + "/data/vectors.npy")
+for line in open(run + "/data/results.jsonl"):
+    r = json.loads(line)
+    if r["status"] == "accepted":
+        assert r["vector_sha256"] == hashlib.sha256(v[r["row"]].tobytes()).hexdigest(), r["id"]
+PYEOF
 
 check_vectors() {  # check_vectors RUN_DIR EXPECTED_ROWS
   "$PY" - "$1" "$2" <<'PYEOF'
@@ -61,6 +75,38 @@ test -f runs/part/data/vectors.sidecar || fail "the sidecar is missing after the
 test ! -e runs/part/data/vectors.npy || fail "vectors.npy exists before the run finished"
 run_pilot 0 resume runs/part
 cmp runs/part/data/vectors.npy runs/embed/data/vectors.npy || fail "resumed vectors differ from the straight run's"
+
+# vectors_dtype float16: '<f2' rows that numpy.load reads, each the float32 run's value rounded
+# to nearest even (numpy's own cast), in half the bytes; two shards merged give the same file.
+sed 's/"device": "auto",/"device": "auto", "vectors_dtype": "float16",/' proj/config/embed.json >proj/config/half.json
+run_pilot 0 run --params proj/config/half.json --runs-dir runs --run-id half
+expect_in out "verify: ok"
+"$PY" - runs/half runs/embed <<'PYEOF' || fail "the float16 vectors are not the float32 ones rounded"
+import hashlib, json, os, sys
+import numpy as np
+half, full = sys.argv[1], sys.argv[2]
+h = np.load(half + "/data/vectors.npy")
+f = np.load(full + "/data/vectors.npy")
+assert h.dtype == np.float16 and h.shape == f.shape, (h.dtype, h.shape, f.shape)
+assert h.tobytes() == f.astype(np.float16).tobytes(), "not numpy's round to nearest even"
+payload = lambda d: os.path.getsize(d + "/data/vectors.npy") - 128
+assert payload(half) * 2 == payload(full), (payload(half), payload(full))
+for line in open(half + "/data/results.jsonl"):
+    r = json.loads(line)
+    if r["status"] == "accepted":
+        assert r["vector_sha256"] == hashlib.sha256(h[r["row"]].tobytes()).hexdigest(), r["id"]
+PYEOF
+run_pilot 0 run --params proj/config/half.json --runs-dir runs --run-id half-merged --workers 2
+expect_in out "verify: ok"
+cmp runs/half/data/vectors.npy runs/half-merged/data/vectors.npy || fail "two float16 shards merged differ from one run"
+test ! -e runs/half-merged/data/vectors.sidecar || fail "the merged folder holds a sidecar"
+run_pilot 0 compare runs/embed runs/half
+expect_in out "vectors_dtype"
+sed 's/"device": "auto",/"device": "auto", "vectors_dtype": "float64",/' proj/config/embed.json >proj/config/f64.json
+run_pilot 2 run --params proj/config/f64.json --runs-dir runs --run-id f64
+expect_in err "vectors_dtype"
+expect_in err "must be float32 or float16"
+test ! -e runs/f64 || fail "a refused run left a folder"
 
 # verify catches a row changed and the bag consistently re-hashed.
 cp -a runs/embed tampered

@@ -1,4 +1,4 @@
-// Fuzzes ParseNpyHeader (the first bytes of data/vectors.npy): an ok shape is consistent
+// Fuzzes ParseNpyHeader (the first bytes of data/vectors.npy, float32 or float16): an ok shape is consistent
 // with the bytes it was parsed from, and the header pilot writes for it parses back to it.
 #include <cstddef>
 #include <cstdint>
@@ -32,18 +32,21 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // At most 18 digits each: no wrapped or saturated value.
   constexpr std::uint64_t kMaxDims = 999999999999999999ull;
   PILOT_FUZZ_CHECK(s.rows <= kMaxDims && s.cols <= kMaxDims);
-  // Only '<f4' in C order is accepted: the header says so.
+  // Only '<f4' or '<f2' in C order is accepted: the header says so, and the dtype is its.
   std::string_view header = prefix.substr(10, static_cast<std::size_t>(header_len));
-  PILOT_FUZZ_CHECK(header.find("'<f4'") != std::string_view::npos);
+  PILOT_FUZZ_CHECK(header.find(s.dtype == VectorDtype::kFloat16 ? "'<f2'" : "'<f4'") !=
+                   std::string_view::npos);
+  PILOT_FUZZ_CHECK(s.row_bytes() == s.cols * DtypeBytes(s.dtype));
   PILOT_FUZZ_CHECK(header.find("False") != std::string_view::npos);
   // The header pilot writes for this shape parses back to the same shape, its data 64-aligned.
   if (s.cols > 0 && s.cols <= std::numeric_limits<std::uint32_t>::max()) {
-    std::string written = NpyHeader(s.rows, static_cast<std::uint32_t>(s.cols));
+    std::string written = NpyHeader(s.rows, static_cast<std::uint32_t>(s.cols), s.dtype);
     PILOT_FUZZ_CHECK(written.size() % 64 == 0);
     auto again = ParseNpyHeader(written, "fuzz/roundtrip");
     PILOT_FUZZ_CHECK(again.ok());
     PILOT_FUZZ_CHECK(again.value().rows == s.rows);
     PILOT_FUZZ_CHECK(again.value().cols == s.cols);
+    PILOT_FUZZ_CHECK(again.value().dtype == s.dtype);
     PILOT_FUZZ_CHECK(again.value().data_offset == written.size());
     // ... and with data after it (what verify reads: the header and the file's first bytes).
     auto with_data = ParseNpyHeader(written + std::string(64, '\x7f'), "fuzz/roundtrip+data");

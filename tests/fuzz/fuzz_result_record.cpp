@@ -31,6 +31,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     PILOT_FUZZ_CHECK(a.confidence == b.confidence && a.reason == b.reason && a.detail == b.detail);
     PILOT_FUZZ_CHECK(a.model == b.model && a.latency_ms == b.latency_ms);
     PILOT_FUZZ_CHECK(a.dim == b.dim && a.row == b.row && a.vector_at == b.vector_at);
+    PILOT_FUZZ_CHECK(a.vector_sha256 == b.vector_sha256);
     PILOT_FUZZ_CHECK(a.expected == b.expected);
     PILOT_FUZZ_CHECK(a.tokens == b.tokens && a.truncated == b.truncated);
     if (journal) PILOT_FUZZ_CHECK(!a.expected);  // a label is never read from the journal
@@ -57,8 +58,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     PILOT_FUZZ_CHECK(r.accepted);
     PILOT_FUZZ_CHECK(*r.dim >= 1 && *r.dim <= limits::kEmbeddingDim);
   } else {
-    PILOT_FUZZ_CHECK(!r.row && !r.vector_at);
+    PILOT_FUZZ_CHECK(!r.row && !r.vector_at && !r.vector_sha256);
   }
+  // A row's digest: 64 lower-case hex digits, nothing else.
+  if (r.vector_sha256) PILOT_FUZZ_CHECK(pilot::fuzz::IsLowerHex64(*r.vector_sha256));
   constexpr auto kMaxCount = static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max());
   if (r.row) PILOT_FUZZ_CHECK(*r.row <= kMaxCount);
   if (r.vector_at) PILOT_FUZZ_CHECK(*r.vector_at <= kMaxCount);
@@ -77,6 +80,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   PILOT_FUZZ_CHECK(b.dim == r.dim);
   PILOT_FUZZ_CHECK(b.row == r.row);
   PILOT_FUZZ_CHECK(b.vector_at == r.vector_at);
+  PILOT_FUZZ_CHECK(b.vector_sha256 == r.vector_sha256);
   PILOT_FUZZ_CHECK(b.expected == r.expected);
   PILOT_FUZZ_CHECK(b.tokens == r.tokens && b.truncated == r.truncated);
   return 0;

@@ -358,7 +358,7 @@ hc_runfolder__verify_report_forged_journal_version_1() {
   sed -i '1s/"version":2/"version":1/' "$G/data/journal.jsonl"
   pyedit "$G/data/report.json" 'd["latency_ms"]["p95"] = 0.001'
   rehash "$G"
-  finding 'journal\.jsonl' 'is version 1, but the folder declares format 3'
+  finding 'journal\.jsonl' 'is version 1, but the folder declares format 4'
   verify_good
 }
 hc_runfolder__verify_report_md_forged() {
@@ -902,6 +902,63 @@ PYEOF
   rehash "$E"
   finding 'vectors\.npy|doc-0[12]'
   verify_egood
+}
+# Run format 4: the rows' digests, and no second copy of the vectors.
+hc_runfolder__verify_embed_vector_sha256_edited_everywhere() {
+  # doc-01's digest replaced by another in results.jsonl and in the journal alike, re-hashed:
+  # the two agree, but row 0 does not hash to it.
+  copy_run egood || return
+  local d
+  d=$(grep -o '"vector_sha256":"[0-9a-f]*"' "$E/data/results.jsonl" | head -1 | cut -d'"' -f4)
+  [ ${#d} = 64 ] || bad "egood's results carry no vector_sha256"
+  sed -i "s/$d/$(printf '%064d' 0)/" "$E/data/results.jsonl" "$E/data/journal.jsonl"
+  rehash "$E"
+  finding 'data/vectors\.npy' "row 0 is not the vector item 'doc-01''s vector_sha256"
+  verify_egood
+}
+hc_runfolder__verify_embed_vector_sha256_stripped() {
+  # Every digest removed from results.jsonl and the journal, re-hashed: run format 4 requires
+  # them.
+  copy_run egood || return
+  sed -i 's/,"vector_sha256":"[0-9a-f]*"//' "$E/data/results.jsonl" "$E/data/journal.jsonl"
+  rehash "$E"
+  finding 'doc-01' 'without the vector_sha256 that run format 4 requires'
+  verify_egood
+}
+hc_runfolder__verify_embed_vector_sha256_not_hex() {
+  # A digest of 64 characters that are not lower-case hex: the record is refused as such.
+  copy_run egood || return
+  sed -i '0,/"vector_sha256":"[0-9a-f]*"/s//"vector_sha256":"'"$(repeat 64 Z)"'"/' "$E/data/results.jsonl"
+  rehash "$E"
+  finding 'results\.jsonl' 'vector_sha256'
+  verify_egood
+}
+hc_runfolder__verify_embed_sidecar_planted() {
+  # A second copy of the vectors planted (and listed): format 4 stores them once.
+  copy_run egood || return
+  printf 'PILOTVEC\001\000\000\000\020\000\000\000' >"$E/data/vectors.sidecar"
+  rehash "$E"
+  finding 'data/vectors\.sidecar' 'keeps its vectors once'
+  verify_egood
+}
+hc_runfolder__verify_embed_npy_read_as_float16() {
+  # The float32 rows relabelled '<f2' with twice the rows, re-hashed: the dtype is not the
+  # parameters' (float32), whatever the shape says.
+  copy_run egood || return
+  npy_rewrite "$E/data/vectors.npy" "$(npy_dict '<f2' False '20, 16')"
+  rehash "$E"
+  finding 'data/vectors\.npy' "stores float16 \('<f2'\); the parameters' vectors_dtype is float32"
+  verify_egood
+}
+hc_runfolder__resume_embed_sidecar_gone_before_every_item() {
+  # The sidecar of an interrupted run removed and a .npy planted: only a run whose every item
+  # is journaled may finish from the .npy; this one is refused, untouched.
+  copy_run epart || return
+  rm "$EP/data/vectors.sidecar"
+  cp "$(dirname "$EP")/egood/data/vectors.npy" "$EP/data/vectors.npy" 2>/dev/null ||
+    printf '\223NUMPY\001\000' >"$EP/data/vectors.npy"
+  refused_embed 'vectors the journal recorded are lost'
+  hrun resume "$EP"
 }
 hc_runfolder__verify_embed_run_json_dim_zero() {
   copy_run egood || return
@@ -1454,7 +1511,7 @@ hc_runfolder__verify_merged_shard_journal_version_1() {
   sed -i '1s/"version":2/"version":1/' "$MG/data/shards/shard-1-of-2/journal.jsonl"
   pyedit "$MG/data/report.json" 'd["latency_ms"]["p95"] = 0.001'
   rehash "$MG"
-  finding 'shard-1-of-2/journal\.jsonl' 'is version 1, but the folder declares format 3'
+  finding 'shard-1-of-2/journal\.jsonl' 'is version 1, but the folder declares format 4'
   verify_mgood
 }
 hc_runfolder__verify_merged_shard_journal_edited() {

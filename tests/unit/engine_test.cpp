@@ -268,7 +268,8 @@ TEST_F(FolderKindTest, AnUnknownKindIsRefusedByVerifyResumeAndStatusNamingIt) {
   }
   EXPECT_TRUE(disagreement);
   // Both say archive: a kind this pilot does not know, refused (exit 2) rather than judged.
-  WriteText(dir_ / "bag-info.txt", "Pilot-Folder-Kind: archive\nPilot-Format-Version: 3\n");
+  WriteText(dir_ / "bag-info.txt",
+            "Pilot-Folder-Kind: archive\nPilot-Format-Version: " + std::to_string(kRunFormatVersion) + "\n");
   verified = VerifyFolder(RealFileSystem(), dir_, {});
   ASSERT_FALSE(verified.ok());
   EXPECT_EQ(verified.error().kind, ErrorKind::kBadInput);
@@ -284,7 +285,7 @@ TEST_F(FolderKindTest, AnUnknownKindIsRefusedByVerifyResumeAndStatusNamingIt) {
 }
 
 TEST_F(FolderKindTest, ANewerFormatIsRefusedNamingTheVersion) {
-  EditRunJson("\"format_version\": 3", "\"format_version\": 9");
+  EditRunJson("\"format_version\": " + std::to_string(kRunFormatVersion), "\"format_version\": 9");
   WriteText(dir_ / "bag-info.txt", "Pilot-Folder-Kind: run\nPilot-Format-Version: 9\n");
   auto verified = VerifyFolder(RealFileSystem(), dir_, {});
   ASSERT_FALSE(verified.ok());
@@ -293,7 +294,8 @@ TEST_F(FolderKindTest, ANewerFormatIsRefusedNamingTheVersion) {
 
 TEST_F(FolderKindTest, BagInfoDisagreeingWithRunJsonIsAFinding) {
   std::string info = ReadText(dir_ / "bag-info.txt");
-  info.replace(info.find("Pilot-Format-Version: 3"), 23, "Pilot-Format-Version: 1");
+  info.replace(info.find("Pilot-Format-Version: " + std::to_string(kRunFormatVersion)), 23,
+               "Pilot-Format-Version: 1");
   WriteText(dir_ / "bag-info.txt", info);
   auto r = VerifyRunFolder(RealFileSystem(), dir_, {});
   bool found = false;
@@ -439,6 +441,128 @@ TEST(Embedding, VectorsGoToNpyInManifestOrderOfTheAcceptedItems) {
   EXPECT_FALSE(run["plan"].contains("allowed_categories"));
 }
 
+// Run format 4: the vectors are stored once. The finished folder has no sidecar, and every
+// accepted result (and its journal record) carries the sha256 of its row's stored bytes.
+TEST(Embedding, VectorsAreStoredOnceWithEachRowsDigest) {
+  Fixture f(EmbeddingItems());
+  f.plan.params.allowed_categories.clear();
+  FakeStage stage(EmbeddingOutput(), 4);
+  auto out = ExecuteRun(RealFileSystem(), testing::SharedClock(), f.plan, stage);
+  ASSERT_TRUE(out.ok()) << out.error().ToString();
+  EXPECT_TRUE(out.value().verify.ok());
+  const fs::path dir = out.value().run_dir;
+  EXPECT_FALSE(fs::exists(dir / kVectorsSidecar));
+  const std::string npy = ReadText(dir / kVectorsNpy);
+  const std::size_t at = ParseNpyHeader(npy, "x").value().data_offset;
+  std::size_t accepted = 0;
+  for (const auto& r : Results(dir)) {
+    if (r["status"] != "accepted") {
+      EXPECT_FALSE(r.contains("vector_sha256"));
+      continue;
+    }
+    const std::string row = npy.substr(at + r["row"].get<std::size_t>() * 16, 16);
+    EXPECT_EQ(r["vector_sha256"], Sha256Hex(row)) << r["id"];
+    ++accepted;
+  }
+  EXPECT_EQ(accepted, 4u);
+  // The journal held the digest before the row existed.
+  const std::string journal = ReadText(dir / kJournal);
+  EXPECT_NE(journal.find("\"vector_sha256\":\"" + Sha256Hex(npy.substr(at, 16)) + "\""), std::string::npos);
+}
+
+// vectors_dtype float16: '<f2' rows, each value rounded to nearest even, half the bytes; an
+// item whose vector does not fit float16 is rejected, never stored as infinity.
+TEST(Embedding, Float16StoresHalfTheBytesAndRejectsWhatDoesNotFit) {
+  testing::Items items = EmbeddingItems();
+  items.push_back({"i", "hugevec w"});
+  Fixture f(items);
+  f.SetParams(R"({"manifest": "inputs/manifest.json", "stage": {"kind": "fake", "model": "model.bin"},
+                  "batch_size": 2, "vectors_dtype": "float16"})");
+  FakeStage stage(EmbeddingOutput(), 4);
+  auto out = ExecuteRun(RealFileSystem(), testing::SharedClock(), f.plan, stage);
+  ASSERT_TRUE(out.ok()) << out.error().ToString();
+  EXPECT_TRUE(out.value().verify.ok())
+      << (out.value().verify.findings.empty() ? "" : out.value().verify.findings[0].what);
+  const fs::path dir = out.value().run_dir;
+  const std::string npy = ReadText(dir / kVectorsNpy);
+  auto shape = ParseNpyHeader(npy, "x");
+  ASSERT_TRUE(shape.ok());
+  EXPECT_EQ(shape.value().dtype, VectorDtype::kFloat16);
+  EXPECT_EQ(npy.size(), shape.value().data_offset + 4 * 4 * 2);
+  auto results = Results(dir);
+  ASSERT_EQ(results.size(), 9u);
+  EXPECT_EQ(results[8]["reason"], "invalid_output");
+  EXPECT_NE(results[8]["detail"].get<std::string>().find("beyond float16's range"), std::string::npos);
+  for (const auto& r : results) {
+    if (r["status"] != "accepted") continue;
+    const std::size_t row = r["row"].get<std::size_t>();
+    const std::vector<float> want =
+        FakeStage::VectorOf(ReadText(f.inputs / (r["id"].get<std::string>() + ".txt")), 4);
+    const std::string stored = npy.substr(shape.value().data_offset + row * 8, 8);
+    EXPECT_EQ(stored, StoredVector(want.data(), want.size(), VectorDtype::kFloat16)) << r["id"];
+    EXPECT_EQ(r["vector_sha256"], Sha256Hex(stored));
+  }
+  auto md = ReadText(dir / kReportMarkdown);
+  EXPECT_NE(md.find("vectors_dtype"), std::string::npos);
+}
+
+TEST(Embedding, Float16IsRefusedForAStageWithoutVectors) {
+  Fixture f(EmbeddingItems());
+  f.SetParams(R"({"manifest": "inputs/manifest.json", "stage": {"kind": "fake", "model": "model.bin"},
+                  "allowed_categories": ["en"], "vectors_dtype": "float16"})");
+  FakeStage classifier;
+  auto refused = CheckStageFitsParams(classifier.Describe(), f.plan.params);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().where, "vectors_dtype");
+  EXPECT_NE(refused.error().what.find("applies only to a stage with vectors"), std::string::npos);
+  auto bad = ParseParams(
+      R"({"manifest": "m.json", "stage": {"kind": "k", "model": "m"}, "vectors_dtype": "bfloat16"})", "/tmp",
+      "params.json");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().what.find("vectors_dtype"), std::string::npos) << bad.error().what;
+  EXPECT_NE(bad.error().what.find("float32 or float16"), std::string::npos) << bad.error().what;
+}
+
+// A kill after finish removed the sidecar and before the bag was sealed: every item is
+// journaled and the .npy is whole, so resume finishes from the .npy, bit for bit.
+TEST(Embedding, AKillAfterTheSidecarWentIsFinishedFromTheNpy) {
+  Fixture f(EmbeddingItems());
+  f.plan.params.allowed_categories.clear();
+  FakeStage stage(EmbeddingOutput(), 4);
+  auto out = ExecuteRun(RealFileSystem(), testing::SharedClock(), f.plan, stage);
+  ASSERT_TRUE(out.ok());
+  const fs::path dir = out.value().run_dir;
+  const std::string npy = ReadText(dir / kVectorsNpy);
+  const std::string results = ReadText(dir / kResults);
+  // The state such a kill leaves: the bag not sealed, the results and reports about to be
+  // written again.
+  for (const char* bag : {"manifest-sha256.txt", "tagmanifest-sha256.txt", "bag-info.txt"})
+    fs::remove(dir / bag);
+  fs::remove(dir / kResults);
+  FakeStage second(EmbeddingOutput(), 4);
+  auto done = Resume(dir, second);
+  ASSERT_TRUE(done.ok()) << done.error().ToString();
+  EXPECT_TRUE(done.value().verify.ok());
+  EXPECT_EQ(ReadText(dir / kVectorsNpy), npy);
+  EXPECT_EQ(ReadText(dir / kResults), results);
+  EXPECT_TRUE(second.batch_sizes.empty());  // nothing processed again
+
+  // The same state with a row changed: finish refuses it, naming the item and the file.
+  for (const char* bag : {"manifest-sha256.txt", "tagmanifest-sha256.txt", "bag-info.txt"})
+    fs::remove(dir / bag);
+  std::string edited = npy;
+  edited[ParseNpyHeader(npy, "x").value().data_offset] ^= 1;
+  WriteText(dir / kVectorsNpy, edited);
+  FakeStage third(EmbeddingOutput(), 4);
+  auto refused = Resume(dir, third);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error().what.find("item 'a''s vector is not the one its journal record digested"),
+            std::string::npos)
+      << refused.error().what;
+  EXPECT_NE(refused.error().where.find("vectors.npy"), std::string::npos);
+  EXPECT_EQ(ReadText(dir / kVectorsNpy), edited);  // nothing overwritten
+}
+
 // Killed after 3 items, resumed in a fresh stage: vectors.npy is bit for bit the one of an
 // uninterrupted run, even when the sidecar holds vectors whose journal record never made it.
 TEST(Embedding, VectorsSurviveStopAndResumeBitForBit) {
@@ -550,6 +674,33 @@ TEST_F(EmbeddingVerify, AMissingRowOrAWrongDtypeIsAFinding) {
   EXPECT_TRUE(Has(VerifyRunFolder(RealFileSystem(), dir_, {}), "not what its header's shape"));
 }
 
+// Format 4's own findings: a result without its digest, a sidecar left in the folder, a
+// dtype other than the parameters ask for.
+TEST_F(EmbeddingVerify, AMissingDigestALeftSidecarOrAnotherDtypeIsAFinding) {
+  const std::string results = ReadText(dir_ / kResults);
+  std::string stripped = results;
+  const auto at = stripped.find(",\"vector_sha256\":\"");
+  ASSERT_NE(at, std::string::npos);
+  stripped.erase(at, 18 + 64 + 1);
+  WriteText(dir_ / kResults, stripped);
+  Rebag();
+  auto r = VerifyRunFolder(RealFileSystem(), dir_, {});
+  EXPECT_TRUE(Has(r, "accepted without the vector_sha256 that run format 4 requires"));
+  WriteText(dir_ / kResults, results);
+  WriteText(dir_ / kVectorsSidecar, SidecarHeader(4));
+  Rebag();
+  EXPECT_TRUE(Has(VerifyRunFolder(RealFileSystem(), dir_, {}), "keeps its vectors once"));
+  fs::remove(dir_ / kVectorsSidecar);
+  const std::string npy = ReadText(dir_ / kVectorsNpy);
+  const auto shape = ParseNpyHeader(npy, "x").value();
+  std::string halves = NpyHeader(shape.rows, 4, VectorDtype::kFloat16);
+  halves += StoredFromRaw(npy.substr(shape.data_offset), VectorDtype::kFloat16);
+  WriteText(dir_ / kVectorsNpy, halves);
+  Rebag();
+  EXPECT_TRUE(Has(VerifyRunFolder(RealFileSystem(), dir_, {}),
+                  "stores float16 ('<f2'); the parameters' vectors_dtype is float32"));
+}
+
 TEST_F(EmbeddingVerify, RowsOutOfManifestOrderAreAFinding) {
   std::string results = ReadText(dir_ / "data/results.jsonl");
   auto at = results.find("\"row\":0");
@@ -624,7 +775,7 @@ namespace pilot {
 namespace {
 
 // Two rows swapped and the bag re-hashed: every check of the file itself holds, but the rows
-// are no longer the vectors the run journaled for those ids.
+// are no longer the vectors the run journaled (and digested) for those ids.
 TEST(EmbeddingVerifyRows, SwappedRowsDifferFromTheJournaledVectors) {
   Fixture f(EmbeddingItems());
   f.plan.params.allowed_categories.clear();
@@ -642,8 +793,8 @@ TEST(EmbeddingVerifyRows, SwappedRowsDifferFromTheJournaledVectors) {
   auto r = VerifyRunFolder(RealFileSystem(), dir, {});
   bool row0_found = false, row1_found = false;
   for (const auto& x : r.findings) {
-    row0_found |= x.what.find("row 0 differs from item 'a'") != std::string::npos;
-    row1_found |= x.what.find("row 1 differs from item 'c'") != std::string::npos;
+    row0_found |= x.what.find("row 0 is not the vector item 'a''s vector_sha256") != std::string::npos;
+    row1_found |= x.what.find("row 1 is not the vector item 'c''s vector_sha256") != std::string::npos;
   }
   EXPECT_TRUE(row0_found && row1_found);
 }

@@ -47,9 +47,9 @@ TEST(FolderKinds, AKindOrFormatNotRegisteredIsRefusedNamingIt) {
       "the folder is of kind 'load', which this pilot cannot verify (it knows: run, shard, merged, sweep, "
       "adapt, calibration)");
   EXPECT_EQ(refused({kFolderKindRun, 9, true}),
-            "the folder is in run format 9, which this pilot cannot verify (it knows formats 1..3)");
+            "the folder is in run format 9, which this pilot cannot verify (it knows formats 1..4)");
   EXPECT_EQ(refused({kFolderKindShard, 1, true}),
-            "the folder is in shard format 1, which this pilot cannot verify (it knows formats 2..3)");
+            "the folder is in shard format 1, which this pilot cannot verify (it knows formats 2..4)");
   // A shard or an adaptation folder always declares itself: undeclared, it is not one pilot wrote.
   EXPECT_NE(refused({kFolderKindAdapt, 1, false}), "");
   EXPECT_NE(refused({kFolderKindMerged, kRunFormatVersion, false}), "");

@@ -83,6 +83,7 @@ BatchOutput FakeStage::Process(const std::vector<std::string_view>& texts) {
       o.vector = VectorOf(t, desc_.dim);
       if (word == "nanvec") o.vector[0] = std::nanf("");
       if (word == "shortvec") o.vector.pop_back();
+      if (word == "hugevec") o.vector[1] = 1e6f;  // finite, beyond float16's range
     } else if (word == "score5" || word == "nan") {
       o.ok = true;
       o.label = "en";

@@ -41,7 +41,8 @@ std::string ReadText(const std::filesystem::path& file);
 // starts with "fail" (or "oom": out of memory) fails as a whole, as a real model does;
 // "oombig" fails any batch of more than 2 with an out-of-memory; "itemfail" fails that item
 // alone; "low" gives confidence 0.1; "score5" claims a probability of 5.0 and "nan" a NaN;
-// "nanvec" puts a NaN in the vector and "shortvec" drops its last value.
+// "nanvec" puts a NaN in the vector, "hugevec" 1e6 (beyond float16) and "shortvec" drops its
+// last value.
 class FakeStage : public Stage {
  public:
   explicit FakeStage(const OutputKindSpec& output = ClassificationOutput(), std::size_t dim = 4);
