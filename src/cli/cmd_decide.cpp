@@ -23,8 +23,8 @@ namespace {
 
 struct DecideCliOptions {
   Common common;
-  std::string dir, doctor, compare, sweep, plan, inputs_root, decision, choose = "cheapest", expect,
-                                                                        expect_sweep;
+  std::string dir, doctor, compare, sweep, plan, calibration, inputs_root, decision,
+      choose = "cheapest", expect, expect_sweep, expect_calibration;
   std::vector<std::string> reasons;
   bool no_excerpts = false;
   std::size_t per_category = 2;
@@ -81,8 +81,15 @@ Result<DecideOptions> RequestFrom(const DecideCliOptions& o, const std::vector<s
     if (!sweep.ok()) return sweep.error();
     d.sweep = sweep.value();
   }
-  for (auto [given, into, option] : {std::tuple{&o.expect, &d.expect, "--expect"},
-                                     std::tuple{&o.expect_sweep, &d.expect_sweep, "--expect-sweep"}}) {
+  if (!o.calibration.empty()) {
+    auto calibration = ResolveGivenFolder(RealFileSystem(), o.calibration, "a calibration folder");
+    if (!calibration.ok()) return calibration.error();
+    d.calibration = calibration.value();
+  }
+  for (auto [given, into, option] :
+       {std::tuple{&o.expect, &d.expect, "--expect"},
+        std::tuple{&o.expect_sweep, &d.expect_sweep, "--expect-sweep"},
+        std::tuple{&o.expect_calibration, &d.expect_calibration, "--expect-calibration"}}) {
     if (given->empty()) continue;
     if (!IsSha256Hex(*given)) {
       return BadInput(std::string(option) + " takes a fingerprint: 64 lower-case hex digits", option,
@@ -195,9 +202,9 @@ int Execute(const DecideCliOptions& o, const std::vector<std::string>& argv) {
 
 void AddDecideCommand(CLI::App& app, int& exit_code, const std::vector<std::string>& argv) {
   auto o = std::make_shared<DecideCliOptions>();
-  CLI::App* cmd = app.add_subcommand(
-      "decide",
-      "Propose go / fix-env / revise-config from the evidence; record the person's decision with reasons");
+  CLI::App* cmd = app.add_subcommand("decide",
+                                     "Propose go / fix-env / revise-config / measure-first from the "
+                                     "evidence; record the person's decision with reasons");
   cmd->add_option("RUN_DIR", o->dir, "A finished run (or merged) folder")->required();
   cmd->add_option(
          "--decision", o->decision,
@@ -215,6 +222,12 @@ void AddDecideCommand(CLI::App& app, int& exit_code, const std::vector<std::stri
       "anything is proposed or recorded");
   cmd->add_option("--expect-sweep", o->expect_sweep,
                   "The --sweep folder's fingerprint as noted; another is refused");
+  cmd->add_option(
+      "--calibration", o->calibration,
+      "A calibration folder (`pilot calibrate`): verified in full; its record, and its doctor report "
+      "unless --doctor is given, are evidence");
+  cmd->add_option("--expect-calibration", o->expect_calibration,
+                  "The --calibration folder's fingerprint as noted when it was exported; another is refused");
   cmd->add_option("--choose", o->choose, "Which plan decision.md names: cheapest (default) or fastest")
       ->check(CLI::IsMember({"cheapest", "fastest"}));
   cmd->add_option("--inputs-root", o->inputs_root,
@@ -229,8 +242,9 @@ void AddDecideCommand(CLI::App& app, int& exit_code, const std::vector<std::stri
       "Without --decision: prints the proposal and the facts behind it, each with its file; writes nothing.\n"
       "fix-env: a doctor check failed or `requires` is unmet. revise-config: acceptance unmet, rejections\n"
       "the manifest does not expect, a comparison beyond tolerance, a sweep limit at or below the run's\n"
-      "batch size, or no rental plan fits. go: none of these (a comparison of several changes is a "
-      "warning).\n"
+      "batch size, or no rental plan fits. measure-first: the plan's rate or fit is assumed or measured\n"
+      "on another card, a sweep, plan or calibration covers another manifest, or no doctor ran on the\n"
+      "plan's card class. go: none of these (a comparison of several changes is a warning).\n"
       "With --decision and --reason: verifies the folder, copies each evidence file beside it\n"
       "(decision-N-<kind>.json, with its sha256), appends entry N to decisions.jsonl, regenerates\n"
       "decision.md (spot check, accepted, still to fix, plan, reasons), and updates tagmanifest-sha256.txt\n"

@@ -8,6 +8,7 @@
 
 #include "pilot/bag.h"
 #include "pilot/escape.h"
+#include "pilot/fleet/calibrate.h"
 #include "pilot/folder_files.h"
 #include "pilot/folder_kind.h"
 #include "pilot/hash.h"
@@ -943,6 +944,40 @@ void PlanBasisFacts(const Evidence& e, const std::string& choice, const std::str
   }
 }
 
+// A calibration folder: whether this folder is its pilot (or at least of its manifest), on which
+// device it measured, and whether a plan among the evidence was projected from it.
+void CalibrationFacts(const Evidence& e, const CalibrationRecord& c,
+                      const std::string& calibration_fingerprint, const std::string& fingerprint,
+                      const std::string& manifest_sha256, const std::vector<Evidence>& evidence,
+                      Facts& facts) {
+  const std::string on =
+      (c.device_name.empty() ? c.device : TruncateUtf8(c.device_name, 128) + " (" + c.device + ")") +
+      ", class " + c.device_class;
+  if (c.pilot_fingerprint == fingerprint) {
+    facts.Add("this folder is the pilot of the calibration (fingerprint " + calibration_fingerprint +
+                  "), measured on " + on,
+              e.source, "note");
+  } else if (c.manifest_sha256 != manifest_sha256) {
+    facts.Add("the calibration measured another manifest (" + c.manifest_sha256 + ") than this run's (" +
+                  manifest_sha256 + "): calibrate with this run's manifest first",
+              e.source, kDecisionMeasureFirst);
+  } else {
+    facts.Add("warning: the calibration's pilot is another folder (fingerprint " + c.pilot_fingerprint +
+                  ") of this run's manifest, measured on " + on,
+              e.source, "note");
+  }
+  for (const Evidence& p : evidence) {
+    if (p.kind != "plan") continue;
+    const nlohmann::json& basis = MemberOrNull(p.doc, "basis");
+    if (MemberOrNull(basis, "fingerprint") != calibration_fingerprint) {
+      facts.Add("warning: the plan was projected from another folder (fingerprint " +
+                    TruncateUtf8(JsonValueText(MemberOrNull(basis, "fingerprint")), 64) +
+                    ") than this calibration",
+                p.source, "note");
+    }
+  }
+}
+
 void SweepFacts(const Evidence& e, const RecordedSettings& run, const std::string& manifest_sha256,
                 Facts& facts) {
   if (e.manifest_sha256 != manifest_sha256) {
@@ -1407,6 +1442,49 @@ class Decider {
 
     if (o_.expect_sweep && !o_.sweep)
       return BadInput("--expect-sweep checks the --sweep folder: give --sweep DIR", "--expect-sweep");
+    if (o_.expect_calibration && !o_.calibration) {
+      return BadInput("--expect-calibration checks the --calibration folder: give --calibration DIR",
+                      "--expect-calibration");
+    }
+    if (o_.calibration) PILOT_TRY(ReadCalibrationEvidence(*o_.calibration));
+    return {};
+  }
+
+  // The first rented hour's folder as evidence: verified in full, nested folders and all (and
+  // against --expect-calibration), then its record, and its doctor report unless --doctor gave
+  // one.
+  Status ReadCalibrationEvidence(const fs::path& dir) {
+    auto kind = ReadFolderKind(fsys_, dir);
+    if (!kind.ok() || kind.value().kind != kFolderKindCalibration) {
+      return BadInput("not a calibration folder", dir.string(), "give the folder `pilot calibrate` wrote");
+    }
+    VerifyOptions options;
+    options.expect_fingerprint = o_.expect_calibration;
+    auto verified = VerifyFolder(fsys_, dir, options);
+    if (!verified.ok()) return verified.error();
+    if (!verified.value().ok()) {
+      const Finding& f = verified.value().findings.front();
+      return BadInput("the calibration folder fails verification (" +
+                          std::to_string(verified.value().findings.size()) + " findings; first: " + f.check +
+                          " " + f.where + ": " + f.what + ")",
+                      dir.string(), "pilot verify " + dir.string());
+    }
+    auto record = ReadCalibrationRecord(fsys_, dir);
+    if (!record.ok()) return record.error();
+    auto e = ReadEvidence(fsys_, "calibration", dir / kRunRecord);
+    if (!e.ok()) return e.error();
+    e.value().source = dir.string();
+    e.value().note = "the calibration folder's fingerprint " + verified.value().fingerprint;
+    e.value().manifest_sha256 = record.value().manifest_sha256;
+    calibration_ = record.value();
+    calibration_fingerprint_ = verified.value().fingerprint;
+    evidence_.push_back(std::move(e.value()));
+    if (o_.doctor) return {};
+    auto doctor = ReadEvidence(fsys_, "doctor", dir / kCalibrationDoctor);
+    if (!doctor.ok()) return doctor.error();
+    PILOT_TRY(CheckEvidence(doctor.value()));
+    doctor.value().note = "the doctor report of the calibration folder " + verified.value().fingerprint;
+    evidence_.push_back(std::move(doctor.value()));
     return {};
   }
 
@@ -1628,6 +1706,10 @@ class Decider {
                        facts_);
       }
       if (e.kind == "sweep") SweepFacts(e, record_.settings, record_.manifest_sha256, facts_);
+      if (e.kind == "calibration" && calibration_) {
+        CalibrationFacts(e, *calibration_, calibration_fingerprint_, out_.previous_fingerprint,
+                         record_.manifest_sha256, evidence_, facts_);
+      }
     }
     out_.proposal = facts_.Any(kDecisionFixEnv)         ? kDecisionFixEnv
                     : facts_.Any(kDecisionReviseConfig) ? kDecisionReviseConfig
@@ -1957,6 +2039,8 @@ class Decider {
   const fs::path& dir_;
   const DecideOptions& o_;
   std::vector<Evidence> evidence_;
+  std::optional<CalibrationRecord> calibration_;  // --calibration's record, verified
+  std::string calibration_fingerprint_;
   DecideOutcome out_;
   std::optional<RunLock> lock_;
   std::string run_text_;  // run.json as verified, for plan's reader when a plan is evidence

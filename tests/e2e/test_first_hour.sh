@@ -3,7 +3,8 @@
 # pilot, sweep in one calibration folder) with the CPU standing in for the card, the folder
 # exported off the "machine" with its fingerprint, `plan --from` it against the stand-in price
 # row (rate and memory measured, no --assume-scaling), and `decide` on a copy of its pilot:
-# go, beside a plan from an assumed rate, which decide will not call go. Then what must be
+# go, beside a plan from an assumed rate, which decide will not call go; decide with the
+# calibration folder itself as evidence, checked against its fingerprint. Then what must be
 # refused: an --out that exists or lies in a pilot folder, a doctor that fails (nothing
 # assembled; the report and logs kept), a nested folder or the record edited and re-hashed, a
 # nested folder swapped for a link, and a wrong --expect.
@@ -92,6 +93,37 @@ expect_in "$WORK/out" "the plan was measured by the calibration whose pilot this
 expect_in "$WORK/out" "is a stand-in row of the price file"
 run_pilot 0 verify "$WORK/pilot"
 run_pilot 0 verify "$WORK/copied" --expect "$fp"  # the calibration is untouched
+# The calibration folder itself as evidence, checked against its fingerprint: its record and
+# its doctor report (no --doctor) are copied beside the decision.
+run_pilot 0 export "$WORK/copied/data/pilot" "$WORK/pilot2"
+run_pilot 0 decide "$WORK/pilot2" --calibration "$WORK/copied" --expect-calibration "$fp" \
+  --plan "$WORK/plan-measured.json" --decision go --reason "the calibration, checked against its fingerprint"
+expect_in "$WORK/out" "proposal: go"
+expect_in "$WORK/out" "this folder is the pilot of the calibration (fingerprint $fp), measured on $cpu (cpu), class cpu"
+expect_not_in "$WORK/out" "measure on one"
+for f in decision-1-calibration.json decision-1-doctor.json decision-1-plan.json; do
+  [ -f "$WORK/pilot2/$f" ] || fail "decide did not keep $f"
+done
+cmp "$WORK/pilot2/decision-1-calibration.json" "$WORK/copied/data/run.json" || fail "the calibration's record was not kept as it is"
+cmp "$WORK/pilot2/decision-1-doctor.json" "$WORK/copied/data/doctor.json" || fail "the calibration's doctor report was not kept as it is"
+run_pilot 0 verify "$WORK/pilot2"
+# Another fingerprint, no calibration to check, a folder of another kind, a pilot of another
+# manifest: refused (exit 2, nothing written) or measure-first.
+before=$(tree_sum "$WORK/pilot")
+run_pilot 2 decide "$WORK/pilot" --calibration "$WORK/copied" --expect-calibration "$(printf '0%.0s' $(seq 64))" \
+  --decision go --reason x
+expect_in "$WORK/err" "the calibration folder fails verification"
+expect_in "$WORK/err" "fingerprint"
+run_pilot 2 decide "$WORK/pilot" --expect-calibration "$fp"
+expect_in "$WORK/err" "--expect-calibration checks the --calibration folder"
+run_pilot 2 decide "$WORK/pilot" --calibration "$WORK/copied/data/pilot"
+expect_in "$WORK/err" "not a calibration folder"
+[ "$(tree_sum "$WORK/pilot")" = "$before" ] || fail "a refused decide changed the folder"
+run_pilot 0 run --params config/embed.json --runs-dir "$WORK/runs" --run-id other --device cpu
+run_pilot 0 decide "$WORK/runs/other" --calibration "$WORK/copied" --plan "$WORK/plan-assumed.json"
+expect_in "$WORK/out" "proposal: measure-first"
+expect_in "$WORK/out" "the calibration measured another manifest"
+expect_in "$WORK/out" "the plan was projected from another folder"
 
 # 5. Refused, nothing written: an --out that exists, one inside a pilot folder.
 before=$(tree_sum "$WORK/cal")

@@ -217,6 +217,31 @@ hc_evidence__decide_expect_sweep_wrong_fingerprint() {
   guard "$C/$G"
   hrun decide "$G" --sweep runs/sgood --expect-sweep "$(repeat 64 0)"
 }
+hc_evidence__decide_calibration_is_a_run_relabelled() {
+  # A run folder relabelled as a calibration (bag-info.txt and run.json, re-hashed): judged as
+  # a calibration, whose record and nested folders it lacks: refused (exit 2), never trusted.
+  copy_run good || return
+  cp -a "$C/$G" "$C/fakecal"
+  sed -i 's/^Pilot-Folder-Kind: run$/Pilot-Folder-Kind: calibration/; s/^Pilot-Format-Version: .*$/Pilot-Format-Version: 1/' "$C/fakecal/bag-info.txt"
+  python3 - "$C/fakecal/data/run.json" <<'EOF'
+import json, sys
+d = json.load(open(sys.argv[1])); d["folder_kind"] = "calibration"; d["format_version"] = 1
+open(sys.argv[1], "w").write(json.dumps(d, indent=2) + "\n")
+EOF
+  rehash "$C/fakecal"
+  want_rc 2; want_err 'fakecal'
+  guard "$C/$G"
+  hrun decide "$G" --calibration fakecal --decision go --reason x
+}
+hc_evidence__decide_calibration_is_a_run_through_a_link() {
+  # --calibration naming a link to the run folder itself: resolved as the given path is, then
+  # refused by its kind (exit 2), the folder untouched.
+  copy_run good || return
+  ln -s "$C/$G" "$C/linkcal"
+  want_rc 2; want_err 'not a calibration folder'
+  guard "$C/$G"
+  hrun decide "$G" --calibration linkcal --decision go --reason x
+}
 hc_evidence__decide_expect_right_fingerprints() {
   copy_run good || return
   copy_run sgood || return

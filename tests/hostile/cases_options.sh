@@ -66,7 +66,8 @@ hc_options__verify_inputs_root_empty_with_a_changed_input() {
 hc_options__decide_evidence_options_empty() {
   copy_run good || return
   local opt
-  for opt in --doctor --compare --plan --sweep --inputs-root --expect --expect-sweep; do
+  for opt in --doctor --compare --plan --sweep --calibration --inputs-root --expect --expect-sweep \
+    --expect-calibration; do
     aux decide "$G" "$opt" '' --decision go --reason x
     [ "$AUX_RC" = 2 ] && grep -q -- "$opt: is empty" "$AUX_ERR" || bad "decide $opt '': exit $AUX_RC, $(head -c 200 "$AUX_ERR")"
   done

@@ -52,7 +52,10 @@ struct DecideOptions {
   std::optional<std::filesystem::path> compare;  // compare.json
   std::optional<std::filesystem::path> sweep;    // a sweep folder
   std::optional<std::filesystem::path> plan;     // `pilot plan --out` JSON
-  std::string plan_choice = "cheapest";          // cheapest | fastest: the plan decision.md names
+  // A calibration folder (`pilot calibrate`): verified in full (with expect_calibration), its
+  // record and, unless `doctor` is given, its doctor report taken as evidence.
+  std::optional<std::filesystem::path> calibration;
+  std::string plan_choice = "cheapest";  // cheapest | fastest: the plan decision.md names
   // Spot check: a seeded sample of accepted items per category and every rejected item, each
   // with an excerpt of its input (read from inputs_root, or the root the run recorded).
   bool excerpts = true;
@@ -68,6 +71,7 @@ struct DecideOptions {
   // check).
   std::optional<std::string> expect;
   std::optional<std::string> expect_sweep;
+  std::optional<std::string> expect_calibration;
   // Told each phase as it begins; polled while reading and before the first write (true:
   // stop, with nothing written). Once writing has begun, the decision is finished first.
   std::function<void(DecidePhase)> on_phase;
