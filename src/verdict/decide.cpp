@@ -945,7 +945,7 @@ void PlanBasisFacts(const Evidence& e, const std::string& choice, const std::str
 }
 
 // A calibration folder: whether this folder is its pilot (or at least of its manifest), on which
-// device it measured, and whether a plan among the evidence was projected from it.
+// device it measured, and whether a plan among the evidence was projected from it (or its pilot).
 void CalibrationFacts(const Evidence& e, const CalibrationRecord& c,
                       const std::string& calibration_fingerprint, const std::string& fingerprint,
                       const std::string& manifest_sha256, const std::vector<Evidence>& evidence,
@@ -968,11 +968,11 @@ void CalibrationFacts(const Evidence& e, const CalibrationRecord& c,
   }
   for (const Evidence& p : evidence) {
     if (p.kind != "plan") continue;
-    const nlohmann::json& basis = MemberOrNull(p.doc, "basis");
-    if (MemberOrNull(basis, "fingerprint") != calibration_fingerprint) {
+    // From the calibration, or from its pilot (a plan from the pilot folder alone), is its own.
+    const nlohmann::json& basis_print = MemberOrNull(MemberOrNull(p.doc, "basis"), "fingerprint");
+    if (basis_print != calibration_fingerprint && basis_print != c.pilot_fingerprint) {
       facts.Add("warning: the plan was projected from another folder (fingerprint " +
-                    TruncateUtf8(JsonValueText(MemberOrNull(basis, "fingerprint")), 64) +
-                    ") than this calibration",
+                    TruncateUtf8(JsonValueText(basis_print), 64) + ") than this calibration or its pilot",
                 p.source, "note");
     }
   }

@@ -120,10 +120,16 @@ run_pilot 2 decide "$WORK/pilot" --calibration "$WORK/copied/data/pilot"
 expect_in "$WORK/err" "not a calibration folder"
 [ "$(tree_sum "$WORK/pilot")" = "$before" ] || fail "a refused decide changed the folder"
 run_pilot 0 run --params config/embed.json --runs-dir "$WORK/runs" --run-id other --device cpu
-run_pilot 0 decide "$WORK/runs/other" --calibration "$WORK/copied" --plan "$WORK/plan-assumed.json"
+run_pilot 0 plan --from "$WORK/runs/other" --corpus-items 10 --prices config/prices.stand-in.json --out "$WORK/plan-other.json"
+run_pilot 0 decide "$WORK/runs/other" --calibration "$WORK/copied" --plan "$WORK/plan-other.json"
 expect_in "$WORK/out" "proposal: measure-first"
 expect_in "$WORK/out" "the calibration measured another manifest"
 expect_in "$WORK/out" "the plan was projected from another folder"
+# A plan from the calibration's pilot folder alone is the calibration's own (no such warning);
+# its assumed rate is measure-first all the same.
+run_pilot 0 decide "$WORK/pilot" --calibration "$WORK/copied" --plan "$WORK/plan-assumed.json"
+expect_in "$WORK/out" "proposal: measure-first"
+expect_not_in "$WORK/out" "projected from another folder"
 
 # 5. Refused, nothing written: an --out that exists, one inside a pilot folder.
 before=$(tree_sum "$WORK/cal")
