@@ -882,7 +882,7 @@ class Verifier {
       return;
     }
     const NpyShape& s = shape.value();
-    const std::string_view want_dtype = once ? params_dtype : "float32";
+    const std::string want_dtype = once ? params_dtype : std::string("float32");
     if (VectorDtypeName(s.dtype) != want_dtype) {
       Add("vectors", kVectorsNpy,
           "stores " + std::string(VectorDtypeName(s.dtype)) + " ('" + std::string(NpyDescr(s.dtype)) +
