@@ -350,7 +350,9 @@ class Verifier {
       if (rec.ok()) rec.value().expected = r.expected;  // judged against the manifest (JudgeOutcome)
       if (rec.ok() && rec.value().dim) {
         // The journal points into the sidecar; results.jsonl carries the row numbered at finish.
-        if (rec.value().vector_at && r.row) v.rows_.push_back({*r.row, *rec.value().vector_at, r.id});
+        // (Kept for CompareWithSidecar, which only a folder before format 4 has a sidecar for.)
+        if (rec.value().vector_at && r.row && v.run_ && v.run_->format_version < 4)
+          v.rows_.push_back({*r.row, *rec.value().vector_at, r.id});
         rec.value().vector_at.reset();
         rec.value().row = r.row;
         // A record journaled by a pilot before format 4 (a run resumed by a later one) carries
@@ -719,9 +721,10 @@ class Verifier {
                        '\0');
       if (!ReadExactAt(*opened.value(), 0, head.data(), head.size()).ok()) return;
       auto shape = ParseNpyHeader(head, kVectorsNpy);
+      const std::uint64_t size = opened.value()->size();
       if (!shape.ok() || shape.value().cols == 0 ||
-          opened.value()->size() !=
-              shape.value().data_offset + shape.value().rows * shape.value().row_bytes()) {
+          shape.value().rows > (size / DtypeBytes(shape.value().dtype)) / shape.value().cols ||
+          size != shape.value().data_offset + shape.value().rows * shape.value().row_bytes()) {
         return;
       }
       d.shape = shape.value();

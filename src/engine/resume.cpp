@@ -64,6 +64,44 @@ bool Exists(FileSystem& fsys, const fs::path& p) {
   return st.ok() && st.value().exists;
 }
 
+// The .npy a finish wrote before its sidecar went, checked before resume writes anything: the
+// shape, dtype and size of every accepted row (the parameters' copy says the dtype). Each
+// row's digest is checked as finish reads it back.
+Status CheckWholeNpy(FileSystem& fsys, const fs::path& run_dir, const JournalState& journal,
+                     std::uint32_t dim) {
+  const fs::path file = run_dir / kVectorsNpy;
+  const std::string hint =
+      "the vectors sidecar is gone and the .npy is damaged; the run folder cannot be finished";
+  auto params_text = ReadCapped(fsys, run_dir / kParamsCopy, limits::kParamsBytes, "parameters' copy");
+  if (!params_text.ok()) return params_text.error();
+  auto params = ParseParams(params_text.value(), run_dir, (run_dir / kParamsCopy).string());
+  if (!params.ok()) return params.error();
+  auto in = fsys.OpenRead(file, /*follow_symlinks=*/false);
+  if (!in.ok()) return in.error();
+  const std::uint64_t size = in.value()->size();
+  std::string head(static_cast<std::size_t>(std::min<std::uint64_t>(size, limits::kNpyHeaderBytes + 10)),
+                   '\0');
+  PILOT_TRY(ReadExactAt(*in.value(), 0, head.data(), head.size()));
+  auto shape = ParseNpyHeader(head, file.string());
+  if (!shape.ok()) {
+    Error e = shape.error();
+    e.hint = hint;
+    return e;
+  }
+  const NpyShape& s = shape.value();
+  const bool sized = s.cols == dim && s.rows == journal.accepted &&
+                     s.rows <= (size / DtypeBytes(s.dtype)) / std::max<std::uint64_t>(1, s.cols) &&
+                     size == s.data_offset + s.rows * s.row_bytes();
+  if (!sized || VectorDtypeName(s.dtype) != params.value().vectors_dtype) {
+    return BadInput("holds " + std::to_string(s.rows) + " rows of " + std::to_string(s.cols) + " " +
+                        std::string(VectorDtypeName(s.dtype)) + " in " + std::to_string(size) +
+                        " bytes; the journal accepted " + std::to_string(journal.accepted) +
+                        " items of dim " + std::to_string(dim) + " in " + params.value().vectors_dtype,
+                    file.string(), hint);
+  }
+  return {};
+}
+
 // An embedding run's vectors sidecar must hold every vector the journal points at, under
 // the id it points at, before anything is written: a resume that found out later would
 // have appended to a folder it cannot finish. Reads only.
@@ -94,7 +132,7 @@ Status CheckSidecar(FileSystem& fsys, const fs::path& run_dir, const JournalStat
   // finish reads back, row by row against the journal's digests.
   if (!stat.value().exists && journal.done.size() == journal.header.items) {
     auto npy = fsys.LinkStat(run_dir / kVectorsNpy);
-    if (npy.ok() && npy.value().regular) return {};
+    if (npy.ok() && npy.value().regular) return CheckWholeNpy(fsys, run_dir, journal, dim);
   }
   const std::uint64_t size = stat.value().exists ? stat.value().size : 0;
   if (size < journal.vectors_end) {

@@ -1454,6 +1454,13 @@ class Decider {
   // against --expect-calibration), then its record, and its doctor report unless --doctor gave
   // one.
   Status ReadCalibrationEvidence(const fs::path& dir) {
+    // Recording into the calibration's own pilot would change the calibration's bag: refused.
+    const std::string inside = dir_.lexically_relative(dir).string();
+    if (!inside.empty() && inside != "." && inside.rfind("..", 0) != 0) {
+      return BadInput("lies inside the --calibration folder, whose bag it would change", dir_.string(),
+                      "export the calibration's pilot first (pilot export " +
+                          (dir / kCalibrationPilot).string() + " DEST) and decide on that copy");
+    }
     auto kind = ReadFolderKind(fsys_, dir);
     if (!kind.ok() || kind.value().kind != kFolderKindCalibration) {
       return BadInput("not a calibration folder", dir.string(), "give the folder `pilot calibrate` wrote");

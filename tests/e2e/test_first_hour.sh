@@ -118,6 +118,10 @@ run_pilot 2 decide "$WORK/pilot" --expect-calibration "$fp"
 expect_in "$WORK/err" "--expect-calibration checks the --calibration folder"
 run_pilot 2 decide "$WORK/pilot" --calibration "$WORK/copied/data/pilot"
 expect_in "$WORK/err" "not a calibration folder"
+before_cal=$(tree_sum "$WORK/copied")
+run_pilot 2 decide "$WORK/copied/data/pilot" --calibration "$WORK/copied" --decision go --reason x
+expect_in "$WORK/err" "lies inside the --calibration folder"
+[ "$(tree_sum "$WORK/copied")" = "$before_cal" ] || fail "a refused decide changed the calibration"
 [ "$(tree_sum "$WORK/pilot")" = "$before" ] || fail "a refused decide changed the folder"
 run_pilot 0 run --params config/embed.json --runs-dir "$WORK/runs" --run-id other --device cpu
 run_pilot 0 plan --from "$WORK/runs/other" --corpus-items 10 --prices config/prices.stand-in.json --out "$WORK/plan-other.json"

@@ -547,6 +547,20 @@ TEST(Embedding, AKillAfterTheSidecarWentIsFinishedFromTheNpy) {
   EXPECT_EQ(ReadText(dir / kResults), results);
   EXPECT_TRUE(second.batch_sizes.empty());  // nothing processed again
 
+  // The same state with the .npy cut short (a partial copy): refused before anything is
+  // written, the journal as it was.
+  for (const char* bag : {"manifest-sha256.txt", "tagmanifest-sha256.txt", "bag-info.txt"})
+    fs::remove(dir / bag);
+  WriteText(dir / kVectorsNpy, npy.substr(0, npy.size() - 3));
+  const std::string journal = ReadText(dir / kJournal);
+  auto cut = PrepareResume(RealFileSystem(), dir);
+  ASSERT_FALSE(cut.ok());
+  EXPECT_EQ(cut.error().kind, ErrorKind::kBadInput);
+  EXPECT_NE(cut.error().hint.find("the vectors sidecar is gone and the .npy is damaged"), std::string::npos)
+      << cut.error().ToString();
+  EXPECT_EQ(ReadText(dir / kJournal), journal);
+  EXPECT_FALSE(fs::exists(dir / ".lock"));
+
   // The same state with a row changed: finish refuses it, naming the item and the file.
   for (const char* bag : {"manifest-sha256.txt", "tagmanifest-sha256.txt", "bag-info.txt"})
     fs::remove(dir / bag);
