@@ -18,11 +18,11 @@
 #include <string_view>
 #include <vector>
 
+#include "pilot/results.h"
 #include "pilot/status.h"
 
 namespace pilot {
 
-struct ResultRecord;
 struct Report;
 
 // One input's outcome from a stage. What a valid one carries is the kind's business.
@@ -39,6 +39,8 @@ struct ItemOutput {
   std::vector<float> scores;  // the probability of every label (for device comparisons)
   // a kind with vectors
   std::vector<float> vector;
+  // a kind that generates (`tokens` is then the prompt's length)
+  std::optional<Completion> completion;
 };
 
 // What judging an item needs from the stage and the parameters, fixed for a run.
@@ -48,6 +50,8 @@ struct OutputRules {
   double min_confidence = 0;
   std::vector<std::string> allowed;  // allowed_categories (a kind with labels: required)
   bool vectors_float16 = false;      // vectors_dtype float16: a value beyond its range is refused
+  std::uint64_t max_new_tokens = 0;  // a kind that generates: the parameters' generation.max_new_tokens
+  std::uint64_t vocab = 0;           // a kind that generates: the model's vocabulary (ids below it)
 };
 
 // A valid output the harness will not accept: the reason (pilot/reasons.h) and its detail.
@@ -61,6 +65,8 @@ struct AcceptedRules {
   std::uint32_t dim = 0;                           // run.json's plan.dim (a kind with vectors)
   const std::set<std::string>* allowed = nullptr;  // the parameters' allowed_categories
   std::uint64_t accepted_before = 0;               // items accepted ahead of it, in manifest order
+  // A kind that generates: run.json's plan.generation.max_new_tokens and plan.model_contract.vocab.
+  std::uint64_t max_new_tokens = 0, vocab = 0;
 };
 
 // Compare: how two runs' accepted outputs of one id differ ("category", "confidence",
@@ -99,9 +105,11 @@ struct OutputKindSpec {
   const char* name;
   // What an accepted item carries, which the workflows read (merge joins them, compare
   // measures their agreement, verify recounts them):
-  bool labels;   // a category the model declared, with its probability: allowed_categories,
-                 // min_confidence and the labelled items' accuracy apply
-  bool vectors;  // a float32 row of the model's `dim` in data/vectors.npy
+  bool labels;     // a category the model declared, with its probability: allowed_categories,
+                   // min_confidence and the labelled items' accuracy apply
+  bool vectors;    // a float32 row of the model's `dim` in data/vectors.npy
+  bool generates;  // a completion decoded under the parameters' `generation` (required for it,
+                   // refused for any other kind)
   // Judges a valid output (ok): nullopt, with the accepted fields set on `accepted`, or why
   // the harness rejects it.
   std::optional<OutputRejection> (*judge)(const ItemOutput& out, const OutputRules& rules,
@@ -129,5 +137,6 @@ std::string OutputKindChoices();
 // The registered kinds, for the stages that produce them (a stage knows its output).
 const OutputKindSpec& ClassificationOutput();
 const OutputKindSpec& EmbeddingOutput();
+const OutputKindSpec& GenerationOutput();
 
 }  // namespace pilot

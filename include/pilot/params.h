@@ -40,6 +40,25 @@ struct StageParams {
   std::optional<TokenizerParams> tokenizer;
 };
 
+// `generation`: how a generator stage decodes (docs/generation.md, "Settings"). Greedy decoding
+// alone is implemented: a temperature above 0 (sampling) is refused when the parameters are read.
+struct GenerationSettings {
+  std::uint64_t max_new_tokens = 0;          // required, 1..kMaxNewTokens
+  double temperature = 0;                    // 0: greedy
+  std::uint64_t top_k = 0;                   // 0: no cut (applies only to sampling)
+  double top_p = 1;                          // 1: no cut (applies only to sampling)
+  std::vector<std::string> stop;             // stop strings: the completion ends before the first one
+  std::vector<std::int64_t> stop_token_ids;  // besides the model's own eos_token_ids
+  std::uint64_t seed = 0;                    // default: the parameters' seed
+};
+inline constexpr std::uint64_t kMaxNewTokens = 1u << 15;
+// The parameters' key of those settings (the same word as the output kind's name: this one
+// declaration is the layering lint's exemption).
+inline constexpr const char* kGenerationParamsKey = "generation";
+inline constexpr std::size_t kMaxStopStrings = 16, kMaxStopStringBytes = 256, kMaxStopTokenIds = 64;
+// What run.json records of them, in this order.
+nlohmann::ordered_json GenerationToJson(const GenerationSettings& g);
+
 struct Acceptance {
   std::optional<double> min_accuracy;  // on items with `expected`, 0..1
   // The lowest recall of any label the labelled items expect, 0..1: a class never predicted
@@ -82,6 +101,8 @@ struct Params {
   // An embedding stage's data/vectors.npy: float32 ('<f4') or float16 ('<f2', half the bytes;
   // an item with a value beyond float16's range is rejected as invalid_output).
   std::string vectors_dtype = "float32";
+  // A generator stage's settings: required for one, refused for any other stage.
+  std::optional<GenerationSettings> generation;
   Acceptance acceptance;
   Requires requires_;
   // A finished sweep folder whose recommended batch size per length group the run uses

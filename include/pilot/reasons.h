@@ -21,6 +21,8 @@ inline constexpr std::string_view kDeviceOutOfMemory = "device_out_of_memory";
 inline constexpr std::string_view kInvalidOutput = "invalid_output";
 // The text takes more tokens than stage.tokenizer.max_length, with truncation "reject".
 inline constexpr std::string_view kTooManyTokens = "too_many_tokens";
+// A generator's prompt whose tokens plus generation.max_new_tokens exceed the model's context.
+inline constexpr std::string_view kPromptTooLong = "prompt_too_long";
 
 const std::vector<std::string_view>& All();
 bool IsKnown(std::string_view code);

@@ -65,6 +65,23 @@ struct TokenFigures {
   double tokens_per_second = 0;
 };
 
+// A generator's figures, from its accepted records (docs/generation.md, "The report").
+struct GenerationFigures {
+  std::size_t items = 0;  // accepted completions
+  std::uint64_t prompt_tokens = 0, completion_tokens = 0;
+  std::map<std::string, std::size_t> finish_reasons;
+  double prefill_ms = 0, decode_ms = 0;  // the records' shares summed: the model's time
+  double ttft_p50 = 0, ttft_p90 = 0, ttft_p99 = 0;
+  std::size_t tpot_samples = 0;  // completions of two tokens or more
+  double tpot_p50 = 0, tpot_p90 = 0, tpot_p99 = 0;
+  std::uint64_t kv_cache_bytes_max = 0;  // the largest KV cache a batch allocated
+  double prefill_tokens_per_s() const { return prefill_ms > 0 ? prompt_tokens / (prefill_ms / 1000) : 0; }
+  // Decode: the tokens after each completion's first (the prefill gives the first).
+  double decode_tokens_per_s() const {
+    return decode_ms > 0 ? static_cast<double>(completion_tokens - items) / (decode_ms / 1000) : 0;
+  }
+};
+
 struct Report {
   // The run format the report is written in (folder_files.h): per-label quality came with 3,
   // and verify rebuilds an older folder's report in its own format.
@@ -88,6 +105,7 @@ struct Report {
   // how many were truncated, and the tokens per second of processing. Written as report.json's
   // `tokens` only when there are any.
   TokenFigures tokens;
+  GenerationFigures generation;  // a kind that generates
   double items_per_second = 0;
   double peak_rss_mb = 0;
   std::optional<double> device_peak_mb;
@@ -121,7 +139,7 @@ class ReportBuilder {
 
  private:
   Report r_;
-  std::vector<double> latencies_, tokens_;
+  std::vector<double> latencies_, tokens_, ttft_, tpot_;
 };
 
 // `records` must be in manifest order, one per item.

@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "pilot/status.h"
 
@@ -15,6 +16,24 @@ namespace pilot {
 
 // The most tokens a record may count (a text of limits.max_bytes could never take more).
 inline constexpr std::uint64_t kMaxRecordTokens = std::uint64_t{1} << 40;
+
+// A generator's completion of one prompt (docs/generation.md, "Records").
+struct Completion {
+  std::string text;               // decoded; the stop string and the end-of-sequence token left out
+  std::vector<std::int64_t> ids;  // every token generated, the one that ended it included
+  std::string finish_reason;      // stop | eos | length
+  double ttft_ms = 0;             // from its batch's start to its first token
+  std::optional<double> tpot_ms;  // mean time per output token after the first (two tokens or more)
+  // Its share of its batch's prefill and decode time (split by tokens): summed over a run's
+  // records they give the time the model spent, so tokens per second follow from the records.
+  double prefill_ms = 0, decode_ms = 0;
+  std::uint64_t kv_cache_bytes = 0;  // the KV cache its batch allocated
+};
+// Bounds on a completion as a record holds it: its text's bytes (a longer one is rejected
+// invalid_output), its finish reasons.
+inline constexpr std::size_t kMaxCompletionBytes = 256u << 10;
+inline constexpr std::size_t kMaxCompletionIds = 1u << 15;  // = kMaxNewTokens (params.h)
+bool IsFinishReason(std::string_view reason);               // stop | eos | length
 
 struct ResultRecord {
   std::string id;
@@ -39,6 +58,8 @@ struct ResultRecord {
   // before any truncation; `truncated` when the model saw only its first max_length.
   std::optional<std::uint64_t> tokens;
   bool truncated = false;
+  // Accepted, a generator's: the completion (`tokens` is then the prompt's length).
+  std::optional<Completion> completion;
   // results.jsonl only (run format 3), last: the manifest's `expected` label of a labelled item,
   // so that each line can be judged on its own. Never in the journal.
   std::optional<std::string> expected;

@@ -76,6 +76,7 @@ struct StageDescription {
   InputKind input = InputKind::kText;
   std::vector<std::string> labels;  // a kind with labels: declared by the model itself
   std::size_t dim = 0;              // a kind with vectors: the vector length
+  std::uint64_t vocab = 0;          // a kind that generates: the model's vocabulary
   std::string model_sha256;
   std::string device;         // the device the stage actually runs on
   double min_confidence = 0;  // a kind with labels: below it an item is rejected low_confidence
@@ -123,6 +124,8 @@ struct StageConfig {
   std::shared_ptr<const Tokenizer> tokenizer;
   TokenizerSettings tokenizer_settings;
   nlohmann::ordered_json tokenizer_record;  // what run.json records of it
+  // The parameters' `generation` (a stage that generates requires it).
+  std::optional<GenerationSettings> generation;
 };
 
 // Reads stage.tokenizer's file (at most kMaxTokenizerBytes, a regular file), checks it against

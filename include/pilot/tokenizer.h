@@ -57,6 +57,22 @@ class Tokenizer {
                                 TokenizedText& out) const = 0;
   // The id of `token` in the vocabulary or the added tokens.
   virtual std::optional<std::int64_t> TokenId(std::string_view token) const = 0;
+  // Decoding, for a generator's completions (docs/generation.md, "Decoding"): the name of the
+  // decoder pilot runs for this tokenizer, or empty when it implements none for it (`why` then
+  // says what the tokenizer has), and the text of `ids` as that decoder gives it, the special
+  // tokens left out and ill-formed UTF-8 replaced by U+FFFD (tokenizers' decode with
+  // skip_special_tokens). An id outside the vocabulary gives nothing. Never throws.
+  virtual std::string Decoder(std::string& why) const {
+    why = "this tokenizer format has no decoder in pilot";
+    return "";
+  }
+  // The bytes of one token as the decoder maps it, before the UTF-8 repair (empty for a
+  // special token or an unknown id): concatenated, then LossyUtf8, they give DecodeIds.
+  virtual std::string TokenBytes(std::int64_t id) const {
+    (void)id;
+    return "";
+  }
+  std::string DecodeIds(const std::vector<std::int64_t>& ids) const;
   // What it is, for run.json: {"format": "tokenizer.json", "model": "WordPiece",
   // "normalizer": [...], "pre_tokenizer": [...], "post_processor": "...", "unicode": {...}}.
   virtual nlohmann::ordered_json Describe() const = 0;

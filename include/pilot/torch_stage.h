@@ -20,9 +20,14 @@ inline constexpr const char* kTorchScriptEmbedding = "torchscript-embedding";
 // AOTInductor packages (.pt2): built where libtorch >= 2.6; elsewhere they refuse with exit 3.
 inline constexpr const char* kAotiClassifier = "aoti-classifier";
 inline constexpr const char* kAotiEmbedding = "aoti-embedding";
+// Generators (docs/generation.md): pilot owns the decode loop over the model's step function.
+inline constexpr const char* kTorchScriptGenerator = "torchscript-generator";
+inline constexpr const char* kAotiGenerator = "aoti-generator";
 
 // Registers the torch-backed stage kinds.
 void RegisterTorchStages(StageRegistry& registry);
+// The generator kinds' factory (src/stage/generator_stage.cpp).
+Result<std::unique_ptr<Stage>> CreateGeneratorStage(const StageConfig& config);
 
 // auto | cpu | cuda | rocm -> the torch device to use ("cpu" or "cuda"). Fails with exit 3
 // when the requested backend is not present, saying what was found.

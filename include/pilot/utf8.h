@@ -19,4 +19,8 @@ Utf8Check CheckUtf8(std::string_view bytes);
 // sequence), with "…" appended when cut.
 std::string TruncateUtf8(std::string_view text, std::size_t max_bytes);
 
+// `bytes` as valid UTF-8: each ill-formed subsequence (Unicode's "maximal subpart", as Rust's
+// String::from_utf8_lossy and Python's errors="replace" cut them) replaced by U+FFFD.
+std::string LossyUtf8(std::string_view bytes);
+
 }  // namespace pilot

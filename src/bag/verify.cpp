@@ -750,7 +750,8 @@ class Verifier {
     if (r.accepted) {
       const OutputKindSpec& kind = *(run_ ? run_->output : OutputKinds().front());
       if (auto wrong =
-              kind.check_accepted(r, AcceptedRules{run_ ? run_->dim : 0, &allowed, result_.accepted}))
+              kind.check_accepted(r, AcceptedRules{run_ ? run_->dim : 0, &allowed, result_.accepted,
+                                                   run_ ? run_->max_new_tokens : 0, run_ ? run_->vocab : 0}))
         Add("accounting", r.id, *wrong);
       ++result_.accepted;
       if (kind.labels) ++by_category[r.category];

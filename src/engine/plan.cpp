@@ -136,6 +136,15 @@ Status CheckStageFitsParams(const StageDescription& stage, const Params& params)
                         "' produces " + stage.output->name + "s",
                     "vectors_dtype", "remove vectors_dtype from the parameters");
   }
+  if (stage.output->generates && !params.generation) {
+    return BadInput("'generation' is required: stage kind '" + stage.kind + "' generates text",
+                    kGenerationParamsKey, "add generation.max_new_tokens (docs/generation.md, 'Settings')");
+  }
+  if (!stage.output->generates && params.generation) {
+    return BadInput("'generation' applies only to a stage that generates; stage kind '" + stage.kind +
+                        "' produces " + stage.output->name + "s",
+                    kGenerationParamsKey, "remove generation from the parameters");
+  }
   if (!stage.output->labels) {
     if (!params.allowed_categories.empty()) {
       return BadInput("'allowed_categories' applies only to a stage that classifies; stage kind '" +

@@ -781,6 +781,7 @@ class Driver {
   const OutputRules rules_ = [this] {
     OutputRules r = RulesFor(stage_.Describe(), plan_.params.allowed_categories);
     r.vectors_float16 = plan_.params.vectors_dtype == "float16";
+    if (plan_.params.generation) r.max_new_tokens = plan_.params.generation->max_new_tokens;
     return r;
   }();
   const VectorDtype vectors_dtype_ =

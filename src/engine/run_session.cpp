@@ -52,6 +52,7 @@ Result<BuiltStage> BuildStage(FileSystem& fsys, Runtime& runtime, const Params& 
   config.device = device.value();
   config.threads = params.threads;
   config.seed = params.seed;
+  config.generation = params.generation;
   if (params.stage.tokenizer) PILOT_TRY(LoadStageTokenizer(fsys, *params.stage.tokenizer, config));
   auto stage = registry.Create(config);
   if (!stage.ok()) return stage.error();

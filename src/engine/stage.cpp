@@ -44,7 +44,9 @@ Status CheckStageDeclaresOutput(const StageDescription& stage) {
 }
 
 OutputRules RulesFor(const StageDescription& stage, const std::vector<std::string>& allowed_categories) {
-  return OutputRules{stage.labels, stage.dim, stage.min_confidence, allowed_categories};
+  OutputRules r{stage.labels, stage.dim, stage.min_confidence, allowed_categories};
+  r.vocab = stage.vocab;
+  return r;
 }
 
 }  // namespace pilot

@@ -93,6 +93,11 @@ bool KeyLooksLikeCredential(std::string_view key) {
   std::string k = Squash(key);
   // "tokenizer" is a model option, not a token.
   for (auto at = k.find("tokeniz"); at != std::string::npos; at = k.find("tokeniz")) k.erase(at, 7);
+  // Counts and ids of a model's tokens are generation settings: max_new_tokens, stop_token_ids.
+  for (const char* benign : {"newtokens", "tokenids"}) {
+    const std::size_t n = std::strlen(benign);
+    for (auto at = k.find(benign); at != std::string::npos; at = k.find(benign)) k.erase(at, n);
+  }
   return std::any_of(kWords.begin(), kWords.end(),
                      [&](const char* w) { return k.find(w) != std::string::npos; });
 }

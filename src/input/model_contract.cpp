@@ -34,13 +34,19 @@ Result<ModelContract> ContractFromPackageMetadata(const std::map<std::string, st
     if (value.size() > kMaxPackageMetadataValue) {
       return Wrong(key, "is larger than " + std::to_string(kMaxPackageMetadataValue) + " bytes", source);
     }
-    std::optional<std::int64_t>* integer = name == "dim"              ? &c.dim
-                                           : name == "ngram_min"      ? &c.ngram_min
-                                           : name == "ngram_max"      ? &c.ngram_max
-                                           : name == "buckets"        ? &c.buckets
-                                           : name == "max_chars"      ? &c.max_chars
-                                           : name == "token_type_ids" ? &c.token_type_ids
-                                                                      : nullptr;
+    std::optional<std::int64_t>* integer = name == "dim"                  ? &c.dim
+                                           : name == "ngram_min"          ? &c.ngram_min
+                                           : name == "ngram_max"          ? &c.ngram_max
+                                           : name == "buckets"            ? &c.buckets
+                                           : name == "max_chars"          ? &c.max_chars
+                                           : name == "token_type_ids"     ? &c.token_type_ids
+                                           : name == "generator_contract" ? &c.generator_contract
+                                           : name == "layers"             ? &c.layers
+                                           : name == "kv_heads"           ? &c.kv_heads
+                                           : name == "head_dim"           ? &c.head_dim
+                                           : name == "context"            ? &c.context
+                                           : name == "vocab"              ? &c.vocab
+                                                                          : nullptr;
     if (integer) {
       *integer = Decimal(value);
       if (!*integer) return Wrong(key, "must be a decimal integer of at most 18 digits", source);
@@ -56,14 +62,29 @@ Result<ModelContract> ContractFromPackageMetadata(const std::map<std::string, st
         if (!l.is_string()) return Wrong(key, "must be a JSON array of strings", source);
         c.labels->push_back(l.get<std::string>());
       }
+    } else if (name == "eos_token_ids") {
+      auto doc = ParseJson(value, source, 2);
+      const char* want = "must be a JSON array of integers in 0..2147483647";
+      if (!doc.ok() || !doc.value().is_array()) return Wrong(key, want, source);
+      if (doc.value().size() > kMaxEosTokenIds) {
+        return Wrong(key, "holds more than " + std::to_string(kMaxEosTokenIds) + " ids", source);
+      }
+      c.eos_token_ids.emplace();
+      for (const auto& e : doc.value()) {
+        if (!e.is_number_unsigned() || e.get<std::uint64_t>() > 2147483647u) return Wrong(key, want, source);
+        c.eos_token_ids->push_back(static_cast<std::int64_t>(e.get<std::uint64_t>()));
+      }
     } else if (name == "input_kind") {
       c.input_kind = value;
     } else if (name == "output") {
       c.output = value;
+    } else if (name == "kv_dtype") {
+      c.kv_dtype = value;
     } else {
       return Wrong(key,
                    "is not a name pilot reads (dim, labels, input_kind, output, ngram_min, ngram_max, "
-                   "buckets, max_chars, token_type_ids)",
+                   "buckets, max_chars, token_type_ids, generator_contract, layers, kv_heads, head_dim, "
+                   "context, vocab, eos_token_ids, kv_dtype)",
                    source);
     }
   }

@@ -88,6 +88,70 @@ bool IsKnownDevice(std::string_view device) {
   return false;
 }
 
+namespace {
+
+Result<GenerationSettings> ParseGeneration(const json& obj, std::uint64_t seed, const std::string& source) {
+  PILOT_TRY(CheckKeys(obj,
+                      {"max_new_tokens", "temperature", "top_k", "top_p", "stop", "stop_token_ids", "seed"},
+                      kGenerationParamsKey, source));
+  const SettingsReader r =
+      SettingsReader(obj, kGenerationParamsKey, source, "see docs/generation.md, 'Settings'");
+  GenerationSettings g;
+  g.seed = seed;
+  if (!r.Has("max_new_tokens"))
+    return r.Wrong("max_new_tokens", "is required: the most tokens a completion may take");
+  PILOT_TRY(r.Whole("max_new_tokens", g.max_new_tokens, 1, kMaxNewTokens));
+  PILOT_TRY(r.Number("temperature", g.temperature, 0, 100));
+  if (g.temperature > 0) {
+    return r.Wrong("temperature",
+                   "above 0 asks for sampling, which this pilot does not implement yet: it decodes greedily "
+                   "(set temperature to 0)");
+  }
+  PILOT_TRY(r.Whole("top_k", g.top_k, 0, 1u << 24));
+  PILOT_TRY(r.Number("top_p", g.top_p, 0, 1, /*open_lo=*/true));
+  PILOT_TRY(r.Whole("seed", g.seed, 0, 9007199254740991ull));
+  if (obj.contains("stop")) {
+    const json& stop = obj["stop"];
+    if (!stop.is_array() || stop.size() > kMaxStopStrings) {
+      return r.Wrong("stop", "must be an array of at most " + std::to_string(kMaxStopStrings) + " strings");
+    }
+    for (const auto& s : stop) {
+      if (!s.is_string() || s.get<std::string>().empty() ||
+          s.get<std::string>().size() > kMaxStopStringBytes) {
+        return r.Wrong("stop", "must hold strings of 1 to " + std::to_string(kMaxStopStringBytes) + " bytes");
+      }
+      g.stop.push_back(s.get<std::string>());
+    }
+  }
+  if (obj.contains("stop_token_ids")) {
+    const json& ids = obj["stop_token_ids"];
+    if (!ids.is_array() || ids.size() > kMaxStopTokenIds) {
+      return r.Wrong("stop_token_ids",
+                     "must be an array of at most " + std::to_string(kMaxStopTokenIds) + " token ids");
+    }
+    for (const auto& id : ids) {
+      if (!id.is_number_unsigned() || id.get<std::uint64_t>() > 2147483647u) {
+        return r.Wrong("stop_token_ids", "must hold token ids in 0..2147483647");
+      }
+      g.stop_token_ids.push_back(static_cast<std::int64_t>(id.get<std::uint64_t>()));
+    }
+  }
+  return g;
+}
+
+}  // namespace
+
+nlohmann::ordered_json GenerationToJson(const GenerationSettings& g) {
+  return {{"max_new_tokens", g.max_new_tokens},
+          {"decoding", g.temperature > 0 ? "sampling" : "greedy"},
+          {"temperature", g.temperature},
+          {"top_k", g.top_k},
+          {"top_p", g.top_p},
+          {"stop", g.stop},
+          {"stop_token_ids", g.stop_token_ids},
+          {"seed", g.seed}};
+}
+
 Result<Params> ParseParams(std::string_view text, const std::filesystem::path& base_dir,
                            const std::string& source) {
   auto parsed = ParseJson(text, source);
@@ -96,11 +160,11 @@ Result<Params> ParseParams(std::string_view text, const std::filesystem::path& b
   if (!doc.is_object()) return BadInput("parameters must be a JSON object", source);
   // Credentials first: the message must be about the secret, not about an unknown key.
   PILOT_TRY(CheckNoCredentials(doc, source));
-  PILOT_TRY(CheckKeys(
-      doc,
-      {"description", "manifest", "stage", "allowed_categories", "device", "batch_size", "batch_plan",
-       "threads", "prepare_threads", "seed", "limits", "acceptance", "requires", "vectors_dtype"},
-      "", source));
+  PILOT_TRY(CheckKeys(doc,
+                      {"description", "manifest", "stage", "allowed_categories", "device", "batch_size",
+                       "batch_plan", "threads", "prepare_threads", "seed", "limits", "acceptance", "requires",
+                       "vectors_dtype", kGenerationParamsKey},
+                      "", source));
   Params p;
   const SettingsReader top = Reader(doc, "", source);
   std::string manifest;
@@ -173,6 +237,11 @@ Result<Params> ParseParams(std::string_view text, const std::filesystem::path& b
     PILOT_TRY(top.String("vectors_dtype", p.vectors_dtype, true));
     if (p.vectors_dtype != "float32" && p.vectors_dtype != "float16")
       return top.Wrong("vectors_dtype", "must be float32 or float16");
+  }
+  if (doc.contains(kGenerationParamsKey)) {
+    auto g = ParseGeneration(doc[kGenerationParamsKey], p.seed, source);
+    if (!g.ok()) return g.error();
+    p.generation = std::move(g).value();
   }
   if (doc.contains("limits")) {
     PILOT_TRY(CheckKeys(doc["limits"], {"max_bytes"}, "limits", source));

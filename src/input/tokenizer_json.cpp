@@ -3,10 +3,12 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <unordered_map>
 #include <utility>
 
 #include "pilot/json_util.h"
 #include "pilot/tokenizer.h"
+#include "pilot/utf8.h"
 #include "tokenizer_parts.h"
 #include "unicode_text.h"
 
@@ -184,6 +186,39 @@ class HfTokenizer final : public Tokenizer {
 
   nlohmann::ordered_json Describe() const override { return describe_; }
 
+  std::string Decoder(std::string& why) const override {
+    if (decoder_ == "ByteLevel") return decoder_;
+    why = decoder_.empty()
+              ? "the tokenizer has no decoder"
+              : "its decoder '" + KeyForMessage(decoder_) + "' is not implemented by pilot (ByteLevel is)";
+    return "";
+  }
+
+  // ByteLevel: each character of the token maps back to its byte; a token with a character
+  // outside the map gives its own UTF-8 bytes, as tokenizers' ByteLevel decoder does. Added
+  // tokens give their content; special ones nothing.
+  std::string TokenBytes(std::int64_t id) const override {
+    auto it = id_token_.find(id);
+    if (it == id_token_.end()) return "";
+    const auto& [token, special] = it->second;
+    if (special) return "";
+    std::string out;
+    for (char32_t c : DecodeUtf8(token)) {
+      auto b = tok::CharByte(c);
+      if (!b) return token;
+      out.push_back(static_cast<char>(*b));
+    }
+    return out;
+  }
+
+  // Once the vocabulary and the added tokens are known: id -> (token, special), by id (ids
+  // may be sparse: a map, never a table as long as the largest id).
+  void IndexIds() {
+    id_token_.reserve(vocab_.size() + added_.size());
+    for (const auto& [token, id] : vocab_) id_token_[id] = {token, false};
+    for (const auto& t : added_) id_token_[t.id] = {t.content, t.special};
+  }
+
   // Once the normalizers are known: the added tokens split as tokenizers splits them, by
   // `normalized` alone, and those matched on the normalized text normalized themselves.
   void IndexAddedTokens() {
@@ -212,6 +247,8 @@ class HfTokenizer final : public Tokenizer {
   tok::Vocab vocab_;  // for TokenId (a copy of the model's)
   std::vector<TemplatePiece> single_;
   nlohmann::ordered_json describe_;
+  std::string decoder_;  // the document's decoder.type; empty without one
+  std::unordered_map<std::int64_t, std::pair<std::string, bool>> id_token_;
 
  private:
   void Encode(std::string_view text, std::vector<std::int64_t>& ids) const {
@@ -794,11 +831,22 @@ Result<std::unique_ptr<Tokenizer>> ParseTokenizerJson(std::string_view text, con
       if (ok) ok = ParseModel(r, *m, "model", *t);
       const json* pp = r.Member(doc, "post_processor");
       if (ok && pp && !pp->is_null()) ok = ParsePostProcessor(r, *pp, "post_processor", *t, post);
+      const json* dec = r.Member(doc, "decoder");
+      if (ok && dec && !dec->is_null()) {
+        if (!dec->is_object()) {
+          ok = r.Fail("decoder", "must be an object");
+        } else {
+          ok = r.String(*dec, "type", "decoder", t->decoder_);
+        }
+      }
     }
   } catch (const std::exception&) {
     ok = r.Fail("(document)", "holds a value of an unexpected type");
   }
-  if (ok) t->IndexAddedTokens();
+  if (ok) {
+    t->IndexAddedTokens();
+    t->IndexIds();
+  }
   if (!ok) {
     const Fault& f = faults.empty() ? Fault{"cannot be read", "(document)"} : faults.front();
     return BadInput("tokenizer key '" + f.path + "': " + f.what, source + " key " + f.path, kHint);
@@ -811,6 +859,7 @@ Result<std::unique_ptr<Tokenizer>> ParseTokenizerJson(std::string_view text, con
   d["pre_tokenizer"] = pre;
   d["post_processor"] = post;
   d["added_tokens"] = t->added_.size();
+  d["decoder"] = t->decoder_.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(t->decoder_);
   auto version = [](unicode::Version v) { return std::to_string(v.major) + "." + std::to_string(v.minor); };
   d["unicode"] = {{"icu", unicode::IcuUnicodeVersion()},
                   {"normalization", version(tok::kNormalizationUnicode)},
@@ -818,6 +867,12 @@ Result<std::unique_ptr<Tokenizer>> ParseTokenizerJson(std::string_view text, con
                   {"byte_level_regex", unicode::IcuUnicodeVersion()}};
   t->describe_ = std::move(d);
   return std::unique_ptr<Tokenizer>(std::move(t));
+}
+
+std::string Tokenizer::DecodeIds(const std::vector<std::int64_t>& ids) const {
+  std::string bytes;
+  for (std::int64_t id : ids) bytes += TokenBytes(id);
+  return LossyUtf8(bytes);
 }
 
 TokenizedText EncodeText(const Tokenizer& tokenizer, const TokenizerSettings& settings,

@@ -91,6 +91,17 @@ std::size_t Gpt2MatchEnd(const std::u32string& s, std::size_t i) {
 
 }  // namespace
 
+std::optional<unsigned char> CharByte(char32_t c) {
+  static const std::unordered_map<char32_t, unsigned char> kBytes = [] {
+    std::unordered_map<char32_t, unsigned char> m;
+    for (int b = 0; b < 256; ++b) m[ByteChar(static_cast<unsigned char>(b))] = static_cast<unsigned char>(b);
+    return m;
+  }();
+  auto it = kBytes.find(c);
+  if (it == kBytes.end()) return std::nullopt;
+  return it->second;
+}
+
 char32_t ByteChar(unsigned char b) {
   static const std::array<char32_t, 256> table = MakeByteChars();
   return table[b];

@@ -41,6 +41,8 @@ void WhitespaceSplit(std::vector<std::u32string>& pieces);
 void ByteLevelPreTokenize(std::vector<std::u32string>& pieces, bool add_prefix_space, bool use_regex);
 // GPT-2's byte-to-character table.
 char32_t ByteChar(unsigned char b);
+// Its inverse: the byte a ByteLevel character stands for, or nullopt.
+std::optional<unsigned char> CharByte(char32_t c);
 
 class Model {
  public:

@@ -44,6 +44,49 @@ Utf8Check CheckUtf8(std::string_view bytes) {
   return {};
 }
 
+std::string LossyUtf8(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  std::size_t i = 0;
+  auto cont = [&](std::size_t k, unsigned lo, unsigned hi) {
+    return k < s.size() && static_cast<unsigned char>(s[k]) >= lo && static_cast<unsigned char>(s[k]) <= hi;
+  };
+  while (i < s.size()) {
+    const auto b = static_cast<unsigned char>(s[i]);
+    std::size_t width = 0;
+    unsigned lo = 0x80, hi = 0xBF;  // the second byte's range
+    if (b < 0x80) {
+      out.push_back(static_cast<char>(b));
+      ++i;
+      continue;
+    }
+    if (b >= 0xC2 && b <= 0xDF) {
+      width = 2;
+    } else if (b >= 0xE0 && b <= 0xEF) {
+      width = 3;
+      if (b == 0xE0) lo = 0xA0;
+      if (b == 0xED) hi = 0x9F;
+    } else if (b >= 0xF0 && b <= 0xF4) {
+      width = 4;
+      if (b == 0xF0) lo = 0x90;
+      if (b == 0xF4) hi = 0x8F;
+    }
+    std::size_t good = width == 0 ? 0 : 1;  // bytes of a well-formed prefix
+    if (width > 0 && cont(i + 1, lo, hi)) {
+      good = 2;
+      while (good < width && cont(i + good, 0x80, 0xBF)) ++good;
+    }
+    if (width > 0 && good == width) {
+      out.append(s.substr(i, width));
+      i += width;
+    } else {
+      out.append("\xEF\xBF\xBD");
+      i += std::max<std::size_t>(good, 1);
+    }
+  }
+  return out;
+}
+
 std::string TruncateUtf8(std::string_view text, std::size_t max_bytes) {
   if (text.size() <= max_bytes) return std::string(text);
   std::size_t cut = max_bytes;

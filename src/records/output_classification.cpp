@@ -110,8 +110,9 @@ std::unique_ptr<OutputComparison> Compare(const ComparisonInputs& inputs) {
   return std::make_unique<Comparison>(inputs.tolerance);
 }
 
-const OutputKindSpec kClassification{"classification", /*labels=*/true, /*vectors=*/false, Judge,  PlanFields,
-                                     ReportJson,       ReportMarkdown,  CheckAccepted,     Compare};
+const OutputKindSpec kClassification{
+    "classification", /*labels=*/true, /*vectors=*/false, /*generates=*/false, Judge,
+    PlanFields,       ReportJson,      ReportMarkdown,    CheckAccepted,       Compare};
 
 }  // namespace
 

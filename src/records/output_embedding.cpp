@@ -120,8 +120,9 @@ std::unique_ptr<OutputComparison> Compare(const ComparisonInputs& inputs) {
   return std::make_unique<Comparison>(inputs);
 }
 
-const OutputKindSpec kEmbedding{"embedding", /*labels=*/false, /*vectors=*/true, Judge,  PlanFields,
-                                ReportJson,  ReportMarkdown,   CheckAccepted,    Compare};
+const OutputKindSpec kEmbedding{"embedding",   /*labels=*/false, /*vectors=*/true, /*generates=*/false,
+                                Judge,         PlanFields,       ReportJson,       ReportMarkdown,
+                                CheckAccepted, Compare};
 
 }  // namespace
 

@@ -4,7 +4,8 @@
 namespace pilot {
 
 const std::vector<const OutputKindSpec*>& OutputKinds() {
-  static const std::vector<const OutputKindSpec*> kinds{&ClassificationOutput(), &EmbeddingOutput()};
+  static const std::vector<const OutputKindSpec*> kinds{&ClassificationOutput(), &EmbeddingOutput(),
+                                                        &GenerationOutput()};
   return kinds;
 }
 

@@ -55,6 +55,24 @@ void ReportBuilder::Add(const ManifestItem& item, const ResultRecord& rec) {
     ++r_.rejected;
     ++r_.by_reason[rec.reason];
   }
+  // A generator's labelled item: an exact match of its completion with `expected`.
+  if (item.expected && r_.output && r_.output->generates) {
+    ++r_.labelled;
+    if (rec.accepted && rec.completion && rec.completion->text == *item.expected) ++r_.correct;
+  }
+  if (rec.accepted && rec.completion) {
+    const Completion& c = *rec.completion;
+    GenerationFigures& g = r_.generation;
+    ++g.items;
+    g.prompt_tokens += rec.tokens.value_or(0);
+    g.completion_tokens += c.ids.size();
+    ++g.finish_reasons[c.finish_reason];
+    g.prefill_ms += c.prefill_ms;
+    g.decode_ms += c.decode_ms;
+    g.kv_cache_bytes_max = std::max(g.kv_cache_bytes_max, c.kv_cache_bytes);
+    ttft_.push_back(c.ttft_ms);
+    if (c.tpot_ms) tpot_.push_back(*c.tpot_ms);
+  }
   if (item.expected && classifies) {
     ++r_.labelled;
     if (rec.accepted && rec.category == *item.expected) ++r_.correct;
@@ -101,6 +119,13 @@ Report ReportBuilder::Finish(const Acceptance& acceptance, const RunMetrics& met
   r.tokens.p95 = Percentile(tokens_, 95);
   r.tokens.tokens_per_second =
       metrics.processing_seconds > 0 ? r.tokens.total / metrics.processing_seconds : 0;
+  r.generation.ttft_p50 = Percentile(ttft_, 50);
+  r.generation.ttft_p90 = Percentile(ttft_, 90);
+  r.generation.ttft_p99 = Percentile(ttft_, 99);
+  r.generation.tpot_samples = tpot_.size();
+  r.generation.tpot_p50 = Percentile(tpot_, 50);
+  r.generation.tpot_p90 = Percentile(tpot_, 90);
+  r.generation.tpot_p99 = Percentile(tpot_, 99);
   r.peak_rss_mb = metrics.peak_rss_mb;
   r.device_peak_mb = metrics.device_peak_mb;
   r.batch_failure_count = metrics.batch_failure_count;

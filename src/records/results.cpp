@@ -21,7 +21,7 @@ const std::vector<std::string_view>& All() {
   static const std::vector<std::string_view> kAll = {
       kMissingFile,       kUnreadable,      kPathOutsideRoot, kInputChanged,       kEmptyInput,
       kTooLarge,          kInvalidEncoding, kLowConfidence,   kCategoryNotAllowed, kStageError,
-      kDeviceOutOfMemory, kInvalidOutput,   kTooManyTokens};
+      kDeviceOutOfMemory, kInvalidOutput,   kTooManyTokens,   kPromptTooLong};
   return kAll;
 }
 
@@ -31,6 +31,10 @@ bool IsKnown(std::string_view code) {
 }
 
 }  // namespace reason
+
+bool IsFinishReason(std::string_view reason) {
+  return reason == "stop" || reason == "eos" || reason == "length";
+}
 
 ResultRecord ResultRecord::Rejected(std::string id, std::string_view reason, std::string detail) {
   ResultRecord r;
@@ -51,6 +55,17 @@ nlohmann::ordered_json ToJson(const ResultRecord& r, nlohmann::ordered_json j) {
     j["dim"] = *r.dim;
     if (r.vector_at) j["vector_at"] = *r.vector_at;
     if (r.vector_sha256) j["vector_sha256"] = *r.vector_sha256;
+  } else if (r.accepted && r.completion) {
+    const Completion& c = *r.completion;
+    j["completion"] = c.text;
+    j["completion_tokens"] = c.ids.size();
+    j["finish_reason"] = c.finish_reason;
+    j["completion_ids"] = c.ids;
+    j["ttft_ms"] = c.ttft_ms;
+    if (c.tpot_ms) j["tpot_ms"] = *c.tpot_ms;
+    j["prefill_ms"] = c.prefill_ms;
+    j["decode_ms"] = c.decode_ms;
+    j["kv_cache_bytes"] = c.kv_cache_bytes;
   } else if (r.accepted) {
     j["category"] = r.category;
     j["confidence"] = r.confidence;
@@ -65,6 +80,63 @@ nlohmann::ordered_json ToJson(const ResultRecord& r, nlohmann::ordered_json j) {
   if (r.expected) j["expected"] = *r.expected;
   return j;
 }
+
+namespace {
+
+// An accepted generator record's completion: every field required, typed and in range, the ids
+// as many as completion_tokens says.
+Result<Completion> ParseCompletion(const nlohmann::json& j, const std::string& where) {
+  Completion c;
+  if (!j["completion"].is_string() ||
+      j["completion"].get_ref<const std::string&>().size() > kMaxCompletionBytes) {
+    return BadInput(
+        "'completion' is not a string of at most " + std::to_string(kMaxCompletionBytes) + " bytes", where);
+  }
+  c.text = j["completion"].get<std::string>();
+  auto it = j.find("finish_reason");
+  if (it == j.end() || !it->is_string() || !IsFinishReason(it->get<std::string>())) {
+    return BadInput("'finish_reason' is not one of stop, eos, length", where);
+  }
+  c.finish_reason = it->get<std::string>();
+  it = j.find("completion_ids");
+  if (it == j.end() || !it->is_array() || it->size() > kMaxCompletionIds) {
+    return BadInput(
+        "'completion_ids' is not an array of at most " + std::to_string(kMaxCompletionIds) + " ids", where);
+  }
+  for (const auto& id : *it) {
+    if (!id.is_number_unsigned() || id.get<std::uint64_t>() > 2147483647u) {
+      return BadInput("'completion_ids' holds a value that is not a token id in 0..2147483647", where);
+    }
+    c.ids.push_back(static_cast<std::int64_t>(id.get<std::uint64_t>()));
+  }
+  auto count = UnsignedAt(j, "completion_tokens");
+  if (!count || *count != c.ids.size() || c.ids.empty()) {
+    return BadInput("'completion_tokens' is not the count of completion_ids (at least 1)", where);
+  }
+  for (auto [key, dest] : {std::pair{"ttft_ms", &c.ttft_ms}, std::pair{"prefill_ms", &c.prefill_ms},
+                           std::pair{"decode_ms", &c.decode_ms}}) {
+    auto v = j.find(key);
+    if (v == j.end() || !v->is_number() || !std::isfinite(v->get<double>()) || v->get<double>() < 0) {
+      return BadInput(std::string("'") + key + "' is not a number of milliseconds at or above 0", where);
+    }
+    *dest = v->get<double>();
+  }
+  if (j.contains("tpot_ms")) {
+    const auto& v = j["tpot_ms"];
+    if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() < 0 || c.ids.size() < 2) {
+      return BadInput("'tpot_ms' is not a number of milliseconds at or above 0, beside two tokens or more",
+                      where);
+    }
+    c.tpot_ms = v.get<double>();
+  }
+  auto kv = UnsignedAt(j, "kv_cache_bytes");
+  if (!kv || *kv > (std::uint64_t{1} << 50))
+    return BadInput("'kv_cache_bytes' is not a count of bytes", where);
+  c.kv_cache_bytes = *kv;
+  return c;
+}
+
+}  // namespace
 
 Result<ResultRecord> ParseResultRecord(std::string_view line, const std::string& where) {
   auto parsed = ParseJson(line, where);
@@ -105,7 +177,11 @@ Result<ResultRecord> ParseResultRecord(std::string_view line, const std::string&
         r.vector_sha256 = std::move(digest);
       }
     }
-    if (!r.dim) {  // an embedding has no category: one beside a dim is not read (nor written)
+    if (!r.dim && j.contains("completion")) {
+      auto c = ParseCompletion(j, where + " id " + r.id);
+      if (!c.ok()) return c.error();
+      r.completion = std::move(c).value();
+    } else if (!r.dim) {  // an embedding has no category: one beside a dim is not read (nor written)
       r.category = str("category");
       if (j.contains("confidence") && j["confidence"].is_number())
         r.confidence = j["confidence"].get<double>();

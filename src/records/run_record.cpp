@@ -7,6 +7,8 @@
 #include "pilot/folder_files.h"
 #include "pilot/json_util.h"
 #include "pilot/limits.h"
+#include "pilot/model_contract.h"
+#include "pilot/params.h"
 
 namespace pilot {
 
@@ -150,6 +152,17 @@ Result<RunRecord> ParseRunRecord(std::string_view text, const std::string& where
         return BadInput("'plan.dim' must be a count in 1.." + std::to_string(limits::kEmbeddingDim), where);
       }
       r.dim = static_cast<std::uint32_t>(*dim);
+    }
+    if (r.output->generates) {
+      auto max_new = UnsignedAt(plan, "max_new_tokens");
+      auto vocab = UnsignedAt(plan, "vocab");
+      if (!max_new || *max_new == 0 || *max_new > kMaxNewTokens)
+        return BadInput("'plan.max_new_tokens' must be a count in 1.." + std::to_string(kMaxNewTokens),
+                        where);
+      if (!vocab || *vocab == 0 || *vocab > kMaxGeneratorVocab)
+        return BadInput("'plan.vocab' must be a count in 1.." + std::to_string(kMaxGeneratorVocab), where);
+      r.max_new_tokens = *max_new;
+      r.vocab = *vocab;
     }
     PILOT_TRY(ParseSettings(plan, where, r.settings));
   }

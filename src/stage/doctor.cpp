@@ -70,6 +70,7 @@ DoctorCheck ModelCheck(const Params& params, const std::string& device) {
   cfg.options = params.stage.options;
   cfg.threads = params.threads;
   cfg.seed = params.seed;
+  cfg.generation = params.generation;
   if (params.stage.tokenizer) {
     if (Status st = LoadStageTokenizer(RealFileSystem(), *params.stage.tokenizer, cfg); !st.ok()) {
       return {c.name, kFail, "tokenizer: " + st.error().ToString(), true, {}};

@@ -270,7 +270,7 @@ TEST(OutputKind, ARunRecordNamingAnUnknownKindIsRefusedWithTheChoices) {
   auto none = ParseRunRecord(head + "}}", "run.json");
   ASSERT_TRUE(none.ok()) << none.error().ToString();
   EXPECT_EQ(none.value().output, OutputKinds().front()) << "a record that names no kind is of the first one";
-  for (const char* bad : {R"("generation")", R"("")", "7", "null", R"("EMBEDDING")"}) {
+  for (const char* bad : {R"("regression")", R"("")", "7", "null", R"("EMBEDDING")"}) {
     auto r = ParseRunRecord(head + R"(,"output":)" + bad + "}}", "run.json");
     ASSERT_FALSE(r.ok()) << bad;
     EXPECT_NE(r.error().what.find("'plan.output' is not an output kind"), std::string::npos)

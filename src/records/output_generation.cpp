@@ -1,0 +1,182 @@
+// The generation output kind: a completion per prompt, decoded by pilot's own loop under the
+// parameters' `generation` (docs/generation.md). The completion lives in the record itself
+// (text, token ids, finish reason, timings), so the bag's manifest covers it and verify checks
+// each one against the run's settings.
+#include <algorithm>
+#include <cmath>
+
+#include "pilot/escape.h"
+#include "pilot/json_util.h"
+#include "pilot/output_kind.h"
+#include "pilot/reasons.h"
+#include "pilot/report.h"
+#include "pilot/results.h"
+#include "pilot/utf8.h"
+
+namespace pilot {
+
+namespace {
+
+// What is wrong with a completion against the run's rules (max_new_tokens, vocab), or nullopt.
+// The stage's output and a record read back are held to the same rules.
+std::optional<std::string> Fault(const Completion& c, std::uint64_t max_new_tokens, std::uint64_t vocab) {
+  if (c.ids.empty()) return "a completion without a token";
+  if (max_new_tokens > 0 && c.ids.size() > max_new_tokens) {
+    return std::to_string(c.ids.size()) + " completion tokens, more than generation.max_new_tokens " +
+           std::to_string(max_new_tokens);
+  }
+  if (!IsFinishReason(c.finish_reason))
+    return "finish_reason '" + KeyForMessage(c.finish_reason) + "' is not stop, eos or length";
+  if (c.finish_reason == "length" && c.ids.size() != max_new_tokens) {
+    return "finish_reason length after " + std::to_string(c.ids.size()) + " tokens, not max_new_tokens " +
+           std::to_string(max_new_tokens);
+  }
+  for (std::size_t k = 0; k < c.ids.size(); ++k) {
+    if (c.ids[k] < 0 || (vocab > 0 && static_cast<std::uint64_t>(c.ids[k]) >= vocab)) {
+      return "completion token " + std::to_string(k) + " (" + std::to_string(c.ids[k]) +
+             ") is outside the model's vocabulary of " + std::to_string(vocab);
+    }
+  }
+  if (c.text.size() > kMaxCompletionBytes) {
+    return "a completion of " + std::to_string(c.text.size()) + " bytes, more than " +
+           std::to_string(kMaxCompletionBytes);
+  }
+  if (!CheckUtf8(c.text).valid) return "a completion that is not valid UTF-8";
+  for (double ms : {c.ttft_ms, c.prefill_ms, c.decode_ms, c.tpot_ms.value_or(0)}) {
+    if (!std::isfinite(ms) || ms < 0) return "a timing that is not a number of milliseconds at or above 0";
+  }
+  return std::nullopt;
+}
+
+std::optional<OutputRejection> Judge(const ItemOutput& out, const OutputRules& rules,
+                                     ResultRecord& accepted) {
+  if (!out.completion)
+    return OutputRejection{std::string(reason::kInvalidOutput), "the stage gave no completion"};
+  if (auto fault = Fault(*out.completion, rules.max_new_tokens, rules.vocab)) {
+    return OutputRejection{std::string(reason::kInvalidOutput), *fault};
+  }
+  accepted.completion = *out.completion;
+  return std::nullopt;
+}
+
+void PlanFields(const OutputRules& rules, nlohmann::ordered_json& plan) {
+  plan["max_new_tokens"] = rules.max_new_tokens;
+  plan["vocab"] = rules.vocab;
+}
+
+nlohmann::ordered_json Percentiles(double p50, double p90, double p99) {
+  return {{"p50", p50}, {"p90", p90}, {"p99", p99}};
+}
+
+void ReportJson(const Report& r, nlohmann::ordered_json& report) {
+  const GenerationFigures& g = r.generation;
+  report["generation"] = {
+      {"completions", g.items},
+      {"prompt_tokens", g.prompt_tokens},
+      {"completion_tokens", g.completion_tokens},
+      {"finish_reasons", g.finish_reasons},
+      {"prefill_ms", g.prefill_ms},
+      {"decode_ms", g.decode_ms},
+      {"prefill_tokens_per_s", g.prefill_tokens_per_s()},
+      {"decode_tokens_per_s", g.decode_tokens_per_s()},
+      {"ttft_ms", Percentiles(g.ttft_p50, g.ttft_p90, g.ttft_p99)},
+      {"tpot_ms", Percentiles(g.tpot_p50, g.tpot_p90, g.tpot_p99)},
+      {"tpot_samples", g.tpot_samples},
+      {"exact_match",
+       {{"labelled", r.labelled},
+        {"matched", r.correct},
+        {"rate", r.labelled ? nlohmann::ordered_json(r.accuracy()) : nlohmann::ordered_json()}}},
+      {"kv_cache",
+       {{"largest_batch_bytes", g.kv_cache_bytes_max},
+        {"measured_peak", r.device_peak_mb ? "device_peak_memory_mb" : "peak_rss_mb"},
+        {"measured_peak_mb", r.device_peak_mb ? *r.device_peak_mb : r.peak_rss_mb}}}};
+}
+
+void ReportMarkdown(const Report& r, std::ostream& md) {
+  const GenerationFigures& g = r.generation;
+  md << "## Generation\n\n"
+     << g.items << " completions: " << g.prompt_tokens << " prompt tokens, " << g.completion_tokens
+     << " completion tokens.";
+  for (const auto& [reason, n] : g.finish_reasons) md << " " << reason << ": " << n << ".";
+  md << "\n\n| figure | p50 | p90 | p99 |\n|---|---:|---:|---:|\n"
+     << "| time to first token (ms) | " << FixedDecimals(g.ttft_p50, 2) << " | "
+     << FixedDecimals(g.ttft_p90, 2) << " | " << FixedDecimals(g.ttft_p99, 2) << " |\n"
+     << "| time per output token (ms, " << g.tpot_samples << " completions) | "
+     << FixedDecimals(g.tpot_p50, 3) << " | " << FixedDecimals(g.tpot_p90, 3) << " | "
+     << FixedDecimals(g.tpot_p99, 3) << " |\n\n"
+     << "Prefill " << FixedDecimals(g.prefill_tokens_per_s(), 1) << " tokens/s, decode "
+     << FixedDecimals(g.decode_tokens_per_s(), 1) << " tokens/s (the model's own time).\n\n";
+  if (r.labelled) {
+    md << "Exact match: " << r.correct << " of " << r.labelled << " labelled prompts ("
+       << FixedDecimals(100.0 * r.accuracy(), 1) << "%).\n\n";
+  }
+  md << "KV cache: the largest batch allocated " << FixedDecimals(g.kv_cache_bytes_max / 1048576.0, 3)
+     << " MiB (predicted from the model's shape); measured peak "
+     << (r.device_peak_mb ? "device memory " + FixedDecimals(*r.device_peak_mb, 1)
+                          : "RSS " + FixedDecimals(r.peak_rss_mb, 1))
+     << " MB, the model and everything else included.\n\n";
+}
+
+std::optional<std::string> CheckAccepted(const ResultRecord& r, const AcceptedRules& rules) {
+  if (!r.completion) return "accepted without a completion";
+  if (!r.tokens) return "accepted without the prompt's tokens";
+  if (auto fault = Fault(*r.completion, rules.max_new_tokens, rules.vocab)) return *fault;
+  return std::nullopt;
+}
+
+// Two runs' completions: the same text is the same outcome; the figures count exact agreement
+// and agreement token by token.
+class Comparison : public OutputComparison {
+ public:
+  std::string Shown(const ResultRecord& r) const override {
+    return r.completion ? "'" + EscapeTerminal(TruncateUtf8(r.completion->text, 60)) + "'"
+                        : "(no completion)";
+  }
+
+  Result<std::optional<OutputDifference>> Compare(const ResultRecord& a, const ResultRecord& b,
+                                                  bool& same_outcome) override {
+    if (!a.completion || !b.completion) return std::optional<OutputDifference>();
+    const Completion &ca = *a.completion, &cb = *b.completion;
+    const std::size_t n = std::min(ca.ids.size(), cb.ids.size());
+    std::size_t agree = 0;
+    while (agree < n && ca.ids[agree] == cb.ids[agree]) ++agree;
+    tokens_compared_ += std::max(ca.ids.size(), cb.ids.size());
+    tokens_agreeing_ += agree;
+    if (ca.ids == cb.ids && ca.text == cb.text) {
+      same_outcome = true;
+      ++identical_;
+      return std::optional<OutputDifference>();
+    }
+    return std::optional<OutputDifference>(OutputDifference{
+        "completion", Shown(a) + " (" + std::to_string(ca.ids.size()) + " tokens, " + ca.finish_reason + ")",
+        Shown(b) + " (" + std::to_string(cb.ids.size()) + " tokens, " + cb.finish_reason + "; first " +
+            std::to_string(agree) + " agree)"});
+  }
+
+  void Figures(std::size_t both_accepted, std::size_t, nlohmann::ordered_json& items) const override {
+    items["identical_completions"] = identical_;
+    items["exact_match_rate"] = both_accepted
+                                    ? nlohmann::ordered_json(static_cast<double>(identical_) / both_accepted)
+                                    : nlohmann::ordered_json();
+    items["token_agreement"] = tokens_compared_
+                                   ? nlohmann::ordered_json(static_cast<double>(tokens_agreeing_) /
+                                                            static_cast<double>(tokens_compared_))
+                                   : nlohmann::ordered_json();
+  }
+
+ private:
+  std::size_t identical_ = 0;
+  std::uint64_t tokens_compared_ = 0, tokens_agreeing_ = 0;
+};
+
+std::unique_ptr<OutputComparison> Compare(const ComparisonInputs&) { return std::make_unique<Comparison>(); }
+
+const OutputKindSpec kGeneration{"generation",  /*labels=*/false, /*vectors=*/false, /*generates=*/true,
+                                 Judge,         PlanFields,       ReportJson,        ReportMarkdown,
+                                 CheckAccepted, Compare};
+
+}  // namespace
+
+const OutputKindSpec& GenerationOutput() { return kGeneration; }
+
+}  // namespace pilot

@@ -1,0 +1,657 @@
+// The generator stage kinds (docs/generation.md): "torchscript-generator" (a TorchScript module
+// whose forward is the step) and "aoti-generator" (a .pt2 package of the step, from
+// scripts/export-generator.py). pilot owns the decode loop and the KV cache:
+//
+//   step(input_ids int64 [B, T], positions int64 [B, T], logits_at int64 [B],
+//        k_cache [L, B, Hkv, C, D], v_cache [L, B, Hkv, C, D])
+//     -> (logits float32 [B, V], new_k [L, B, Hkv, T, D], new_v [L, B, Hkv, T, D])
+//
+// Slot b's token t attends to the slot's cache entries j < positions[b, 0] and to the step's
+// own tokens t' <= t; pilot writes new_k/new_v into its cache at positions[b, t]. Each slot has
+// its own position and mask, so a slot can be refilled alone, and the model is a pure function
+// (it exports with torch.export; it never mutates the cache).
+//
+// A batch is decoded statically: the prompts are prefilled together (right-padded, each its
+// own logits_at), then each step feeds every slot its last token; a sequence that ends (an
+// end-of-sequence id, a stop id or string, max_new_tokens) stops there, and the batch ends
+// when every sequence has. Greedy: the first largest logit, as torch.argmax picks it.
+#include <ATen/Parallel.h>
+#include <torch/script.h>
+#include <torch/version.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <set>
+#include <unordered_map>
+
+#include "pilot/build_flavour.h"
+#include "pilot/escape.h"
+#include "pilot/model_contract.h"
+#include "pilot/package_layout.h"
+#include "pilot/reasons.h"
+#include "pilot/tokenizer.h"
+#include "pilot/torch_stage.h"
+#include "pilot/utf8.h"
+#include "torch_contract.h"
+#include "torch_device.h"
+#include "torch_package.h"
+
+#if defined(PILOT_HAVE_AOTI)
+#include <torch/csrc/inductor/aoti_package/model_package_loader.h>
+#endif
+
+namespace pilot {
+namespace {
+
+using SteadyClock = std::chrono::steady_clock;
+
+double Ms(SteadyClock::time_point a, SteadyClock::time_point b) {
+  return std::chrono::duration<double, std::milli>(b - a).count();
+}
+
+std::string GenText(std::string_view text, std::size_t max = 200) {
+  return EscapeTerminal(TruncateUtf8(text, max));
+}
+
+// The contract's bounds: what a model may declare before pilot allocates anything by it.
+constexpr std::int64_t kMaxLayers = 1024, kMaxKvHeads = 1024, kMaxHeadDim = 1 << 16, kMaxContext = 1 << 24;
+
+std::optional<torch::Dtype> DtypeNamed(const std::string& name) {
+  if (name == "float32") return torch::kFloat32;
+  if (name == "bfloat16") return torch::kBFloat16;
+  if (name == "float16") return torch::kFloat16;
+  return std::nullopt;
+}
+
+ModelContract GeneratorContractOfModule(const torch::jit::Module& m) {
+  ModelContract c = ContractOfModule(m);
+  for (auto [name, dest] :
+       {std::pair{"generator_contract", &c.generator_contract}, std::pair{"layers", &c.layers},
+        std::pair{"kv_heads", &c.kv_heads}, std::pair{"head_dim", &c.head_dim},
+        std::pair{"context", &c.context}, std::pair{"vocab", &c.vocab}}) {
+    if (m.hasattr(name)) *dest = m.attr(name).toInt();
+  }
+  if (m.hasattr("eos_token_ids")) {
+    c.eos_token_ids.emplace();
+    for (const auto& e : m.attr("eos_token_ids").toListRef()) c.eos_token_ids->push_back(e.toInt());
+  }
+  if (m.hasattr("kv_dtype")) c.kv_dtype = m.attr("kv_dtype").toStringRef();
+  return c;
+}
+
+// One sequence being decoded in a slot of the batch.
+struct Sequence {
+  std::size_t out = 0;                       // its index among the batch's inputs
+  std::int64_t prompt_tokens = 0;            // its prompt's length
+  std::vector<std::int64_t> ids;             // generated so far
+  std::string bytes;                         // what the decoder gave so far (stop strings only)
+  std::string finish;                        // empty while it runs
+  std::size_t text_end = std::string::npos;  // a stop string's start in the decoded text
+  double prefill_ms = 0, decode_ms = 0, ttft_ms = 0, last_token_ms = 0;
+};
+
+class GeneratorStage : public Stage {
+ public:
+  static Result<std::unique_ptr<Stage>> Create(const StageConfig& config) {
+    auto stage = std::unique_ptr<GeneratorStage>(new GeneratorStage());
+    if (Status st = stage->Init(config); !st.ok()) return st.error();
+    return std::unique_ptr<Stage>(std::move(stage));
+  }
+
+  const StageDescription& Describe() const override { return desc_; }
+  std::optional<double> PeakDeviceMemoryMb() const override { return DevicePeakMemoryMb(device_); }
+  std::optional<ModelFootprint> Footprint() const override { return footprint_; }
+
+  BatchOutput Process(const std::vector<std::string_view>& texts) override { return Run(texts, nullptr); }
+
+  bool Prepare(std::string_view text, PreparedInput& out) const override {
+    try {
+      TokenizedText t = EncodeText(*tokenizer_, tok_, text);
+      out.error = std::move(t.error);
+      out.ids = std::move(t.ids);
+      out.tokens = t.tokens;
+      out.truncated = t.truncated;
+      return true;
+    } catch (const std::exception&) {
+      out = PreparedInput();
+      return false;
+    }
+  }
+
+  BatchOutput ProcessPrepared(const std::vector<std::string_view>& texts,
+                              const std::vector<const PreparedInput*>& prepared) override {
+    return Run(texts, prepared.size() == texts.size() ? &prepared : nullptr);
+  }
+
+ private:
+  GeneratorStage() : device_(torch::kCPU) {}
+
+  BatchOutput Run(const std::vector<std::string_view>& texts,
+                  const std::vector<const PreparedInput*>* prepared) {
+    try {
+      c10::InferenceMode guard;
+      BatchOutput b;
+      b.items = Generate(texts, prepared);
+      return b;
+    } catch (const std::exception& e) {
+      std::string what = TorchErrorMessage(e);
+      return BatchOutput::Failed(what, what.find("out of memory") != std::string::npos);
+    }
+  }
+
+  Status Init(const StageConfig& config) {
+    const std::string where = config.model.string();
+    aoti_ = config.kind == kAotiGenerator;
+    desc_.output = &GenerationOutput();
+    if (!config.options.empty()) {
+      return BadInput(
+          "unknown stage option 'stage.options." + KeyForMessage(config.options.begin().key()) + "'",
+          "stage.options",
+          "the " + config.kind +
+              " kind takes no options: the dtype is the export's "
+              "(scripts/export-generator.py --dtype)");
+    }
+    if (!config.generation) {
+      return BadInput("'generation' is required: stage kind '" + config.kind + "' generates text",
+                      kGenerationParamsKey, "add generation.max_new_tokens (docs/generation.md, 'Settings')");
+    }
+    gen_ = *config.generation;
+    if (!config.tokenizer) {
+      return BadInput(
+          "a generator needs stage.tokenizer: pilot tokenizes the prompts and decodes the completions", where,
+          "add stage.tokenizer (docs/generation.md, 'A pilot of a generator')");
+    }
+    tokenizer_ = config.tokenizer;
+    tok_ = config.tokenizer_settings;
+    std::string why;
+    decoder_ = tokenizer_->Decoder(why);
+    if (decoder_.empty()) {
+      return BadInput(
+          "the tokenizer cannot decode completions: " + why, "stage.tokenizer",
+          "give the model's tokenizer.json with a ByteLevel decoder (docs/generation.md, 'Decoding')");
+    }
+    if (config.threads > 0) at::set_num_threads(config.threads);
+    at::manual_seed(static_cast<std::uint64_t>(gen_.seed));
+    device_ = torch::Device(config.device);
+    ResetDevicePeakMemory(device_);
+    ModelContract c;
+    if (aoti_) {
+      PILOT_TRY(LoadPackage(config, c));
+    } else {
+      try {
+        module_ = torch::jit::load(config.model.string(), device_);
+        module_.eval();
+      } catch (const std::exception& e) {
+        std::string message = TorchErrorMessage(e);
+        message.erase(0, std::min(message.size(), message.find_first_not_of(" \t\r\n")));
+        return BadInput(
+            "cannot load the TorchScript model: " + GenText(message.substr(0, message.find('\n')), 300) +
+                " (" + LoadFailureContext(config.model) + ")",
+            where, kLoadFailureHint);
+      }
+      try {
+        c = GeneratorContractOfModule(module_);
+        ModelFootprint f;
+        for (const auto& t : module_.parameters(true)) {
+          f.parameter_bytes += static_cast<std::uint64_t>(t.numel()) * t.element_size();
+          ++f.parameters;
+        }
+        for (const auto& t : module_.buffers(true)) {
+          f.buffer_bytes += static_cast<std::uint64_t>(t.numel()) * t.element_size();
+          ++f.buffers;
+        }
+        footprint_ = f;
+      } catch (const std::exception& e) {
+        return BadInput("the model's attributes are malformed: " + GenText(TorchErrorMessage(e)), where,
+                        "export it with scripts/export-generator.py (docs/generation.md)");
+      }
+    }
+    PILOT_TRY(CheckContract(c, where));
+    PILOT_TRY(CheckSettings(where));
+    desc_.kind = config.kind;
+    desc_.model_sha256 = config.model_sha256;
+    desc_.device = config.device;
+    desc_.vocab = static_cast<std::uint64_t>(vocab_);
+    auto& d = desc_.details;
+    d["input_kind"] = "token_ids";
+    d["generator_contract"] = 1;
+    d["layers"] = layers_;
+    d["kv_heads"] = kv_heads_;
+    d["head_dim"] = head_dim_;
+    d["context"] = context_;
+    d["vocab"] = vocab_;
+    d["eos_token_ids"] = eos_;
+    d["kv_dtype"] = kv_dtype_name_;
+    d["kv_bytes_per_token"] = KvBytes(1, 1);
+    d[kGenerationParamsKey] = GenerationToJson(gen_);
+    d["decoder"] = decoder_;
+    d["tokenizer"] = config.tokenizer_record;
+    // Warm up: a prompt of one token, prefilled and decoded once, checked for the contract's shapes.
+    auto t0 = SteadyClock::now();
+    try {
+      c10::InferenceMode guard;
+      for (int i = 0; i < 2; ++i) WarmUp();
+    } catch (const std::exception& e) {
+      return BadInput("the model fails on a warm-up step: " + GenText(TorchErrorMessage(e), 400), where,
+                      "check the model's step against the generator contract (docs/generation.md)");
+    }
+    d["warmup_ms"] = Ms(t0, SteadyClock::now());
+    return {};
+  }
+
+#if defined(PILOT_HAVE_AOTI)
+  Status LoadPackage(const StageConfig& config, ModelContract& contract) {
+    const std::string where = config.model.string();
+    auto copy = PrivatePackage::Make(config.model, config.model_sha256);
+    if (!copy.ok()) return copy.error();
+    package_ = std::move(copy.value());
+    {
+      auto file = RealFileSystem().OpenRead(package_->file(), false);
+      if (!file.ok()) return file.error();
+      auto entries = ListZipEntries(*file.value(), where);
+      if (!entries.ok()) return entries.error();
+      PILOT_TRY(CheckPackageLayout(entries.value(), where));
+    }
+    std::unordered_map<std::string, std::string> meta;
+    try {
+      meta = torch::inductor::AOTIModelPackageLoader::load_metadata_from_package(package_->file().string(),
+                                                                                 "model");
+    } catch (const std::exception& e) {
+      return BadInput("cannot read the .pt2 package: " + GenText(TorchErrorMessage(e)), where,
+                      "give a package written by scripts/export-generator.py");
+    }
+    auto dev = meta.find("AOTI_DEVICE_KEY");
+    const std::string built_for = dev == meta.end() ? "" : dev->second;
+    const std::string running_on = device_.is_cuda() ? "cuda" : "cpu";
+    if (built_for != running_on) {
+      return BadInput("the package was compiled for device '" + GenText(built_for, 64) +
+                          "' but the stage runs on '" + running_on + "'",
+                      where,
+                      "export the model for " + running_on + " (scripts/export-generator.py --device " +
+                          running_on + "), or choose the matching --device");
+    }
+    auto read =
+        ContractFromPackageMetadata(std::map<std::string, std::string>(meta.begin(), meta.end()), where);
+    if (!read.ok()) return read.error();
+    contract = std::move(read.value());
+    ExposeLibtorchSymbols();
+    try {
+      c10::DeviceIndex index = device_.is_cuda() && device_.has_index() ? device_.index() : -1;
+      loader_ = std::make_unique<torch::inductor::AOTIModelPackageLoader>(package_->file().string(), "model",
+                                                                          false, 1, index);
+    } catch (const std::exception& e) {
+      return BadInput(
+          "cannot load the .pt2 package: " + GenText(TorchErrorMessage(e)), where,
+          "a package is tied to the torch version (" + std::string(TORCH_VERSION) +
+              " here), the device and the CPU it was compiled for: export it again on this machine");
+    }
+    return {};
+  }
+#else
+  Status LoadPackage(const StageConfig& config, ModelContract&) {
+    return EnvironmentError(
+        "the " + config.kind + " kind needs libtorch >= 2.6 (AOTInductor); found libtorch " + TORCH_VERSION +
+            " (" + build::kTorchFlavour + " build)",
+        config.model.string(), "build against the PyTorch wheel, or use a TorchScript model");
+  }
+#endif
+
+  Status CheckContract(const ModelContract& c, const std::string& where) {
+    auto missing = [&](const std::string& name, const char* type) {
+      return BadInput(
+          aoti_ ? "the package has no 'pilot." + name + "' metadata (" + type + ")"
+                : "the model has no '" + name + "' attribute of type " + type,
+          where, "export it with scripts/export-generator.py (docs/generation.md, 'The generator contract')");
+    };
+    if (!c.generator_contract) return missing("generator_contract", "int");
+    if (*c.generator_contract != 1) {
+      return BadInput("the model follows generator contract " + std::to_string(*c.generator_contract) +
+                          "; this pilot reads contract 1",
+                      where, "export it with this pilot's scripts/export-generator.py");
+    }
+    if (!c.input_kind) return missing("input_kind", "str");
+    if (*c.input_kind != "token_ids") {
+      return BadInput(
+          "a generator's input_kind must be 'token_ids', not '" + GenText(*c.input_kind, 64) + "'", where,
+          "export it with scripts/export-generator.py");
+    }
+    struct Bound {
+      const char* name;
+      const std::optional<std::int64_t>& value;
+      std::int64_t max;
+      std::int64_t* dest;
+    };
+    for (const Bound& b : {Bound{"layers", c.layers, kMaxLayers, &layers_},
+                           Bound{"kv_heads", c.kv_heads, kMaxKvHeads, &kv_heads_},
+                           Bound{"head_dim", c.head_dim, kMaxHeadDim, &head_dim_},
+                           Bound{"context", c.context, kMaxContext, &context_},
+                           Bound{"vocab", c.vocab, static_cast<std::int64_t>(kMaxGeneratorVocab), &vocab_}}) {
+      if (!b.value) return missing(b.name, "int");
+      if (*b.value < 1 || *b.value > b.max) {
+        return BadInput("the model's " + std::string(b.name) + " " + std::to_string(*b.value) +
+                            " is outside 1.." + std::to_string(b.max),
+                        where, "fix the model's contract");
+      }
+      *b.dest = *b.value;
+    }
+    if (!c.eos_token_ids) return missing("eos_token_ids", "List[int]");
+    if (c.eos_token_ids->size() > kMaxEosTokenIds) {
+      return BadInput("the model declares more than " + std::to_string(kMaxEosTokenIds) + " eos_token_ids",
+                      where, "fix the model's contract");
+    }
+    for (std::int64_t e : *c.eos_token_ids) {
+      if (e < 0 || e >= vocab_) {
+        return BadInput("the model's eos token id " + std::to_string(e) + " is outside its vocabulary of " +
+                            std::to_string(vocab_),
+                        where, "fix the model's contract");
+      }
+      eos_.push_back(e);
+    }
+    if (!c.kv_dtype) return missing("kv_dtype", "str");
+    auto dtype = DtypeNamed(*c.kv_dtype);
+    if (!dtype) {
+      return BadInput(
+          "the model's kv_dtype '" + GenText(*c.kv_dtype, 64) + "' is not float32, bfloat16 or float16",
+          where, "fix the model's contract");
+    }
+    kv_dtype_ = *dtype;
+    kv_dtype_name_ = *c.kv_dtype;
+    return {};
+  }
+
+  Status CheckSettings(const std::string& where) {
+    (void)where;
+    for (std::int64_t id : gen_.stop_token_ids) {
+      if (id >= vocab_) {
+        return BadInput("generation.stop_token_ids holds " + std::to_string(id) +
+                            ", outside the model's vocabulary of " + std::to_string(vocab_),
+                        "generation.stop_token_ids", "give ids of the model's tokenizer");
+      }
+    }
+    if (gen_.max_new_tokens >= static_cast<std::uint64_t>(context_)) {
+      return BadInput("generation.max_new_tokens " + std::to_string(gen_.max_new_tokens) +
+                          " leaves no room for a prompt in the model's context of " +
+                          std::to_string(context_),
+                      "generation.max_new_tokens", "lower max_new_tokens");
+    }
+    return {};
+  }
+
+  std::uint64_t KvBytes(std::int64_t batch, std::int64_t positions) const {
+    const std::uint64_t elem = kv_dtype_ == torch::kFloat32 ? 4 : 2;
+    return 2 * static_cast<std::uint64_t>(layers_) * static_cast<std::uint64_t>(kv_heads_) *
+           static_cast<std::uint64_t>(head_dim_) * static_cast<std::uint64_t>(positions) *
+           static_cast<std::uint64_t>(batch) * elem;
+  }
+
+  torch::Tensor Cache(std::int64_t batch, std::int64_t positions) const {
+    return torch::zeros({layers_, batch, kv_heads_, positions, head_dim_},
+                        torch::TensorOptions().dtype(kv_dtype_).device(device_));
+  }
+
+  // One call of the model's step, its outputs checked against the contract's shapes.
+  std::vector<torch::Tensor> Step(const torch::Tensor& ids, const torch::Tensor& positions,
+                                  const torch::Tensor& at, const torch::Tensor& k, const torch::Tensor& v) {
+    std::vector<torch::Tensor> out;
+#if defined(PILOT_HAVE_AOTI)
+    if (aoti_) out = loader_->run({ids, positions, at, k, v});
+#endif
+    if (!aoti_) {
+      torch::jit::IValue r = module_.forward({ids, positions, at, k, v});
+      if (!r.isTuple()) throw std::runtime_error("the model's step did not return a tuple");
+      for (const auto& e : r.toTupleRef().elements()) {
+        if (!e.isTensor()) throw std::runtime_error("the model's step returned something other than tensors");
+        out.push_back(e.toTensor());
+      }
+    }
+    if (out.size() != 3) {
+      throw std::runtime_error("the model's step returned " + std::to_string(out.size()) +
+                               " outputs, expected 3 (logits, new_k, new_v)");
+    }
+    const std::int64_t b = ids.size(0), t = ids.size(1);
+    if (out[0].dim() != 2 || out[0].size(0) != b || out[0].size(1) != vocab_) {
+      throw std::runtime_error("the model's logits have shape " + c10::str(out[0].sizes()) + ", expected [" +
+                               std::to_string(b) + ", " + std::to_string(vocab_) + "]");
+    }
+    const std::vector<std::int64_t> want{layers_, b, kv_heads_, t, head_dim_};
+    for (int i = 1; i < 3; ++i) {
+      if (out[i].sizes().vec() != want || out[i].scalar_type() != kv_dtype_) {
+        throw std::runtime_error("the model's " + std::string(i == 1 ? "new_k" : "new_v") + " has shape " +
+                                 c10::str(out[i].sizes()) + " of " + c10::toString(out[i].scalar_type()) +
+                                 ", expected " + c10::str(c10::IntArrayRef(want)) + " of " + kv_dtype_name_);
+      }
+    }
+    return out;
+  }
+
+  void WarmUp() {
+    auto opts = torch::TensorOptions().dtype(torch::kInt64).device(device_);
+    auto k = Cache(1, 2), v = Cache(1, 2);
+    auto out = Step(torch::zeros({1, 1}, opts), torch::zeros({1, 1}, opts), torch::zeros({1}, opts), k, v);
+    k.narrow(3, 0, 1).copy_(out[1]);
+    v.narrow(3, 0, 1).copy_(out[2]);
+    (void)Step(torch::zeros({1, 1}, opts), torch::ones({1, 1}, opts), torch::zeros({1}, opts), k, v);
+  }
+
+  // The first largest logit of each row (torch.argmax's choice); -1 for a row that is not finite.
+  static std::vector<std::int64_t> Greedy(const torch::Tensor& logits) {
+    torch::Tensor l = logits.to(torch::kCPU, torch::kFloat32).contiguous();
+    const std::int64_t b = l.size(0), n = l.size(1);
+    const float* p = l.data_ptr<float>();
+    std::vector<std::int64_t> out(static_cast<std::size_t>(b), -1);
+    for (std::int64_t i = 0; i < b; ++i) {
+      const float* row = p + i * n;
+      std::int64_t best = -1;
+      for (std::int64_t j = 0; j < n; ++j) {
+        if (!std::isfinite(row[j])) {
+          best = -1;
+          break;
+        }
+        if (best < 0 || row[j] > row[best]) best = j;
+      }
+      out[static_cast<std::size_t>(i)] = best;
+    }
+    return out;
+  }
+
+  // Takes `id` into `s`, and ends it when it should: an end-of-sequence id, a stop id, a stop
+  // string in the text so far, or max_new_tokens.
+  void Take(Sequence& s, std::int64_t id) const {
+    s.ids.push_back(id);
+    if (std::find(eos_.begin(), eos_.end(), id) != eos_.end()) {
+      s.finish = "eos";
+      return;
+    }
+    if (std::find(gen_.stop_token_ids.begin(), gen_.stop_token_ids.end(), id) != gen_.stop_token_ids.end()) {
+      s.finish = "stop";
+      return;
+    }
+    if (!gen_.stop.empty()) {
+      s.bytes += tokenizer_->TokenBytes(id);
+      const std::string text = LossyUtf8(s.bytes);
+      std::size_t first = std::string::npos;
+      for (const auto& stop : gen_.stop) first = std::min(first, text.find(stop));
+      if (first != std::string::npos) {
+        s.finish = "stop";
+        s.text_end = first;
+        return;
+      }
+    }
+    if (s.ids.size() >= gen_.max_new_tokens) s.finish = "length";
+  }
+
+  std::vector<ItemOutput> Generate(const std::vector<std::string_view>& texts,
+                                   const std::vector<const PreparedInput*>* prepared) {
+    std::vector<ItemOutput> outputs(texts.size());
+    std::vector<PreparedInput> own(prepared ? 0 : texts.size());
+    std::vector<const PreparedInput*> prompts;
+    std::vector<Sequence> seqs;
+    const auto max_new = static_cast<std::int64_t>(gen_.max_new_tokens);
+    for (std::size_t k = 0; k < texts.size(); ++k) {
+      const PreparedInput* p = prepared ? (*prepared)[k] : &own[k];
+      if (!prepared && !Prepare(texts[k], own[k]))
+        throw std::runtime_error("the tokenizer failed on a prompt");
+      ItemOutput& o = outputs[k];
+      if (!p->error.empty()) {
+        o.error = p->error;
+        continue;
+      }
+      o.tokens = p->tokens;
+      o.truncated = p->truncated;
+      if (tok_.truncation == Truncation::kReject && p->tokens > tok_.max_length) {
+        o.reason = std::string(reason::kTooManyTokens);
+        o.error = std::to_string(p->tokens) + " tokens, more than stage.tokenizer.max_length " +
+                  std::to_string(tok_.max_length);
+        continue;
+      }
+      if (p->ids.empty()) {
+        o.reason = std::string(reason::kEmptyInput);
+        o.error = "the prompt gives no tokens";
+        continue;
+      }
+      if (static_cast<std::int64_t>(p->ids.size()) + max_new > context_) {
+        o.reason = std::string(reason::kPromptTooLong);
+        o.error = std::to_string(p->ids.size()) + " prompt tokens plus generation.max_new_tokens " +
+                  std::to_string(max_new) + " exceed the model's context of " + std::to_string(context_);
+        continue;
+      }
+      Sequence s;
+      s.out = k;
+      s.prompt_tokens = static_cast<std::int64_t>(p->ids.size());
+      seqs.push_back(std::move(s));
+      prompts.push_back(p);
+    }
+    if (seqs.empty()) return outputs;
+    const auto b = static_cast<std::int64_t>(seqs.size());
+    std::int64_t t = 0, prompt_sum = 0;
+    for (const auto& s : seqs) {
+      t = std::max(t, s.prompt_tokens);
+      prompt_sum += s.prompt_tokens;
+    }
+    const std::int64_t c = std::min(context_, t + max_new);
+    const std::uint64_t kv_bytes = KvBytes(b, c);
+    auto start = SteadyClock::now();
+    torch::Tensor k_cache = Cache(b, c), v_cache = Cache(b, c);
+    // Prefill: the prompts right-padded; each slot's logits at its last prompt token.
+    auto cpu = torch::TensorOptions().dtype(torch::kInt64);
+    torch::Tensor ids = torch::full({b, t}, tok_.pad_id, cpu);
+    torch::Tensor at = torch::empty({b}, cpu);
+    auto ids_a = ids.accessor<std::int64_t, 2>();
+    for (std::int64_t i = 0; i < b; ++i) {
+      const auto& p = prompts[static_cast<std::size_t>(i)]->ids;
+      for (std::size_t j = 0; j < p.size(); ++j) ids_a[i][static_cast<std::int64_t>(j)] = p[j];
+      at[i] = seqs[static_cast<std::size_t>(i)].prompt_tokens - 1;
+    }
+    torch::Tensor positions = torch::arange(t, cpu).repeat({b, 1});
+    auto out = Step(ids.to(device_), positions.to(device_), at.to(device_), k_cache, v_cache);
+    k_cache.narrow(3, 0, t).copy_(out[1]);
+    v_cache.narrow(3, 0, t).copy_(out[2]);
+    std::vector<std::int64_t> next = Greedy(out[0]);  // synchronises with the device
+    auto now = SteadyClock::now();
+    const double prefill_ms = Ms(start, now);
+    for (std::int64_t i = 0; i < b; ++i) {
+      Sequence& s = seqs[static_cast<std::size_t>(i)];
+      s.ttft_ms = s.last_token_ms = prefill_ms;
+      s.prefill_ms = prefill_ms * static_cast<double>(s.prompt_tokens) / static_cast<double>(prompt_sum);
+    }
+    std::vector<char> bad(static_cast<std::size_t>(b), 0);
+    auto take_all = [&](double at_ms) {
+      for (std::int64_t i = 0; i < b; ++i) {
+        Sequence& s = seqs[static_cast<std::size_t>(i)];
+        if (!s.finish.empty()) continue;
+        const std::int64_t id = next[static_cast<std::size_t>(i)];
+        if (id < 0) {
+          bad[static_cast<std::size_t>(i)] = 1;
+          s.finish = "invalid";
+          continue;
+        }
+        Take(s, id);
+        s.last_token_ms = at_ms;
+      }
+    };
+    take_all(prefill_ms);
+    // Decode: one token per running slot a step, written into the cache at its position.
+    torch::Tensor batch_index = torch::arange(b, cpu).view({b, 1}).to(device_);
+    torch::Tensor zero = torch::zeros({b}, cpu).to(device_);
+    while (true) {
+      std::int64_t running = 0;
+      for (const auto& s : seqs) running += s.finish.empty() ? 1 : 0;
+      if (running == 0) break;
+      torch::Tensor step_ids = torch::empty({b, 1}, cpu), step_pos = torch::empty({b, 1}, cpu);
+      for (std::int64_t i = 0; i < b; ++i) {
+        const Sequence& s = seqs[static_cast<std::size_t>(i)];
+        const bool live = s.finish.empty();
+        step_ids[i][0] = live ? s.ids.back() : tok_.pad_id;
+        // A finished slot rewrites its own last place: never past the cache, never read again.
+        const std::int64_t pos = s.prompt_tokens + static_cast<std::int64_t>(s.ids.size()) - 1;
+        step_pos[i][0] = std::min(pos, c - 1);
+      }
+      auto t0 = SteadyClock::now();
+      torch::Tensor pos_d = step_pos.to(device_);
+      out = Step(step_ids.to(device_), pos_d, zero, k_cache, v_cache);
+      using torch::indexing::Slice;
+      k_cache.index_put_({Slice(), batch_index, Slice(), pos_d}, out[1].permute({1, 3, 0, 2, 4}));
+      v_cache.index_put_({Slice(), batch_index, Slice(), pos_d}, out[2].permute({1, 3, 0, 2, 4}));
+      next = Greedy(out[0]);
+      auto t1 = SteadyClock::now();
+      const double step_ms = Ms(t0, t1);
+      for (auto& s : seqs) {
+        if (s.finish.empty()) s.decode_ms += step_ms / static_cast<double>(running);
+      }
+      take_all(Ms(start, t1));
+    }
+    for (std::int64_t i = 0; i < b; ++i) {
+      Sequence& s = seqs[static_cast<std::size_t>(i)];
+      ItemOutput& o = outputs[s.out];
+      if (bad[static_cast<std::size_t>(i)]) {
+        o.reason = std::string(reason::kInvalidOutput);
+        o.error = "the model's logits are not finite after " + std::to_string(s.ids.size()) + " tokens";
+        continue;
+      }
+      o.ok = true;
+      Completion cpl;
+      cpl.ids = s.ids;
+      cpl.finish_reason = s.finish;
+      // The text: the tokens before an end-of-sequence or stop id, cut before a stop string.
+      std::vector<std::int64_t> shown = s.ids;
+      if (s.finish != "length" && s.text_end == std::string::npos) shown.pop_back();
+      cpl.text = tokenizer_->DecodeIds(shown);
+      if (s.text_end != std::string::npos) cpl.text = LossyUtf8(s.bytes).substr(0, s.text_end);
+      cpl.ttft_ms = s.ttft_ms;
+      if (s.ids.size() >= 2)
+        cpl.tpot_ms = (s.last_token_ms - s.ttft_ms) / static_cast<double>(s.ids.size() - 1);
+      cpl.prefill_ms = s.prefill_ms;
+      cpl.decode_ms = s.decode_ms;
+      cpl.kv_cache_bytes = kv_bytes;
+      o.completion = std::move(cpl);
+    }
+    return outputs;
+  }
+
+  torch::jit::Module module_;
+  std::optional<ModelFootprint> footprint_;
+#if defined(PILOT_HAVE_AOTI)
+  std::unique_ptr<PrivatePackage> package_;
+  std::unique_ptr<torch::inductor::AOTIModelPackageLoader> loader_;
+#endif
+  bool aoti_ = false;
+  torch::Device device_;
+  StageDescription desc_;
+  GenerationSettings gen_;
+  std::shared_ptr<const Tokenizer> tokenizer_;
+  TokenizerSettings tok_;
+  std::string decoder_;
+  std::int64_t layers_ = 0, kv_heads_ = 0, head_dim_ = 0, context_ = 0, vocab_ = 0;
+  std::vector<std::int64_t> eos_;
+  torch::Dtype kv_dtype_ = torch::kFloat32;
+  std::string kv_dtype_name_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<Stage>> CreateGeneratorStage(const StageConfig& config) {
+  return GeneratorStage::Create(config);
+}
+
+}  // namespace pilot
