@@ -238,9 +238,21 @@ int PrintOutcome(const RunOutcome& out, const Common& common) {
 }
 
 void PrintQuality(const Report& r) {
+  if (r.output && r.output->generates) {
+    const GenerationFigures& g = r.generation;
+    std::printf(
+        "generation: %llu prompt + %llu completion tokens; TTFT p50 %.2f p99 %.2f ms; TPOT p50 %.3f p99 %.3f "
+        "ms; "
+        "prefill %.0f, decode %.0f tokens/s; KV cache of the largest batch %.3f MiB\n",
+        static_cast<unsigned long long>(g.prompt_tokens),
+        static_cast<unsigned long long>(g.completion_tokens), g.ttft_p50, g.ttft_p99, g.tpot_p50, g.tpot_p99,
+        g.prefill_tokens_per_s(), g.decode_tokens_per_s(), g.kv_cache_bytes_max / 1048576.0);
+  }
   if (!r.labelled) return;
-  std::printf("accuracy on labelled items: %zu/%zu (%.1f%%); expected rejections met: %zu/%zu\n", r.correct,
-              r.labelled, 100.0 * r.accuracy(), r.expected_rejections_met, r.expected_rejections);
+  std::printf(
+      "%s: %zu/%zu (%.1f%%); expected rejections met: %zu/%zu\n",
+      r.output && r.output->generates ? "exact match on labelled prompts" : "accuracy on labelled items",
+      r.correct, r.labelled, 100.0 * r.accuracy(), r.expected_rejections_met, r.expected_rejections);
   for (std::size_t i = 0; i < r.never_predicted.size() && i < kListedNeverPredicted; ++i) {
     std::printf("  label never predicted: %s (0 of the %zu labelled items that expect it)\n",
                 EscapeTerminal(TruncateUtf8(r.never_predicted[i], 100)).c_str(),
