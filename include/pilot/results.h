@@ -80,6 +80,8 @@ nlohmann::ordered_json ToJson(const ResultRecord& record,
                               nlohmann::ordered_json prefix = nlohmann::ordered_json::object());
 std::string ToJsonLine(const ResultRecord& record);  // no trailing newline
 Result<ResultRecord> ParseResultRecord(std::string_view line, const std::string& where);
+// The same, of a record already parsed as JSON (the journal's reader).
+Result<ResultRecord> ResultRecordFromJson(const nlohmann::json& j, const std::string& where);
 
 // The fast path of reading records back (finish, verify): a record exactly in the form pilot
 // writes (ToJson's key order, no whitespace, strings without escapes), with the journal's

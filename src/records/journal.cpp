@@ -170,6 +170,8 @@ class JournalParser {
     if (!(accepted || rejected) || !IsValidItemId(id)) return false;  // the slow path names the fault
     if (accepted && line.find("\"vector_at\":") != std::string::npos)
       return false;  // the slow path tracks it
+    if (accepted && line.find("\"completion\":") != std::string::npos)
+      return false;  // the slow path reads it whole
     return AddResult(id, accepted, start).ok();
   }
 
@@ -237,6 +239,11 @@ class JournalParser {
         }
         st_.vectors_end = std::max(st_.vectors_end, *at + 4 + id->size() + 4 * *dim);
         st_.vector_at[*id] = *at;
+      }
+      if (*status == "accepted" && j.contains("completion")) {
+        // A completion is read whole now, so that resume refuses a damaged one before it writes.
+        auto whole = ResultRecordFromJson(j, where_);
+        if (!whole.ok()) return Bad("(item '" + *id + "') is malformed: " + whole.error().what);
       }
       return AddResult(*id, *status == "accepted", start);
     } else if (*type == "batch_failure" && st_.header.version >= 2) {

@@ -141,7 +141,10 @@ Result<Completion> ParseCompletion(const nlohmann::json& j, const std::string& w
 Result<ResultRecord> ParseResultRecord(std::string_view line, const std::string& where) {
   auto parsed = ParseJson(line, where);
   if (!parsed.ok()) return parsed.error();
-  const auto& j = parsed.value();
+  return ResultRecordFromJson(parsed.value(), where);
+}
+
+Result<ResultRecord> ResultRecordFromJson(const nlohmann::json& j, const std::string& where) {
   auto str = [&](const char* key) -> std::string {
     auto it = j.find(key);
     return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();

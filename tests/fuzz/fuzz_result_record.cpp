@@ -1,5 +1,5 @@
 // Fuzzes ParseResultRecord (one line of data/results.jsonl or a journal result record,
-// classification or embedding).
+// classification, embedding or generation).
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -51,6 +51,20 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (r.latency_ms) PILOT_FUZZ_CHECK(!std::isnan(*r.latency_ms));
   // A tokenized record: its count bounded, `truncated` only beside it.
   if (r.tokens) PILOT_FUZZ_CHECK(*r.tokens <= kMaxRecordTokens);
+  // A generator's completion: within its bounds, and written back as it was read.
+  if (r.completion) {
+    const Completion& c = *r.completion;
+    PILOT_FUZZ_CHECK(r.accepted && !r.dim);
+    PILOT_FUZZ_CHECK(!c.ids.empty() && c.ids.size() <= kMaxCompletionIds &&
+                     c.text.size() <= kMaxCompletionBytes);
+    PILOT_FUZZ_CHECK(IsFinishReason(c.finish_reason));
+    for (std::int64_t id : c.ids) PILOT_FUZZ_CHECK(id >= 0 && id <= 2147483647);
+    for (double ms : {c.ttft_ms, c.prefill_ms, c.decode_ms}) PILOT_FUZZ_CHECK(std::isfinite(ms) && ms >= 0);
+    if (c.tpot_ms) PILOT_FUZZ_CHECK(c.ids.size() >= 2 && std::isfinite(*c.tpot_ms));
+    auto again = ParseResultRecord(ToJsonLine(r), "fuzz/again");
+    PILOT_FUZZ_CHECK(again.ok() && again.value().completion && again.value().completion->ids == c.ids &&
+                     again.value().completion->text == c.text);
+  }
   if (r.truncated) PILOT_FUZZ_CHECK(r.tokens.has_value());
   // Embedding records: an accepted record's dim in 1..kEmbeddingDim; a row or a sidecar
   // offset only with a dim, each a count that fits in int64 (an off_t).

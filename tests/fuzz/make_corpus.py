@@ -3,6 +3,7 @@
 
 Usage: tests/fuzz/make_corpus.py RUN_DIR [EMBED_RUN_DIR]
        tests/fuzz/make_corpus.py --embedding EMBED_RUN_DIR
+       tests/fuzz/make_corpus.py --generation   (the generator's seeds alone, gen-*)
   RUN_DIR: a finished run folder of the bundled default pilot (`pilot run --runs-dir D`),
   whose data/journal.jsonl, data/results.jsonl, data/run.json and manifest-sha256.txt are
   taken as the realistic seeds; data/pilot/manifest.json and config/pilot.json come from
@@ -436,8 +437,42 @@ def embed_run_record(embed_dir):
     write(t, "format-without-kind.json", json.dumps({k: v for k, v in doc.items() if k != "folder_kind"}))
 
 
+def generation_seeds():
+    """Seeds of a generator's records, parameters and package metadata (docs/generation.md)."""
+    t = "result_record"
+    good = ('{"id":"p","status":"accepted","completion":"olleh","completion_tokens":6,"finish_reason":"eos",'
+            '"completion_ids":[111,108,108,101,104,256],"ttft_ms":4.5,"tpot_ms":0.25,"prefill_ms":1.5,'
+            '"decode_ms":1.25,"kv_cache_bytes":4096,"model":"sha256:%s","latency_ms":9,"tokens":6}' % SHA_A)
+    write(t, "gen-accepted.json", good)
+    write(t, "gen-count-not-ids.json", good.replace('"completion_tokens":6', '"completion_tokens":7'))
+    write(t, "gen-id-negative.json", good.replace("[111,", "[-1,"))
+    write(t, "gen-finish-other.json", good.replace('"eos"', '"done"'))
+    write(t, "gen-tpot-one-token.json", good.replace("[111,108,108,101,104,256]", "[256]").replace(
+        '"completion_tokens":6', '"completion_tokens":1'))
+    write(t, "gen-with-dim.json", good.replace('"completion":"olleh"', '"dim":4,"row":0,"completion":"olleh"'))
+    write(t, "gen-text-escapes.json", good.replace('"olleh"', '"\\u0000\\ud800\\n\\t\\u001b[31m"'))
+    t = "params"
+    p = json.loads(read(os.path.join(ROOT, "config", "generate.json")))
+    write(t, "gen-real.json", json.dumps(p, indent=2))
+    for name, change in (("gen-sampling", {"temperature": 0.7}), ("gen-max-huge", {"max_new_tokens": 10 ** 30}),
+                         ("gen-stop-many", {"stop": ["s"] * 17}), ("gen-stop-ids-bad", {"stop_token_ids": [-1, "2"]}),
+                         ("gen-token-key", {"api_token": "x"})):
+        q = json.loads(json.dumps(p))
+        q["generation"].update(change)
+        write(t, name + ".json", json.dumps(q))
+    t = "package_metadata"
+    pairs = [("pilot.generator_contract", "1"), ("pilot.layers", "2"), ("pilot.kv_heads", "2"), ("pilot.head_dim", "8"),
+             ("pilot.context", "64"), ("pilot.vocab", "300"), ("pilot.eos_token_ids", "[5, 7]"),
+             ("pilot.kv_dtype", "float32"), ("pilot.input_kind", "token_ids")]
+    write(t, "gen-contract", "\0".join(k + "\0" + v for k, v in pairs))
+    write(t, "gen-eos-bad", "pilot.eos_token_ids\0[-1, 2147483648, \"5\", 1.5]\0pilot.layers\099999999999999999999")
+
+
 def main():
     args = sys.argv[1:]
+    if args == ["--generation"]:
+        generation_seeds()
+        return
     if len(args) == 2 and args[0] == "--embedding":
         run_dir, embed_dir = None, args[1]
     elif len(args) in (1, 2) and not args[0].startswith("-"):
@@ -450,9 +485,10 @@ def main():
     if embed_dir:
         for make in (npy_header, sidecar_header, embed_result_record, embed_journal, embed_run_record):
             make(embed_dir)
+    generation_seeds()
     for target in sorted(os.listdir(CORPUS)):
         files = os.listdir(os.path.join(CORPUS, target))
-        assert len(files) <= 40, (target, len(files))
+        assert len(files) <= 60, (target, len(files))
         print("%-16s %2d files" % (target, len(files)))
 
 

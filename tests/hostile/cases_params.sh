@@ -354,3 +354,93 @@ hc_params__pass_labels() {
   want_rc 0 4
   runp
 }
+
+# --- generation: the settings of a generator, from config/generate.json ------------------------
+GPF=proj/config/g.json
+# gp 'python on d': g.json from the bundled generation parameters, edited.
+gp() {
+  python3 - "proj/config/generate.json" "$GPF" "$1" <<'PYEOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+exec(sys.argv[3])
+open(sys.argv[2], "w").write(json.dumps(d, indent=2) + "\n")
+PYEOF
+}
+rung() { hrun run --params "$GPF" --runs-dir runs "$@"; }
+hc_params__generation_control() {
+  gp 'pass'
+  want_rc 0
+  rung --run-id g
+}
+hc_params__generation_secret_stop_string() {
+  # A stop string that is a secret: refused as one, never echoed.
+  gp 'd["generation"]["stop"] = ["sk-proj-'"$MARKER"'0123456789abcdefABCDEF"]'
+  refuse 'g\.json' 'generation\.stop' 'credential'
+  rung
+}
+hc_params__generation_token_key_is_a_credential() {
+  gp 'd["generation"]["api_token"] = "x"'
+  refuse 'g\.json' 'generation\.api_token' 'credential'
+  rung
+}
+hc_params__generation_max_new_tokens_huge() {
+  gp 'd["generation"]["max_new_tokens"] = 10**30'
+  refuse 'g\.json' 'generation\.max_new_tokens'
+  rung
+}
+hc_params__generation_max_new_tokens_negative() {
+  gp 'd["generation"]["max_new_tokens"] = -1'
+  refuse 'g\.json' 'generation\.max_new_tokens'
+  rung
+}
+hc_params__generation_max_new_tokens_missing() {
+  gp 'del d["generation"]["max_new_tokens"]'
+  refuse 'g\.json' 'generation\.max_new_tokens' 'required'
+  rung
+}
+hc_params__generation_sampling_refused() {
+  gp 'd["generation"]["temperature"] = 0.7'
+  refuse 'g\.json' 'generation\.temperature' 'sampling'
+  rung
+}
+hc_params__generation_temperature_nan_string() {
+  gp 'd["generation"]["temperature"] = "NaN"'
+  refuse 'g\.json' 'generation\.temperature'
+  rung
+}
+hc_params__generation_stop_strings_too_many() {
+  gp 'd["generation"]["stop"] = ["s%d" % i for i in range(1000)]'
+  refuse 'g\.json' 'generation\.stop'
+  rung
+}
+hc_params__generation_stop_string_huge() {
+  gp 'd["generation"]["stop"] = ["x" * 100000]'
+  refuse 'g\.json' 'generation\.stop'
+  rung
+}
+hc_params__generation_stop_ids_nested() {
+  gp 'd["generation"]["stop_token_ids"] = [[1]]'
+  refuse 'g\.json' 'generation\.stop_token_ids'
+  rung
+}
+hc_params__generation_stop_id_outside_vocab() {
+  # Known only once the model is loaded: refused then, named, nothing written.
+  gp 'd["generation"]["stop_token_ids"] = [2147483647]'
+  refuse 'generation\.stop_token_ids' 'vocabulary of 257'
+  rung --run-id gv
+}
+hc_params__generation_not_an_object() {
+  gp 'd["generation"] = 16'
+  refuse 'g\.json' 'generation'
+  rung
+}
+hc_params__generation_for_a_classifier() {
+  pp '' '"generation": {"max_new_tokens": 4}'
+  refuse 'generation' 'only to a stage that generates'
+  runp --run-id gc
+}
+hc_params__generation_context_left_for_no_prompt() {
+  gp 'd["generation"]["max_new_tokens"] = 48'
+  refuse 'generation\.max_new_tokens' 'context of 48'
+  rung --run-id gx
+}

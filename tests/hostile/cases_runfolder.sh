@@ -2277,3 +2277,111 @@ hc_runfolder__compare_out_inside_bag() {
   guard "$C/$G"
   hrun compare "$G" "$G" --out "$G/data"
 }
+
+# --- the generation pilot: completions held to the run's settings ------------------------------
+GG=runs/ggood
+GP=runs/gpart
+verify_ggood() { guard "$C/$GG"; hrun verify "$GG"; }
+# gen_edit 'python on r (a record of prompt-01), in results.jsonl and the journal alike'
+gen_edit() {
+  python3 - "$GG/data/results.jsonl" "$GG/data/journal.jsonl" "$1" <<'PYEOF'
+import json, sys
+for path in sys.argv[1:3]:
+    out = []
+    for line in open(path):
+        r = json.loads(line)
+        if r.get("id") == "prompt-01" and r.get("status") == "accepted":
+            exec(sys.argv[3])
+            line = json.dumps(r, separators=(",", ":")) + "\n"
+        out.append(line)
+    open(path, "w").write("".join(out))
+PYEOF
+}
+hc_runfolder__verify_gen_control_rehashed() {
+  # The forger's tools alone (the records rewritten as they were, the bag re-hashed) verify.
+  copy_run ggood || return
+  grep -q '"output": "generation"' "$GG/data/run.json" || bad "ggood is not a generation run"
+  gen_edit 'pass'
+  rehash "$GG"
+  want_rc 0
+  verify_ggood
+}
+hc_runfolder__verify_gen_more_tokens_than_max_new_tokens() {
+  copy_run ggood || return
+  gen_edit 'r["completion_ids"] = [97] * 20 + [256]; r["completion_tokens"] = 21'
+  rehash "$GG"
+  finding 'prompt-01' '21 completion tokens, more than generation.max_new_tokens 16'
+  verify_ggood
+}
+hc_runfolder__verify_gen_id_outside_vocab() {
+  copy_run ggood || return
+  gen_edit 'r["completion_ids"][0] = 300'
+  rehash "$GG"
+  finding 'prompt-01' "outside the model's vocabulary of 257"
+  verify_ggood
+}
+hc_runfolder__verify_gen_length_before_max_new_tokens() {
+  copy_run ggood || return
+  gen_edit 'r["finish_reason"] = "length"'
+  rehash "$GG"
+  finding 'prompt-01' 'finish_reason length after 6 tokens, not max_new_tokens 16'
+  verify_ggood
+}
+hc_runfolder__verify_gen_count_not_the_ids() {
+  copy_run ggood || return
+  gen_edit 'r["completion_tokens"] = 99'
+  rehash "$GG"
+  finding 'prompt-01' 'completion_tokens'
+  verify_ggood
+}
+hc_runfolder__verify_gen_completion_too_large() {
+  # A completion of 300 KiB (beyond what a record may hold), in results.jsonl alone.
+  copy_run ggood || return
+  python3 - "$GG/data/results.jsonl" <<'PYEOF'
+import json, sys
+lines = open(sys.argv[1]).read().splitlines()
+r = json.loads(lines[0])
+r["completion"] = "x" * (300 << 10)
+lines[0] = json.dumps(r, separators=(",", ":"))
+open(sys.argv[1], "w").write("\n".join(lines) + "\n")
+PYEOF
+  rehash "$GG"
+  finding 'results\.jsonl'
+  quick
+  verify_ggood
+}
+hc_runfolder__verify_gen_plan_without_max_new_tokens() {
+  copy_run ggood || return
+  pyedit "$GG/data/run.json" 'del d["plan"]["max_new_tokens"]'
+  rehash "$GG"
+  finding 'run\.json' 'plan.max_new_tokens'
+  verify_ggood
+}
+hc_runfolder__verify_gen_plan_max_new_tokens_huge() {
+  copy_run ggood || return
+  pyedit "$GG/data/run.json" 'd["plan"]["max_new_tokens"] = 10**19'
+  rehash "$GG"
+  finding 'run\.json' 'plan.max_new_tokens'
+  verify_ggood
+}
+hc_runfolder__resume_gen_journal_completion_malformed() {
+  # A journaled completion whose count is not its ids: resume refuses, the folder untouched.
+  copy_run gpart || return
+  python3 - "$GP/data/journal.jsonl" <<'PYEOF'
+import json, sys
+lines = open(sys.argv[1]).read().splitlines()
+for i, line in enumerate(lines):
+    r = json.loads(line)
+    if r.get("status") == "accepted":
+        r["completion_tokens"] += 5
+        lines[i] = json.dumps(r, separators=(",", ":"))
+        break
+else:
+    raise SystemExit("no accepted record journaled")
+open(sys.argv[1], "w").write("\n".join(lines) + "\n")
+PYEOF
+  want_rc 2
+  want_err 'journal' 'completion_tokens'
+  guard "$C/$GP"
+  hrun resume "$GP"
+}

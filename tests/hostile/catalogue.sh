@@ -317,6 +317,8 @@ PYEOF
   fi
 }
 make_embed_base() { make_base_pair proj/config/embed.json egood epart 5; }
+# The generation pilot (config/generate.json): "ggood" and "gpart" (stopped after 5 items).
+make_gen_base() { make_base_pair proj/config/generate.json ggood gpart 5; }
 # A finished sweep of the bundled pilot, one group at batch sizes 1 and 2 ("sgood").
 make_sweep_base() {
   [ -f "$BASE/runs/sgood/tagmanifest-sha256.txt" ] && return 0
@@ -352,11 +354,12 @@ make_shard_base() {
     return 1
   fi
 }
-# copy_run good|part|egood|epart|sgood|shards|agood|apart|aearly: a copy of the base run as runs/<name> in the case; the
+# copy_run good|part|egood|epart|ggood|gpart|sgood|shards|agood|apart|aearly: a copy of the base run as runs/<name> in the case; the
 # base itself is guarded (nothing may change it; for the adaptations, the one copied).
 copy_run() {
   case $1 in
     egood | epart) make_embed_base || { bad "no embedding base run"; return 1; } ;;
+    ggood | gpart) make_gen_base || { bad "no generation base run"; return 1; } ;;
     sgood) make_sweep_base || { bad "no base sweep"; return 1; } ;;
     agood | apart | aearly)
       make_adapt_base || { bad "no base adaptation"; return 1; }

@@ -14,6 +14,12 @@
         fails. The completion's text must equal tokenizers' decode of its ids (the end-of-sequence
         token left out). With --labelled, every item of MANIFEST must also meet its `expected`
         completion or its `expected_rejection`. Prints one summary line.
+    generation_models.py kvmodel OUT_DIR
+        The KV benchmark's model (bench/generation-kv.sh): a Llama-style model with random
+        weights, 4 layers, 8 key/value heads of 64, a context of 16384, its final norm zeroed so
+        that every logit is 0 and greedy decoding picks id 0 at once (with stop_token_ids [0], a
+        sequence ends after one token while its cache is allocated for the whole
+        max_new_tokens), with the tokenizer of `make`.
     generation_models.py broken MODEL_DIR OUT_DIR
         TorchScript generators that break the contract, from MODEL_DIR's weights, each OUT_DIR/NAME.pt
         beside NAME.want: "refused:TEXT" (pilot must refuse it when loaded, exit 2, saying TEXT) or
@@ -107,6 +113,18 @@ def compare(model_dir, tokenizer, manifest_file, results, max_new, labelled=Fals
           f"{same} identical, {ties} near-ties" + (": " + "; ".join(listed) if listed else ""))
 
 
+def kvmodel(out):
+    make(out)
+    torch.manual_seed(2)
+    llama = transformers.LlamaForCausalLM(transformers.LlamaConfig(
+        vocab_size=300, hidden_size=512, intermediate_size=1024, num_hidden_layers=4, num_attention_heads=8,
+        num_key_value_heads=8, max_position_embeddings=16384, bos_token_id=1, eos_token_id=2, pad_token_id=0))
+    with torch.no_grad():
+        llama.model.norm.weight.zero_()
+    llama.save_pretrained(os.path.join(out, "kv"))
+    print(f"made {out}/kv: 4 layers, 8 kv heads of 64, context 16384; 16 KiB of float32 KV a position")
+
+
 def broken(model_dir, out):
     import importlib.util
     from typing import Tuple
@@ -177,6 +195,8 @@ if __name__ == "__main__":
         make(sys.argv[2])
     elif sys.argv[1] == "compare":
         compare(sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5], int(sys.argv[6]), "--labelled" in sys.argv)
+    elif sys.argv[1] == "kvmodel":
+        kvmodel(sys.argv[2])
     elif sys.argv[1] == "broken":
         broken(sys.argv[2], sys.argv[3])
     else:
