@@ -7,7 +7,8 @@
 # docs/first-hour.md) and `pilot verify` of its folder on the device, exports the
 # bundled model to a .pt2 package for the device and runs the pilot on it (PyTorch >= 2.6),
 # then `pilot adapt` (and a stopped adaptation resumed), then `pilot sweep` and a run with its batch plan, then `run --workers` (one shard per device)
-# and an export of the merged bag, writing every output and log under OUT_DIR
+# and an export of the merged bag (the generation pilot and, on a GPU, the KV benchmark after
+# the verify of the calibration), writing every output and log under OUT_DIR
 # (summary.txt first).
 #
 #   scripts/gpu-check.sh OUT_DIR [--device cuda|rocm|cpu] [--debs DIR] [--prebuilt BUILD_DIR]
@@ -163,6 +164,22 @@ cp "$out/cal-pilot.log" "$out/pilot.log" 2>/dev/null
 grep -E "^run |latency|verify:|acceptance" "$out/pilot.log" | tee -a "$summary"
 step verify "$pilot" verify "$cal" || failed=1
 tail -1 "$out/verify.log" | tee -a "$summary"
+# The generation pilot (config/generate.json: the bundled generator's TorchScript step) on the
+# device, then the KV cache predicted against the device's measured peak at three points of
+# context x batch (bench/generation-kv.sh; on a GPU only: on a CPU it allocates 2.5 GB of RSS).
+if step generate "$pilot" run --params "$root/config/generate.json" --device "$device" --runs-dir "$out/runs" \
+     --run-id "generate-$device"; then
+  grep -E "^run |^generation:|^exact match|^verify:" "$out/generate.log" | tee -a "$summary"
+else
+  failed=1
+fi
+if [ "$device" != cpu ]; then
+  if step generation-kv env PILOT_PYTHON="$py" "$root/bench/generation-kv.sh" --device "$device" "$pilot"; then
+    tail -5 "$out/generation-kv.log" | tee -a "$summary"
+  else
+    failed=1
+  fi
+fi
 pilot_dir=$cal/data/pilot
 
 # The adaptation pilot on the device, then one stopped after 100 steps and resumed: on a GPU
