@@ -16,6 +16,7 @@
 // end-of-sequence id, a stop id or string, max_new_tokens) stops there, and the batch ends
 // when every sequence has. Greedy: the first largest logit, as torch.argmax picks it.
 #include <ATen/Parallel.h>
+#include <torch/csrc/jit/runtime/graph_executor.h>
 #include <torch/script.h>
 #include <torch/version.h>
 
@@ -398,6 +399,10 @@ class GeneratorStage : public Stage {
     if (aoti_) out = loader_->run({ids, positions, at, k, v});
 #endif
     if (!aoti_) {
+      // The graph executor's profiling and fusion would specialise the step on every new shape
+      // (each batch's cache length) and compile again: on a GPU that cost tens of milliseconds a
+      // step. The step runs as scripted.
+      torch::jit::GraphOptimizerEnabledGuard plain(false);
       torch::jit::IValue r = module_.forward({ids, positions, at, k, v});
       if (!r.isTuple()) throw std::runtime_error("the model's step did not return a tuple");
       for (const auto& e : r.toTupleRef().elements()) {
