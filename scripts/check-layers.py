@@ -49,7 +49,7 @@ for wf in WORKFLOWS:
 # Output kinds: each src/records/output_<x>.cpp registers one, `const OutputKindSpec k...{"name", ...`.
 output_kinds = {}
 for cpp in (root / "src/records").glob("output_*.cpp"):
-    m = re.search(r'OutputKindSpec\s+k\w+\{"([^"]+)"', cpp.read_text())
+    m = re.search(r'OutputKindSpec\s+k\w+\{\s*"([^"]+)"', cpp.read_text())
     if m:
         output_kinds[m.group(1)] = f"src/records/{cpp.name}"
 # The kinds' accessors, as output_kind.h declares them (`const OutputKindSpec& XOutput();`).

@@ -12,5 +12,8 @@ nlohmann::ordered_json HostInfo(FileSystem& fs);
 double PeakRssMegabytes();
 // This process's resident memory now (from /proc/self/statm, through `fs`), 0 when it cannot tell.
 double CurrentRssMegabytes(FileSystem& fs);
+// The memory the kernel says a new allocation can take without swapping (/proc/meminfo's
+// MemAvailable, through `fs`), in bytes; 0 when it cannot tell.
+std::uint64_t AvailableMemoryBytes(FileSystem& fs);
 
 }  // namespace pilot

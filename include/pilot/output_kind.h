@@ -65,8 +65,11 @@ struct AcceptedRules {
   std::uint32_t dim = 0;                           // run.json's plan.dim (a kind with vectors)
   const std::set<std::string>* allowed = nullptr;  // the parameters' allowed_categories
   std::uint64_t accepted_before = 0;               // items accepted ahead of it, in manifest order
-  // A kind that generates: run.json's plan.generation.max_new_tokens and plan.model_contract.vocab.
+  // A kind that generates: run.json's plan.max_new_tokens and plan.vocab, and the ids that end
+  // a completion (plan.model_contract.eos_token_ids, .generation.stop_token_ids).
   std::uint64_t max_new_tokens = 0, vocab = 0;
+  const std::vector<std::int64_t>* eos_token_ids = nullptr;
+  const std::vector<std::int64_t>* stop_token_ids = nullptr;
 };
 
 // Compare: how two runs' accepted outputs of one id differ ("category", "confidence",

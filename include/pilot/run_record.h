@@ -50,8 +50,10 @@ struct RunRecord {
   // registered kind, which every folder was before output kinds were recorded.
   const OutputKindSpec* output = OutputKinds().front();
   std::uint32_t dim = 0;  // plan.dim, embedding only
-  // A kind that generates: plan.max_new_tokens and plan.vocab.
+  // A kind that generates: plan.max_new_tokens and plan.vocab, and the ids that end a completion
+  // (plan.model_contract.eos_token_ids and .generation.stop_token_ids).
   std::uint64_t max_new_tokens = 0, vocab = 0;
+  std::vector<std::int64_t> eos_token_ids, stop_token_ids;
   // Kind `shard`: its partition and its own item count ("shard": {index, count, items}).
   std::optional<ShardSpec> shard;
   std::size_t shard_items = 0;

@@ -751,7 +751,9 @@ class Verifier {
       const OutputKindSpec& kind = *(run_ ? run_->output : OutputKinds().front());
       if (auto wrong =
               kind.check_accepted(r, AcceptedRules{run_ ? run_->dim : 0, &allowed, result_.accepted,
-                                                   run_ ? run_->max_new_tokens : 0, run_ ? run_->vocab : 0}))
+                                                   run_ ? run_->max_new_tokens : 0, run_ ? run_->vocab : 0,
+                                                   run_ ? &run_->eos_token_ids : nullptr,
+                                                   run_ ? &run_->stop_token_ids : nullptr}))
         Add("accounting", r.id, *wrong);
       ++result_.accepted;
       if (kind.labels) ++by_category[r.category];

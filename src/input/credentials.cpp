@@ -4,7 +4,6 @@
 #include <array>
 #include <cctype>
 #include <cmath>
-#include <cstring>
 #include <map>
 
 #include "pilot/json_util.h"
@@ -67,7 +66,11 @@ Status Walk(const nlohmann::json& node, const std::string& path, const std::stri
         }
         continue;
       }
-      if (KeyLooksLikeCredential(key) || ValueLooksLikeCredential(key)) {
+      // A generator's settings count and name a model's tokens: these two keys, at this path
+      // alone, are not credentials.
+      const bool generation_setting =
+          key_path == "generation.max_new_tokens" || key_path == "generation.stop_token_ids";
+      if ((KeyLooksLikeCredential(key) && !generation_setting) || ValueLooksLikeCredential(key)) {
         return refuse(key_path, "a key that looks like a credential");
       }
       if (Status st = Walk(value, key_path, source); !st.ok()) return st;
@@ -93,11 +96,6 @@ bool KeyLooksLikeCredential(std::string_view key) {
   std::string k = Squash(key);
   // "tokenizer" is a model option, not a token.
   for (auto at = k.find("tokeniz"); at != std::string::npos; at = k.find("tokeniz")) k.erase(at, 7);
-  // Counts and ids of a model's tokens are generation settings: max_new_tokens, stop_token_ids.
-  for (const char* benign : {"newtokens", "tokenids"}) {
-    const std::size_t n = std::strlen(benign);
-    for (auto at = k.find(benign); at != std::string::npos; at = k.find(benign)) k.erase(at, n);
-  }
   return std::any_of(kWords.begin(), kWords.end(),
                      [&](const char* w) { return k.find(w) != std::string::npos; });
 }

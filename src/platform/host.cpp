@@ -67,6 +67,19 @@ double PeakRssMegabytes() {
   return static_cast<double>(ru.ru_maxrss) / 1024.0;  // ru_maxrss is KiB on Linux
 }
 
+std::uint64_t AvailableMemoryBytes(FileSystem& fs) {
+  auto text = fs.ReadFile("/proc/meminfo", 1 << 16);
+  if (!text.ok()) return 0;
+  std::istringstream in(text.value());
+  std::string key, unit;
+  unsigned long long kb = 0;
+  while (in >> key >> kb) {
+    std::getline(in, unit);
+    if (key == "MemAvailable:") return kb > (~0ull >> 10) ? ~0ull : kb << 10;
+  }
+  return 0;
+}
+
 double CurrentRssMegabytes(FileSystem& fs) {
   // /proc/self/statm: "size resident shared ..." in pages.
   auto text = fs.ReadFile("/proc/self/statm", 4096);

@@ -170,8 +170,10 @@ class JournalParser {
     if (!(accepted || rejected) || !IsValidItemId(id)) return false;  // the slow path names the fault
     if (accepted && line.find("\"vector_at\":") != std::string::npos)
       return false;  // the slow path tracks it
-    if (accepted && line.find("\"completion\":") != std::string::npos)
-      return false;  // the slow path reads it whole
+    // A completion goes to the slow path, which reads it whole: any line that names one, and
+    // any with an escape (a key may spell it with \u escapes).
+    if (accepted && (line.find("completion") != std::string::npos || line.find('\\') != std::string::npos))
+      return false;
     return AddResult(id, accepted, start).ok();
   }
 

@@ -120,7 +120,28 @@ void ReportMarkdown(const Report& r, std::ostream& md) {
 std::optional<std::string> CheckAccepted(const ResultRecord& r, const AcceptedRules& rules) {
   if (!r.completion) return "accepted without a completion";
   if (!r.tokens) return "accepted without the prompt's tokens";
-  if (auto fault = Fault(*r.completion, rules.max_new_tokens, rules.vocab)) return *fault;
+  const Completion& c = *r.completion;
+  if (auto fault = Fault(c, rules.max_new_tokens, rules.vocab)) return *fault;
+  // Decoding stops at the first end-of-sequence or stop id: none before the last token, and
+  // an eos finish ends on one.
+  auto in = [](const std::vector<std::int64_t>* list, std::int64_t id) {
+    return list && std::find(list->begin(), list->end(), id) != list->end();
+  };
+  for (std::size_t k = 0; k + 1 < c.ids.size(); ++k) {
+    if (in(rules.eos_token_ids, c.ids[k]) || in(rules.stop_token_ids, c.ids[k])) {
+      return "completion token " + std::to_string(k) + " (" + std::to_string(c.ids[k]) +
+             ") ends a sequence, yet " + std::to_string(c.ids.size() - k - 1) + " tokens follow it";
+    }
+  }
+  const bool eos_last = in(rules.eos_token_ids, c.ids.back());
+  if ((c.finish_reason == "eos") != eos_last) {
+    return "finish_reason " + c.finish_reason + " but the last token (" + std::to_string(c.ids.back()) +
+           ") " + (eos_last ? "is" : "is not") + " an end-of-sequence id of the model";
+  }
+  if (in(rules.stop_token_ids, c.ids.back()) && c.finish_reason != "stop" && !eos_last) {
+    return "the last token (" + std::to_string(c.ids.back()) + ") is a stop id, but finish_reason is " +
+           c.finish_reason;
+  }
   return std::nullopt;
 }
 

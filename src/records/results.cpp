@@ -121,17 +121,21 @@ Result<Completion> ParseCompletion(const nlohmann::json& j, const std::string& w
     }
     *dest = v->get<double>();
   }
+  // tpot_ms exactly beside two tokens or more, as pilot writes it.
+  if (j.contains("tpot_ms") != (c.ids.size() >= 2)) {
+    return BadInput("'tpot_ms' must be given exactly when there are two completion tokens or more", where);
+  }
   if (j.contains("tpot_ms")) {
     const auto& v = j["tpot_ms"];
-    if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() < 0 || c.ids.size() < 2) {
-      return BadInput("'tpot_ms' is not a number of milliseconds at or above 0, beside two tokens or more",
-                      where);
+    if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() < 0) {
+      return BadInput("'tpot_ms' is not a number of milliseconds at or above 0", where);
     }
     c.tpot_ms = v.get<double>();
   }
   auto kv = UnsignedAt(j, "kv_cache_bytes");
-  if (!kv || *kv > (std::uint64_t{1} << 50))
-    return BadInput("'kv_cache_bytes' is not a count of bytes", where);
+  if (!kv || *kv == 0 || *kv > (std::uint64_t{1} << 62)) {
+    return BadInput("'kv_cache_bytes' is not a count of bytes above 0", where);
+  }
   c.kv_cache_bytes = *kv;
   return c;
 }

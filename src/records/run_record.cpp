@@ -163,6 +163,31 @@ Result<RunRecord> ParseRunRecord(std::string_view text, const std::string& where
         return BadInput("'plan.vocab' must be a count in 1.." + std::to_string(kMaxGeneratorVocab), where);
       r.max_new_tokens = *max_new;
       r.vocab = *vocab;
+      // The ids that end a completion: at most 64 each, token ids below the vocabulary.
+      auto ids = [&](const nlohmann::json* list, const char* key, std::vector<std::int64_t>& out) -> Status {
+        if (!list || !list->is_array() || list->size() > 64) {
+          return BadInput(std::string("'") + key + "' must be an array of at most 64 token ids", where);
+        }
+        for (const auto& id : *list) {
+          if (!id.is_number_unsigned() || id.get<std::uint64_t>() >= *vocab) {
+            return BadInput(
+                std::string("'") + key + "' holds a value that is not a token id below plan.vocab", where);
+          }
+          out.push_back(static_cast<std::int64_t>(id.get<std::uint64_t>()));
+        }
+        return {};
+      };
+      const auto contract = plan.find("model_contract");
+      const nlohmann::json* c = contract != plan.end() && contract->is_object() ? &*contract : nullptr;
+      const nlohmann::json* eos = c && c->contains("eos_token_ids") ? &(*c)["eos_token_ids"] : nullptr;
+      const nlohmann::json* settings =
+          c && c->contains(kGenerationParamsKey) && (*c)[kGenerationParamsKey].is_object()
+              ? &(*c)[kGenerationParamsKey]
+              : nullptr;
+      const nlohmann::json* stop =
+          settings && settings->contains("stop_token_ids") ? &(*settings)["stop_token_ids"] : nullptr;
+      PILOT_TRY(ids(eos, "plan.model_contract.eos_token_ids", r.eos_token_ids));
+      PILOT_TRY(ids(stop, "plan.model_contract.generation.stop_token_ids", r.stop_token_ids));
     }
     PILOT_TRY(ParseSettings(plan, where, r.settings));
   }

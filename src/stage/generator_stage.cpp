@@ -23,11 +23,14 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <functional>
+#include <limits>
 #include <set>
 #include <unordered_map>
 
 #include "pilot/build_flavour.h"
 #include "pilot/escape.h"
+#include "pilot/host.h"
 #include "pilot/model_contract.h"
 #include "pilot/package_layout.h"
 #include "pilot/reasons.h"
@@ -87,6 +90,7 @@ struct Sequence {
   std::int64_t prompt_tokens = 0;            // its prompt's length
   std::vector<std::int64_t> ids;             // generated so far
   std::string bytes;                         // what the decoder gave so far (stop strings only)
+  std::size_t byte_count = 0;                // its length, kept with or without stop strings
   std::string finish;                        // empty while it runs
   std::size_t text_end = std::string::npos;  // a stop string's start in the decoded text
   double prefill_ms = 0, decode_ms = 0, ttft_ms = 0, last_token_ms = 0;
@@ -158,6 +162,7 @@ class GeneratorStage : public Stage {
                       kGenerationParamsKey, "add generation.max_new_tokens (docs/generation.md, 'Settings')");
     }
     gen_ = *config.generation;
+    for (const auto& stop : gen_.stop) max_stop_ = std::max(max_stop_, stop.size());
     if (!config.tokenizer) {
       return BadInput(
           "a generator needs stage.tokenizer: pilot tokenizes the prompts and decodes the completions", where,
@@ -165,6 +170,11 @@ class GeneratorStage : public Stage {
     }
     tokenizer_ = config.tokenizer;
     tok_ = config.tokenizer_settings;
+    if (tok_.truncation != Truncation::kReject) {
+      return BadInput("a generator's prompt is never cut: stage.tokenizer.truncation must be 'reject'",
+                      "stage.tokenizer.truncation",
+                      "remove truncation (a longer prompt is then rejected too_many_tokens)");
+    }
     std::string why;
     decoder_ = tokenizer_->Decoder(why);
     if (decoder_.empty()) {
@@ -210,6 +220,11 @@ class GeneratorStage : public Stage {
     }
     PILOT_TRY(CheckContract(c, where));
     PILOT_TRY(CheckSettings(where));
+    if (tok_.pad_id < 0 || tok_.pad_id >= vocab_) {
+      return BadInput("the tokenizer's padding id " + std::to_string(tok_.pad_id) +
+                          " is outside the model's vocabulary of " + std::to_string(vocab_),
+                      "stage.tokenizer.pad_token", "name a token of the model's vocabulary as pad_token");
+    }
     desc_.kind = config.kind;
     desc_.model_sha256 = config.model_sha256;
     desc_.device = config.device;
@@ -224,7 +239,7 @@ class GeneratorStage : public Stage {
     d["vocab"] = vocab_;
     d["eos_token_ids"] = eos_;
     d["kv_dtype"] = kv_dtype_name_;
-    d["kv_bytes_per_token"] = KvBytes(1, 1);
+    d["kv_bytes_per_token"] = KvBytes(1, 1).value_or(0);  // at most 2^39 within the bounds
     d[kGenerationParamsKey] = GenerationToJson(gen_);
     d["decoder"] = decoder_;
     d["tokenizer"] = config.tokenizer_record;
@@ -379,11 +394,27 @@ class GeneratorStage : public Stage {
     return {};
   }
 
-  std::uint64_t KvBytes(std::int64_t batch, std::int64_t positions) const {
-    const std::uint64_t elem = kv_dtype_ == torch::kFloat32 ? 4 : 2;
-    return 2 * static_cast<std::uint64_t>(layers_) * static_cast<std::uint64_t>(kv_heads_) *
-           static_cast<std::uint64_t>(head_dim_) * static_cast<std::uint64_t>(positions) *
-           static_cast<std::uint64_t>(batch) * elem;
+  // 2 x layers x KV heads x head dim x positions x slots x dtype bytes; nullopt past 2^64.
+  std::optional<std::uint64_t> KvBytes(std::int64_t batch, std::int64_t positions) const {
+    std::uint64_t n = kv_dtype_ == torch::kFloat32 ? 8 : 4;
+    for (std::int64_t f : {layers_, kv_heads_, head_dim_, positions, batch}) {
+      if (f < 0 || __builtin_mul_overflow(n, static_cast<std::uint64_t>(f), &n)) return std::nullopt;
+    }
+    return n;
+  }
+
+  // The cache's bytes, when they fit. On a CPU an allocation the kernel overcommits would be
+  // killed when zeroed, not refused: a cache past the memory available throws "out of memory",
+  // which fails the batch so that the engine halves it (on a GPU the allocator refuses alike).
+  std::uint64_t CacheFits(std::int64_t batch, std::int64_t positions) const {
+    const std::optional<std::uint64_t> kv = KvBytes(batch, positions);
+    if (!kv || (!device_.is_cuda() && *kv > available_())) {
+      throw std::runtime_error("out of memory: the KV cache of " + std::to_string(batch) + " sequences of " +
+                               std::to_string(positions) + " positions needs " +
+                               (kv ? std::to_string(*kv) + " bytes" : std::string("more than 2^64 bytes")) +
+                               ", more than the memory available");
+    }
+    return *kv;
   }
 
   torch::Tensor Cache(std::int64_t batch, std::int64_t positions) const {
@@ -432,6 +463,7 @@ class GeneratorStage : public Stage {
 
   void WarmUp() {
     auto opts = torch::TensorOptions().dtype(torch::kInt64).device(device_);
+    (void)CacheFits(1, 2);
     auto k = Cache(1, 2), v = Cache(1, 2);
     auto out = Step(torch::zeros({1, 1}, opts), torch::zeros({1, 1}, opts), torch::zeros({1}, opts), k, v);
     k.narrow(3, 0, 1).copy_(out[1]);
@@ -439,7 +471,8 @@ class GeneratorStage : public Stage {
     (void)Step(torch::zeros({1, 1}, opts), torch::ones({1, 1}, opts), torch::zeros({1}, opts), k, v);
   }
 
-  // The first largest logit of each row (torch.argmax's choice); -1 for a row that is not finite.
+  // The first largest logit of each row (torch.argmax's choice); -1 for a row with a NaN or
+  // +inf, or with nothing above -inf (a model may mask tokens with -inf).
   static std::vector<std::int64_t> Greedy(const torch::Tensor& logits) {
     torch::Tensor l = logits.to(torch::kCPU, torch::kFloat32).contiguous();
     const std::int64_t b = l.size(0), n = l.size(1);
@@ -449,10 +482,11 @@ class GeneratorStage : public Stage {
       const float* row = p + i * n;
       std::int64_t best = -1;
       for (std::int64_t j = 0; j < n; ++j) {
-        if (!std::isfinite(row[j])) {
+        if (std::isnan(row[j]) || row[j] == std::numeric_limits<float>::infinity()) {
           best = -1;
           break;
         }
+        if (row[j] == -std::numeric_limits<float>::infinity()) continue;
         if (best < 0 || row[j] > row[best]) best = j;
       }
       out[static_cast<std::size_t>(i)] = best;
@@ -472,12 +506,26 @@ class GeneratorStage : public Stage {
       s.finish = "stop";
       return;
     }
+    const std::string piece = tokenizer_->TokenBytes(id);
+    s.byte_count += piece.size();
+    if (s.byte_count > kMaxCompletionBytes + kMaxStopStringBytes) {  // past what a record holds
+      s.finish = "too_long";
+      return;
+    }
     if (!gen_.stop.empty()) {
-      s.bytes += tokenizer_->TokenBytes(id);
-      const std::string text = LossyUtf8(s.bytes);
-      std::size_t first = std::string::npos;
-      for (const auto& stop : gen_.stop) first = std::min(first, text.find(stop));
-      if (first != std::string::npos) {
+      const std::size_t before = s.bytes.size();
+      s.bytes += piece;
+      // A stop string that ends in the new bytes starts at most its length (and a character
+      // completed by them, 3 bytes) before them: the window's own first bytes, where it may cut
+      // a character, lie before any such start. Only a match found there decodes the whole.
+      const std::size_t window = before > max_stop_ + 8 ? before - max_stop_ - 8 : 0;
+      const std::string tail = LossyUtf8(std::string_view(s.bytes).substr(window));
+      bool found = false;
+      for (const auto& stop : gen_.stop) found = found || tail.find(stop) != std::string::npos;
+      if (found) {
+        const std::string text = LossyUtf8(s.bytes);
+        std::size_t first = std::string::npos;
+        for (const auto& stop : gen_.stop) first = std::min(first, text.find(stop));
         s.finish = "stop";
         s.text_end = first;
         return;
@@ -515,6 +563,13 @@ class GeneratorStage : public Stage {
         o.error = "the prompt gives no tokens";
         continue;
       }
+      if (auto bad = std::find_if(p->ids.begin(), p->ids.end(),
+                                  [&](std::int64_t id) { return id < 0 || id >= vocab_; });
+          bad != p->ids.end()) {
+        o.error = "the prompt's token id " + std::to_string(*bad) + " is outside the model's vocabulary of " +
+                  std::to_string(vocab_) + ": the tokenizer does not match the model";
+        continue;
+      }
       if (static_cast<std::int64_t>(p->ids.size()) + max_new > context_) {
         o.reason = std::string(reason::kPromptTooLong);
         o.error = std::to_string(p->ids.size()) + " prompt tokens plus generation.max_new_tokens " +
@@ -535,9 +590,10 @@ class GeneratorStage : public Stage {
       prompt_sum += s.prompt_tokens;
     }
     const std::int64_t c = std::min(context_, t + max_new);
-    const std::uint64_t kv_bytes = KvBytes(b, c);
-    auto start = SteadyClock::now();
+    const std::uint64_t kv_bytes = CacheFits(b, c);
     torch::Tensor k_cache = Cache(b, c), v_cache = Cache(b, c);
+    // From here: the batch's time, its cache allocated and zeroed before.
+    auto start = SteadyClock::now();
     // Prefill: the prompts right-padded; each slot's logits at its last prompt token.
     auto cpu = torch::TensorOptions().dtype(torch::kInt64);
     torch::Tensor ids = torch::full({b, t}, tok_.pad_id, cpu);
@@ -614,6 +670,12 @@ class GeneratorStage : public Stage {
         o.error = "the model's logits are not finite after " + std::to_string(s.ids.size()) + " tokens";
         continue;
       }
+      if (s.finish == "too_long") {
+        o.reason = std::string(reason::kInvalidOutput);
+        o.error = "the completion passed " + std::to_string(kMaxCompletionBytes) + " bytes after " +
+                  std::to_string(s.ids.size()) + " tokens, more than a record holds";
+        continue;
+      }
       o.ok = true;
       Completion cpl;
       cpl.ids = s.ids;
@@ -647,8 +709,14 @@ class GeneratorStage : public Stage {
   std::shared_ptr<const Tokenizer> tokenizer_;
   TokenizerSettings tok_;
   std::string decoder_;
+  // The host memory a CPU cache may take, in bytes (everything when the kernel does not say).
+  std::function<std::uint64_t()> available_ = [] {
+    const std::uint64_t n = AvailableMemoryBytes(RealFileSystem());
+    return n == 0 ? ~std::uint64_t{0} : n;
+  };
   std::int64_t layers_ = 0, kv_heads_ = 0, head_dim_ = 0, context_ = 0, vocab_ = 0;
   std::vector<std::int64_t> eos_;
+  std::size_t max_stop_ = 0;  // the longest stop string's bytes
   torch::Dtype kv_dtype_ = torch::kFloat32;
   std::string kv_dtype_name_;
 };

@@ -121,11 +121,12 @@ expect_in out "completion"
 # Refused settings: named, exit 2, nothing written.
 for bad in 'del d["generation"]' 'd["generation"]["max_new_tokens"] = 48' 'd["generation"]["temperature"] = 0.8' \
   'd["generation"]["stop_token_ids"] = [257]' 'd["stage"]["options"] = {"dtype": "bfloat16"}' \
-  'd["allowed_categories"] = ["en"]'; do
+  'd["allowed_categories"] = ["en"]' 'd["stage"]["tokenizer"]["truncation"] = "truncate"'; do
   edit proj/config/bad.json "$bad"
   run_pilot 2 run --params proj/config/bad.json --runs-dir runs --run-id bad
   [ ! -e runs/bad ] || fail "a refused run left runs/bad ($bad)"
-  grep -q "generation\|stage.options\|allowed_categories" "$WORK/err" || { cat "$WORK/err"; fail "no key named ($bad)"; }
+  grep -q "generation\|stage.options\|allowed_categories\|stage.tokenizer.truncation" "$WORK/err" ||
+    { cat "$WORK/err"; fail "no key named ($bad)"; }
 done
 edit proj/config/bad.json 'd["stage"]["tokenizer"]["file"] = "'"$SRC"'/tests/tokenizer/data/tiny-roberta.json"; d["stage"]["tokenizer"]["sha256"] = "'"$(sha256sum "$SRC/tests/tokenizer/data/tiny-roberta.json" | cut -c1-64)"'"'
 run_pilot 2 run --params proj/config/bad.json --runs-dir runs --run-id bad

@@ -2385,3 +2385,41 @@ PYEOF
   guard "$C/$GP"
   hrun resume "$GP"
 }
+hc_runfolder__verify_gen_eos_before_the_end() {
+  # An end-of-sequence id (256) in the middle of a completion: decoding would have stopped there.
+  copy_run ggood || return
+  gen_edit 'r["completion_ids"] = r["completion_ids"][:2] + [256] + r["completion_ids"][2:]; r["completion_tokens"] += 1'
+  rehash "$GG"
+  finding 'prompt-01' 'completion token 2 \(256\) ends a sequence'
+  verify_ggood
+}
+hc_runfolder__verify_gen_eos_finish_without_eos() {
+  copy_run ggood || return
+  gen_edit 'r["completion_ids"][-1] = 97'
+  rehash "$GG"
+  finding 'prompt-01' 'finish_reason eos but the last token \(97\) is not an end-of-sequence id'
+  verify_ggood
+}
+hc_runfolder__resume_gen_journal_completion_escaped_key() {
+  # The key spelled with a \u escape (valid JSON, not the form pilot writes) and its count made
+  # wrong: the journal's fast path must not skip it; resume refuses, the folder untouched.
+  copy_run gpart || return
+  python3 - "$GP/data/journal.jsonl" <<'PYEOF'
+import json, sys
+lines = open(sys.argv[1]).read().splitlines()
+for i, line in enumerate(lines):
+    if '"status":"accepted"' in line and '"completion":' in line:
+        r = json.loads(line)
+        r["completion_tokens"] += 5
+        lines[i] = json.dumps(r, separators=(",", ":")).replace('"completion":', '"\\u0063ompletion":', 1)
+        break
+else:
+    raise SystemExit("no accepted record journaled")
+open(sys.argv[1], "w").write("\n".join(lines) + "\n")
+PYEOF
+  grep -q 'u0063ompletion' "$GP/data/journal.jsonl" || bad "the escaped key was not written"
+  want_rc 2
+  want_err 'journal' 'completion_tokens'
+  guard "$C/$GP"
+  hrun resume "$GP"
+}

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Makes the small tokenizers in tests/tokenizer/data/ that the unit tests and fuzz targets
 load: a WordPiece (BERT), a byte-level BPE (RoBERTa), a tokenizers Unigram (NFKC, Metaspace,
-<s> $A </s>) and a SentencePiece unigram model, each
+<s> $A </s>), a SentencePiece unigram model, and a byte-level BPE with the ByteLevel decoder
+(tiny-bytelevel.json, GPT-2-style, for decoding a generator's completions), each
 trained on the GNU GPL v3 text Debian ships (/usr/share/common-licenses/GPL-3). Run with the
 test venv's Python (tokenizers 0.23.3, sentencepiece 0.1.99):
 
@@ -12,7 +13,7 @@ import pathlib
 import sys
 
 os.environ.setdefault("RAYON_NUM_THREADS", "1")
-from tokenizers import AddedToken, Tokenizer, models, normalizers, pre_tokenizers, processors, trainers  # noqa: E402
+from tokenizers import AddedToken, Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers  # noqa: E402
 import sentencepiece as spm  # noqa: E402
 
 
@@ -36,6 +37,14 @@ def main():
         special_tokens=["<s>", "<pad>", "</s>", "<unk>", AddedToken("<mask>", lstrip=True, special=True)]))
     rob.post_processor = processors.RobertaProcessing(("</s>", rob.token_to_id("</s>")), ("<s>", rob.token_to_id("<s>")))
     rob.save(str(out / "tiny-roberta.json"))
+
+    # Every line, empty ones too (what tests/e2e/data/generation_models.py trains on).
+    gpt = Tokenizer(models.BPE())
+    gpt.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    gpt.decoder = decoders.ByteLevel()
+    gpt.train_from_iterator(pathlib.Path("/usr/share/common-licenses/GPL-3").read_text().splitlines(), trainers.BpeTrainer(
+        vocab_size=300, initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), special_tokens=["<|endoftext|>"]))
+    gpt.save(str(out / "tiny-bytelevel.json"))
 
     uni = Tokenizer(models.Unigram())
     uni.normalizer = normalizers.NFKC()

@@ -86,12 +86,19 @@ TEST(GenerationParams, BadSettingsAreRefusedNamingTheKey) {
   EXPECT_FALSE(ParseParams(Params(many + "]}"), "/p", "g.json").ok()) << "17 stop strings";
 }
 
-TEST(GenerationParams, TokenCountsAreNotCredentialsButATokenStillIs) {
-  EXPECT_FALSE(KeyLooksLikeCredential("max_new_tokens"));
-  EXPECT_FALSE(KeyLooksLikeCredential("stop_token_ids"));
-  EXPECT_TRUE(KeyLooksLikeCredential("api_token"));
-  EXPECT_TRUE(KeyLooksLikeCredential("hf_token"));
-  EXPECT_TRUE(KeyLooksLikeCredential("new_token"));
+TEST(GenerationParams, TheTwoTokenSettingsAreNotCredentialsAtTheirPathAlone) {
+  EXPECT_TRUE(ParseParams(Params(R"({"max_new_tokens": 4, "stop_token_ids": [1]})"), "/p", "g.json").ok());
+  for (
+      const std::string& doc : std::vector<std::string>{
+          Params(R"({"max_new_tokens": 4, "api_token": "x"})"),
+          Params(R"({"max_new_tokens": 4, "access_token_ids": [1]})"),
+          R"({"manifest": "m.json", "stage": {"kind": "k", "model": "m.pt", "options": {"max_new_tokens": 4}}})",
+          R"({"manifest": "m.json", "stage": {"kind": "k", "model": "m.pt"}, "stop_token_ids": [1]})"}) {
+    auto p = ParseParams(doc, "/p", "g.json");
+    ASSERT_FALSE(p.ok()) << doc;
+    EXPECT_NE(p.error().what.find("credential"), std::string::npos) << p.error().what;
+  }
+  EXPECT_TRUE(KeyLooksLikeCredential("max_new_tokens")) << "anywhere else, a key naming tokens is refused";
 }
 
 Completion Good() {
@@ -179,6 +186,13 @@ TEST(GenerationRecord, AMalformedCompletionIsRefusedNamingTheField) {
   one.ids = {256};
   auto tpot = ParseResultRecord(ToJsonLine(Accepted(one)), "r");
   EXPECT_FALSE(tpot.ok()) << "tpot_ms beside a single token";
+  Completion untimed = Good();
+  untimed.tpot_ms.reset();
+  EXPECT_FALSE(ParseResultRecord(ToJsonLine(Accepted(untimed)), "r").ok())
+      << "two tokens or more without tpot_ms";
+  Completion no_cache = Good();
+  no_cache.kv_cache_bytes = 0;
+  EXPECT_FALSE(ParseResultRecord(ToJsonLine(Accepted(no_cache)), "r").ok()) << "a batch without a cache";
 }
 
 OutputRules Rules() {
@@ -234,9 +248,33 @@ TEST(GenerationKind, JudgesACompletionAgainstTheRunsSettings) {
 
 TEST(GenerationKind, VerifyChecksARecordAgainstTheRunRecordsSettings) {
   const OutputKindSpec& g = GenerationOutput();
-  AcceptedRules rules{0, nullptr, 0, 8, 257};
+  const std::vector<std::int64_t> eos{256}, stop{97};
+  AcceptedRules rules{0, nullptr, 0, 8, 257, &eos, &stop};
   EXPECT_FALSE(g.check_accepted(Accepted(Good()), rules));
-  AcceptedRules tighter{0, nullptr, 0, 4, 257};
+  auto says = [&](Completion c, const char* what) {
+    auto fault = g.check_accepted(Accepted(std::move(c)), rules);
+    ASSERT_TRUE(fault) << what;
+    EXPECT_NE(fault->find(what), std::string::npos) << *fault;
+  };
+  Completion c = Good();
+  c.ids = {111, 256, 108, 256};
+  says(c, "completion token 1 (256) ends a sequence, yet 2 tokens follow it");
+  c = Good();
+  c.ids = {111, 97, 108, 256};
+  says(c, "completion token 1 (97) ends a sequence");
+  c = Good();
+  c.finish_reason = "stop";
+  says(c, "finish_reason stop but the last token (256) is an end-of-sequence id");
+  c = Good();
+  c.ids.back() = 104;
+  says(c, "finish_reason eos but the last token (104) is not an end-of-sequence id");
+  c = Good();
+  c.ids.back() = 97;
+  c.finish_reason = "stop";
+  EXPECT_FALSE(g.check_accepted(Accepted(c), rules)) << "a stop id ends it";
+  c.finish_reason = "eos";
+  says(c, "finish_reason eos but the last token (97) is not");
+  AcceptedRules tighter{0, nullptr, 0, 4, 257, &eos, &stop};
   auto over = g.check_accepted(Accepted(Good()), tighter);
   ASSERT_TRUE(over);
   EXPECT_NE(over->find("more than generation.max_new_tokens 4"), std::string::npos) << *over;

@@ -185,9 +185,11 @@ def broken(model_dir, out):
     save("contract-2", g, "refused:the model follows generator contract 2", generator_contract=2)
     save("wrong-vocab", g, "refused:the model's logits have shape [1, 257], expected [1, 300]", vocab=300)
     save("no-eos", g, "refused:the model has no 'eos_token_ids' attribute", drop="eos_token_ids")
+    save("huge-cache", g, "refused:out of memory: the KV cache of 1 sequences of 2 positions needs 1099511627776 bytes",
+         layers=1024, kv_heads=1024, head_dim=65536)
     save("nan-logits", NanLogits(g), "rejected:the model's logits are not finite")
     save("fails-on-prompts", FailsOnPrompts(g), "rejected:stage_error")
-    print(f"made {out}: 9 broken generators")
+    print(f"made {out}: 10 broken generators")
 
 
 if __name__ == "__main__":
