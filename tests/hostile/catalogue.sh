@@ -532,7 +532,13 @@ fi
 
 passed=0
 failed=0
+skipped=0
 CASE_NO=0
+# The generation pilot's cases (params' generation_*, runfolder's *_gen_*) load the bundled
+# generator, a TorchScript file of torch 2.11 that Debian's libtorch 1.13 (the sanitizer build)
+# cannot load: there they are skipped, and said so; the default build runs them.
+skip_generator=0
+case ${PILOT_TORCH_VERSION:-} in 1.*) skip_generator=1 ;; esac
 for g in "${run_groups[@]}"; do
   # shellcheck source=/dev/null
   source "$HERE/cases_$g.sh"
@@ -541,6 +547,11 @@ for g in "${run_groups[@]}"; do
   while read -r fn; do
     name=${fn#hc_"$g"__}
     [ -n "$filter" ] && ! [[ $name =~ $filter ]] && continue
+    if [ $skip_generator = 1 ] && [[ $name == generation_* || $name == *_gen_* ]]; then
+      echo "skip $g/$name (Debian's libtorch 1.13 cannot load the bundled generator)"
+      skipped=$((skipped + 1))
+      continue
+    fi
     now_ms
     case_start=$NOW_MS
     if run_case "$g" "$name" "$fn"; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
@@ -549,5 +560,5 @@ for g in "${run_groups[@]}"; do
   done < <(grep -o "^hc_${g}__[A-Za-z0-9_]*" "$HERE/cases_$g.sh")  # in the order they are written
   echo "# group $g: $(($(date +%s) - start)) s; slowest cases (ms): $(printf '%s\n' "${times[@]}" | sort -rn | head -5 | tr '\n' ',' | sed 's/,$//')" >&2
 done
-echo "$passed passed, $failed failed"
+echo "$passed passed, $failed failed$([ $skipped = 0 ] || echo ", $skipped skipped")"
 [ "$failed" -eq 0 ]
