@@ -32,7 +32,6 @@
 #include "pilot/escape.h"
 #include "pilot/host.h"
 #include "pilot/model_contract.h"
-#include "pilot/package_layout.h"
 #include "pilot/reasons.h"
 #include "pilot/tokenizer.h"
 #include "pilot/torch_stage.h"
@@ -258,51 +257,7 @@ class GeneratorStage : public Stage {
 
 #if defined(PILOT_HAVE_AOTI)
   Status LoadPackage(const StageConfig& config, ModelContract& contract) {
-    const std::string where = config.model.string();
-    auto copy = PrivatePackage::Make(config.model, config.model_sha256);
-    if (!copy.ok()) return copy.error();
-    package_ = std::move(copy.value());
-    {
-      auto file = RealFileSystem().OpenRead(package_->file(), false);
-      if (!file.ok()) return file.error();
-      auto entries = ListZipEntries(*file.value(), where);
-      if (!entries.ok()) return entries.error();
-      PILOT_TRY(CheckPackageLayout(entries.value(), where));
-    }
-    std::unordered_map<std::string, std::string> meta;
-    try {
-      meta = torch::inductor::AOTIModelPackageLoader::load_metadata_from_package(package_->file().string(),
-                                                                                 "model");
-    } catch (const std::exception& e) {
-      return BadInput("cannot read the .pt2 package: " + GenText(TorchErrorMessage(e)), where,
-                      "give a package written by scripts/export-generator.py");
-    }
-    auto dev = meta.find("AOTI_DEVICE_KEY");
-    const std::string built_for = dev == meta.end() ? "" : dev->second;
-    const std::string running_on = device_.is_cuda() ? "cuda" : "cpu";
-    if (built_for != running_on) {
-      return BadInput("the package was compiled for device '" + GenText(built_for, 64) +
-                          "' but the stage runs on '" + running_on + "'",
-                      where,
-                      "export the model for " + running_on + " (scripts/export-generator.py --device " +
-                          running_on + "), or choose the matching --device");
-    }
-    auto read =
-        ContractFromPackageMetadata(std::map<std::string, std::string>(meta.begin(), meta.end()), where);
-    if (!read.ok()) return read.error();
-    contract = std::move(read.value());
-    ExposeLibtorchSymbols();
-    try {
-      c10::DeviceIndex index = device_.is_cuda() && device_.has_index() ? device_.index() : -1;
-      loader_ = std::make_unique<torch::inductor::AOTIModelPackageLoader>(package_->file().string(), "model",
-                                                                          false, 1, index);
-    } catch (const std::exception& e) {
-      return BadInput(
-          "cannot load the .pt2 package: " + GenText(TorchErrorMessage(e)), where,
-          "a package is tied to the torch version (" + std::string(TORCH_VERSION) +
-              " here), the device and the CPU it was compiled for: export it again on this machine");
-    }
-    return {};
+    return LoadAotiPackage(config, device_, "scripts/export-generator.py", package_, loader_, contract);
   }
 #else
   Status LoadPackage(const StageConfig& config, ModelContract&) {

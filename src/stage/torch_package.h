@@ -8,6 +8,8 @@
 #define PILOT_HAVE_AOTI 1
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <torch/csrc/inductor/aoti_package/model_package_loader.h>
+#include <torch/script.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -21,6 +23,8 @@
 
 #include "pilot/fs.h"
 #include "pilot/hash.h"
+#include "pilot/model_contract.h"
+#include "pilot/stage.h"
 #include "pilot/status.h"
 
 namespace pilot {
@@ -119,6 +123,15 @@ class PrivatePackage {
 // Makes libtorch's symbols global for the package's library, and answers its libtorch.so
 // dependency (below).
 void ExposeLibtorchSymbols();
+
+// Loads the pinned package of `config` for `device`, each stage kind alike: the sha256 first
+// (on a private copy), then the layout libtorch's loader would unpack, the metadata (the device
+// it was compiled for, the contract's "pilot.*" facts), then the native code. Refuses (exit 2)
+// naming the package; `export_script` is named in the hint for another device.
+Status LoadAotiPackage(const StageConfig& config, const torch::Device& device,
+                       const std::string& export_script, std::unique_ptr<PrivatePackage>& package,
+                       std::unique_ptr<torch::inductor::AOTIModelPackageLoader>& loader,
+                       ModelContract& contract);
 
 }  // namespace pilot
 #endif

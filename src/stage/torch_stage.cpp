@@ -185,6 +185,59 @@ void ExposeLibtorchSymbols() {
   if (std::filesystem::is_regular_file(stub, ec))
     (void)::dlopen(stub.c_str(), RTLD_NOW | RTLD_GLOBAL);  // kept open: stays global
 }
+
+Status LoadAotiPackage(const StageConfig& config, const torch::Device& device,
+                       const std::string& export_script, std::unique_ptr<PrivatePackage>& package,
+                       std::unique_ptr<torch::inductor::AOTIModelPackageLoader>& loader,
+                       ModelContract& contract) {
+  const std::string where = config.model.string();
+  // The sha256 first (on a private copy), then the metadata, then the native code.
+  auto copy = PrivatePackage::Make(config.model, config.model_sha256);
+  if (!copy.ok()) return copy.error();
+  package = std::move(copy.value());
+  {
+    // What libtorch's loader would unpack, checked first (include/pilot/package_layout.h).
+    auto file = RealFileSystem().OpenRead(package->file(), false);
+    if (!file.ok()) return file.error();
+    auto entries = ListZipEntries(*file.value(), where);
+    if (!entries.ok()) return entries.error();
+    if (Status st = CheckPackageLayout(entries.value(), where); !st.ok()) return st;
+  }
+  std::unordered_map<std::string, std::string> meta;
+  try {
+    meta = torch::inductor::AOTIModelPackageLoader::load_metadata_from_package(package->file().string(),
+                                                                               "model");
+  } catch (const std::exception& e) {
+    return BadInput("cannot read the .pt2 package: " + Untrusted(Message(e)), where,
+                    "give a package written by torch._inductor.aoti_compile_and_package");
+  }
+  auto dev = meta.find("AOTI_DEVICE_KEY");
+  const std::string built_for = dev == meta.end() ? "" : dev->second;
+  const std::string running_on = device.is_cuda() ? "cuda" : "cpu";
+  if (built_for != running_on) {
+    return BadInput("the package was compiled for device '" + Untrusted(built_for, 64) +
+                        "' but the stage runs on '" + running_on + "'",
+                    where,
+                    "export the model for " + running_on + " (" + export_script + " --device " + running_on +
+                        "), or choose the matching --device");
+  }
+  auto read =
+      ContractFromPackageMetadata(std::map<std::string, std::string>(meta.begin(), meta.end()), where);
+  if (!read.ok()) return read.error();
+  contract = std::move(read.value());
+  ExposeLibtorchSymbols();
+  try {
+    c10::DeviceIndex index = device.is_cuda() && device.has_index() ? device.index() : -1;
+    loader = std::make_unique<torch::inductor::AOTIModelPackageLoader>(package->file().string(), "model",
+                                                                       false, 1, index);
+  } catch (const std::exception& e) {
+    return BadInput(
+        "cannot load the .pt2 package: " + Untrusted(Message(e)), where,
+        "a package is tied to the torch version (" + std::string(TORCH_VERSION) +
+            " here), the device and the CPU it was compiled for: export it again on this machine");
+  }
+  return {};
+}
 #endif
 
 namespace {
@@ -409,53 +462,7 @@ class TorchStage : public Stage {
 
 #if defined(PILOT_HAVE_AOTI)
   Status LoadPackage(const StageConfig& config, ModelContract& contract) {
-    const std::string where = config.model.string();
-    // The sha256 first (on a private copy), then the metadata, then the native code.
-    auto copy = PrivatePackage::Make(config.model, config.model_sha256);
-    if (!copy.ok()) return copy.error();
-    package_ = std::move(copy.value());
-    {
-      // What libtorch's loader would unpack, checked first (include/pilot/package_layout.h).
-      auto file = RealFileSystem().OpenRead(package_->file(), false);
-      if (!file.ok()) return file.error();
-      auto entries = ListZipEntries(*file.value(), where);
-      if (!entries.ok()) return entries.error();
-      if (Status st = CheckPackageLayout(entries.value(), where); !st.ok()) return st;
-    }
-    std::unordered_map<std::string, std::string> meta;
-    try {
-      meta = torch::inductor::AOTIModelPackageLoader::load_metadata_from_package(package_->file().string(),
-                                                                                 "model");
-    } catch (const std::exception& e) {
-      return BadInput("cannot read the .pt2 package: " + Untrusted(Message(e)), where,
-                      "give a package written by torch._inductor.aoti_compile_and_package");
-    }
-    auto dev = meta.find("AOTI_DEVICE_KEY");
-    const std::string built_for = dev == meta.end() ? "" : dev->second;
-    const std::string running_on = device_.is_cuda() ? "cuda" : "cpu";
-    if (built_for != running_on) {
-      return BadInput("the package was compiled for device '" + Untrusted(built_for, 64) +
-                          "' but the stage runs on '" + running_on + "'",
-                      where,
-                      "export the model for " + running_on + " (scripts/export-pt2.py --device " +
-                          running_on + "), or choose the matching --device");
-    }
-    auto read =
-        ContractFromPackageMetadata(std::map<std::string, std::string>(meta.begin(), meta.end()), where);
-    if (!read.ok()) return read.error();
-    contract = std::move(read.value());
-    ExposeLibtorchSymbols();
-    try {
-      c10::DeviceIndex index = device_.is_cuda() && device_.has_index() ? device_.index() : -1;
-      loader_ = std::make_unique<torch::inductor::AOTIModelPackageLoader>(package_->file().string(), "model",
-                                                                          false, 1, index);
-    } catch (const std::exception& e) {
-      return BadInput(
-          "cannot load the .pt2 package: " + Untrusted(Message(e)), where,
-          "a package is tied to the torch version (" + std::string(TORCH_VERSION) +
-              " here), the device and the CPU it was compiled for: export it again on this machine");
-    }
-    return {};
+    return LoadAotiPackage(config, device_, "scripts/export-pt2.py", package_, loader_, contract);
   }
 #else
   Status LoadPackage(const StageConfig& config, ModelContract&) {
