@@ -50,6 +50,10 @@ struct GenerationSettings {
   std::vector<std::string> stop;             // stop strings: the completion ends before the first one
   std::vector<std::int64_t> stop_token_ids;  // besides the model's own eos_token_ids
   std::uint64_t seed = 0;                    // default: the parameters' seed
+  // "in-flight": a finished sequence's slot is refilled from the queue at once; "static": a
+  // batch's prompts start together and the batch ends when its last sequence does.
+  std::string batching = "in-flight";
+  bool ignore_eos = false;  // a benchmark's setting: the model's end-of-sequence ids do not end a completion
 };
 inline constexpr std::uint64_t kMaxNewTokens = 1u << 15;
 // The parameters' key of those settings (the same word as the output kind's name: this one

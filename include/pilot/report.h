@@ -75,6 +75,17 @@ struct GenerationFigures {
   std::size_t tpot_samples = 0;  // completions of two tokens or more
   double tpot_p50 = 0, tpot_p90 = 0, tpot_p99 = 0;
   std::uint64_t kv_cache_bytes_max = 0;  // the largest KV cache a batch allocated
+  // Slot occupancy: decode tokens over the slot-steps they ran in (nullopt when a record lacks
+  // slot_steps). Near-ties: the steps decided within sampling.h's margin, and the completions
+  // holding one.
+  double slot_steps = 0;
+  bool slot_steps_known = true;
+  std::optional<double> occupancy() const {
+    if (!slot_steps_known || slot_steps <= 0) return std::nullopt;
+    return std::min(1.0, static_cast<double>(completion_tokens - items) / slot_steps);
+  }
+  std::uint64_t near_tie_steps = 0;
+  std::size_t near_tie_completions = 0;
   double prefill_tokens_per_s() const { return prefill_ms > 0 ? prompt_tokens / (prefill_ms / 1000) : 0; }
   // Decode: the tokens after each completion's first (the prefill gives the first).
   double decode_tokens_per_s() const {

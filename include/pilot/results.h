@@ -28,6 +28,13 @@ struct Completion {
   // records they give the time the model spent, so tokens per second follow from the records.
   double prefill_ms = 0, decode_ms = 0;
   std::uint64_t kv_cache_bytes = 0;  // the KV cache its batch allocated
+  // Its share of the slots its decode steps ran (each step's slots over the sequences live in
+  // it, idle slots included): summed over a run, decode tokens / slot_steps is slot occupancy.
+  // Absent (nullopt) in a record written before pilot measured it.
+  std::optional<double> slot_steps;
+  // The steps (token indices) decided within a near-tie's margin (sampling.h): where another
+  // batch size or device may choose otherwise by rounding alone.
+  std::vector<std::uint64_t> near_tie_steps;
 };
 // Bounds on a completion as a record holds it: its text's bytes (a longer one is rejected
 // invalid_output), its finish reasons.

@@ -60,6 +60,9 @@ struct PreparedInput {
   std::uint64_t tokens = 0;
   bool truncated = false;
   std::string error;  // not empty: the tokenizer could not encode the input (it fails alone)
+  // The item's id, set by the caller after Prepare: what a stage keys an item's own randomness
+  // by (a generator's sampling), so that it does not depend on the batch or the order.
+  std::string key;
 };
 
 // What the model occupies once loaded: its parameters and buffers (weights, embedding
@@ -105,6 +108,14 @@ class Stage {
     (void)prepared;
     return Process(inputs);
   }
+  // A stage that keeps a number of sequences in flight and refills a finished one's slot from
+  // the call's queue (a generator's in-flight batching): how many inputs to give one call when
+  // the batch size is `batch`. It then works on at most `batch` of them at once, as
+  // SetConcurrency says. Default: `batch` (a call is a batch).
+  virtual std::size_t InputsPerCall(std::size_t batch) const { return batch; }
+  // How many inputs the next calls work on at once (the batch size); the caller sets it before
+  // each call. A call with fewer inputs works on all of them. Default: ignored.
+  virtual void SetConcurrency(std::size_t slots) { (void)slots; }
   // Peak device memory (MB) allocated since the stage was created; none on CPU.
   virtual std::optional<double> PeakDeviceMemoryMb() const { return std::nullopt; }
   // The loaded model's parameters and buffers; none when the stage kind cannot tell.

@@ -161,7 +161,14 @@ class Driver {
   // writer:   appends each batch's vectors (fsynced) and then its journal records (fsynced)
   // Batches go through bounded queues in manifest order; the writer journals them in that
   // order, one fsync per batch, exactly as the serial loop did.
+  // A batch as the reader cuts it: its items, and how many the stage works on at once (the
+  // batch size; a stage that refills its slots takes more items than that per call).
+  struct RawBatch {
+    std::vector<ManifestItem> items;
+    std::size_t slots = 1;
+  };
   struct Prepared {
+    std::size_t slots = 1;
     std::vector<ManifestItem> items;
     std::vector<std::optional<ResultRecord>> slot;  // prechecks' rejections
     std::vector<std::string> texts;
@@ -176,9 +183,11 @@ class Driver {
     std::optional<double> device_peak_mb;
   };
 
-  Prepared PrepareBatch(std::vector<ManifestItem> items) {
+  Prepared PrepareBatch(RawBatch raw) {
     const InputKind input = stage_.Describe().input;
+    std::vector<ManifestItem> items = std::move(raw.items);
     Prepared p;
+    p.slots = raw.slots;
     p.slot.resize(items.size());
     for (std::size_t i = 0; i < items.size(); ++i) {
       Precheck pre = PrecheckItem(fs_, inputs_root_, items[i], plan_.params.max_bytes, input);
@@ -200,6 +209,7 @@ class Driver {
           p.features.clear();
           break;
         }
+        p.features[k].key = p.items[p.staged[k]].id;
       }
     } catch (...) {
       p.features.clear();
@@ -226,10 +236,10 @@ class Driver {
     const auto batch = static_cast<std::size_t>(plan_.params.batch_size);
     const auto workers = static_cast<std::size_t>(std::max(1, plan_.params.prepare_threads));
     constexpr std::size_t kDepth = 4;  // batches in flight per queue: memory flat in N
-    std::vector<std::unique_ptr<engine::BoundedQueue<std::vector<ManifestItem>>>> raw;
+    std::vector<std::unique_ptr<engine::BoundedQueue<RawBatch>>> raw;
     std::vector<std::unique_ptr<engine::BoundedQueue<Prepared>>> prepared;
     for (std::size_t w = 0; w < workers; ++w) {
-      raw.push_back(std::make_unique<engine::BoundedQueue<std::vector<ManifestItem>>>(kDepth));
+      raw.push_back(std::make_unique<engine::BoundedQueue<RawBatch>>(kDepth));
       prepared.push_back(std::make_unique<engine::BoundedQueue<Prepared>>(kDepth));
     }
     engine::BoundedQueue<Written> to_write(kDepth);
@@ -252,26 +262,28 @@ class Driver {
       // are still written in manifest order at the end, whatever order batches ran in.
       const BatchPlan* bp = plan_.batch_plan ? &*plan_.batch_plan : nullptr;
       std::vector<std::vector<ManifestItem>> groups(bp ? bp->batch_sizes.size() : 0);
-      auto send_items = [&](std::vector<ManifestItem>& items) -> Status {
-        if (!raw[next++ % workers]->Push(std::move(items))) return Interrupted();  // the consumer stopped
+      auto send_items = [&](std::vector<ManifestItem>& items, std::size_t slots) -> Status {
+        if (!raw[next++ % workers]->Push(RawBatch{std::move(items), slots})) return Interrupted();  // the consumer stopped
         items.clear();
         return {};
       };
-      auto send = [&]() -> Status { return send_items(pending); };
+      auto send = [&]() -> Status { return send_items(pending, batch); };
+      const std::size_t per_call = stage_.InputsPerCall(batch);
       reader_status = manifest_.ForEach(
           [&](const ManifestItem& item) -> Status {
             if (bp) {
               const std::size_t g = GroupOfItem(*bp, item);
               groups[g].push_back(item);
-              return groups[g].size() < static_cast<std::size_t>(bp->batch_sizes[g]) ? Status()
-                                                                                     : send_items(groups[g]);
+              const auto slots = static_cast<std::size_t>(bp->batch_sizes[g]);
+              return groups[g].size() < stage_.InputsPerCall(slots) ? Status() : send_items(groups[g], slots);
             }
             pending.push_back(item);
-            return pending.size() < batch ? Status() : send();
+            return pending.size() < per_call ? Status() : send();
           },
           [&](std::string_view id) { return !InShard(id, shard_) || is_done(id); });
       for (auto& g : groups) {
-        if (reader_status.ok() && !g.empty()) reader_status = send_items(g);
+        if (reader_status.ok() && !g.empty())
+          reader_status = send_items(g, static_cast<std::size_t>(bp->batch_sizes[static_cast<std::size_t>(&g - groups.data())]));
       }
       if (reader_status.ok() && !pending.empty()) reader_status = send();
       for (auto& q : raw) q->Close();
@@ -474,6 +486,7 @@ class Driver {
       std::vector<ItemOutput> outs(views.size());
       std::vector<char> oom(views.size(), 0);
       std::vector<double> latency(views.size(), 0);
+      stage_.SetConcurrency(p.slots);
       RunStage(views, p.features, 0, views.size(), outs, oom, latency, w.failures);
       for (std::size_t k = 0; k < p.staged.size(); ++k) {
         ResultRecord r = Judge(p.items[p.staged[k]], outs[k], oom[k] != 0, desc, rules_, latency[k]);

@@ -92,7 +92,8 @@ namespace {
 
 Result<GenerationSettings> ParseGeneration(const json& obj, std::uint64_t seed, const std::string& source) {
   PILOT_TRY(CheckKeys(obj,
-                      {"max_new_tokens", "temperature", "top_k", "top_p", "stop", "stop_token_ids", "seed"},
+                      {"max_new_tokens", "temperature", "top_k", "top_p", "stop", "stop_token_ids", "seed", "batching",
+                       "ignore_eos"},
                       kGenerationParamsKey, source));
   const SettingsReader r =
       SettingsReader(obj, kGenerationParamsKey, source, "see docs/generation.md, 'Settings'");
@@ -102,14 +103,14 @@ Result<GenerationSettings> ParseGeneration(const json& obj, std::uint64_t seed, 
     return r.Wrong("max_new_tokens", "is required: the most tokens a completion may take");
   PILOT_TRY(r.Whole("max_new_tokens", g.max_new_tokens, 1, kMaxNewTokens));
   PILOT_TRY(r.Number("temperature", g.temperature, 0, 100));
-  if (g.temperature > 0) {
-    return r.Wrong("temperature",
-                   "above 0 asks for sampling, which this pilot does not implement yet: it decodes greedily "
-                   "(set temperature to 0)");
-  }
   PILOT_TRY(r.Whole("top_k", g.top_k, 0, 1u << 24));
   PILOT_TRY(r.Number("top_p", g.top_p, 0, 1, /*open_lo=*/true));
   PILOT_TRY(r.Whole("seed", g.seed, 0, 9007199254740991ull));
+  PILOT_TRY(r.OneOf("batching", g.batching, {"in-flight", "static"}));
+  if (r.Has("ignore_eos")) {
+    if (!obj["ignore_eos"].is_boolean()) return r.Wrong("ignore_eos", "must be true or false");
+    g.ignore_eos = obj["ignore_eos"].get<bool>();
+  }
   if (obj.contains("stop")) {
     const json& stop = obj["stop"];
     if (!stop.is_array() || stop.size() > kMaxStopStrings) {
@@ -149,7 +150,9 @@ nlohmann::ordered_json GenerationToJson(const GenerationSettings& g) {
           {"top_p", g.top_p},
           {"stop", g.stop},
           {"stop_token_ids", g.stop_token_ids},
-          {"seed", g.seed}};
+          {"seed", g.seed},
+          {"batching", g.batching},
+          {"ignore_eos", g.ignore_eos}};
 }
 
 Result<Params> ParseParams(std::string_view text, const std::filesystem::path& base_dir,

@@ -17,6 +17,9 @@ namespace pilot {
 
 namespace {
 
+// sampling.h's kNearTieMargin, as the report states it (records sits below the engine).
+constexpr const char* kNearTieMarginText = "1e-4";
+
 // What is wrong with a completion against the run's rules (max_new_tokens, vocab), or nullopt.
 // The stage's output and a record read back are held to the same rules.
 std::optional<std::string> Fault(const Completion& c, std::uint64_t max_new_tokens, std::uint64_t vocab) {
@@ -42,8 +45,12 @@ std::optional<std::string> Fault(const Completion& c, std::uint64_t max_new_toke
            std::to_string(kMaxCompletionBytes);
   }
   if (!CheckUtf8(c.text).valid) return "a completion that is not valid UTF-8";
-  for (double ms : {c.ttft_ms, c.prefill_ms, c.decode_ms, c.tpot_ms.value_or(0)}) {
-    if (!std::isfinite(ms) || ms < 0) return "a timing that is not a number of milliseconds at or above 0";
+  for (double ms : {c.ttft_ms, c.prefill_ms, c.decode_ms, c.tpot_ms.value_or(0), c.slot_steps.value_or(0)}) {
+    if (!std::isfinite(ms) || ms < 0) return "a timing or slot share that is not a number at or above 0";
+  }
+  for (std::size_t k = 0; k < c.near_tie_steps.size(); ++k) {
+    if (c.near_tie_steps[k] >= c.ids.size() || (k > 0 && c.near_tie_steps[k] <= c.near_tie_steps[k - 1]))
+      return "near_tie_steps that are not rising steps of the completion";
   }
   return std::nullopt;
 }
@@ -82,6 +89,8 @@ void ReportJson(const Report& r, nlohmann::ordered_json& report) {
       {"ttft_ms", Percentiles(g.ttft_p50, g.ttft_p90, g.ttft_p99)},
       {"tpot_ms", Percentiles(g.tpot_p50, g.tpot_p90, g.tpot_p99)},
       {"tpot_samples", g.tpot_samples},
+      {"slot_occupancy", g.occupancy() ? nlohmann::ordered_json(*g.occupancy()) : nlohmann::ordered_json()},
+      {"near_ties", {{"steps", g.near_tie_steps}, {"completions", g.near_tie_completions}}},
       {"exact_match",
        {{"labelled", r.labelled},
         {"matched", r.correct},
@@ -105,7 +114,14 @@ void ReportMarkdown(const Report& r, std::ostream& md) {
      << FixedDecimals(g.tpot_p50, 3) << " | " << FixedDecimals(g.tpot_p90, 3) << " | "
      << FixedDecimals(g.tpot_p99, 3) << " |\n\n"
      << "Prefill " << FixedDecimals(g.prefill_tokens_per_s(), 1) << " tokens/s, decode "
-     << FixedDecimals(g.decode_tokens_per_s(), 1) << " tokens/s (the model's own time).\n\n";
+     << FixedDecimals(g.decode_tokens_per_s(), 1) << " tokens/s (the model's own time).";
+  if (g.occupancy()) md << " Slot occupancy while decoding: " << FixedDecimals(100.0 * *g.occupancy(), 1) << "%.";
+  md << "\n\n";
+  if (g.near_tie_steps > 0) {
+    md << "Near-ties: " << g.near_tie_steps << " steps in " << g.near_tie_completions
+       << " completions were decided within " << kNearTieMarginText
+       << "; another batch size or device may choose otherwise there (docs/generation.md).\n\n";
+  }
   if (r.labelled) {
     md << "Exact match: " << r.correct << " of " << r.labelled << " labelled prompts ("
        << FixedDecimals(100.0 * r.accuracy(), 1) << "%).\n\n";
@@ -163,13 +179,27 @@ class Comparison : public OutputComparison {
     while (agree < n && ca.ids[agree] == cb.ids[agree]) ++agree;
     tokens_compared_ += std::max(ca.ids.size(), cb.ids.size());
     tokens_agreeing_ += agree;
+    if (ca.ids.size() != cb.ids.size()) {
+      const std::size_t d = ca.ids.size() > cb.ids.size() ? ca.ids.size() - cb.ids.size()
+                                                          : cb.ids.size() - ca.ids.size();
+      ++length_differs_;
+      length_diff_sum_ += d;
+      length_diff_max_ = std::max<std::uint64_t>(length_diff_max_, d);
+    }
     if (ca.ids == cb.ids && ca.text == cb.text) {
       same_outcome = true;
       ++identical_;
       return std::optional<OutputDifference>();
     }
+    // Diverging first at a step that either run decided within the near-tie margin: rounding
+    // alone may explain it, and it is counted apart.
+    auto tie_at = [agree](const Completion& c) {
+      return std::binary_search(c.near_tie_steps.begin(), c.near_tie_steps.end(), agree);
+    };
+    const bool near_tie = agree < n && (tie_at(ca) || tie_at(cb));
+    if (near_tie) ++near_tie_divergences_;
     return std::optional<OutputDifference>(OutputDifference{
-        "completion", Shown(a) + " (" + std::to_string(ca.ids.size()) + " tokens, " + ca.finish_reason + ")",
+        near_tie ? "completion_near_tie" : "completion", Shown(a) + " (" + std::to_string(ca.ids.size()) + " tokens, " + ca.finish_reason + ")",
         Shown(b) + " (" + std::to_string(cb.ids.size()) + " tokens, " + cb.finish_reason + "; first " +
             std::to_string(agree) + " agree)"});
   }
@@ -183,10 +213,18 @@ class Comparison : public OutputComparison {
                                    ? nlohmann::ordered_json(static_cast<double>(tokens_agreeing_) /
                                                             static_cast<double>(tokens_compared_))
                                    : nlohmann::ordered_json();
+    items["near_tie_divergences"] = near_tie_divergences_;
+    items["length_differences"] = {
+        {"completions", length_differs_},
+        {"mean_tokens", length_differs_ ? nlohmann::ordered_json(static_cast<double>(length_diff_sum_) /
+                                                                 static_cast<double>(length_differs_))
+                                        : nlohmann::ordered_json()},
+        {"max_tokens", length_diff_max_}};
   }
 
  private:
-  std::size_t identical_ = 0;
+  std::size_t identical_ = 0, near_tie_divergences_ = 0, length_differs_ = 0;
+  std::uint64_t length_diff_sum_ = 0, length_diff_max_ = 0;
   std::uint64_t tokens_compared_ = 0, tokens_agreeing_ = 0;
 };
 

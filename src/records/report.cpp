@@ -70,6 +70,13 @@ void ReportBuilder::Add(const ManifestItem& item, const ResultRecord& rec) {
     g.prefill_ms += c.prefill_ms;
     g.decode_ms += c.decode_ms;
     g.kv_cache_bytes_max = std::max(g.kv_cache_bytes_max, c.kv_cache_bytes);
+    if (c.slot_steps) {
+      g.slot_steps += *c.slot_steps;
+    } else {
+      g.slot_steps_known = false;
+    }
+    g.near_tie_steps += c.near_tie_steps.size();
+    g.near_tie_completions += c.near_tie_steps.empty() ? 0 : 1;
     ttft_.push_back(c.ttft_ms);
     if (c.tpot_ms) tpot_.push_back(*c.tpot_ms);
   }

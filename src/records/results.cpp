@@ -66,6 +66,8 @@ nlohmann::ordered_json ToJson(const ResultRecord& r, nlohmann::ordered_json j) {
     j["prefill_ms"] = c.prefill_ms;
     j["decode_ms"] = c.decode_ms;
     j["kv_cache_bytes"] = c.kv_cache_bytes;
+    if (c.slot_steps) j["slot_steps"] = *c.slot_steps;
+    j["near_tie_steps"] = c.near_tie_steps;
   } else if (r.accepted) {
     j["category"] = r.category;
     j["confidence"] = r.confidence;
@@ -137,6 +139,27 @@ Result<Completion> ParseCompletion(const nlohmann::json& j, const std::string& w
     return BadInput("'kv_cache_bytes' is not a count of bytes above 0", where);
   }
   c.kv_cache_bytes = *kv;
+  if (j.contains("slot_steps")) {
+    const auto& v = j["slot_steps"];
+    if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() < 0) {
+      return BadInput("'slot_steps' is not a number at or above 0", where);
+    }
+    c.slot_steps = v.get<double>();
+  }
+  // Ascending steps of the completion, as pilot writes them; absent in an older record.
+  if (j.contains("near_tie_steps")) {
+    const auto& v = j["near_tie_steps"];
+    if (!v.is_array() || v.size() > c.ids.size()) {
+      return BadInput("'near_tie_steps' is not an array of at most completion_tokens steps", where);
+    }
+    for (const auto& step : v) {
+      if (!step.is_number_unsigned() || step.get<std::uint64_t>() >= c.ids.size() ||
+          (!c.near_tie_steps.empty() && step.get<std::uint64_t>() <= c.near_tie_steps.back())) {
+        return BadInput("'near_tie_steps' holds a value that is not a rising step below completion_tokens", where);
+      }
+      c.near_tie_steps.push_back(step.get<std::uint64_t>());
+    }
+  }
   return c;
 }
 

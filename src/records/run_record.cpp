@@ -186,7 +186,15 @@ Result<RunRecord> ParseRunRecord(std::string_view text, const std::string& where
               : nullptr;
       const nlohmann::json* stop =
           settings && settings->contains("stop_token_ids") ? &(*settings)["stop_token_ids"] : nullptr;
-      PILOT_TRY(ids(eos, "plan.model_contract.eos_token_ids", r.eos_token_ids));
+      // ignore_eos (a benchmark's setting): the model's end-of-sequence ids end nothing.
+      const nlohmann::json* ignore =
+          settings && settings->contains("ignore_eos") ? &(*settings)["ignore_eos"] : nullptr;
+      if (ignore && !ignore->is_boolean()) {
+        return BadInput("'plan.model_contract.generation.ignore_eos' is not true or false", where);
+      }
+      if (!ignore || !ignore->get<bool>()) {
+        PILOT_TRY(ids(eos, "plan.model_contract.eos_token_ids", r.eos_token_ids));
+      }
       PILOT_TRY(ids(stop, "plan.model_contract.generation.stop_token_ids", r.stop_token_ids));
     }
     PILOT_TRY(ParseSettings(plan, where, r.settings));

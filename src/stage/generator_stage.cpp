@@ -11,10 +11,13 @@
 // its own position and mask, so a slot can be refilled alone, and the model is a pure function
 // (it exports with torch.export; it never mutates the cache).
 //
-// A batch is decoded statically: the prompts are prefilled together (right-padded, each its
-// own logits_at), then each step feeds every slot its last token; a sequence that ends (an
-// end-of-sequence id, a stop id or string, max_new_tokens) stops there, and the batch ends
-// when every sequence has. Greedy: the first largest logit, as torch.argmax picks it.
+// A call's prompts are decoded in `slots` slots (the batch size) over one cache. The prompts
+// entering slots together are prefilled together (right-padded, each its own logits_at); then
+// each step feeds every occupied slot its last token. A sequence that ends (an end-of-sequence
+// id, a stop id or string, max_new_tokens) frees its slot: in-flight batching (the default)
+// refills it at once with the next prompt, prefilled alone; static batching starts the next
+// batch when the last sequence of this one ends. Each token is chosen by sampling.h: greedily,
+// or drawn by the item's own key and step.
 #include <ATen/Parallel.h>
 #include <torch/csrc/jit/runtime/graph_executor.h>
 #include <torch/script.h>
@@ -33,6 +36,7 @@
 #include "pilot/host.h"
 #include "pilot/model_contract.h"
 #include "pilot/reasons.h"
+#include "pilot/sampling.h"
 #include "pilot/tokenizer.h"
 #include "pilot/torch_stage.h"
 #include "pilot/utf8.h"
@@ -85,14 +89,18 @@ ModelContract GeneratorContractOfModule(const torch::jit::Module& m) {
 
 // One sequence being decoded in a slot of the batch.
 struct Sequence {
-  std::size_t out = 0;                       // its index among the batch's inputs
+  std::size_t input = 0;                     // its index among the call's inputs
+  SamplingKey key;                           // its draws' stream (sampling.h)
   std::int64_t prompt_tokens = 0;            // its prompt's length
   std::vector<std::int64_t> ids;             // generated so far
   std::string bytes;                         // what the decoder gave so far (stop strings only)
   std::size_t byte_count = 0;                // its length, kept with or without stop strings
   std::string finish;                        // empty while it runs
   std::size_t text_end = std::string::npos;  // a stop string's start in the decoded text
-  double prefill_ms = 0, decode_ms = 0, ttft_ms = 0, last_token_ms = 0;
+  // admitted_ms and last_token_ms: from the window's start; ttft_ms: from admitted_ms.
+  double prefill_ms = 0, decode_ms = 0, ttft_ms = 0, last_token_ms = 0, admitted_ms = 0;
+  double slot_steps = 0;                     // its share of the decode steps' slots, idle ones included
+  std::vector<std::uint64_t> near_ties;      // the steps decided within kNearTieMargin
 };
 
 class GeneratorStage : public Stage {
@@ -108,6 +116,14 @@ class GeneratorStage : public Stage {
   std::optional<ModelFootprint> Footprint() const override { return footprint_; }
 
   BatchOutput Process(const std::vector<std::string_view>& texts) override { return Run(texts, nullptr); }
+
+  // In-flight batching takes a window of this many batches per call, and refills its slots from
+  // it; only the window's last sequences leave slots idle.
+  static constexpr std::size_t kWindowBatches = 8;
+  std::size_t InputsPerCall(std::size_t batch) const override {
+    return gen_.batching == "static" ? batch : batch * kWindowBatches;
+  }
+  void SetConcurrency(std::size_t slots) override { slots_ = slots; }
 
   bool Prepare(std::string_view text, PreparedInput& out) const override {
     try {
@@ -426,34 +442,11 @@ class GeneratorStage : public Stage {
     (void)Step(torch::zeros({1, 1}, opts), torch::ones({1, 1}, opts), torch::zeros({1}, opts), k, v);
   }
 
-  // The first largest logit of each row (torch.argmax's choice); -1 for a row with a NaN or
-  // +inf, or with nothing above -inf (a model may mask tokens with -inf).
-  static std::vector<std::int64_t> Greedy(const torch::Tensor& logits) {
-    torch::Tensor l = logits.to(torch::kCPU, torch::kFloat32).contiguous();
-    const std::int64_t b = l.size(0), n = l.size(1);
-    const float* p = l.data_ptr<float>();
-    std::vector<std::int64_t> out(static_cast<std::size_t>(b), -1);
-    for (std::int64_t i = 0; i < b; ++i) {
-      const float* row = p + i * n;
-      std::int64_t best = -1;
-      for (std::int64_t j = 0; j < n; ++j) {
-        if (std::isnan(row[j]) || row[j] == std::numeric_limits<float>::infinity()) {
-          best = -1;
-          break;
-        }
-        if (row[j] == -std::numeric_limits<float>::infinity()) continue;
-        if (best < 0 || row[j] > row[best]) best = j;
-      }
-      out[static_cast<std::size_t>(i)] = best;
-    }
-    return out;
-  }
-
-  // Takes `id` into `s`, and ends it when it should: an end-of-sequence id, a stop id, a stop
-  // string in the text so far, or max_new_tokens.
+  // Takes `id` into `s`, and ends it when it should: an end-of-sequence id (unless
+  // ignore_eos), a stop id, a stop string in the text so far, or max_new_tokens.
   void Take(Sequence& s, std::int64_t id) const {
     s.ids.push_back(id);
-    if (std::find(eos_.begin(), eos_.end(), id) != eos_.end()) {
+    if (!gen_.ignore_eos && std::find(eos_.begin(), eos_.end(), id) != eos_.end()) {
       s.finish = "eos";
       return;
     }
@@ -489,17 +482,152 @@ class GeneratorStage : public Stage {
     if (s.ids.size() >= gen_.max_new_tokens) s.finish = "length";
   }
 
+  // Each live slot's next token from its row of `logits` (sampling.h), taken into its sequence.
+  void TakeRows(const torch::Tensor& logits, const std::vector<std::int64_t>& rows,
+                const std::vector<Sequence*>& seqs) {
+    torch::Tensor l = logits.to(torch::kCPU, torch::kFloat32).contiguous();  // synchronises
+    const float* p = l.data_ptr<float>();
+    scratch_.resize(static_cast<std::size_t>(vocab_));
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      Sequence& s = *seqs[i];
+      const TokenChoice c = ChooseToken(p + rows[i] * vocab_, static_cast<std::size_t>(vocab_), gen_, s.key,
+                                        s.ids.size(), scratch_.data());
+      if (c.id < 0) {
+        s.finish = "invalid";
+        continue;
+      }
+      if (c.near_tie) s.near_ties.push_back(s.ids.size());
+      Take(s, c.id);
+    }
+  }
+
+  // Decodes `seqs` (all valid prompts) in `slots` slots over one KV cache sized for the longest
+  // prompt plus max_new_tokens. In-flight (`refill`): a finished sequence's slot takes the next
+  // waiting prompt at once, prefilled alone. Static: every sequence starts together and the
+  // cache is released when the last one ends. Returns the cache's bytes.
+  std::uint64_t Decode(std::vector<Sequence>& seqs, const std::vector<const PreparedInput*>& prompts,
+                       std::size_t slots, bool refill) {
+    const auto max_new = static_cast<std::int64_t>(gen_.max_new_tokens);
+    std::int64_t longest = 0;
+    for (const auto& s : seqs) longest = std::max(longest, s.prompt_tokens);
+    const std::int64_t c = std::min(context_, longest + max_new);
+    const auto b = static_cast<std::int64_t>(slots);
+    const std::uint64_t kv_bytes = CacheFits(b, c);
+    torch::Tensor k_cache = Cache(b, c), v_cache = Cache(b, c);
+    auto cpu = torch::TensorOptions().dtype(torch::kInt64);
+    // From here: the window's time, its cache allocated and zeroed before.
+    const auto start = SteadyClock::now();
+    std::vector<Sequence*> in_slot(slots, nullptr);
+    std::size_t waiting = 0;  // seqs[waiting..] have not started
+    // Prefill: the prompts entering `free` slots, right-padded, each its logits at its last
+    // prompt token; a one-place cache, all masked (a new prompt reads no cached entry).
+    auto admit = [&](const std::vector<std::size_t>& free) {
+      std::vector<std::int64_t> slot_ids, rows;
+      std::vector<Sequence*> entering;
+      std::int64_t t = 0, prompt_sum = 0;
+      for (std::size_t slot : free) {
+        if (waiting == seqs.size()) break;
+        Sequence& s = seqs[waiting++];
+        in_slot[slot] = &s;
+        slot_ids.push_back(static_cast<std::int64_t>(slot));
+        rows.push_back(static_cast<std::int64_t>(entering.size()));
+        entering.push_back(&s);
+        t = std::max(t, s.prompt_tokens);
+        prompt_sum += s.prompt_tokens;
+      }
+      if (entering.empty()) return;
+      const auto r = static_cast<std::int64_t>(entering.size());
+      const auto t0 = SteadyClock::now();
+      torch::Tensor ids = torch::full({r, t}, tok_.pad_id, cpu);
+      torch::Tensor at = torch::empty({r}, cpu);
+      auto ids_a = ids.accessor<std::int64_t, 2>();
+      auto at_a = at.accessor<std::int64_t, 1>();
+      for (std::int64_t i = 0; i < r; ++i) {
+        const auto& p = prompts[entering[static_cast<std::size_t>(i)]->input]->ids;
+        for (std::size_t j = 0; j < p.size(); ++j) ids_a[i][static_cast<std::int64_t>(j)] = p[j];
+        at_a[i] = entering[static_cast<std::size_t>(i)]->prompt_tokens - 1;
+      }
+      torch::Tensor positions = torch::arange(t, cpu).repeat({r, 1});
+      torch::Tensor none = Cache(r, 1);
+      auto out = Step(ids.to(device_), positions.to(device_), at.to(device_), none, none);
+      torch::Tensor where = torch::tensor(slot_ids, cpu).to(device_);
+      k_cache.narrow(3, 0, t).index_copy_(1, where, out[1]);
+      v_cache.narrow(3, 0, t).index_copy_(1, where, out[2]);
+      const auto t1 = SteadyClock::now();
+      const double ms = Ms(t0, t1);
+      for (Sequence* s : entering) {
+        s->admitted_ms = Ms(start, t0);
+        s->prefill_ms = ms * static_cast<double>(s->prompt_tokens) / static_cast<double>(prompt_sum);
+      }
+      TakeRows(out[0], rows, entering);
+      const double now_ms = Ms(start, SteadyClock::now());
+      for (Sequence* s : entering) {
+        s->ttft_ms = now_ms - s->admitted_ms;
+        s->last_token_ms = now_ms;
+      }
+    };
+    std::vector<std::size_t> all(slots);
+    for (std::size_t i = 0; i < slots; ++i) all[i] = i;
+    admit(all);
+    torch::Tensor batch_index = torch::arange(b, cpu).view({b, 1}).to(device_);
+    torch::Tensor zero = torch::zeros({b}, cpu).to(device_);
+    const double slots_d = static_cast<double>(slots);
+    while (true) {
+      // A slot whose sequence ended takes the next prompt (in-flight), or stays idle.
+      std::vector<std::size_t> free;
+      for (std::size_t i = 0; i < slots; ++i) {
+        if (in_slot[i] && !in_slot[i]->finish.empty()) in_slot[i] = nullptr;
+        if (!in_slot[i]) free.push_back(i);
+      }
+      if (refill && !free.empty() && waiting < seqs.size()) {
+        admit(free);
+        continue;  // a prompt may end at its first token: look again
+      }
+      std::vector<std::int64_t> rows;
+      std::vector<Sequence*> live;
+      torch::Tensor step_ids = torch::full({b, 1}, tok_.pad_id, cpu), step_pos = torch::zeros({b, 1}, cpu);
+      auto ids_a = step_ids.accessor<std::int64_t, 2>();
+      auto pos_a = step_pos.accessor<std::int64_t, 2>();
+      for (std::size_t i = 0; i < slots; ++i) {
+        Sequence* s = in_slot[i];
+        if (!s) continue;  // an idle slot rewrites its place 0, which no sequence reads before writing
+        ids_a[static_cast<std::int64_t>(i)][0] = s->ids.back();
+        pos_a[static_cast<std::int64_t>(i)][0] = s->prompt_tokens + static_cast<std::int64_t>(s->ids.size()) - 1;
+        rows.push_back(static_cast<std::int64_t>(i));
+        live.push_back(s);
+      }
+      if (live.empty()) break;
+      const auto t0 = SteadyClock::now();
+      torch::Tensor pos_d = step_pos.to(device_);
+      auto out = Step(step_ids.to(device_), pos_d, zero, k_cache, v_cache);
+      using torch::indexing::Slice;
+      k_cache.index_put_({Slice(), batch_index, Slice(), pos_d}, out[1].permute({1, 3, 0, 2, 4}));
+      v_cache.index_put_({Slice(), batch_index, Slice(), pos_d}, out[2].permute({1, 3, 0, 2, 4}));
+      TakeRows(out[0], rows, live);
+      const auto t1 = SteadyClock::now();
+      const double step_ms = Ms(t0, t1), at_ms = Ms(start, t1);
+      const double n_live = static_cast<double>(live.size());
+      for (Sequence* s : live) {
+        s->decode_ms += step_ms / n_live;
+        s->slot_steps += slots_d / n_live;
+        s->last_token_ms = at_ms;
+      }
+    }
+    return kv_bytes;
+  }
+
   std::vector<ItemOutput> Generate(const std::vector<std::string_view>& texts,
                                    const std::vector<const PreparedInput*>* prepared) {
     std::vector<ItemOutput> outputs(texts.size());
     std::vector<PreparedInput> own(prepared ? 0 : texts.size());
-    std::vector<const PreparedInput*> prompts;
+    std::vector<const PreparedInput*> prompts(texts.size());
     std::vector<Sequence> seqs;
     const auto max_new = static_cast<std::int64_t>(gen_.max_new_tokens);
     for (std::size_t k = 0; k < texts.size(); ++k) {
       const PreparedInput* p = prepared ? (*prepared)[k] : &own[k];
       if (!prepared && !Prepare(texts[k], own[k]))
         throw std::runtime_error("the tokenizer failed on a prompt");
+      prompts[k] = p;
       ItemOutput& o = outputs[k];
       if (!p->error.empty()) {
         o.error = p->error;
@@ -532,95 +660,34 @@ class GeneratorStage : public Stage {
         continue;
       }
       Sequence s;
-      s.out = k;
+      s.input = k;
       s.prompt_tokens = static_cast<std::int64_t>(p->ids.size());
+      s.key = SamplingKeyFor(gen_.seed, p->key);
       seqs.push_back(std::move(s));
-      prompts.push_back(p);
     }
     if (seqs.empty()) return outputs;
-    const auto b = static_cast<std::int64_t>(seqs.size());
-    std::int64_t t = 0, prompt_sum = 0;
-    for (const auto& s : seqs) {
-      t = std::max(t, s.prompt_tokens);
-      prompt_sum += s.prompt_tokens;
-    }
-    const std::int64_t c = std::min(context_, t + max_new);
-    const std::uint64_t kv_bytes = CacheFits(b, c);
-    torch::Tensor k_cache = Cache(b, c), v_cache = Cache(b, c);
-    // From here: the batch's time, its cache allocated and zeroed before.
-    auto start = SteadyClock::now();
-    // Prefill: the prompts right-padded; each slot's logits at its last prompt token.
-    auto cpu = torch::TensorOptions().dtype(torch::kInt64);
-    torch::Tensor ids = torch::full({b, t}, tok_.pad_id, cpu);
-    torch::Tensor at = torch::empty({b}, cpu);
-    auto ids_a = ids.accessor<std::int64_t, 2>();
-    for (std::int64_t i = 0; i < b; ++i) {
-      const auto& p = prompts[static_cast<std::size_t>(i)]->ids;
-      for (std::size_t j = 0; j < p.size(); ++j) ids_a[i][static_cast<std::int64_t>(j)] = p[j];
-      at[i] = seqs[static_cast<std::size_t>(i)].prompt_tokens - 1;
-    }
-    torch::Tensor positions = torch::arange(t, cpu).repeat({b, 1});
-    auto out = Step(ids.to(device_), positions.to(device_), at.to(device_), k_cache, v_cache);
-    k_cache.narrow(3, 0, t).copy_(out[1]);
-    v_cache.narrow(3, 0, t).copy_(out[2]);
-    std::vector<std::int64_t> next = Greedy(out[0]);  // synchronises with the device
-    auto now = SteadyClock::now();
-    const double prefill_ms = Ms(start, now);
-    for (std::int64_t i = 0; i < b; ++i) {
-      Sequence& s = seqs[static_cast<std::size_t>(i)];
-      s.ttft_ms = s.last_token_ms = prefill_ms;
-      s.prefill_ms = prefill_ms * static_cast<double>(s.prompt_tokens) / static_cast<double>(prompt_sum);
-    }
-    std::vector<char> bad(static_cast<std::size_t>(b), 0);
-    auto take_all = [&](double at_ms) {
-      for (std::int64_t i = 0; i < b; ++i) {
-        Sequence& s = seqs[static_cast<std::size_t>(i)];
-        if (!s.finish.empty()) continue;
-        const std::int64_t id = next[static_cast<std::size_t>(i)];
-        if (id < 0) {
-          bad[static_cast<std::size_t>(i)] = 1;
-          s.finish = "invalid";
-          continue;
+    // The slots: the batch size the caller set, never more than the prompts.
+    const std::size_t slots = slots_ == 0 ? seqs.size() : std::min(slots_, seqs.size());
+    std::vector<std::uint64_t> kv(seqs.size(), 0);
+    if (gen_.batching == "static") {
+      for (std::size_t begin = 0; begin < seqs.size(); begin += slots) {
+        const std::size_t end = std::min(seqs.size(), begin + slots);
+        std::vector<Sequence> part(std::make_move_iterator(seqs.begin() + static_cast<std::ptrdiff_t>(begin)),
+                                   std::make_move_iterator(seqs.begin() + static_cast<std::ptrdiff_t>(end)));
+        const std::uint64_t bytes = Decode(part, prompts, end - begin, /*refill=*/false);
+        for (std::size_t i = begin; i < end; ++i) {
+          seqs[i] = std::move(part[i - begin]);
+          kv[i] = bytes;
         }
-        Take(s, id);
-        s.last_token_ms = at_ms;
       }
-    };
-    take_all(prefill_ms);
-    // Decode: one token per running slot a step, written into the cache at its position.
-    torch::Tensor batch_index = torch::arange(b, cpu).view({b, 1}).to(device_);
-    torch::Tensor zero = torch::zeros({b}, cpu).to(device_);
-    while (true) {
-      std::int64_t running = 0;
-      for (const auto& s : seqs) running += s.finish.empty() ? 1 : 0;
-      if (running == 0) break;
-      torch::Tensor step_ids = torch::empty({b, 1}, cpu), step_pos = torch::empty({b, 1}, cpu);
-      for (std::int64_t i = 0; i < b; ++i) {
-        const Sequence& s = seqs[static_cast<std::size_t>(i)];
-        const bool live = s.finish.empty();
-        step_ids[i][0] = live ? s.ids.back() : tok_.pad_id;
-        // A finished slot rewrites its own last place: never past the cache, never read again.
-        const std::int64_t pos = s.prompt_tokens + static_cast<std::int64_t>(s.ids.size()) - 1;
-        step_pos[i][0] = std::min(pos, c - 1);
-      }
-      auto t0 = SteadyClock::now();
-      torch::Tensor pos_d = step_pos.to(device_);
-      out = Step(step_ids.to(device_), pos_d, zero, k_cache, v_cache);
-      using torch::indexing::Slice;
-      k_cache.index_put_({Slice(), batch_index, Slice(), pos_d}, out[1].permute({1, 3, 0, 2, 4}));
-      v_cache.index_put_({Slice(), batch_index, Slice(), pos_d}, out[2].permute({1, 3, 0, 2, 4}));
-      next = Greedy(out[0]);
-      auto t1 = SteadyClock::now();
-      const double step_ms = Ms(t0, t1);
-      for (auto& s : seqs) {
-        if (s.finish.empty()) s.decode_ms += step_ms / static_cast<double>(running);
-      }
-      take_all(Ms(start, t1));
+    } else {
+      const std::uint64_t bytes = Decode(seqs, prompts, slots, /*refill=*/true);
+      std::fill(kv.begin(), kv.end(), bytes);
     }
-    for (std::int64_t i = 0; i < b; ++i) {
-      Sequence& s = seqs[static_cast<std::size_t>(i)];
-      ItemOutput& o = outputs[s.out];
-      if (bad[static_cast<std::size_t>(i)]) {
+    for (std::size_t i = 0; i < seqs.size(); ++i) {
+      Sequence& s = seqs[i];
+      ItemOutput& o = outputs[s.input];
+      if (s.finish == "invalid") {
         o.reason = std::string(reason::kInvalidOutput);
         o.error = "the model's logits are not finite after " + std::to_string(s.ids.size()) + " tokens";
         continue;
@@ -642,10 +709,12 @@ class GeneratorStage : public Stage {
       if (s.text_end != std::string::npos) cpl.text = LossyUtf8(s.bytes).substr(0, s.text_end);
       cpl.ttft_ms = s.ttft_ms;
       if (s.ids.size() >= 2)
-        cpl.tpot_ms = (s.last_token_ms - s.ttft_ms) / static_cast<double>(s.ids.size() - 1);
+        cpl.tpot_ms = (s.last_token_ms - s.admitted_ms - s.ttft_ms) / static_cast<double>(s.ids.size() - 1);
       cpl.prefill_ms = s.prefill_ms;
       cpl.decode_ms = s.decode_ms;
-      cpl.kv_cache_bytes = kv_bytes;
+      cpl.kv_cache_bytes = kv[i];
+      cpl.slot_steps = s.slot_steps;
+      cpl.near_tie_steps = s.near_ties;
       o.completion = std::move(cpl);
     }
     return outputs;
@@ -672,6 +741,8 @@ class GeneratorStage : public Stage {
   std::int64_t layers_ = 0, kv_heads_ = 0, head_dim_ = 0, context_ = 0, vocab_ = 0;
   std::vector<std::int64_t> eos_;
   std::size_t max_stop_ = 0;  // the longest stop string's bytes
+  std::size_t slots_ = 0;     // SetConcurrency's; 0: every prompt of a call at once
+  std::vector<std::size_t> scratch_;
   torch::Dtype kv_dtype_ = torch::kFloat32;
   std::string kv_dtype_name_;
 };

@@ -95,6 +95,7 @@ CellMeasure RunCell(Clock& clock, Stage& stage, const std::vector<std::string>& 
     for (std::size_t k = begin; k < end; ++k) {
       views.emplace_back(inputs[k % ids.size()]);
       if (all_prepared && stage.Prepare(views.back(), features[k - begin])) {
+        features[k - begin].key = ids[k % ids.size()];
         prepared.push_back(&features[k - begin]);
       } else {
         all_prepared = false;
@@ -154,6 +155,7 @@ CellMeasure RunCell(Clock& clock, Stage& stage, const std::vector<std::string>& 
     }
   };
   bool failed = false;
+  stage.SetConcurrency(b);
   run_batch(0, std::min(b, pass), /*keep=*/false, 0, failed);  // warm-up
   const double start = clock.MonotonicSeconds();
   double repeat_start = start, now = start;

@@ -56,7 +56,8 @@ c = plan["model_contract"]
 assert c["layers"] == 2 and c["kv_heads"] == 4 and c["head_dim"] == 16 and c["context"] == 48, c
 assert c["kv_bytes_per_token"] == 2 * 2 * 4 * 16 * 4 and c["eos_token_ids"] == [256], c
 assert c["generation"] == {"max_new_tokens": 16, "decoding": "greedy", "temperature": 0.0, "top_k": 0,
-                           "top_p": 1.0, "stop": [], "stop_token_ids": [], "seed": 1234}, c
+                           "top_p": 1.0, "stop": [], "stop_token_ids": [], "seed": 1234, "batching": "in-flight",
+                           "ignore_eos": False}, c
 assert c["decoder"] == "ByteLevel", c
 print("bundled generation pilot: 9/9 exact, 3 rejections as expected")
 PY
@@ -119,7 +120,7 @@ expect_in out "generation.stop_token_ids"
 expect_in out "completion"
 
 # Refused settings: named, exit 2, nothing written.
-for bad in 'del d["generation"]' 'd["generation"]["max_new_tokens"] = 48' 'd["generation"]["temperature"] = 0.8' \
+for bad in 'del d["generation"]' 'd["generation"]["max_new_tokens"] = 48' 'd["generation"]["top_p"] = 0' 'd["generation"]["batching"] = "continuous"' \
   'd["generation"]["stop_token_ids"] = [257]' 'd["stage"]["options"] = {"dtype": "bfloat16"}' \
   'd["allowed_categories"] = ["en"]' 'd["stage"]["tokenizer"]["truncation"] = "truncate"'; do
   edit proj/config/bad.json "$bad"

@@ -44,7 +44,14 @@ TEST(GenerationParams, AreReadWithTheirDefaultsAndRecordedInOrder) {
   EXPECT_EQ(
       j.dump(),
       R"({"max_new_tokens":16,"decoding":"greedy","temperature":0.0,"top_k":0,"top_p":1.0,"stop":["\n\n","END"],)"
-      R"("stop_token_ids":[2,50256],"seed":7})");
+      R"("stop_token_ids":[2,50256],"seed":7,"batching":"in-flight","ignore_eos":false})");
+  auto sampled = ParseParams(Params(R"({"max_new_tokens": 4, "temperature": 0.7, "top_k": 40, "top_p": 0.9,
+                                       "seed": 3, "batching": "static", "ignore_eos": true})"),
+                             "/p", "g.json");
+  ASSERT_TRUE(sampled.ok()) << sampled.error().ToString();
+  EXPECT_EQ(GenerationToJson(*sampled.value().generation).dump(),
+            R"({"max_new_tokens":4,"decoding":"sampling","temperature":0.7,"top_k":40,"top_p":0.9,"stop":[],)"
+            R"("stop_token_ids":[],"seed":3,"batching":"static","ignore_eos":true})");
   auto without =
       ParseParams(R"({"manifest": "m.json", "stage": {"kind": "k", "model": "m.pt"}})", "/p", "g.json");
   ASSERT_TRUE(without.ok());
@@ -62,7 +69,9 @@ TEST(GenerationParams, BadSettingsAreRefusedNamingTheKey) {
            Case{R"({"max_new_tokens": 0})", "generation.max_new_tokens", ""},
            Case{R"({"max_new_tokens": 40000})", "generation.max_new_tokens", ""},
            Case{R"({"max_new_tokens": 1.5})", "generation.max_new_tokens", ""},
-           Case{R"({"max_new_tokens": 8, "temperature": 0.7})", "generation.temperature", "sampling"},
+           Case{R"({"max_new_tokens": 8, "temperature": 101})", "generation.temperature", ""},
+           Case{R"({"max_new_tokens": 8, "batching": "continuous"})", "generation.batching", "in-flight, static"},
+           Case{R"({"max_new_tokens": 8, "ignore_eos": 1})", "generation.ignore_eos", "true or false"},
            Case{R"({"max_new_tokens": 8, "temperature": -1})", "generation.temperature", ""},
            Case{R"({"max_new_tokens": 8, "top_p": 0})", "generation.top_p", ""},
            Case{R"({"max_new_tokens": 8, "stop": "END"})", "generation.stop", "array"},
@@ -111,6 +120,8 @@ Completion Good() {
   c.prefill_ms = 1.5;
   c.decode_ms = 1.25;
   c.kv_cache_bytes = 4096;
+  c.slot_steps = 7.5;
+  c.near_tie_steps = {1, 3};
   return c;
 }
 
@@ -140,11 +151,14 @@ TEST(GenerationRecord, RoundTripsThroughItsJsonLine) {
   EXPECT_EQ(back.value().completion->ids, r.completion->ids);
   EXPECT_EQ(back.value().completion->tpot_ms, 0.25);
   EXPECT_EQ(back.value().completion->kv_cache_bytes, 4096u);
+  EXPECT_EQ(back.value().completion->slot_steps, r.completion->slot_steps);
+  EXPECT_EQ(back.value().completion->near_tie_steps, r.completion->near_tie_steps);
   EXPECT_EQ(back.value().tokens, 6u);
   EXPECT_EQ(ToJsonLine(back.value()), line);
   EXPECT_FALSE(ScanResultRecord(line, false)) << "the fast path leaves a completion to the full parser";
   Completion one = Good();
   one.ids = {256};
+  one.near_tie_steps.clear();
   one.text.clear();
   one.tpot_ms.reset();
   auto single = ParseResultRecord(ToJsonLine(Accepted(one)), "r");
@@ -176,6 +190,10 @@ TEST(GenerationRecord, AMalformedCompletionIsRefusedNamingTheField) {
            Case{with(R"("kv_cache_bytes":4096)", R"("kv_cache_bytes":"big")"), "kv_cache_bytes"},
            Case{with(R"("completion_ids":[111,108,108,101,104,256])", R"("completion_ids":[])"),
                 "completion_tokens"},
+           Case{with(R"("slot_steps":7.5)", R"("slot_steps":-1)"), "slot_steps"},
+           Case{with(R"("near_tie_steps":[1,3])", R"("near_tie_steps":[4,1])"), "near_tie_steps"},
+           Case{with(R"("near_tie_steps":[1,3])", R"("near_tie_steps":[6])"), "near_tie_steps"},
+           Case{with(R"("near_tie_steps":[1,3])", R"("near_tie_steps":"1")"), "near_tie_steps"},
        }) {
     auto r = ParseResultRecord(c.line, "results.jsonl");
     ASSERT_FALSE(r.ok()) << c.line;
@@ -184,6 +202,7 @@ TEST(GenerationRecord, AMalformedCompletionIsRefusedNamingTheField) {
   }
   Completion one = Good();
   one.ids = {256};
+  one.near_tie_steps.clear();
   auto tpot = ParseResultRecord(ToJsonLine(Accepted(one)), "r");
   EXPECT_FALSE(tpot.ok()) << "tpot_ms beside a single token";
   Completion untimed = Good();
@@ -252,6 +271,7 @@ TEST(GenerationKind, VerifyChecksARecordAgainstTheRunRecordsSettings) {
   AcceptedRules rules{0, nullptr, 0, 8, 257, &eos, &stop};
   EXPECT_FALSE(g.check_accepted(Accepted(Good()), rules));
   auto says = [&](Completion c, const char* what) {
+    c.near_tie_steps.clear();  // the faults below, alone
     auto fault = g.check_accepted(Accepted(std::move(c)), rules);
     ASSERT_TRUE(fault) << what;
     EXPECT_NE(fault->find(what), std::string::npos) << *fault;
@@ -308,6 +328,24 @@ TEST(GenerationKind, ComparesCompletionsTokenByToken) {
   EXPECT_EQ(items["identical_completions"], 1);
   EXPECT_EQ(items["exact_match_rate"], 0.5);
   EXPECT_DOUBLE_EQ(items["token_agreement"].get<double>(), (6.0 + 2.0) / (6.0 + 6.0));
+  EXPECT_EQ(items["near_tie_divergences"], 0);
+  EXPECT_EQ(items["length_differences"]["completions"], 1);
+  EXPECT_EQ(items["length_differences"]["max_tokens"], 2);
+  // Diverging at a step either side decided within the near-tie margin is counted apart.
+  Completion tie = other;
+  tie.near_tie_steps = {2};
+  auto near = cmp->Compare(Accepted(Good()), Accepted(tie), same);
+  ASSERT_TRUE(near.ok() && near.value());
+  EXPECT_EQ(near.value()->what, "completion_near_tie");
+  Completion late = other;
+  late.near_tie_steps = {3};
+  auto not_near = cmp->Compare(Accepted(Good()), Accepted(late), same);
+  ASSERT_TRUE(not_near.ok() && not_near.value());
+  EXPECT_EQ(not_near.value()->what, "completion") << "a near-tie after the divergence explains nothing";
+  nlohmann::ordered_json after;
+  cmp->Figures(4, 1, after);
+  EXPECT_EQ(after["near_tie_divergences"], 1);
+  EXPECT_EQ(after["length_differences"]["completions"], 3);
 }
 
 TEST(GenerationKind, TheReportGivesTokensPerSecondPercentilesAndTheExactMatchRate) {
