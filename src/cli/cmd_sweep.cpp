@@ -42,6 +42,9 @@ struct SweepOptions {
   int repeats = 2;
   double latency_budget_ms = 0;
   double max_memory_mb = 0;
+  double max_ttft_ms = 0, max_tpot_ms = 0;
+  CLI::Option* ttft_option = nullptr;
+  CLI::Option* tpot_option = nullptr;
   std::vector<std::string> argv;
   const CLI::Option* latency_option = nullptr;
   const CLI::Option* memory_option = nullptr;
@@ -234,6 +237,8 @@ int Execute(const SweepOptions& o) {
   settings.batch_sizes = sizes.value();
   if (o.latency_option && o.latency_option->count() > 0) settings.latency_budget_ms = o.latency_budget_ms;
   if (o.memory_option && o.memory_option->count() > 0) settings.max_memory_mb = o.max_memory_mb;
+  if (o.ttft_option && o.ttft_option->count() > 0) settings.max_ttft_ms = o.max_ttft_ms;
+  if (o.tpot_option && o.tpot_option->count() > 0) settings.max_tpot_ms = o.max_tpot_ms;
   if (Status st = CheckSweepSettings(settings); !st.ok()) return ReportError(st.error(), o.common);
   SweepRequest request;
   request.run.params_file = o.params;
@@ -346,14 +351,21 @@ void AddSweepCommand(CLI::App& app, int& exit_code, const std::vector<std::strin
                       "Stop a group's escalation once a cell's p95 batch latency exceeds this");
   o->memory_option = cmd->add_option("--max-memory-mb", o->max_memory_mb,
                                      "Stop a group's escalation once a cell's peak memory exceeds this");
+  o->ttft_option = cmd->add_option("--max-ttft-ms", o->max_ttft_ms,
+                                   "A generator: stop a group's escalation once a cell's p99 time to first token exceeds this");
+  o->tpot_option = cmd->add_option(
+      "--max-tpot-ms", o->max_tpot_ms,
+      "A generator: stop a group's escalation once a cell's p99 time per output token exceeds this");
   cmd->add_option("--out", o->out, "The sweep folder to create (default: RUNS_DIR/<id>-sweep)");
   cmd->add_option("--runs-dir", o->runs_dir, "Folder that receives the sweep folder")->capture_default_str();
   AddCommonOptions(*cmd, o->common);
   cmd->footer(
       "Each cell (group x batch size) runs in its own pilot process: one warm-up batch, then --repeats\n"
       "timed passes. A group stops at its first limit (out of memory, stage error, a killed process,\n"
-      "the latency budget, the memory cap); the other groups go on. Every outcome is compared with\n"
-      "batch 1. Exit 0 finished (limits are data), 1 an equivalence finding, 2 bad input,\n"
+      "the latency budget, the memory cap, a generator's TTFT or TPOT budget); the other groups go on.\n"
+      "A generator's groups are prompt lengths, its batch the sequences decoded at once; its cells give\n"
+      "completion tokens/s, TTFT, TPOT and the KV cache, and sweep.md the sequences that fit per card\n"
+      "by context (docs/generation.md). Every outcome is compared with batch 1. Exit 0 finished (limits are data), 1 an equivalence finding, 2 bad input,\n"
       "3 environment, 5 failure during work, 130 interrupted (resume with `pilot resume DIR`).");
   cmd->callback([o, &exit_code, &argv] {
     o->argv = argv;

@@ -82,10 +82,19 @@ CellMeasure RunCell(Clock& clock, Stage& stage, const std::vector<std::string>& 
   }
   const std::size_t b = static_cast<std::size_t>(batch_size);
   c.cycled = b > ids.size();
-  // One pass: the group in batches of b; a group smaller than b is one batch of b, cycled.
+  // One pass: the group in batches of b; a group smaller than b is one batch of b, cycled. A
+  // stage that refills its slots (a generator's in-flight batching) takes its window of several
+  // batches per call, b of them decoded at once.
   const std::size_t pass = c.cycled ? b : ids.size();
+  const std::size_t per_call = std::max<std::size_t>(b, stage.InputsPerCall(b));
   const OutputKindSpec& kind = *stage.Describe().output;
   std::vector<double> latencies;
+  // A generator's completions over the timed repeats.
+  const bool generates = kind.generates;
+  std::vector<double> ttft, tpot;
+  CellGeneration gen;
+  double slot_steps = 0;
+  bool slot_steps_known = true;
   auto run_batch = [&](std::size_t begin, std::size_t end, bool keep, std::size_t repeat, bool& failed) {
     std::vector<std::string_view> views;
     std::vector<PreparedInput> features(end - begin);
@@ -126,6 +135,19 @@ CellMeasure RunCell(Clock& clock, Stage& stage, const std::vector<std::string>& 
     for (std::size_t k = 0; k < out.items.size(); ++k) {
       const ItemOutput& o = out.items[k];
       (o.ok ? c.completed : c.failed) += 1;
+      if (generates && o.ok && o.completion) {
+        const Completion& cp = *o.completion;
+        gen.prompt_tokens += o.tokens.value_or(0);
+        gen.completion_tokens += cp.ids.size();
+        gen.kv_cache_bytes = std::max(gen.kv_cache_bytes, cp.kv_cache_bytes);
+        ttft.push_back(cp.ttft_ms);
+        if (cp.tpot_ms) tpot.push_back(*cp.tpot_ms);
+        if (cp.slot_steps) {
+          slot_steps += *cp.slot_steps;
+        } else {
+          slot_steps_known = false;
+        }
+      }
       CellOutcome oc;
       oc.id = ids[(begin + k) % ids.size()];
       oc.ok = o.ok;
@@ -138,6 +160,11 @@ CellMeasure RunCell(Clock& clock, Stage& stage, const std::vector<std::string>& 
           oc.confidence = o.confidence;
         }
         if (kind.vectors) oc.vector = o.vector;
+        if (generates && o.completion) {
+          oc.generated = true;
+          oc.completion = o.completion->ids;
+          oc.near_ties = o.completion->near_tie_steps;
+        }
       }
       const std::size_t position = begin + k;
       if (repeat == 0) {
@@ -146,7 +173,13 @@ CellMeasure RunCell(Clock& clock, Stage& stage, const std::vector<std::string>& 
         const CellOutcome& first = c.outcomes[position];
         bool same = first.ok == oc.ok && first.label == oc.label && first.error == oc.error &&
                     std::fabs(first.confidence - oc.confidence) <= kConfidenceTolerance &&
-                    first.vector.size() == oc.vector.size();
+                    first.vector.size() == oc.vector.size() && first.generated == oc.generated;
+        if (same && oc.generated) {
+          if (auto at = FirstDivergence(first, oc)) {
+            same = std::binary_search(first.near_ties.begin(), first.near_ties.end(), *at) ||
+                   std::binary_search(oc.near_ties.begin(), oc.near_ties.end(), *at);
+          }
+        }
         for (std::size_t d = 0; same && d < oc.vector.size(); ++d) {
           same = std::fabs(static_cast<double>(first.vector[d]) - oc.vector[d]) <= kVectorTolerance;
         }
@@ -156,12 +189,12 @@ CellMeasure RunCell(Clock& clock, Stage& stage, const std::vector<std::string>& 
   };
   bool failed = false;
   stage.SetConcurrency(b);
-  run_batch(0, std::min(b, pass), /*keep=*/false, 0, failed);  // warm-up
+  run_batch(0, std::min(per_call, pass), /*keep=*/false, 0, failed);  // warm-up
   const double start = clock.MonotonicSeconds();
   double repeat_start = start, now = start;
   for (int r = 0; r < repeats && !failed; ++r) {
-    for (std::size_t begin = 0; begin < pass && !failed; begin += b) {
-      run_batch(begin, std::min(pass, begin + b), true, static_cast<std::size_t>(r), failed);
+    for (std::size_t begin = 0; begin < pass && !failed; begin += per_call) {
+      run_batch(begin, std::min(pass, begin + per_call), true, static_cast<std::size_t>(r), failed);
     }
     now = clock.MonotonicSeconds();
     c.repeat_seconds.push_back(now - repeat_start);
@@ -178,6 +211,18 @@ CellMeasure RunCell(Clock& clock, Stage& stage, const std::vector<std::string>& 
   c.p99_ms = Percentile(latencies, 99);
   c.peak_rss_mb = PeakRssMegabytes();
   c.peak_device_mb = stage.PeakDeviceMemoryMb();
+  if (generates) {
+    gen.completion_tokens_per_second =
+        c.wall_seconds > 0 ? static_cast<double>(gen.completion_tokens) / c.wall_seconds : 0;
+    gen.ttft_p50_ms = Percentile(ttft, 50);
+    gen.ttft_p99_ms = Percentile(ttft, 99);
+    gen.tpot_p50_ms = Percentile(tpot, 50);
+    gen.tpot_p99_ms = Percentile(tpot, 99);
+    const std::uint64_t decode_tokens = gen.completion_tokens - ttft.size();
+    if (slot_steps_known && slot_steps > 0)
+      gen.occupancy = std::min(1.0, static_cast<double>(decode_tokens) / slot_steps);
+    c.generation = gen;
+  }
   return c;
 }
 

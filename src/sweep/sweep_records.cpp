@@ -6,11 +6,13 @@
 #include <cstdio>
 #include <map>
 #include <set>
+#include <tuple>
 
 #include "pilot/escape.h"
 #include "pilot/folder_files.h"
 #include "pilot/hash.h"
 #include "pilot/json_util.h"
+#include "pilot/results.h"
 #include "pilot/limits.h"
 #include "pilot/manifest.h"
 #include "pilot/utf8.h"
@@ -91,6 +93,9 @@ Status CheckSweepSettings(const SweepSettings& s) {
   if (s.max_memory_mb && !(*s.max_memory_mb > 0 && std::isfinite(*s.max_memory_mb))) {
     return BadInput("--max-memory-mb must be a positive number", "--max-memory-mb");
   }
+  for (auto [v, name] : {std::pair{&s.max_ttft_ms, "--max-ttft-ms"}, std::pair{&s.max_tpot_ms, "--max-tpot-ms"}}) {
+    if (*v && !(**v > 0 && std::isfinite(**v))) return BadInput(std::string(name) + " must be a positive number", name);
+  }
   return {};
 }
 
@@ -102,6 +107,8 @@ nlohmann::ordered_json SweepSettingsToJson(const SweepSettings& s) {
   j["latency_budget_ms"] =
       s.latency_budget_ms ? nlohmann::ordered_json(*s.latency_budget_ms) : nlohmann::ordered_json();
   j["max_memory_mb"] = s.max_memory_mb ? nlohmann::ordered_json(*s.max_memory_mb) : nlohmann::ordered_json();
+  if (s.max_ttft_ms) j["max_ttft_ms"] = *s.max_ttft_ms;
+  if (s.max_tpot_ms) j["max_tpot_ms"] = *s.max_tpot_ms;
   return j;
 }
 
@@ -123,11 +130,13 @@ Result<SweepSettings> SweepSettingsFromJson(const nlohmann::json& j, const std::
     if (!v.is_number_unsigned() || v.get<std::uint64_t>() > kMaxBatchSize) return bad();
     s.batch_sizes.push_back(static_cast<int>(v.get<std::uint64_t>()));
   }
-  for (const char* key : {"latency_budget_ms", "max_memory_mb"}) {
+  for (auto [key, out] : {std::pair{"latency_budget_ms", &s.latency_budget_ms},
+                          std::pair{"max_memory_mb", &s.max_memory_mb}, std::pair{"max_ttft_ms", &s.max_ttft_ms},
+                          std::pair{"max_tpot_ms", &s.max_tpot_ms}}) {
     if (!j.contains(key) || j[key].is_null()) continue;
     auto v = Finite(j, key);
     if (!v) return bad();
-    (std::string(key) == "max_memory_mb" ? s.max_memory_mb : s.latency_budget_ms) = *v;
+    *out = *v;
   }
   if (Status st = CheckSweepSettings(s); !st.ok()) return bad();
   return s;
@@ -219,6 +228,17 @@ nlohmann::ordered_json CellToJson(const CellMeasure& c) {
     j["tokens_per_second"] = c.tokens_per_second;
   }
   j["latency_ms"] = {{"p50", c.p50_ms}, {"p90", c.p90_ms}, {"p95", c.p95_ms}, {"p99", c.p99_ms}};
+  if (c.generation) {
+    const CellGeneration& g = *c.generation;
+    j["generation"] = {{"prompt_tokens", g.prompt_tokens},
+                       {"completion_tokens", g.completion_tokens},
+                       {"completion_tokens_per_second", g.completion_tokens_per_second},
+                       {"ttft_ms", {{"p50", g.ttft_p50_ms}, {"p99", g.ttft_p99_ms}}},
+                       {"tpot_ms", {{"p50", g.tpot_p50_ms}, {"p99", g.tpot_p99_ms}}},
+                       {"kv_cache_bytes", g.kv_cache_bytes},
+                       {"slot_occupancy", g.occupancy ? nlohmann::ordered_json(*g.occupancy)
+                                                      : nlohmann::ordered_json()}};
+  }
   j["rss_after_load_mb"] = c.rss_after_load_mb;
   j["peak_rss_mb"] = c.peak_rss_mb;
   j["peak_device_mb"] =
@@ -234,6 +254,9 @@ nlohmann::ordered_json CellToJson(const CellMeasure& c) {
     e["ok"] = o.ok;
     if (!o.ok) {
       e["error"] = o.error;
+    } else if (o.generated) {
+      e["completion_ids"] = o.completion;
+      e["near_tie_steps"] = o.near_ties;
     } else if (!o.vector.empty()) {
       e["vector"] = o.vector;
     } else {
@@ -303,6 +326,42 @@ Result<CellMeasure> CellFromJson(std::string_view text, const std::string& where
     c.padded_tokens = *padded;
     c.tokens_per_second = *per_second;
   }
+  if (j.contains("generation")) {
+    const nlohmann::json& g = j["generation"];
+    if (!g.is_object()) return bad("'generation' is not an object");
+    CellGeneration cg;
+    auto prompt = UnsignedAt(g, "prompt_tokens");
+    auto completion = UnsignedAt(g, "completion_tokens");
+    auto kv = UnsignedAt(g, "kv_cache_bytes");
+    auto rate = Finite(g, "completion_tokens_per_second");
+    if (!prompt || !completion || !kv || !rate || *rate < 0 ||
+        *completion > (std::uint64_t{1} << 50) || *prompt > (std::uint64_t{1} << 50)) {
+      return bad("'generation' lacks its token counts, KV cache bytes or rate");
+    }
+    const double want = c.wall_seconds > 0 ? static_cast<double>(*completion) / c.wall_seconds : 0;
+    if (std::fabs(*rate - want) > 1e-9 * std::max(1.0, want)) {
+      return bad("'generation.completion_tokens_per_second' is not 'completion_tokens' over 'wall_seconds'");
+    }
+    cg.prompt_tokens = *prompt;
+    cg.completion_tokens = *completion;
+    cg.kv_cache_bytes = *kv;
+    cg.completion_tokens_per_second = *rate;
+    for (auto [key, p50, p99] : {std::tuple{"ttft_ms", &cg.ttft_p50_ms, &cg.ttft_p99_ms},
+                                 std::tuple{"tpot_ms", &cg.tpot_p50_ms, &cg.tpot_p99_ms}}) {
+      if (!g.contains(key) || !g[key].is_object()) return bad(std::string("'generation.") + key + "' is not an object");
+      auto a = Finite(g[key], "p50");
+      auto b = Finite(g[key], "p99");
+      if (!a || !b || *a < 0 || *b < *a) return bad(std::string("'generation.") + key + "' is not p50 <= p99, >= 0");
+      *p50 = *a;
+      *p99 = *b;
+    }
+    if (g.contains("slot_occupancy") && !g["slot_occupancy"].is_null()) {
+      auto o = Finite(g, "slot_occupancy");
+      if (!o || *o < 0 || *o > 1) return bad("'generation.slot_occupancy' is not a share in 0..1");
+      cg.occupancy = *o;
+    }
+    c.generation = cg;
+  }
   if (!j.contains("latency_ms") || !j["latency_ms"].is_object()) return bad("'latency_ms' is not an object");
   for (auto [key, out] : {std::pair{"p50", &c.p50_ms}, std::pair{"p90", &c.p90_ms},
                           std::pair{"p95", &c.p95_ms}, std::pair{"p99", &c.p99_ms}}) {
@@ -337,7 +396,8 @@ Result<CellMeasure> CellFromJson(std::string_view text, const std::string& where
       return bad("'repeat_seconds' do not add up to 'wall_seconds'");
   }
   if (!c.limit.empty() && c.limit != kLimitOutOfMemory && c.limit != kLimitStageError &&
-      c.limit != kLimitKilled && c.limit != kLimitLatency && c.limit != kLimitMemoryCap) {
+      c.limit != kLimitKilled && c.limit != kLimitLatency && c.limit != kLimitMemoryCap && c.limit != kLimitTtft &&
+      c.limit != kLimitTpot) {
     return bad("'limit' is not one pilot records");
   }
   if (!j.contains("outcomes") || !j["outcomes"].is_array()) return bad("'outcomes' is not a list");
@@ -355,6 +415,25 @@ Result<CellMeasure> CellFromJson(std::string_view text, const std::string& where
       auto err = StringAt(e, "error");
       if (!err) return bad("outcome " + o.id + ": 'error' is not a string");
       o.error = *err;
+    } else if (e.contains("completion_ids")) {
+      const auto& ids = e["completion_ids"];
+      const auto& ties = e.contains("near_tie_steps") ? e["near_tie_steps"] : nlohmann::json::array();
+      if (!ids.is_array() || ids.empty() || ids.size() > kMaxCompletionIds || !ties.is_array() ||
+          ties.size() > ids.size()) {
+        return bad("outcome " + o.id + ": 'completion_ids' or 'near_tie_steps' is not a list of the right size");
+      }
+      o.generated = true;
+      for (const auto& x : ids) {
+        if (!x.is_number_unsigned() || x.get<std::uint64_t>() > 2147483647u)
+          return bad("outcome " + o.id + ": 'completion_ids' holds something other than a token id");
+        o.completion.push_back(static_cast<std::int64_t>(x.get<std::uint64_t>()));
+      }
+      for (const auto& x : ties) {
+        if (!x.is_number_unsigned() || x.get<std::uint64_t>() >= ids.size() ||
+            (!o.near_ties.empty() && x.get<std::uint64_t>() <= o.near_ties.back()))
+          return bad("outcome " + o.id + ": 'near_tie_steps' is not rising steps of the completion");
+        o.near_ties.push_back(x.get<std::uint64_t>());
+      }
     } else if (e.contains("vector")) {
       if (!e["vector"].is_array() || e["vector"].size() > limits::kEmbeddingDim) {
         return bad("outcome " + o.id + ": 'vector' is not a list of at most " +
@@ -446,7 +525,10 @@ Status CheckSweepStage(const nlohmann::json& stage, const SweepRecord& r, const 
   auto bad = [&](const std::string& what) {
     return BadInput(what, where, "the folder was altered or is not a sweep");
   };
-  PILOT_TRY(CheckKnownKeys(stage, {"kind", "output", "device", "model_sha256", "dim"}, "stage", where, ""));
+  PILOT_TRY(CheckKnownKeys(stage,
+                           {"kind", "output", "device", "model_sha256", "dim", "layers", "context",
+                            "kv_bytes_per_token", "batching", "max_new_tokens"},
+                           "stage", where, ""));
   for (const char* key : {"kind", "device"}) {
     auto v = StringAt(stage, key);
     if (!v || v->empty() || v->size() > 64 || EscapeTerminal(*v) != *v)
@@ -458,6 +540,20 @@ Status CheckSweepStage(const nlohmann::json& stage, const SweepRecord& r, const 
   if (stage.contains("dim") && (!r.output || !r.output->vectors || !UnsignedAt(stage, "dim") ||
                                 *UnsignedAt(stage, "dim") > (1u << 20))) {
     return bad("'stage.dim' is malformed");
+  }
+  // A generator's facts: whole numbers within the generator contract's bounds, and its batching.
+  for (auto [key, max] : {std::pair{"layers", std::uint64_t{1024}}, std::pair{"context", std::uint64_t{1} << 24},
+                          std::pair{"kv_bytes_per_token", std::uint64_t{1} << 40},
+                          std::pair{"max_new_tokens", std::uint64_t{1} << 15}}) {
+    if (!stage.contains(key)) continue;
+    auto v = UnsignedAt(stage, key);
+    if (!r.output || !r.output->generates || !v || *v == 0 || *v > max)
+      return bad(std::string("'stage.") + key + "' is malformed");
+  }
+  if (stage.contains("batching")) {
+    auto v = StringAt(stage, "batching");
+    if (!r.output || !r.output->generates || !v || (*v != "in-flight" && *v != "static"))
+      return bad("'stage.batching' is not in-flight or static");
   }
   return {};
 }
@@ -566,6 +662,15 @@ std::string Num(double v) {
 
 // --- equivalence ---------------------------------------------------------------------------
 
+std::optional<std::size_t> FirstDivergence(const CellOutcome& a, const CellOutcome& b) {
+  const std::size_t n = std::min(a.completion.size(), b.completion.size());
+  for (std::size_t k = 0; k < n; ++k) {
+    if (a.completion[k] != b.completion[k]) return k;
+  }
+  if (a.completion.size() != b.completion.size()) return n;
+  return std::nullopt;
+}
+
 std::vector<EquivalenceFinding> CompareWithReference(const CellMeasure& reference, const CellMeasure& cell,
                                                      bool vectors) {
   std::vector<EquivalenceFinding> findings;
@@ -595,6 +700,19 @@ std::vector<EquivalenceFinding> CompareWithReference(const CellMeasure& referenc
           " at batch 1");
     } else if (!o.ok) {
       if (r.error != o.error) add("fails with '" + o.error + "' but with '" + r.error + "' at batch 1");
+    } else if (o.generated || r.generated) {
+      if (o.generated != r.generated) {
+        add("a completion at one batch size only");
+      } else if (auto k = FirstDivergence(r, o)) {
+        auto tie = [&](const CellOutcome& x) {
+          return std::binary_search(x.near_ties.begin(), x.near_ties.end(), static_cast<std::uint64_t>(*k));
+        };
+        if (!tie(r) && !tie(o)) {
+          add("completion differs from batch 1's at token " + std::to_string(*k) + " (" +
+              std::to_string(o.completion.size()) + " tokens against " + std::to_string(r.completion.size()) +
+              "), not at a near-tie");
+        }
+      }
     } else if (!vectors) {
       if (r.label != o.label) {
         add("label '" + o.label + "' but '" + r.label + "' at batch 1");
@@ -777,6 +895,16 @@ std::string SettingsLimit(const CellMeasure& c, const SweepSettings& s, std::str
     why =
         "peak memory " + Num(c.peak_memory_mb()) + " MB exceeds the cap of " + Num(*s.max_memory_mb) + " MB";
     return kLimitMemoryCap;
+  }
+  if (c.generation && s.max_ttft_ms && c.generation->ttft_p99_ms > *s.max_ttft_ms) {
+    why = "p99 time to first token " + Num(c.generation->ttft_p99_ms) + " ms exceeds the budget of " +
+          Num(*s.max_ttft_ms) + " ms";
+    return kLimitTtft;
+  }
+  if (c.generation && s.max_tpot_ms && c.generation->tpot_p99_ms > *s.max_tpot_ms) {
+    why = "p99 time per output token " + Num(c.generation->tpot_p99_ms) + " ms exceeds the budget of " +
+          Num(*s.max_tpot_ms) + " ms";
+    return kLimitTpot;
   }
   return "";
 }

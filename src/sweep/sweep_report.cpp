@@ -252,6 +252,25 @@ std::string SweepMarkdown(const J& summary, SweepRendering rendering) {
         << count(c, "padded_tokens") << " | " << Percent(c, "padding_waste") << " |\n";
     }
   }
+  bool generates = false;
+  for (const auto& c : Arr(summary, "cells")) generates = generates || c.contains("generation");
+  if (generates) {
+    s << "\n## Generation\n\nEach cell decodes its group's prompts " << count(summary["stage"], "max_new_tokens")
+      << " new tokens at most, `batch` sequences at once (" << EscapeMarkdown(Str(summary["stage"], "batching"))
+      << " batching). Time to first token runs from a prompt's prefill to its first token.\n\n"
+         "| group | batch | completion tokens/s | TTFT p50 / p99 ms | TPOT p50 / p99 ms | KV cache MiB | "
+         "slot occupancy % |\n|---|---|---|---|---|---|---|\n";
+    for (const auto& c : Arr(summary, "cells")) {
+      if (!c.contains("generation")) continue;
+      const J& g = c["generation"];
+      s << "| " << count(c, "group") << " | " << count(c, "batch_size") << " | "
+        << FixedDecimals(Num(g, "completion_tokens_per_second"), 0) << " | "
+        << FixedDecimals(Num(g["ttft_ms"], "p50"), 2) << " / " << FixedDecimals(Num(g["ttft_ms"], "p99"), 2) << " | "
+        << FixedDecimals(Num(g["tpot_ms"], "p50"), 3) << " / " << FixedDecimals(Num(g["tpot_ms"], "p99"), 3) << " | "
+        << FixedDecimals(Num(g, "kv_cache_bytes") / 1048576.0, 3) << " | "
+        << (g["slot_occupancy"].is_number() ? Percent(g, "slot_occupancy") : std::string("-")) << " |\n";
+    }
+  }
   bool any_cycled = false;
   for (const auto& c : Arr(summary, "cells")) any_cycled = any_cycled || c.value("cycled", false);
   if (any_cycled) {
@@ -332,6 +351,24 @@ std::string SweepMarkdown(const J& summary, SweepRendering rendering) {
       s << cell;
     }
     s << "\n";
+  }
+  if (summary.contains("generator_headroom") && summary["generator_headroom"].is_object()) {
+    const J& gh = summary["generator_headroom"];
+    s << "\n## Sequences that fit per card, by context\n\nThe KV cache at "
+      << FixedDecimals(Num(gh, "kv_factor"), 2) << " x " << count(gh, "kv_bytes_per_token")
+      << " bytes a position, beside a measured overhead of " << FixedDecimals(Num(gh, "overhead_mb"), 1)
+      << " MB: " << EscapeMarkdown(Str(gh, "basis")) << ".\n\n| context | KV MiB / sequence |";
+    for (double gb : kCardSizesGb) s << " " << FixedDecimals(gb, 0) << " GB |";
+    s << "\n|---|---|";
+    for (std::size_t k = 0; k < std::size(kCardSizesGb); ++k) s << "---|";
+    s << "\n";
+    for (const auto& row : Arr(gh, "contexts")) {
+      s << "| " << count(row, "context") << " | " << FixedDecimals(Num(row, "kv_mb_per_sequence"), 2) << " |";
+      for (const auto& card : Arr(row, "cards")) {
+        s << (card["sequences"].is_number() ? " " + count(card, "sequences") + " |" : std::string(" unknown on a GPU |"));
+      }
+      s << "\n";
+    }
   }
   return s.str();
 }

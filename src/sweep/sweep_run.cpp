@@ -173,6 +173,16 @@ class SweepSession {
                              {"device", d.device},
                              {"model_sha256", plan_.run.model_sha256}};
     if (d.output->vectors) j["dim"] = d.dim;
+    // A generator: what its KV cache takes, for the headroom table.
+    if (d.output->generates) {
+      for (const char* key : {"layers", "context", "kv_bytes_per_token"}) {
+        if (d.details.contains(key)) j[key] = d.details[key];
+      }
+      if (d.details.contains("generation") && d.details["generation"].contains("batching"))
+        j["batching"] = d.details["generation"]["batching"];
+      if (d.details.contains("generation") && d.details["generation"].contains("max_new_tokens"))
+        j["max_new_tokens"] = d.details["generation"]["max_new_tokens"];
+    }
     return j;
   }
   nlohmann::ordered_json FootprintJson() const {

@@ -168,6 +168,54 @@ ojson HeadroomJson(const SweepSummaryInput& in, const std::string& device) {
           {"cards", cards}};
 }
 
+// A generator's headroom (docs/generation.md, "A generator's sweep"): at each context, the most
+// sequences whose KV cache fits on each card beside the overhead the cells measured (their
+// peak less their cache: the weights, the runtime, the step's work). The cache is planned at
+// (1 + 1/layers) x the formula, as the step concatenates one layer's cache with its new keys and
+// values. On a CPU the overhead is resident memory, which says nothing of a card's: unknown.
+ojson GeneratorHeadroomJson(const SweepSummaryInput& in, const std::string& device) {
+  const ojson& st = in.stage;
+  auto whole = [&](const char* key) -> std::uint64_t {
+    // Live, the stage's details hold signed integers; read back from run.json, unsigned ones.
+    if (!st.contains(key) || !st[key].is_number_integer() || st[key].get<std::int64_t>() <= 0) return 0;
+    return static_cast<std::uint64_t>(st[key].get<std::int64_t>());
+  };
+  const std::uint64_t per_token = whole("kv_bytes_per_token"), context = whole("context"), layers = whole("layers");
+  if (per_token == 0 || context == 0 || layers == 0 || per_token > (std::uint64_t{1} << 40) ||
+      context > (std::uint64_t{1} << 24))
+    return ojson();
+  std::optional<double> overhead;
+  for (const auto& c : in.cells) {
+    if (!c.generation || c.completed == 0) continue;
+    const double o = c.peak_memory_mb() - static_cast<double>(c.generation->kv_cache_bytes) / (1024.0 * 1024.0);
+    overhead = std::max(overhead.value_or(0), o);
+  }
+  if (!overhead) return ojson();
+  const bool unknown = device == "cpu";
+  const double factor = 1.0 + 1.0 / static_cast<double>(layers);
+  std::vector<std::uint64_t> contexts;
+  for (std::uint64_t c = 512; c < context && contexts.size() < 10; c *= 2) contexts.push_back(c);
+  contexts.push_back(context);
+  auto rows = ojson::array();
+  for (std::uint64_t ctx : contexts) {
+    const double seq_mb = factor * static_cast<double>(per_token) * static_cast<double>(ctx) / (1024.0 * 1024.0);
+    auto cards = ojson::array();
+    for (double gb : kCardSizesGb) {
+      const double free_mb = gb * 1024.0 * (1.0 - kCardReserve) - *overhead;
+      const double n = free_mb > 0 ? std::floor(free_mb / seq_mb) : 0;
+      cards.push_back({{"card_gb", gb}, {"sequences", unknown ? ojson() : ojson(static_cast<std::uint64_t>(n))}});
+    }
+    rows.push_back({{"context", ctx}, {"kv_mb_per_sequence", seq_mb}, {"cards", cards}});
+  }
+  return {{"basis", unknown ? "unknown on a GPU: the overhead was measured as resident memory on the CPU, which "
+                              "says nothing of a card's; the KV cache per sequence is the model's own and holds"
+                            : "the device allocator's peak on " + device + " less each cell's KV cache"},
+          {"overhead_mb", *overhead},
+          {"kv_bytes_per_token", per_token},
+          {"kv_factor", factor},
+          {"contexts", rows}};
+}
+
 }  // namespace
 
 nlohmann::ordered_json SweepSummary(const SweepSummaryInput& in) {
@@ -204,6 +252,7 @@ nlohmann::ordered_json SweepSummary(const SweepSummaryInput& in) {
   j["findings"] = std::move(findings);
   j["recommendation"] = RecommendationJson(in);
   j["headroom"] = HeadroomJson(in, device);
+  if (ojson g = GeneratorHeadroomJson(in, device); !g.is_null()) j["generator_headroom"] = std::move(g);
   return j;
 }
 

@@ -432,7 +432,7 @@ TEST(SweepTest, AReorderedBatchIsAFinding) {
   ref.batch_size = 1;
   cell.batch_size = 2;
   ref.group_items = cell.group_items = 2;
-  for (const char* id : {"a", "b"}) ref.outcomes.push_back({id, true, "en", 0.9, {}, ""});
+  for (const char* id : {"a", "b"}) ref.outcomes.push_back({id, true, "en", 0.9, {}, "", false, {}, {}});
   cell.outcomes = {ref.outcomes[1], ref.outcomes[0]};  // swapped
   auto f = CompareWithReference(ref, cell, /*vectors=*/false);
   ASSERT_EQ(f.size(), 2u);

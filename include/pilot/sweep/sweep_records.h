@@ -30,6 +30,9 @@ struct SweepSettings {
   int repeats = 2;
   std::optional<double> latency_budget_ms;  // per-batch p95
   std::optional<double> max_memory_mb;      // the cell's peak
+  // A generator's budgets, on the cell's p99 time to first token and time per output token.
+  // Recorded only when given (a folder without them reads as it was written).
+  std::optional<double> max_ttft_ms, max_tpot_ms;
 };
 
 // "1,2,4,8": strictly increasing, each in 1..kMaxBatchSize, the first 1 (the reference every
@@ -62,7 +65,14 @@ struct CellOutcome {
   double confidence = 0;
   std::vector<float> vector;  // embedding
   std::string error;          // !ok
+  // A generator's completion: its token ids, and the steps decided within a near-tie's margin
+  // (a divergence from batch 1 first at such a step is rounding, not a finding).
+  bool generated = false;
+  std::vector<std::int64_t> completion;
+  std::vector<std::uint64_t> near_ties;
 };
+// The first token index where two completions differ; nullopt when they are the same.
+std::optional<std::size_t> FirstDivergence(const CellOutcome& a, const CellOutcome& b);
 
 // Why escalation stopped at this cell (empty: it did not).
 inline constexpr const char* kLimitOutOfMemory = "out_of_memory";
@@ -70,6 +80,18 @@ inline constexpr const char* kLimitStageError = "stage_error";
 inline constexpr const char* kLimitKilled = "killed";
 inline constexpr const char* kLimitLatency = "latency_budget";
 inline constexpr const char* kLimitMemoryCap = "memory_cap";
+inline constexpr const char* kLimitTtft = "ttft_budget";
+inline constexpr const char* kLimitTpot = "tpot_budget";
+
+// A generator's cell (docs/generation.md, "A generator's sweep"): its completions' figures over
+// the timed repeats. Group = prompt length, batch = the slots decoded at once.
+struct CellGeneration {
+  std::uint64_t prompt_tokens = 0, completion_tokens = 0;
+  double completion_tokens_per_second = 0;  // completion_tokens over the cell's wall time
+  double ttft_p50_ms = 0, ttft_p99_ms = 0, tpot_p50_ms = 0, tpot_p99_ms = 0;
+  std::uint64_t kv_cache_bytes = 0;  // the largest KV cache a call allocated
+  std::optional<double> occupancy;   // decode tokens over slot-steps
+};
 
 struct CellMeasure {
   int group = 0;  // 1-based
@@ -84,6 +106,7 @@ struct CellMeasure {
   // padding waste is 1 - tokens / padded_tokens. All 0 for another stage.
   std::uint64_t tokens = 0, padded_tokens = 0;
   double tokens_per_second = 0;
+  std::optional<CellGeneration> generation;  // a generator's cell
   double padding_waste() const {
     return padded_tokens > 0 ? 1.0 - static_cast<double>(tokens) / static_cast<double>(padded_tokens) : 0;
   }
