@@ -2,16 +2,18 @@
 """The Python side of bench/generation-vs-hf.sh (docs/generation.md, "Speed against Hugging Face").
 
     generation-hf.py setup OUT
-        OUT/gpt2: a GPT-2-style model with random weights (4 layers, width 256, 4 heads, context
-        256) over the 300-id byte-level BPE tokenizer of tests/e2e/data/generation_models.py
+        OUT/gpt2: the parity test's GPT-2-style model (tests/e2e/data/generation_models.py make: 2
+        layers, width 64, 4 heads, context 128, random weights) and OUT/gpt2-256: a larger one (4
+        layers, width 256, context 256), both over that script's 300-id byte-level BPE tokenizer
         (OUT/tokenizer.json); OUT/gpt2-prompts/ and OUT/reverse-prompts/: 200 prompts each with a
         manifest.json (lines of the GPL-3 text Debian ships, cut to 8..40 tokens; random words of
         2..12 letters and "=" for the bundled reverse-gpt2).
-    generation-hf.py hf MODEL_DIR TOKENIZER MANIFEST MAX_NEW BATCH THREADS OUT.json
+    generation-hf.py hf MODEL_DIR TOKENIZER MANIFEST MAX_NEW BATCH THREADS OUT.json [--eos]
         Hugging Face's generate(do_sample=False, use_cache=True) under inference_mode, the
         manifest's prompts in order in batches of BATCH (left-padded, as generate wants), with
         end-of-sequence ignored so that every prompt gets MAX_NEW tokens, on THREADS intra-op
-        threads, fp32. Timed: the generate calls alone, after one untimed warm-up batch. TTFT per
+        threads, fp32 (--eos: each sequence ends at the model's end-of-sequence id, generate padding it
+        until its batch ends; its tokens are counted up to that id). Timed: the generate calls alone, after one untimed warm-up batch. TTFT per
         batch: a generate of one token on the same batch; TPOT: (batch time - TTFT) / (MAX_NEW - 1).
         Then, untimed, the same calls with the logits kept: each prompt's tokens and the top-2
         margin at each step, for `check`.
@@ -52,12 +54,13 @@ def setup(out):
     import generation_models
     generation_models.make(os.path.join(out, "made"))
     os.replace(os.path.join(out, "made/tokenizer.json"), os.path.join(out, "tokenizer.json"))
+    os.replace(os.path.join(out, "made/gpt2"), os.path.join(out, "gpt2"))
     tok = Tokenizer.from_file(os.path.join(out, "tokenizer.json"))
     torch.manual_seed(3)
     gpt2 = transformers.GPT2LMHeadModel(transformers.GPT2Config(
         vocab_size=300, n_positions=256, n_embd=256, n_layer=4, n_head=4, initializer_range=0.05,
         bos_token_id=0, eos_token_id=0))
-    gpt2.save_pretrained(os.path.join(out, "gpt2"))
+    gpt2.save_pretrained(os.path.join(out, "gpt2-256"))
     rng = random.Random(7)
     lines = [l.strip() for l in open("/usr/share/common-licenses/GPL-3") if len(l.strip()) > 20]
     texts = []
@@ -86,10 +89,12 @@ def batches(items, batch):
         yield part, ids, mask
 
 
-def hf(model_dir, tokenizer, manifest, max_new, batch, threads, out):
+def hf(model_dir, tokenizer, manifest, max_new, batch, threads, out, eos=False):
     torch.set_num_threads(threads)
     model = transformers.AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32).eval()
-    model.generation_config.eos_token_id = None  # every prompt gets max_new tokens, as pilot's ignore_eos
+    eos_id = model.generation_config.eos_token_id
+    if not eos:
+        model.generation_config.eos_token_id = None  # every prompt gets max_new tokens, as pilot's ignore_eos
     model.generation_config.pad_token_id = 0
     items = prompts(tokenizer, manifest)
     kw = dict(do_sample=False, use_cache=True)
@@ -116,8 +121,11 @@ def hf(model_dir, tokenizer, manifest, max_new, batch, threads, out):
                 for step in o.logits:
                     top2 = torch.topk(step[row].float(), 2).values
                     margins.append(float(top2[0] - top2[1]))
-                tokens[item] = {"ids": o.sequences[row, ids.shape[1]:].tolist(), "margins": margins}
-    n = len(items) * max_new
+                new = o.sequences[row, ids.shape[1]:].tolist()
+                if eos and eos_id in new:
+                    new = new[:new.index(eos_id) + 1]
+                tokens[item] = {"ids": new, "margins": margins}
+    n = sum(len(t["ids"]) for t in tokens.values())
     q = lambda v, p: statistics.quantiles(v, n=100, method="inclusive")[p - 1]
     res = {"prompts": len(items), "tokens": n, "seconds": total, "tokens_per_s": n / total,
            "ttft_ms": {"p50": q(ttft, 50), "p99": q(ttft, 99)}, "tpot_ms": {"p50": q(tpot, 50), "p99": q(tpot, 99)},
@@ -151,7 +159,8 @@ if __name__ == "__main__":
     if cmd == "setup":
         setup(sys.argv[2])
     elif cmd == "hf":
-        hf(sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5]), int(sys.argv[6]), int(sys.argv[7]), sys.argv[8])
+        hf(sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5]), int(sys.argv[6]), int(sys.argv[7]), sys.argv[8],
+           "--eos" in sys.argv[9:])
     elif cmd == "check":
         check(sys.argv[2], sys.argv[3])
     else:

@@ -551,6 +551,13 @@ Status ReadFigures(const JsonFields& f, const nlohmann::json& doc, RecordedRepor
     }
     r.tokens = t;
   }
+  if (doc.contains("generation")) {
+    auto g = f.Object(doc, "generation");
+    if (!g.ok()) return g.error();
+    auto n = f.Unsigned(*g.value(), "completion_tokens", "generation");
+    if (!n.ok()) return n.error();
+    r.completion_tokens = n.value();
+  }
   auto rss = f.Number(doc, "peak_rss_mb");
   if (!rss.ok()) return rss.error();
   r.peak_rss_mb = rss.value();

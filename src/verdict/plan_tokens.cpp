@@ -206,6 +206,7 @@ Status ProjectByTokens(FileSystem& fsys, const fs::path& given_from, const std::
                      " inputs give no token at all under the run's tokenizer settings";
     return Status();
   }
+  p.completion_per_item = q.basis.completion_tokens_per_item.value_or(0);
   q.tokens = std::move(p);
   return Status();
 }

@@ -357,6 +357,8 @@ Status FromReport(const Docs& docs, Measurement& m) {
   const RecordedReport& r = report.value();
   m.items = r.total;
   if (r.tokens) m.recorded_tokens = r.tokens->total;
+  if (r.completion_tokens && m.items > 0)
+    m.completion_tokens_per_item = static_cast<double>(*r.completion_tokens) / static_cast<double>(m.items);
   if (IsJoinedKind(m.folder_kind)) {
     // One worker per shard: the shards' rates summed, over the number of shards.
     if (!r.shards || *r.shards == 0 || *r.shards > kMaxShards) {
@@ -821,7 +823,7 @@ void AddPlanRows(const CardType& c, const CardVerdict& v, const PlanRequest& req
   const double rate = b.items_per_s_per_card * (assumed ? *request.assume_scaling : 1.0);
   const double corpus_items = static_cast<double>(request.corpus.items);
   std::optional<double> corpus_tokens;
-  if (request.tokens) corpus_tokens = corpus_items * request.tokens->corpus.mean_tokens();
+  if (request.tokens) corpus_tokens = corpus_items * request.tokens->corpus_mean_tokens();
   for (int days : kRentalPeriodsDays) {
     auto price = c.lot_price.find(days);
     if (price == c.lot_price.end()) continue;  // not offered
@@ -851,6 +853,13 @@ void AddPlanRows(const CardType& c, const CardVerdict& v, const PlanRequest& req
 void AddTokenWarnings(const PlanRequest& request, const Measurement& b, std::vector<std::string>& w) {
   const TokenProjection& t = *request.tokens;
   const double factor = t.factor();
+  if (t.completion_per_item > 0) {
+    w.push_back("a generator: each item weighs its prompt tokens plus the pilot's " +
+                FixedDecimals(t.completion_per_item, 1) +
+                " completion tokens per item (the corpus' completions taken to be as long as the pilot's; "
+                "generation.max_new_tokens bounds them); the completions' storage is in the output bytes per "
+                "item (results.jsonl holds them)");
+  }
   if (factor > 1.5 || factor < 1 / 1.5) {
     w.push_back("the corpus' items average " + FixedDecimals(t.corpus.mean_tokens(), 1) +
                 " tokens, the pilot's " + FixedDecimals(t.pilot.mean_tokens(), 1) + " (x" +
@@ -1156,6 +1165,13 @@ ojson RentalPlanToJson(const RentalPlan& plan) {
                                {"truncation", t.truncation}};
     projection["pilot"] = TokenMixToJson(t.pilot);
     projection["corpus"] = TokenMixToJson(t.corpus);
+    if (t.completion_per_item > 0) {
+      projection["completion_tokens_per_item"] = t.completion_per_item;
+      projection["rule"] =
+          "a generator: compute hours = corpus items x ((corpus mean prompt tokens + C) / (pilot mean prompt "
+          "tokens + C)) / (items/s per card x cards) / 3600, C the pilot's completion tokens per item; the "
+          "corpus' completions are taken to be as long as the pilot's";
+    }
   } else {
     projection["by"] = "items";
     projection["factor"] = 1.0;

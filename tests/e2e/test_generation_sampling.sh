@@ -101,3 +101,20 @@ assert "near_tie_divergences" in items and "length_differences" in items, items
 assert items["differences_by_kind"].get("completion", 0) == 0, items["differences_by_kind"]
 print("compare a static:", items["identical_completions"], "identical,", items["near_tie_divergences"], "near-tie divergences")
 PY
+
+# plan: a generator's projection by tokens weighs each item's prompt plus the pilot's
+# completion tokens per item; the 12-prompt manifest as the corpus.
+run_pilot 0 plan --from runs/a --corpus-manifest proj/data/generate/manifest.json \
+  --prices "$SRC/config/prices.example.json" --assume-scaling 10 --out plan.json
+python3 - runs/a plan.json <<'PY'
+import json, sys
+rep = json.load(open(f"{sys.argv[1]}/data/report.json"))
+proj = json.load(open(sys.argv[2]))["projection"]
+c = rep["generation"]["completion_tokens"] / 48
+assert proj["by"] == "tokens" and abs(proj["completion_tokens_per_item"] - c) < 1e-9, proj
+pm, cm = proj["pilot"]["mean_tokens"], proj["corpus"]["mean_tokens"]
+assert abs(proj["factor"] - (cm + c) / (pm + c)) < 1e-9, (proj["factor"], pm, cm, c)
+assert "completion" in proj["rule"], proj["rule"]
+print(f"plan: {c:.2f} completion tokens per item; factor {proj['factor']:.3f} (prompt means {pm:.2f} -> {cm:.2f})")
+PY
+expect_in out "completion tokens per item"

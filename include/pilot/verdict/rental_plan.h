@@ -127,6 +127,8 @@ struct Measurement {
   // A tokenized run's report.json tokens.total (every item's tokens, none capped): what the
   // pilot's inputs, tokenized again for a projection, must give.
   std::optional<std::uint64_t> recorded_tokens;
+  // A generator's: the completion tokens its report counts, per manifest item.
+  std::optional<double> completion_tokens_per_item;
   // What the folder's outputs weigh as stored, in the dtype they are stored in: the files that
   // grow with the items (kOutputFiles; a merged folder's shard journals too), over the `items`
   // that wrote them. Unknown for a sweep, which keeps no outputs.
@@ -225,7 +227,13 @@ struct TokenProjection {
   std::string tokenizer_file, sha256, truncation;
   std::size_t max_length = 0;
   TokenMix pilot, corpus;
-  double factor() const { return corpus.mean_tokens() / pilot.mean_tokens(); }
+  // A generator: an item's work is its prompt tokens plus its completion's; the corpus'
+  // completions are taken to be as long as the pilot's (this mean, per manifest item).
+  double completion_per_item = 0;
+  double factor() const {
+    return (corpus.mean_tokens() + completion_per_item) / (pilot.mean_tokens() + completion_per_item);
+  }
+  double corpus_mean_tokens() const { return corpus.mean_tokens() + completion_per_item; }
 };
 
 struct PlanRequest;
