@@ -448,6 +448,59 @@ TEST(SweepTest, AReorderedBatchIsAFinding) {
   EXPECT_EQ(v[0].id, "a");
 }
 
+TEST(SweepTest, AGeneratorsCompletionsAreComparedTokenByTokenOutsideNearTies) {
+  CellMeasure ref, cell;
+  ref.group = cell.group = 1;
+  ref.batch_size = 1;
+  cell.batch_size = 4;
+  ref.group_items = cell.group_items = 2;
+  for (const char* id : {"a", "b"}) {
+    CellOutcome o;
+    o.id = id;
+    o.ok = true;
+    o.generated = true;
+    o.completion = {5, 6, 7};
+    ref.outcomes.push_back(o);
+  }
+  cell.outcomes = ref.outcomes;
+  EXPECT_TRUE(CompareWithReference(ref, cell, false).empty());
+  cell.outcomes[1].completion = {5, 6, 9, 1};
+  auto f = CompareWithReference(ref, cell, false);
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].id, "b");
+  EXPECT_NE(f[0].what.find("at token 2"), std::string::npos) << f[0].what;
+  cell.outcomes[1].near_ties = {2};
+  EXPECT_TRUE(CompareWithReference(ref, cell, false).empty()) << "a divergence at a near-tie is rounding";
+  cell.outcomes[1].near_ties = {1};
+  EXPECT_EQ(CompareWithReference(ref, cell, false).size(), 1u) << "a near-tie before the divergence explains nothing";
+  cell.outcomes[1] = ref.outcomes[1];
+  cell.outcomes[1].completion = {5, 6};
+  EXPECT_EQ(CompareWithReference(ref, cell, false).size(), 1u) << "a shorter completion";
+  // The cell's JSON keeps the completion and its near-ties, and refuses them malformed.
+  cell.outcomes[1].near_ties = {1};
+  cell.generation = CellGeneration{};
+  cell.repeats = 1;
+  cell.generation->completion_tokens = 5;
+  cell.wall_seconds = 2;
+  cell.generation->completion_tokens_per_second = 2.5;
+  cell.generation->occupancy = 0.5;
+  auto back = CellFromJson(CellToJson(cell).dump(), "cell");
+  ASSERT_TRUE(back.ok()) << back.error().ToString();
+  EXPECT_EQ(back.value().outcomes[1].completion, (std::vector<std::int64_t>{5, 6}));
+  EXPECT_EQ(back.value().outcomes[1].near_ties, (std::vector<std::uint64_t>{1}));
+  EXPECT_EQ(back.value().generation->occupancy, 0.5);
+  for (auto [from, to] : {std::pair{"\"completion_tokens_per_second\":2.5", "\"completion_tokens_per_second\":3.5"},
+                          std::pair{"\"near_tie_steps\":[1]", "\"near_tie_steps\":[2]"},
+                          std::pair{"\"slot_occupancy\":0.5", "\"slot_occupancy\":1.5"},
+                          std::pair{"\"completion_ids\":[5,6]", "\"completion_ids\":[5,-6]"}}) {
+    std::string text = CellToJson(cell).dump();
+    const auto at = text.find(from);
+    ASSERT_NE(at, std::string::npos) << from << " in " << text;
+    text.replace(at, std::string(from).size(), to);
+    EXPECT_FALSE(CellFromJson(text, "cell").ok()) << to;
+  }
+}
+
 TEST(SweepTest, TheEmbeddingKindSweepsAndComparesVectors) {
   SweepHarness h(ThreeLengths(), EmbeddingOutput());
   SweepSettings s;
