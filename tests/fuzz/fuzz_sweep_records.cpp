@@ -40,14 +40,29 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     for (double v : {m.wall_seconds, m.items_per_second, m.p50_ms, m.p95_ms, m.p99_ms, m.peak_rss_mb}) {
       PILOT_FUZZ_CHECK(std::isfinite(v) && v >= 0);
     }
+    if (m.generation) {
+      const CellGeneration& g = *m.generation;
+      PILOT_FUZZ_CHECK(g.ttft_p50_ms <= g.ttft_p99_ms && g.tpot_p50_ms <= g.tpot_p99_ms && g.ttft_p50_ms >= 0);
+      PILOT_FUZZ_CHECK(std::isfinite(g.completion_tokens_per_second) && g.completion_tokens_per_second >= 0);
+      if (g.occupancy) PILOT_FUZZ_CHECK(*g.occupancy >= 0 && *g.occupancy <= 1);
+    }
     for (const auto& o : m.outcomes) {
       PILOT_FUZZ_CHECK(fuzz::IsItemId(o.id));
+      PILOT_FUZZ_CHECK(o.near_ties.size() <= o.completion.size());
+      for (std::size_t k = 0; k < o.near_ties.size(); ++k) {
+        PILOT_FUZZ_CHECK(o.near_ties[k] < o.completion.size() && (k == 0 || o.near_ties[k - 1] < o.near_ties[k]));
+      }
       PILOT_FUZZ_CHECK(o.vector.size() <= limits::kEmbeddingDim);
       for (float x : o.vector) PILOT_FUZZ_CHECK(std::isfinite(x));
     }
     // What pilot writes back parses to the same cell.
     auto again = CellFromJson(PrettyJson(CellToJson(m)), "again");
     PILOT_FUZZ_CHECK(again.ok() && again.value().outcomes.size() == m.outcomes.size());
+    PILOT_FUZZ_CHECK(again.value().generation.has_value() == m.generation.has_value());
+    for (std::size_t k = 0; k < m.outcomes.size(); ++k) {
+      PILOT_FUZZ_CHECK(again.value().outcomes[k].completion == m.outcomes[k].completion &&
+                       again.value().outcomes[k].near_ties == m.outcomes[k].near_ties);
+    }
   } else if (which == 1) {
     auto g = GroupingFromJson(text, "fuzz/groups.json");
     if (!g.ok()) return 0;

@@ -451,15 +451,42 @@ def generation_seeds():
         '"completion_tokens":6', '"completion_tokens":1'))
     write(t, "gen-with-dim.json", good.replace('"completion":"olleh"', '"dim":4,"row":0,"completion":"olleh"'))
     write(t, "gen-text-escapes.json", good.replace('"olleh"', '"\\u0000\\ud800\\n\\t\\u001b[31m"'))
+    slots = good.replace('"kv_cache_bytes":4096', '"kv_cache_bytes":4096,"slot_steps":7.5,"near_tie_steps":[1,3]')
+    write(t, "gen-slots-ties.json", slots)
+    write(t, "gen-ties-falling.json", slots.replace("[1,3]", "[3,1]"))
+    write(t, "gen-ties-past-end.json", slots.replace("[1,3]", "[6]"))
+    write(t, "gen-slot-steps-negative.json", slots.replace("7.5", "-1e308"))
     t = "params"
     p = json.loads(read(os.path.join(ROOT, "config", "generate.json")))
     write(t, "gen-real.json", json.dumps(p, indent=2))
-    for name, change in (("gen-sampling", {"temperature": 0.7}), ("gen-max-huge", {"max_new_tokens": 10 ** 30}),
+    for name, change in (("gen-sampling", {"temperature": 0.7, "top_k": 40, "top_p": 0.9, "seed": 3}),
+                         ("gen-static", {"batching": "static", "ignore_eos": True}),
+                         ("gen-batching-bad", {"batching": 7, "ignore_eos": "yes"}),
+                         ("gen-max-huge", {"max_new_tokens": 10 ** 30}),
                          ("gen-stop-many", {"stop": ["s"] * 17}), ("gen-stop-ids-bad", {"stop_token_ids": [-1, "2"]}),
                          ("gen-token-key", {"api_token": "x"})):
         q = json.loads(json.dumps(p))
         q["generation"].update(change)
         write(t, name + ".json", json.dumps(q))
+    t = "sweep_records"  # the first byte picks the parser: 0 a cell, 3 the settings
+    cell = {"group": 1, "batch_size": 2, "repeats": 1, "group_items": 2, "cycled": False, "batches": 1,
+            "completed": 2, "failed": 0, "wall_seconds": 0.5, "items_per_second": 4.0,
+            "latency_ms": {"p50": 1, "p90": 1, "p95": 1, "p99": 1},
+            "generation": {"prompt_tokens": 9, "completion_tokens": 10, "completion_tokens_per_second": 20.0,
+                           "ttft_ms": {"p50": 0.5, "p99": 0.7}, "tpot_ms": {"p50": 0.2, "p99": 0.3},
+                           "kv_cache_bytes": 98304, "slot_occupancy": 0.8},
+            "rss_after_load_mb": 100, "peak_rss_mb": 120, "peak_device_mb": None, "limit": "tpot_budget",
+            "error": "p99 time per output token", "repeat_mismatches": 0,
+            "outcomes": [{"id": "a", "ok": True, "completion_ids": [5, 6, 7, 256], "near_tie_steps": [2]},
+                         {"id": "b", "ok": True, "completion_ids": [8, 256], "near_tie_steps": []}]}
+    write(t, "gen-cell.json", "\0" + json.dumps(cell))
+    bad = json.loads(json.dumps(cell))
+    bad["generation"]["completion_tokens_per_second"] = 1e308
+    bad["outcomes"][0]["near_tie_steps"] = [9, 2]
+    write(t, "gen-cell-bad.json", "\0" + json.dumps(bad))
+    write(t, "gen-settings.json", "\3" + json.dumps({"groups": 2, "batch_sizes": [1, 2, 4], "repeats": 1,
+                                                      "latency_budget_ms": None, "max_memory_mb": None,
+                                                      "max_ttft_ms": 5.0, "max_tpot_ms": -1}))
     t = "package_metadata"
     pairs = [("pilot.generator_contract", "1"), ("pilot.layers", "2"), ("pilot.kv_heads", "2"), ("pilot.head_dim", "8"),
              ("pilot.context", "64"), ("pilot.vocab", "300"), ("pilot.eos_token_ids", "[5, 7]"),

@@ -398,9 +398,34 @@ hc_params__generation_max_new_tokens_missing() {
   refuse 'g\.json' 'generation\.max_new_tokens' 'required'
   rung
 }
-hc_params__generation_sampling_refused() {
-  gp 'd["generation"]["temperature"] = 0.7'
-  refuse 'g\.json' 'generation\.temperature' 'sampling'
+hc_params__generation_temperature_too_high() {
+  gp 'd["generation"]["temperature"] = 101'
+  refuse 'g\.json' 'generation\.temperature'
+  rung
+}
+hc_params__generation_top_k_huge() {
+  gp 'd["generation"].update(temperature=0.7, top_k=2**63)'
+  refuse 'g\.json' 'generation\.top_k'
+  rung
+}
+hc_params__generation_top_p_above_one() {
+  gp 'd["generation"].update(temperature=0.7, top_p=1.5)'
+  refuse 'g\.json' 'generation\.top_p'
+  rung
+}
+hc_params__generation_batching_unknown() {
+  gp 'd["generation"]["batching"] = "continuous"'
+  refuse 'g\.json' 'generation\.batching' 'in-flight, static'
+  rung
+}
+hc_params__generation_ignore_eos_not_boolean() {
+  gp 'd["generation"]["ignore_eos"] = "yes"'
+  refuse 'g\.json' 'generation\.ignore_eos' 'true or false'
+  rung
+}
+hc_params__generation_seed_past_2_53() {
+  gp 'd["generation"].update(temperature=0.7, seed=2**53)'
+  refuse 'g\.json' 'generation\.seed'
   rung
 }
 hc_params__generation_temperature_nan_string() {

@@ -2350,6 +2350,34 @@ PYEOF
   quick
   verify_ggood
 }
+hc_runfolder__verify_gen_near_tie_steps_not_rising() {
+  copy_run ggood || return
+  gen_edit 'r["near_tie_steps"] = [3, 1]'
+  rehash "$GG"
+  finding 'prompt-01' 'near_tie_steps'
+  verify_ggood
+}
+hc_runfolder__verify_gen_near_tie_step_past_the_completion() {
+  copy_run ggood || return
+  gen_edit 'r["near_tie_steps"] = [99]'
+  rehash "$GG"
+  finding 'prompt-01' 'near_tie_steps'
+  verify_ggood
+}
+hc_runfolder__verify_gen_slot_steps_negative() {
+  copy_run ggood || return
+  gen_edit 'r["slot_steps"] = -1.5'
+  rehash "$GG"
+  finding 'prompt-01' 'slot_steps'
+  verify_ggood
+}
+hc_runfolder__verify_gen_ignore_eos_not_a_boolean() {
+  copy_run ggood || return
+  pyedit "$GG/data/run.json" 'd["plan"]["model_contract"]["generation"]["ignore_eos"] = "yes"'
+  rehash "$GG"
+  finding 'run\.json' 'ignore_eos'
+  verify_ggood
+}
 hc_runfolder__verify_gen_plan_without_max_new_tokens() {
   copy_run ggood || return
   pyedit "$GG/data/run.json" 'del d["plan"]["max_new_tokens"]'
