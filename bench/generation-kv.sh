@@ -9,14 +9,18 @@
 # peak less the baseline's. Both include what the step allocates beside the cache: it
 # concatenates one layer's cached keys and values with the new ones (1/layers of the cache).
 #
-#   bench/generation-kv.sh [--device cpu|cuda] [PILOT]      (default build/release/pilot)
+# --dtype bfloat16 exports the model (and so its KV cache) in bfloat16: 8 KiB a position.
+#
+#   bench/generation-kv.sh [--device cpu|cuda] [--dtype float32|bfloat16] [PILOT]   (default build/release/pilot)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 device=cpu
+dtype=float32
 pilot=""
 while [ $# -gt 0 ]; do
   case $1 in
     --device) device=$2; shift 2 ;;
+    --dtype) dtype=$2; shift 2 ;;
     *) pilot=$1; shift ;;
   esac
 done
@@ -28,7 +32,7 @@ trap 'rm -rf "$work"' EXIT
 cd "$work"
 export HF_HUB_OFFLINE=1 PYTHONWARNINGS=ignore
 "$py" "$root/tests/e2e/data/generation_models.py" kvmodel models >/dev/null 2>&1
-"$py" "$root/scripts/export-generator.py" models/kv --torchscript kv.pt >/dev/null 2>&1
+"$py" "$root/scripts/export-generator.py" models/kv --torchscript kv.pt --dtype "$dtype" >/dev/null 2>&1
 mkdir inputs
 for i in $(seq -w 1 16); do printf 'Prompt number %s of the benchmark' "$i" >inputs/p$i.txt; done
 "$pilot" manifest inputs --out manifest.json >/dev/null
@@ -56,15 +60,15 @@ for point in "1024 4" "4096 8" "8192 16"; do
   set -- $point
   read -r rss dev kv < <(run "c$1-b$2" $(($1 - 10)) "$2")
   if [ "$device" = cpu ]; then measured=$(python3 -c "print($rss - $base_rss)"); else measured=$(python3 -c "print($dev - $base_dev)"); fi
-  python3 - "$1" "$2" "$kv" "$measured" <<'PY'
+  python3 - "$1" "$2" "$kv" "$measured" "$dtype" <<'PY'
 import sys
 c, b, kv, measured = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4])
 # The records' figure is the formula's at the batch's context: its longest prompt + max_new_tokens.
-per_position = 2 * 4 * 8 * 64 * 4
+per_position = 2 * 4 * 8 * 64 * (4 if sys.argv[5] == "float32" else 2)
 assert kv % (per_position * b) == 0, kv
 c = kv // (per_position * b)
 mib = kv / 2**20
 print(f"{c:>6} positions x {b:>2} slots     {mib:14.1f} {measured / 1.048576:14.1f} {measured / 1.048576 / mib:8.3f}")
 PY
 done
-echo "(measured: $( [ "$device" = cpu ] && echo "peak RSS" || echo "device peak") less the baseline run's, $(basename "$pilot") on $device; MiB)"
+echo "(measured: $( [ "$device" = cpu ] && echo "peak RSS" || echo "device peak") less the baseline run's, $(basename "$pilot") on $device, $dtype; MiB)"

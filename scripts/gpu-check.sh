@@ -179,6 +179,52 @@ if [ "$device" != cpu ]; then
   else
     failed=1
   fi
+  # The same in bfloat16 (the dtype a card serves in): half the bytes a position.
+  if step generation-kv-bf16 env PILOT_PYTHON="$py" "$root/bench/generation-kv.sh" --device "$device" \
+       --dtype bfloat16 "$pilot"; then
+    tail -5 "$out/generation-kv-bf16.log" | tee -a "$summary"
+  else
+    failed=1
+  fi
+  # Seeded sampling on the device: in-flight at batch 4 against static at batch 3, compared
+  # (identical completions but at listed near-ties); then a generator sweep, whose table of
+  # sequences per card by context is known on a GPU.
+  python3 - "$root/config/generate.json" "$out" <<'PY'
+import json, os, sys
+p = json.load(open(sys.argv[1]))
+base = os.path.dirname(os.path.abspath(sys.argv[1]))
+for key in ("manifest",):
+    p[key] = os.path.join(base, p[key])
+p["stage"]["model"] = os.path.join(base, p["stage"]["model"])
+p["stage"]["tokenizer"]["file"] = os.path.join(base, p["stage"]["tokenizer"]["file"])
+p["acceptance"] = {}
+p["generation"].update(temperature=0.8, top_k=20, top_p=0.95, seed=5)
+json.dump(p, open(os.path.join(sys.argv[2], "sampled.json"), "w"), indent=1)
+p["generation"]["batching"] = "static"
+p["batch_size"] = 3
+json.dump(p, open(os.path.join(sys.argv[2], "sampled-static.json"), "w"), indent=1)
+PY
+  if step sampled "$pilot" run --params "$out/sampled.json" --device "$device" --runs-dir "$out/runs" \
+       --run-id "sampled-$device" &&
+     step sampled-static "$pilot" run --params "$out/sampled-static.json" --device "$device" --runs-dir "$out/runs" \
+       --run-id "sampled-static-$device"; then
+    step sampled-compare "$pilot" compare "$out/runs/sampled-$device" "$out/runs/sampled-static-$device" --json
+    python3 - "$out/sampled-compare.log" <<'PY' | tee -a "$summary"
+import json, sys
+text = open(sys.argv[1]).read()
+items = json.loads(text[text.index("{"):])["items"]
+print(f"sampled, in-flight batch 4 against static batch 3: {items['identical_completions']} identical completions, "
+      f"{items['near_tie_divergences']} near-tie divergences, {items['differences_by_kind']}")
+PY
+  else
+    failed=1
+  fi
+  if step generation-sweep "$pilot" sweep --params "$root/config/generate.json" --device "$device" --groups 2 \
+       --batch-sizes 1,4,16,64 --repeats 2 --out "$out/runs/generation-sweep-$device"; then
+    sed -n '/^## Sequences that fit/,$p' "$out/runs/generation-sweep-$device/data/sweep.md" | tee -a "$summary"
+  else
+    failed=1
+  fi
 fi
 pilot_dir=$cal/data/pilot
 
