@@ -208,9 +208,9 @@ struct RecordedReport {
   std::vector<std::string> expected_rejections_unmet;  // ids
   std::size_t latency_samples = 0;
   double p50_ms = 0, p95_ms = 0, p99_ms = 0;
-  std::optional<TokenFigures> tokens;  // `tokens`, when the stage tokenized
+  std::optional<TokenFigures> tokens;              // `tokens`, when the stage tokenized
   std::optional<std::uint64_t> completion_tokens;  // a generator's generation.completion_tokens
-  double items_per_second = 0;         // throughput_items_per_s
+  double items_per_second = 0;                     // throughput_items_per_s
   double peak_rss_mb = 0;
   std::optional<double> device_peak_mb;
   // A merged folder's: how many shards, and their rates summed.

@@ -15,7 +15,8 @@ namespace pilot {
 
 // Philox4x32-10 (Salmon et al., "Parallel random numbers: as easy as 1, 2, 3", SC'11): the
 // block of four 32-bit words for `counter` under `key`.
-std::array<std::uint32_t, 4> Philox4x32(std::array<std::uint32_t, 4> counter, std::array<std::uint32_t, 2> key);
+std::array<std::uint32_t, 4> Philox4x32(std::array<std::uint32_t, 4> counter,
+                                        std::array<std::uint32_t, 2> key);
 
 // One item's stream: the seed, and the first 8 bytes of sha256(id) big-endian.
 struct SamplingKey {

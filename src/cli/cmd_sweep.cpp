@@ -351,8 +351,9 @@ void AddSweepCommand(CLI::App& app, int& exit_code, const std::vector<std::strin
                       "Stop a group's escalation once a cell's p95 batch latency exceeds this");
   o->memory_option = cmd->add_option("--max-memory-mb", o->max_memory_mb,
                                      "Stop a group's escalation once a cell's peak memory exceeds this");
-  o->ttft_option = cmd->add_option("--max-ttft-ms", o->max_ttft_ms,
-                                   "A generator: stop a group's escalation once a cell's p99 time to first token exceeds this");
+  o->ttft_option = cmd->add_option(
+      "--max-ttft-ms", o->max_ttft_ms,
+      "A generator: stop a group's escalation once a cell's p99 time to first token exceeds this");
   o->tpot_option = cmd->add_option(
       "--max-tpot-ms", o->max_tpot_ms,
       "A generator: stop a group's escalation once a cell's p99 time per output token exceeds this");
@@ -365,7 +366,8 @@ void AddSweepCommand(CLI::App& app, int& exit_code, const std::vector<std::strin
       "the latency budget, the memory cap, a generator's TTFT or TPOT budget); the other groups go on.\n"
       "A generator's groups are prompt lengths, its batch the sequences decoded at once; its cells give\n"
       "completion tokens/s, TTFT, TPOT and the KV cache, and sweep.md the sequences that fit per card\n"
-      "by context (docs/generation.md). Every outcome is compared with batch 1. Exit 0 finished (limits are data), 1 an equivalence finding, 2 bad input,\n"
+      "by context (docs/generation.md). Every outcome is compared with batch 1. Exit 0 finished (limits are "
+      "data), 1 an equivalence finding, 2 bad input,\n"
       "3 environment, 5 failure during work, 130 interrupted (resume with `pilot resume DIR`).");
   cmd->callback([o, &exit_code, &argv] {
     o->argv = argv;

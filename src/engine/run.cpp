@@ -263,7 +263,8 @@ class Driver {
       const BatchPlan* bp = plan_.batch_plan ? &*plan_.batch_plan : nullptr;
       std::vector<std::vector<ManifestItem>> groups(bp ? bp->batch_sizes.size() : 0);
       auto send_items = [&](std::vector<ManifestItem>& items, std::size_t slots) -> Status {
-        if (!raw[next++ % workers]->Push(RawBatch{std::move(items), slots})) return Interrupted();  // the consumer stopped
+        if (!raw[next++ % workers]->Push(RawBatch{std::move(items), slots}))
+          return Interrupted();  // the consumer stopped
         items.clear();
         return {};
       };
@@ -283,7 +284,8 @@ class Driver {
           [&](std::string_view id) { return !InShard(id, shard_) || is_done(id); });
       for (auto& g : groups) {
         if (reader_status.ok() && !g.empty())
-          reader_status = send_items(g, static_cast<std::size_t>(bp->batch_sizes[static_cast<std::size_t>(&g - groups.data())]));
+          reader_status = send_items(
+              g, static_cast<std::size_t>(bp->batch_sizes[static_cast<std::size_t>(&g - groups.data())]));
       }
       if (reader_status.ok() && !pending.empty()) reader_status = send();
       for (auto& q : raw) q->Close();

@@ -30,7 +30,8 @@ SamplingKey SamplingKeyFor(std::uint64_t seed, std::string_view item_id) {
 double SamplingUniform(const SamplingKey& key, std::uint64_t step) {
   const auto lo = [](std::uint64_t v) { return static_cast<std::uint32_t>(v); };
   const auto hi = [](std::uint64_t v) { return static_cast<std::uint32_t>(v >> 32); };
-  const auto block = Philox4x32({lo(step), hi(step), lo(key.item), hi(key.item)}, {lo(key.seed), hi(key.seed)});
+  const auto block =
+      Philox4x32({lo(step), hi(step), lo(key.item), hi(key.item)}, {lo(key.seed), hi(key.seed)});
   const std::uint64_t bits = ((std::uint64_t{block[0]} << 32) | block[1]) >> 11;  // 53 bits
   return static_cast<double>(bits) * 0x1.0p-53;
 }
@@ -63,7 +64,9 @@ TokenChoice ChooseToken(const float* row, std::size_t n, const GenerationSetting
   for (std::size_t j = 0; j < n; ++j) {
     if (row[j] != -kInf) scratch[m++] = j;
   }
-  const auto before = [row](std::size_t a, std::size_t b) { return row[a] > row[b] || (row[a] == row[b] && a < b); };
+  const auto before = [row](std::size_t a, std::size_t b) {
+    return row[a] > row[b] || (row[a] == row[b] && a < b);
+  };
   std::size_t keep = m;
   if (g.top_k > 0 && g.top_k < m) {
     keep = static_cast<std::size_t>(g.top_k);
@@ -96,8 +99,8 @@ TokenChoice ChooseToken(const float* row, std::size_t n, const GenerationSetting
     const double next = edge + weight[i];
     if (u < next || i + 1 == keep) {
       out.id = static_cast<std::int64_t>(scratch[i]);
-      out.near_tie = (i > 0 && u - edge < kNearTieMargin * total) ||
-                     (i + 1 < keep && next - u < kNearTieMargin * total);
+      out.near_tie =
+          (i > 0 && u - edge < kNearTieMargin * total) || (i + 1 < keep && next - u < kNearTieMargin * total);
       return out;
     }
     edge = next;

@@ -92,8 +92,8 @@ namespace {
 
 Result<GenerationSettings> ParseGeneration(const json& obj, std::uint64_t seed, const std::string& source) {
   PILOT_TRY(CheckKeys(obj,
-                      {"max_new_tokens", "temperature", "top_k", "top_p", "stop", "stop_token_ids", "seed", "batching",
-                       "ignore_eos"},
+                      {"max_new_tokens", "temperature", "top_k", "top_p", "stop", "stop_token_ids", "seed",
+                       "batching", "ignore_eos"},
                       kGenerationParamsKey, source));
   const SettingsReader r =
       SettingsReader(obj, kGenerationParamsKey, source, "see docs/generation.md, 'Settings'");

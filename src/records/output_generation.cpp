@@ -115,7 +115,8 @@ void ReportMarkdown(const Report& r, std::ostream& md) {
      << FixedDecimals(g.tpot_p99, 3) << " |\n\n"
      << "Prefill " << FixedDecimals(g.prefill_tokens_per_s(), 1) << " tokens/s, decode "
      << FixedDecimals(g.decode_tokens_per_s(), 1) << " tokens/s (the model's own time).";
-  if (g.occupancy()) md << " Slot occupancy while decoding: " << FixedDecimals(100.0 * *g.occupancy(), 1) << "%.";
+  if (g.occupancy())
+    md << " Slot occupancy while decoding: " << FixedDecimals(100.0 * *g.occupancy(), 1) << "%.";
   md << "\n\n";
   if (g.near_tie_steps > 0) {
     md << "Near-ties: " << g.near_tie_steps << " steps in " << g.near_tie_completions
@@ -180,8 +181,8 @@ class Comparison : public OutputComparison {
     tokens_compared_ += std::max(ca.ids.size(), cb.ids.size());
     tokens_agreeing_ += agree;
     if (ca.ids.size() != cb.ids.size()) {
-      const std::size_t d = ca.ids.size() > cb.ids.size() ? ca.ids.size() - cb.ids.size()
-                                                          : cb.ids.size() - ca.ids.size();
+      const std::size_t d =
+          ca.ids.size() > cb.ids.size() ? ca.ids.size() - cb.ids.size() : cb.ids.size() - ca.ids.size();
       ++length_differs_;
       length_diff_sum_ += d;
       length_diff_max_ = std::max<std::uint64_t>(length_diff_max_, d);
@@ -199,7 +200,8 @@ class Comparison : public OutputComparison {
     const bool near_tie = agree < n && (tie_at(ca) || tie_at(cb));
     if (near_tie) ++near_tie_divergences_;
     return std::optional<OutputDifference>(OutputDifference{
-        near_tie ? "completion_near_tie" : "completion", Shown(a) + " (" + std::to_string(ca.ids.size()) + " tokens, " + ca.finish_reason + ")",
+        near_tie ? "completion_near_tie" : "completion",
+        Shown(a) + " (" + std::to_string(ca.ids.size()) + " tokens, " + ca.finish_reason + ")",
         Shown(b) + " (" + std::to_string(cb.ids.size()) + " tokens, " + cb.finish_reason + "; first " +
             std::to_string(agree) + " agree)"});
   }

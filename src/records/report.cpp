@@ -11,6 +11,7 @@
 #include "pilot/folder_files.h"
 #include "pilot/json_util.h"
 #include "pilot/limits.h"
+#include "pilot/params.h"
 #include "pilot/utf8.h"
 
 namespace pilot {
@@ -551,10 +552,10 @@ Status ReadFigures(const JsonFields& f, const nlohmann::json& doc, RecordedRepor
     }
     r.tokens = t;
   }
-  if (doc.contains("generation")) {
-    auto g = f.Object(doc, "generation");
+  if (doc.contains(kGenerationParamsKey)) {
+    auto g = f.Object(doc, kGenerationParamsKey);
     if (!g.ok()) return g.error();
-    auto n = f.Unsigned(*g.value(), "completion_tokens", "generation");
+    auto n = f.Unsigned(*g.value(), "completion_tokens", kGenerationParamsKey);
     if (!n.ok()) return n.error();
     r.completion_tokens = n.value();
   }

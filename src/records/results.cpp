@@ -155,7 +155,8 @@ Result<Completion> ParseCompletion(const nlohmann::json& j, const std::string& w
     for (const auto& step : v) {
       if (!step.is_number_unsigned() || step.get<std::uint64_t>() >= c.ids.size() ||
           (!c.near_tie_steps.empty() && step.get<std::uint64_t>() <= c.near_tie_steps.back())) {
-        return BadInput("'near_tie_steps' holds a value that is not a rising step below completion_tokens", where);
+        return BadInput("'near_tie_steps' holds a value that is not a rising step below completion_tokens",
+                        where);
       }
       c.near_tie_steps.push_back(step.get<std::uint64_t>());
     }

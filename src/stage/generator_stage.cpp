@@ -99,8 +99,8 @@ struct Sequence {
   std::size_t text_end = std::string::npos;  // a stop string's start in the decoded text
   // admitted_ms and last_token_ms: from the window's start; ttft_ms: from admitted_ms.
   double prefill_ms = 0, decode_ms = 0, ttft_ms = 0, last_token_ms = 0, admitted_ms = 0;
-  double slot_steps = 0;                     // its share of the decode steps' slots, idle ones included
-  std::vector<std::uint64_t> near_ties;      // the steps decided within kNearTieMargin
+  double slot_steps = 0;                 // its share of the decode steps' slots, idle ones included
+  std::vector<std::uint64_t> near_ties;  // the steps decided within kNearTieMargin
 };
 
 class GeneratorStage : public Stage {
@@ -592,7 +592,8 @@ class GeneratorStage : public Stage {
         Sequence* s = in_slot[i];
         if (!s) continue;  // an idle slot rewrites its place 0, which no sequence reads before writing
         ids_a[static_cast<std::int64_t>(i)][0] = s->ids.back();
-        pos_a[static_cast<std::int64_t>(i)][0] = s->prompt_tokens + static_cast<std::int64_t>(s->ids.size()) - 1;
+        pos_a[static_cast<std::int64_t>(i)][0] =
+            s->prompt_tokens + static_cast<std::int64_t>(s->ids.size()) - 1;
         rows.push_back(static_cast<std::int64_t>(i));
         live.push_back(s);
       }

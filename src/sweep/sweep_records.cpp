@@ -12,9 +12,10 @@
 #include "pilot/folder_files.h"
 #include "pilot/hash.h"
 #include "pilot/json_util.h"
-#include "pilot/results.h"
 #include "pilot/limits.h"
 #include "pilot/manifest.h"
+#include "pilot/params.h"
+#include "pilot/results.h"
 #include "pilot/utf8.h"
 
 namespace pilot {
@@ -93,8 +94,10 @@ Status CheckSweepSettings(const SweepSettings& s) {
   if (s.max_memory_mb && !(*s.max_memory_mb > 0 && std::isfinite(*s.max_memory_mb))) {
     return BadInput("--max-memory-mb must be a positive number", "--max-memory-mb");
   }
-  for (auto [v, name] : {std::pair{&s.max_ttft_ms, "--max-ttft-ms"}, std::pair{&s.max_tpot_ms, "--max-tpot-ms"}}) {
-    if (*v && !(**v > 0 && std::isfinite(**v))) return BadInput(std::string(name) + " must be a positive number", name);
+  for (auto [v, name] :
+       {std::pair{&s.max_ttft_ms, "--max-ttft-ms"}, std::pair{&s.max_tpot_ms, "--max-tpot-ms"}}) {
+    if (*v && !(**v > 0 && std::isfinite(**v)))
+      return BadInput(std::string(name) + " must be a positive number", name);
   }
   return {};
 }
@@ -130,9 +133,9 @@ Result<SweepSettings> SweepSettingsFromJson(const nlohmann::json& j, const std::
     if (!v.is_number_unsigned() || v.get<std::uint64_t>() > kMaxBatchSize) return bad();
     s.batch_sizes.push_back(static_cast<int>(v.get<std::uint64_t>()));
   }
-  for (auto [key, out] : {std::pair{"latency_budget_ms", &s.latency_budget_ms},
-                          std::pair{"max_memory_mb", &s.max_memory_mb}, std::pair{"max_ttft_ms", &s.max_ttft_ms},
-                          std::pair{"max_tpot_ms", &s.max_tpot_ms}}) {
+  for (auto [key, out] :
+       {std::pair{"latency_budget_ms", &s.latency_budget_ms}, std::pair{"max_memory_mb", &s.max_memory_mb},
+        std::pair{"max_ttft_ms", &s.max_ttft_ms}, std::pair{"max_tpot_ms", &s.max_tpot_ms}}) {
     if (!j.contains(key) || j[key].is_null()) continue;
     auto v = Finite(j, key);
     if (!v) return bad();
@@ -230,14 +233,14 @@ nlohmann::ordered_json CellToJson(const CellMeasure& c) {
   j["latency_ms"] = {{"p50", c.p50_ms}, {"p90", c.p90_ms}, {"p95", c.p95_ms}, {"p99", c.p99_ms}};
   if (c.generation) {
     const CellGeneration& g = *c.generation;
-    j["generation"] = {{"prompt_tokens", g.prompt_tokens},
-                       {"completion_tokens", g.completion_tokens},
-                       {"completion_tokens_per_second", g.completion_tokens_per_second},
-                       {"ttft_ms", {{"p50", g.ttft_p50_ms}, {"p99", g.ttft_p99_ms}}},
-                       {"tpot_ms", {{"p50", g.tpot_p50_ms}, {"p99", g.tpot_p99_ms}}},
-                       {"kv_cache_bytes", g.kv_cache_bytes},
-                       {"slot_occupancy", g.occupancy ? nlohmann::ordered_json(*g.occupancy)
-                                                      : nlohmann::ordered_json()}};
+    j[kGenerationParamsKey] = {
+        {"prompt_tokens", g.prompt_tokens},
+        {"completion_tokens", g.completion_tokens},
+        {"completion_tokens_per_second", g.completion_tokens_per_second},
+        {"ttft_ms", {{"p50", g.ttft_p50_ms}, {"p99", g.ttft_p99_ms}}},
+        {"tpot_ms", {{"p50", g.tpot_p50_ms}, {"p99", g.tpot_p99_ms}}},
+        {"kv_cache_bytes", g.kv_cache_bytes},
+        {"slot_occupancy", g.occupancy ? nlohmann::ordered_json(*g.occupancy) : nlohmann::ordered_json()}};
   }
   j["rss_after_load_mb"] = c.rss_after_load_mb;
   j["peak_rss_mb"] = c.peak_rss_mb;
@@ -326,16 +329,16 @@ Result<CellMeasure> CellFromJson(std::string_view text, const std::string& where
     c.padded_tokens = *padded;
     c.tokens_per_second = *per_second;
   }
-  if (j.contains("generation")) {
-    const nlohmann::json& g = j["generation"];
+  if (j.contains(kGenerationParamsKey)) {
+    const nlohmann::json& g = j[kGenerationParamsKey];
     if (!g.is_object()) return bad("'generation' is not an object");
     CellGeneration cg;
     auto prompt = UnsignedAt(g, "prompt_tokens");
     auto completion = UnsignedAt(g, "completion_tokens");
     auto kv = UnsignedAt(g, "kv_cache_bytes");
     auto rate = Finite(g, "completion_tokens_per_second");
-    if (!prompt || !completion || !kv || !rate || *rate < 0 ||
-        *completion > (std::uint64_t{1} << 50) || *prompt > (std::uint64_t{1} << 50)) {
+    if (!prompt || !completion || !kv || !rate || *rate < 0 || *completion > (std::uint64_t{1} << 50) ||
+        *prompt > (std::uint64_t{1} << 50)) {
       return bad("'generation' lacks its token counts, KV cache bytes or rate");
     }
     const double want = c.wall_seconds > 0 ? static_cast<double>(*completion) / c.wall_seconds : 0;
@@ -348,10 +351,12 @@ Result<CellMeasure> CellFromJson(std::string_view text, const std::string& where
     cg.completion_tokens_per_second = *rate;
     for (auto [key, p50, p99] : {std::tuple{"ttft_ms", &cg.ttft_p50_ms, &cg.ttft_p99_ms},
                                  std::tuple{"tpot_ms", &cg.tpot_p50_ms, &cg.tpot_p99_ms}}) {
-      if (!g.contains(key) || !g[key].is_object()) return bad(std::string("'generation.") + key + "' is not an object");
+      if (!g.contains(key) || !g[key].is_object())
+        return bad(std::string("'generation.") + key + "' is not an object");
       auto a = Finite(g[key], "p50");
       auto b = Finite(g[key], "p99");
-      if (!a || !b || *a < 0 || *b < *a) return bad(std::string("'generation.") + key + "' is not p50 <= p99, >= 0");
+      if (!a || !b || *a < 0 || *b < *a)
+        return bad(std::string("'generation.") + key + "' is not p50 <= p99, >= 0");
       *p50 = *a;
       *p99 = *b;
     }
@@ -396,8 +401,8 @@ Result<CellMeasure> CellFromJson(std::string_view text, const std::string& where
       return bad("'repeat_seconds' do not add up to 'wall_seconds'");
   }
   if (!c.limit.empty() && c.limit != kLimitOutOfMemory && c.limit != kLimitStageError &&
-      c.limit != kLimitKilled && c.limit != kLimitLatency && c.limit != kLimitMemoryCap && c.limit != kLimitTtft &&
-      c.limit != kLimitTpot) {
+      c.limit != kLimitKilled && c.limit != kLimitLatency && c.limit != kLimitMemoryCap &&
+      c.limit != kLimitTtft && c.limit != kLimitTpot) {
     return bad("'limit' is not one pilot records");
   }
   if (!j.contains("outcomes") || !j["outcomes"].is_array()) return bad("'outcomes' is not a list");
@@ -420,7 +425,8 @@ Result<CellMeasure> CellFromJson(std::string_view text, const std::string& where
       const auto& ties = e.contains("near_tie_steps") ? e["near_tie_steps"] : nlohmann::json::array();
       if (!ids.is_array() || ids.empty() || ids.size() > kMaxCompletionIds || !ties.is_array() ||
           ties.size() > ids.size()) {
-        return bad("outcome " + o.id + ": 'completion_ids' or 'near_tie_steps' is not a list of the right size");
+        return bad("outcome " + o.id +
+                   ": 'completion_ids' or 'near_tie_steps' is not a list of the right size");
       }
       o.generated = true;
       for (const auto& x : ids) {
@@ -542,9 +548,10 @@ Status CheckSweepStage(const nlohmann::json& stage, const SweepRecord& r, const 
     return bad("'stage.dim' is malformed");
   }
   // A generator's facts: whole numbers within the generator contract's bounds, and its batching.
-  for (auto [key, max] : {std::pair{"layers", std::uint64_t{1024}}, std::pair{"context", std::uint64_t{1} << 24},
-                          std::pair{"kv_bytes_per_token", std::uint64_t{1} << 40},
-                          std::pair{"max_new_tokens", std::uint64_t{1} << 15}}) {
+  for (auto [key, max] :
+       {std::pair{"layers", std::uint64_t{1024}}, std::pair{"context", std::uint64_t{1} << 24},
+        std::pair{"kv_bytes_per_token", std::uint64_t{1} << 40},
+        std::pair{"max_new_tokens", std::uint64_t{1} << 15}}) {
     if (!stage.contains(key)) continue;
     auto v = UnsignedAt(stage, key);
     if (!r.output || !r.output->generates || !v || *v == 0 || *v > max)

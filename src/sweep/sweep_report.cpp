@@ -7,6 +7,7 @@
 
 #include "pilot/escape.h"
 #include "pilot/json_util.h"
+#include "pilot/params.h"
 
 namespace pilot {
 
@@ -253,20 +254,22 @@ std::string SweepMarkdown(const J& summary, SweepRendering rendering) {
     }
   }
   bool generates = false;
-  for (const auto& c : Arr(summary, "cells")) generates = generates || c.contains("generation");
+  for (const auto& c : Arr(summary, "cells")) generates = generates || c.contains(kGenerationParamsKey);
   if (generates) {
-    s << "\n## Generation\n\nEach cell decodes its group's prompts " << count(summary["stage"], "max_new_tokens")
-      << " new tokens at most, `batch` sequences at once (" << EscapeMarkdown(Str(summary["stage"], "batching"))
+    s << "\n## Generation\n\nEach cell decodes its group's prompts "
+      << count(summary["stage"], "max_new_tokens") << " new tokens at most, `batch` sequences at once ("
+      << EscapeMarkdown(Str(summary["stage"], "batching"))
       << " batching). Time to first token runs from a prompt's prefill to its first token.\n\n"
          "| group | batch | completion tokens/s | TTFT p50 / p99 ms | TPOT p50 / p99 ms | KV cache MiB | "
          "slot occupancy % |\n|---|---|---|---|---|---|---|\n";
     for (const auto& c : Arr(summary, "cells")) {
-      if (!c.contains("generation")) continue;
-      const J& g = c["generation"];
+      if (!c.contains(kGenerationParamsKey)) continue;
+      const J& g = c[kGenerationParamsKey];
       s << "| " << count(c, "group") << " | " << count(c, "batch_size") << " | "
         << FixedDecimals(Num(g, "completion_tokens_per_second"), 0) << " | "
-        << FixedDecimals(Num(g["ttft_ms"], "p50"), 2) << " / " << FixedDecimals(Num(g["ttft_ms"], "p99"), 2) << " | "
-        << FixedDecimals(Num(g["tpot_ms"], "p50"), 3) << " / " << FixedDecimals(Num(g["tpot_ms"], "p99"), 3) << " | "
+        << FixedDecimals(Num(g["ttft_ms"], "p50"), 2) << " / " << FixedDecimals(Num(g["ttft_ms"], "p99"), 2)
+        << " | " << FixedDecimals(Num(g["tpot_ms"], "p50"), 3) << " / "
+        << FixedDecimals(Num(g["tpot_ms"], "p99"), 3) << " | "
         << FixedDecimals(Num(g, "kv_cache_bytes") / 1048576.0, 3) << " | "
         << (g["slot_occupancy"].is_number() ? Percent(g, "slot_occupancy") : std::string("-")) << " |\n";
     }
@@ -365,7 +368,8 @@ std::string SweepMarkdown(const J& summary, SweepRendering rendering) {
     for (const auto& row : Arr(gh, "contexts")) {
       s << "| " << count(row, "context") << " | " << FixedDecimals(Num(row, "kv_mb_per_sequence"), 2) << " |";
       for (const auto& card : Arr(row, "cards")) {
-        s << (card["sequences"].is_number() ? " " + count(card, "sequences") + " |" : std::string(" unknown on a GPU |"));
+        s << (card["sequences"].is_number() ? " " + count(card, "sequences") + " |"
+                                            : std::string(" unknown on a GPU |"));
       }
       s << "\n";
     }

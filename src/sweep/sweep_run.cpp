@@ -17,6 +17,7 @@
 #include "pilot/journal.h"
 #include "pilot/json_util.h"
 #include "pilot/limits.h"
+#include "pilot/params.h"
 #include "pilot/paths.h"
 #include "pilot/precheck.h"
 #include "pilot/run_lock.h"
@@ -178,10 +179,11 @@ class SweepSession {
       for (const char* key : {"layers", "context", "kv_bytes_per_token"}) {
         if (d.details.contains(key)) j[key] = d.details[key];
       }
-      if (d.details.contains("generation") && d.details["generation"].contains("batching"))
-        j["batching"] = d.details["generation"]["batching"];
-      if (d.details.contains("generation") && d.details["generation"].contains("max_new_tokens"))
-        j["max_new_tokens"] = d.details["generation"]["max_new_tokens"];
+      if (d.details.contains(kGenerationParamsKey) && d.details[kGenerationParamsKey].contains("batching"))
+        j["batching"] = d.details[kGenerationParamsKey]["batching"];
+      if (d.details.contains(kGenerationParamsKey) &&
+          d.details[kGenerationParamsKey].contains("max_new_tokens"))
+        j["max_new_tokens"] = d.details[kGenerationParamsKey]["max_new_tokens"];
     }
     return j;
   }

@@ -180,14 +180,16 @@ ojson GeneratorHeadroomJson(const SweepSummaryInput& in, const std::string& devi
     if (!st.contains(key) || !st[key].is_number_integer() || st[key].get<std::int64_t>() <= 0) return 0;
     return static_cast<std::uint64_t>(st[key].get<std::int64_t>());
   };
-  const std::uint64_t per_token = whole("kv_bytes_per_token"), context = whole("context"), layers = whole("layers");
+  const std::uint64_t per_token = whole("kv_bytes_per_token"), context = whole("context"),
+                      layers = whole("layers");
   if (per_token == 0 || context == 0 || layers == 0 || per_token > (std::uint64_t{1} << 40) ||
       context > (std::uint64_t{1} << 24))
     return ojson();
   std::optional<double> overhead;
   for (const auto& c : in.cells) {
     if (!c.generation || c.completed == 0) continue;
-    const double o = c.peak_memory_mb() - static_cast<double>(c.generation->kv_cache_bytes) / (1024.0 * 1024.0);
+    const double o =
+        c.peak_memory_mb() - static_cast<double>(c.generation->kv_cache_bytes) / (1024.0 * 1024.0);
     overhead = std::max(overhead.value_or(0), o);
   }
   if (!overhead) return ojson();
@@ -198,22 +200,25 @@ ojson GeneratorHeadroomJson(const SweepSummaryInput& in, const std::string& devi
   contexts.push_back(context);
   auto rows = ojson::array();
   for (std::uint64_t ctx : contexts) {
-    const double seq_mb = factor * static_cast<double>(per_token) * static_cast<double>(ctx) / (1024.0 * 1024.0);
+    const double seq_mb =
+        factor * static_cast<double>(per_token) * static_cast<double>(ctx) / (1024.0 * 1024.0);
     auto cards = ojson::array();
     for (double gb : kCardSizesGb) {
       const double free_mb = gb * 1024.0 * (1.0 - kCardReserve) - *overhead;
       const double n = free_mb > 0 ? std::floor(free_mb / seq_mb) : 0;
-      cards.push_back({{"card_gb", gb}, {"sequences", unknown ? ojson() : ojson(static_cast<std::uint64_t>(n))}});
+      cards.push_back(
+          {{"card_gb", gb}, {"sequences", unknown ? ojson() : ojson(static_cast<std::uint64_t>(n))}});
     }
     rows.push_back({{"context", ctx}, {"kv_mb_per_sequence", seq_mb}, {"cards", cards}});
   }
-  return {{"basis", unknown ? "unknown on a GPU: the overhead was measured as resident memory on the CPU, which "
-                              "says nothing of a card's; the KV cache per sequence is the model's own and holds"
-                            : "the device allocator's peak on " + device + " less each cell's KV cache"},
-          {"overhead_mb", *overhead},
-          {"kv_bytes_per_token", per_token},
-          {"kv_factor", factor},
-          {"contexts", rows}};
+  return {
+      {"basis", unknown ? "unknown on a GPU: the overhead was measured as resident memory on the CPU, which "
+                          "says nothing of a card's; the KV cache per sequence is the model's own and holds"
+                        : "the device allocator's peak on " + device + " less each cell's KV cache"},
+      {"overhead_mb", *overhead},
+      {"kv_bytes_per_token", per_token},
+      {"kv_factor", factor},
+      {"contexts", rows}};
 }
 
 }  // namespace

@@ -42,7 +42,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
     if (m.generation) {
       const CellGeneration& g = *m.generation;
-      PILOT_FUZZ_CHECK(g.ttft_p50_ms <= g.ttft_p99_ms && g.tpot_p50_ms <= g.tpot_p99_ms && g.ttft_p50_ms >= 0);
+      PILOT_FUZZ_CHECK(g.ttft_p50_ms <= g.ttft_p99_ms && g.tpot_p50_ms <= g.tpot_p99_ms &&
+                       g.ttft_p50_ms >= 0);
       PILOT_FUZZ_CHECK(std::isfinite(g.completion_tokens_per_second) && g.completion_tokens_per_second >= 0);
       if (g.occupancy) PILOT_FUZZ_CHECK(*g.occupancy >= 0 && *g.occupancy <= 1);
     }
@@ -50,7 +51,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       PILOT_FUZZ_CHECK(fuzz::IsItemId(o.id));
       PILOT_FUZZ_CHECK(o.near_ties.size() <= o.completion.size());
       for (std::size_t k = 0; k < o.near_ties.size(); ++k) {
-        PILOT_FUZZ_CHECK(o.near_ties[k] < o.completion.size() && (k == 0 || o.near_ties[k - 1] < o.near_ties[k]));
+        PILOT_FUZZ_CHECK(o.near_ties[k] < o.completion.size() &&
+                         (k == 0 || o.near_ties[k - 1] < o.near_ties[k]));
       }
       PILOT_FUZZ_CHECK(o.vector.size() <= limits::kEmbeddingDim);
       for (float x : o.vector) PILOT_FUZZ_CHECK(std::isfinite(x));

@@ -472,7 +472,8 @@ TEST(SweepTest, AGeneratorsCompletionsAreComparedTokenByTokenOutsideNearTies) {
   cell.outcomes[1].near_ties = {2};
   EXPECT_TRUE(CompareWithReference(ref, cell, false).empty()) << "a divergence at a near-tie is rounding";
   cell.outcomes[1].near_ties = {1};
-  EXPECT_EQ(CompareWithReference(ref, cell, false).size(), 1u) << "a near-tie before the divergence explains nothing";
+  EXPECT_EQ(CompareWithReference(ref, cell, false).size(), 1u)
+      << "a near-tie before the divergence explains nothing";
   cell.outcomes[1] = ref.outcomes[1];
   cell.outcomes[1].completion = {5, 6};
   EXPECT_EQ(CompareWithReference(ref, cell, false).size(), 1u) << "a shorter completion";
@@ -489,10 +490,11 @@ TEST(SweepTest, AGeneratorsCompletionsAreComparedTokenByTokenOutsideNearTies) {
   EXPECT_EQ(back.value().outcomes[1].completion, (std::vector<std::int64_t>{5, 6}));
   EXPECT_EQ(back.value().outcomes[1].near_ties, (std::vector<std::uint64_t>{1}));
   EXPECT_EQ(back.value().generation->occupancy, 0.5);
-  for (auto [from, to] : {std::pair{"\"completion_tokens_per_second\":2.5", "\"completion_tokens_per_second\":3.5"},
-                          std::pair{"\"near_tie_steps\":[1]", "\"near_tie_steps\":[2]"},
-                          std::pair{"\"slot_occupancy\":0.5", "\"slot_occupancy\":1.5"},
-                          std::pair{"\"completion_ids\":[5,6]", "\"completion_ids\":[5,-6]"}}) {
+  for (auto [from, to] :
+       {std::pair{"\"completion_tokens_per_second\":2.5", "\"completion_tokens_per_second\":3.5"},
+        std::pair{"\"near_tie_steps\":[1]", "\"near_tie_steps\":[2]"},
+        std::pair{"\"slot_occupancy\":0.5", "\"slot_occupancy\":1.5"},
+        std::pair{"\"completion_ids\":[5,6]", "\"completion_ids\":[5,-6]"}}) {
     std::string text = CellToJson(cell).dump();
     const auto at = text.find(from);
     ASSERT_NE(at, std::string::npos) << from << " in " << text;
