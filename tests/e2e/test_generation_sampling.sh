@@ -1,6 +1,6 @@
 # Seeded sampling and in-flight batching through the real binary on the bundled generator, 48
 # prompts sampled at temperature 0.9 with top_k and top_p: a rerun, a SIGKILL then resume,
-# batch sizes 3 and 1, static batching, and two shards merged all give the same completions,
+# batch sizes 3 and 1, static batching, and two shards merged (and exported) all give the same completions,
 # except where a completion first diverges at a step either run marked a near-tie (counted and
 # listed). In-flight batching keeps its slots fuller than static batching, and greedy decoding
 # is the same either way. compare counts near-tie divergences apart.
@@ -46,7 +46,8 @@ done
 run_pilot 0 run --shard 0/2 --params $P/sample.json --runs-dir runs
 run_pilot 0 run --shard 1/2 --params $P/sample.json --runs-dir runs
 run_pilot 0 merge runs/shard-0-of-2 runs/shard-1-of-2 --out runs/merged
-for d in a rerun killed b3 b1 static merged; do run_pilot 0 verify runs/$d; done
+run_pilot 0 export runs/merged runs/exported
+for d in a rerun killed b3 b1 static merged exported; do run_pilot 0 verify runs/$d; done
 
 python3 - runs <<'PY'
 import json, sys
@@ -59,7 +60,7 @@ distinct = len({tuple(r["completion_ids"]) for r in a.values()})
 reversed_ok = sum(1 for i, r in a.items() if r["completion"] == open(f"proj/data/generate/{i}.txt").read()[:-1][::-1])
 print(f"sampled: {distinct} distinct completions of 48; {reversed_ok} are the exact reversal")
 assert reversed_ok < 48, "temperature 0.9 changes some completions of a model that reverses words"
-for other in ("rerun", "killed", "b3", "b1", "static", "merged"):
+for other in ("rerun", "killed", "b3", "b1", "static", "merged", "exported"):
     b = load(other)
     assert b.keys() == a.keys(), other
     same = ties = 0
@@ -72,7 +73,7 @@ for other in ("rerun", "killed", "b3", "b1", "static", "merged"):
             continue
         k = next((j for j in range(min(len(x), len(y))) if x[j] != y[j]), min(len(x), len(y)))
         tie = k in a[i]["near_tie_steps"] or k in b[i]["near_tie_steps"]
-        assert tie and other not in ("rerun", "killed", "merged"), f"{other}: {i} diverges at step {k}, not a near-tie"
+        assert tie and other not in ("rerun", "killed", "merged", "exported"), f"{other}: {i} diverges at step {k}, not a near-tie"
         ties += 1
         listed.append(f"{i}@{k}")
     print(f"{other}: {same}/48 identical, {ties} near-tie divergences {listed}")
