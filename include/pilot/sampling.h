@@ -30,8 +30,10 @@ SamplingKey SamplingKeyFor(std::uint64_t seed, std::string_view item_id);
 double SamplingUniform(const SamplingKey& key, std::uint64_t step);
 
 // A decision closer than this is a near-tie: a greedy step whose two largest logits differ by
-// less, or a sampled step whose draw lies this close (in probability) to an edge of its token's
-// interval. Another batch size or device can flip such a step by rounding alone.
+// less; a sampled step whose draw lies this close (in probability) to an edge of its token's
+// interval, or whose top_k cut (the last kept logit against the first left out) or top_p cut
+// (the threshold against the mass on either side of the last kept token) is this close. Another
+// batch size or device can flip such a step by rounding alone.
 inline constexpr double kNearTieMargin = 1e-4;
 
 struct TokenChoice {
@@ -42,7 +44,8 @@ struct TokenChoice {
 // Picks the token of one row of `n` float32 logits. temperature 0: the first largest logit (as
 // torch.argmax). Above 0: logits / temperature, the top_k largest kept (ties to the lower id),
 // softmax in double, the smallest set of them, by falling probability, whose mass reaches top_p,
-// then the token whose interval of the cumulative mass (in that order) holds the draw.
+// then the token whose interval of the cumulative mass, walked in token-id order (so that two
+// nearly equal logits sorting either way move no interval), holds the draw.
 // `scratch` holds n entries (the caller's, reused between rows).
 TokenChoice ChooseToken(const float* logits, std::size_t n, const GenerationSettings& settings,
                         const SamplingKey& key, std::uint64_t step, std::size_t* scratch);

@@ -434,9 +434,14 @@ class Driver {
   // Runs inputs [begin, end) through the stage. The engine owns the retry policy: a batch
   // that fails as a whole is recorded (size, error) and bisected until the failing items are
   // isolated; a batch of one that fails is that item's rejection.
+  // `slots`: how many inputs the stage works on at once (a call may hold more: a generator's
+  // in-flight window). A window that runs out of memory is retried whole with half the slots,
+  // the failure recorded at the slots it had; anything else is bisected by inputs.
   void RunStage(const std::vector<std::string_view>& views, const std::vector<PreparedInput>& features,
                 std::size_t begin, std::size_t end, std::vector<ItemOutput>& outs, std::vector<char>& oom,
-                std::vector<double>& latency, std::vector<BatchFailure>& failures) {
+                std::vector<double>& latency, std::vector<BatchFailure>& failures, std::size_t slots) {
+    slots = std::max<std::size_t>(1, std::min(slots, end - begin));
+    stage_.SetConcurrency(slots);
     std::vector<std::string_view> sub(views.begin() + static_cast<std::ptrdiff_t>(begin),
                                       views.begin() + static_cast<std::ptrdiff_t>(end));
     double t0 = clock_.MonotonicSeconds();
@@ -459,6 +464,12 @@ class Driver {
       for (std::size_t k = 0; k < sub.size(); ++k) {
         outs[begin + k] = std::move(b.items[k]);
         latency[begin + k] = ms;
+        // A completion's own time, from its prefill to its last token: in a window its call's
+        // time would be every sequence's.
+        if (const auto& c = outs[begin + k].completion; c && std::isfinite(c->ttft_ms)) {
+          latency[begin + k] =
+              c->ttft_ms + c->tpot_ms.value_or(0) * static_cast<double>(c->ids.empty() ? 0 : c->ids.size() - 1);
+        }
       }
       return;
     }
@@ -471,12 +482,16 @@ class Driver {
       return;
     }
     if (b.out_of_memory) {
-      spdlog::warn("the stage ran out of memory at batch size {}; retrying in halves", sub.size());
+      spdlog::warn("the stage ran out of memory at batch size {}; retrying in halves", std::min(sub.size(), slots));
     }
-    failures.push_back(BatchFailure{sub.size(), b.out_of_memory, error});
+    failures.push_back(BatchFailure{std::min(sub.size(), slots), b.out_of_memory, error});
+    if (b.out_of_memory && slots > 1 && sub.size() > slots) {
+      RunStage(views, features, begin, end, outs, oom, latency, failures, slots / 2);
+      return;
+    }
     std::size_t mid = begin + (end - begin) / 2;
-    RunStage(views, features, begin, mid, outs, oom, latency, failures);
-    RunStage(views, features, mid, end, outs, oom, latency, failures);
+    RunStage(views, features, begin, mid, outs, oom, latency, failures, slots);
+    RunStage(views, features, mid, end, outs, oom, latency, failures, slots);
   }
 
   // This thread's part of a batch: the stage, the verdicts, the sidecar offsets.
@@ -488,8 +503,7 @@ class Driver {
       std::vector<ItemOutput> outs(views.size());
       std::vector<char> oom(views.size(), 0);
       std::vector<double> latency(views.size(), 0);
-      stage_.SetConcurrency(p.slots);
-      RunStage(views, p.features, 0, views.size(), outs, oom, latency, w.failures);
+      RunStage(views, p.features, 0, views.size(), outs, oom, latency, w.failures, p.slots);
       for (std::size_t k = 0; k < p.staged.size(); ++k) {
         ResultRecord r = Judge(p.items[p.staged[k]], outs[k], oom[k] != 0, desc, rules_, latency[k]);
         if (r.accepted && r.dim) {

@@ -4,7 +4,6 @@
 #include <cmath>
 #include <limits>
 #include <numeric>
-#include <vector>
 
 #include "pilot/hash.h"
 
@@ -59,7 +58,10 @@ TokenChoice ChooseToken(const float* row, std::size_t n, const GenerationSetting
     out.near_tie = second >= 0 && static_cast<double>(row[best]) - row[second] < kNearTieMargin;
     return out;
   }
-  // The candidates, by falling logit (ties to the lower id); -inf is never a candidate.
+  // The candidates; -inf is never one. Weights exp((logit - largest) / temperature), in double:
+  // at most 1, never NaN however small the temperature.
+  const double largest = row[best];
+  const auto weight_of = [&](std::size_t j) { return std::exp((static_cast<double>(row[j]) - largest) / g.temperature); };
   std::size_t m = 0;
   for (std::size_t j = 0; j < n; ++j) {
     if (row[j] != -kInf) scratch[m++] = j;
@@ -67,40 +69,66 @@ TokenChoice ChooseToken(const float* row, std::size_t n, const GenerationSetting
   const auto before = [row](std::size_t a, std::size_t b) {
     return row[a] > row[b] || (row[a] == row[b] && a < b);
   };
+  // A cut that rounding could move is a near-tie: the last kept logit and the first left out
+  // within the margin.
+  bool cut_tie = false;
+  auto cut_at = [&](std::size_t keep) {  // scratch[0..keep) are the `keep` largest, in order
+    if (keep >= m) return;
+    const float out_best = row[*std::min_element(scratch + keep, scratch + m, before)];
+    cut_tie = cut_tie || static_cast<double>(row[scratch[keep - 1]]) - out_best < kNearTieMargin;
+  };
   std::size_t keep = m;
   if (g.top_k > 0 && g.top_k < m) {
     keep = static_cast<std::size_t>(g.top_k);
     std::partial_sort(scratch, scratch + keep, scratch + m, before);
-  } else if (g.top_p < 1) {
-    std::sort(scratch, scratch + m, before);
+    cut_at(keep);
   }
-  // Softmax of logits / temperature over the kept, in double, from the largest (no overflow).
-  const double top = static_cast<double>(row[best]) / g.temperature;
-  thread_local std::vector<double> weight;
-  weight.resize(keep);
   double total = 0;
-  for (std::size_t i = 0; i < keep; ++i) {
-    weight[i] = std::exp(static_cast<double>(row[scratch[i]]) / g.temperature - top);
-    total += weight[i];
-  }
-  if (g.top_p < 1) {  // sorted: the smallest prefix whose mass reaches top_p
+  for (std::size_t i = 0; i < keep; ++i) total += weight_of(scratch[i]);
+  if (g.top_p < 1) {
+    // The smallest set, by falling weight, whose mass reaches top_p of the kept mass: sorted a
+    // growing prefix at a time (a flat distribution needs most of the vocabulary, a peaked one
+    // a few tokens).
+    const double want = g.top_p * total;
+    std::size_t sorted = 0, chunk = 64;
     double mass = 0;
     std::size_t i = 0;
-    while (i < keep) {
-      mass += weight[i++];
-      if (mass >= g.top_p * total) break;
+    bool reached = false;
+    while (!reached) {
+      const std::size_t upto = std::min(keep, sorted + chunk);
+      if (upto > sorted) {
+        if (upto < keep) std::nth_element(scratch + sorted, scratch + upto - 1, scratch + keep, before);
+        std::sort(scratch + sorted, scratch + upto, before);
+        sorted = upto;
+      }
+      while (i < sorted) {
+        const double prev = mass;
+        mass += weight_of(scratch[i++]);
+        if (mass >= want) {
+          reached = true;
+          // The threshold within the margin of the mass on either side of the last kept token.
+          cut_tie = cut_tie || mass - want < kNearTieMargin * total || want - prev < kNearTieMargin * total;
+          break;
+        }
+      }
+      if (sorted == keep) reached = true;
+      chunk *= 4;
     }
+    if (i < keep) cut_at(i);
     keep = i;
     total = mass;
   }
+  // The draw walks the kept tokens in id order: which of two nearly equal logits sorts first
+  // does not move any interval.
+  std::sort(scratch, scratch + keep);
   const double u = SamplingUniform(key, step) * total;
   double edge = 0;
   for (std::size_t i = 0; i < keep; ++i) {
-    const double next = edge + weight[i];
+    const double next = edge + weight_of(scratch[i]);
     if (u < next || i + 1 == keep) {
       out.id = static_cast<std::int64_t>(scratch[i]);
-      out.near_tie =
-          (i > 0 && u - edge < kNearTieMargin * total) || (i + 1 < keep && next - u < kNearTieMargin * total);
+      out.near_tie = cut_tie || (i > 0 && u - edge < kNearTieMargin * total) ||
+                     (i + 1 < keep && next - u < kNearTieMargin * total);
       return out;
     }
     edge = next;

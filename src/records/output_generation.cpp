@@ -48,6 +48,13 @@ std::optional<std::string> Fault(const Completion& c, std::uint64_t max_new_toke
   for (double ms : {c.ttft_ms, c.prefill_ms, c.decode_ms, c.tpot_ms.value_or(0), c.slot_steps.value_or(0)}) {
     if (!std::isfinite(ms) || ms < 0) return "a timing or slot share that is not a number at or above 0";
   }
+  // Each decode step adds slots / live sequences, at least 1 and at most the slots (kMaxSlots).
+  if (c.slot_steps) {
+    const double steps = static_cast<double>(c.ids.size() - 1);
+    if (*c.slot_steps < steps * (1 - 1e-9) || *c.slot_steps > steps * 65536.0 + 1e-9)
+      return "slot_steps " + std::to_string(*c.slot_steps) + " is not between its " +
+             std::to_string(c.ids.size() - 1) + " decode steps and 65536 times them";
+  }
   for (std::size_t k = 0; k < c.near_tie_steps.size(); ++k) {
     if (c.near_tie_steps[k] >= c.ids.size() || (k > 0 && c.near_tie_steps[k] <= c.near_tie_steps[k - 1]))
       return "near_tie_steps that are not rising steps of the completion";

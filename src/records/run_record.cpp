@@ -192,9 +192,8 @@ Result<RunRecord> ParseRunRecord(std::string_view text, const std::string& where
       if (ignore && !ignore->is_boolean()) {
         return BadInput("'plan.model_contract.generation.ignore_eos' is not true or false", where);
       }
-      if (!ignore || !ignore->get<bool>()) {
-        PILOT_TRY(ids(eos, "plan.model_contract.eos_token_ids", r.eos_token_ids));
-      }
+      PILOT_TRY(ids(eos, "plan.model_contract.eos_token_ids", r.eos_token_ids));
+      if (ignore && ignore->get<bool>()) r.eos_token_ids.clear();
       PILOT_TRY(ids(stop, "plan.model_contract.generation.stop_token_ids", r.stop_token_ids));
     }
     PILOT_TRY(ParseSettings(plan, where, r.settings));

@@ -619,6 +619,11 @@ class GeneratorStage : public Stage {
 
   std::vector<ItemOutput> Generate(const std::vector<std::string_view>& texts,
                                    const std::vector<const PreparedInput*>* prepared) {
+    if (!prepared && gen_.temperature > 0) {
+      // Each draw is keyed by the item's id, which only a prepared call carries: sampling
+      // under another key would give another completion than the item's own.
+      throw std::runtime_error("sampling needs each prompt's id, and this call came unprepared");
+    }
     std::vector<ItemOutput> outputs(texts.size());
     std::vector<PreparedInput> own(prepared ? 0 : texts.size());
     std::vector<const PreparedInput*> prompts(texts.size());

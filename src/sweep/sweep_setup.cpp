@@ -37,6 +37,12 @@ Result<SweepPlan> PrepareSweep(FileSystem& fsys, Runtime& runtime, const RunRequ
   sp.stage = stage.Describe();
   sp.stage.device = device.value();  // where the cells run
   sp.footprint = stage.Footprint();
+  if ((settings.max_ttft_ms || settings.max_tpot_ms) && !sp.stage.output->generates) {
+    const char* option = settings.max_ttft_ms ? "--max-ttft-ms" : "--max-tpot-ms";
+    return BadInput(std::string(option) + " applies to a stage that generates; stage kind '" + sp.stage.kind +
+                        "' does not",
+                    option, "remove it (--latency-budget-ms bounds a batch's latency)");
+  }
   if (group) {
     auto grouping = GroupManifest(fsys, sp.run, stage, settings.groups, SweepSampleSize(settings));
     if (!grouping.ok()) return grouping.error();

@@ -77,6 +77,17 @@ void CheckSweepFolder(FileSystem& fsys, const fs::path& dir, std::vector<Finding
         "the sweep has not finished (state '" + KeyForMessage(record.state) + "'); `pilot resume` it");
   }
   for (const auto& p : analysis.problems) add(kSweepCells, p);
+  // A generator's figures and completions belong to a generator's sweep alone.
+  if (record.output && !record.output->generates) {
+    for (const auto& m : measures) {
+      bool generated = m.generation.has_value();
+      for (const auto& o : m.outcomes) generated = generated || o.generated;
+      if (generated) {
+        add(SweepCellFile(m.group, m.batch_size),
+            "holds a generator's figures or completions, but the sweep's stage does not generate");
+      }
+    }
+  }
 
   auto summary_text = ReadInsideFolder(fsys, dir, kSweepSummary, limits::kReportBytes);
   if (!summary_text.ok()) {

@@ -172,6 +172,42 @@ TEST(Engine, AFailedBatchIsBisectedUntilTheFailingItemIsIsolated) {
   EXPECT_NE(ReadText(out.value().run_dir / "data/report.md").find("## Batch failures"), std::string::npos);
 }
 
+// A stage that decodes `slots` at once from a window of 4 batches (a generator's in-flight
+// batching), out of memory above 2 slots: the engine hands it windows of 4 x batch, and a window
+// that runs out of memory is retried whole at half the slots, the failure recorded at the slots.
+class WindowStage : public FakeStage {
+ public:
+  std::size_t InputsPerCall(std::size_t batch) const override { return 4 * batch; }
+  void SetConcurrency(std::size_t slots) override { slots_ = slots; }
+  BatchOutput Process(const std::vector<std::string_view>& texts) override {
+    calls.emplace_back(texts.size(), slots_);
+    if (slots_ > 2) return BatchOutput::Failed("out of memory: the KV cache", true);
+    return FakeStage::Process(texts);
+  }
+  std::vector<std::pair<std::size_t, std::size_t>> calls;  // (inputs, slots)
+
+ private:
+  std::size_t slots_ = 0;
+};
+
+TEST(Engine, AWindowThatRunsOutOfMemoryIsRetriedWholeAtHalfTheSlots) {
+  testing::Items items;
+  for (int i = 0; i < 18; ++i) items.push_back({"i" + std::to_string(i), "en text"});
+  Fixture f(items);
+  f.plan.params.batch_size = 4;
+  WindowStage stage;
+  auto out = ExecuteRun(RealFileSystem(), testing::SharedClock(), f.plan, stage);
+  ASSERT_TRUE(out.ok()) << out.error().ToString();
+  EXPECT_EQ(out.value().report.accepted, 18u);
+  using Call = std::pair<std::size_t, std::size_t>;
+  // 16 items at 4 slots fail, then at 2 pass; the last 2 items at 2 slots (no more than inputs).
+  EXPECT_EQ(stage.calls, (std::vector<Call>{{16, 4}, {16, 2}, {2, 2}}));
+  auto report = ReportOf(out.value().run_dir);
+  EXPECT_EQ(report["batch_failures"]["count"], 1);
+  EXPECT_EQ(report["batch_failures"]["recorded"][0]["batch_size"], 4) << "recorded at the slots, not the window";
+  EXPECT_EQ(report["batch_failures"]["out_of_memory_at_batch_sizes"], nlohmann::json::array({4}));
+}
+
 // An out-of-memory that appears only above batch size 2: recorded at 8 and 4, visible in the
 // report, and no item is lost to it.
 TEST(Engine, AnOutOfMemoryAtSomeBatchSizeIsRecordedNotHidden) {

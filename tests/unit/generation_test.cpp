@@ -260,6 +260,9 @@ TEST(GenerationKind, JudgesACompletionAgainstTheRunsSettings) {
   c = Good();
   c.ids.clear();
   EXPECT_NE(rejected(c).find("without a token"), std::string::npos);
+  c = Good();
+  c.slot_steps = 0.001;  // 5 decode steps take at least 5 slot-steps
+  EXPECT_NE(rejected(c).find("slot_steps"), std::string::npos);
   ItemOutput none;
   none.ok = true;
   ResultRecord unused;

@@ -141,5 +141,53 @@ TEST(ChooseToken, ASampledStepCloseToAnEdgeIsANearTie) {
   EXPECT_LT(ties, 100);
 }
 
+TEST(ChooseToken, TheDrawWalksTokenIdsSoNearlyEqualLogitsSortingEitherWayChangeNothing) {
+  // Two logits 1e-7 apart, swapped: sorted by value their order flips, by id it does not. The
+  // others distinct, so that the top_p cut is no near-tie.
+  std::vector<float> a{0.0f, -1.0f, 0.0f, -2.0f, -3.0f, 0.0f, -4.0f, -5.0f}, b = a;
+  a[5] = 2.0000001f;
+  a[2] = 2.0f;
+  b[5] = 2.0f;
+  b[2] = 2.0000001f;
+  std::vector<std::size_t> scratch(8);
+  const SamplingKey key = SamplingKeyFor(4, "swap");
+  int differ = 0, untied = 0;
+  for (std::uint64_t s = 0; s < 2000; ++s) {
+    const TokenChoice x = ChooseToken(a.data(), a.size(), Sampling(1, 0, 0.95), key, s, scratch.data());
+    const TokenChoice y = ChooseToken(b.data(), b.size(), Sampling(1, 0, 0.95), key, s, scratch.data());
+    if (x.id != y.id) {
+      ++differ;
+      EXPECT_TRUE(x.near_tie || y.near_tie) << "a flip only at a near-tie, step " << s;
+    }
+    untied += (x.near_tie || y.near_tie) ? 0 : 1;
+  }
+  EXPECT_GT(untied, 1900);
+  EXPECT_LE(differ, 2000 - untied);
+}
+
+TEST(ChooseToken, ACutThatRoundingCouldMoveIsANearTie) {
+  std::vector<std::size_t> scratch(4);
+  const SamplingKey key = SamplingKeyFor(1, "cut");
+  const std::vector<float> close{2.0f, 2.00005f, -3.0f, -3.0f};
+  EXPECT_TRUE(ChooseToken(close.data(), close.size(), Sampling(1, 1), key, 0, scratch.data()).near_tie)
+      << "top_k 1 between two logits 5e-5 apart";
+  const std::vector<float> apart{2.0f, 3.0f, -3.0f, -3.0f};
+  EXPECT_FALSE(ChooseToken(apart.data(), apart.size(), Sampling(1, 1), key, 0, scratch.data()).near_tie);
+  // top_p exactly at a boundary of the mass: 0.5 of two equal weights.
+  const std::vector<float> even{1.0f, 1.0f};
+  EXPECT_TRUE(ChooseToken(even.data(), even.size(), Sampling(1, 0, 0.5), key, 0, scratch.data()).near_tie);
+}
+
+TEST(ChooseToken, ATinyTemperatureIsGreedyNotNaN) {
+  std::vector<std::size_t> scratch(4);
+  const std::vector<float> row{0.5f, 2.0f, 1.0f, -1.0f};
+  for (double t : {1e-300, 1e-12, 1e-6}) {
+    for (std::uint64_t s = 0; s < 50; ++s) {
+      EXPECT_EQ(ChooseToken(row.data(), row.size(), Sampling(t), SamplingKeyFor(2, "t"), s, scratch.data()).id, 1)
+          << t;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace pilot
