@@ -467,8 +467,8 @@ class Driver {
         // A completion's own time, from its prefill to its last token: in a window its call's
         // time would be every sequence's.
         if (const auto& c = outs[begin + k].completion; c && std::isfinite(c->ttft_ms)) {
-          latency[begin + k] =
-              c->ttft_ms + c->tpot_ms.value_or(0) * static_cast<double>(c->ids.empty() ? 0 : c->ids.size() - 1);
+          latency[begin + k] = c->ttft_ms + c->tpot_ms.value_or(0) *
+                                                static_cast<double>(c->ids.empty() ? 0 : c->ids.size() - 1);
         }
       }
       return;
@@ -482,7 +482,8 @@ class Driver {
       return;
     }
     if (b.out_of_memory) {
-      spdlog::warn("the stage ran out of memory at batch size {}; retrying in halves", std::min(sub.size(), slots));
+      spdlog::warn("the stage ran out of memory at batch size {}; retrying in halves",
+                   std::min(sub.size(), slots));
     }
     failures.push_back(BatchFailure{std::min(sub.size(), slots), b.out_of_memory, error});
     if (b.out_of_memory && slots > 1 && sub.size() > slots) {

@@ -61,7 +61,9 @@ TokenChoice ChooseToken(const float* row, std::size_t n, const GenerationSetting
   // The candidates; -inf is never one. Weights exp((logit - largest) / temperature), in double:
   // at most 1, never NaN however small the temperature.
   const double largest = row[best];
-  const auto weight_of = [&](std::size_t j) { return std::exp((static_cast<double>(row[j]) - largest) / g.temperature); };
+  const auto weight_of = [&](std::size_t j) {
+    return std::exp((static_cast<double>(row[j]) - largest) / g.temperature);
+  };
   std::size_t m = 0;
   for (std::size_t j = 0; j < n; ++j) {
     if (row[j] != -kInf) scratch[m++] = j;

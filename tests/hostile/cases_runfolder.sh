@@ -2416,7 +2416,7 @@ PYEOF
 hc_runfolder__verify_gen_eos_before_the_end() {
   # An end-of-sequence id (256) in the middle of a completion: decoding would have stopped there.
   copy_run ggood || return
-  gen_edit 'r["completion_ids"] = r["completion_ids"][:2] + [256] + r["completion_ids"][2:]; r["completion_tokens"] += 1'
+  gen_edit 'r["completion_ids"] = r["completion_ids"][:2] + [256] + r["completion_ids"][2:]; r["completion_tokens"] += 1; r["slot_steps"] += 1'
   rehash "$GG"
   finding 'prompt-01' 'completion token 2 \(256\) ends a sequence'
   verify_ggood

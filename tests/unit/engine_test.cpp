@@ -204,7 +204,8 @@ TEST(Engine, AWindowThatRunsOutOfMemoryIsRetriedWholeAtHalfTheSlots) {
   EXPECT_EQ(stage.calls, (std::vector<Call>{{16, 4}, {16, 2}, {2, 2}}));
   auto report = ReportOf(out.value().run_dir);
   EXPECT_EQ(report["batch_failures"]["count"], 1);
-  EXPECT_EQ(report["batch_failures"]["recorded"][0]["batch_size"], 4) << "recorded at the slots, not the window";
+  EXPECT_EQ(report["batch_failures"]["recorded"][0]["batch_size"], 4)
+      << "recorded at the slots, not the window";
   EXPECT_EQ(report["batch_failures"]["out_of_memory_at_batch_sizes"], nlohmann::json::array({4}));
 }
 

@@ -183,7 +183,8 @@ TEST(ChooseToken, ATinyTemperatureIsGreedyNotNaN) {
   const std::vector<float> row{0.5f, 2.0f, 1.0f, -1.0f};
   for (double t : {1e-300, 1e-12, 1e-6}) {
     for (std::uint64_t s = 0; s < 50; ++s) {
-      EXPECT_EQ(ChooseToken(row.data(), row.size(), Sampling(t), SamplingKeyFor(2, "t"), s, scratch.data()).id, 1)
+      EXPECT_EQ(
+          ChooseToken(row.data(), row.size(), Sampling(t), SamplingKeyFor(2, "t"), s, scratch.data()).id, 1)
           << t;
     }
   }
