@@ -22,7 +22,7 @@ import sys
 
 ORDER = ["platform", "input", "records", "bag", "engine", "stage", "cli"]
 CORE = ORDER[:-1]
-WORKFLOWS = ["sweep", "fleet", "verdict", "adapt"]
+WORKFLOWS = ["sweep", "fleet", "verdict", "adapt", "load"]
 # A workflow that reads another's folders (a decision's sweep evidence, a plan's sweep basis).
 USES = {"verdict": {"sweep", "fleet"}, "fleet": {"sweep"}}
 ASSEMBLY = {"src/workflows.cpp", "include/pilot/torch_stage.h"}

@@ -1,0 +1,101 @@
+// The load test's groundwork (src/load/): arrival schedules drawn from the seed and the
+// request's index (constant, Poisson, gamma: their means and spreads), and the early-stopping
+// bound on a latency percentile against the figures MLPerf LoadGen prints.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "pilot/load/arrivals.h"
+#include "pilot/load/percentile_bound.h"
+
+namespace pilot {
+namespace {
+
+struct Moments {
+  double mean = 0, cv = 0;  // coefficient of variation: sd / mean
+};
+Moments GapMoments(const ArrivalProcess& p, std::uint64_t seed, int n) {
+  double sum = 0, sq = 0;
+  for (int i = 0; i < n; ++i) {
+    const double g = ArrivalGap(p, seed, static_cast<std::uint64_t>(i));
+    EXPECT_GT(g, 0);
+    EXPECT_TRUE(std::isfinite(g));
+    sum += g;
+    sq += g * g;
+  }
+  const double mean = sum / n;
+  return Moments{mean, std::sqrt(sq / n - mean * mean) / mean};
+}
+
+TEST(Arrivals, ConstantPoissonAndGammaHaveTheirMeansAndSpreads) {
+  const Moments c = GapMoments({ArrivalKind::kConstant, 4, 1}, 1, 1000);
+  EXPECT_DOUBLE_EQ(c.mean, 0.25);
+  EXPECT_NEAR(c.cv, 0, 1e-6);
+  const Moments p = GapMoments({ArrivalKind::kPoisson, 4, 1}, 1, 100000);
+  EXPECT_NEAR(p.mean, 0.25, 0.25 * 0.02);
+  EXPECT_NEAR(p.cv, 1, 0.02) << "exponential gaps: sd = mean";
+  for (double k : {0.25, 1.0, 4.0}) {
+    const Moments g = GapMoments({ArrivalKind::kGamma, 10, k}, 2, 100000);
+    EXPECT_NEAR(g.mean, 0.1, 0.1 * 0.03) << k;
+    EXPECT_NEAR(g.cv, 1 / std::sqrt(k), 0.05 / std::sqrt(k)) << "gamma's cv is 1/sqrt(k), k = " << k;
+  }
+}
+
+TEST(Arrivals, AScheduleIsTheSeedsAloneAndEachGapItsIndexs) {
+  const ArrivalProcess p{ArrivalKind::kPoisson, 100, 1};
+  ArrivalSchedule a(p, 7), b(p, 7), other(p, 8);
+  double last = 0;
+  for (int i = 0; i < 50; ++i) {
+    const double t = a.Next();
+    EXPECT_EQ(t, b.Next());
+    EXPECT_GT(t, last);
+    last = t;
+    EXPECT_NE(t, other.Next());
+  }
+  EXPECT_EQ(a.issued(), 50u);
+  // A gap is a function of (seed, index): drawing others first does not move it.
+  EXPECT_EQ(ArrivalGap(p, 7, 30), ArrivalGap(p, 7, 30));
+  EXPECT_NE(ArrivalGap(p, 7, 30), ArrivalGap(p, 7, 31));
+}
+
+TEST(PercentileBound, MatchesLoadGensEarlyStoppingCounts) {
+  // LoadGen, 99th percentile at 99% confidence: "Processed 21 queries. Would need to run at
+  // least 438 more queries, with the run being successful if every additional query were under
+  // latency."
+  const PercentileVerdict v = EarlyStopping(21, 0, 0.99, 0.99);
+  EXPECT_FALSE(v.met);
+  ASSERT_TRUE(v.more_needed);
+  EXPECT_EQ(*v.more_needed, 438u);
+  EXPECT_TRUE(EarlyStopping(459, 0, 0.99, 0.99).met);
+  EXPECT_FALSE(EarlyStopping(458, 0, 0.99, 0.99).met);
+  // 90th percentile: 0.9^44 < 0.01 < 0.9^43.
+  EXPECT_TRUE(EarlyStopping(44, 0, 0.9, 0.99).met);
+  EXPECT_FALSE(EarlyStopping(43, 0, 0.9, 0.99).met);
+  // Overlatency requests raise what is needed; all of them over never meets.
+  const PercentileVerdict some = EarlyStopping(1000, 5, 0.99, 0.99);
+  EXPECT_FALSE(some.met);
+  ASSERT_TRUE(some.more_needed);
+  EXPECT_TRUE(EarlyStopping(1000 + *some.more_needed, 5, 0.99, 0.99).met);
+  EXPECT_FALSE(EarlyStopping(1000 + *some.more_needed - 1, 5, 0.99, 0.99).met);
+  EXPECT_FALSE(EarlyStopping(10, 10, 0.5, 0.9).met);
+}
+
+TEST(PercentileBound, AllowedOverAndTheBoundOnThePercentile) {
+  // 2,048 requests at the 90th percentile: P(Bin(2048, 0.1) <= 173) = 0.00935 <= 0.01 < P(<= 174).
+  ASSERT_TRUE(AllowedOver(2048, 0.9, 0.99));
+  EXPECT_EQ(*AllowedOver(2048, 0.9, 0.99), 173u);
+  EXPECT_NEAR(BinomialCdf(173, 2048, 0.1), 0.009354648, 1e-8);
+  EXPECT_FALSE(AllowedOver(40, 0.9, 0.99)) << "too few requests to tell";
+  // Latencies 1..2048 ms: the bound is the one exceeded by 173 of them.
+  std::vector<double> ms;
+  for (int i = 2048; i >= 1; --i) ms.push_back(i);
+  ASSERT_TRUE(PercentileUpperBound(ms, 0.9, 0.99));
+  EXPECT_EQ(*PercentileUpperBound(ms, 0.9, 0.99), 2048 - 173);
+  EXPECT_FALSE(PercentileUpperBound({1, 2, 3}, 0.99, 0.99));
+  EXPECT_DOUBLE_EQ(BinomialCdf(5, 5, 0.3), 1.0);
+  EXPECT_NEAR(BinomialCdf(0, 10, 0.5), std::pow(0.5, 10), 1e-15);
+}
+
+}  // namespace
+}  // namespace pilot
