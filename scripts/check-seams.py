@@ -2,7 +2,7 @@
 """Checks that the library reaches files, time and processes only through its seams (ARCHITECTURE.md).
 
 In the library's layers (platform, input, records, bag, engine) and its workflows (sweep,
-fleet, verdict, adapt; ARCHITECTURE.md, "Workflows"), every file access goes
+fleet, verdict, adapt, load; ARCHITECTURE.md, "Workflows"), every file access goes
 through FileSystem (include/pilot/fs.h), every timestamp through Clock and every child
 process through Processes (include/pilot/process.h): only the seams' own implementations
 (src/platform/fs.cpp, memory_fs.cpp, time_util.cpp, process.cpp) may call the OS.
@@ -17,7 +17,7 @@ import pathlib
 import re
 import sys
 
-LIBRARY = ["platform", "input", "records", "bag", "engine", "sweep", "fleet", "verdict", "adapt"]
+LIBRARY = ["platform", "input", "records", "bag", "engine", "sweep", "fleet", "verdict", "adapt", "load"]
 SEAMS = {
     "src/platform/fs.cpp", "src/platform/memory_fs.cpp", "src/platform/time_util.cpp", "src/platform/process.cpp"
 }

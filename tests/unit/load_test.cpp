@@ -3,10 +3,12 @@
 // bound on a latency percentile against the figures MLPerf LoadGen prints.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
 #include "pilot/load/arrivals.h"
+#include "pilot/load/batcher.h"
 #include "pilot/load/percentile_bound.h"
 
 namespace pilot {
@@ -95,6 +97,98 @@ TEST(PercentileBound, AllowedOverAndTheBoundOnThePercentile) {
   EXPECT_FALSE(PercentileUpperBound({1, 2, 3}, 0.99, 0.99));
   EXPECT_DOUBLE_EQ(BinomialCdf(5, 5, 0.3), 1.0);
   EXPECT_NEAR(BinomialCdf(0, 10, 0.5), std::pow(0.5, 10), 1e-15);
+}
+
+}  // namespace
+}  // namespace pilot
+
+namespace pilot {
+namespace {
+
+std::vector<double> Every(double gap_ms, int n, double first = 0) {
+  std::vector<double> t;
+  for (int i = 0; i < n; ++i) t.push_back(first + gap_ms * i);
+  return t;
+}
+
+std::size_t Count(const std::vector<RequestRecord>& r, RequestOutcome o) {
+  return static_cast<std::size_t>(
+      std::count_if(r.begin(), r.end(), [o](const RequestRecord& x) { return x.outcome == o; }));
+}
+
+TEST(Batcher, APartialBatchWaitsMaxWaitAndAFullOneStartsAtOnce) {
+  ServiceSettings s;
+  s.max_batch = 4;
+  s.max_wait_ms = 5;
+  auto sparse = SimulateService(Every(10, 6, 10), s, [](std::size_t) { return 2.0; });
+  for (const auto& r : sparse) {
+    EXPECT_EQ(r.outcome, RequestOutcome::kCompleted);
+    EXPECT_DOUBLE_EQ(r.queue_wait_ms(), 5);
+    EXPECT_DOUBLE_EQ(r.end_to_end_ms(), 7);
+    EXPECT_EQ(r.batch, 1u);
+  }
+  auto burst =
+      SimulateService({0, 0, 0, 0, 0}, s, [](std::size_t n) { return 1.0 * static_cast<double>(n); });
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_DOUBLE_EQ(burst[i].queue_wait_ms(), 0) << i;
+    EXPECT_EQ(burst[i].batch, 4u);
+  }
+  // The fifth finds the server free at 4 ms, 1 ms short of its max_wait: it starts alone at 5.
+  EXPECT_DOUBLE_EQ(burst[4].started_ms, 5);
+  EXPECT_EQ(burst[4].batch, 1u);
+}
+
+TEST(Batcher, AtCapacityARequestIsRefusedOrTheQueueGrowsToItsBound) {
+  ServiceSettings s;
+  s.max_batch = 2;
+  s.max_wait_ms = 0;
+  s.queue_bound = 3;
+  const auto arrivals = Every(1, 40);
+  const auto slow = [](std::size_t) { return 10.0; };  // 0.2 requests/ms served, 1 offered
+  auto refused = SimulateService(arrivals, s, slow);
+  const std::size_t over = Count(refused, RequestOutcome::kOverCapacity);
+  EXPECT_GT(over, 20u);
+  EXPECT_EQ(Count(refused, RequestOutcome::kCompleted) + over, arrivals.size())
+      << "each request, one outcome";
+  for (const auto& r : refused) {
+    if (r.outcome == RequestOutcome::kOverCapacity) {
+      EXPECT_DOUBLE_EQ(r.finished_ms, r.arrived_ms);
+    }
+    if (r.outcome == RequestOutcome::kCompleted) {
+      EXPECT_LE(r.queue_wait_ms(), 20 + 1e-9) << "3 queued, 2 a batch";
+    }
+  }
+  s.grow_at_capacity = true;
+  s.grow_bound = 100;
+  auto grown = SimulateService(arrivals, s, slow);
+  EXPECT_EQ(Count(grown, RequestOutcome::kCompleted), arrivals.size());
+  EXPECT_GT(grown.back().queue_wait_ms(), 100) << "the queue grew and its wait with it";
+}
+
+TEST(Batcher, ARequestQueuedPastItsDeadlineTimesOutAndAFailedBatchFailsItsRequests) {
+  ServiceSettings s;
+  s.max_batch = 1;
+  s.max_wait_ms = 0;
+  s.queue_bound = 50;
+  s.deadline_ms = 15;
+  auto r = SimulateService(Every(1, 30), s, [](std::size_t) { return 10.0; });
+  const std::size_t timed_out = Count(r, RequestOutcome::kTimedOut);
+  EXPECT_GT(timed_out, 10u);
+  EXPECT_EQ(Count(r, RequestOutcome::kCompleted) + timed_out, r.size());
+  for (const auto& x : r) {
+    if (x.outcome == RequestOutcome::kTimedOut) {
+      EXPECT_DOUBLE_EQ(x.finished_ms, x.arrived_ms + 15);
+    }
+    if (x.outcome == RequestOutcome::kCompleted) {
+      EXPECT_LT(x.queue_wait_ms(), 15);
+    }
+  }
+  s.deadline_ms = 0;
+  s.max_batch = 4;
+  auto failed = SimulateService({0, 0, 0, 0, 50}, s, [](std::size_t n) { return n > 2 ? -1.0 : 1.0; });
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(failed[i].outcome, RequestOutcome::kFailed) << i;
+  EXPECT_EQ(failed[4].outcome, RequestOutcome::kCompleted);
+  EXPECT_STREQ(RequestOutcomeName(RequestOutcome::kOverCapacity), "over_capacity");
 }
 
 }  // namespace

@@ -30,6 +30,7 @@ std::optional<std::uint64_t> AllowedOver(std::uint64_t n, double percentile, dou
 
 // A bound on the p-th percentile that holds with confidence c: the latency exceeded by at most
 // AllowedOver(n) of the n measured (`latencies`, any order). nullopt when n is too small.
-std::optional<double> PercentileUpperBound(std::vector<double> latencies, double percentile, double confidence);
+std::optional<double> PercentileUpperBound(std::vector<double> latencies, double percentile,
+                                           double confidence);
 
 }  // namespace pilot
