@@ -21,7 +21,8 @@ double Uniform(std::uint64_t seed, std::uint64_t index, std::uint32_t draw) {
 // A standard normal by Box-Muller from two uniforms.
 double Normal(std::uint64_t seed, std::uint64_t index, std::uint32_t draw) {
   const double u1 = Uniform(seed, index, draw), u2 = Uniform(seed, index, draw + 1);
-  return std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * M_PI * u2);
+  constexpr double kTwoPi = 6.283185307179586476925;
+  return std::sqrt(-2.0 * std::log(u1)) * std::cos(kTwoPi * u2);
 }
 
 // Gamma(shape, 1) by Marsaglia and Tsang (2000), with the boost for shape < 1; at most 64
