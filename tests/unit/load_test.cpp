@@ -9,6 +9,7 @@
 
 #include "pilot/load/arrivals.h"
 #include "pilot/load/batcher.h"
+#include "pilot/load/load_figures.h"
 #include "pilot/load/percentile_bound.h"
 
 namespace pilot {
@@ -189,6 +190,95 @@ TEST(Batcher, ARequestQueuedPastItsDeadlineTimesOutAndAFailedBatchFailsItsReques
   for (int i = 0; i < 4; ++i) EXPECT_EQ(failed[i].outcome, RequestOutcome::kFailed) << i;
   EXPECT_EQ(failed[4].outcome, RequestOutcome::kCompleted);
   EXPECT_STREQ(RequestOutcomeName(RequestOutcome::kOverCapacity), "over_capacity");
+}
+
+}  // namespace
+}  // namespace pilot
+
+namespace pilot {
+namespace {
+
+RequestRecord Done(double arrived, double started, double finished) {
+  RequestRecord r;
+  r.outcome = RequestOutcome::kCompleted;
+  r.arrived_ms = arrived;
+  r.started_ms = started;
+  r.finished_ms = finished;
+  r.batch = 1;
+  return r;
+}
+
+TEST(LoadFigures, CountEveryOutcomeAndGiveRatesPercentilesGoodputAndTheVerdict) {
+  std::vector<RequestRecord> r{Done(0, 1, 10), Done(0, 2, 20), Done(0, 3, 30)};
+  for (RequestOutcome o :
+       {RequestOutcome::kOverCapacity, RequestOutcome::kTimedOut, RequestOutcome::kFailed}) {
+    RequestRecord x;
+    x.outcome = o;
+    r.push_back(x);
+  }
+  const LoadFigures f = SummarizeLoad(r, 1000, LatencySlo{25, 0.99, 0.99});
+  EXPECT_EQ(f.issued, 6u);
+  EXPECT_EQ(f.completed + f.over_capacity + f.timed_out + f.failed, f.issued);
+  EXPECT_EQ(f.over_capacity, 1u);
+  EXPECT_DOUBLE_EQ(f.offered_per_s, 6);
+  EXPECT_DOUBLE_EQ(f.achieved_per_s, 3);
+  EXPECT_EQ(f.within_slo, 2u);
+  EXPECT_DOUBLE_EQ(f.goodput_per_s, 2);
+  ASSERT_EQ(f.end_to_end.size(), 5u);
+  EXPECT_DOUBLE_EQ(f.end_to_end[0].ms, 20);  // p50, nearest rank 2 of 3
+  EXPECT_DOUBLE_EQ(f.end_to_end[3].ms, 30);  // p99
+  EXPECT_EQ(f.end_to_end[3].count, 3u);
+  EXPECT_DOUBLE_EQ(f.queue_wait[4].ms, 3);
+  EXPECT_FALSE(f.slo_met) << "6 requests cannot show a 99th percentile";
+  EXPECT_TRUE(f.more_needed.has_value());
+  EXPECT_FALSE(f.percentile_bound_ms);
+  std::vector<RequestRecord> many(1000, Done(0, 1, 5));
+  const LoadFigures g = SummarizeLoad(many, 10000, LatencySlo{10, 0.99, 0.99});
+  EXPECT_TRUE(g.slo_met);
+  ASSERT_TRUE(g.percentile_bound_ms);
+  EXPECT_DOUBLE_EQ(*g.percentile_bound_ms, 5);
+}
+
+TEST(LoadFigures, FindPeakRateDoublesThenBisectsToItsPrecision) {
+  std::vector<RateTrial> trials;
+  auto peak = FindPeakRate(
+      1, 0.01, 40, [](double rate) { return rate <= 123.4; }, trials);
+  ASSERT_TRUE(peak);
+  EXPECT_LE(*peak, 123.4);
+  EXPECT_GE(*peak, 123.4 / 1.01);
+  EXPECT_DOUBLE_EQ(trials[7].rate, 128);
+  EXPECT_FALSE(trials[7].met);
+  for (const RateTrial& t : trials) EXPECT_EQ(t.met, t.rate <= 123.4) << t.rate;
+  EXPECT_FALSE(FindPeakRate(
+      200, 0.01, 40, [](double rate) { return rate <= 123.4; }, trials));
+  ASSERT_EQ(trials.size(), 1u) << "the start itself is the one trial";
+  auto capped = FindPeakRate(
+      1, 1e-9, 5, [](double) { return true; }, trials);
+  EXPECT_EQ(trials.size(), 5u);
+  EXPECT_DOUBLE_EQ(*capped, 16);
+}
+
+TEST(LoadFigures, ThePeakOfASimulatedServiceLiesBelowItsCapacity) {
+  // One server, 10 ms a batch of up to 4: 400 requests/s at most. Poisson arrivals, p99 of the
+  // end-to-end latency within 60 ms at 99% confidence.
+  ServiceSettings s;
+  s.max_batch = 4;
+  s.max_wait_ms = 2;
+  s.queue_bound = 256;
+  const auto service = [](std::size_t) { return 10.0; };
+  auto meets = [&](double rate) {
+    ArrivalSchedule schedule({ArrivalKind::kPoisson, rate, 1}, 11);
+    std::vector<double> arrivals;
+    for (int i = 0; i < 2000; ++i) arrivals.push_back(schedule.Next() * 1000);
+    const auto records = SimulateService(arrivals, s, service);
+    return SummarizeLoad(records, arrivals.back(), LatencySlo{60, 0.99, 0.99}).slo_met;
+  };
+  std::vector<RateTrial> trials;
+  auto peak = FindPeakRate(25, 0.02, 30, meets, trials);
+  ASSERT_TRUE(peak);
+  EXPECT_GT(*peak, 100);
+  EXPECT_LT(*peak, 400);
+  EXPECT_FALSE(meets(400 * 1.5)) << "past capacity the queue only grows";
 }
 
 }  // namespace
