@@ -198,7 +198,6 @@ class GeneratorStage : public Stage {
           "give the model's tokenizer.json with a ByteLevel decoder (docs/generation.md, 'Decoding')");
     }
     if (config.threads > 0) at::set_num_threads(config.threads);
-    at::manual_seed(static_cast<std::uint64_t>(gen_.seed));
     device_ = torch::Device(config.device);
     ResetDevicePeakMemory(device_);
     ModelContract c;
