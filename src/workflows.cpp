@@ -4,6 +4,7 @@
 #include "pilot/adapt/adapt.h"
 #include "pilot/fleet/calibrate.h"
 #include "pilot/folder_kind.h"
+#include "pilot/load/load_run.h"
 #include "pilot/sweep/sweep_run.h"
 #include "pilot/verdict/decision_files.h"
 
@@ -11,6 +12,7 @@ namespace pilot {
 
 void RegisterWorkflowFolderKinds(FolderKindRegistry& registry) {
   RegisterSweepFolderKind(registry);
+  RegisterLoadFolderKind(registry);
   RegisterAdaptFolderKind(registry);
   RegisterCalibrationFolderKind(registry);
   RegisterDecisionExtension(registry);

@@ -107,6 +107,9 @@ struct Params {
   std::string vectors_dtype = "float32";
   // A generator stage's settings: required for one, refused for any other stage.
   std::optional<GenerationSettings> generation;
+  // `service`: the interactive service `pilot load` drives (docs/load.md, "The service"). Only
+  // its shape (an object) is checked here; `pilot load` reads it, every other command ignores it.
+  std::optional<nlohmann::json> service;
   Acceptance acceptance;
   Requires requires_;
   // A finished sweep folder whose recommended batch size per length group the run uses

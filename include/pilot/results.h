@@ -35,6 +35,9 @@ struct Completion {
   // The steps (token indices) decided within a near-tie's margin (sampling.h): where another
   // batch size or device may choose otherwise by rounding alone.
   std::vector<std::uint64_t> near_tie_steps;
+  // When each token came, in ms from the start of the stage call that made it (one per id). Held
+  // in memory for `pilot load`'s TTFT and inter-token latency; never written to a record.
+  std::vector<double> token_ms;
 };
 // Bounds on a completion as a record holds it: its text's bytes (a longer one is rejected
 // invalid_output), its finish reasons.

@@ -157,6 +157,7 @@ int Dispatch(int argc, char** argv) {
   AddVerifyCommand(app, exit_code);
   AddManifestCommand(app, exit_code);
   AddSweepCommand(app, exit_code, args);
+  AddLoadCommand(app, exit_code, args);
   AddMergeCommand(app, exit_code, args);
   AddExportCommand(app, exit_code);
   AddCompareCommand(app, exit_code);

@@ -49,6 +49,7 @@ void AddStatusCommand(CLI::App& app, int& exit_code);
 void AddVerifyCommand(CLI::App& app, int& exit_code);
 void AddManifestCommand(CLI::App& app, int& exit_code);
 void AddSweepCommand(CLI::App& app, int& exit_code, const std::vector<std::string>& argv);
+void AddLoadCommand(CLI::App& app, int& exit_code, const std::vector<std::string>& argv);
 
 void AddMergeCommand(CLI::App& app, int& exit_code, const std::vector<std::string>& argv);
 void AddExportCommand(CLI::App& app, int& exit_code);

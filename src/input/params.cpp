@@ -166,7 +166,7 @@ Result<Params> ParseParams(std::string_view text, const std::filesystem::path& b
   PILOT_TRY(CheckKeys(doc,
                       {"description", "manifest", "stage", "allowed_categories", "device", "batch_size",
                        "batch_plan", "threads", "prepare_threads", "seed", "limits", "acceptance", "requires",
-                       "vectors_dtype", kGenerationParamsKey},
+                       "vectors_dtype", kGenerationParamsKey, "service"},
                       "", source));
   Params p;
   const SettingsReader top = Reader(doc, "", source);
@@ -245,6 +245,10 @@ Result<Params> ParseParams(std::string_view text, const std::filesystem::path& b
     auto g = ParseGeneration(doc[kGenerationParamsKey], p.seed, source);
     if (!g.ok()) return g.error();
     p.generation = std::move(g).value();
+  }
+  if (doc.contains("service")) {
+    if (!doc["service"].is_object()) return top.Wrong("service", "must be an object (see docs/load.md)");
+    p.service = doc["service"];
   }
   if (doc.contains("limits")) {
     PILOT_TRY(CheckKeys(doc["limits"], {"max_bytes"}, "limits", source));

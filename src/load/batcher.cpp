@@ -11,6 +11,8 @@ const char* RequestOutcomeName(RequestOutcome outcome) {
       return "completed";
     case RequestOutcome::kOverCapacity:
       return "over_capacity";
+    case RequestOutcome::kRejected:
+      return "rejected";
     case RequestOutcome::kTimedOut:
       return "timed_out";
     case RequestOutcome::kFailed:
@@ -19,7 +21,24 @@ const char* RequestOutcomeName(RequestOutcome outcome) {
   return "failed";
 }
 
+std::optional<RequestOutcome> RequestOutcomeFromName(std::string_view name) {
+  for (RequestOutcome o : {RequestOutcome::kCompleted, RequestOutcome::kOverCapacity,
+                           RequestOutcome::kRejected, RequestOutcome::kTimedOut, RequestOutcome::kFailed}) {
+    if (name == RequestOutcomeName(o)) return o;
+  }
+  return std::nullopt;
+}
+
+void Batcher::Expire(double now_ms) {
+  if (!(s_.deadline_ms > 0)) return;
+  while (!queue_.empty() && now_ms - queue_.front().arrived_ms >= s_.deadline_ms) {
+    timed_out_.push_back(queue_.front().id);
+    queue_.pop_front();
+  }
+}
+
 bool Batcher::Arrive(std::uint64_t id, double now_ms) {
+  Expire(now_ms);
   const std::size_t bound = s_.grow_at_capacity ? std::max(s_.queue_bound, s_.grow_bound) : s_.queue_bound;
   if (queue_.size() >= bound) return false;
   queue_.push_back({id, now_ms});
@@ -27,12 +46,7 @@ bool Batcher::Arrive(std::uint64_t id, double now_ms) {
 }
 
 std::vector<std::uint64_t> Batcher::TakeBatch(double now_ms, double& wake_ms) {
-  if (s_.deadline_ms > 0) {
-    while (!queue_.empty() && now_ms - queue_.front().arrived_ms >= s_.deadline_ms) {
-      timed_out_.push_back(queue_.front().id);
-      queue_.pop_front();
-    }
-  }
+  Expire(now_ms);
   wake_ms = std::numeric_limits<double>::infinity();
   if (queue_.empty()) return {};
   const std::size_t max_batch = std::max<std::size_t>(1, s_.max_batch);

@@ -7,8 +7,6 @@
 
 namespace pilot {
 
-namespace {
-
 std::vector<PercentileFigure> Percentiles(std::vector<double> values) {
   std::vector<PercentileFigure> out;
   std::sort(values.begin(), values.end());
@@ -26,23 +24,37 @@ std::vector<PercentileFigure> Percentiles(std::vector<double> values) {
   return out;
 }
 
-}  // namespace
+bool LatencySlo::Meets(const RequestRecord& r) const {
+  if (r.outcome != RequestOutcome::kCompleted) return false;
+  if (bound_ms > 0 && !(r.end_to_end_ms() <= bound_ms)) return false;
+  if (ttft_ms > 0 && !(r.ttft_ms && *r.ttft_ms <= ttft_ms)) return false;
+  if (tpot_ms > 0 && r.tpot_ms && !(*r.tpot_ms <= tpot_ms)) return false;  // one token: no TPOT to miss
+  return true;
+}
 
-LoadFigures SummarizeLoad(const std::vector<RequestRecord>& records, double duration_ms,
+LoadFigures SummarizeLoad(const std::vector<RequestRecord>& records, double issue_ms, double duration_ms,
                           const LatencySlo& slo) {
   LoadFigures f;
-  std::vector<double> waits, e2e;
+  std::vector<double> waits, service, e2e, ttft, tpot, itl;
   for (const RequestRecord& r : records) {
     ++f.issued;
     switch (r.outcome) {
       case RequestOutcome::kCompleted:
         ++f.completed;
         waits.push_back(r.queue_wait_ms());
+        service.push_back(r.finished_ms - r.started_ms);
         e2e.push_back(r.end_to_end_ms());
-        if (r.end_to_end_ms() <= slo.bound_ms) ++f.within_slo;
+        if (slo.Meets(r)) ++f.within_slo;
+        f.output_tokens += r.output_tokens;
+        if (r.ttft_ms) ttft.push_back(*r.ttft_ms);
+        if (r.tpot_ms) tpot.push_back(*r.tpot_ms);
+        itl.insert(itl.end(), r.itl_ms.begin(), r.itl_ms.end());
         break;
       case RequestOutcome::kOverCapacity:
         ++f.over_capacity;
+        break;
+      case RequestOutcome::kRejected:
+        ++f.rejected;
         break;
       case RequestOutcome::kTimedOut:
         ++f.timed_out;
@@ -52,17 +64,26 @@ LoadFigures SummarizeLoad(const std::vector<RequestRecord>& records, double dura
         break;
     }
   }
-  const double seconds = duration_ms > 0 ? duration_ms / 1000.0 : 0;
-  if (seconds > 0) {
-    f.offered_per_s = static_cast<double>(f.issued) / seconds;
+  if (issue_ms > 0) f.offered_per_s = static_cast<double>(f.issued) / (issue_ms / 1000.0);
+  if (duration_ms > 0) {
+    const double seconds = duration_ms / 1000.0;
     f.achieved_per_s = static_cast<double>(f.completed) / seconds;
     f.goodput_per_s = static_cast<double>(f.within_slo) / seconds;
+    f.output_tokens_per_s = static_cast<double>(f.output_tokens) / seconds;
   }
   f.queue_wait = Percentiles(waits);
-  f.percentile_bound_ms = PercentileUpperBound(e2e, slo.percentile, slo.confidence);
+  f.service = Percentiles(std::move(service));
+  if (!ttft.empty()) {
+    f.ttft = Percentiles(std::move(ttft));
+    f.tpot = Percentiles(std::move(tpot));
+    f.itl = Percentiles(std::move(itl));
+  }
+  if (slo.bound_ms > 0) f.percentile_bound_ms = PercentileUpperBound(e2e, slo.percentile, slo.confidence);
   f.end_to_end = Percentiles(std::move(e2e));
-  const PercentileVerdict v =
-      EarlyStopping(f.issued, f.issued - f.within_slo, slo.percentile, slo.confidence);
+  // Judged over the requests the service had to serve: a request rejected for its item's own reason
+  // was answered, and is neither within the SLO nor against it.
+  const std::uint64_t judged = f.issued - f.rejected;
+  const PercentileVerdict v = EarlyStopping(judged, judged - f.within_slo, slo.percentile, slo.confidence);
   f.slo_met = v.met;
   if (!v.met) f.more_needed = v.more_needed;
   return f;

@@ -1,3 +1,5 @@
+#include <time.h>
+
 #include <chrono>
 #include <ctime>
 
@@ -32,6 +34,17 @@ class RealClock : public Clock {
 };
 
 }  // namespace
+
+void Clock::SleepUntilMonotonic(double seconds) {
+  // steady_clock is CLOCK_MONOTONIC on Linux: the same time line as MonotonicSeconds.
+  if (!(seconds > 0)) return;
+  timespec ts{};
+  ts.tv_sec = static_cast<time_t>(seconds);
+  ts.tv_nsec = static_cast<long>((seconds - static_cast<double>(ts.tv_sec)) * 1e9);
+  if (ts.tv_nsec >= 1000000000L) ts.tv_nsec = 999999999L;
+  if (ts.tv_nsec < 0) ts.tv_nsec = 0;
+  (void)::clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nullptr);  // EINTR: the caller looks again
+}
 
 Clock& SystemClock() {
   static RealClock clock;

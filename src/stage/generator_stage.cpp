@@ -99,6 +99,7 @@ struct Sequence {
   std::size_t text_end = std::string::npos;  // a stop string's start in the decoded text
   // admitted_ms and last_token_ms: from the window's start; ttft_ms: from admitted_ms.
   double prefill_ms = 0, decode_ms = 0, ttft_ms = 0, last_token_ms = 0, admitted_ms = 0;
+  std::vector<double> token_ms;          // from the window's start, one per token taken
   double slot_steps = 0;                 // its share of the decode steps' slots, idle ones included
   std::vector<std::uint64_t> near_ties;  // the steps decided within kNearTieMargin
 };
@@ -563,6 +564,7 @@ class GeneratorStage : public Stage {
       for (Sequence* s : entering) {
         s->ttft_ms = now_ms - s->admitted_ms;
         s->last_token_ms = now_ms;
+        s->token_ms.push_back(now_ms);
       }
     };
     std::vector<std::size_t> all(slots);
@@ -611,6 +613,7 @@ class GeneratorStage : public Stage {
         s->decode_ms += step_ms / n_live;
         s->slot_steps += slots_d / n_live;
         s->last_token_ms = at_ms;
+        s->token_ms.push_back(at_ms);
       }
     }
     return kv_bytes;
@@ -720,6 +723,8 @@ class GeneratorStage : public Stage {
       cpl.kv_cache_bytes = kv[i];
       cpl.slot_steps = s.slot_steps;
       cpl.near_tie_steps = s.near_ties;
+      cpl.token_ms = s.token_ms;
+      cpl.token_ms.resize(s.ids.size(), s.last_token_ms);  // one per id, whatever the loop took
       o.completion = std::move(cpl);
     }
     return outputs;

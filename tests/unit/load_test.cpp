@@ -216,7 +216,7 @@ TEST(LoadFigures, CountEveryOutcomeAndGiveRatesPercentilesGoodputAndTheVerdict) 
     x.outcome = o;
     r.push_back(x);
   }
-  const LoadFigures f = SummarizeLoad(r, 1000, LatencySlo{25, 0.99, 0.99});
+  const LoadFigures f = SummarizeLoad(r, 1000, 1000, LatencySlo{25, 0, 0, 0.99, 0.99});
   EXPECT_EQ(f.issued, 6u);
   EXPECT_EQ(f.completed + f.over_capacity + f.timed_out + f.failed, f.issued);
   EXPECT_EQ(f.over_capacity, 1u);
@@ -233,7 +233,7 @@ TEST(LoadFigures, CountEveryOutcomeAndGiveRatesPercentilesGoodputAndTheVerdict) 
   EXPECT_TRUE(f.more_needed.has_value());
   EXPECT_FALSE(f.percentile_bound_ms);
   std::vector<RequestRecord> many(1000, Done(0, 1, 5));
-  const LoadFigures g = SummarizeLoad(many, 10000, LatencySlo{10, 0.99, 0.99});
+  const LoadFigures g = SummarizeLoad(many, 10000, 10000, LatencySlo{10, 0, 0, 0.99, 0.99});
   EXPECT_TRUE(g.slo_met);
   ASSERT_TRUE(g.percentile_bound_ms);
   EXPECT_DOUBLE_EQ(*g.percentile_bound_ms, 5);
@@ -271,7 +271,7 @@ TEST(LoadFigures, ThePeakOfASimulatedServiceLiesBelowItsCapacity) {
     std::vector<double> arrivals;
     for (int i = 0; i < 2000; ++i) arrivals.push_back(schedule.Next() * 1000);
     const auto records = SimulateService(arrivals, s, service);
-    return SummarizeLoad(records, arrivals.back(), LatencySlo{60, 0.99, 0.99}).slo_met;
+    return SummarizeLoad(records, arrivals.back(), arrivals.back(), LatencySlo{60, 0, 0, 0.99, 0.99}).slo_met;
   };
   std::vector<RateTrial> trials;
   auto peak = FindPeakRate(25, 0.02, 30, meets, trials);

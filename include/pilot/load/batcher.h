@@ -9,7 +9,9 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace pilot {
@@ -25,13 +27,19 @@ struct ServiceSettings {
   double deadline_ms = 0;  // > 0: a request still queued this long after it arrived times out
 };
 
-enum class RequestOutcome { kCompleted, kOverCapacity, kTimedOut, kFailed };
-const char* RequestOutcomeName(RequestOutcome outcome);  // completed | over_capacity | timed_out | failed
+// Every issued request ends in exactly one: served (completed), refused at capacity, rejected
+// by its item's own reason (the prechecks, the service's largest request, the stage), past its
+// deadline while queued, or failed with its batch.
+enum class RequestOutcome { kCompleted, kOverCapacity, kRejected, kTimedOut, kFailed };
+// completed | over_capacity | rejected | timed_out | failed
+const char* RequestOutcomeName(RequestOutcome outcome);
+std::optional<RequestOutcome> RequestOutcomeFromName(std::string_view name);
 
 class Batcher {
  public:
   explicit Batcher(ServiceSettings settings) : s_(settings) {}
-  // Request `id` arrives at `now_ms`: queued (true), or refused at capacity (false).
+  // Request `id` arrives at `now_ms`: queued (true), or refused at capacity (false). Queued
+  // requests past their deadline by then leave the queue first (TimedOut()).
   bool Arrive(std::uint64_t id, double now_ms);
   // The server is idle at `now_ms`. First, queued requests past their deadline are moved to
   // TimedOut(). Then: the batch to start now (full, or its oldest has waited max_wait), or
@@ -42,6 +50,7 @@ class Batcher {
   std::size_t queued() const { return queue_.size(); }
 
  private:
+  void Expire(double now_ms);
   struct Waiting {
     std::uint64_t id;
     double arrived_ms;
@@ -60,6 +69,14 @@ struct RequestRecord {
   double finished_ms =
       0;                  // completed, failed: its batch's end; refused: its arrival; timed out: its deadline
   std::size_t batch = 0;  // its batch's size (completed, failed)
+  // What a load test adds (load_driver.h): the manifest item it carries (its index), a rejected
+  // request's reason, and a generated completion's tokens and times, from its arrival.
+  std::size_t item = 0;
+  std::string reason;
+  std::uint64_t output_tokens = 0;
+  std::optional<double> ttft_ms;  // arrival to first token (a generator's)
+  std::optional<double> tpot_ms;  // mean of itl_ms (two tokens or more)
+  std::vector<double> itl_ms;     // the gaps between its tokens
   double queue_wait_ms() const { return started_ms - arrived_ms; }
   double end_to_end_ms() const { return finished_ms - arrived_ms; }
 };

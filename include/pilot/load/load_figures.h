@@ -14,11 +14,16 @@
 
 namespace pilot {
 
-// The SLO on end-to-end latency: its `percentile` at most `bound_ms`, judged at `confidence`.
+// The SLO: a request meets it when it completed with its end-to-end latency at most bound_ms
+// and, for a generator, its time to first token at most ttft_ms and its time per output token at
+// most tpot_ms (each bound 0: not part of the SLO; at least one is set). The SLO is met when
+// `percentile` of the requests meet it, judged at `confidence` (LoadGen's early stopping).
 struct LatencySlo {
-  double bound_ms = 0;  // > 0
+  double bound_ms = 0;  // end to end
+  double ttft_ms = 0, tpot_ms = 0;
   double percentile = 0.99;
   double confidence = 0.99;
+  bool Meets(const RequestRecord& r) const;
 };
 
 struct PercentileFigure {
@@ -28,10 +33,17 @@ struct PercentileFigure {
 };
 
 struct LoadFigures {
-  std::size_t issued = 0, completed = 0, over_capacity = 0, timed_out = 0, failed = 0;
-  double offered_per_s = 0, achieved_per_s = 0;          // issued and completed over the duration
-  std::vector<PercentileFigure> queue_wait, end_to_end;  // of the completed requests
-  // The SLO: a request meets it when it completed within bound_ms; any other outcome does not.
+  std::size_t issued = 0, completed = 0, over_capacity = 0, rejected = 0, timed_out = 0, failed = 0;
+  // issued over the issuing window; completed over the duration
+  double offered_per_s = 0, achieved_per_s = 0;
+  std::vector<PercentileFigure> queue_wait, service, end_to_end;  // of the completed requests
+  // A generator's completed requests: output tokens, their rate over the duration, and TTFT
+  // (from arrival), TPOT (per request) and ITL (every gap between tokens). Empty otherwise.
+  std::uint64_t output_tokens = 0;
+  double output_tokens_per_s = 0;
+  std::vector<PercentileFigure> ttft, tpot, itl;
+  // The SLO: a request meets it when it completed within its bounds (LatencySlo). Refused, timed-out
+  // and failed requests do not; rejected ones (their item's own reason) are left out of the verdict.
   std::size_t within_slo = 0;
   double goodput_per_s = 0;  // within_slo over the duration
   bool slo_met = false;      // the percentile meets the bound at the confidence (early stopping)
@@ -39,9 +51,12 @@ struct LoadFigures {
   std::optional<double> percentile_bound_ms;  // the percentile's bound at the confidence (completed only)
 };
 
-// `duration_ms` > 0: from the first issue to the end of the run.
-LoadFigures SummarizeLoad(const std::vector<RequestRecord>& records, double duration_ms,
+// `issue_ms`: from the start to the last request's arrival; `duration_ms`: from the start to
+// the last request's end (rates are 0 when either is not above 0).
+LoadFigures SummarizeLoad(const std::vector<RequestRecord>& records, double issue_ms, double duration_ms,
                           const LatencySlo& slo);
+// The five percentiles (0.5, 0.9, 0.95, 0.99, 0.999), nearest rank, each with the count.
+std::vector<PercentileFigure> Percentiles(std::vector<double> values);
 
 // One rate tried by the search, and whether it met the SLO.
 struct RateTrial {

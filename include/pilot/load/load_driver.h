@@ -1,0 +1,89 @@
+// One step of a load test (docs/load.md): requests issued on a schedule (an arrival process at a
+// rate) or by a number of clients (each issuing its next request when its last one ends), through
+// the Batcher's queue to one server that serves a batch at a time. One thread does it all: a
+// request's arrival is its scheduled time, whenever the server gets to it, so that a busy server
+// never delays the clock its latency is measured from (no coordinated omission). Time is a
+// LoadClock's: the real one (clock_nanosleep on CLOCK_MONOTONIC) or, in the tests, a fake.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "pilot/clock.h"
+#include "pilot/load/arrivals.h"
+#include "pilot/load/batcher.h"
+
+namespace pilot {
+
+class LoadClock {
+ public:
+  virtual ~LoadClock() = default;
+  virtual double NowMs() = 0;
+  // Returns at `at_ms` or later, or earlier when a signal arrives (the caller looks again).
+  virtual void SleepUntilMs(double at_ms) = 0;
+};
+
+// A Clock's monotonic time (CLOCK_MONOTONIC), in milliseconds since this was made; sleeps with
+// its clock_nanosleep(TIMER_ABSTIME) in slices of at most 50 ms, so that an interrupt is seen
+// within that.
+class RealLoadClock : public LoadClock {
+ public:
+  explicit RealLoadClock(Clock& clock);
+  double NowMs() override;
+  void SleepUntilMs(double at_ms) override;
+
+ private:
+  Clock& clock_;
+  double origin_s_ = 0;
+};
+
+// What serving one request gave: completed, rejected (the stage's reason) or failed (with its
+// batch). A generator's tokens carry their times from the call's start.
+struct ServedItem {
+  RequestOutcome outcome = RequestOutcome::kCompleted;
+  std::string reason;
+  std::uint64_t output_tokens = 0;
+  std::vector<double> token_ms;
+};
+
+// The service under test: its batcher's settings, each manifest item's rejection at arrival
+// (empty: served; else the reason, such as `too_large`), and the server, which takes the items'
+// indices of one batch and returns one ServedItem each, in order (any other count: the batch
+// failed).
+struct LoadTarget {
+  ServiceSettings service;
+  std::vector<std::string> rejection;
+  std::function<std::vector<ServedItem>(const std::vector<std::size_t>& items)> serve;
+};
+
+enum class LoadMode { kRate, kConcurrency };
+
+// The most requests one step issues, whatever its duration.
+inline constexpr std::uint64_t kMaxStepRequests = 1u << 20;
+
+struct LoadStep {
+  LoadMode mode = LoadMode::kRate;
+  ArrivalProcess arrivals;      // kRate
+  std::uint64_t seed = 0;       // kRate: the schedule's
+  std::size_t concurrency = 1;  // kConcurrency: clients
+  double duration_ms = 0;       // > 0: issue for this long
+  std::uint64_t requests = 0;   // > 0: issue this many (with both, whichever ends first)
+};
+
+struct LoadStepResult {
+  std::vector<RequestRecord> records;  // in issue order, ids 0..n-1; times from the step's start
+  double issue_ms = 0;                 // the last arrival
+  double duration_ms = 0;              // the last request's end
+  bool interrupted = false;            // issuing stopped early; what was queued was still served
+};
+
+// Runs one step to its end: issuing stops at its duration or count (or when `should_stop` says
+// so), then the queue is served out. Request k carries item k mod items. Every issued request has
+// exactly one outcome.
+LoadStepResult RunLoadStep(const LoadStep& step, const LoadTarget& target, LoadClock& clock,
+                           const std::function<bool()>& should_stop);
+
+}  // namespace pilot
