@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# report.html in a real browser: Debian's chromium renders a sweep's page headless to a PNG,
+# report.html in a real browser: Debian's chromium renders a sweep's page and a load test's headless to a PNG,
 # which must not be blank (the charts' colours are there), and any console message or script
 # error it logs fails the test. A control page with a deliberate script error shows that the
 # check can fail.
@@ -35,8 +35,10 @@ render "$WORK/sw/data/report.html" "$WORK/report.png" "$WORK/report.log"
 errors=$(console_errors "$WORK/report.log")
 [ -z "$errors" ] || fail "chromium logged console errors for report.html: $errors"
 
-# Not blank: decode the PNG (zlib, PNG row filters) and count what is not background.
-"$PY" - "$WORK/report.png" <<'EOF'
+# not_blank PNG: decode the PNG (zlib, PNG row filters) and count what is not background: the
+# charts' colours, and the limit's red (a sweep's cross, a load's SLO line).
+not_blank() {
+"$PY" - "$1" <<'EOF'
 import struct, sys, zlib
 data = open(sys.argv[1], "rb").read()
 assert data[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
@@ -78,4 +80,27 @@ assert share > 0.02, "the page rendered (nearly) blank"
 assert len(colours) >= 8, "too few colours for charts with a line per group"
 assert red > 20, "the limit's mark is not on the page"
 EOF
+}
+not_blank "$WORK/report.png"
+
+# A load test's report (a short ladder): its latency CDF and rate-against-latency curve, the SLO's
+# bound drawn in red on both.
+"$PY" - "$SRC" "$WORK/load.json" <<'EOF'
+import json, sys
+src = sys.argv[1]
+d = json.load(open(src + "/config/pilot.json"))
+d["manifest"] = src + "/data/pilot/manifest.json"
+d["stage"]["model"] = src + "/data/models/langid/langid.pt"
+d["device"] = "cpu"
+d["service"]["slo"]["e2e_ms"] = 5
+open(sys.argv[2], "w").write(json.dumps(d))
+EOF
+rc=0  # the SLO met or missed (0 or 4), as the shared machine's timing decides: the page is the same
+"$PILOT" load --params "$WORK/load.json" --rate-ladder --duration 0.3 --max-steps 4 --out "$WORK/ld" -q \
+  >"$WORK/ld.out" 2>&1 || rc=$?
+[ "$rc" = 0 ] || [ "$rc" = 4 ] || { cat "$WORK/ld.out"; fail "pilot load exited $rc"; }
+render "$WORK/ld/data/report.html" "$WORK/load.png" "$WORK/load.log"
+errors=$(console_errors "$WORK/load.log")
+[ -z "$errors" ] || fail "chromium logged console errors for the load's report.html: $errors"
+not_blank "$WORK/load.png"
 echo "sweep_browser: ok"

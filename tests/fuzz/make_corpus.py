@@ -4,6 +4,7 @@
 Usage: tests/fuzz/make_corpus.py RUN_DIR [EMBED_RUN_DIR]
        tests/fuzz/make_corpus.py --embedding EMBED_RUN_DIR
        tests/fuzz/make_corpus.py --generation   (the generator's seeds alone, gen-*)
+       tests/fuzz/make_corpus.py --load         (a load folder's seeds alone, load_records/)
   RUN_DIR: a finished run folder of the bundled default pilot (`pilot run --runs-dir D`),
   whose data/journal.jsonl, data/results.jsonl, data/run.json and manifest-sha256.txt are
   taken as the realistic seeds; data/pilot/manifest.json and config/pilot.json come from
@@ -495,10 +496,42 @@ def generation_seeds():
     write(t, "gen-eos-bad", "pilot.eos_token_ids\0[-1, 2147483648, \"5\", 1.5]\0pilot.layers\099999999999999999999")
 
 
+def load_seeds():
+    """Seeds of a load folder's request lines and service (docs/load.md); the first byte picks the parser."""
+    t = "load_records"
+    done = {"step": 0, "request": 0, "item": "doc-01", "outcome": "completed", "arrived_ms": 2.5,
+            "started_ms": 4.5, "finished_ms": 4.9, "batch": 2, "output_tokens": 0}
+    gen = dict(done, output_tokens=4, ttft_ms=2.1, tpot_ms=0.2, itl_ms=[0.2, 0.19, 0.21])
+    lines = [done, gen,
+             {"step": 0, "request": 2, "item": "doc-11", "outcome": "rejected", "reason": "too_large",
+              "arrived_ms": 7.5, "started_ms": 7.5, "finished_ms": 7.5, "batch": 0},
+             {"step": 0, "request": 3, "item": "doc-02", "outcome": "over_capacity", "arrived_ms": 10,
+              "started_ms": 10, "finished_ms": 10, "batch": 0},
+             {"step": 0, "request": 4, "item": "doc-03", "outcome": "timed_out", "arrived_ms": 12.5,
+              "started_ms": 1012.5, "finished_ms": 1012.5, "batch": 0},
+             {"step": 0, "request": 5, "item": "doc-04", "outcome": "failed", "reason": "stage_error",
+              "arrived_ms": 15, "started_ms": 16, "finished_ms": 30, "batch": 3}]
+    write(t, "line", b"\0" + json.dumps(done).encode())
+    write(t, "line-gen", b"\0" + json.dumps(gen).encode())
+    write(t, "line-huge", b"\0" + json.dumps(done).replace('2.5', '1e400').encode())
+    write(t, "line-order", b"\0" + json.dumps(dict(done, started_ms=1)).encode())
+    write(t, "line-itl", b"\0" + json.dumps(dict(gen, itl_ms=["x", -1])).encode())
+    svc = {"max_request_bytes": 65536, "max_batch": 8, "max_wait_ms": 2, "queue_bound": 64,
+           "at_capacity": "refuse", "deadline_ms": 1000, "slo": {"percentile": 0.99, "confidence": 0.9, "e2e_ms": 50}}
+    write(t, "service", b"\1" + json.dumps(svc).encode())
+    grow = dict(svc, at_capacity="grow", grow_bound=256, slo={"e2e_ms": 100, "ttft_ms": 50, "tpot_ms": 5})
+    write(t, "service-gen", b"\2" + json.dumps(grow).encode())
+    write(t, "service-bad", b"\1" + json.dumps(dict(svc, max_batch=10**30, slo={})).encode())
+    write(t, "step", b"\3" + "\n".join(json.dumps(l) for l in lines).encode())
+
+
 def main():
     args = sys.argv[1:]
     if args == ["--generation"]:
         generation_seeds()
+        return
+    if args == ["--load"]:
+        load_seeds()
         return
     if len(args) == 2 and args[0] == "--embedding":
         run_dir, embed_dir = None, args[1]
@@ -513,6 +546,7 @@ def main():
         for make in (npy_header, sidecar_header, embed_result_record, embed_journal, embed_run_record):
             make(embed_dir)
     generation_seeds()
+    load_seeds()
     for target in sorted(os.listdir(CORPUS)):
         files = os.listdir(os.path.join(CORPUS, target))
         assert len(files) <= 60, (target, len(files))

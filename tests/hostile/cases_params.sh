@@ -469,3 +469,92 @@ hc_params__generation_context_left_for_no_prompt() {
   refuse 'generation\.max_new_tokens' 'context of 48'
   rung --run-id gx
 }
+
+# --- service: what `pilot load` drives, from config/pilot.json -------------------------------------
+LPF=proj/config/l.json
+# lp 'python on d': l.json from the bundled parameters, edited.
+lp() {
+  python3 - "proj/config/pilot.json" "$LPF" "$1" <<'PYEOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+exec(sys.argv[3])
+open(sys.argv[2], "w").write(json.dumps(d, indent=2) + "\n")
+PYEOF
+}
+runl() { hrun load --params "$LPF" --runs-dir runs --rate 1000 --requests 24 "$@"; }
+hc_params__service_control() {
+  # A generous SLO at the median: 18 served requests show it at 50% confidence.
+  lp 'd["service"]["slo"] = {"percentile": 0.5, "confidence": 0.5, "e2e_ms": 60000}'
+  want_rc 0
+  runl
+}
+hc_params__service_missing() {
+  lp 'del d["service"]'
+  refuse 'l\.json' 'service'
+  runl
+}
+hc_params__service_not_an_object() {
+  lp 'd["service"] = "fast"'
+  refuse 'l\.json' 'service' 'object'
+  runl
+}
+hc_params__service_max_batch_huge() {
+  lp 'd["service"]["max_batch"] = 10**30'
+  refuse 'l\.json' 'service\.max_batch'
+  runl
+}
+hc_params__service_queue_bound_zero() {
+  lp 'd["service"]["queue_bound"] = 0'
+  refuse 'l\.json' 'service\.queue_bound'
+  runl
+}
+hc_params__service_wait_a_string() {
+  lp 'd["service"]["max_wait_ms"] = "2"'
+  refuse 'l\.json' 'service\.max_wait_ms'
+  runl
+}
+hc_params__service_grow_below_the_queue() {
+  lp 'd["service"].update(at_capacity="grow", grow_bound=1)'
+  refuse 'l\.json' 'service\.grow_bound'
+  runl
+}
+hc_params__service_at_capacity_unknown() {
+  lp 'd["service"]["at_capacity"] = "drop-oldest"'
+  refuse 'l\.json' 'service\.at_capacity'
+  runl
+}
+hc_params__service_slo_without_a_bound() {
+  lp 'd["service"]["slo"] = {"percentile": 0.99}'
+  refuse 'l\.json' 'service\.slo\.e2e_ms'
+  runl
+}
+hc_params__service_slo_percentile_one() {
+  lp 'd["service"]["slo"]["percentile"] = 1'
+  refuse 'l\.json' 'service\.slo\.percentile'
+  runl
+}
+hc_params__service_ttft_on_a_classifier() {
+  lp 'd["service"]["slo"]["ttft_ms"] = 5'
+  refuse 'l\.json' 'service\.slo\.ttft_ms' 'generates'
+  runl
+}
+hc_params__service_deadline_huge() {
+  lp 'd["service"]["deadline_ms"] = 1e300'
+  refuse 'l\.json' 'service\.deadline_ms'
+  runl
+}
+hc_params__service_secret_key() {
+  lp 'd["service"]["api_key"] = "sk-proj-'"$MARKER"'0123456789abcdefABCDEF"'
+  refuse 'l\.json' 'service\.api_key' 'credential'
+  runl
+}
+hc_params__service_unknown_key() {
+  lp 'd["service"]["replicas"] = 3'
+  refuse 'l\.json' 'replicas'
+  runl
+}
+hc_params__service_concurrency_past_the_queue() {
+  lp 'd["service"]["queue_bound"] = 4'
+  refuse 'concurrency'
+  hrun load --params "$LPF" --runs-dir runs --concurrency 5 --requests 10
+}

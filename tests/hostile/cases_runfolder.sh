@@ -2451,3 +2451,117 @@ PYEOF
   guard "$C/$GP"
   hrun resume "$GP"
 }
+
+# --- a load folder (pilot load), edited and re-hashed as a forger would -------------------------
+LG=runs/lgood
+verify_lgood() { guard "$C/$LG"; hrun verify "$LG"; }
+# load_edit 'python on lines (the request records, parsed) and load (load.json)'
+load_edit() {
+  python3 - "$LG/data/requests.jsonl" "$LG/data/load.json" "$1" <<'PYEOF'
+import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1])]
+load = json.load(open(sys.argv[2]))
+exec(sys.argv[3])
+open(sys.argv[1], "w").write("".join(json.dumps(l, separators=(",", ":")) + "\n" for l in lines))
+open(sys.argv[2], "w").write(json.dumps(load, indent=2) + "\n")
+PYEOF
+}
+hc_runfolder__verify_load_control() {
+  copy_run lgood || return
+  want_rc 0
+  verify_lgood
+}
+hc_runfolder__verify_load_outcome_changed() {
+  copy_run lgood || return
+  load_edit 'lines[0]["outcome"] = "over_capacity"'
+  rehash "$LG"
+  finding 'load\.json' 'step 0' 'figures differ'
+  verify_lgood
+}
+hc_runfolder__verify_load_request_dropped() {
+  copy_run lgood || return
+  load_edit 'del lines[5]'
+  rehash "$LG"
+  finding 'requests\.jsonl:6' 'request 6 of step 0 where request 5 was due'
+  verify_lgood
+}
+hc_runfolder__verify_load_request_twice() {
+  copy_run lgood || return
+  load_edit 'lines.insert(3, lines[2])'
+  rehash "$LG"
+  finding 'requests\.jsonl:4' 'where request 3 was due'
+  verify_lgood
+}
+hc_runfolder__verify_load_step_not_in_load_json() {
+  copy_run lgood || return
+  load_edit 'lines[0]["step"] = 9'
+  rehash "$LG"
+  finding 'requests\.jsonl:1' 'names step 9'
+  verify_lgood
+}
+hc_runfolder__verify_load_verdict_flipped() {
+  copy_run lgood || return
+  load_edit 'load["verdict"]["slo_met"] = not load["verdict"]["slo_met"]'
+  rehash "$LG"
+  finding 'load\.json' 'verdict'
+  verify_lgood
+}
+hc_runfolder__verify_load_figures_edited() {
+  copy_run lgood || return
+  load_edit 'load["steps"][0]["figures"]["e2e_ms"]["p99"]["ms"] = 0.001'
+  rehash "$LG"
+  finding 'load\.json' 'figures differ'
+  verify_lgood
+}
+hc_runfolder__verify_load_service_edited() {
+  copy_run lgood || return
+  pyedit "$LG/data/run.json" 'd["service"]["slo"]["e2e_ms"] = 12345'
+  rehash "$LG"
+  finding 'load\.json' 'service differs'
+  verify_lgood
+}
+hc_runfolder__verify_load_itl_not_numbers() {
+  copy_run lgood || return
+  load_edit 'r = next(l for l in lines if l.get("itl_ms")); r["itl_ms"][0] = "soon"'
+  rehash "$LG"
+  finding 'requests\.jsonl' 'itl_ms'
+  verify_lgood
+}
+hc_runfolder__verify_load_huge_number() {
+  copy_run lgood || return
+  sed -i '1s/"arrived_ms":[0-9.]*/"arrived_ms":1e999/' "$LG/data/requests.jsonl"
+  rehash "$LG"
+  finding 'requests\.jsonl:1'
+  quick
+  verify_lgood
+}
+hc_runfolder__verify_load_requests_a_link_to_a_secret() {
+  copy_run lgood || return
+  rm "$LG/data/requests.jsonl"
+  ln -s "$C/outside/secret.txt" "$LG/data/requests.jsonl"
+  rehash "$LG"
+  finding 'requests\.jsonl'
+  verify_lgood
+}
+hc_runfolder__verify_load_requests_endless() {
+  copy_run lgood || return
+  rm "$LG/data/requests.jsonl"
+  mkfifo "$LG/data/requests.jsonl"
+  finding 'requests\.jsonl'
+  quick
+  verify_lgood
+}
+hc_runfolder__resume_load_refused() {
+  copy_run lgood || return
+  want_rc 2
+  want_err 'does not resume'
+  guard "$C/$LG"
+  hrun resume "$LG"
+}
+hc_runfolder__status_load() {
+  copy_run lgood || return
+  want_rc 0
+  want_err
+  guard "$C/$LG"
+  hrun status "$LG"
+}
