@@ -3,14 +3,16 @@
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
-#include <deque>
+#include <functional>
 #include <limits>
+#include <queue>
 
 namespace pilot {
 
 namespace {
 
 constexpr double kNever = std::numeric_limits<double>::infinity();
+constexpr double kTickMs = 5000;  // how often a long step reports its progress
 
 }  // namespace
 
@@ -25,7 +27,7 @@ void RealLoadClock::SleepUntilMs(double at_ms) {
 }
 
 LoadStepResult RunLoadStep(const LoadStep& step, const LoadTarget& target, LoadClock& clock,
-                           const std::function<bool()>& should_stop) {
+                           const std::function<bool()>& should_stop, const LoadTick& on_tick) {
   LoadStepResult out;
   auto& records = out.records;
   const std::size_t items = target.rejection.size();
@@ -45,11 +47,17 @@ LoadStepResult RunLoadStep(const LoadStep& step, const LoadTarget& target, LoadC
   };
   // Open loop: the schedule's next arrival. Closed loop: each client's next arrival.
   double next_arrival = step.mode == LoadMode::kRate ? schedule.Next() * 1000.0 : kNever;
-  std::deque<double> clients;
-  if (step.mode == LoadMode::kConcurrency) clients.assign(std::max<std::size_t>(1, step.concurrency), 0.0);
+  // Each client's next arrival, the earliest on top.
+  std::priority_queue<double, std::vector<double>, std::greater<double>> clients;
+  if (step.mode == LoadMode::kConcurrency) {
+    for (std::size_t c = 0; c < std::max<std::size_t>(1, step.concurrency); ++c) clients.push(0.0);
+  }
+  std::size_t done = 0;  // requests with their outcome
   auto ended = [&](double at) {
-    if (step.mode == LoadMode::kConcurrency) clients.push_back(at);
+    ++done;
+    if (step.mode == LoadMode::kConcurrency) clients.push(at);
   };
+  double next_tick = kTickMs;
   auto issue = [&](double at) {
     RequestRecord r;
     r.id = records.size();
@@ -92,15 +100,17 @@ LoadStepResult RunLoadStep(const LoadStep& step, const LoadTarget& target, LoadC
       }
       if (!may_issue(next_arrival)) next_arrival = kNever;
     } else {
-      std::sort(clients.begin(), clients.end());
-      while (!clients.empty() && clients.front() <= now) {
-        const double at = clients.front();
-        clients.pop_front();
+      while (!clients.empty() && clients.top() <= now) {
+        const double at = clients.top();
+        clients.pop();
         if (may_issue(at)) issue(at);
         settle_timeouts();
-        std::sort(clients.begin(), clients.end());
       }
-      if (!issuing || records.size() >= most) clients.clear();
+      if (!issuing || records.size() >= most) clients = {};
+    }
+    if (on_tick && now >= next_tick) {
+      on_tick(now, records.size(), done);
+      next_tick = now + kTickMs;
     }
     double wake = kNever;
     std::vector<std::uint64_t> batch = batcher.TakeBatch(now, wake);
@@ -145,8 +155,8 @@ LoadStepResult RunLoadStep(const LoadStep& step, const LoadTarget& target, LoadC
     }
     // Nothing to start now: sleep to the next arrival, the batcher's wake-up or a client's turn.
     double next = std::min(wake, next_arrival);
-    if (step.mode == LoadMode::kConcurrency && !clients.empty())
-      next = std::min(next, *std::min_element(clients.begin(), clients.end()));
+    if (step.mode == LoadMode::kConcurrency && !clients.empty()) next = std::min(next, clients.top());
+    if (on_tick) next = std::min(next, next_tick);
     if (!(next < kNever)) break;
     clock.SleepUntilMs(start + next);
     if (clock.NowMs() - start >= next - 1e-6) reached = std::max(reached, next);

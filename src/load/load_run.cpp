@@ -222,7 +222,16 @@ class LoadSession {
     RealLoadClock clock(clock_);
     LoadStepRecord s;
     s.step = step;
-    s.result = RunLoadStep(step, target_, clock, control_.should_stop);
+    LoadTick tick;
+    if (control_.on_progress) {
+      const std::size_t index = steps_.size();
+      tick = [this, index](double now_ms, std::size_t issued, std::size_t done) {
+        control_.on_progress("step " + std::to_string(index) + ": " + FixedDecimals(now_ms / 1000.0, 0) +
+                             " s, " + std::to_string(issued) + " issued, " + std::to_string(done) +
+                             " answered");
+      };
+    }
+    s.result = RunLoadStep(step, target_, clock, control_.should_stop, tick);
     RoundTimes(s.result.records);
     s.result.issue_ms = Round3(s.result.issue_ms);
     s.result.duration_ms = Round3(s.result.duration_ms);

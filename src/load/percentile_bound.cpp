@@ -10,20 +10,34 @@ double BinomialCdf(std::uint64_t k, std::uint64_t n, double q) {
   if (q >= 1) return 0;
   const double nd = static_cast<double>(n);
   const double lq = std::log(q), lp = std::log1p(-q), ln_fact = std::lgamma(nd + 1);
-  // The terms rise to the mode and fall after it: summed from the largest exponent so that
-  // nothing underflows to 0 before it counts.
-  double log_max = -INFINITY;
-  std::vector<double> logs;
-  logs.reserve(static_cast<std::size_t>(k) + 1);
-  for (std::uint64_t i = 0; i <= k; ++i) {
+  auto log_term = [&](std::uint64_t i) {
     const double id = static_cast<double>(i);
-    const double t = ln_fact - std::lgamma(id + 1) - std::lgamma(nd - id + 1) + id * lq + (nd - id) * lp;
-    logs.push_back(t);
-    log_max = std::max(log_max, t);
+    return ln_fact - std::lgamma(id + 1) - std::lgamma(nd - id + 1) + id * lq + (nd - id) * lp;
+  };
+  // The terms rise to the mode and fall after it. Below the mode the CDF is summed from k down,
+  // its largest term first; above it, 1 less the upper tail, summed from k + 1 up. Either way the
+  // sum stops once a term is below e^-60 of the first (about 1e-26: nothing a double keeps), so
+  // a tail costs about its width in terms, not n.
+  constexpr double kNegligible = -60;
+  const auto mode = static_cast<std::uint64_t>(std::floor((nd + 1) * q));
+  if (k < mode) {
+    const double first = log_term(k);
+    double sum = 0;
+    for (std::uint64_t i = k + 1; i-- > 0;) {
+      const double t = log_term(i) - first;
+      if (t < kNegligible) break;
+      sum += std::exp(t);
+    }
+    return std::min(1.0, std::exp(first + std::log(sum)));
   }
+  const double first = log_term(k + 1);
   double sum = 0;
-  for (double t : logs) sum += std::exp(t - log_max);
-  return std::min(1.0, std::exp(log_max + std::log(sum)));
+  for (std::uint64_t i = k + 1; i <= n; ++i) {
+    const double t = log_term(i) - first;
+    if (t < kNegligible) break;
+    sum += std::exp(t);
+  }
+  return std::max(0.0, 1.0 - std::exp(first + std::log(sum)));
 }
 
 namespace {
@@ -58,7 +72,11 @@ PercentileVerdict EarlyStopping(std::uint64_t n, std::uint64_t over, double p, d
 
 std::optional<std::uint64_t> AllowedOver(std::uint64_t n, double p, double c) {
   if (!Meets(n, 0, p, c)) return std::nullopt;
-  std::uint64_t lo = 0, hi = n;  // lo meets; hi (= n: all over) never does
+  // lo meets; hi never does. With c >= 0.5 the bound lies below the expected count of overs,
+  // n (1 - p), where the CDF is about one half: searched from there (or from n, all over).
+  std::uint64_t lo = 0, hi = std::min<std::uint64_t>(
+                            n, static_cast<std::uint64_t>(static_cast<double>(n) * (1 - p)) + 1);
+  if (Meets(n, hi, p, c)) hi = n;
   while (hi - lo > 1) {
     const std::uint64_t mid = lo + (hi - lo) / 2;
     (Meets(n, mid, p, c) ? lo : hi) = mid;

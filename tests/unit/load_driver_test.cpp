@@ -11,6 +11,7 @@
 #include "pilot/load/load_figures.h"
 #include "pilot/load/load_run.h"
 #include "pilot/load/load_service.h"
+#include "pilot/load/percentile_bound.h"
 
 namespace pilot {
 namespace {
@@ -330,6 +331,40 @@ TEST(LoadRecords, ARequestRoundTripsAndAHostileLineIsRefused) {
       EXPECT_NE((q.error().what + q.error().where).find("requests.jsonl:7"), std::string::npos);
     }
   }
+}
+
+}  // namespace
+}  // namespace pilot
+
+namespace pilot {
+namespace {
+
+TEST(LoadFigures, TheBinomialCdfSummedFromItsLargestTermEqualsTheWholeSum) {
+  // Against every term summed in long double, below and above the mode, in both tails.
+  for (std::uint64_t n : {1u, 7u, 60u, 333u}) {
+    for (double q : {0.001, 0.01, 0.1, 0.5, 0.9}) {
+      for (std::uint64_t k = 0; k < n; k += std::max<std::uint64_t>(1, n / 17)) {
+        long double sum = 0;
+        for (std::uint64_t i = 0; i <= k; ++i) {
+          const long double t = std::lgamma(static_cast<long double>(n) + 1) -
+                                std::lgamma(static_cast<long double>(i) + 1) -
+                                std::lgamma(static_cast<long double>(n - i) + 1) +
+                                static_cast<long double>(i) * std::log(static_cast<long double>(q)) +
+                                static_cast<long double>(n - i) * std::log1p(-static_cast<long double>(q));
+          sum += std::exp(t);
+        }
+        const double want = static_cast<double>(std::min<long double>(1, sum));
+        EXPECT_NEAR(BinomialCdf(k, n, q), want, 1e-12 + 1e-9 * want) << "n " << n << " q " << q << " k " << k;
+      }
+    }
+  }
+  // A million requests: the search for the allowed misses stays near n (1 - p), not n.
+  const auto allowed = AllowedOver(1000000, 0.99, 0.99);
+  ASSERT_TRUE(allowed);
+  EXPECT_GT(*allowed, 9700u);
+  EXPECT_LT(*allowed, 10000u);
+  EXPECT_TRUE(EarlyStopping(1000000, *allowed, 0.99, 0.99).met);
+  EXPECT_FALSE(EarlyStopping(1000000, *allowed + 1, 0.99, 0.99).met);
 }
 
 }  // namespace

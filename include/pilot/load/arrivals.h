@@ -1,4 +1,4 @@
-// The arrival process of a load test (docs: issue 33, `pilot load`, not yet a command): when each
+// The arrival process of a load test (`pilot load`, docs/load.md): when each
 // request is issued, from a seed alone. Each gap is drawn from the counter-based generator of
 // sampling.h keyed by the seed and the request's index, so a schedule is the same on every
 // machine and a request's time does not depend on how many were drawn before it.

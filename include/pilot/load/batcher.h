@@ -1,8 +1,7 @@
-// The in-process service of a load test (groundwork of `pilot load`, issue 33, not yet a
-// command): a bounded queue in front of one model, a dynamic batcher that starts a batch when
-// it is full or its oldest request has waited max_wait, a defined behaviour at capacity, and a
-// request deadline. Time is whatever the caller passes (milliseconds from the start): the same
-// code runs under the real clock and, in the tests and SimulateService, under a virtual one.
+// The in-process service of a load test (`pilot load`, docs/load.md): a bounded queue in front of one model,
+// a dynamic batcher that starts a batch when it is full or its oldest request has waited max_wait, a defined
+// behaviour at capacity, and a request deadline. Time is whatever the caller passes (milliseconds from the
+// start): the same code runs under the real clock and, in the tests and SimulateService, under a virtual one.
 #pragma once
 
 #include <cstddef>

@@ -80,10 +80,14 @@ struct LoadStepResult {
   bool interrupted = false;            // issuing stopped early; what was queued was still served
 };
 
+// A long step's progress, every 5 s of it: the time (ms from the step's start), the requests
+// issued and those with their outcome.
+using LoadTick = std::function<void(double now_ms, std::size_t issued, std::size_t done)>;
+
 // Runs one step to its end: issuing stops at its duration or count (or when `should_stop` says
 // so), then the queue is served out. Request k carries item k mod items. Every issued request has
 // exactly one outcome.
 LoadStepResult RunLoadStep(const LoadStep& step, const LoadTarget& target, LoadClock& clock,
-                           const std::function<bool()>& should_stop);
+                           const std::function<bool()>& should_stop, const LoadTick& on_tick = nullptr);
 
 }  // namespace pilot

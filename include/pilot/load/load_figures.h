@@ -1,7 +1,6 @@
-// What a load test's requests add up to (groundwork of `pilot load`, issue 33, not yet a
-// command): the count of each outcome, offered and achieved rates, latency percentiles each
-// with the count behind it, goodput, and the SLO verdict with LoadGen's early-stopping bound;
-// and the search for the highest rate that meets the SLO.
+// What a load test's requests add up to (`pilot load`, docs/load.md): the count of each outcome, offered and
+// achieved rates, latency percentiles each with the count behind it, goodput, and the SLO verdict with
+// LoadGen's early-stopping bound; and the search for the highest rate that meets the SLO.
 #pragma once
 
 #include <cstddef>

@@ -1,5 +1,5 @@
 // How sure a latency percentile is, given the number of requests behind it (MLPerf LoadGen's
-// early stopping; groundwork of `pilot load`, issue 33, not yet a command). With n requests of
+// early stopping; `pilot load`, docs/load.md). With n requests of
 // which k exceeded a latency bound, the p-th percentile meets the bound with confidence c when
 // P(Binomial(n, 1 - p) <= k) <= 1 - c: were 1 - p of all requests (or more) over the bound, so
 // few of n would exceed it less than 1 - c of the time.
