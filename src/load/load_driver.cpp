@@ -156,8 +156,8 @@ LoadStepResult RunLoadStep(const LoadStep& step, const LoadTarget& target, LoadC
     // Nothing to start now: sleep to the next arrival, the batcher's wake-up or a client's turn.
     double next = std::min(wake, next_arrival);
     if (step.mode == LoadMode::kConcurrency && !clients.empty()) next = std::min(next, clients.top());
+    if (!(next < kNever)) break;  // nothing queued, nothing more to issue: the step is over
     if (on_tick) next = std::min(next, next_tick);
-    if (!(next < kNever)) break;
     clock.SleepUntilMs(start + next);
     if (clock.NowMs() - start >= next - 1e-6) reached = std::max(reached, next);
   }

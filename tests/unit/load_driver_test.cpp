@@ -239,6 +239,20 @@ TEST(LoadDriver, ADurationEndsIssuingAndTheCountCapsIt) {
       << "arrivals every 7.8125 ms: the 128th, at 1000 ms, is past the duration";
   step.requests = 7;
   EXPECT_EQ(RunLoadStep(step, Target(server, 1, s), clock, nullptr).records.size(), 7u);
+  // A long step reports its progress every 5 s, and still ends when its work does.
+  step.requests = 0;
+  step.duration_ms = 12000;
+  std::vector<std::pair<double, std::size_t>> ticks;
+  const LoadStepResult r = RunLoadStep(step, Target(server, 1, s), clock, nullptr,
+                                       [&](double now, std::size_t issued, std::size_t done) {
+                                         ticks.emplace_back(now, issued);
+                                         EXPECT_LE(done, issued);
+                                       });
+  EXPECT_EQ(r.records.size(), 1535u);  // 12 s at 128/s, the arrival at 12 s excluded
+  ASSERT_EQ(ticks.size(), 2u);
+  EXPECT_NEAR(ticks[0].first, 5000, 1);
+  EXPECT_NEAR(ticks[1].first, 10000, 1);
+  EXPECT_NEAR(static_cast<double>(ticks[1].second), 1280, 2);
 }
 
 TEST(LoadService, ReadsEverySettingAndRefusesEachBadOneNamingItsKey) {
