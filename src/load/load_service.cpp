@@ -61,11 +61,13 @@ nlohmann::ordered_json ServiceToJson(const ServiceSpec& spec) {
   if (spec.slo.bound_ms > 0) slo["e2e_ms"] = spec.slo.bound_ms;
   if (spec.slo.ttft_ms > 0) slo["ttft_ms"] = spec.slo.ttft_ms;
   if (spec.slo.tpot_ms > 0) slo["tpot_ms"] = spec.slo.tpot_ms;
-  nlohmann::ordered_json j = {{"max_request_bytes", spec.max_request_bytes},
-                              {"max_batch", b.max_batch},
-                              {"max_wait_ms", b.max_wait_ms},
-                              {"queue_bound", b.queue_bound},
-                              {"at_capacity", b.grow_at_capacity ? "grow" : "refuse"}};
+  nlohmann::ordered_json j = nlohmann::ordered_json::object();
+  if (spec.max_request_bytes > 0)
+    j["max_request_bytes"] = spec.max_request_bytes;  // absent: limits.max_bytes
+  j.update(nlohmann::ordered_json{{"max_batch", b.max_batch},
+                                  {"max_wait_ms", b.max_wait_ms},
+                                  {"queue_bound", b.queue_bound},
+                                  {"at_capacity", b.grow_at_capacity ? "grow" : "refuse"}});
   if (b.grow_at_capacity) j["grow_bound"] = b.grow_bound;
   j["deadline_ms"] = b.deadline_ms;
   j["slo"] = slo;

@@ -521,6 +521,7 @@ def load_seeds():
     write(t, "service", b"\1" + json.dumps(svc).encode())
     grow = dict(svc, at_capacity="grow", grow_bound=256, slo={"e2e_ms": 100, "ttft_ms": 50, "tpot_ms": 5})
     write(t, "service-gen", b"\2" + json.dumps(grow).encode())
+    write(t, "service-least", b"\1" + json.dumps({"slo": {"e2e_ms": 1}}).encode())
     write(t, "service-bad", b"\1" + json.dumps(dict(svc, max_batch=10**30, slo={})).encode())
     write(t, "step", b"\3" + "\n".join(json.dumps(l) for l in lines).encode())
 

@@ -268,6 +268,12 @@ TEST(LoadService, ReadsEverySettingAndRefusesEachBadOneNamingItsKey) {
   auto again = ParseService(nlohmann::json(ServiceToJson(s.value())), "p.json", true);
   ASSERT_TRUE(again.ok());
   EXPECT_EQ(nlohmann::json(ServiceToJson(again.value())), nlohmann::json(ServiceToJson(s.value())));
+  // The least service (defaults but the SLO) round-trips too: what the folder records, verify reads.
+  auto least = ParseService(nlohmann::json::parse(R"({"slo": {"e2e_ms": 3}})"), "p.json", false);
+  ASSERT_TRUE(least.ok());
+  auto least_again = ParseService(nlohmann::json(ServiceToJson(least.value())), "run.json", false);
+  ASSERT_TRUE(least_again.ok()) << least_again.error().what;
+  EXPECT_FALSE(nlohmann::json(ServiceToJson(least.value())).contains("max_request_bytes"));
   struct Case {
     const char* text;
     const char* key;
