@@ -25,7 +25,7 @@ PAGES = {
     "run": ["running", "shards", "sweep"], "resume": ["running"], "status": ["running"], "doctor": ["running"],
     "verify": ["running"], "manifest": ["running"], "sweep": ["sweep"], "merge": ["shards"], "export": ["shards"],
     "compare": ["ending"], "plan": ["ending", "first-hour"], "decide": ["ending"], "adapt": ["adapt"],
-    "calibrate": ["first-hour"],
+    "calibrate": ["first-hour"], "load": ["load"],
 }
 # Options every command takes, documented once, in docs/running.md.
 COMMON = {"--help", "--json", "--quiet", "--version"}
