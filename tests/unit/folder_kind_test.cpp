@@ -7,6 +7,7 @@
 #include "pilot/adapt/adapt_files.h"
 #include "pilot/fleet/calibrate.h"
 #include "pilot/folder_files.h"
+#include "pilot/load/load_files.h"
 #include "pilot/memory_fs.h"
 #include "pilot/run.h"
 #include "pilot/sweep/sweep_files.h"
@@ -17,19 +18,20 @@ namespace {
 
 TEST(FolderKinds, EveryKindIsRegisteredOnceWithItsFormats) {
   const auto names = FolderKinds().Names();
-  EXPECT_EQ(names, (std::vector<std::string>{"run", "shard", "merged", "sweep", "adapt", "calibration"}));
+  EXPECT_EQ(names,
+            (std::vector<std::string>{"run", "shard", "merged", "sweep", "load", "adapt", "calibration"}));
   const FolderKindSpec* run = FolderKinds().Find(kFolderKindRun);
   ASSERT_NE(run, nullptr);
   EXPECT_EQ(run->max_format, kRunFormatVersion);
   EXPECT_TRUE(run->undeclared_is_format_1);
   EXPECT_FALSE(run->checks);  // a run's checks are verify's own
-  for (const char* own : {kFolderKindSweep, kFolderKindAdapt, kFolderKindCalibration}) {
+  for (const char* own : {kFolderKindSweep, kFolderKindLoad, kFolderKindAdapt, kFolderKindCalibration}) {
     const FolderKindSpec* spec = FolderKinds().Find(own);
     ASSERT_NE(spec, nullptr) << own;
     EXPECT_TRUE(spec->checks) << own;
     EXPECT_FALSE(spec->undeclared_is_format_1) << own;
   }
-  EXPECT_EQ(FolderKinds().Find("load"), nullptr);
+  EXPECT_EQ(FolderKinds().Find("serve"), nullptr);
 }
 
 TEST(FolderKinds, AKindOrFormatNotRegisteredIsRefusedNamingIt) {
@@ -42,10 +44,11 @@ TEST(FolderKinds, AKindOrFormatNotRegisteredIsRefusedNamingIt) {
   EXPECT_EQ(refused({kFolderKindSweep, kSweepFormatVersion, true}), "");
   EXPECT_EQ(refused({kFolderKindAdapt, kAdaptFormatVersion, true}), "");
   EXPECT_EQ(refused({kFolderKindCalibration, kCalibrationFormatVersion, true}), "");
+  EXPECT_EQ(refused({kFolderKindLoad, kLoadFormatVersion, true}), "");
   EXPECT_EQ(
-      refused({"load", 1, true}),
-      "the folder is of kind 'load', which this pilot cannot verify (it knows: run, shard, merged, sweep, "
-      "adapt, calibration)");
+      refused({"serve", 1, true}),
+      "the folder is of kind 'serve', which this pilot cannot verify (it knows: run, shard, merged, sweep, "
+      "load, adapt, calibration)");
   EXPECT_EQ(refused({kFolderKindRun, 9, true}),
             "the folder is in run format 9, which this pilot cannot verify (it knows formats 1..4)");
   EXPECT_EQ(refused({kFolderKindShard, 1, true}),
@@ -68,7 +71,8 @@ TEST(FolderKinds, WhatAKindsResultsCoverIsAskedOfTheRegistry) {
         Want{kFolderKindMerged, true, true, false, true, false},
         Want{kFolderKindSweep, false, false, false, false, false},
         Want{kFolderKindAdapt, false, false, false, false, false},
-        Want{"load", false, false, false, false, false}, Want{"", false, false, false, false, false}}) {
+        Want{kFolderKindLoad, false, false, false, false, false},
+        Want{"serve", false, false, false, false, false}, Want{"", false, false, false, false, false}}) {
     EXPECT_EQ(HoldsRunResults(w.kind), w.results) << w.kind;
     EXPECT_EQ(IsWholeRunKind(w.kind), w.whole) << w.kind;
     EXPECT_EQ(IsPartitionKind(w.kind), w.partition) << w.kind;
@@ -118,7 +122,7 @@ TEST(FolderKinds, OwnRecordsAndBatchPlansDispatchThroughTheRegistry) {
   EXPECT_EQ(plan.error().what, "not a sweep folder (its kind is 'adapt')");
   EXPECT_EQ(plan.error().where, "a");
   // A kind this pilot does not know is read as a run record, and refused by it.
-  fs.AddFile("b/data/run.json", R"({"folder_kind": "load", "format_version": 1})");
+  fs.AddFile("b/data/run.json", R"({"folder_kind": "serve", "format_version": 1})");
   EXPECT_FALSE(BatchPlanFromFolder(fs, "b").ok());
 }
 

@@ -21,6 +21,7 @@
 #include "pilot/fs.h"
 #include "pilot/load/load_driver.h"
 #include "pilot/load/load_figures.h"
+#include "pilot/load/load_files.h"
 #include "pilot/load/load_service.h"
 #include "pilot/plan.h"
 #include "pilot/run_session.h"
@@ -29,11 +30,6 @@
 
 namespace pilot {
 
-inline constexpr const char* kFolderKindLoad = "load";
-inline constexpr int kLoadFormatVersion = 1;
-inline constexpr const char* kLoadSummary = "data/load.json";
-inline constexpr const char* kLoadRequests = "data/requests.jsonl";
-inline constexpr const char* kLoadRequestsCsv = "data/requests.csv";
 // The most manifest items a load test cycles through (the first ones, in manifest order).
 inline constexpr std::size_t kMaxLoadItems = 10000;
 
