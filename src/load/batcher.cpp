@@ -31,7 +31,7 @@ std::optional<RequestOutcome> RequestOutcomeFromName(std::string_view name) {
 
 void Batcher::Expire(double now_ms) {
   if (!(s_.deadline_ms > 0)) return;
-  while (!queue_.empty() && now_ms - queue_.front().arrived_ms >= s_.deadline_ms) {
+  while (!queue_.empty() && queue_.front().arrived_ms + s_.deadline_ms <= now_ms) {
     timed_out_.push_back(queue_.front().id);
     queue_.pop_front();
   }
@@ -62,6 +62,11 @@ std::vector<std::uint64_t> Batcher::TakeBatch(double now_ms, double& wake_ms) {
     queue_.pop_front();
   }
   return batch;
+}
+
+std::optional<double> Batcher::NextExpiry() const {
+  if (!(s_.deadline_ms > 0) || queue_.empty()) return std::nullopt;
+  return queue_.front().arrived_ms + s_.deadline_ms;
 }
 
 std::vector<std::uint64_t> Batcher::TakeTimedOut() {

@@ -63,7 +63,7 @@ LoadStepResult RunLoadStep(const LoadStep& step, const LoadTarget& target, LoadC
     r.id = records.size();
     r.item = static_cast<std::size_t>(r.id % items);
     r.arrived_ms = r.started_ms = r.finished_ms = at;
-    out.issue_ms = at;
+    out.issue_ms = std::max(out.issue_ms, at);
     const std::string& rejection = target.rejection[r.item];
     if (!rejection.empty()) {
       r.outcome = RequestOutcome::kRejected;
@@ -87,8 +87,13 @@ LoadStepResult RunLoadStep(const LoadStep& step, const LoadTarget& target, LoadC
   };
   while (true) {
     if (issuing && should_stop && should_stop()) {
+      // Interrupted: only when it cut the issuing short (a stop while the queue drains is not).
+      const double at = now_rel();
+      out.interrupted = step.mode == LoadMode::kRate
+                            ? next_arrival < kNever
+                            : records.size() < most && (!(step.duration_ms > 0) || at < step.duration_ms);
       issuing = false;
-      out.interrupted = true;
+      batcher.Flush();  // what is queued is served at once, not after max_wait
     }
     const double now = now_rel();
     // The arrivals due by now, in time order.
@@ -102,6 +107,16 @@ LoadStepResult RunLoadStep(const LoadStep& step, const LoadTarget& target, LoadC
     } else {
       while (!clients.empty() && clients.top() <= now) {
         const double at = clients.top();
+        // A queued request whose deadline comes first times out first: its client's next request
+        // may arrive before this one, and the queue stays in arrival order.
+        if (const auto expiry = batcher.NextExpiry(); expiry && *expiry <= at) {
+          const std::size_t before = batcher.queued();
+          batcher.ExpireUntil(*expiry);
+          if (batcher.queued() < before) {
+            settle_timeouts();
+            continue;
+          }
+        }
         clients.pop();
         if (may_issue(at)) issue(at);
         settle_timeouts();

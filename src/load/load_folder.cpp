@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <functional>
 #include <map>
 #include <sstream>
 
@@ -19,8 +20,44 @@ using ojson = nlohmann::ordered_json;
 
 namespace {
 
-// The most bytes verify reads of the records and of load.json.
-constexpr std::uint64_t kMaxRequestsBytes = 1ull << 30, kMaxSummaryBytes = 64ull << 20;
+// The most bytes verify reads of load.json and run.json, and of one request line (32,768 gaps of
+// a generator's tokens take about 330 KB).
+constexpr std::uint64_t kMaxSummaryBytes = 64ull << 20, kMaxRequestLineBytes = 1u << 20;
+
+// A member that is a string, or "" (absent, or of another type: a hand-edited file).
+std::string Str(const nlohmann::json& j, const char* key) {
+  return j.is_object() && j.contains(key) && j[key].is_string() ? j[key].get<std::string>() : std::string();
+}
+
+const char* ArrivalsName(ArrivalKind kind) {
+  return kind == ArrivalKind::kConstant ? "constant" : kind == ArrivalKind::kGamma ? "gamma" : "poisson";
+}
+
+void ArrivalsToJson(const ArrivalProcess& a, std::uint64_t seed, ojson& j) {
+  j["arrivals"] = ArrivalsName(a.kind);
+  if (a.kind == ArrivalKind::kGamma) j["gamma_shape"] = a.shape;
+  j["seed"] = seed;
+}
+
+Status ArrivalsFromJson(const nlohmann::json& j, ArrivalProcess& a, std::uint64_t& seed,
+                        const std::string& where) {
+  const std::string kind = Str(j, "arrivals");
+  if (kind == "constant") {
+    a.kind = ArrivalKind::kConstant;
+  } else if (kind == "gamma") {
+    a.kind = ArrivalKind::kGamma;
+    if (!j.contains("gamma_shape") || !j["gamma_shape"].is_number() || !(j["gamma_shape"].get<double>() > 0))
+      return BadInput("gamma arrivals without a gamma_shape above 0", where);
+    a.shape = j["gamma_shape"].get<double>();
+  } else if (kind == "poisson") {
+    a.kind = ArrivalKind::kPoisson;
+  } else {
+    return BadInput("arrivals that are not poisson, constant or gamma", where);
+  }
+  if (!j.contains("seed") || !j["seed"].is_number_unsigned()) return BadInput("no whole seed", where);
+  seed = j["seed"].get<std::uint64_t>();
+  return {};
+}
 
 const char* PercentileKey(double p) {
   if (p == 0.5) return "p50";
@@ -79,16 +116,71 @@ ojson LoadFiguresToJson(const LoadFigures& f) {
   return j;
 }
 
+bool BeyondCapacity(const LoadFigures& f) {
+  if (f.over_capacity + f.timed_out > 0) return true;
+  if (f.issued == 0) return false;
+  const double to_serve =
+      f.offered_per_s * static_cast<double>(f.issued - f.rejected) / static_cast<double>(f.issued);
+  return f.achieved_per_s < 0.9 * to_serve;
+}
+
+ojson LoadRequestToJson(const LoadRequest& r) {
+  ojson j = {{"search", LoadSearchName(r.search)}};
+  if (r.step.mode == LoadMode::kRate) {
+    j["mode"] = "rate";
+    j["rate"] = r.step.arrivals.rate;  // 0: a ladder or a search from the synchronous rate
+  } else {
+    j["mode"] = "concurrency";
+    j["concurrency"] = r.step.concurrency;
+  }
+  ArrivalsToJson(r.step.arrivals, r.step.seed, j);
+  j["duration_s"] = r.step.duration_ms > 0 ? ojson(r.step.duration_ms / 1000.0) : ojson(nullptr);
+  j["requests"] = r.step.requests > 0 ? ojson(r.step.requests) : ojson(nullptr);
+  j["max_steps"] = r.max_steps;
+  j["peak_precision"] = r.peak_precision;
+  return j;
+}
+
+Result<LoadRequest> LoadRequestFromJson(const nlohmann::json& j, const std::string& where) {
+  LoadRequest r;
+  if (!j.is_object()) return BadInput("no load request", where);
+  const std::string search = Str(j, "search");
+  if (search == "rate-ladder") {
+    r.search = LoadSearch::kLadder;
+  } else if (search == "find-peak") {
+    r.search = LoadSearch::kPeak;
+  } else if (search != "single") {
+    return BadInput("a load request whose search is not single, rate-ladder or find-peak", where);
+  }
+  const std::string mode = Str(j, "mode");
+  if (mode == "rate") {
+    if (!j.contains("rate") || !j["rate"].is_number())
+      return BadInput("a rate request without its rate", where);
+    r.step.arrivals.rate = j["rate"].get<double>();
+  } else if (mode == "concurrency") {
+    r.step.mode = LoadMode::kConcurrency;
+    if (!j.contains("concurrency") || !j["concurrency"].is_number_unsigned())
+      return BadInput("a concurrency request without its concurrency", where);
+    r.step.concurrency = j["concurrency"].get<std::size_t>();
+  } else {
+    return BadInput("a load request of an unknown mode", where);
+  }
+  PILOT_TRY(ArrivalsFromJson(j, r.step.arrivals, r.step.seed, where));
+  if (!j.contains("max_steps") || !j["max_steps"].is_number_unsigned() ||
+      j["max_steps"].get<std::uint64_t>() > 64 || !j.contains("peak_precision") ||
+      !j["peak_precision"].is_number() || !(j["peak_precision"].get<double>() > 0))
+    return BadInput("a load request without max_steps (at most 64) and peak_precision", where);
+  r.max_steps = static_cast<int>(j["max_steps"].get<std::uint64_t>());
+  r.peak_precision = j["peak_precision"].get<double>();
+  return r;
+}
+
 ojson LoadStepToJson(const LoadStepRecord& s, std::size_t index) {
   ojson j = {{"step", index}};
   if (s.step.mode == LoadMode::kRate) {
     j["mode"] = "rate";
     j["rate"] = s.step.arrivals.rate;
-    j["arrivals"] = s.step.arrivals.kind == ArrivalKind::kConstant ? "constant"
-                    : s.step.arrivals.kind == ArrivalKind::kGamma  ? "gamma"
-                                                                   : "poisson";
-    if (s.step.arrivals.kind == ArrivalKind::kGamma) j["gamma_shape"] = s.step.arrivals.shape;
-    j["seed"] = s.step.seed;
+    ArrivalsToJson(s.step.arrivals, s.step.seed, j);
   } else {
     j["mode"] = "concurrency";
     j["concurrency"] = s.step.concurrency;
@@ -120,10 +212,11 @@ ojson RequestToJson(const RequestRecord& r, std::size_t step, const std::string&
 }
 
 Result<ParsedRequest> ParseRequestLine(std::string_view line, const std::string& where) {
+  auto bad = [&](const std::string& what) { return BadInput("a request record " + what, where); };
+  if (line.size() > kMaxRequestLineBytes) return bad("is longer than 1 MiB");
   auto parsed = ParseJson(line, where);
   if (!parsed.ok()) return parsed.error();
   const nlohmann::json& j = parsed.value();
-  auto bad = [&](const std::string& what) { return BadInput("a request record " + what, where); };
   if (!j.is_object()) return bad("is not a JSON object");
   auto whole = [&](const char* key, std::uint64_t most, std::uint64_t& out) -> Status {
     if (!j.contains(key) || !j[key].is_number_unsigned() || j[key].get<std::uint64_t>() > most)
@@ -373,15 +466,16 @@ Result<nlohmann::json> ReadJsonInside(FileSystem& fsys, const fs::path& dir, con
   return ParseJson(text.value(), (dir / rel).string());
 }
 
-// The step a load.json entry describes (its mode, rate, arrivals, concurrency).
+// The step a load.json entry describes (its mode, rate, arrivals and seed, concurrency).
 Result<LoadStep> StepFromJson(const nlohmann::json& s, const std::string& where) {
   LoadStep step;
   if (!s.is_object()) return BadInput("a step is not an object", where);
-  const std::string mode = s.value("mode", "");
+  const std::string mode = Str(s, "mode");
   if (mode == "rate") {
     step.mode = LoadMode::kRate;
     if (!s.contains("rate") || !s["rate"].is_number()) return BadInput("a rate step has no rate", where);
     step.arrivals.rate = s["rate"].get<double>();
+    PILOT_TRY(ArrivalsFromJson(s, step.arrivals, step.seed, where));
   } else if (mode == "concurrency") {
     step.mode = LoadMode::kConcurrency;
     if (!s.contains("concurrency") || !s["concurrency"].is_number_unsigned())
@@ -391,6 +485,76 @@ Result<LoadStep> StepFromJson(const nlohmann::json& s, const std::string& where)
     return BadInput("a step has an unknown mode", where);
   }
   return step;
+}
+
+// The steps against what was asked: every rate step's arrivals and seed the request's; one step
+// at the request's rate or concurrency; a ladder's synchronous step, then its achieved rate
+// doubled step by step, none after a step beyond capacity; a search's rates those LoadGen's kind
+// of search picks from the steps' own verdicts (replayed here), all of them unless the load was
+// interrupted or stopped by its records' size.
+void CheckStepSequence(const LoadRequest& req, const nlohmann::json& sum, const std::vector<LoadStep>& steps,
+                       const std::vector<LoadFigures>& figures,
+                       const std::function<void(const std::string&, const std::string&)>& add) {
+  const std::string where = kLoadSummary;
+  const bool cut = (sum.contains("interrupted") && sum["interrupted"] == true) ||
+                   (sum.contains("stopped_early") && sum["stopped_early"].is_string());
+  for (std::size_t k = 0; k < steps.size(); ++k) {
+    const LoadStep& s = steps[k];
+    if (s.mode == LoadMode::kRate && (s.arrivals.kind != req.step.arrivals.kind ||
+                                      s.arrivals.shape != req.step.arrivals.shape || s.seed != req.step.seed))
+      add(where + ": step " + std::to_string(k), "its arrivals or seed differ from the request's");
+  }
+  if (steps.empty()) return add(where, "has no step");
+  if (req.search == LoadSearch::kNone) {
+    const LoadStep& s = steps[0];
+    if (steps.size() != 1 || s.mode != req.step.mode ||
+        (s.mode == LoadMode::kRate ? s.arrivals.rate != req.step.arrivals.rate
+                                   : s.concurrency != req.step.concurrency))
+      add(where, "its steps are not the one step the request asked for");
+    return;
+  }
+  if (steps[0].mode != LoadMode::kConcurrency || steps[0].concurrency != 1)
+    return add(where + ": step 0",
+               "is not the synchronous step (concurrency 1) a ladder or a search starts with");
+  if (static_cast<int>(steps.size()) > std::max(1, req.max_steps))
+    add(where, "has more steps than max_steps");
+  const double r0 = figures[0].achieved_per_s;
+  if (req.search == LoadSearch::kLadder) {
+    double rate = r0;
+    for (std::size_t k = 1; k < steps.size(); ++k, rate *= 2) {
+      if (steps[k].mode != LoadMode::kRate || steps[k].arrivals.rate != rate)
+        add(where + ": step " + std::to_string(k),
+            "its rate is not the synchronous rate doubled " + std::to_string(k - 1) + " time(s)");
+      if (k + 1 < steps.size() && BeyondCapacity(figures[k]))
+        add(where + ": step " + std::to_string(k + 1),
+            "follows a step beyond capacity, where the ladder stops");
+    }
+    return;
+  }
+  const double start =
+      req.step.mode == LoadMode::kRate && req.step.arrivals.rate > 0 ? req.step.arrivals.rate : r0;
+  if (!(r0 > 0)) {
+    if (steps.size() > 1) add(where, "searches on from a synchronous step that served nothing");
+    return;
+  }
+  std::size_t next = 1;
+  bool differs = false, short_of = false;
+  std::vector<RateTrial> trials;
+  (void)FindPeakRate(
+      start, req.peak_precision, req.max_steps - 1,
+      [&](double rate) {
+        if (next >= steps.size()) {
+          short_of = true;
+          return false;
+        }
+        if (steps[next].mode != LoadMode::kRate || steps[next].arrivals.rate != rate) differs = true;
+        return figures[next++].slo_met;
+      },
+      trials);
+  if (differs) add(where, "its rates are not those the search picks from its steps' verdicts");
+  if (next < steps.size()) add(where, "has steps after the search's end");
+  if (short_of && !cut)
+    add(where, "its search ended early, neither interrupted nor stopped by its records' size");
 }
 
 }  // namespace
@@ -407,17 +571,26 @@ void CheckLoadFolder(FileSystem& fsys, const fs::path& dir, std::vector<Finding>
   const nlohmann::json& sum = summary.value();
   if (!rec.is_object() || !rec.contains("service") || !rec.contains("stage") || !rec["stage"].is_object())
     return add(kRunRecord, "has no service or stage");
-  const bool generates = rec["stage"].value("generates", false);
+  if (!rec["stage"].contains("generates") || !rec["stage"]["generates"].is_boolean())
+    return add(kRunRecord, "its stage does not say whether it generates");
+  const bool generates = rec["stage"]["generates"].get<bool>();
   auto service = ParseService(rec["service"], (dir / kRunRecord).string(), generates);
   if (!service.ok()) return add(kRunRecord, service.error().what);
   if (!sum.is_object() || !sum.contains("steps") || !sum["steps"].is_array() || !sum.contains("verdict") ||
       !sum["verdict"].is_object())
     return add(kLoadSummary, "has no steps or verdict");
-  if (sum.contains("service") && nlohmann::json(ServiceToJson(service.value())) != sum["service"])
+  if (!sum.contains("service") || nlohmann::json(ServiceToJson(service.value())) != sum["service"])
     add(kLoadSummary, "its service differs from data/run.json's");
+  if (!rec.contains("request") || !rec["request"].is_object()) return add(kRunRecord, "has no request");
+  auto request =
+      LoadRequestFromJson(rec["request"].contains("load") ? rec["request"]["load"] : nlohmann::json(),
+                          (dir / kRunRecord).string());
+  if (!request.ok()) return add(kRunRecord, request.error().what);
+  if (!sum.contains("request") || sum["request"] != rec["request"]["load"])
+    add(kLoadSummary, "its request differs from data/run.json's");
   const std::size_t n_steps = sum["steps"].size();
   if (n_steps > 1024) return add(kLoadSummary, "has more than 1024 steps");
-  auto text = ReadInsideFolder(fsys, dir, kLoadRequests, kMaxRequestsBytes);
+  auto text = ReadInsideFolder(fsys, dir, kLoadRequests, kMaxLoadRequestsBytes);
   if (!text.ok()) return add(kLoadRequests, text.error().what);
   std::vector<std::vector<RequestRecord>> by_step(n_steps);
   std::size_t line_no = 0, bad_lines = 0;
@@ -455,19 +628,23 @@ void CheckLoadFolder(FileSystem& fsys, const fs::path& dir, std::vector<Finding>
   }
   if (bad_lines > 5) add(kLoadRequests, std::to_string(bad_lines - 5) + " more bad line(s)");
   if (bad_lines > 0) return;
-  bool any_met = false;
+  bool any_met = false, all_parsed = true;
   std::optional<double> peak;
+  std::vector<LoadStep> steps;
+  std::vector<LoadFigures> figures;
   for (std::size_t k = 0; k < n_steps; ++k) {
     const nlohmann::json& s = sum["steps"][k];
     const std::string where = std::string(kLoadSummary) + ": step " + std::to_string(k);
     auto step = StepFromJson(s, where);
     if (!step.ok()) {
       add(where, step.error().what);
+      all_parsed = false;
       continue;
     }
     if (!s.contains("issue_ms") || !s["issue_ms"].is_number() || !s.contains("duration_ms") ||
         !s["duration_ms"].is_number() || !s.contains("figures")) {
       add(where, "has no issue_ms, duration_ms or figures");
+      all_parsed = false;
       continue;
     }
     const double issue_ms = s["issue_ms"].get<double>(), duration_ms = s["duration_ms"].get<double>();
@@ -491,15 +668,21 @@ void CheckLoadFolder(FileSystem& fsys, const fs::path& dir, std::vector<Finding>
       if (step.value().mode == LoadMode::kRate)
         peak = std::max(peak.value_or(0.0), step.value().arrivals.rate);
     }
+    steps.push_back(step.value());
+    figures.push_back(f);
   }
+  if (all_parsed) CheckStepSequence(request.value(), sum, steps, figures, add);
   const nlohmann::json& v = sum["verdict"];
-  const std::string search = sum.value("search", "");
+  const LoadSearch search = request.value().search;
+  if (Str(sum, "search") != LoadSearchName(search))
+    add(kLoadSummary, "its search differs from data/run.json's");
+  // The verdict from the figures recomputed here, never from load.json's own.
   const bool want_met =
-      search == "single" ? n_steps > 0 && sum["steps"][0]["figures"].value("slo_met", false) : any_met;
+      search == LoadSearch::kNone ? !figures.empty() && all_parsed && figures[0].slo_met : any_met;
   if (!v.contains("slo_met") || v["slo_met"] != want_met)
     add(kLoadSummary,
         std::string("its verdict is not what its steps give (SLO ") + (want_met ? "met" : "missed") + ")");
-  if (search != "single") {
+  if (search != LoadSearch::kNone) {
     const nlohmann::json want_peak = peak ? nlohmann::json(*peak) : nlohmann::json(nullptr);
     if (!v.contains("peak_rate") || v["peak_rate"] != want_peak)
       add(kLoadSummary, "its peak_rate is not the highest rate of a step that met the SLO");
@@ -512,10 +695,11 @@ Result<RunStatus> ReadLoadStatus(FileSystem& fsys, const fs::path& dir) {
   RunStatus st;
   st.folder_kind = kFolderKindLoad;
   st.counts_cells = true;
-  st.run_id = record.value().value("run_id", "");
+  if (!record.value().is_object()) return BadInput("is not a JSON object", (dir / kRunRecord).string());
+  st.run_id = Str(record.value(), "run_id");
   st.format_version = kJournalVersion;
   st.writer_pid = LockHolder(fsys, dir);
-  const std::string state = record.value().value("state", "");
+  const std::string state = Str(record.value(), "state");
   st.state = st.writer_pid ? "running" : state == "finished" ? "finished" : "interrupted";
   auto summary = ReadJsonInside(fsys, dir, kLoadSummary, kMaxSummaryBytes);
   if (summary.ok() && summary.value().is_object() && summary.value().contains("steps") &&

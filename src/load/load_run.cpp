@@ -74,13 +74,15 @@ Result<LoadItems> ReadLoadItems(FileSystem& fsys, const RunPlan& plan, const Sta
 // The stage as the server: one call per batch, tokenizing included, judged as a run judges.
 class StageServer {
  public:
-  StageServer(Stage& stage, const RunPlan& plan, const LoadItems& items) : stage_(stage), items_(items) {
+  StageServer(Stage& stage, const RunPlan& plan, const LoadItems& items, Clock& clock)
+      : stage_(stage), items_(items), clock_(clock) {
     rules_ = RulesFor(stage.Describe(), plan.params.allowed_categories);
     rules_.vectors_float16 = plan.params.vectors_dtype == "float16";
     if (plan.params.generation) rules_.max_new_tokens = plan.params.generation->max_new_tokens;
   }
 
   std::vector<ServedItem> Serve(const std::vector<std::size_t>& batch) {
+    const double entry = clock_.MonotonicSeconds();
     std::vector<std::string_view> inputs;
     std::vector<PreparedInput> prepared(batch.size());
     bool prepares = true;
@@ -90,6 +92,8 @@ class StageServer {
       prepared[k].key = items_.ids[batch[k]];
     }
     stage_.SetConcurrency(batch.size());
+    // A token's time counts from this call's entry: tokenizing is part of the time to first token.
+    const double prepared_ms = (clock_.MonotonicSeconds() - entry) * 1000.0;
     BatchOutput out;
     if (prepares) {
       std::vector<const PreparedInput*> ptrs;
@@ -112,15 +116,20 @@ class StageServer {
       ServedItem& s = served[k];
       ResultRecord accepted;
       if (!o.ok) {
-        s.outcome = RequestOutcome::kRejected;
+        // The item's own reason (too many tokens, a prompt too long) rejects it; the stage failing
+        // on it (no reason, an unknown one, stage_error, out of memory) fails it.
+        const bool own = !o.reason.empty() && reason::IsKnown(o.reason) && o.reason != reason::kStageError &&
+                         o.reason != reason::kDeviceOutOfMemory;
+        s.outcome = own ? RequestOutcome::kRejected : RequestOutcome::kFailed;
         s.reason =
-            !o.reason.empty() && reason::IsKnown(o.reason) ? o.reason : std::string(reason::kStageError);
+            own || o.reason == reason::kDeviceOutOfMemory ? o.reason : std::string(reason::kStageError);
       } else if (auto rejected = desc.output->judge(o, rules_, accepted)) {
         s.outcome = RequestOutcome::kRejected;
         s.reason = rejected->reason;
       } else if (o.completion) {
         s.output_tokens = o.completion->ids.size();
         s.token_ms = o.completion->token_ms;
+        for (double& t : s.token_ms) t += prepared_ms;
       }
     }
     return served;
@@ -129,12 +138,9 @@ class StageServer {
  private:
   Stage& stage_;
   const LoadItems& items_;
+  Clock& clock_;
   OutputRules rules_;
 };
-
-bool BeyondCapacity(const LoadFigures& f) {
-  return f.over_capacity + f.timed_out > 0 || f.achieved_per_s < 0.9 * f.offered_per_s;
-}
 
 std::string StepLine(const LoadStepRecord& s, std::size_t index) {
   const LoadFigures& f = s.figures;
@@ -166,7 +172,7 @@ class LoadSession {
         stage_(stage),
         items_(std::move(items)),
         dir_(std::move(dir)),
-        server_(stage_, plan_, items_) {
+        server_(stage_, plan_, items_, clock) {
     target_.service = service_.batcher;
     target_.rejection = items_.rejection;
     target_.serve = [this](const std::vector<std::size_t>& batch) { return server_.Serve(batch); };
@@ -197,7 +203,8 @@ class LoadSession {
     j["request"] = {{"params", fs::absolute(plan_.params_file).lexically_normal().string()},
                     {"manifest", fs::absolute(plan_.manifest.file()).lexically_normal().string()},
                     {"device", plan_.params.device},
-                    {"search", LoadSearchName(request_.search)}};
+                    {"search", LoadSearchName(request_.search)},
+                    {"load", LoadRequestToJson(request_)}};
     j["service"] = ServiceToJson(service_);
     j["stage"] = StageJson();
     return fs_.WriteFileAtomic(dir_ / kRunRecord, PrettyJson(j));
@@ -236,7 +243,10 @@ class LoadSession {
     s.result.issue_ms = Round3(s.result.issue_ms);
     s.result.duration_ms = Round3(s.result.duration_ms);
     s.figures = SummarizeLoad(s.result.records, s.result.issue_ms, s.result.duration_ms, service_.slo);
-    interrupted_ = interrupted_ || s.result.interrupted;
+    // A stop asked for ends the load (no further step), whether or not it cut this step short.
+    interrupted_ = interrupted_ || s.result.interrupted || Stopped();
+    for (const RequestRecord& r : s.result.records)
+      jsonl_ += JsonLine(RequestToJson(r, steps_.size(), items_.ids[r.item])) + "\n";
     steps_.push_back(std::move(s));
     if (control_.on_progress) control_.on_progress(StepLine(steps_.back(), steps_.size() - 1));
     return steps_.back();
@@ -257,6 +267,17 @@ class LoadSession {
     }
   }
 
+  // Whether a ladder or a search may run another step: not after a stop, nor once its records
+  // pass half of what verify reads.
+  bool MayGoOn() {
+    if (interrupted_) return false;
+    if (jsonl_.size() > kMaxLoadRequestsBytes / 2) {
+      capped_ = true;
+      return false;
+    }
+    return true;
+  }
+
   void Drive() {
     LoadStep first = request_.step;
     if (request_.search == LoadSearch::kNone) {
@@ -268,12 +289,11 @@ class LoadSession {
     sync.mode = LoadMode::kConcurrency;
     sync.concurrency = 1;
     const double r0 = Run(sync).figures.achieved_per_s;
-    if (interrupted_ || !(r0 > 0)) return;
+    if (!MayGoOn() || !(r0 > 0)) return;
     LoadStep at = first;
     at.mode = LoadMode::kRate;
     if (request_.search == LoadSearch::kLadder) {
-      for (double rate = r0; static_cast<int>(steps_.size()) < request_.max_steps && !interrupted_;
-           rate *= 2) {
+      for (double rate = r0; static_cast<int>(steps_.size()) < request_.max_steps && MayGoOn(); rate *= 2) {
         at.arrivals.rate = rate;
         if (BeyondCapacity(Run(at).figures)) break;
       }
@@ -284,7 +304,7 @@ class LoadSession {
     (void)FindPeakRate(
         start, request_.peak_precision, request_.max_steps - 1,
         [&](double rate) {
-          if (interrupted_ || Stopped()) return false;
+          if (!MayGoOn()) return false;
           at.arrivals.rate = rate;
           return Run(at).figures.slo_met;
         },
@@ -310,18 +330,16 @@ class LoadSession {
     ojson summary = {{"load", dir_.filename().string()},
                      {"search", LoadSearchName(request_.search)},
                      {"interrupted", interrupted_},
+                     {"stopped_early", capped_ ? ojson("the request records passed half of what verify reads")
+                                               : ojson(nullptr)},
+                     {"request", LoadRequestToJson(request_)},
                      {"stage", StageJson()},
                      {"service", ServiceToJson(service_)},
                      {"items", items_.ids.size()},
                      {"cold_start", cold_},
                      {"steps", steps},
                      {"verdict", verdict}};
-    std::string jsonl;
-    for (std::size_t k = 0; k < steps_.size(); ++k) {
-      for (const RequestRecord& r : steps_[k].result.records)
-        jsonl += JsonLine(RequestToJson(r, k, items_.ids[r.item])) + "\n";
-    }
-    PILOT_TRY(fs_.WriteFileAtomic(dir_ / kLoadRequests, jsonl));
+    PILOT_TRY(fs_.WriteFileAtomic(dir_ / kLoadRequests, jsonl_));
     PILOT_TRY(fs_.WriteFileAtomic(dir_ / kLoadRequestsCsv, RequestsCsv(steps_, items_.ids)));
     PILOT_TRY(fs_.WriteFileAtomic(dir_ / kLoadSummary, PrettyJson(summary)));
     PILOT_TRY(fs_.WriteFileAtomic(dir_ / kReportHtml, LoadHtml(summary, steps_)));
@@ -354,7 +372,9 @@ class LoadSession {
   LoadTarget target_;
   std::vector<LoadStepRecord> steps_;
   ojson cold_ = ojson::object();
+  std::string jsonl_;  // every step's request records, as requests.jsonl holds them
   bool interrupted_ = false;
+  bool capped_ = false;  // a ladder or search stopped by the records' size
   std::string started_at_;
 };
 

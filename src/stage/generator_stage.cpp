@@ -99,7 +99,7 @@ struct Sequence {
   std::size_t text_end = std::string::npos;  // a stop string's start in the decoded text
   // admitted_ms and last_token_ms: from the window's start; ttft_ms: from admitted_ms.
   double prefill_ms = 0, decode_ms = 0, ttft_ms = 0, last_token_ms = 0, admitted_ms = 0;
-  std::vector<double> token_ms;          // from the window's start, one per token taken
+  std::vector<double> token_ms;          // from the call's entry, one per token taken
   double slot_steps = 0;                 // its share of the decode steps' slots, idle ones included
   std::vector<std::uint64_t> near_ties;  // the steps decided within kNearTieMargin
 };
@@ -517,6 +517,7 @@ class GeneratorStage : public Stage {
     auto cpu = torch::TensorOptions().dtype(torch::kInt64);
     // From here: the window's time, its cache allocated and zeroed before.
     const auto start = SteadyClock::now();
+    const double call_ms = Ms(call_start_, start);  // token_ms count from the call's entry
     std::vector<Sequence*> in_slot(slots, nullptr);
     std::size_t waiting = 0;  // seqs[waiting..] have not started
     // Prefill: the prompts entering `free` slots, right-padded, each its logits at its last
@@ -564,7 +565,7 @@ class GeneratorStage : public Stage {
       for (Sequence* s : entering) {
         s->ttft_ms = now_ms - s->admitted_ms;
         s->last_token_ms = now_ms;
-        s->token_ms.push_back(now_ms);
+        s->token_ms.push_back(call_ms + now_ms);
       }
     };
     std::vector<std::size_t> all(slots);
@@ -613,7 +614,7 @@ class GeneratorStage : public Stage {
         s->decode_ms += step_ms / n_live;
         s->slot_steps += slots_d / n_live;
         s->last_token_ms = at_ms;
-        s->token_ms.push_back(at_ms);
+        s->token_ms.push_back(call_ms + at_ms);
       }
     }
     return kv_bytes;
@@ -626,6 +627,7 @@ class GeneratorStage : public Stage {
       // under another key would give another completion than the item's own.
       throw std::runtime_error("sampling needs each prompt's id, and this call came unprepared");
     }
+    call_start_ = SteadyClock::now();
     std::vector<ItemOutput> outputs(texts.size());
     std::vector<PreparedInput> own(prepared ? 0 : texts.size());
     std::vector<const PreparedInput*> prompts(texts.size());
@@ -724,7 +726,7 @@ class GeneratorStage : public Stage {
       cpl.slot_steps = s.slot_steps;
       cpl.near_tie_steps = s.near_ties;
       cpl.token_ms = s.token_ms;
-      cpl.token_ms.resize(s.ids.size(), s.last_token_ms);  // one per id, whatever the loop took
+      cpl.token_ms.resize(s.ids.size(), s.token_ms.empty() ? 0.0 : s.token_ms.back());  // one per id
       o.completion = std::move(cpl);
     }
     return outputs;
@@ -750,8 +752,9 @@ class GeneratorStage : public Stage {
   };
   std::int64_t layers_ = 0, kv_heads_ = 0, head_dim_ = 0, context_ = 0, vocab_ = 0;
   std::vector<std::int64_t> eos_;
-  std::size_t max_stop_ = 0;  // the longest stop string's bytes
-  std::size_t slots_ = 0;     // SetConcurrency's; 0: every prompt of a call at once
+  std::size_t max_stop_ = 0;            // the longest stop string's bytes
+  std::size_t slots_ = 0;               // SetConcurrency's; 0: every prompt of a call at once
+  SteadyClock::time_point call_start_;  // the current call's entry: token_ms counts from it
   std::vector<std::size_t> scratch_;
   torch::Dtype kv_dtype_ = torch::kFloat32;
   std::string kv_dtype_name_;

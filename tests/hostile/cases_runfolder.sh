@@ -2565,3 +2565,49 @@ hc_runfolder__status_load() {
   guard "$C/$LG"
   hrun status "$LG"
 }
+hc_runfolder__verify_load_rate_and_peak_forged() {
+  # The headline moved with its step: the step is no longer the one the request asked for.
+  copy_run lgood || return
+  load_edit 'load["steps"][0]["rate"] = 1e6'
+  rehash "$LG"
+  finding 'load\.json' 'not the one step the request asked for'
+  verify_lgood
+}
+hc_runfolder__verify_load_search_not_a_string() {
+  copy_run lgood || return
+  load_edit 'load["search"] = 5'
+  rehash "$LG"
+  finding 'load\.json' 'search differs'
+  verify_lgood
+}
+hc_runfolder__verify_load_generates_not_a_boolean() {
+  copy_run lgood || return
+  pyedit "$LG/data/run.json" 'd["stage"]["generates"] = "yes"'
+  rehash "$LG"
+  finding 'run\.json' 'generates'
+  verify_lgood
+}
+hc_runfolder__verify_load_step_without_figures() {
+  copy_run lgood || return
+  load_edit 'del load["steps"][0]["figures"]'
+  rehash "$LG"
+  finding 'load\.json' 'step 0' 'figures'
+  verify_lgood
+}
+hc_runfolder__verify_load_line_past_a_mebibyte() {
+  copy_run lgood || return
+  python3 -c 'import sys; open(sys.argv[1], "a").write("{\"itl_ms\":[" + ",".join(["0"] * 600000) + "]}\n")' \
+    "$LG/data/requests.jsonl"
+  rehash "$LG"
+  finding 'requests\.jsonl' 'longer than 1 MiB'
+  quick
+  verify_lgood
+}
+hc_runfolder__status_load_record_not_an_object() {
+  copy_run lgood || return
+  printf '[1, 2]\n' >"$LG/data/run.json"
+  want_rc 2
+  want_err 'run\.json'
+  guard "$C/$LG"
+  hrun status "$LG"
+}

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <set>
 #include <vector>
@@ -20,10 +21,11 @@ class FakeClock : public LoadClock {
  public:
   double NowMs() override { return now; }
   void SleepUntilMs(double at_ms) override {
-    if (at_ms > now) now = at_ms;
+    if (at_ms > now) now = slice_ms > 0 ? std::min(at_ms, now + slice_ms) : at_ms;
     ++sleeps;
   }
   double now = 0;
+  double slice_ms = 0;  // > 0: a sleep wakes at most this late, as the real clock's 50 ms slices
   int sleeps = 0;
 };
 
@@ -385,6 +387,69 @@ TEST(LoadFigures, TheBinomialCdfSummedFromItsLargestTermEqualsTheWholeSum) {
   EXPECT_LT(*allowed, 10000u);
   EXPECT_TRUE(EarlyStopping(1000000, *allowed, 0.99, 0.99).met);
   EXPECT_FALSE(EarlyStopping(1000000, *allowed + 1, 0.99, 0.99).met);
+}
+
+}  // namespace
+}  // namespace pilot
+
+namespace pilot {
+namespace {
+
+TEST(LoadDriver, AClosedLoopWithADeadlineKeepsArrivalsInOrderAndServesNothingPastItsDeadline) {
+  // Three clients, batches of 2 taking 50 ms, a deadline of 10 ms: the third client's first
+  // request times out at 10 ms, and its next one arrives then, before the one issued at 50 ms.
+  FakeClock clock;
+  FakeServer server(&clock, 50);
+  ServiceSettings s;
+  s.max_batch = 2;
+  s.max_wait_ms = 0;
+  s.deadline_ms = 10;
+  LoadStep step;
+  step.mode = LoadMode::kConcurrency;
+  step.concurrency = 3;
+  step.requests = 12;
+  const LoadStepResult r = RunLoadStep(step, Target(server, 3, s), clock, nullptr);
+  ASSERT_EQ(r.records.size(), 12u);
+  double last = 0;
+  for (const RequestRecord& q : r.records) {
+    EXPECT_GE(q.arrived_ms, last) << "request " << q.id << " arrived before the one issued ahead of it";
+    last = std::max(last, q.arrived_ms);
+    if (q.outcome == RequestOutcome::kCompleted) {
+      EXPECT_LT(q.queue_wait_ms(), s.deadline_ms) << "request " << q.id << " was served past its deadline";
+    }
+  }
+  EXPECT_DOUBLE_EQ(r.issue_ms, last);
+  EXPECT_EQ(r.records[2].outcome, RequestOutcome::kTimedOut);
+  EXPECT_DOUBLE_EQ(r.records[3].arrived_ms, 10);
+}
+
+TEST(LoadDriver, AStopWhileTheQueueDrainsIsNoInterruptAndAStopServesAPartialBatchAtOnce) {
+  FakeClock clock;
+  clock.slice_ms = 50;
+  FakeServer server(&clock, 1);
+  ServiceSettings s;
+  s.max_batch = 8;
+  s.max_wait_ms = 1000000;  // a partial batch would wait 1,000 s
+  LoadStep step;
+  step.arrivals = {ArrivalKind::kConstant, 1000, 1};
+  step.requests = 3;
+  bool stop = false;
+  LoadTarget t = Target(server, 2, s);
+  const LoadStepResult whole = RunLoadStep(step, t, clock, [&] {
+    if (clock.now > 3) stop = true;  // every request issued: the stop comes while they wait
+    return stop;
+  });
+  EXPECT_FALSE(whole.interrupted) << "issuing was over when the stop came";
+  ASSERT_EQ(whole.records.size(), 3u);
+  for (const RequestRecord& q : whole.records) {
+    EXPECT_EQ(q.outcome, RequestOutcome::kCompleted);
+    EXPECT_LT(q.queue_wait_ms(), 100) << "a stop serves what is queued at once, not after max_wait";
+  }
+  step.requests = 100;
+  stop = false;
+  const LoadStepResult cut = RunLoadStep(step, t, clock, [&] { return clock.now > whole.duration_ms + 3; });
+  EXPECT_TRUE(cut.interrupted);
+  EXPECT_LT(cut.records.size(), 100u);
 }
 
 }  // namespace

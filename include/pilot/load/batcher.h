@@ -46,6 +46,12 @@ class Batcher {
   std::vector<std::uint64_t> TakeBatch(double now_ms, double& wake_ms);
   // Requests that timed out in the queue since the last call, in arrival order.
   std::vector<std::uint64_t> TakeTimedOut();
+  // When the oldest queued request reaches its deadline (none: no deadline or an empty queue).
+  std::optional<double> NextExpiry() const;
+  // Queued requests past their deadline at `now_ms` leave the queue (TimedOut()).
+  void ExpireUntil(double now_ms) { Expire(now_ms); }
+  // From now on a partial batch starts at once (max_wait 0): the load is stopping.
+  void Flush() { s_.max_wait_ms = 0; }
   std::size_t queued() const { return queue_.size(); }
 
  private:

@@ -9,5 +9,8 @@ inline constexpr int kLoadFormatVersion = 1;
 inline constexpr const char* kLoadSummary = "data/load.json";
 inline constexpr const char* kLoadRequests = "data/requests.jsonl";
 inline constexpr const char* kLoadRequestsCsv = "data/requests.csv";
+// The most bytes of request records verify reads; a ladder or a search stops before a step once
+// its records pass half of it.
+inline constexpr unsigned long long kMaxLoadRequestsBytes = 1ull << 30;
 
 }  // namespace pilot

@@ -77,6 +77,13 @@ struct LoadStepRecord {
   LoadFigures figures;
 };
 nlohmann::ordered_json LoadFiguresToJson(const LoadFigures& f);
+// What was asked (run.json's request.load): the search, the first step, the most steps and the
+// search's precision. Verify replays a ladder or a search from it.
+nlohmann::ordered_json LoadRequestToJson(const LoadRequest& r);
+Result<LoadRequest> LoadRequestFromJson(const nlohmann::json& j, const std::string& where);
+// A ladder's stop: a request refused or timed out, or less than 0.9 of the requests to serve
+// (those not rejected by their item's own reason) served at their offered rate.
+bool BeyondCapacity(const LoadFigures& f);
 nlohmann::ordered_json LoadStepToJson(const LoadStepRecord& s, std::size_t index);
 // A request as one line of requests.jsonl (`item_id`: its manifest id).
 nlohmann::ordered_json RequestToJson(const RequestRecord& r, std::size_t step, const std::string& item_id);
