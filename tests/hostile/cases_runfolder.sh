@@ -2522,7 +2522,7 @@ hc_runfolder__verify_load_service_edited() {
 }
 hc_runfolder__verify_load_itl_not_numbers() {
   copy_run lgood || return
-  load_edit 'r = next(l for l in lines if l.get("itl_ms")); r["itl_ms"][0] = "soon"'
+  load_edit 'r = next(l for l in lines if l["outcome"] == "completed"); r.update(ttft_ms=1, tpot_ms=1, itl_ms=["soon"])'
   rehash "$LG"
   finding 'requests\.jsonl' 'itl_ms'
   verify_lgood
