@@ -1,8 +1,12 @@
 // `pilot load`: the pilot's stage behind the service's queue and dynamic batcher, driven at a
 // rate or a concurrency, into a load folder (docs/load.md).
+#include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <string>
+#include <utility>
 
 #include "cli/cli.h"
 #include "cli/session.h"
@@ -28,6 +32,11 @@ struct LoadOptions {
   bool ladder = false, peak = false;
   std::string arrivals = "poisson";
   int max_steps = 12;
+  // --target
+  std::string target, api, served_model, api_key_env;
+  std::uint64_t max_tokens = 0;
+  std::size_t max_in_flight = 256;
+  bool no_stream = false;
   std::vector<std::string> argv;
   CLI::Option *rate_option = nullptr, *concurrency_option = nullptr, *duration_option = nullptr,
               *requests_option = nullptr;
@@ -53,6 +62,44 @@ Result<ArrivalProcess> ParseArrivals(const std::string& text) {
   return BadInput(
       "'" + EscapeTerminal(text.substr(0, 40)) + "' is not poisson, constant or gamma:K (0 < K <= 100)",
       "--arrivals");
+}
+
+// The --target options: the URL checked, the API named, the key's variable set (never echoed).
+Result<HttpTargetSpec> TargetFrom(const LoadOptions& o) {
+  HttpTargetSpec t;
+  auto url = CheckTargetUrl(o.target);
+  if (!url.ok()) return url.error();
+  t.url = url.value();
+  if (o.api.empty())
+    return BadInput("--target needs --api: embeddings, completions or chat", "--api",
+                    "the OpenAI-compatible endpoint the requests go to (docs/load.md)");
+  t.api = *OpenAiApiFromName(o.api);
+  if (!o.device.empty())
+    return BadInput("--device does not apply to --target: the service is remote", "--device");
+  if (o.served_model.size() > 256)
+    return BadInput("--served-model is longer than 256 characters", "--served-model");
+  t.model = o.served_model;
+  t.stream = !o.no_stream && t.api != OpenAiApi::kEmbeddings;
+  if (t.api == OpenAiApi::kEmbeddings && (o.no_stream || o.max_tokens > 0))
+    return BadInput("--no-stream and --max-tokens apply to completions and chat", "--api embeddings");
+  t.max_tokens = o.max_tokens;  // 0: the parameters' generation.max_new_tokens, else 16
+  t.max_in_flight = o.max_in_flight;
+  if (!o.api_key_env.empty()) {
+    const std::string& name = o.api_key_env;
+    const bool valid =
+        name.size() <= 128 && (std::isalpha(static_cast<unsigned char>(name[0])) || name[0] == '_') &&
+        std::all_of(name.begin(), name.end(),
+                    [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+    if (!valid) return BadInput("--api-key-env takes an environment variable's name", "--api-key-env");
+    const char* key = std::getenv(name.c_str());
+    if (!key || !*key)
+      return BadInput("the variable " + name + " that --api-key-env names is unset or empty", "--api-key-env",
+                      "export it with the service's key (the key is never written or printed)");
+    if (std::strpbrk(key, "\r\n"))
+      return BadInput("the variable " + name + " holds a line break: it is not a key", "--api-key-env");
+    t.api_key_env = name;
+  }
+  return t;
 }
 
 Result<LoadRequest> RequestFrom(const LoadOptions& o) {
@@ -88,6 +135,23 @@ Result<LoadRequest> RequestFrom(const LoadOptions& o) {
   }
   r.search = o.ladder ? LoadSearch::kLadder : o.peak ? LoadSearch::kPeak : LoadSearch::kNone;
   r.max_steps = o.max_steps;
+  if (!o.target.empty()) {
+    auto target = TargetFrom(o);
+    if (!target.ok()) return target.error();
+    r.target = std::move(target).value();
+    if (has_conc && o.concurrency > kMaxInFlight)
+      return BadInput("--concurrency over a target is at most " + std::to_string(kMaxInFlight),
+                      "--concurrency");
+    if (!o.api_key_env.empty()) r.api_key = std::getenv(o.api_key_env.c_str());
+  } else {
+    for (auto [given, name] :
+         {std::pair{!o.api.empty(), "--api"}, std::pair{!o.served_model.empty(), "--served-model"},
+          std::pair{o.max_tokens > 0, "--max-tokens"}, std::pair{o.no_stream, "--no-stream"},
+          std::pair{!o.api_key_env.empty(), "--api-key-env"}}) {
+      if (given)
+        return BadInput(std::string(name) + " applies to a service over HTTP", name, "add --target URL");
+    }
+  }
   return r;
 }
 
@@ -113,12 +177,20 @@ int PrintLoad(const LoadOutcome& out, const Common& common) {
     PrintJson(j);
     return code;
   }
-  std::printf("load %s on %s: %s, %zu step(s)%s\n", s["load"].get<std::string>().c_str(),
-              EscapeTerminal(s["stage"]["device"].get<std::string>()).c_str(),
+  const bool remote = s["request"].contains("target");
+  const std::string where = remote ? s["request"]["target"]["url"].get<std::string>() + " (" +
+                                         s["request"]["target"]["api"].get<std::string>() + ", model " +
+                                         s["request"]["target"]["model"].get<std::string>() + ")"
+                                   : s["stage"]["device"].get<std::string>();
+  std::printf("load %s %s %s: %s, %zu step(s)%s\n", s["load"].get<std::string>().c_str(),
+              remote ? "against" : "on", EscapeTerminal(where).c_str(),
               s["search"].get<std::string>().c_str(), s["steps"].size(),
               out.interrupted ? ", interrupted" : "");
   const auto& cold = s["cold_start"];
-  if (cold.contains("first_request_ms")) {
+  if (remote && cold.contains("first_request_ms")) {
+    std::printf("  cold start: the first request alone %s ms (%s)\n", Ms(cold["first_request_ms"]).c_str(),
+                cold["first_request_outcome"].get<std::string>().c_str());
+  } else if (cold.contains("first_request_ms")) {
     std::printf("  cold start: model load %s ms, first request %s ms\n", Ms(cold["model_load_ms"]).c_str(),
                 Ms(cold["first_request_ms"]).c_str());
   }
@@ -260,6 +332,25 @@ void AddLoadCommand(CLI::App& app, int& exit_code, const std::vector<std::string
   cmd->add_option("--max-steps", o->max_steps, "Most steps of --rate-ladder or --find-peak (2-64)")
       ->capture_default_str()
       ->check(CLI::Range(2, 64));
+  cmd->add_option("--target", o->target,
+                  "An OpenAI-compatible service's base URL (http:// or https://): the requests go to it over "
+                  "HTTP instead of to the stage, which is pinned but not loaded");
+  cmd->add_option("--api", o->api, "With --target: embeddings, completions or chat (/v1/chat/completions)")
+      ->check(CLI::IsMember({"embeddings", "completions", "chat"}));
+  cmd->add_option("--served-model", o->served_model,
+                  "With --target: the model name sent (default: the one model GET /v1/models lists)");
+  cmd->add_option(
+         "--max-tokens", o->max_tokens,
+         "With --target, completions and chat: max_tokens (default: generation.max_new_tokens, else 16)")
+      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{32768}));
+  cmd->add_flag("--no-stream", o->no_stream,
+                "With --target, completions and chat: whole answers (no TTFT or ITL) instead of a stream");
+  cmd->add_option("--api-key-env", o->api_key_env,
+                  "With --target: the environment variable holding a bearer token (sent, never recorded)");
+  cmd->add_option("--max-in-flight", o->max_in_flight,
+                  "With --target and --rate: requests open at once; one more fails client_in_flight_bound")
+      ->capture_default_str()
+      ->check(CLI::Range(std::size_t{1}, kMaxInFlight));
   cmd->add_option("--out", o->out, "The load folder to create (default: RUNS_DIR/<id>-load)");
   cmd->add_option("--runs-dir", o->runs_dir, "Folder that receives the load folder")->capture_default_str();
   AddCommonOptions(*cmd, o->common);

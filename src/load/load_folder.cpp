@@ -138,6 +138,7 @@ ojson LoadRequestToJson(const LoadRequest& r) {
   j["requests"] = r.step.requests > 0 ? ojson(r.step.requests) : ojson(nullptr);
   j["max_steps"] = r.max_steps;
   j["peak_precision"] = r.peak_precision;
+  if (r.target) j["target"] = HttpTargetToJson(*r.target);
   return j;
 }
 
@@ -172,6 +173,11 @@ Result<LoadRequest> LoadRequestFromJson(const nlohmann::json& j, const std::stri
     return BadInput("a load request without max_steps (at most 64) and peak_precision", where);
   r.max_steps = static_cast<int>(j["max_steps"].get<std::uint64_t>());
   r.peak_precision = j["peak_precision"].get<double>();
+  if (j.contains("target")) {
+    auto target = HttpTargetFromJson(j["target"], where);
+    if (!target.ok()) return target.error();
+    r.target = std::move(target).value();
+  }
   return r;
 }
 

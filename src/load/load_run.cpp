@@ -41,10 +41,9 @@ struct LoadItems {
   std::vector<std::string> ids, texts, rejection;
 };
 
-Result<LoadItems> ReadLoadItems(FileSystem& fsys, const RunPlan& plan, const Stage& stage,
+Result<LoadItems> ReadLoadItems(FileSystem& fsys, const RunPlan& plan, InputKind input,
                                 const ServiceSpec& service) {
   LoadItems items;
-  const InputKind input = stage.Describe().input;
   PILOT_TRY(plan.manifest.ForEach([&](const ManifestItem& item) -> Status {
     if (items.ids.size() >= kMaxLoadItems) return {};
     Precheck pre = PrecheckItem(fsys, plan.inputs_root, item, plan.params.max_bytes, input);
@@ -161,8 +160,9 @@ std::string StepLine(const LoadStepRecord& s, std::size_t index) {
 
 class LoadSession {
  public:
+  // `stage` is null for a target over HTTP.
   LoadSession(FileSystem& fsys, Clock& clock, const LoadRequest& request, const LoadControl& control,
-              RunPlan plan, ServiceSpec service, Stage& stage, LoadItems items, fs::path dir)
+              RunPlan plan, ServiceSpec service, Stage* stage, LoadItems items, fs::path dir)
       : fs_(fsys),
         clock_(clock),
         request_(request),
@@ -171,11 +171,11 @@ class LoadSession {
         service_(std::move(service)),
         stage_(stage),
         items_(std::move(items)),
-        dir_(std::move(dir)),
-        server_(stage_, plan_, items_, clock) {
+        dir_(std::move(dir)) {
+    if (stage_) server_.emplace(*stage_, plan_, items_, clock);
     target_.service = service_.batcher;
     target_.rejection = items_.rejection;
-    target_.serve = [this](const std::vector<std::size_t>& batch) { return server_.Serve(batch); };
+    target_.serve = [this](const std::vector<std::size_t>& batch) { return server_->Serve(batch); };
   }
 
   FolderIdentity Identity() const {
@@ -184,7 +184,17 @@ class LoadSession {
   }
 
   ojson StageJson() const {
-    const StageDescription& d = stage_.Describe();
+    if (!stage_) {
+      const HttpTargetSpec& t = *request_.target;
+      return {{"kind", "http"},
+              {"output", OpenAiApiName(t.api)},
+              {"generates", t.api != OpenAiApi::kEmbeddings},
+              {"device", "remote"},
+              {"model_sha256", plan_.model_sha256},
+              {"url", t.url},
+              {"model", t.model}};
+    }
+    const StageDescription& d = stage_->Describe();
     return {{"kind", d.kind},
             {"output", d.output->name},
             {"generates", d.output->generates},
@@ -238,7 +248,10 @@ class LoadSession {
                              " answered");
       };
     }
-    s.result = RunLoadStep(step, target_, clock, control_.should_stop, tick);
+    s.result = request_.target
+                   ? RunHttpStep(step, *request_.target, request_.api_key, items_.texts, items_.rejection,
+                                 service_.batcher.deadline_ms, clock, control_.should_stop, tick)
+                   : RunLoadStep(step, target_, clock, control_.should_stop, tick);
     RoundTimes(s.result.records);
     s.result.issue_ms = Round3(s.result.issue_ms);
     s.result.duration_ms = Round3(s.result.duration_ms);
@@ -253,11 +266,32 @@ class LoadSession {
   }
 
   void ColdStart(double model_load_ms) {
+    if (request_.target) {
+      // The service's model was loaded by the service: the first request, served alone, is it.
+      cold_["model_load_ms"] = nullptr;
+      for (std::size_t i = 0; i < items_.rejection.size(); ++i) {
+        if (!items_.rejection[i].empty()) continue;
+        RealLoadClock clock(clock_);
+        LoadStep one;
+        one.mode = LoadMode::kConcurrency;
+        one.requests = 1;
+        const std::vector<std::string> texts{items_.texts[i]}, rejection{""};
+        const LoadStepResult r = RunHttpStep(one, *request_.target, request_.api_key, texts, rejection,
+                                             service_.batcher.deadline_ms, clock, control_.should_stop);
+        if (r.records.empty()) return;
+        cold_["first_request_ms"] = Round3(r.records[0].end_to_end_ms());
+        cold_["first_request_item"] = items_.ids[i];
+        cold_["first_request_outcome"] = RequestOutcomeName(r.records[0].outcome);
+        if (!r.records[0].reason.empty()) cold_["first_request_reason"] = r.records[0].reason;
+        return;
+      }
+      return;
+    }
     cold_["model_load_ms"] = Round3(model_load_ms);
     for (std::size_t i = 0; i < items_.rejection.size(); ++i) {
       if (!items_.rejection[i].empty()) continue;
       const double t0 = clock_.MonotonicSeconds();
-      const std::vector<ServedItem> served = server_.Serve({i});
+      const std::vector<ServedItem> served = server_->Serve({i});
       const double ms = (clock_.MonotonicSeconds() - t0) * 1000.0;
       cold_["first_request_ms"] = Round3(ms);
       cold_["first_request_item"] = items_.ids[i];
@@ -365,10 +399,10 @@ class LoadSession {
   const LoadControl& control_;
   RunPlan plan_;
   ServiceSpec service_;
-  Stage& stage_;
+  Stage* stage_;
   LoadItems items_;
   fs::path dir_;
-  StageServer server_;
+  std::optional<StageServer> server_;
   LoadTarget target_;
   std::vector<LoadStepRecord> steps_;
   ojson cold_ = ojson::object();
@@ -380,8 +414,9 @@ class LoadSession {
 
 }  // namespace
 
-Result<LoadOutcome> RunLoad(FileSystem& fsys, Clock& clock, Runtime& runtime, const LoadRequest& request,
+Result<LoadOutcome> RunLoad(FileSystem& fsys, Clock& clock, Runtime& runtime, const LoadRequest& asked,
                             const LoadControl& control) {
+  LoadRequest request = asked;  // a target's served model and max_tokens resolved below
   RunRequest run = request.run;
   run.use_batch_plan = false;
   auto plan_or = BuildRunPlan(fsys, run);
@@ -392,26 +427,58 @@ Result<LoadOutcome> RunLoad(FileSystem& fsys, Clock& clock, Runtime& runtime, co
     return BadInput("the parameters have no `service`: pilot load needs the service it drives", params_where,
                     "add a `service` object with its batcher, queue and SLO (docs/load.md, 'The service')");
   }
-  PILOT_TRY(CheckEnvironment(runtime, plan.params, plan.runs_dir, "no load folder was created"));
-  const double t0 = clock.MonotonicSeconds();
-  auto built = BuildStage(fsys, runtime, plan.params, plan.model_sha256, plan.runs_dir);
-  if (!built.ok()) return built.error();
-  const double model_load_ms = (clock.MonotonicSeconds() - t0) * 1000.0;
-  Stage& stage = *built.value().stage;
-  plan.environment = built.value().environment;
-  PILOT_TRY(CheckStageDeclaresOutput(stage.Describe()));
-  auto service = ParseService(*plan.params.service, params_where, stage.Describe().output->generates);
+  std::unique_ptr<Stage> stage;
+  double model_load_ms = 0;
+  bool generates = false;
+  InputKind input = InputKind::kText;
+  if (request.target) {
+    // The service is the target's: only that it answers is checked here.
+    HttpTargetSpec& target = *request.target;
+    auto models = ProbeTarget(target, request.api_key);
+    if (!models.ok()) return models.error();
+    if (target.model.empty()) {
+      if (models.value().size() != 1) {
+        std::string listed;
+        for (std::size_t k = 0; k < models.value().size() && k < 8; ++k)
+          listed += (k ? ", " : "") + ValueForMessage(models.value()[k], 64);
+        return BadInput("the target lists " + std::to_string(models.value().size()) + " model(s)" +
+                            (listed.empty() ? std::string() : " (" + listed + ")") +
+                            ": pilot cannot tell which one to ask for",
+                        "--served-model", "name the served model with --served-model");
+      }
+      target.model = models.value()[0];
+    }
+    if (target.max_tokens == 0)
+      target.max_tokens = plan.params.generation ? plan.params.generation->max_new_tokens : 16;
+    plan.environment = {{"client", "pilot load --target"},
+                        {"libcurl", LibcurlVersion()},
+                        {"target", request.target->url},
+                        {"target_models", models.value()}};
+    generates = request.target->api != OpenAiApi::kEmbeddings;
+  } else {
+    PILOT_TRY(CheckEnvironment(runtime, plan.params, plan.runs_dir, "no load folder was created"));
+    const double t0 = clock.MonotonicSeconds();
+    auto built = BuildStage(fsys, runtime, plan.params, plan.model_sha256, plan.runs_dir);
+    if (!built.ok()) return built.error();
+    model_load_ms = (clock.MonotonicSeconds() - t0) * 1000.0;
+    stage = std::move(built.value().stage);
+    plan.environment = built.value().environment;
+    PILOT_TRY(CheckStageDeclaresOutput(stage->Describe()));
+    generates = stage->Describe().output->generates;
+    input = stage->Describe().input;
+  }
+  auto service = ParseService(*plan.params.service, params_where, generates);
   if (!service.ok()) return service.error();
   const ServiceSettings& b = service.value().batcher;
   const std::size_t room = b.grow_at_capacity ? std::max(b.queue_bound, b.grow_bound) : b.queue_bound;
-  if (request.step.mode == LoadMode::kConcurrency && request.step.concurrency > room) {
+  if (!request.target && request.step.mode == LoadMode::kConcurrency && request.step.concurrency > room) {
     return BadInput("--concurrency " + std::to_string(request.step.concurrency) +
                         " exceeds the queue's room of " + std::to_string(room) + " (service.queue_bound" +
                         (b.grow_at_capacity ? std::string(", grow_bound") : std::string()) + ")",
                     "--concurrency",
                     "a client waits for its answer: more clients than the queue holds are refused at once");
   }
-  auto items = ReadLoadItems(fsys, plan, stage, service.value());
+  auto items = ReadLoadItems(fsys, plan, input, service.value());
   if (!items.ok()) return items.error();
   // The folder: new, resolved once, outside every pilot folder, named by a valid run id.
   fs::path dir = request.out.empty() ? plan.runs_dir / (NewRunId(clock) + "-load") : request.out;
@@ -438,7 +505,7 @@ Result<LoadOutcome> RunLoad(FileSystem& fsys, Clock& clock, Runtime& runtime, co
   }
   auto lock = RunLock::Acquire(fsys, dir);
   if (!lock.ok()) return lock.error();
-  LoadSession session(fsys, clock, request, control, std::move(plan), std::move(service).value(), stage,
+  LoadSession session(fsys, clock, request, control, std::move(plan), std::move(service).value(), stage.get(),
                       std::move(items).value(), dir);
   if (Status st = session.Create(); !st.ok()) {
     Error e = st.error();

@@ -19,6 +19,7 @@
 #include "pilot/clock.h"
 #include "pilot/folder_kind.h"
 #include "pilot/fs.h"
+#include "pilot/load/http_target.h"
 #include "pilot/load/load_driver.h"
 #include "pilot/load/load_figures.h"
 #include "pilot/load/load_files.h"
@@ -47,6 +48,10 @@ struct LoadRequest {
   LoadStep step;                // the first step (find-peak: its rate is the start when > 0)
   int max_steps = 12;           // a ladder's or a search's steps, the synchronous one included
   double peak_precision = 0.1;  // find-peak: the met and missed rates within this (relative)
+  // --target: the requests go over HTTP to this service, and the parameters' stage is pinned and
+  // recorded but not loaded. `api_key` (from the variable spec.api_key_env names) is never recorded.
+  std::optional<HttpTargetSpec> target;
+  std::string api_key;
 };
 
 struct LoadControl {
@@ -66,7 +71,8 @@ struct LoadOutcome {
 
 // Sets up (the plan, the environment against `requires`, the stage on its device, the service
 // from the parameters: exit 2 or 3 with nothing created), creates the folder, measures the cold
-// start, runs the steps and finishes the bag.
+// start, runs the steps and finishes the bag. With a target: the target must answer (exit 3), and
+// neither the stage nor `requires` is checked here (they are the service's).
 Result<LoadOutcome> RunLoad(FileSystem& fs, Clock& clock, Runtime& runtime, const LoadRequest& request,
                             const LoadControl& control);
 
