@@ -5,6 +5,7 @@ Usage: tests/fuzz/make_corpus.py RUN_DIR [EMBED_RUN_DIR]
        tests/fuzz/make_corpus.py --embedding EMBED_RUN_DIR
        tests/fuzz/make_corpus.py --generation   (the generator's seeds alone, gen-*)
        tests/fuzz/make_corpus.py --load         (a load folder's seeds alone, load_records/)
+       tests/fuzz/make_corpus.py --openai       (a service's answers' seeds alone, openai_stream/)
   RUN_DIR: a finished run folder of the bundled default pilot (`pilot run --runs-dir D`),
   whose data/journal.jsonl, data/results.jsonl, data/run.json and manifest-sha256.txt are
   taken as the realistic seeds; data/pilot/manifest.json and config/pilot.json come from
@@ -526,8 +527,48 @@ def load_seeds():
     write(t, "step", b"\3" + "\n".join(json.dumps(l) for l in lines).encode())
 
 
+def openai_seeds():
+    """Seeds of what a service over HTTP answers (pilot load --target): byte 0 picks the parser, byte 1 the API
+    (0 embeddings, 1 completions, 2 chat)."""
+    t = "openai_stream"
+    emb = {"object": "list", "data": [{"object": "embedding", "index": 0, "embedding": [0.25, -1.5, 3e-3]}],
+           "usage": {"prompt_tokens": 5, "total_tokens": 5}}
+    comp = {"id": "cmpl-1", "object": "text_completion", "choices": [{"index": 0, "text": "olleh", "finish_reason": "eos"}],
+            "usage": {"prompt_tokens": 5, "completion_tokens": 6, "total_tokens": 11}}
+    chat = {"object": "chat.completion", "choices": [{"index": 0, "message": {"role": "assistant", "content": "x"}}]}
+    write(t, "body-embeddings", b"\0\0" + json.dumps(emb).encode())
+    write(t, "body-completions", b"\0\1" + json.dumps(comp).encode())
+    write(t, "body-chat", b"\0\2" + json.dumps(chat).encode())
+    write(t, "body-garbage", b"\0\1" + b'{"choices": [ not json')
+    write(t, "body-usage-huge", b"\0\1" + json.dumps(dict(comp, usage={"completion_tokens": 10**30})).encode())
+
+    def ev(obj):
+        return "data: " + json.dumps(obj) + "\n\n"
+    toks = "".join(ev({"choices": [{"index": 0, "text": c, "finish_reason": None}]}) for c in "olleh")
+    fin = ev({"choices": [{"index": 0, "text": "", "finish_reason": "eos"}]})
+    usage = ev({"choices": [], "usage": {"completion_tokens": 6}})
+    write(t, "stream-completions", b"\1\1" + (toks + fin + usage + "data: [DONE]\n\n").encode())
+    deltas = ev({"choices": [{"index": 0, "delta": {"role": "assistant"}}]}) + "".join(
+        ev({"choices": [{"index": 0, "delta": {"content": c}}]}) for c in "ab")
+    write(t, "stream-chat-crlf", b"\1\2" + (deltas + ": keep-alive\r\n\r\nevent: x\r\n" + "data: [DONE]\r\n\r\n").encode())
+    write(t, "stream-truncated", b"\1\1" + toks[: len(toks) // 2].encode())
+    write(t, "stream-garbage", b"\1\2" + b"data: {\"choices\": [ not json\n\ndata: [DONE]\n\n")
+    write(t, "stream-error", b"\1\1" + ev({"error": {"message": "overloaded", "code": 503}}).encode())
+    write(t, "stream-nul", b"\1\1" + b"data: \0\xff\xfe\n\n" + b"data: [DONE]\n\n")
+    target = {"url": "http://127.0.0.1:8000", "api": "chat", "endpoint": "/v1/chat/completions", "model": "m",
+              "stream": True, "max_tokens": 16, "max_in_flight": 256, "api_key_env": None}
+    write(t, "target", b"\2\2" + json.dumps(target).encode())
+    write(t, "target-bad", b"\2\0" + json.dumps(dict(target, api="embeddings", max_in_flight=10**9)).encode())
+    for name, url in (("url", "http://127.0.0.1:8000/v1/"), ("url-cred", "http://u:" + GHP + "@h/"),
+                      ("url-query", "https://h/?key=" + GHP), ("url-scheme", "file:///etc/passwd")):
+        write(t, name, b"\3\0" + url.encode())
+
+
 def main():
     args = sys.argv[1:]
+    if args == ["--openai"]:
+        openai_seeds()
+        return
     if args == ["--generation"]:
         generation_seeds()
         return
@@ -548,6 +589,7 @@ def main():
             make(embed_dir)
     generation_seeds()
     load_seeds()
+    openai_seeds()
     for target in sorted(os.listdir(CORPUS)):
         files = os.listdir(os.path.join(CORPUS, target))
         assert len(files) <= 60, (target, len(files))
