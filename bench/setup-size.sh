@@ -6,9 +6,10 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 empty=$(mktemp)
 trap 'rm -f "$empty"' EXIT
-# The pilot command installs the untagged lines; the test command the [test] and [debian] ones too.
-pilot_pkgs=$(grep -v '\[test\]\|\[debian\]' "$root/requirements-rebuild.txt" | sed 's/#.*//; s/=.*//' | tr -s ' \n' ' ')
-test_pkgs=$(sed 's/#.*//; s/=.*//' "$root/requirements-rebuild.txt" | tr -s ' \n' ' ')
+# The pilot command installs the untagged lines; the test command the [test] and [debian] ones too
+# ([bench] ones only for the benchmarks that need them).
+pilot_pkgs=$(grep -v '\[test\]\|\[debian\]\|\[bench\]' "$root/requirements-rebuild.txt" | sed 's/#.*//; s/=.*//' | tr -s ' \n' ' ')
+test_pkgs=$(grep -v '\[bench\]' "$root/requirements-rebuild.txt" | sed 's/#.*//; s/=.*//' | tr -s ' \n' ' ')
 for which in pilot test; do
   [ "$which" = pilot ] && pkgs=$pilot_pkgs || pkgs=$test_pkgs
   for mode in "" --no-install-recommends; do

@@ -4,22 +4,26 @@
 # installed: requirements-rebuild.txt names everything pilot needs (bench/setup-size.sh
 # prints what that saves). Lines tagged `[debian]` are needed only by the builds against
 # Debian's libtorch 1.13 (preset debian, the sanitizer build), installed with --debian; lines
-# tagged `[test]` only by the tests, installed with --test (scripts/test.sh passes both).
+# tagged `[test]` only by the tests, installed with --test (scripts/test.sh passes both); lines
+# tagged `[bench]` only by the benchmarks that need them, installed with --bench.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 debian=0
 tests=0
+bench=0
 for arg in "$@"; do
   case "$arg" in
     --debian) debian=1 ;;
     --test) tests=1 ;;
-    *) echo "usage: scripts/deps.sh [--debian] [--test]" >&2; exit 2 ;;
+    --bench) bench=1 ;;
+    *) echo "usage: scripts/deps.sh [--debian] [--test] [--bench]" >&2; exit 2 ;;
   esac
 done
 missing=()
 while IFS= read -r line; do
   case "$line" in *"[debian]"*) [ $debian = 1 ] || continue ;; esac
   case "$line" in *"[test]"*) [ $tests = 1 ] || continue ;; esac
+  case "$line" in *"[bench]"*) [ $bench = 1 ] || continue ;; esac
   line=${line%%#*}
   line=${line%%[[:space:]]*}
   [ -n "${line// }" ] || continue

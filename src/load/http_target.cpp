@@ -48,10 +48,16 @@ struct Transfer {
   std::string response;
   std::optional<OpenAiStream> stream;
   bool too_large = false;
+  std::uint32_t sends = 0;  // the request went out this many times (a resend after a dead reuse)
   LoadClock* clock = nullptr;
   double start = 0;  // the step's start on the clock
   double deadline_ms = 0;
 };
+
+int OnSend(void* user, char*, char*, int, int) {
+  ++static_cast<Transfer*>(user)->sends;
+  return CURL_PREREQFUNC_OK;
+}
 
 long StatusOf(CURL* easy) {
   long code = 0;
@@ -350,6 +356,7 @@ LoadStepResult RunHttpStep(const LoadStep& step, const HttpTargetSpec& spec, con
       t->id = r.id;
       t->response.clear();
       t->too_large = false;
+      t->sends = 0;
       t->stream.reset();
       if (request.stream) t->stream.emplace(spec.api);
       t->clock = &clock;
@@ -369,6 +376,8 @@ LoadStepResult RunHttpStep(const LoadStep& step, const HttpTargetSpec& spec, con
       curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, OnBody);
       curl_easy_setopt(e, CURLOPT_WRITEDATA, t.get());
       curl_easy_setopt(e, CURLOPT_PRIVATE, t.get());
+      curl_easy_setopt(e, CURLOPT_PREREQFUNCTION, OnSend);
+      curl_easy_setopt(e, CURLOPT_PREREQDATA, t.get());
       r.started_ms = now;
       if (curl_multi_add_handle(multi.get(), e) != CURLM_OK) {
         r.outcome = RequestOutcome::kFailed;
@@ -394,6 +403,7 @@ LoadStepResult RunHttpStep(const LoadStep& step, const HttpTargetSpec& spec, con
     RequestRecord& r = records[t->id];
     r.finished_ms = now_rel();
     r.batch = 1;
+    r.resent = t->sends > 1 ? t->sends - 1 : 0;
     if (aborted) {
       r.outcome = RequestOutcome::kFailed;
       r.reason = http_reason::kInterrupted;

@@ -208,6 +208,7 @@ ojson RequestToJson(const RequestRecord& r, std::size_t step, const std::string&
              {"finished_ms", r.finished_ms},
              {"batch", r.batch}};
   if (!r.reason.empty()) j["reason"] = r.reason;
+  if (r.resent > 0) j["resent"] = r.resent;
   if (r.outcome == RequestOutcome::kCompleted) j["output_tokens"] = r.output_tokens;
   if (r.ttft_ms) {
     j["ttft_ms"] = *r.ttft_ms;
@@ -263,6 +264,11 @@ Result<ParsedRequest> ParseRequestLine(std::string_view line, const std::string&
     if (!j["reason"].is_string() || j["reason"].get<std::string>().size() > 64)
       return bad("has a bad 'reason'");
     r.reason = j["reason"].get<std::string>();
+  }
+  if (j.contains("resent")) {
+    PILOT_TRY(whole("resent", 16, v));
+    if (v == 0) return bad("has a 'resent' of 0 (left out when it was sent once)");
+    r.resent = static_cast<std::uint32_t>(v);
   }
   if ((r.outcome == RequestOutcome::kRejected || r.outcome == RequestOutcome::kFailed) && r.reason.empty())
     return bad("is " + std::string(RequestOutcomeName(r.outcome)) + " with no reason");

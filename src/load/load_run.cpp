@@ -151,6 +151,9 @@ std::string StepLine(const LoadStepRecord& s, std::size_t index) {
   if (f.rejected) line += ", " + std::to_string(f.rejected) + " rejected";
   if (f.timed_out) line += ", " + std::to_string(f.timed_out) + " timed out";
   if (f.failed) line += ", " + std::to_string(f.failed) + " failed";
+  std::size_t resent = 0;
+  for (const RequestRecord& r : s.result.records) resent += r.resent > 0;
+  if (resent) line += " (" + std::to_string(resent) + " sent again after a reused connection died)";
   line += "; achieved " + FixedDecimals(f.achieved_per_s, 1) + "/s";
   if (f.completed) line += ", e2e p99 " + FixedDecimals(f.end_to_end[3].ms, 2) + " ms";
   if (!f.ttft.empty()) line += ", TTFT p99 " + FixedDecimals(f.ttft[3].ms, 2) + " ms";
@@ -469,6 +472,12 @@ Result<LoadOutcome> RunLoad(FileSystem& fsys, Clock& clock, Runtime& runtime, co
   }
   auto service = ParseService(*plan.params.service, params_where, generates);
   if (!service.ok()) return service.error();
+  if (request.target && !request.target->stream && generates &&
+      (service.value().slo.ttft_ms > 0 || service.value().slo.tpot_ms > 0)) {
+    return BadInput(
+        "the service's SLO bounds ttft_ms or tpot_ms, and --no-stream gives no token times to judge them by",
+        params_where, "stream (leave out --no-stream), or judge whole answers by slo.e2e_ms alone");
+  }
   const ServiceSettings& b = service.value().batcher;
   const std::size_t room = b.grow_at_capacity ? std::max(b.queue_bound, b.grow_bound) : b.queue_bound;
   if (!request.target && request.step.mode == LoadMode::kConcurrency && request.step.concurrency > room) {

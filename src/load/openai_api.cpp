@@ -149,7 +149,7 @@ bool OpenAiStream::Feed(std::string_view bytes, double now_ms) {
     const std::size_t nl = bytes.find('\n');
     const std::string_view part = bytes.substr(0, nl);
     if (line_.size() + part.size() > kMaxEventLineBytes)
-      return Fail(http_reason::kBadResponse, "a stream line over 1 MiB");
+      return Fail(http_reason::kTooLarge, "a stream line over 1 MiB");
     line_.append(part);
     if (nl == std::string_view::npos) break;
     bytes.remove_prefix(nl + 1);

@@ -82,6 +82,9 @@ struct RequestRecord {
   std::optional<double> ttft_ms;  // arrival to first token (a generator's)
   std::optional<double> tpot_ms;  // mean of itl_ms (two tokens or more)
   std::vector<double> itl_ms;     // the gaps between its tokens
+  // Over HTTP (pilot load --target): the times the client sent it again on a fresh connection,
+  // because the reused one it went out on ended with no answer at all (libcurl does, once).
+  std::uint32_t resent = 0;
   double queue_wait_ms() const { return started_ms - arrived_ms; }
   double end_to_end_ms() const { return finished_ms - arrived_ms; }
 };
