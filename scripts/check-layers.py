@@ -23,8 +23,8 @@ import sys
 ORDER = ["platform", "input", "records", "bag", "engine", "stage", "cli"]
 CORE = ORDER[:-1]
 WORKFLOWS = ["sweep", "fleet", "verdict", "adapt", "load"]
-# A workflow that reads another's folders (a decision's sweep evidence, a plan's sweep basis).
-USES = {"verdict": {"sweep", "fleet"}, "fleet": {"sweep"}}
+# A workflow that reads another's folders (a decision's sweep or load evidence, a plan's sweep or load basis).
+USES = {"verdict": {"sweep", "fleet", "load"}, "fleet": {"sweep"}}
 ASSEMBLY = {"src/workflows.cpp", "include/pilot/torch_stage.h"}
 HEADER_ONLY = {"limits": "platform", "reasons": "platform", "clock": "platform", "build_info": "platform",
                "folder_files": "platform", "tokenizer": "input",

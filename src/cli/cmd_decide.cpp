@@ -24,7 +24,7 @@ namespace {
 struct DecideCliOptions {
   Common common;
   std::string dir, doctor, compare, sweep, plan, calibration, inputs_root, decision,
-      choose = "cheapest", expect, expect_sweep, expect_calibration;
+      choose = "cheapest", expect, expect_sweep, expect_calibration, load, expect_load;
   std::vector<std::string> reasons;
   bool no_excerpts = false;
   std::size_t per_category = 2;
@@ -81,6 +81,11 @@ Result<DecideOptions> RequestFrom(const DecideCliOptions& o, const std::vector<s
     if (!sweep.ok()) return sweep.error();
     d.sweep = sweep.value();
   }
+  if (!o.load.empty()) {
+    auto load = ResolveGivenFolder(RealFileSystem(), o.load, "a load folder");
+    if (!load.ok()) return load.error();
+    d.load = load.value();
+  }
   if (!o.calibration.empty()) {
     auto calibration = ResolveGivenFolder(RealFileSystem(), o.calibration, "a calibration folder");
     if (!calibration.ok()) return calibration.error();
@@ -89,6 +94,7 @@ Result<DecideOptions> RequestFrom(const DecideCliOptions& o, const std::vector<s
   for (auto [given, into, option] :
        {std::tuple{&o.expect, &d.expect, "--expect"},
         std::tuple{&o.expect_sweep, &d.expect_sweep, "--expect-sweep"},
+        std::tuple{&o.expect_load, &d.expect_load, "--expect-load"},
         std::tuple{&o.expect_calibration, &d.expect_calibration, "--expect-calibration"}}) {
     if (given->empty()) continue;
     if (!IsSha256Hex(*given)) {
@@ -217,6 +223,12 @@ void AddDecideCommand(CLI::App& app, int& exit_code, const std::vector<std::stri
   cmd->add_option("--sweep", o->sweep, "A sweep folder (its limits against the run's batch size)");
   cmd->add_option("--plan", o->plan, "The JSON `pilot plan --out` wrote");
   cmd->add_option(
+      "--load", o->load,
+      "A load folder (`pilot load`, in process or --target): verified in full; its SLO verdict is "
+      "evidence");
+  cmd->add_option("--expect-load", o->expect_load,
+                  "The --load folder's fingerprint as noted; another is refused");
+  cmd->add_option(
       "--expect", o->expect,
       "RUN_DIR's fingerprint as noted when it was written; another one is refused (exit 1) before "
       "anything is proposed or recorded");
@@ -244,7 +256,9 @@ void AddDecideCommand(CLI::App& app, int& exit_code, const std::vector<std::stri
       "the manifest does not expect, a comparison beyond tolerance, a sweep limit at or below the run's\n"
       "batch size, or no rental plan fits. measure-first: the plan's rate or fit is assumed or measured\n"
       "on another card, a sweep, plan or calibration covers another manifest, or no doctor ran on the\n"
-      "plan's card class. go: none of these (a comparison of several changes is a warning).\n"
+      "plan's card class, or a load test was interrupted or ran another manifest. A load that missed its "
+      "SLO\n"
+      "at every rate is revise-config. go: none of these (a comparison of several changes is a warning).\n"
       "With --decision and --reason: verifies the folder, copies each evidence file beside it\n"
       "(decision-N-<kind>.json, with its sha256), appends entry N to decisions.jsonl, regenerates\n"
       "decision.md (spot check, accepted, still to fix, plan, reasons), and updates tagmanifest-sha256.txt\n"

@@ -8,10 +8,13 @@
 #include "cli/session.h"
 #include "pilot/destination.h"
 #include "pilot/escape.h"
+#include "pilot/folder_kind.h"
 #include "pilot/hash.h"
 #include "pilot/json_util.h"
+#include "pilot/load/load_files.h"
 #include "pilot/paths.h"
 #include "pilot/verdict/rental_plan.h"
+#include "pilot/verdict/service_plan.h"
 
 namespace pilot::cli {
 namespace {
@@ -24,6 +27,9 @@ struct PlanOptions {
   std::optional<std::string> expect;
   std::optional<double> allowance_hours, assume_scaling, headroom, time_resolution, copy_off;
   bool all = false;
+  // A service, from a load folder.
+  std::optional<double> rate, replica_memory_gb;
+  std::string measured_on;
 };
 
 std::string Hours(double h) {
@@ -222,8 +228,130 @@ Result<RentalPlan> MakePlan(const PlanOptions& o) {
   return BuildRentalPlan(q);
 }
 
+void PrintServicePlan(const ServicePlan& plan) {
+  const ServicePlanRequest& q = plan.request;
+  const ServiceBasis& b = q.basis;
+  for (const auto& w : plan.warnings) std::printf("WARNING: %s\n", EscapeTerminal(w).c_str());
+  std::printf("basis: load folder %s (%s)\n", EscapeTerminal(b.folder).c_str(), b.search.c_str());
+  if (!(b.rate_per_replica > 0)) {
+    std::printf("  no rate met the SLO (%s)\n", b.slo.c_str());
+    std::printf("no plan: there is no rate per replica to plan with\n");
+    return;
+  }
+  std::printf("  measured %s: %s requests/s per replica, %s\n",
+              b.target.empty()
+                  ? ("on " + b.device + (b.device_name.empty() ? "" : " (" + b.device_name + ")")).c_str()
+                  : ("against " + EscapeTerminal(b.target)).c_str(),
+              FixedDecimals(b.rate_per_replica, 1).c_str(), b.rate_basis.c_str());
+  std::printf("  SLO: %s\n", b.slo.c_str());
+  if (q.replica_memory_gb) {
+    std::printf("  one replica's memory: %s GB, as stated (--replica-memory-gb)\n",
+                FixedDecimals(*q.replica_memory_gb, 2).c_str());
+  } else if (b.memory_mb) {
+    std::printf("  one replica's memory: %s MB (%s peak)\n", FixedDecimals(*b.memory_mb, 1).c_str(),
+                b.memory_basis.c_str());
+  } else {
+    std::printf(
+        "  one replica's memory: not measured (one replica per card; --replica-memory-gb states it)\n");
+  }
+  std::printf("to serve %s requests/s:\n", FixedDecimals(q.rate, 1).c_str());
+  std::printf("  %-18s %6s %9s %9s %6s %5s %12s %16s\n", "card", "period", "replicas", "per card", "cards",
+              "lots", ("cost " + q.prices.currency).c_str(), "per 1M requests");
+  for (std::size_t k = 0; k < plan.rows.size(); ++k) {
+    const ServicePlanRow& r = plan.rows[k];
+    if (!r.fits) {
+      std::printf(
+          "  %-18s %5dd %9zu   does not fit: one replica is over the card's memory less the headroom\n",
+          EscapeTerminal(r.card).c_str(), r.period_days, r.replicas);
+      continue;
+    }
+    std::printf("  %-18s %5dd %9zu %9s %6zu %5zu %12s %16s%s%s\n", EscapeTerminal(r.card).c_str(),
+                r.period_days, r.replicas, (std::to_string(r.per_card) + (r.fit_known ? "" : "?")).c_str(),
+                r.cards, r.lots, FixedDecimals(r.cost, 2).c_str(),
+                FixedDecimals(r.cost_per_million, 4).c_str(), r.assumed ? "  (rate assumed)" : "",
+                plan.cheapest == k ? "  <- cheapest per request" : "");
+  }
+  if (plan.cheapest) {
+    const ServicePlanRow& c = plan.rows[*plan.cheapest];
+    std::printf(
+        "cheapest: %zu lot(s) of %s for %d days (%zu replica(s)), %s %s, %s %s per million requests\n",
+        c.lots, EscapeTerminal(c.card).c_str(), c.period_days, c.replicas, FixedDecimals(c.cost, 2).c_str(),
+        q.prices.currency.c_str(), FixedDecimals(c.cost_per_million, 4).c_str(), q.prices.currency.c_str());
+  } else {
+    std::printf("no plan: nothing fits (see the warnings)\n");
+  }
+}
+
+int ExecuteService(const PlanOptions& o) {
+  FileSystem& fsys = CliFileSystem();
+  std::optional<fs::path> out;
+  if (!o.out.empty()) {
+    auto resolved = PlanOut(fsys, o.out);
+    if (!resolved.ok()) return ReportError(resolved.error(), o.common);
+    out = resolved.value();
+  }
+  if (!o.corpus_items.empty() || !o.corpus_manifest.empty() || !o.tokenizer.empty() || o.allowance_hours ||
+      o.time_resolution || o.copy_off) {
+    return ReportError(
+        BadInput("--rate plans a service: --corpus-items, --corpus-manifest, --tokenizer, "
+                 "--allowance-hours, --time-resolution and --copy-off-mb-per-s plan a batch corpus",
+                 "--rate"),
+        o.common);
+  }
+  ServicePlanRequest q;
+  auto prices = LoadPrices(fsys, o.prices);
+  if (!prices.ok()) return ReportError(prices.error(), o.common);
+  q.prices = std::move(prices).value();
+  auto from = ResolveGivenFolder(fsys, o.from, "a finished load folder");
+  if (!from.ok()) return ReportError(from.error(), o.common);
+  auto basis = ReadServiceBasis(fsys, from.value(), o.expect);
+  if (!basis.ok()) return ReportError(basis.error(), o.common);
+  q.basis = std::move(basis).value();
+  q.rate = *o.rate;
+  if (o.headroom) q.headroom = *o.headroom;
+  q.replica_memory_gb = o.replica_memory_gb;
+  q.assume_scaling = o.assume_scaling;
+  q.measured_on = o.measured_on;
+  auto plan = BuildServicePlan(q);
+  if (!plan.ok()) return ReportError(plan.error(), o.common);
+  const nlohmann::ordered_json doc = ServicePlanToJson(plan.value());
+  if (out) {
+    if (Status st = fsys.WriteFileAtomic(*out, PrettyJson(doc)); !st.ok())
+      return ReportError(st.error(), o.common);
+  }
+  const int code = Code(plan.value().any_fits() ? ExitCode::kOk : ExitCode::kAcceptanceFailed);
+  if (o.common.json) {
+    PrintJson(doc);
+    return code;
+  }
+  PrintServicePlan(plan.value());
+  if (!o.expect) {
+    std::printf(
+        "note: the --from folder's fingerprint was not checked against one noted earlier (--expect FP): "
+        "a copy re-hashed after its figures were edited would verify too\n");
+  }
+  if (out) std::printf("plan written to %s\n", o.out.c_str());
+  return code;
+}
+
 int Execute(const PlanOptions& o) {
   ApplyLogLevel(o.common);
+  if (o.rate) return ExecuteService(o);
+  if (!o.replica_memory_gb && o.measured_on.empty()) {
+    // A load folder plans a service, with --rate.
+    auto kind = ReadFolderKind(CliFileSystem(), o.from);
+    if (kind.ok() && kind.value().kind == kFolderKindLoad) {
+      return ReportError(
+          BadInput("a load folder plans a service: give --rate R, the requests per second to serve", o.from,
+                   "docs/load.md, 'From a load test to a plan'"),
+          o.common);
+    }
+  } else {
+    return ReportError(
+        BadInput("--replica-memory-gb and --measured-on plan a service, with --rate", "--rate"), o.common);
+  }
+  if (o.corpus_items.empty() && o.corpus_manifest.empty())
+    return ReportError(BadInput("give --corpus-items N or --corpus-manifest F", "pilot plan"), o.common);
   std::optional<fs::path> out;
   if (!o.out.empty()) {
     auto resolved = PlanOut(CliFileSystem(), o.out);
@@ -264,7 +392,7 @@ void AddPlanCommand(CLI::App& app, int& exit_code) {
   cmd->add_option(
          "--from", o->from,
          "A finished run, shard, merged, sweep or calibration folder (verified first, a calibration's "
-         "pilot and sweep too)")
+         "pilot and sweep too); or a load folder, with --rate")
       ->required();
   auto* items = cmd->add_option("--corpus-items", o->corpus_items, "The full corpus' item count")
                     ->check(CountValidator());
@@ -307,6 +435,19 @@ void AddPlanCommand(CLI::App& app, int& exit_code) {
                                   : std::string("takes a fingerprint: 64 lower-case hex digits");
           },
           "FINGERPRINT"));
+  cmd->add_option(
+         "--rate", o->rate,
+         "With a load folder: the requests per second the service must serve at its SLO (a service's "
+         "plan: replicas, cards, cost per million requests)")
+      ->check(CLI::Range(1e-6, 1e9));
+  cmd->add_option(
+         "--replica-memory-gb", o->replica_memory_gb,
+         "With --rate: one replica's memory in GB, stated (else the load's measured peak; none over HTTP)")
+      ->check(CLI::Range(1e-6, 1e6));
+  cmd->add_option(
+      "--measured-on", o->measured_on,
+      "With --rate: the price file's card the load measured (a service over HTTP, whose card pilot "
+      "cannot see)");
   AddCommonOptions(*cmd, o->common);
   cmd->footer(
       "cost = lot price x lots: a lot of several cards (a B200 lot is 2) is priced once. One worker per "
@@ -316,15 +457,13 @@ void AddPlanCommand(CLI::App& app, int& exit_code) {
       "when the model fits one card (or fit is unknown: CPU figures say nothing of a card's memory) and the\n"
       "period covers compute + copying the outputs off + allowance. A measurement on another device class "
       "than a card is refused\n"
-      "unless --assume-scaling is given. Exit 0: some plan fits; 4: none does; 2: bad input.");
-  cmd->callback([o, &exit_code] {
-    if (o->corpus_items.empty() && o->corpus_manifest.empty()) {
-      exit_code =
-          ReportError(BadInput("give --corpus-items N or --corpus-manifest F", "pilot plan"), o->common);
-      return;
-    }
-    exit_code = Execute(*o);
-  });
+      "unless --assume-scaling is given. Exit 0: some plan fits; 4: none does; 2: bad input.\n"
+      "With a load folder and --rate R: replicas = R over the highest rate one replica met the SLO at; as "
+      "many\n"
+      "replicas share a card as its memory (less the headroom) holds; each card and period's cost and cost "
+      "per\n"
+      "million requests served at R (docs/load.md, 'From a load test to a plan').");
+  cmd->callback([o, &exit_code] { exit_code = Execute(*o); });
 }
 
 }  // namespace pilot::cli

@@ -22,7 +22,7 @@ namespace {
 
 // The most bytes verify reads of load.json and run.json, and of one request line (32,768 gaps of
 // a generator's tokens take about 330 KB).
-constexpr std::uint64_t kMaxSummaryBytes = 64ull << 20, kMaxRequestLineBytes = 1u << 20;
+constexpr std::uint64_t kMaxSummaryBytes = kMaxLoadSummaryBytes, kMaxRequestLineBytes = 1u << 20;
 
 // A member that is a string, or "" (absent, or of another type: a hand-edited file).
 std::string Str(const nlohmann::json& j, const char* key) {

@@ -9,6 +9,7 @@
 #include "pilot/destination.h"
 #include "pilot/escape.h"
 #include "pilot/hash.h"
+#include "pilot/host.h"
 #include "pilot/json_util.h"
 #include "pilot/precheck.h"
 #include "pilot/reasons.h"
@@ -304,6 +305,15 @@ class LoadSession {
     }
   }
 
+  // One replica's memory, as pilot plan reads it: this process's peak resident memory, and the
+  // device allocator's peak on a GPU. A service over HTTP is not measured here.
+  ojson MemoryJson() const {
+    if (!stage_) return nullptr;
+    const std::optional<double> device = stage_->PeakDeviceMemoryMb();
+    return {{"peak_rss_mb", Round3(PeakRssMegabytes())},
+            {"peak_device_mb", device ? ojson(Round3(*device)) : ojson(nullptr)}};
+  }
+
   // Whether a ladder or a search may run another step: not after a stop, nor once its records
   // pass half of what verify reads.
   bool MayGoOn() {
@@ -374,6 +384,7 @@ class LoadSession {
                      {"service", ServiceToJson(service_)},
                      {"items", items_.ids.size()},
                      {"cold_start", cold_},
+                     {"memory", MemoryJson()},
                      {"steps", steps},
                      {"verdict", verdict}};
     PILOT_TRY(fs_.WriteFileAtomic(dir_ / kLoadRequests, jsonl_));

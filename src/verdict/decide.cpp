@@ -15,6 +15,7 @@
 #include "pilot/json_file.h"
 #include "pilot/json_util.h"
 #include "pilot/limits.h"
+#include "pilot/load/load_files.h"
 #include "pilot/manifest.h"
 #include "pilot/paths.h"
 #include "pilot/report.h"
@@ -1017,6 +1018,57 @@ void SweepFacts(const Evidence& e, const RecordedSettings& run, const std::strin
   }
 }
 
+// A load folder's verdict: the service met its SLO at some rate (go), or at none (revise-config);
+// a load of another manifest, or an interrupted one, is measure-first.
+void LoadFacts(const Evidence& e, const std::string& manifest_sha256, Facts& facts) {
+  if (e.manifest_sha256 != manifest_sha256) {
+    facts.Add("the load ran another manifest (" +
+                  (e.manifest_sha256.empty() ? std::string("none recorded") : e.manifest_sha256) +
+                  ") than this run's (" + manifest_sha256 +
+                  "): its latencies speak of other inputs; load this run's manifest first",
+              e.source, kDecisionMeasureFirst);
+  }
+  const nlohmann::json& slo = MemberOrNull(MemberOrNull(e.doc, "service"), "slo");
+  std::string bounds;
+  for (const char* key : {"e2e_ms", "ttft_ms", "tpot_ms"}) {
+    const nlohmann::json& v = MemberOrNull(slo, key);
+    if (v.is_number() && std::isfinite(v.get<double>()))
+      bounds += std::string(bounds.empty() ? "" : ", ") + key + " <= " + FixedDecimals(v.get<double>(), 2);
+  }
+  auto share = [&](const char* key) {
+    const nlohmann::json& v = MemberOrNull(slo, key);
+    return v.is_number() && std::isfinite(v.get<double>()) ? FixedDecimals(v.get<double>() * 100, 1) + "%"
+                                                           : JsonValueText(v);
+  };
+  const std::string text =
+      "p" + share("percentile") + " " + bounds + " at " + share("confidence") + " confidence";
+  const nlohmann::json& target = MemberOrNull(MemberOrNull(e.doc, "request"), "target");
+  const std::string what =
+      target.is_object() ? "the service at " + TruncateUtf8(JsonValueText(MemberOrNull(target, "url")), 200)
+                         : "the stage";
+  if (MemberOrNull(e.doc, "interrupted") == true) {
+    facts.Add(
+        "the load test was interrupted: it holds no verdict on the SLO (" + text + "); run it to its end",
+        e.source, kDecisionMeasureFirst);
+    return;
+  }
+  const nlohmann::json& verdict = MemberOrNull(e.doc, "verdict");
+  const nlohmann::json& peak = MemberOrNull(verdict, "peak_rate");
+  if (MemberOrNull(verdict, "slo_met") == true) {
+    facts.Add(what + " met its SLO (" + text + ")" +
+                  (peak.is_number() && std::isfinite(peak.get<double>())
+                       ? " at up to " + FixedDecimals(peak.get<double>(), 1) + " requests/s"
+                       : std::string()) +
+                  " in the load test (" + JsonValueText(MemberOrNull(e.doc, "search")) + ")",
+              e.source, kDecisionGo);
+  } else {
+    facts.Add(what + " missed its SLO (" + text + ") at every rate the load test tried (" +
+                  JsonValueText(MemberOrNull(e.doc, "search")) +
+                  "): change the service or the SLO, then load again",
+              e.source, kDecisionReviseConfig);
+  }
+}
+
 // Text for one cell or line of decision.md: escaped for Markdown (escape.h).
 std::string Cell(const std::string& text) { return EscapeMarkdown(text); }
 
@@ -1442,6 +1494,35 @@ class Decider {
 
     if (o_.expect_sweep && !o_.sweep)
       return BadInput("--expect-sweep checks the --sweep folder: give --sweep DIR", "--expect-sweep");
+    if (o_.load) {
+      auto lkind = ReadFolderKind(fsys_, *o_.load);
+      if (!lkind.ok() || lkind.value().kind != kFolderKindLoad)
+        return BadInput("not a load folder", o_.load->string(), "give the folder `pilot load` wrote");
+      VerifyOptions load_options;
+      load_options.expect_fingerprint = o_.expect_load;
+      auto verified = VerifyFolder(fsys_, *o_.load, load_options);
+      if (!verified.ok()) return verified.error();
+      if (!verified.value().ok()) {
+        const Finding& f = verified.value().findings.front();
+        return BadInput("the load folder fails verification (" +
+                            std::to_string(verified.value().findings.size()) +
+                            " findings; first: " + f.check + " " + f.where + ": " + f.what + ")",
+                        o_.load->string(), "pilot verify " + o_.load->string());
+      }
+      auto e = ReadEvidence(fsys_, "load", *o_.load / kLoadSummary);
+      if (!e.ok()) return e.error();
+      e.value().source = o_.load->string();
+      e.value().note = "the load folder's fingerprint " + verified.value().fingerprint;
+      if (auto text = ReadCapped(fsys_, *o_.load / kRunRecord, limits::kRunRecordBytes, "load run record");
+          text.ok()) {
+        if (auto run = ParseJson(text.value(), (*o_.load / kRunRecord).string()); run.ok()) {
+          if (auto m = StringAt(run.value(), "manifest_sha256")) e.value().manifest_sha256 = *m;
+        }
+      }
+      evidence_.push_back(std::move(e.value()));
+    }
+    if (o_.expect_load && !o_.load)
+      return BadInput("--expect-load checks the --load folder: give --load DIR", "--expect-load");
     if (o_.expect_calibration && !o_.calibration) {
       return BadInput("--expect-calibration checks the --calibration folder: give --calibration DIR",
                       "--expect-calibration");
@@ -1713,6 +1794,7 @@ class Decider {
                        facts_);
       }
       if (e.kind == "sweep") SweepFacts(e, record_.settings, record_.manifest_sha256, facts_);
+      if (e.kind == "load") LoadFacts(e, record_.manifest_sha256, facts_);
       if (e.kind == "calibration" && calibration_) {
         CalibrationFacts(e, *calibration_, calibration_fingerprint_, out_.previous_fingerprint,
                          record_.manifest_sha256, evidence_, facts_);

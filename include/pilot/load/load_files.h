@@ -12,5 +12,7 @@ inline constexpr const char* kLoadRequestsCsv = "data/requests.csv";
 // The most bytes of request records verify reads; a ladder or a search stops before a step once
 // its records pass half of it.
 inline constexpr unsigned long long kMaxLoadRequestsBytes = 1ull << 30;
+// The most bytes of data/run.json or data/load.json a reader takes.
+inline constexpr unsigned long long kMaxLoadSummaryBytes = 64ull << 20;
 
 }  // namespace pilot

@@ -51,7 +51,10 @@ struct DecideOptions {
   std::optional<std::filesystem::path> doctor;   // `pilot doctor --json` output
   std::optional<std::filesystem::path> compare;  // compare.json
   std::optional<std::filesystem::path> sweep;    // a sweep folder
-  std::optional<std::filesystem::path> plan;     // `pilot plan --out` JSON
+  // A load folder (`pilot load`): verified in full (with expect_load); its verdict is evidence of
+  // whether the service meets its SLO.
+  std::optional<std::filesystem::path> load;
+  std::optional<std::filesystem::path> plan;  // `pilot plan --out` JSON
   // A calibration folder (`pilot calibrate`): verified in full (with expect_calibration), its
   // record and, unless `doctor` is given, its doctor report taken as evidence.
   std::optional<std::filesystem::path> calibration;
@@ -71,6 +74,7 @@ struct DecideOptions {
   // check).
   std::optional<std::string> expect;
   std::optional<std::string> expect_sweep;
+  std::optional<std::string> expect_load;
   std::optional<std::string> expect_calibration;
   // Told each phase as it begins; polled while reading and before the first write (true:
   // stop, with nothing written). Once writing has begun, the decision is finished first.
