@@ -7,7 +7,10 @@
 # calibration folder itself as evidence, checked against its fingerprint. Then what must be
 # refused: an --out that exists or lies in a pilot folder, a doctor that fails (nothing
 # assembled; the report and logs kept), a nested folder or the record edited and re-hashed, a
-# nested folder swapped for a link, and a wrong --expect.
+# nested folder swapped for a link, and a wrong --expect. Where the deliverable is a service: a
+# load test on the "card" (its fingerprint noted), `plan --from` it with --rate (replicas, cost per
+# million requests), `decide --load --expect-load` (go on an SLO met, revise-config on one missed
+# at every rate), and a load folder edited and re-hashed refused by both.
 source "$(dirname "$0")/lib.sh"
 copy_project
 cd "$WORK/proj"
@@ -177,4 +180,64 @@ run_pilot 1 verify "$WORK/t3"
 expect_in "$WORK/err" "data/sweep: is not a folder of the calibration (missing, or a link)"
 run_pilot 2 plan --from "$WORK/copied" --expect "$(printf 'a%.0s' $(seq 64))" --corpus-items 10 --prices config/prices.stand-in.json
 expect_in "$WORK/err" "fingerprint"
+
+# 7. Where the deliverable is a service: a load test on the card, then a plan for a rate and the
+# decision with the load as evidence. A generous SLO, so that this shared machine cannot decide it.
+python3 - config/pilot.json config/service.json <<'EOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["service"]["slo"] = {"percentile": 0.9, "confidence": 0.9, "e2e_ms": 5000}
+d["device"] = "cpu"
+json.dump(d, open(sys.argv[2], "w"), indent=1)
+EOF
+run_pilot 0 load --params config/service.json --find-peak --duration 0.5 --max-steps 4 --out "$WORK/load"
+load_fp=$(sed -n 's/^fingerprint: //p' "$WORK/out")
+peak=$(field "$WORK/load/data/load.json" 'd["verdict"]["peak_rate"]')
+run_pilot 0 plan --from "$WORK/load" --expect "$load_fp" --rate 100000 --prices config/prices.stand-in.json \
+  --out "$WORK/service-plan.json"
+expect_in "$WORK/out" "measured on cpu"
+expect_in "$WORK/out" "<- cheapest per request"
+python3 - "$WORK/service-plan.json" "$peak" <<'EOF'
+import json, math, sys
+d, peak = json.load(open(sys.argv[1])), float(sys.argv[2])
+assert d["kind"] == "pilot-service-plan" and d["basis"]["rate_per_replica"] == peak
+c = d["cheapest"]
+assert c["card"] == "cpu-stand-in" and not c["assumed"] and c["fit_known"], c
+assert c["replicas"] == math.ceil(100000 / peak), (c, peak)
+assert c["cards"] == math.ceil(c["replicas"] / c["replicas_per_card"])
+assert abs(c["cost_per_million_requests"] - c["cost"] / (100000 * c["period_days"] * 86400) * 1e6) < 1e-9
+EOF
+run_pilot 0 decide "$WORK/pilot" --load "$WORK/load" --expect-load "$load_fp"
+expect_in "$WORK/out" "[go] the stage met its SLO"
+# Missed at every rate: revise-config.
+python3 - config/service.json config/strict.json <<'EOF'
+import json, sys
+d = json.load(open(sys.argv[1])); d["service"]["slo"]["e2e_ms"] = 0.001; json.dump(d, open(sys.argv[2], "w"))
+EOF
+run_pilot 4 load --params config/strict.json --rate 200 --requests 50 --out "$WORK/load-missed"
+run_pilot 0 decide "$WORK/pilot" --load "$WORK/load-missed"
+expect_in "$WORK/out" "proposal: revise-config"
+expect_in "$WORK/out" "missed its SLO"
+run_pilot 4 plan --from "$WORK/load-missed" --rate 10 --prices config/prices.stand-in.json
+expect_in "$WORK/out" "no rate met the SLO"
+# Refused: a load folder without --rate; one edited and re-hashed; a wrong --expect-load.
+run_pilot 2 plan --from "$WORK/load" --corpus-items 10 --prices config/prices.stand-in.json
+expect_in "$WORK/err" "give --rate"
+cp -a "$WORK/load" "$WORK/t4"
+python3 - "$WORK/t4/data/load.json" <<'EOF'
+import json, sys
+d = json.load(open(sys.argv[1])); d["verdict"]["peak_rate"] = 1e9; json.dump(d, open(sys.argv[1], "w"), indent=1)
+EOF
+rehash "$WORK/t4"
+run_pilot 2 plan --from "$WORK/t4" --rate 10 --prices config/prices.stand-in.json
+expect_in "$WORK/err" "fails verification"
+before=$(tree_sum "$WORK/pilot")
+run_pilot 2 decide "$WORK/pilot" --load "$WORK/t4" --decision go --reason x
+expect_in "$WORK/err" "the load folder fails verification"
+run_pilot 2 decide "$WORK/pilot" --load "$WORK/load" --expect-load "$(printf 'b%.0s' $(seq 64))" --decision go --reason x
+[ "$(tree_sum "$WORK/pilot")" = "$before" ] || fail "a refused decide changed the folder"
+run_pilot 0 decide "$WORK/pilot" --load "$WORK/load" --expect-load "$load_fp" --decision go --reason "the service meets its SLO"
+expect_in "$WORK/out" "-load.json"
+cmp "$WORK/load/data/load.json" "$(ls "$WORK/pilot"/decision-*-load.json | tail -1)" || fail "the load evidence was not kept as it was"
+run_pilot 0 verify "$WORK/pilot"
 echo "first hour: ok"
