@@ -5,10 +5,10 @@
 #   wrk -t1 -cC -dS   with a POST of one embedding request (the same body pilot sends), and
 #   pilot load --target URL --api embeddings --concurrency C --duration S   (the release build),
 # so that both meet the same server in the same minute. It prints each round's requests/s, the
-# medians and their ratio (target: pilot >= 0.8x wrk), and pilot's client CPU per request: its
-# user + system time over a long and a short run, the difference divided by the difference in
-# requests (what one more request costs, the setup and the folder's writing left out), and the
-# whole run's time over all its requests (an upper bound).
+# medians and their ratio (target: pilot >= 0.8x wrk), and the client CPU per request: pilot's
+# HTTP client thread over the step (load.json's client_cpu_ms over its requests), wrk's user +
+# system time over its requests, and pilot's whole process over a whole run (setup, the folder's
+# writing and its verify included: an upper bound).
 #
 #   bench/http-bench.sh [CONNECTIONS] [SECONDS] [ROUNDS]     (default 8 5 3)
 set -euo pipefail
@@ -48,7 +48,23 @@ wrk.body = '$body'
 wrk.headers["Content-Type"] = "application/json"
 LUA
 
-# pilot_round SECONDS OUT: one pilot load; prints "achieved_per_s sent cpu_s".
+# wrk_round: one wrk run; prints "requests_per_s cpu_us_per_request".
+wrk_round() {
+  "$PY" - "$conns" "$secs" "$work/post.lua" "$url/v1/embeddings" <<'PYEOF'
+import re, resource, subprocess, sys
+conns, secs, lua, url = sys.argv[1:]
+before = resource.getrusage(resource.RUSAGE_CHILDREN)
+out = subprocess.run(["wrk", "-t1", "-c" + conns, "-d" + secs + "s", "-s", lua, url], check=True,
+                     capture_output=True, text=True).stdout
+after = resource.getrusage(resource.RUSAGE_CHILDREN)
+rate = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
+n = int(re.search(r"(\d+) requests in", out).group(1))
+cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+print(rate, cpu / n * 1e6)
+PYEOF
+}
+
+# pilot_round SECONDS OUT: one pilot load; prints "achieved_per_s sent cpu_s client_us_per_request".
 pilot_round() {
   rm -rf "$2"
   "$PY" - "$pilot" "$work/p.json" "$url" "$conns" "$1" "$2" <<'PYEOF'
@@ -58,31 +74,28 @@ before = resource.getrusage(resource.RUSAGE_CHILDREN)
 subprocess.run([pilot, "load", "--params", params, "--target", url, "--api", "embeddings", "--concurrency",
                 conns, "--duration", secs, "--out", out, "--quiet"], check=True, stdout=subprocess.DEVNULL)
 after = resource.getrusage(resource.RUSAGE_CHILDREN)
-f = json.load(open(out + "/data/load.json"))["steps"][0]["figures"]
+step = json.load(open(out + "/data/load.json"))["steps"][0]
+f = step["figures"]
 cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-print(f["achieved_per_s"], f["completed"] + 1, cpu)  # + the cold start's request
+# + the cold start's request; the client thread's CPU over the step's requests
+print(f["achieved_per_s"], f["completed"] + 1, cpu, step["client_cpu_ms"] * 1000 / f["issued"])
 PYEOF
 }
 
 echo "server: $url (tests/http/openai_server.py --trivial); $conns connections, ${secs} s a round, $rounds rounds; pilot: build/$preset"
-wrk_rates=() pilot_rates=()
+wrk_rates=() pilot_rates=() wrk_cpu=() pilot_cpu=() whole_cpu=()
 for r in $(seq "$rounds"); do
-  w=$(wrk -t1 -c"$conns" -d"${secs}s" -s "$work/post.lua" "$url/v1/embeddings" | awk '/Requests\/sec/ {print $2}')
-  read -r p sent cpu < <(pilot_round "$secs" "$work/L$r")
-  echo "round $r: wrk $w req/s, pilot $p req/s (${sent} requests, ${cpu} s CPU)"
-  wrk_rates+=("$w") pilot_rates+=("$p")
+  read -r w wc < <(wrk_round)
+  read -r p sent cpu client < <(pilot_round "$secs" "$work/L$r")
+  echo "round $r: wrk $w req/s (${wc} us CPU a request), pilot $p req/s (${sent} requests; client thread ${client} us a request, whole process ${cpu} s)"
+  wrk_rates+=("$w") pilot_rates+=("$p") wrk_cpu+=("$wc") pilot_cpu+=("$client")
+  whole_cpu+=("$("$PY" -c 'import sys; print(float(sys.argv[1]) / int(sys.argv[2]) * 1e6)' "$cpu" "$sent")")
 done
-read -r p_short n_short cpu_short < <(pilot_round 1 "$work/S")
-read -r p_long n_long cpu_long < <(pilot_round "$((secs * 2))" "$work/T")
-"$PY" - "${wrk_rates[*]}" "${pilot_rates[*]}" "$n_short" "$cpu_short" "$n_long" "$cpu_long" <<'PYEOF'
+"$PY" - "${wrk_rates[*]}" "${pilot_rates[*]}" "${wrk_cpu[*]}" "${pilot_cpu[*]}" "${whole_cpu[*]}" <<'PYEOF'
 import statistics, sys
-w = [float(x) for x in sys.argv[1].split()]
-p = [float(x) for x in sys.argv[2].split()]
-n1, c1, n2, c2 = int(sys.argv[3]), float(sys.argv[4]), int(sys.argv[5]), float(sys.argv[6])
-mw, mp = statistics.median(w), statistics.median(p)
+med = lambda s: statistics.median(float(x) for x in s.split())
+mw, mp = med(sys.argv[1]), med(sys.argv[2])
 print(f"median: wrk {mw:,.0f} req/s, pilot {mp:,.0f} req/s: pilot/wrk = {mp / mw:.2f}x (target >= 0.8x)")
-if n2 > n1:
-    print(f"pilot client CPU: {(c2 - c1) / (n2 - n1) * 1e6:.1f} us per request at the margin "
-          f"({n2 - n1} more requests, {c2 - c1:.2f} s more CPU); {c2 / n2 * 1e6:.1f} us per request over a whole "
-          f"run of {n2} (setup, verify and the folder's writing included)")
+print(f"client CPU a request (median): pilot's HTTP client thread {med(sys.argv[4]):.1f} us, wrk {med(sys.argv[3]):.1f} us; "
+      f"pilot's whole process {med(sys.argv[5]):.1f} us (setup, the folder's writing and verify included)")
 PYEOF

@@ -24,7 +24,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PAGES = {
     "run": ["running", "shards", "sweep"], "resume": ["running"], "status": ["running"], "doctor": ["running"],
     "verify": ["running"], "manifest": ["running"], "sweep": ["sweep"], "merge": ["shards"], "export": ["shards"],
-    "compare": ["ending"], "plan": ["ending", "first-hour"], "decide": ["ending"], "adapt": ["adapt"],
+    "compare": ["ending"], "plan": ["ending", "first-hour", "load"], "decide": ["ending", "load"], "adapt": ["adapt"],
     "calibrate": ["first-hour"], "load": ["load"],
 }
 # Options every command takes, documented once, in docs/running.md.

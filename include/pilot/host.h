@@ -10,6 +10,8 @@ namespace pilot {
 // Reads /etc/os-release and /proc/cpuinfo through `fs`.
 nlohmann::ordered_json HostInfo(FileSystem& fs);
 double PeakRssMegabytes();
+// The CPU time (user + system) the calling thread has used, in seconds.
+double ThreadCpuSeconds();
 // This process's resident memory now (from /proc/self/statm, through `fs`), 0 when it cannot tell.
 double CurrentRssMegabytes(FileSystem& fs);
 // The memory the kernel says a new allocation can take without swapping (/proc/meminfo's

@@ -2,6 +2,7 @@
 #include "pilot/load/http_target.h"
 
 #include <curl/curl.h>
+#include <sys/resource.h>
 
 #include <algorithm>
 #include <cmath>
@@ -12,6 +13,7 @@
 #include <queue>
 #include <unordered_map>
 
+#include "pilot/host.h"
 #include "pilot/json_util.h"
 
 namespace pilot {
@@ -280,6 +282,16 @@ LoadStepResult RunHttpStep(const LoadStep& step, const HttpTargetSpec& spec, con
   const std::size_t items = rejection.size();
   if (items == 0 || texts.size() != items) return out;
   GlobalInit();
+  // A socket per open request: the soft limit on open files raised toward the hard one, so that
+  // the bound, not the default 1,024 descriptors, limits the requests open at once.
+  if (struct rlimit files{}; getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur != RLIM_INFINITY) {
+    const rlim_t want = static_cast<rlim_t>(std::max(step.concurrency, spec.max_in_flight) + 256);
+    if (files.rlim_cur < want) {
+      files.rlim_cur = files.rlim_max == RLIM_INFINITY ? want : std::min(want, files.rlim_max);
+      setrlimit(RLIMIT_NOFILE, &files);
+    }
+  }
+  const double cpu_start = ThreadCpuSeconds();
   const double limit_ms = deadline_ms > 0 ? deadline_ms : kNoDeadlineLimitMs;
   const std::size_t bound =
       step.mode == LoadMode::kConcurrency ? std::max<std::size_t>(1, step.concurrency) : spec.max_in_flight;
@@ -479,6 +491,7 @@ LoadStepResult RunHttpStep(const LoadStep& step, const HttpTargetSpec& spec, con
   }
   cleanup();
   for (const RequestRecord& r : records) out.duration_ms = std::max(out.duration_ms, r.finished_ms);
+  out.client_cpu_ms = (ThreadCpuSeconds() - cpu_start) * 1000.0;
   return out;
 }
 

@@ -194,6 +194,7 @@ ojson LoadStepToJson(const LoadStepRecord& s, std::size_t index) {
   j["interrupted"] = s.result.interrupted;
   j["issue_ms"] = s.result.issue_ms;
   j["duration_ms"] = s.result.duration_ms;
+  if (s.result.client_cpu_ms) j["client_cpu_ms"] = std::round(*s.result.client_cpu_ms * 1000.0) / 1000.0;
   j["figures"] = LoadFiguresToJson(s.figures);
   return j;
 }

@@ -155,6 +155,12 @@ std::string StepLine(const LoadStepRecord& s, std::size_t index) {
   std::size_t resent = 0;
   for (const RequestRecord& r : s.result.records) resent += r.resent > 0;
   if (resent) line += " (" + std::to_string(resent) + " sent again after a reused connection died)";
+  if (s.result.client_cpu_ms && !s.result.records.empty()) {
+    line +=
+        "; client CPU " +
+        FixedDecimals(*s.result.client_cpu_ms * 1000.0 / static_cast<double>(s.result.records.size()), 1) +
+        " us a request";
+  }
   line += "; achieved " + FixedDecimals(f.achieved_per_s, 1) + "/s";
   if (f.completed) line += ", e2e p99 " + FixedDecimals(f.end_to_end[3].ms, 2) + " ms";
   if (!f.ttft.empty()) line += ", TTFT p99 " + FixedDecimals(f.ttft[3].ms, 2) + " ms";

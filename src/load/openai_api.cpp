@@ -193,6 +193,12 @@ bool OpenAiStream::Event(std::string_view data, double now_ms) {
 
 OpenAiAnswer OpenAiStream::Finish() {
   if (failed_) return answer_;
+  if (!done_ && events_ == 0 && answer_.token_ms.empty()) {
+    // No event at all: an answer that is not a stream (a server ignoring "stream"), or nothing.
+    Fail(total_ > 0 ? http_reason::kBadResponse : http_reason::kTruncated,
+         total_ > 0 ? "no server-sent event in the answer" : "an empty answer");
+    return answer_;
+  }
   if (!done_) {
     Fail(http_reason::kTruncated,
          "the stream ended without data: [DONE] after " + std::to_string(events_) + " event(s)");

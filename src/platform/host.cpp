@@ -67,6 +67,15 @@ double PeakRssMegabytes() {
   return static_cast<double>(ru.ru_maxrss) / 1024.0;  // ru_maxrss is KiB on Linux
 }
 
+double ThreadCpuSeconds() {
+  struct rusage ru {};
+  getrusage(RUSAGE_THREAD, &ru);
+  auto s = [](const timeval& t) {
+    return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) / 1e6;
+  };
+  return s(ru.ru_utime) + s(ru.ru_stime);
+}
+
 std::uint64_t AvailableMemoryBytes(FileSystem& fs) {
   auto text = fs.ReadFile("/proc/meminfo", 1 << 16);
   if (!text.ok()) return 0;

@@ -137,6 +137,11 @@ Result<ServicePlan> BuildServicePlan(const ServicePlanRequest& q) {
   const ServiceBasis& b = q.basis;
   if (q.prices.example)
     plan.warnings.push_back("EXAMPLE prices: every cost here is made up (the price file says so)");
+  if (!q.measured_on.empty() && std::none_of(q.prices.cards.begin(), q.prices.cards.end(),
+                                             [&](const CardType& c) { return c.name == q.measured_on; })) {
+    return BadInput("no card of the price file is named '" + ValueForMessage(q.measured_on, 64) + "'",
+                    "--measured-on", "give a card's `name` from " + q.prices.file);
+  }
   if (!(b.rate_per_replica > 0)) {
     plan.warnings.push_back(
         "no rate of the load folder met the SLO: there is no rate per replica to plan with");
@@ -148,11 +153,6 @@ Result<ServicePlan> BuildServicePlan(const ServicePlanRequest& q) {
         "the load ran against a service over HTTP, whose card pilot cannot see: give --measured-on CARD to "
         "say "
         "which card of the price file it ran on");
-  if (!q.measured_on.empty() && std::none_of(q.prices.cards.begin(), q.prices.cards.end(),
-                                             [&](const CardType& c) { return c.name == q.measured_on; })) {
-    return BadInput("no card of the price file is named '" + ValueForMessage(q.measured_on, 64) + "'",
-                    "--measured-on", "give a card's `name` from " + q.prices.file);
-  }
   std::optional<double> memory_mb = b.memory_mb;
   if (q.replica_memory_gb) memory_mb = *q.replica_memory_gb * 1000.0;
   for (const CardType& card : q.prices.cards) {

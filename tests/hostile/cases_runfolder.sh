@@ -2611,3 +2611,89 @@ hc_runfolder__status_load_record_not_an_object() {
   guard "$C/$LG"
   hrun status "$LG"
 }
+# A service over HTTP's record (request.load.target), damaged in both files and re-hashed.
+target_edit() {
+  python3 - "$LG/data/run.json" "$LG/data/load.json" "$1" <<'PYEOF'
+import json, sys
+rec, load = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+t = {"url": "http://127.0.0.1:8000", "api": "chat", "endpoint": "/v1/chat/completions", "model": "m",
+     "stream": True, "max_tokens": 16, "max_in_flight": 256, "api_key_env": None}
+exec(sys.argv[3])
+rec["request"]["load"]["target"] = t
+load["request"]["target"] = t
+json.dump(rec, open(sys.argv[1], "w"), indent=2)
+json.dump(load, open(sys.argv[2], "w"), indent=2)
+PYEOF
+}
+hc_runfolder__verify_load_target_url_not_a_string() {
+  copy_run lgood || return
+  target_edit 't["url"] = 5'
+  rehash "$LG"
+  finding 'run\.json' 'target has no url'
+  verify_lgood
+}
+hc_runfolder__verify_load_target_in_flight_huge() {
+  copy_run lgood || return
+  target_edit 't["max_in_flight"] = 10**30'
+  rehash "$LG"
+  finding 'run\.json' 'max_in_flight'
+  verify_lgood
+}
+hc_runfolder__verify_load_target_unknown_api() {
+  copy_run lgood || return
+  target_edit 't = [t]'
+  rehash "$LG"
+  finding 'run\.json' 'target is not an object'
+  verify_lgood
+}
+hc_runfolder__verify_load_resent_zero() {
+  copy_run lgood || return
+  load_edit 'lines[0]["resent"] = 0'
+  rehash "$LG"
+  finding 'requests\.jsonl:1' "resent"
+  verify_lgood
+}
+hc_runfolder__verify_load_resent_huge() {
+  copy_run lgood || return
+  load_edit 'lines[0]["resent"] = 10**20'
+  rehash "$LG"
+  finding 'requests\.jsonl:1' "resent"
+  verify_lgood
+}
+# plan --from a load folder: its memory and stage are read unverified (measurements, not
+# recomputed): wrong types and absurd values are an answer or a refusal, never a crash.
+hc_runfolder__plan_load_memory_hostile() {
+  copy_run lgood || return
+  load_edit 'load["memory"] = {"peak_rss_mb": "lots", "peak_device_mb": 1e308}; load["stage"]["device"] = ["cuda"]'
+  rehash "$LG"
+  printf '%s\n' '{"currency": "EUR", "cards": [{"name": "node", "class": "cpu", "memory_gb": 64, "cards_per_lot": 1, "lot_price": {"3": 30}}]}' >"$C/prices.json"
+  want_rc 0 4
+  guard "$C/$LG"
+  hrun plan --from "$LG" --rate 10 --prices prices.json
+}
+hc_runfolder__plan_load_without_rate() {
+  copy_run lgood || return
+  printf '%s\n' '{"currency": "EUR", "cards": [{"name": "node", "class": "cpu", "memory_gb": 64, "cards_per_lot": 1, "lot_price": {"3": 30}}]}' >"$C/prices.json"
+  want_rc 2
+  want_err 'give --rate'
+  guard "$C/$LG"
+  hrun plan --from "$LG" --corpus-items 10 --prices prices.json
+}
+hc_runfolder__plan_load_peak_forged() {
+  copy_run lgood || return
+  load_edit 'load["steps"][0]["figures"]["slo_met"] = True; load["verdict"]["slo_met"] = True'
+  rehash "$LG"
+  printf '%s\n' '{"currency": "EUR", "cards": [{"name": "node", "class": "cpu", "memory_gb": 64, "cards_per_lot": 1, "lot_price": {"3": 30}}]}' >"$C/prices.json"
+  want_rc 2
+  want_err 'fails verification'
+  guard "$C/$LG"
+  hrun plan --from "$LG" --rate 10 --prices prices.json --out plan.json
+}
+hc_runfolder__plan_load_measured_on_unknown_card() {
+  copy_run lgood || return
+  printf '%s\n' '{"currency": "EUR", "cards": [{"name": "node", "class": "cpu", "memory_gb": 64, "cards_per_lot": 1, "lot_price": {"3": 30}}]}' >"$C/prices.json"
+  want_rc 2
+  want_err 'no card of the price file'
+  guard "$C/$LG"
+  hrun plan --from "$LG" --rate 10 --prices prices.json --measured-on $'\e]0;pwned\a'
+}

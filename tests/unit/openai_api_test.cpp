@@ -137,7 +137,7 @@ TEST(OpenAiApi, StreamFailures) {
     const std::string mib(1u << 19, 'x');
     EXPECT_TRUE(s.Feed("data: " + mib, 1));
     EXPECT_FALSE(s.Feed(mib + "x", 2));
-    EXPECT_EQ(s.Finish().reason, http_reason::kBadResponse);
+    EXPECT_EQ(s.Finish().reason, http_reason::kTooLarge);
   }
   {
     // A stream over 16 MiB in all is too large, whatever its lines.
@@ -147,6 +147,14 @@ TEST(OpenAiApi, StreamFailures) {
     for (int k = 0; k < 17 && ok; ++k) ok = s.Feed(comments, k);
     EXPECT_FALSE(ok);
     EXPECT_EQ(s.Finish().reason, http_reason::kTooLarge);
+  }
+  {
+    // A whole JSON answer where a stream was asked for: not a stream; nothing at all: cut off.
+    OpenAiStream s(OpenAiApi::kCompletions);
+    EXPECT_TRUE(s.Feed(R"({"choices":[{"text":"x"}]})", 1));
+    EXPECT_EQ(s.Finish().reason, http_reason::kBadResponse);
+    OpenAiStream empty(OpenAiApi::kCompletions);
+    EXPECT_EQ(empty.Finish().reason, http_reason::kTruncated);
   }
   {
     // Anything after [DONE] is not read.

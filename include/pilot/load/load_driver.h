@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -78,6 +79,8 @@ struct LoadStepResult {
   double issue_ms = 0;                 // the last arrival
   double duration_ms = 0;              // the last request's end
   bool interrupted = false;            // issuing stopped early; what was queued was still served
+  // Over HTTP: the client thread's CPU time over the step (a measurement, not recomputed by verify).
+  std::optional<double> client_cpu_ms;
 };
 
 // A long step's progress, every 5 s of it: the time (ms from the step's start), the requests
