@@ -255,21 +255,21 @@ void PrintServicePlan(const ServicePlan& plan) {
         "  one replica's memory: not measured (one replica per card; --replica-memory-gb states it)\n");
   }
   std::printf("to serve %s requests/s:\n", FixedDecimals(q.rate, 1).c_str());
-  std::printf("  %-18s %6s %9s %9s %6s %5s %12s %16s\n", "card", "period", "replicas", "per card", "cards",
+  std::printf("  %-24s %6s %9s %9s %6s %5s %12s %16s\n", "card", "period", "replicas", "per card", "cards",
               "lots", ("cost " + q.prices.currency).c_str(), "per 1M requests");
   for (std::size_t k = 0; k < plan.rows.size(); ++k) {
     const ServicePlanRow& r = plan.rows[k];
     if (!r.fits) {
       std::printf(
-          "  %-18s %5dd %9zu   does not fit: one replica is over the card's memory less the headroom\n",
+          "  %-24s %5dd %9zu   does not fit: one replica is over the card's memory less the headroom\n",
           EscapeTerminal(r.card).c_str(), r.period_days, r.replicas);
       continue;
     }
-    std::printf("  %-18s %5dd %9zu %9s %6zu %5zu %12s %16s%s%s\n", EscapeTerminal(r.card).c_str(),
-                r.period_days, r.replicas, (std::to_string(r.per_card) + (r.fit_known ? "" : "?")).c_str(),
-                r.cards, r.lots, FixedDecimals(r.cost, 2).c_str(),
-                FixedDecimals(r.cost_per_million, 4).c_str(), r.assumed ? "  (rate assumed)" : "",
-                plan.cheapest == k ? "  <- cheapest per request" : "");
+    std::printf("  %-24s %5dd %9zu %9s %6zu %5zu %12s %16s%s%s\n",
+                EscapeTerminal(r.card + (r.stand_in ? " (STAND-IN)" : "")).c_str(), r.period_days, r.replicas,
+                (std::to_string(r.per_card) + (r.fit_known ? "" : "?")).c_str(), r.cards, r.lots,
+                FixedDecimals(r.cost, 2).c_str(), FixedDecimals(r.cost_per_million, 4).c_str(),
+                r.assumed ? "  (rate assumed)" : "", plan.cheapest == k ? "  <- cheapest per request" : "");
   }
   if (plan.cheapest) {
     const ServicePlanRow& c = plan.rows[*plan.cheapest];

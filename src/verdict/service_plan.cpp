@@ -164,6 +164,7 @@ Result<ServicePlan> BuildServicePlan(const ServicePlanRequest& q) {
     ServicePlanRow row;
     row.card = card.name;
     row.assumed = !measured;
+    row.stand_in = card.stand_in;
     row.rate_per_replica = measured ? b.rate_per_replica : b.rate_per_replica * *q.assume_scaling;
     row.replicas = static_cast<std::size_t>(std::ceil(q.rate / row.rate_per_replica - 1e-9));
     row.replicas = std::max<std::size_t>(1, row.replicas);
@@ -233,6 +234,7 @@ ojson ServicePlanToJson(const ServicePlan& plan) {
                     {"period_days", r.period_days},
                     {"rate_per_replica", r.rate_per_replica},
                     {"assumed", r.assumed},
+                    {"stand_in", r.stand_in},
                     {"replicas", r.replicas},
                     {"fits", r.fits},
                     {"fit_known", r.fit_known},

@@ -55,6 +55,7 @@ struct ServicePlanRow {
   std::size_t replicas = 0, per_card = 0, cards = 0, lots = 0;
   double rate_per_replica = 0;  // measured, or assumed (x assume_scaling)
   bool assumed = false;         // the rate is assumed: measured on another card or device class
+  bool stand_in = false;        // the price file's row stands in for a card (a CPU, in a test)
   bool fits = true;             // a replica fits a card's memory (less the headroom), or fit is unknown
   bool fit_known = false;
   double cost = 0;              // lots x the period's lot price
