@@ -1,5 +1,6 @@
 // `pilot plan --from DIR (--corpus-items N | --corpus-manifest F) --prices F`: cards x
 // period x lots for the full corpus, projected from a pilot's measurement (rental_plan.h).
+#include <algorithm>
 #include <cinttypes>
 #include <cstdio>
 #include <optional>
@@ -232,24 +233,25 @@ void PrintServicePlan(const ServicePlan& plan) {
   const ServicePlanRequest& q = plan.request;
   const ServiceBasis& b = q.basis;
   for (const auto& w : plan.warnings) std::printf("WARNING: %s\n", EscapeTerminal(w).c_str());
-  std::printf("basis: load folder %s (%s)\n", EscapeTerminal(b.folder).c_str(), b.search.c_str());
+  std::printf("basis: load folder %s (%s)\n", EscapeTerminal(b.folder).c_str(),
+              EscapeTerminal(b.search).c_str());
   if (!(b.rate_per_replica > 0)) {
-    std::printf("  no rate met the SLO (%s)\n", b.slo.c_str());
+    std::printf("  no rate met the SLO (%s)\n", EscapeTerminal(b.slo).c_str());
     std::printf("no plan: there is no rate per replica to plan with\n");
     return;
   }
-  std::printf("  measured %s: %s requests/s per replica, %s\n",
-              b.target.empty()
-                  ? ("on " + b.device + (b.device_name.empty() ? "" : " (" + b.device_name + ")")).c_str()
-                  : ("against " + EscapeTerminal(b.target)).c_str(),
-              FixedDecimals(b.rate_per_replica, 1).c_str(), b.rate_basis.c_str());
-  std::printf("  SLO: %s\n", b.slo.c_str());
+  const std::string where = b.target.empty()
+                                ? "on " + b.device + (b.device_name.empty() ? "" : " (" + b.device_name + ")")
+                                : "against " + b.target;
+  std::printf("  measured %s: %s requests/s per replica, %s\n", EscapeTerminal(where).c_str(),
+              FixedDecimals(b.rate_per_replica, 1).c_str(), EscapeTerminal(b.rate_basis).c_str());
+  std::printf("  SLO: %s\n", EscapeTerminal(b.slo).c_str());
   if (q.replica_memory_gb) {
     std::printf("  one replica's memory: %s GB, as stated (--replica-memory-gb)\n",
                 FixedDecimals(*q.replica_memory_gb, 2).c_str());
   } else if (b.memory_mb) {
     std::printf("  one replica's memory: %s MB (%s peak)\n", FixedDecimals(*b.memory_mb, 1).c_str(),
-                b.memory_basis.c_str());
+                EscapeTerminal(b.memory_basis).c_str());
   } else {
     std::printf(
         "  one replica's memory: not measured (one replica per card; --replica-memory-gb states it)\n");
@@ -260,9 +262,8 @@ void PrintServicePlan(const ServicePlan& plan) {
   for (std::size_t k = 0; k < plan.rows.size(); ++k) {
     const ServicePlanRow& r = plan.rows[k];
     if (!r.fits) {
-      std::printf(
-          "  %-24s %5dd %9zu   does not fit: one replica is over the card's memory less the headroom\n",
-          EscapeTerminal(r.card).c_str(), r.period_days, r.replicas);
+      std::printf("  %-24s %5dd %9zu   does not fit: %s\n", EscapeTerminal(r.card).c_str(), r.period_days,
+                  r.replicas, r.why.c_str());
       continue;
     }
     std::printf("  %-24s %5dd %9zu %9s %6zu %5zu %12s %16s%s%s\n",
@@ -302,6 +303,13 @@ int ExecuteService(const PlanOptions& o) {
   auto prices = LoadPrices(fsys, o.prices);
   if (!prices.ok()) return ReportError(prices.error(), o.common);
   q.prices = std::move(prices).value();
+  if (!o.measured_on.empty() && std::none_of(q.prices.cards.begin(), q.prices.cards.end(),
+                                             [&](const CardType& c) { return c.name == o.measured_on; })) {
+    return ReportError(
+        BadInput("no card of the price file is named '" + ValueForMessage(o.measured_on, 64) + "'",
+                 "--measured-on", "give a card's `name` from " + o.prices),
+        o.common);
+  }
   auto from = ResolveGivenFolder(fsys, o.from, "a finished load folder");
   if (!from.ok()) return ReportError(from.error(), o.common);
   auto basis = ReadServiceBasis(fsys, from.value(), o.expect);

@@ -23,7 +23,10 @@ namespace {
 using ojson = nlohmann::ordered_json;
 constexpr double kNever = std::numeric_limits<double>::infinity();
 constexpr double kTickMs = 5000;
-constexpr std::size_t kMaxErrorBody = 1u << 20;  // a refusal's body: read up to this, then dropped
+constexpr std::size_t kMaxErrorBody = 1u << 20;  // a refusal's body: counted up to this, never kept
+// What all open whole answers of a step may hold at once: past it, the answer that would pass it
+// fails `response_too_large` (a server answering every request with 16 MiB cannot take 64 GiB).
+constexpr std::size_t kMaxBufferedBytes = 256u << 20;
 
 void GlobalInit() {
   static std::once_flag once;
@@ -50,7 +53,10 @@ struct Transfer {
   std::string response;
   std::optional<OpenAiStream> stream;
   bool too_large = false;
-  std::uint32_t sends = 0;  // the request went out this many times (a resend after a dead reuse)
+  std::size_t dropped = 0;          // a refusal's bytes, counted, not kept
+  std::size_t* buffered = nullptr;  // the step's bytes held by all open answers
+  std::size_t charged = 0;          // this answer's share of them (its buffer's capacity)
+  std::uint32_t sends = 0;          // the request went out this many times (a resend after a dead reuse)
   LoadClock* clock = nullptr;
   double start = 0;  // the step's start on the clock
   double deadline_ms = 0;
@@ -75,31 +81,59 @@ std::size_t OnBody(char* data, std::size_t size, std::size_t n, void* user) {
     // A token's time: when its bytes reached the client.
     return t->stream->Feed(std::string_view(data, bytes), t->clock->NowMs() - t->start) ? bytes : 0;
   }
-  const std::size_t cap = status == 200 ? kMaxResponseBytes : kMaxErrorBody;
-  if (t->response.size() + bytes > cap) {
+  if (status != 200) {
+    // A refusal or an error: its status is the outcome; its body is not read into memory.
+    t->dropped += bytes;
+    if (t->dropped > kMaxErrorBody) {
+      t->too_large = true;
+      return 0;
+    }
+    return bytes;
+  }
+  const std::size_t need = t->response.size() + bytes;
+  if (need > kMaxResponseBytes) {
     t->too_large = true;
     return 0;
+  }
+  if (need > t->response.capacity()) {
+    // The memory taken, not the bytes kept, is charged to the step's budget.
+    const std::size_t grow = std::min(std::max(need, 2 * t->response.capacity()), kMaxResponseBytes);
+    if (t->buffered && *t->buffered + (grow - t->charged) > kMaxBufferedBytes) {
+      t->too_large = true;
+      return 0;
+    }
+    t->response.reserve(grow);
+    if (t->buffered) *t->buffered += t->response.capacity() - t->charged;
+    t->charged = t->response.capacity();
   }
   t->response.append(data, bytes);
   return bytes;
 }
 
 // The outcome of a transfer that ended with `code`.
-void Settle(Transfer& t, CURLcode code, OpenAiApi api, RequestRecord& r) {
+void Settle(Transfer& t, CURLcode code, OpenAiApi api, std::uint64_t max_tokens, RequestRecord& r) {
   const long status = StatusOf(t.easy);
   auto fail = [&](std::string reason) {
     r.outcome = RequestOutcome::kFailed;
     r.reason = std::move(reason);
   };
-  if (code == CURLE_OPERATION_TIMEDOUT) {
-    r.outcome = RequestOutcome::kTimedOut;
-    r.reason.clear();
-    r.finished_ms = r.arrived_ms + t.deadline_ms;
-    return;
-  }
+  // A refusal is a refusal, however its body ended.
   if (status == 429 || status == 503) {
     r.outcome = RequestOutcome::kOverCapacity;
     r.reason = "http_" + std::to_string(status);
+    return;
+  }
+  if (code == CURLE_OPERATION_TIMEDOUT && t.stream && t.stream->done() && !t.stream->failed()) {
+    // The whole stream arrived ([DONE]); only the body's end did not: done when [DONE] came.
+    code = CURLE_OK;
+    r.finished_ms = std::max(r.started_ms, std::min(r.finished_ms, t.stream->done_ms()));
+  } else if (code == CURLE_OPERATION_TIMEDOUT) {
+    // At its deadline (libcurl's timer keeps milliseconds, and may fire a little before it); a
+    // timeout settled well before the deadline is recorded when it was settled.
+    r.outcome = RequestOutcome::kTimedOut;
+    r.reason.clear();
+    const double deadline = r.arrived_ms + t.deadline_ms;
+    r.finished_ms = std::max(r.started_ms, r.finished_ms >= deadline - 5.0 ? deadline : r.finished_ms);
     return;
   }
   if (status != 0 && status != 200) {
@@ -129,7 +163,7 @@ void Settle(Transfer& t, CURLcode code, OpenAiApi api, RequestRecord& r) {
       return fail(http_reason::kTransport);
   }
   if (status != 200) return fail(http_reason::kTransport);
-  const OpenAiAnswer a = t.stream ? t.stream->Finish() : ParseOpenAiBody(api, t.response);
+  const OpenAiAnswer a = t.stream ? t.stream->Finish() : ParseOpenAiBody(api, t.response, max_tokens);
   if (!a.ok) return fail(a.reason);
   r.outcome = RequestOutcome::kCompleted;
   r.reason.clear();
@@ -236,7 +270,7 @@ Result<HttpTargetSpec> HttpTargetFromJson(const nlohmann::json& j, const std::st
   return s;
 }
 
-Result<std::vector<std::string>> ProbeTarget(const HttpTargetSpec& spec, const std::string& api_key) {
+Result<TargetProbe> ProbeTarget(const HttpTargetSpec& spec, const std::string& api_key) {
   GlobalInit();
   std::unique_ptr<CURL, void (*)(CURL*)> easy(curl_easy_init(), curl_easy_cleanup);
   if (!easy) return EnvironmentError("libcurl could not make a handle", "--target");
@@ -251,6 +285,8 @@ Result<std::vector<std::string>> ProbeTarget(const HttpTargetSpec& spec, const s
   curl_easy_setopt(t.easy, CURLOPT_WRITEFUNCTION, OnBody);
   curl_easy_setopt(t.easy, CURLOPT_WRITEDATA, &t);
   curl_easy_setopt(t.easy, CURLOPT_PROTOCOLS_STR, "http,https");
+  curl_easy_setopt(t.easy, CURLOPT_PROXY,
+                   "");  // never a proxy from the environment: the key goes to --target alone
   const CURLcode code = curl_easy_perform(t.easy);
   const long status = StatusOf(t.easy);
   if (status == 0) {
@@ -259,18 +295,20 @@ Result<std::vector<std::string>> ProbeTarget(const HttpTargetSpec& spec, const s
                             "start the service first, or check the host, port and scheme; no load folder "
                             "was created");
   }
-  std::vector<std::string> ids;
-  if (status != 200 || t.too_large) return ids;
+  TargetProbe probe;
+  probe.status = status;
+  std::vector<std::string>& ids = probe.models;
+  if (status != 200 || t.too_large) return probe;
   auto parsed = ParseJson(t.response, "the target's /v1/models");
   if (!parsed.ok() || !parsed.value().is_object() || !parsed.value().contains("data") ||
       !parsed.value()["data"].is_array())
-    return ids;
+    return probe;
   for (const auto& m : parsed.value()["data"]) {
     if (ids.size() >= 64) break;
     if (auto id = m.is_object() ? StringAt(m, "id") : std::nullopt; id && !id->empty() && id->size() <= 256)
       ids.push_back(*id);
   }
-  return ids;
+  return probe;
 }
 
 LoadStepResult RunHttpStep(const LoadStep& step, const HttpTargetSpec& spec, const std::string& api_key,
@@ -308,6 +346,7 @@ LoadStepResult RunHttpStep(const LoadStep& step, const HttpTargetSpec& spec, con
   }
   // Handles are kept and reused (with the multi handle's connections).
   std::vector<std::unique_ptr<Transfer>> idle;
+  std::size_t buffered = 0;  // bytes held by the open whole answers
   std::unordered_map<CURL*, std::unique_ptr<Transfer>> open;
   auto cleanup = [&] {
     for (auto& [easy, t] : open) {
@@ -365,12 +404,21 @@ LoadStepResult RunHttpStep(const LoadStep& step, const HttpTargetSpec& spec, con
         t = std::make_unique<Transfer>();
         t->easy = curl_easy_init();
       }
+      if (!t->easy) {
+        r.outcome = RequestOutcome::kFailed;
+        r.reason = http_reason::kTransport;
+        const double end = r.finished_ms;
+        records.push_back(std::move(r));
+        ended(end);
+        return;
+      }
       t->id = r.id;
-      t->response.clear();
       t->too_large = false;
+      t->dropped = 0;
+      t->buffered = &buffered;
       t->sends = 0;
       t->stream.reset();
-      if (request.stream) t->stream.emplace(spec.api);
+      if (request.stream) t->stream.emplace(spec.api, spec.max_tokens);
       t->clock = &clock;
       t->start = start;
       t->deadline_ms = limit_ms;
@@ -382,9 +430,11 @@ LoadStepResult RunHttpStep(const LoadStep& step, const HttpTargetSpec& spec, con
       curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body.size()));
       curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
       curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
+      curl_easy_setopt(e, CURLOPT_PROXY, "");  // never a proxy from the environment
+      // The connection, the request and its answer: all within the request's deadline.
       const long remaining = std::max(1L, static_cast<long>(std::ceil(limit_ms - (now - at))));
       curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, remaining);
-      curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, std::min(remaining, 10000L));
+      curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, remaining);
       curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, OnBody);
       curl_easy_setopt(e, CURLOPT_WRITEDATA, t.get());
       curl_easy_setopt(e, CURLOPT_PRIVATE, t.get());
@@ -420,8 +470,12 @@ LoadStepResult RunHttpStep(const LoadStep& step, const HttpTargetSpec& spec, con
       r.outcome = RequestOutcome::kFailed;
       r.reason = http_reason::kInterrupted;
     } else {
-      Settle(*t, code, spec.api, r);
+      Settle(*t, code, spec.api, spec.max_tokens, r);
     }
+    // The answer's memory goes back at once: an idle handle holds none.
+    buffered -= std::min(buffered, t->charged);
+    t->charged = 0;
+    std::string().swap(t->response);
     if (r.outcome != RequestOutcome::kCompleted) r.batch = 0;
     const double end = r.finished_ms;
     idle.push_back(std::move(t));

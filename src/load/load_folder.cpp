@@ -594,6 +594,22 @@ void CheckLoadFolder(FileSystem& fsys, const fs::path& dir, std::vector<Finding>
     return add(kLoadSummary, "has no steps or verdict");
   if (!sum.contains("service") || nlohmann::json(ServiceToJson(service.value())) != sum["service"])
     add(kLoadSummary, "its service differs from data/run.json's");
+  // What plan and decide read beside the figures: typed, and the stage the record's.
+  if (!sum.contains("interrupted") || !sum["interrupted"].is_boolean())
+    add(kLoadSummary, "its interrupted is not true or false");
+  if (!sum.contains("stage") || sum["stage"] != rec["stage"])
+    add(kLoadSummary, "its stage differs from data/run.json's");
+  if (sum.contains("memory") && !sum["memory"].is_null()) {
+    const nlohmann::json& m = sum["memory"];
+    auto megabytes = [&](const char* key, bool may_be_null) {
+      if (!m.contains(key)) return false;
+      const nlohmann::json& v = m[key];
+      return (may_be_null && v.is_null()) ||
+             (v.is_number() && std::isfinite(v.get<double>()) && v.get<double>() >= 0);
+    };
+    if (!m.is_object() || !megabytes("peak_rss_mb", false) || !megabytes("peak_device_mb", true))
+      add(kLoadSummary, "its memory is not peak_rss_mb and peak_device_mb in MB");
+  }
   if (!rec.contains("request") || !rec["request"].is_object()) return add(kRunRecord, "has no request");
   auto request =
       LoadRequestFromJson(rec["request"].contains("load") ? rec["request"]["load"] : nlohmann::json(),

@@ -454,26 +454,32 @@ Result<LoadOutcome> RunLoad(FileSystem& fsys, Clock& clock, Runtime& runtime, co
   if (request.target) {
     // The service is the target's: only that it answers is checked here.
     HttpTargetSpec& target = *request.target;
-    auto models = ProbeTarget(target, request.api_key);
-    if (!models.ok()) return models.error();
+    auto probe = ProbeTarget(target, request.api_key);
+    if (!probe.ok()) return probe.error();
+    const std::vector<std::string>& models = probe.value().models;
     if (target.model.empty()) {
-      if (models.value().size() != 1) {
+      if (probe.value().status != 200) {
+        return BadInput("the target answered GET /v1/models with HTTP " +
+                            std::to_string(probe.value().status) + ", not a list of its models",
+                        "--served-model", "name the served model with --served-model");
+      }
+      if (models.size() != 1) {
         std::string listed;
-        for (std::size_t k = 0; k < models.value().size() && k < 8; ++k)
-          listed += (k ? ", " : "") + ValueForMessage(models.value()[k], 64);
-        return BadInput("the target lists " + std::to_string(models.value().size()) + " model(s)" +
+        for (std::size_t k = 0; k < models.size() && k < 8; ++k)
+          listed += (k ? ", " : "") + ValueForMessage(models[k], 64);
+        return BadInput("the target lists " + std::to_string(models.size()) + " model(s)" +
                             (listed.empty() ? std::string() : " (" + listed + ")") +
                             ": pilot cannot tell which one to ask for",
                         "--served-model", "name the served model with --served-model");
       }
-      target.model = models.value()[0];
+      target.model = models[0];
     }
     if (target.max_tokens == 0)
       target.max_tokens = plan.params.generation ? plan.params.generation->max_new_tokens : 16;
     plan.environment = {{"client", "pilot load --target"},
                         {"libcurl", LibcurlVersion()},
                         {"target", request.target->url},
-                        {"target_models", models.value()}};
+                        {"target_models", models}};
     generates = request.target->api != OpenAiApi::kEmbeddings;
   } else {
     PILOT_TRY(CheckEnvironment(runtime, plan.params, plan.runs_dir, "no load folder was created"));

@@ -106,7 +106,7 @@ std::string OpenAiRequestBody(const OpenAiRequestSpec& spec, std::string_view te
   return j.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
-OpenAiAnswer ParseOpenAiBody(OpenAiApi api, std::string_view body) {
+OpenAiAnswer ParseOpenAiBody(OpenAiApi api, std::string_view body, std::uint64_t max_tokens) {
   if (body.size() > kMaxResponseBytes) return Bad(http_reason::kTooLarge, "the answer is over 16 MiB");
   auto parsed = ParseJson(body, "the answer");
   if (!parsed.ok()) return Bad(http_reason::kBadResponse, "not JSON: " + parsed.error().what);
@@ -127,8 +127,8 @@ OpenAiAnswer ParseOpenAiBody(OpenAiApi api, std::string_view body) {
     return Bad(http_reason::kBadResponse,
                api == OpenAiApi::kChat ? "no choices[0].message.content" : "no choices[0].text");
   a.output_tokens = UsageTokens(j).value_or(0);
-  if (a.output_tokens > kMaxAnswerTokens)
-    return Bad(http_reason::kBadResponse, "more than 32768 output tokens");
+  if (a.output_tokens > std::min<std::uint64_t>(max_tokens, kMaxAnswerTokens))
+    return Bad(http_reason::kBadResponse, "more output tokens than the request's max_tokens");
   a.ok = true;
   return a;
 }
@@ -149,7 +149,7 @@ bool OpenAiStream::Feed(std::string_view bytes, double now_ms) {
     const std::size_t nl = bytes.find('\n');
     const std::string_view part = bytes.substr(0, nl);
     if (line_.size() + part.size() > kMaxEventLineBytes)
-      return Fail(http_reason::kTooLarge, "a stream line over 1 MiB");
+      return Fail(http_reason::kTooLarge, "a stream line over 64 KiB");
     line_.append(part);
     if (nl == std::string_view::npos) break;
     bytes.remove_prefix(nl + 1);
@@ -170,6 +170,7 @@ bool OpenAiStream::Event(std::string_view data, double now_ms) {
   if (done_) return true;  // anything after [DONE] is not read
   if (data == "[DONE]") {
     done_ = true;
+    done_ms_ = now_ms;
     return true;
   }
   if (++events_ > kMaxStreamEvents) return Fail(http_reason::kBadResponse, "over 65,536 stream events");
@@ -186,8 +187,8 @@ bool OpenAiStream::Event(std::string_view data, double now_ms) {
   }
   if (!text->empty()) answer_.token_ms.push_back(now_ms);
   if (auto usage = UsageTokens(j)) usage_tokens_ = usage;
-  if (answer_.token_ms.size() > kMaxAnswerTokens || usage_tokens_.value_or(0) > kMaxAnswerTokens)
-    return Fail(http_reason::kBadResponse, "more than 32768 output tokens");
+  if (answer_.token_ms.size() > max_tokens_ || usage_tokens_.value_or(0) > max_tokens_)
+    return Fail(http_reason::kBadResponse, "more output tokens than the request's max_tokens");
   return true;
 }
 

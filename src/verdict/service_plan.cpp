@@ -74,7 +74,7 @@ Result<ServiceBasis> ReadServiceBasis(FileSystem& fsys, const fs::path& dir,
   b.folder = dir.string();
   b.fingerprint = verified.value().fingerprint;
   b.manifest_sha256 = StringAt(rec, "manifest_sha256").value_or("");
-  if (s.value("interrupted", false))
+  if (MemberOrNull(s, "interrupted") != false)
     return BadInput("the load was interrupted: it has no verdict to plan from", dir.string(),
                     "run `pilot load` again to its end");
   b.search = StringAt(s, "search").value_or("single");
@@ -97,27 +97,34 @@ Result<ServiceBasis> ReadServiceBasis(FileSystem& fsys, const fs::path& dir,
   b.slo = SloText(MemberOrNull(MemberOrNull(s, "service"), "slo"));
   const json& verdict = MemberOrNull(s, "verdict");
   const json& steps = MemberOrNull(s, "steps");
+  const json& first = steps.is_array() && !steps.empty() ? steps[0] : MemberOrNull(s, "no step");
+  const bool first_met = MemberOrNull(MemberOrNull(first, "figures"), "slo_met") == true;
+  auto from_first = [&](const std::string& why) {
+    if (StringAt(first, "mode") == std::optional<std::string>("rate")) {
+      b.rate_per_replica = NumberAt(first, "rate").value_or(0);
+      b.rate_basis = "the one rate run, which met the SLO (a higher one may meet it too: --find-peak)";
+    } else {
+      b.rate_per_replica = NumberAt(MemberOrNull(first, "figures"), "achieved_per_s").value_or(0);
+      b.rate_basis = why;
+    }
+  };
   if (b.search != "single") {
     if (auto peak = NumberAt(verdict, "peak_rate")) {
       b.rate_per_replica = *peak;
       b.rate_basis = "the highest rate that met the SLO (" + b.search + ")";
+    } else if (first_met) {
+      from_first("the synchronous step's achieved rate (one client), the only step that met the SLO");
     }
-  } else if (steps.is_array() && steps.size() == 1 && MemberOrNull(steps[0]["figures"], "slo_met") == true) {
-    const json& step = steps[0];
-    if (StringAt(step, "mode") == std::optional<std::string>("rate")) {
-      b.rate_per_replica = NumberAt(step, "rate").value_or(0);
-      b.rate_basis = "the one rate run, which met the SLO (a higher one may meet it too: --find-peak)";
-    } else {
-      b.rate_per_replica = NumberAt(step["figures"], "achieved_per_s").value_or(0);
-      b.rate_basis =
-          "the rate its clients achieved, meeting the SLO (a higher one may meet it too: --find-peak)";
-    }
+  } else if (first_met) {
+    from_first("the rate its clients achieved, meeting the SLO (a higher one may meet it too: --find-peak)");
   }
+  if (!std::isfinite(b.rate_per_replica) || b.rate_per_replica < 0) b.rate_per_replica = 0;
   const json& memory = MemberOrNull(s, "memory");
-  if (auto dev = NumberAt(memory, "peak_device_mb"); dev && *dev > 0) {
+  // Below a megabyte is no replica's memory (a damaged figure): not measured, then.
+  if (auto dev = NumberAt(memory, "peak_device_mb"); dev && *dev >= 1 && *dev < 1e9) {
     b.memory_mb = *dev;
     b.memory_basis = "device";
-  } else if (auto rss = NumberAt(memory, "peak_rss_mb"); rss && *rss > 0) {
+  } else if (auto rss = NumberAt(memory, "peak_rss_mb"); rss && *rss >= 1 && *rss < 1e9) {
     b.memory_mb = *rss;
     b.memory_basis = "rss";
   }
@@ -130,8 +137,10 @@ Result<ServicePlan> BuildServicePlan(const ServicePlanRequest& q) {
   if (q.replica_memory_gb && !(*q.replica_memory_gb > 0 && *q.replica_memory_gb < 1e6))
     return BadInput("--replica-memory-gb must be above 0", "--replica-memory-gb");
   if (!(q.headroom >= 0 && q.headroom < 1)) return BadInput("--headroom must be in [0, 1)", "--headroom");
-  if (q.assume_scaling && !(*q.assume_scaling > 0 && *q.assume_scaling <= 1000))
-    return BadInput("--assume-scaling must be above 0 and at most 1000", "--assume-scaling");
+  if (q.assume_scaling && !(*q.assume_scaling >= 1e-3 && *q.assume_scaling <= 1000))
+    return BadInput("--assume-scaling must be in 0.001..1000", "--assume-scaling");
+  if (q.replica_memory_gb && *q.replica_memory_gb < 1e-3)
+    return BadInput("--replica-memory-gb must be at least 0.001 (1 MB)", "--replica-memory-gb");
   ServicePlan plan;
   plan.request = q;
   const ServiceBasis& b = q.basis;
@@ -142,40 +151,54 @@ Result<ServicePlan> BuildServicePlan(const ServicePlanRequest& q) {
     return BadInput("no card of the price file is named '" + ValueForMessage(q.measured_on, 64) + "'",
                     "--measured-on", "give a card's `name` from " + q.prices.file);
   }
+  if (!q.measured_on.empty() && b.device_class) {
+    return BadInput("--measured-on names the card of a load over HTTP; this load ran in pilot on " +
+                        ValueForMessage(b.device, 32) + ", which it measured itself",
+                    "--measured-on", "leave it out; --assume-scaling F plans other cards at F x the rate");
+  }
   if (!(b.rate_per_replica > 0)) {
     plan.warnings.push_back(
         "no rate of the load folder met the SLO: there is no rate per replica to plan with");
     return plan;
   }
-  const bool remote = !b.device_class.has_value();
+  const bool remote = b.device == "remote";
+  if (!remote && !b.device_class)
+    plan.warnings.push_back("the load's device is of no class pilot knows: no card is the one measured");
   if (remote && q.measured_on.empty())
     plan.warnings.push_back(
         "the load ran against a service over HTTP, whose card pilot cannot see: give --measured-on CARD to "
         "say "
         "which card of the price file it ran on");
   std::optional<double> memory_mb = b.memory_mb;
-  if (q.replica_memory_gb) memory_mb = *q.replica_memory_gb * 1000.0;
+  if (q.replica_memory_gb) memory_mb = *q.replica_memory_gb * 1024.0;
   for (const CardType& card : q.prices.cards) {
     const bool measured = !q.measured_on.empty() ? card.name == q.measured_on
-                          : remote               ? false
-                                                 : card.device_class == *b.device_class &&
-                                         (b.device_name.empty() || CardMatches(card, b.device_name));
+                          : !b.device_class
+                              ? false
+                              : card.device_class == *b.device_class && CardMatches(card, b.device_name);
     if (!measured && !q.assume_scaling) continue;
     ServicePlanRow row;
     row.card = card.name;
     row.assumed = !measured;
     row.stand_in = card.stand_in;
     row.rate_per_replica = measured ? b.rate_per_replica : b.rate_per_replica * *q.assume_scaling;
-    row.replicas = static_cast<std::size_t>(std::ceil(q.rate / row.rate_per_replica - 1e-9));
-    row.replicas = std::max<std::size_t>(1, row.replicas);
+    // Counted in double and bounded before any integer: a tiny rate cannot overflow a count.
+    const double replicas = std::max(1.0, std::ceil(q.rate / row.rate_per_replica - 1e-9));
     // A CPU measurement says nothing of a card's memory unless it is the card; a stated memory does.
     row.fit_known = memory_mb.has_value() && (q.replica_memory_gb || measured);
     row.per_card = 1;
     if (row.fit_known) {
-      const double room_mb = card.memory_gb * 1000.0 * (1.0 - q.headroom);
+      const double room_mb = card.memory_gb * 1024.0 * (1.0 - q.headroom);  // MB of 2^20 bytes, as measured
       row.fits = *memory_mb <= room_mb;
-      row.per_card = row.fits ? std::max<std::size_t>(1, static_cast<std::size_t>(room_mb / *memory_mb)) : 0;
+      row.per_card =
+          row.fits ? static_cast<std::size_t>(std::clamp(std::floor(room_mb / *memory_mb), 1.0, 1e6)) : 0;
+      if (!row.fits) row.why = "one replica is over the card's memory less the headroom";
     }
+    if (!(replicas <= kMaxServiceReplicas)) {
+      row.fits = false;
+      row.why = "the rate needs more than 10^9 replicas";
+    }
+    row.replicas = static_cast<std::size_t>(std::min(replicas, kMaxServiceReplicas));
     if (row.fits) {
       row.cards = (row.replicas + row.per_card - 1) / row.per_card;
       row.lots = (row.cards + static_cast<std::size_t>(card.cards_per_lot) - 1) /
@@ -237,6 +260,7 @@ ojson ServicePlanToJson(const ServicePlan& plan) {
                     {"stand_in", r.stand_in},
                     {"replicas", r.replicas},
                     {"fits", r.fits},
+                    {"why", r.why.empty() ? ojson() : ojson(r.why)},
                     {"fit_known", r.fit_known},
                     {"replicas_per_card", r.per_card},
                     {"cards", r.cards},

@@ -167,6 +167,26 @@ ls=[json.loads(l) for l in open(sys.argv[1]+"/data/requests.jsonl")]
 assert sum(l.get("reason")=="client_in_flight_bound" for l in ls) > 0
 ' "$WORK/B1"
 
+# 5b. Whole answers of 15 MiB each to 32 open requests (480 MiB): pilot holds at most 256 MiB of
+#     answers at once; those past it fail response_too_large, the rest bad_response (not JSON).
+start_server --huge-every 1 --huge-mb 15
+python3 - "$PILOT" "$P/e.json" "$URL" "$WORK/H1" >"$WORK/rss" <<'PYEOF'
+import resource, subprocess, sys
+pilot, params, url, out = sys.argv[1:]
+rc = subprocess.run([pilot, "load", "--params", params, "--target", url, "--api", "embeddings", "--concurrency", "32",
+                     "--requests", "32", "--out", out, "--quiet"], stdout=subprocess.DEVNULL).returncode
+print(rc, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss // 1024)
+PYEOF
+read -r rc rss <"$WORK/rss"
+[ "$rc" = 4 ] || fail "the huge answers' load exited $rc"
+[ "$rss" -lt 400 ] || fail "pilot's peak RSS was $rss MB with 480 MiB of answers open (budget 256 MiB)"
+check_folder "$WORK/H1"
+python3 -c '
+import json,sys,collections
+c=collections.Counter(l.get("reason") for l in map(json.loads, open(sys.argv[1]+"/data/requests.jsonl")) if l["outcome"]=="failed")
+assert c["response_too_large"] > 0 and c["bad_response"] > 0, c
+' "$WORK/H1"
+
 # 6. Interrupted: issuing stops, open requests end, the folder verifies, exit 130.
 start_server --token-ms 1
 "$PILOT" load --params "$P/g.json" --target "$URL" --api chat --rate 50 --duration 30 --out "$WORK/I1" \

@@ -2660,16 +2660,52 @@ hc_runfolder__verify_load_resent_huge() {
   finding 'requests\.jsonl:1' "resent"
   verify_lgood
 }
-# plan --from a load folder: its memory and stage are read unverified (measurements, not
-# recomputed): wrong types and absurd values are an answer or a refusal, never a crash.
-hc_runfolder__plan_load_memory_hostile() {
+# plan --from a load folder: its memory (a measurement, not recomputed) is typed by verify, and
+# absurd values that pass are an answer or a refusal, never a crash or an overflow; its stage
+# (the record's, printed) has its control bytes escaped.
+hc_runfolder__verify_load_memory_not_numbers() {
   copy_run lgood || return
-  load_edit 'load["memory"] = {"peak_rss_mb": "lots", "peak_device_mb": 1e308}; load["stage"]["device"] = ["cuda"]'
+  load_edit 'load["memory"] = {"peak_rss_mb": "lots", "peak_device_mb": 1e308}'
   rehash "$LG"
+  finding 'load\.json' 'memory'
+  verify_lgood
+}
+hc_runfolder__verify_load_interrupted_not_a_boolean() {
+  copy_run lgood || return
+  load_edit 'load["interrupted"] = "no"'
+  rehash "$LG"
+  finding 'load\.json' 'interrupted'
+  verify_lgood
+}
+hc_runfolder__verify_load_stage_not_the_record_s() {
+  copy_run lgood || return
+  load_edit 'load["stage"]["device"] = "cuda:0"'
+  rehash "$LG"
+  finding 'load\.json' 'stage differs'
+  verify_lgood
+}
+hc_runfolder__plan_load_memory_absurd_device_escapes() {
+  # A load that met a generous SLO (so that plan prints its basis), then its stage's device given
+  # control bytes in both files and its memory an absurd value that types right, re-hashed.
+  copy_run lgood || return  # the base's project
+  python3 - "$BASE/proj/config/pilot.json" "$C/met.json" <<'PYEOF'
+import json, os, sys
+d = json.load(open(sys.argv[1])); base = os.path.dirname(sys.argv[1])
+d["manifest"] = os.path.join(base, d["manifest"]); d["stage"]["model"] = os.path.join(base, d["stage"]["model"])
+d["service"]["slo"] = {"percentile": 0.5, "confidence": 0.5, "e2e_ms": 600000}
+json.dump(d, open(sys.argv[2], "w"))
+PYEOF
+  aux load --params met.json --rate 400 --requests 48 --out runs/lmet
+  [ "$AUX_RC" = 0 ] || { bad "the generous load exited $AUX_RC: $(head -c 300 "$AUX_ERR" | tr '\n' '|')"; return; }
+  LG=runs/lmet load_edit 'load["memory"] = {"peak_rss_mb": 1e-300, "peak_device_mb": 1e300}; load["stage"]["device"] = "cpu\u001b]0;pwned\u0007"'
+  pyedit runs/lmet/data/run.json 'd["stage"]["device"] = "cpu\u001b]0;pwned\u0007"'
+  rehash runs/lmet
   printf '%s\n' '{"currency": "EUR", "cards": [{"name": "node", "class": "cpu", "memory_gb": 64, "cards_per_lot": 1, "lot_price": {"3": 30}}]}' >"$C/prices.json"
   want_rc 0 4
-  guard "$C/$LG"
-  hrun plan --from "$LG" --rate 10 --prices prices.json
+  guard "$C/runs/lmet"
+  hrun plan --from runs/lmet --rate 1e9 --prices prices.json --assume-scaling 0.001
+  grep -aqF "measured on cpu" "$OUT" || bad "plan did not print the measured device: $(head -c 300 "$OUT" | tr '\n' '|')"
+  if grep -aq $'\e' "$OUT" "$ERR"; then bad "a raw escape byte reached the terminal"; fi
 }
 hc_runfolder__plan_load_without_rate() {
   copy_run lgood || return

@@ -107,6 +107,24 @@ TEST(OpenAiApi, ChatStreamWithoutUsageCountsContentEvents) {
   EXPECT_EQ(a.token_ms.size(), 2u);
 }
 
+TEST(OpenAiApi, NoMoreTokensThanAsked) {
+  OpenAiStream s(OpenAiApi::kCompletions, 2);
+  EXPECT_TRUE(s.Feed(Chunk("a") + Chunk("b"), 1));
+  EXPECT_FALSE(s.Feed(Chunk("c"), 2));  // a third token of max_tokens 2
+  EXPECT_EQ(s.Finish().reason, http_reason::kBadResponse);
+  OpenAiStream usage(OpenAiApi::kCompletions, 2);
+  EXPECT_FALSE(usage.Feed("data: {\"choices\":[],\"usage\":{\"completion_tokens\":3}}\n\n", 1));
+  const auto whole = R"({"choices":[{"text":"abc"}],"usage":{"completion_tokens":3}})";
+  EXPECT_FALSE(ParseOpenAiBody(OpenAiApi::kCompletions, whole, 2).ok);
+  EXPECT_TRUE(ParseOpenAiBody(OpenAiApi::kCompletions, whole, 3).ok);
+  // [DONE]'s time is kept: a stream whose body never ends is done then.
+  OpenAiStream done(OpenAiApi::kCompletions, 4);
+  EXPECT_TRUE(done.Feed(Chunk("a"), 1));
+  EXPECT_TRUE(done.Feed("data: [DONE]\n\n", 7.5));
+  EXPECT_TRUE(done.done());
+  EXPECT_EQ(done.done_ms(), 7.5);
+}
+
 TEST(OpenAiApi, StreamFailures) {
   {
     OpenAiStream s(OpenAiApi::kCompletions);
@@ -132,9 +150,9 @@ TEST(OpenAiApi, StreamFailures) {
     EXPECT_EQ(s.Finish().reason, http_reason::kBadResponse);
   }
   {
-    // A line without an end, over 1 MiB, is refused before it grows further.
+    // A line without an end, over 64 KiB, is refused before it grows further.
     OpenAiStream s(OpenAiApi::kCompletions);
-    const std::string mib(1u << 19, 'x');
+    const std::string mib(1u << 15, 'x');
     EXPECT_TRUE(s.Feed("data: " + mib, 1));
     EXPECT_FALSE(s.Feed(mib + "x", 2));
     EXPECT_EQ(s.Finish().reason, http_reason::kTooLarge);

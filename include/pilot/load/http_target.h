@@ -43,9 +43,13 @@ Result<std::string> CheckTargetUrl(const std::string& url);
 std::string EndpointUrl(const std::string& base, const std::string& path);
 
 // Asks GET <base>/v1/models within 10 s. A target that cannot be reached (no connection, a TLS
-// failure, no HTTP answer) is exit 3 naming it. Returns the model ids listed: empty when the
-// answer is not 200 or not a model list.
-Result<std::vector<std::string>> ProbeTarget(const HttpTargetSpec& spec, const std::string& api_key);
+// failure, no HTTP answer) is exit 3 naming it. Returns the answer's status and the model ids
+// listed (empty when the answer is not 200 or not a model list).
+struct TargetProbe {
+  long status = 0;
+  std::vector<std::string> models;
+};
+Result<TargetProbe> ProbeTarget(const HttpTargetSpec& spec, const std::string& api_key);
 
 // The target as recorded (run.json's request.load.target): never the key.
 nlohmann::ordered_json HttpTargetToJson(const HttpTargetSpec& spec);

@@ -4,6 +4,7 @@
 // what arrives, and the tests and fuzz_openai_stream feed it hostile bytes.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -30,7 +31,7 @@ std::string OpenAiRequestBody(const OpenAiRequestSpec& spec, std::string_view te
 
 // Bounds on what is read back: a whole answer's body, a stream's total bytes, one event's line.
 inline constexpr std::size_t kMaxResponseBytes = 16u << 20;
-inline constexpr std::size_t kMaxEventLineBytes = 1u << 20;
+inline constexpr std::size_t kMaxEventLineBytes = 64u << 10;
 inline constexpr std::size_t kMaxStreamEvents = 1u << 16;
 // The most output tokens one answer may report (a load folder's records hold no more).
 inline constexpr std::uint64_t kMaxAnswerTokens = 1u << 15;
@@ -60,25 +61,32 @@ struct OpenAiAnswer {
 };
 
 // A whole answer's body (HTTP 200, not streamed): it must be JSON of the API's shape (an
-// embedding's vector of numbers; a completion's text or message content).
-OpenAiAnswer ParseOpenAiBody(OpenAiApi api, std::string_view body);
+// embedding's vector of numbers; a completion's text or message content), reporting no more
+// output tokens than `max_tokens` (the request's; more is bad_response).
+OpenAiAnswer ParseOpenAiBody(OpenAiApi api, std::string_view body,
+                             std::uint64_t max_tokens = kMaxAnswerTokens);
 
 // A streamed answer, fed as its bytes arrive: `data:` lines of server-sent events, each a JSON
 // chunk of the API's shape, ended by `data: [DONE]`. Any other field (event, id, retry, a
 // comment) is skipped. Finish() says how it ended: without [DONE] it was truncated.
 class OpenAiStream {
  public:
-  explicit OpenAiStream(OpenAiApi api) : api_(api) {}
+  // `max_tokens`: the request's; a stream with more content events, or a usage over it, is bad.
+  explicit OpenAiStream(OpenAiApi api, std::uint64_t max_tokens = kMaxAnswerTokens)
+      : api_(api), max_tokens_(std::min<std::uint64_t>(max_tokens, kMaxAnswerTokens)) {}
   // The bytes that arrived at `now_ms`. False once the stream is bad (the answer's reason set).
   bool Feed(std::string_view bytes, double now_ms);
   OpenAiAnswer Finish();
   bool failed() const { return failed_; }
   bool done() const { return done_; }
+  double done_ms() const { return done_ms_; }  // when data: [DONE] arrived
 
  private:
   bool Event(std::string_view data, double now_ms);
   bool Fail(const char* reason, std::string detail);
   OpenAiApi api_;
+  std::uint64_t max_tokens_;
+  double done_ms_ = 0;
   std::string line_;  // a line not yet ended
   std::size_t total_ = 0, events_ = 0;
   bool done_ = false, failed_ = false;

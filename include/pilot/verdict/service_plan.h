@@ -57,10 +57,14 @@ struct ServicePlanRow {
   bool assumed = false;         // the rate is assumed: measured on another card or device class
   bool stand_in = false;        // the price file's row stands in for a card (a CPU, in a test)
   bool fits = true;             // a replica fits a card's memory (less the headroom), or fit is unknown
+  std::string why;              // not fitting: why
   bool fit_known = false;
   double cost = 0;              // lots x the period's lot price
   double cost_per_million = 0;  // cost over the requests served in the period at `rate`
 };
+
+// The most replicas a plan counts; a rate needing more fits no card.
+inline constexpr double kMaxServiceReplicas = 1e9;
 
 struct ServicePlan {
   ServicePlanRequest request;
