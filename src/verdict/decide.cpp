@@ -1449,6 +1449,40 @@ class Decider {
     return {};
   }
 
+  // A folder given as evidence (a sweep's, a load's): of its kind, verified in full (against
+  // `expect` when given), its summary the evidence, and the manifest its verified run.json names.
+  Status TakeFolder(const std::string& kind, const char* folder_kind, const char* summary,
+                    const std::optional<fs::path>& dir, const std::optional<std::string>& expect) {
+    if (!dir) return {};
+    auto found = ReadFolderKind(fsys_, *dir);
+    if (!found.ok() || found.value().kind != folder_kind)
+      return BadInput("not a " + kind + " folder", dir->string(),
+                      "give the folder `pilot " + kind + "` wrote");
+    VerifyOptions options;
+    options.expect_fingerprint = expect;
+    auto verified = VerifyFolder(fsys_, *dir, options);
+    if (!verified.ok()) return verified.error();
+    if (!verified.value().ok()) {
+      const Finding& f = verified.value().findings.front();
+      return BadInput("the " + kind + " folder fails verification (" +
+                          std::to_string(verified.value().findings.size()) + " findings; first: " + f.check +
+                          " " + f.where + ": " + f.what + ")",
+                      dir->string(), "pilot verify " + dir->string());
+    }
+    auto e = ReadEvidence(fsys_, kind, *dir / summary);
+    if (!e.ok()) return e.error();
+    e.value().source = dir->string();
+    e.value().note = "the " + kind + " folder's fingerprint " + verified.value().fingerprint;
+    if (auto text = ReadCapped(fsys_, *dir / kRunRecord, limits::kRunRecordBytes, kind + " run record");
+        text.ok()) {
+      if (auto run = ParseJson(text.value(), (*dir / kRunRecord).string()); run.ok()) {
+        if (auto m = StringAt(run.value(), "manifest_sha256")) e.value().manifest_sha256 = *m;
+      }
+    }
+    evidence_.push_back(std::move(e.value()));
+    return {};
+  }
+
   // Evidence first: a bad file is refused before anything else is read or locked.
   Status ReadAllEvidence() {
     auto take = [&](const char* k, const std::optional<fs::path>& file) -> Status {
@@ -1462,65 +1496,10 @@ class Decider {
     PILOT_TRY(take("doctor", o_.doctor));
     PILOT_TRY(take("compare", o_.compare));
     PILOT_TRY(take("plan", o_.plan));
-    if (o_.sweep) {
-      auto skind = ReadFolderKind(fsys_, *o_.sweep);
-      if (!skind.ok() || skind.value().kind != kFolderKindSweep) {
-        return BadInput("not a sweep folder", o_.sweep->string(), "give the folder `pilot sweep` wrote");
-      }
-      VerifyOptions sweep_options;
-      sweep_options.expect_fingerprint = o_.expect_sweep;
-      auto verified = VerifyFolder(fsys_, *o_.sweep, sweep_options);
-      if (!verified.ok()) return verified.error();
-      if (!verified.value().ok()) {
-        const Finding& f = verified.value().findings.front();
-        return BadInput("the sweep folder fails verification (" +
-                            std::to_string(verified.value().findings.size()) +
-                            " findings; first: " + f.check + " " + f.where + ": " + f.what + ")",
-                        o_.sweep->string(), "pilot verify " + o_.sweep->string());
-      }
-      auto e = ReadEvidence(fsys_, "sweep", *o_.sweep / kSweepSummary);
-      if (!e.ok()) return e.error();
-      e.value().source = o_.sweep->string();
-      e.value().note = "the sweep folder's fingerprint " + verified.value().fingerprint;
-      // The manifest it swept, from its verified run.json.
-      if (auto text = ReadCapped(fsys_, *o_.sweep / kRunRecord, limits::kRunRecordBytes, "sweep run record");
-          text.ok()) {
-        if (auto run = ParseJson(text.value(), (*o_.sweep / kRunRecord).string()); run.ok()) {
-          if (auto m = StringAt(run.value(), "manifest_sha256")) e.value().manifest_sha256 = *m;
-        }
-      }
-      evidence_.push_back(std::move(e.value()));
-    }
-
+    PILOT_TRY(TakeFolder("sweep", kFolderKindSweep, kSweepSummary, o_.sweep, o_.expect_sweep));
     if (o_.expect_sweep && !o_.sweep)
       return BadInput("--expect-sweep checks the --sweep folder: give --sweep DIR", "--expect-sweep");
-    if (o_.load) {
-      auto lkind = ReadFolderKind(fsys_, *o_.load);
-      if (!lkind.ok() || lkind.value().kind != kFolderKindLoad)
-        return BadInput("not a load folder", o_.load->string(), "give the folder `pilot load` wrote");
-      VerifyOptions load_options;
-      load_options.expect_fingerprint = o_.expect_load;
-      auto verified = VerifyFolder(fsys_, *o_.load, load_options);
-      if (!verified.ok()) return verified.error();
-      if (!verified.value().ok()) {
-        const Finding& f = verified.value().findings.front();
-        return BadInput("the load folder fails verification (" +
-                            std::to_string(verified.value().findings.size()) +
-                            " findings; first: " + f.check + " " + f.where + ": " + f.what + ")",
-                        o_.load->string(), "pilot verify " + o_.load->string());
-      }
-      auto e = ReadEvidence(fsys_, "load", *o_.load / kLoadSummary);
-      if (!e.ok()) return e.error();
-      e.value().source = o_.load->string();
-      e.value().note = "the load folder's fingerprint " + verified.value().fingerprint;
-      if (auto text = ReadCapped(fsys_, *o_.load / kRunRecord, limits::kRunRecordBytes, "load run record");
-          text.ok()) {
-        if (auto run = ParseJson(text.value(), (*o_.load / kRunRecord).string()); run.ok()) {
-          if (auto m = StringAt(run.value(), "manifest_sha256")) e.value().manifest_sha256 = *m;
-        }
-      }
-      evidence_.push_back(std::move(e.value()));
-    }
+    PILOT_TRY(TakeFolder("load", kFolderKindLoad, kLoadSummary, o_.load, o_.expect_load));
     if (o_.expect_load && !o_.load)
       return BadInput("--expect-load checks the --load folder: give --load DIR", "--expect-load");
     if (o_.expect_calibration && !o_.calibration) {
