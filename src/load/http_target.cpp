@@ -356,26 +356,18 @@ LoadStepResult RunHttpStep(const LoadStep& step, const HttpTargetSpec& spec, con
     for (auto& t : idle) curl_easy_cleanup(t->easy);
   };
 
-  ArrivalSchedule schedule(step.arrivals, step.seed);
+  StepIssuing is(step, bound);
   const double start = clock.NowMs();
   double reached = 0;
   auto now_rel = [&] { return std::max(clock.NowMs() - start, reached); };
-  const std::uint64_t most =
-      std::min<std::uint64_t>(step.requests > 0 ? step.requests : kMaxStepRequests, kMaxStepRequests);
-  bool issuing = true;
   double stopped_at = kNever;
-  auto may_issue = [&](double at) {
-    return issuing && records.size() < most && (!(step.duration_ms > 0) || at < step.duration_ms);
-  };
-  double next_arrival = step.mode == LoadMode::kRate ? schedule.Next() * 1000.0 : kNever;
-  std::priority_queue<double, std::vector<double>, std::greater<double>> clients;
-  if (step.mode == LoadMode::kConcurrency) {
-    for (std::size_t c = 0; c < bound; ++c) clients.push(0.0);
-  }
+  auto may_issue = [&](double at) { return is.May(at, records.size()); };
+  double& next_arrival = is.next_arrival;
+  auto& clients = is.clients;
   std::size_t done = 0;
   auto ended = [&](double at) {
     ++done;
-    if (step.mode == LoadMode::kConcurrency) clients.push(at);
+    is.Ended(at);
   };
   auto issue = [&](double at) {
     RequestRecord r;
@@ -491,19 +483,15 @@ LoadStepResult RunHttpStep(const LoadStep& step, const HttpTargetSpec& spec, con
   };
   double next_tick = kTickMs;
   while (true) {
-    if (issuing && should_stop && should_stop()) {
-      const double at = now_rel();
-      out.interrupted = step.mode == LoadMode::kRate
-                            ? next_arrival < kNever
-                            : records.size() < most && (!(step.duration_ms > 0) || at < step.duration_ms);
-      issuing = false;
-      stopped_at = at;
+    if (is.issuing() && should_stop && should_stop()) {
+      stopped_at = now_rel();
+      out.interrupted = is.Stop(stopped_at, records.size());
     }
     double now = now_rel();
     if (step.mode == LoadMode::kRate) {
       while (next_arrival <= now && may_issue(next_arrival)) {
         issue(next_arrival);
-        next_arrival = schedule.Next() * 1000.0;
+        is.Advance();
       }
       if (!may_issue(next_arrival)) next_arrival = kNever;
     } else {
@@ -512,7 +500,7 @@ LoadStepResult RunHttpStep(const LoadStep& step, const HttpTargetSpec& spec, con
         clients.pop();
         if (may_issue(at)) issue(at);
       }
-      if (!issuing || records.size() >= most) clients = {};
+      if (!is.issuing() || records.size() >= is.most()) clients = {};
     }
     harvest();
     now = now_rel();

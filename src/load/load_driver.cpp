@@ -26,6 +26,30 @@ void RealLoadClock::SleepUntilMs(double at_ms) {
   clock_.SleepUntilMonotonic(origin_s_ + std::min(at_ms, now + 50.0) / 1000.0);
 }
 
+StepIssuing::StepIssuing(const LoadStep& step, std::size_t n_clients)
+    : next_arrival(kNever),
+      step_(step),
+      schedule_(step.arrivals, step.seed),
+      most_(std::min<std::uint64_t>(step.requests > 0 ? step.requests : kMaxStepRequests, kMaxStepRequests)) {
+  if (step.mode == LoadMode::kRate) {
+    Advance();
+  } else {
+    for (std::size_t c = 0; c < std::max<std::size_t>(1, n_clients); ++c) clients.push(0.0);
+  }
+}
+
+bool StepIssuing::May(double at, std::size_t issued) const {
+  return issuing_ && issued < most_ && (!(step_.duration_ms > 0) || at < step_.duration_ms);
+}
+
+bool StepIssuing::Stop(double now, std::size_t issued) {
+  const bool cut = step_.mode == LoadMode::kRate
+                       ? next_arrival < kNever
+                       : issued < most_ && (!(step_.duration_ms > 0) || now < step_.duration_ms);
+  issuing_ = false;
+  return cut;
+}
+
 LoadStepResult RunLoadStep(const LoadStep& step, const LoadTarget& target, LoadClock& clock,
                            const std::function<bool()>& should_stop, const LoadTick& on_tick) {
   LoadStepResult out;
@@ -33,29 +57,21 @@ LoadStepResult RunLoadStep(const LoadStep& step, const LoadTarget& target, LoadC
   const std::size_t items = target.rejection.size();
   if (items == 0) return out;
   Batcher batcher(target.service);
-  ArrivalSchedule schedule(step.arrivals, step.seed);
+  StepIssuing is(step, step.concurrency);
   const double start = clock.NowMs();
   // Once a sleep reached its target, the time is at least that target, whatever rounding the
   // subtraction from the start gives.
   double reached = 0;
   auto now_rel = [&] { return std::max(clock.NowMs() - start, reached); };
-  const std::uint64_t most =
-      std::min<std::uint64_t>(step.requests > 0 ? step.requests : kMaxStepRequests, kMaxStepRequests);
-  bool issuing = true;
-  auto may_issue = [&](double at) {
-    return issuing && records.size() < most && (!(step.duration_ms > 0) || at < step.duration_ms);
-  };
-  // Open loop: the schedule's next arrival. Closed loop: each client's next arrival.
-  double next_arrival = step.mode == LoadMode::kRate ? schedule.Next() * 1000.0 : kNever;
-  // Each client's next arrival, the earliest on top.
-  std::priority_queue<double, std::vector<double>, std::greater<double>> clients;
-  if (step.mode == LoadMode::kConcurrency) {
-    for (std::size_t c = 0; c < std::max<std::size_t>(1, step.concurrency); ++c) clients.push(0.0);
-  }
+  auto may_issue = [&](double at) { return is.May(at, records.size()); };
+  // Open loop: the schedule's next arrival. Closed loop: each client's next arrival, the
+  // earliest on top.
+  double& next_arrival = is.next_arrival;
+  auto& clients = is.clients;
   std::size_t done = 0;  // requests with their outcome
   auto ended = [&](double at) {
     ++done;
-    if (step.mode == LoadMode::kConcurrency) clients.push(at);
+    is.Ended(at);
   };
   double next_tick = kTickMs;
   auto issue = [&](double at) {
@@ -86,13 +102,9 @@ LoadStepResult RunLoadStep(const LoadStep& step, const LoadTarget& target, LoadC
     }
   };
   while (true) {
-    if (issuing && should_stop && should_stop()) {
+    if (is.issuing() && should_stop && should_stop()) {
       // Interrupted: only when it cut the issuing short (a stop while the queue drains is not).
-      const double at = now_rel();
-      out.interrupted = step.mode == LoadMode::kRate
-                            ? next_arrival < kNever
-                            : records.size() < most && (!(step.duration_ms > 0) || at < step.duration_ms);
-      issuing = false;
+      out.interrupted = is.Stop(now_rel(), records.size());
       batcher.Flush();  // what is queued is served at once, not after max_wait
     }
     const double now = now_rel();
@@ -101,7 +113,7 @@ LoadStepResult RunLoadStep(const LoadStep& step, const LoadTarget& target, LoadC
       while (next_arrival <= now && may_issue(next_arrival)) {
         issue(next_arrival);
         settle_timeouts();
-        next_arrival = schedule.Next() * 1000.0;
+        is.Advance();
       }
       if (!may_issue(next_arrival)) next_arrival = kNever;
     } else {
@@ -121,7 +133,7 @@ LoadStepResult RunLoadStep(const LoadStep& step, const LoadTarget& target, LoadC
         if (may_issue(at)) issue(at);
         settle_timeouts();
       }
-      if (!issuing || records.size() >= most) clients = {};
+      if (!is.issuing() || records.size() >= is.most()) clients = {};
     }
     if (on_tick && now >= next_tick) {
       on_tick(now, records.size(), done);

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <queue>
 #include <string>
 #include <vector>
 
@@ -81,6 +82,36 @@ struct LoadStepResult {
   bool interrupted = false;            // issuing stopped early; what was queued was still served
   // Over HTTP: the client thread's CPU time over the step (a measurement, not recomputed by verify).
   std::optional<double> client_cpu_ms;
+};
+
+// The issuing side of a step, one for both drivers (in process here, over HTTP in
+// http_target.h): the schedule's next arrival (open loop) or each client's next turn (closed
+// loop), and when issuing ends (the step's duration, its count, a stop).
+class StepIssuing {
+ public:
+  StepIssuing(const LoadStep& step, std::size_t clients);
+  // Whether a request arriving at `at` is issued, `issued` having been.
+  bool May(double at, std::size_t issued) const;
+  // The open loop's next arrival is taken: the one after it is due next.
+  void Advance() { next_arrival = schedule_.Next() * 1000.0; }
+  // A stop at `now`: issuing ends. True when it cut the issuing short (an interrupt); a stop
+  // once everything was issued is not one.
+  bool Stop(double now, std::size_t issued);
+  // A request ended at `at`: in a closed loop, its client's next turn.
+  void Ended(double at) {
+    if (step_.mode == LoadMode::kConcurrency) clients.push(at);
+  }
+  bool issuing() const { return issuing_; }
+  std::uint64_t most() const { return most_; }
+
+  double next_arrival;  // open loop: the next scheduled arrival (infinity: none)
+  std::priority_queue<double, std::vector<double>, std::greater<double>> clients;  // closed loop
+
+ private:
+  LoadStep step_;
+  ArrivalSchedule schedule_;
+  std::uint64_t most_;
+  bool issuing_ = true;
 };
 
 // A long step's progress, every 5 s of it: the time (ms from the step's start), the requests
