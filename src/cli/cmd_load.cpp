@@ -13,6 +13,8 @@
 #include "cli/torch_loader.h"
 #include "pilot/clock.h"
 #include "pilot/escape.h"
+#include "pilot/fs.h"
+#include "pilot/hash.h"
 #include "pilot/load/load_run.h"
 #include "pilot/run_lock.h"
 #include "pilot/verify.h"
@@ -33,7 +35,7 @@ struct LoadOptions {
   std::string arrivals = "poisson";
   int max_steps = 12;
   // --target
-  std::string target, api, served_model, api_key_env;
+  std::string target, api, served_model, api_key_env, cacert;
   std::uint64_t max_tokens = 0;
   std::size_t max_in_flight = 256;
   bool no_stream = false;
@@ -84,6 +86,17 @@ Result<HttpTargetSpec> TargetFrom(const LoadOptions& o) {
     return BadInput("--no-stream and --max-tokens apply to completions and chat", "--api embeddings");
   t.max_tokens = o.max_tokens;  // 0: the parameters' generation.max_new_tokens, else 16
   t.max_in_flight = o.max_in_flight;
+  if (!o.cacert.empty()) {
+    auto pem = ReadCapped(RealFileSystem(), o.cacert, kMaxCaFileBytes, "--cacert file");
+    if (!pem.ok()) return pem.error();
+    if (pem.value().find("-----BEGIN CERTIFICATE-----") == std::string::npos)
+      return BadInput("holds no PEM certificate (-----BEGIN CERTIFICATE-----)", o.cacert,
+                      "--cacert takes a PEM file");
+    std::error_code ec;
+    t.cacert_file = fs::absolute(o.cacert, ec).lexically_normal().string();
+    t.cacert_sha256 = Sha256Hex(pem.value());
+    t.cacert_pem = std::move(pem).value();
+  }
   if (!o.api_key_env.empty()) {
     const std::string& name = o.api_key_env;
     const bool valid =
@@ -147,7 +160,7 @@ Result<LoadRequest> RequestFrom(const LoadOptions& o) {
     for (auto [given, name] :
          {std::pair{!o.api.empty(), "--api"}, std::pair{!o.served_model.empty(), "--served-model"},
           std::pair{o.max_tokens > 0, "--max-tokens"}, std::pair{o.no_stream, "--no-stream"},
-          std::pair{!o.api_key_env.empty(), "--api-key-env"}}) {
+          std::pair{!o.api_key_env.empty(), "--api-key-env"}, std::pair{!o.cacert.empty(), "--cacert"}}) {
       if (given)
         return BadInput(std::string(name) + " applies to a service over HTTP", name, "add --target URL");
     }
@@ -347,6 +360,9 @@ void AddLoadCommand(CLI::App& app, int& exit_code, const std::vector<std::string
                 "With --target, completions and chat: whole answers (no TTFT or ITL) instead of a stream");
   cmd->add_option("--api-key-env", o->api_key_env,
                   "With --target: the environment variable holding a bearer token (sent, never recorded)");
+  cmd->add_option("--cacert", o->cacert,
+                  "With --target: a PEM file of the certificates an https:// target's is verified against "
+                  "(default: the system's); its path and sha256 are recorded");
   cmd->add_option("--max-in-flight", o->max_in_flight,
                   "With --target and --rate: requests open at once; one more fails client_in_flight_bound")
       ->capture_default_str()

@@ -13,6 +13,7 @@
 #include <queue>
 #include <unordered_map>
 
+#include "pilot/hash.h"
 #include "pilot/host.h"
 #include "pilot/json_util.h"
 
@@ -176,6 +177,13 @@ void Settle(Transfer& t, CURLcode code, OpenAiApi api, std::uint64_t max_tokens,
   }
 }
 
+// --cacert: the bytes read when the option was checked, not the file again.
+void SetCertificates(CURL* easy, const HttpTargetSpec& spec) {
+  if (spec.cacert_pem.empty()) return;
+  curl_blob blob{const_cast<char*>(spec.cacert_pem.data()), spec.cacert_pem.size(), CURL_BLOB_COPY};
+  curl_easy_setopt(easy, CURLOPT_CAINFO_BLOB, &blob);
+}
+
 struct Headers {
   curl_slist* list = nullptr;
   Headers(const std::string& api_key, bool stream) {
@@ -236,6 +244,8 @@ ojson HttpTargetToJson(const HttpTargetSpec& spec) {
   }
   j["max_in_flight"] = spec.max_in_flight;
   j["api_key_env"] = spec.api_key_env.empty() ? ojson(nullptr) : ojson(spec.api_key_env);
+  j["cacert"] = spec.cacert_file.empty() ? ojson(nullptr)
+                                         : ojson{{"file", spec.cacert_file}, {"sha256", spec.cacert_sha256}};
   return j;
 }
 
@@ -267,6 +277,14 @@ Result<HttpTargetSpec> HttpTargetFromJson(const nlohmann::json& j, const std::st
   s.max_in_flight = static_cast<std::size_t>(*in_flight);
   if (j.contains("api_key_env") && j["api_key_env"].is_string())
     s.api_key_env = j["api_key_env"].get<std::string>();
+  if (j.contains("cacert") && !j["cacert"].is_null()) {
+    const auto file = StringAt(j["cacert"], "file");
+    const auto sha = StringAt(j["cacert"], "sha256");
+    if (!file || file->empty() || file->size() > 4096 || !sha || !IsSha256Hex(*sha))
+      return bad("has a cacert without its file and sha256");
+    s.cacert_file = *file;
+    s.cacert_sha256 = *sha;
+  }
   return s;
 }
 
@@ -285,8 +303,9 @@ Result<TargetProbe> ProbeTarget(const HttpTargetSpec& spec, const std::string& a
   curl_easy_setopt(t.easy, CURLOPT_WRITEFUNCTION, OnBody);
   curl_easy_setopt(t.easy, CURLOPT_WRITEDATA, &t);
   curl_easy_setopt(t.easy, CURLOPT_PROTOCOLS_STR, "http,https");
-  curl_easy_setopt(t.easy, CURLOPT_PROXY,
-                   "");  // never a proxy from the environment: the key goes to --target alone
+  // Never a proxy from the environment: the key goes to --target alone.
+  curl_easy_setopt(t.easy, CURLOPT_PROXY, "");
+  SetCertificates(t.easy, spec);
   const CURLcode code = curl_easy_perform(t.easy);
   const long status = StatusOf(t.easy);
   if (status == 0) {
@@ -423,6 +442,7 @@ LoadStepResult RunHttpStep(const LoadStep& step, const HttpTargetSpec& spec, con
       curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
       curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
       curl_easy_setopt(e, CURLOPT_PROXY, "");  // never a proxy from the environment
+      SetCertificates(e, spec);
       // The connection, the request and its answer: all within the request's deadline.
       const long remaining = std::max(1L, static_cast<long>(std::ceil(limit_ms - (now - at))));
       curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, remaining);

@@ -199,6 +199,30 @@ rc=0; wait "$pid" || rc=$?
 check_folder "$WORK/I1"
 python3 -c 'import json,sys; assert json.load(open(sys.argv[1]+"/data/load.json"))["interrupted"] is True' "$WORK/I1"
 
+# 6b. HTTPS: a certificate made here for 127.0.0.1, trusted through --cacert (its sha256 recorded);
+#     without it, the system's certificates do not know it: exit 3, nothing written.
+openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=127.0.0.1 -addext subjectAltName=IP:127.0.0.1 \
+  -keyout "$WORK/tls.key" -out "$WORK/tls.pem" 2>/dev/null
+start_server --tls-cert "$WORK/tls.pem" --tls-key "$WORK/tls.key"
+TLS_URL=${URL/http:/https:}
+run_pilot 0 load --params "$P/g.json" --target "$TLS_URL" --api chat --cacert "$WORK/tls.pem" --concurrency 2 \
+  --requests 48 --out "$WORK/S1"
+check_folder "$WORK/S1"
+python3 - "$WORK/S1" "$WORK/tls.pem" <<'PYEOF'
+import hashlib, json, sys
+t = json.load(open(sys.argv[1] + "/data/run.json"))["request"]["load"]["target"]
+assert t["url"].startswith("https://") and t["cacert"]["sha256"] == hashlib.sha256(open(sys.argv[2], "rb").read()).hexdigest(), t
+assert json.load(open(sys.argv[1] + "/data/load.json"))["steps"][0]["figures"]["completed"] > 0
+PYEOF
+run_pilot 3 load --params "$P/g.json" --target "$TLS_URL" --api chat --concurrency 1 --requests 1 --out "$WORK/S2"
+expect_in "$WORK/err" "the target cannot be reached"
+[ ! -e "$WORK/S2" ] || fail "an unverified target left a folder"
+run_pilot 2 load --params "$P/g.json" --target "$TLS_URL" --api chat --cacert "$WORK/tls.key" --concurrency 1 --requests 1 --out "$WORK/S3"
+expect_in "$WORK/err" "no PEM certificate"
+mkfifo "$WORK/ca.fifo"
+run_pilot 2 load --params "$P/g.json" --target "$TLS_URL" --api chat --cacert "$WORK/ca.fifo" --concurrency 1 --requests 1 --out "$WORK/S4"
+expect_in "$WORK/err" "ca.fifo"
+
 # 7. An edited outcome, re-hashed, is caught by verify.
 cp -r "$WORK/C1" "$WORK/T1"
 python3 - "$WORK/T1" <<'PYEOF'

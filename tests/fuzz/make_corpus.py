@@ -558,6 +558,7 @@ def openai_seeds():
     target = {"url": "http://127.0.0.1:8000", "api": "chat", "endpoint": "/v1/chat/completions", "model": "m",
               "stream": True, "max_tokens": 16, "max_in_flight": 256, "api_key_env": None}
     write(t, "target", b"\2\2" + json.dumps(target).encode())
+    write(t, "target-cacert", b"\2\2" + json.dumps(dict(target, url="https://10.0.0.5", cacert={"file": "/etc/ca.pem", "sha256": SHA_A})).encode())
     write(t, "target-bad", b"\2\0" + json.dumps(dict(target, api="embeddings", max_in_flight=10**9)).encode())
     for name, url in (("url", "http://127.0.0.1:8000/v1/"), ("url-cred", "http://u:" + GHP + "@h/"),
                       ("url-query", "https://h/?key=" + GHP), ("url-scheme", "file:///etc/passwd")):

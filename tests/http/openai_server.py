@@ -39,6 +39,7 @@ Options:
   --huge-mb M           size of a `huge` body in MiB (default 64)
   --slow-ms MS          delay of a `slow` answer (default 1000)
   --verbose             one line per fault (and per vanished client) on stderr
+  --tls-cert F, --tls-key F  serve HTTPS with this certificate and key (PEM)
 
 In a replay, "tokens" defaults to the text's characters and "completion_tokens" to their
 count (+1 for finish_reason "eos", whose token has no text); max_tokens below completion_tokens
@@ -634,7 +635,11 @@ def parse_args(argv):
     p.add_argument("--huge-mb", type=int, default=64)
     p.add_argument("--slow-ms", type=float, default=1000.0)
     p.add_argument("--verbose", action="store_true")
+    p.add_argument("--tls-cert")
+    p.add_argument("--tls-key")
     a = p.parse_args(argv)
+    if bool(a.tls_cert) != bool(a.tls_key):
+        p.error("--tls-cert and --tls-key go together")
     if not 0 <= a.port <= 65535:
         p.error("--port must be 0..65535")
     if not a.lifetime_s > 0:
@@ -658,7 +663,12 @@ async def serve_forever(server, a):
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", a.port))
-    site = web.SockSite(runner, sock, shutdown_timeout=0.5, backlog=1024)
+    ssl_context = None
+    if a.tls_cert:
+        import ssl
+        ssl_context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+        ssl_context.load_cert_chain(a.tls_cert, a.tls_key)
+    site = web.SockSite(runner, sock, shutdown_timeout=0.5, backlog=1024, ssl_context=ssl_context)
     await site.start()
     port = sock.getsockname()[1]
     if a.port_file:

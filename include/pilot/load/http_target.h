@@ -25,7 +25,13 @@ struct HttpTargetSpec {
   std::uint64_t max_tokens = 16;
   std::size_t max_in_flight = 256;  // requests open at once; a rate's request beyond it fails
   std::string api_key_env;          // the variable holding a bearer token ("": none); never the key
+  // --cacert: the certificates (PEM) the target's is verified against instead of the system's;
+  // its path and sha256 are recorded, and the bytes read once are the ones used.
+  std::string cacert_file, cacert_sha256, cacert_pem;
 };
+
+// The most bytes of a --cacert file.
+inline constexpr std::size_t kMaxCaFileBytes = 1u << 20;
 
 inline constexpr std::size_t kMaxInFlight = 4096;
 
