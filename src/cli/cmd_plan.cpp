@@ -418,7 +418,8 @@ void AddPlanCommand(CLI::App& app, int& exit_code) {
   cmd->add_option("--allowance-hours", o->allowance_hours,
                   "Hours added to compute for install, checks and export (default 8)");
   cmd->add_option("--assume-scaling", o->assume_scaling,
-                  "Take F x the measured items/s per card on cards of another device class (an assumption)");
+                  "Take F x the measured rate (items/s; with --rate, requests/s a replica) on cards not "
+                  "measured (an assumption)");
   cmd->add_option("--headroom", o->headroom,
                   "Share of a card's memory kept free when judging fit (default 0.1)");
   cmd->add_option("--time-resolution", o->time_resolution,

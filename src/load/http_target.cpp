@@ -23,7 +23,6 @@ namespace {
 
 using ojson = nlohmann::ordered_json;
 constexpr double kNever = std::numeric_limits<double>::infinity();
-constexpr double kTickMs = 5000;
 constexpr std::size_t kMaxErrorBody = 1u << 20;  // a refusal's body: counted up to this, never kept
 // What all open whole answers of a step may hold at once: past it, the answer that would pass it
 // fails `response_too_large` (a server answering every request with 16 MiB cannot take 64 GiB).
@@ -501,7 +500,7 @@ LoadStepResult RunHttpStep(const LoadStep& step, const HttpTargetSpec& spec, con
       if (m->msg == CURLMSG_DONE) finish(m->easy_handle, m->data.result, false);
     }
   };
-  double next_tick = kTickMs;
+  double next_tick = kLoadTickMs;
   while (true) {
     if (is.issuing() && should_stop && should_stop()) {
       stopped_at = now_rel();
@@ -532,7 +531,7 @@ LoadStepResult RunHttpStep(const LoadStep& step, const HttpTargetSpec& spec, con
     }
     if (on_tick && now >= next_tick) {
       on_tick(now, records.size(), done);
-      next_tick = now + kTickMs;
+      next_tick = now + kLoadTickMs;
     }
     double next = next_arrival;
     if (step.mode == LoadMode::kConcurrency && !clients.empty()) next = std::min(next, clients.top());

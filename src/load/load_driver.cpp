@@ -12,7 +12,6 @@ namespace pilot {
 namespace {
 
 constexpr double kNever = std::numeric_limits<double>::infinity();
-constexpr double kTickMs = 5000;  // how often a long step reports its progress
 
 }  // namespace
 
@@ -73,7 +72,7 @@ LoadStepResult RunLoadStep(const LoadStep& step, const LoadTarget& target, LoadC
     ++done;
     is.Ended(at);
   };
-  double next_tick = kTickMs;
+  double next_tick = kLoadTickMs;
   auto issue = [&](double at) {
     RequestRecord r;
     r.id = records.size();
@@ -137,7 +136,7 @@ LoadStepResult RunLoadStep(const LoadStep& step, const LoadTarget& target, LoadC
     }
     if (on_tick && now >= next_tick) {
       on_tick(now, records.size(), done);
-      next_tick = now + kTickMs;
+      next_tick = now + kLoadTickMs;
     }
     double wake = kNever;
     std::vector<std::uint64_t> batch = batcher.TakeBatch(now, wake);

@@ -114,6 +114,9 @@ class StepIssuing {
   bool issuing_ = true;
 };
 
+// How often a long step reports its progress (either driver).
+inline constexpr double kLoadTickMs = 5000;
+
 // A long step's progress, every 5 s of it: the time (ms from the step's start), the requests
 // issued and those with their outcome.
 using LoadTick = std::function<void(double now_ms, std::size_t issued, std::size_t done)>;
